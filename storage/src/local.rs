@@ -1,0 +1,416 @@
+//! A store on a local filesystem directory.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use bytes::Bytes;
+
+use crate::{ObjectMeta, ObjectStore, Result, StorageError, StorePath};
+
+/// Objects at least this large are memory-mapped instead of copied into memory.
+const MMAP_THRESHOLD: u64 = 256 * 1024;
+
+/// A table stored in a local directory.
+///
+/// * `put_if_absent` writes a hidden temporary file next to the target, fsyncs it,
+///   hard-links it to the final name (`link(2)` fails with `EEXIST` if the name is taken,
+///   which gives mutual exclusion between processes), removes the temporary name and fsyncs
+///   the directory. A crash leaves at most a hidden `.*.tmp` file, which the protocol ignores.
+/// * `put` replaces atomically with `rename(2)` after the same fsyncs.
+/// * Reads of large objects are memory-mapped. That is sound here because alluvium never
+///   modifies a file in place: objects are only created whole and deleted (an unlinked file
+///   stays mapped until dropped).
+///
+/// With durability off (`with_durability(false)`), fsyncs are skipped: faster, but a power
+/// loss may lose acknowledged writes. Process crashes are still safe.
+#[derive(Debug, Clone)]
+pub struct LocalFsStore {
+    root: PathBuf,
+    durable: bool,
+}
+
+impl LocalFsStore {
+    /// A store rooted at `root` (which need not exist yet; puts create it). Durable.
+    pub fn new(root: impl AsRef<Path>) -> Self {
+        LocalFsStore { root: root.as_ref().to_path_buf(), durable: true }
+    }
+
+    /// Turns fsync on or off (on by default).
+    #[must_use]
+    pub fn with_durability(mut self, durable: bool) -> Self {
+        self.durable = durable;
+        self
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn full(&self, path: &StorePath) -> PathBuf {
+        let mut p = self.root.clone();
+        for seg in path.segments() {
+            p.push(seg);
+        }
+        p
+    }
+
+    fn dir_path(&self, dir: Option<&StorePath>) -> PathBuf {
+        dir.map_or_else(|| self.root.clone(), |d| self.full(d))
+    }
+
+    /// Creates `dir` and any missing ancestors, fsyncing each new directory's parent so the
+    /// new entries survive a crash.
+    fn create_dirs(&self, dir: &Path) -> Result<()> {
+        if dir.is_dir() {
+            return Ok(());
+        }
+        let mut missing = Vec::new();
+        let mut cur = Some(dir);
+        while let Some(d) = cur {
+            if d.is_dir() {
+                break;
+            }
+            missing.push(d.to_path_buf());
+            cur = d.parent();
+        }
+        for d in missing.iter().rev() {
+            match fs::create_dir(d) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(StorageError::io("create directory", d.display().to_string(), e)),
+            }
+            if let Some(parent) = d.parent() {
+                self.sync_dir(parent)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        if !self.durable {
+            return Ok(());
+        }
+        File::open(dir)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| StorageError::io("fsync directory", dir.display().to_string(), e))
+    }
+
+    /// Writes `data` to a fresh hidden temporary file in `dir` and fsyncs it.
+    fn write_temp(&self, dir: &Path, name: &str, data: &[u8]) -> Result<PathBuf> {
+        self.create_dirs(dir)?;
+        let tmp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
+        let write = || -> io::Result<()> {
+            let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+            f.write_all(data)?;
+            if self.durable {
+                f.sync_all()?;
+            }
+            Ok(())
+        };
+        if let Err(e) = write() {
+            let _ = fs::remove_file(&tmp);
+            return Err(StorageError::io("write", tmp.display().to_string(), e));
+        }
+        Ok(tmp)
+    }
+
+    fn read_file(path: &Path, shown: &str) -> Result<Bytes> {
+        let mut file = File::open(path).map_err(|e| map_io("read", shown, e))?;
+        let len = file.metadata().map_err(|e| map_io("read", shown, e))?.len();
+        if len >= MMAP_THRESHOLD {
+            // SAFETY: objects are immutable once visible (created whole by put/put_if_absent,
+            // then only deleted); nothing truncates or rewrites a file in place, so the
+            // mapping's contents cannot change while it is alive.
+            let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| map_io("mmap", shown, e))?;
+            return Ok(Bytes::from_owner(map));
+        }
+        let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        file.read_to_end(&mut buf).map_err(|e| map_io("read", shown, e))?;
+        Ok(Bytes::from(buf))
+    }
+
+    fn meta_of(path: StorePath, md: &fs::Metadata) -> ObjectMeta {
+        ObjectMeta { path, size: md.len(), last_modified_ms: mtime_ms(md) }
+    }
+}
+
+fn map_io(op: &'static str, path: &str, e: io::Error) -> StorageError {
+    if e.kind() == io::ErrorKind::NotFound {
+        StorageError::NotFound { path: path.to_string() }
+    } else {
+        StorageError::io(op, path, e)
+    }
+}
+
+fn mtime_ms(md: &fs::Metadata) -> i64 {
+    match md.modified() {
+        Ok(t) => match t.duration_since(UNIX_EPOCH) {
+            Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+            Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+        },
+        Err(_) => 0,
+    }
+}
+
+/// Turns a `file:` URI or an absolute path into a filesystem path.
+fn external_path(uri: &str) -> Option<PathBuf> {
+    let rest = if let Some(r) = uri.strip_prefix("file://localhost/") {
+        format!("/{r}")
+    } else if let Some(r) = uri.strip_prefix("file://") {
+        r.to_string()
+    } else if let Some(r) = uri.strip_prefix("file:") {
+        r.to_string()
+    } else if uri.starts_with('/') {
+        uri.to_string()
+    } else {
+        return None;
+    };
+    if !rest.starts_with('/') {
+        return None;
+    }
+    // Collapse the `//` of `file:////x` style URIs.
+    let trimmed = format!("/{}", rest.trim_start_matches('/'));
+    Some(PathBuf::from(trimmed))
+}
+
+impl ObjectStore for LocalFsStore {
+    fn root_uri(&self) -> String {
+        format!("file://{}", self.root.display())
+    }
+
+    fn get(&self, path: &StorePath) -> Result<Bytes> {
+        Self::read_file(&self.full(path), path.as_str())
+    }
+
+    fn get_range(&self, path: &StorePath, range: Range<u64>) -> Result<Bytes> {
+        let shown = path.as_str();
+        let mut file = File::open(self.full(path)).map_err(|e| map_io("read", shown, e))?;
+        let len = range.end.saturating_sub(range.start);
+        let len = usize::try_from(len).map_err(|_| {
+            StorageError::io("read", shown, io::Error::new(io::ErrorKind::InvalidInput, "range too large"))
+        })?;
+        let mut buf = vec![0u8; len];
+        file.seek(SeekFrom::Start(range.start))
+            .and_then(|_| file.read_exact(&mut buf))
+            .map_err(|e| map_io("read range", shown, e))?;
+        Ok(Bytes::from(buf))
+    }
+
+    fn head(&self, path: &StorePath) -> Result<ObjectMeta> {
+        let md = fs::metadata(self.full(path)).map_err(|e| map_io("stat", path.as_str(), e))?;
+        if !md.is_file() {
+            return Err(StorageError::NotFound { path: path.to_string() });
+        }
+        Ok(Self::meta_of(path.clone(), &md))
+    }
+
+    fn put_if_absent(&self, path: &StorePath, data: Bytes) -> Result<()> {
+        let target = self.full(path);
+        let dir = target.parent().map_or_else(|| self.root.clone(), Path::to_path_buf);
+        let tmp = self.write_temp(&dir, path.file_name(), &data)?;
+        let linked = fs::hard_link(&tmp, &target);
+        let _ = fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => self.sync_dir(&dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                Err(StorageError::AlreadyExists { path: path.to_string() })
+            }
+            Err(e) => Err(StorageError::io("link", path.as_str(), e)),
+        }
+    }
+
+    fn put(&self, path: &StorePath, data: Bytes) -> Result<()> {
+        let target = self.full(path);
+        let dir = target.parent().map_or_else(|| self.root.clone(), Path::to_path_buf);
+        let tmp = self.write_temp(&dir, path.file_name(), &data)?;
+        if let Err(e) = fs::rename(&tmp, &target) {
+            let _ = fs::remove_file(&tmp);
+            return Err(StorageError::io("rename", path.as_str(), e));
+        }
+        self.sync_dir(&dir)
+    }
+
+    fn list_dir_from(&self, dir: Option<&StorePath>, start: &str) -> Result<Vec<ObjectMeta>> {
+        let dir_path = self.dir_path(dir);
+        let shown = dir.map_or("<root>", StorePath::as_str);
+        let entries = match fs::read_dir(&dir_path) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(StorageError::io("list", shown, e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| StorageError::io("list", shown, e))?;
+            let Ok(name) = entry.file_name().into_string() else { continue };
+            if name.as_str() < start {
+                continue;
+            }
+            let md = match entry.metadata() {
+                Ok(md) => md,
+                // Deleted between readdir and stat: it is simply not there.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(StorageError::io("stat", name, e)),
+            };
+            if !md.is_file() {
+                continue;
+            }
+            let path = match dir {
+                Some(d) => d.join(&name),
+                None => StorePath::parse(name),
+            };
+            if let Ok(path) = path {
+                out.push(Self::meta_of(path, &md));
+            }
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    fn list_tree(&self, dir: Option<&StorePath>) -> Result<Vec<ObjectMeta>> {
+        let mut out = Vec::new();
+        let mut stack: Vec<(PathBuf, Option<StorePath>)> = vec![(self.dir_path(dir), dir.cloned())];
+        while let Some((fs_dir, rel)) = stack.pop() {
+            let shown = rel.as_ref().map_or("<root>".to_string(), ToString::to_string);
+            let entries = match fs::read_dir(&fs_dir) {
+                Ok(e) => e,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(StorageError::io("list", shown, e)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|e| StorageError::io("list", shown.clone(), e))?;
+                let Ok(name) = entry.file_name().into_string() else { continue };
+                let path = match &rel {
+                    Some(d) => d.join(&name),
+                    None => StorePath::parse(name),
+                };
+                let Ok(path) = path else { continue };
+                let md = match entry.metadata() {
+                    Ok(md) => md,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(StorageError::io("stat", path.to_string(), e)),
+                };
+                if md.is_dir() {
+                    stack.push((entry.path(), Some(path)));
+                } else if md.is_file() {
+                    out.push(Self::meta_of(path, &md));
+                }
+            }
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    fn delete(&self, path: &StorePath) -> Result<()> {
+        match fs::remove_file(self.full(path)) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(StorageError::io("delete", path.as_str(), e)),
+        }
+    }
+
+    fn get_external(&self, uri: &str) -> Result<Bytes> {
+        let Some(path) = external_path(uri) else {
+            return Err(StorageError::Unsupported {
+                op: "get_external",
+                reason: format!("a local store cannot read {uri}"),
+            });
+        };
+        Self::read_file(&path, uri)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Barrier};
+
+    use super::*;
+
+    fn p(s: &str) -> StorePath {
+        StorePath::parse(s).unwrap()
+    }
+
+    #[test]
+    fn put_if_absent_is_exclusive_and_leaves_no_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFsStore::new(dir.path());
+        store.put_if_absent(&p("_delta_log/0.json"), Bytes::from_static(b"a")).unwrap();
+        let err = store.put_if_absent(&p("_delta_log/0.json"), Bytes::from_static(b"b")).unwrap_err();
+        assert!(err.is_already_exists());
+        assert_eq!(store.get(&p("_delta_log/0.json")).unwrap(), Bytes::from_static(b"a"));
+        let names: Vec<_> = fs::read_dir(dir.path().join("_delta_log"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names, vec!["0.json".to_string()]);
+    }
+
+    #[test]
+    fn racing_put_if_absent_has_exactly_one_winner() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(LocalFsStore::new(dir.path()).with_durability(false));
+        for round in 0..50 {
+            let barrier = Arc::new(Barrier::new(4));
+            let handles: Vec<_> = (0..4)
+                .map(|i| {
+                    let (store, barrier) = (store.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        store.put_if_absent(&p(&format!("log/{round}.json")), Bytes::from(vec![i])).is_ok()
+                    })
+                })
+                .collect();
+            let wins = handles.into_iter().map(|h| h.join().unwrap()).filter(|won| *won).count();
+            assert_eq!(wins, 1, "round {round}");
+            assert_eq!(store.get(&p(&format!("log/{round}.json"))).unwrap().len(), 1);
+        }
+    }
+
+    #[test]
+    fn listing_is_sorted_filtered_and_tolerates_missing_dirs() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFsStore::new(dir.path()).with_durability(false);
+        for name in ["b", "a", "c", "sub/x"] {
+            store.put(&p(&format!("d/{name}")), Bytes::from_static(b"1")).unwrap();
+        }
+        let names: Vec<_> =
+            store.list_dir_from(Some(&p("d")), "b").unwrap().into_iter().map(|m| m.path.to_string()).collect();
+        assert_eq!(names, vec!["d/b", "d/c"]);
+        assert!(store.list_dir_from(Some(&p("missing")), "").unwrap().is_empty());
+        let all: Vec<_> = store.list_tree(None).unwrap().into_iter().map(|m| m.path.to_string()).collect();
+        assert_eq!(all, vec!["d/a", "d/b", "d/c", "d/sub/x"]);
+    }
+
+    #[test]
+    fn get_missing_is_not_found_and_delete_is_idempotent() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFsStore::new(dir.path());
+        assert!(store.get(&p("nope")).unwrap_err().is_not_found());
+        assert!(store.head(&p("nope")).unwrap_err().is_not_found());
+        store.delete(&p("nope")).unwrap();
+    }
+
+    #[test]
+    fn large_objects_are_mapped_and_ranges_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFsStore::new(dir.path()).with_durability(false);
+        let data: Vec<u8> = (0..(MMAP_THRESHOLD as usize + 10)).map(|i| (i % 251) as u8).collect();
+        store.put(&p("big"), Bytes::from(data.clone())).unwrap();
+        assert_eq!(store.get(&p("big")).unwrap(), Bytes::from(data.clone()));
+        assert_eq!(store.get_range(&p("big"), 5..9).unwrap(), Bytes::from(data[5..9].to_vec()));
+        assert!(store.get_range(&p("big"), data.len() as u64..data.len() as u64 + 4).is_err());
+    }
+
+    #[test]
+    fn external_uris_resolve_to_absolute_paths() {
+        assert_eq!(external_path("file:///a/b").unwrap(), PathBuf::from("/a/b"));
+        assert_eq!(external_path("file:/a/b").unwrap(), PathBuf::from("/a/b"));
+        assert_eq!(external_path("file://localhost/a/b").unwrap(), PathBuf::from("/a/b"));
+        assert_eq!(external_path("/a/b").unwrap(), PathBuf::from("/a/b"));
+        assert!(external_path("s3://bucket/a").is_none());
+        assert!(external_path("file:relative").is_none());
+    }
+}

@@ -1,0 +1,126 @@
+//! Table-relative object paths.
+
+use std::fmt;
+
+use crate::{Result, StorageError};
+
+/// A validated path of an object relative to the table root: `/`-separated, non-empty
+/// segments, none of them `.` or `..`, no leading `/`, no NUL byte.
+///
+/// Invariant: a `StorePath` can never name anything outside the table root, so every backend
+/// can join it to its root without further checks. Absolute locations that the protocol
+/// allows for reading (e.g. `file:///...` in an `add` action) are [`crate::FileLocation`]s,
+/// never `StorePath`s, and can therefore never be written or deleted.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StorePath(String);
+
+impl StorePath {
+    /// Validates `path` as a table-relative path.
+    ///
+    /// # Errors
+    /// [`StorageError::InvalidPath`] if the path is empty, absolute, contains a NUL byte or an
+    /// empty, `.` or `..` segment.
+    pub fn parse(path: impl Into<String>) -> Result<Self> {
+        let path = path.into();
+        if let Some(reason) = invalid_reason(&path) {
+            return Err(StorageError::InvalidPath { path, reason });
+        }
+        Ok(StorePath(path))
+    }
+
+    /// The path as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The last segment (the object's name).
+    pub fn file_name(&self) -> &str {
+        self.0.rsplit('/').next().unwrap_or(&self.0)
+    }
+
+    /// The parent directory, or `None` for an object at the table root.
+    pub fn parent(&self) -> Option<StorePath> {
+        self.0.rfind('/').map(|i| StorePath(self.0[..i].to_string()))
+    }
+
+    /// Appends one or more segments (`a/b` is allowed); the result is validated.
+    ///
+    /// # Errors
+    /// [`StorageError::InvalidPath`] if the joined path is invalid.
+    pub fn join(&self, child: &str) -> Result<StorePath> {
+        StorePath::parse(format!("{}/{}", self.0, child))
+    }
+
+    /// The segments of the path.
+    pub fn segments(&self) -> impl Iterator<Item = &str> {
+        self.0.split('/')
+    }
+}
+
+fn invalid_reason(path: &str) -> Option<&'static str> {
+    if path.is_empty() {
+        return Some("empty path");
+    }
+    if path.starts_with('/') {
+        return Some("absolute path escapes the table root");
+    }
+    if path.contains('\0') {
+        return Some("NUL byte in path");
+    }
+    for seg in path.split('/') {
+        match seg {
+            "" => return Some("empty path segment"),
+            "." | ".." => return Some("relative segment escapes the table root"),
+            _ => {}
+        }
+    }
+    None
+}
+
+impl fmt::Display for StorePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for StorePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+impl AsRef<str> for StorePath {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_relative_paths() {
+        for p in ["a", "_delta_log/00000000000000000000.json", "x=a%2Fb/part-0.parquet", "a b/ü"] {
+            assert_eq!(StorePath::parse(p).unwrap().as_str(), p);
+        }
+    }
+
+    #[test]
+    fn refuses_paths_that_escape_the_root() {
+        for p in ["", "/etc/passwd", "../x", "a/../../x", "a/./b", "a//b", "a/", "a\0b", ".."] {
+            let err = StorePath::parse(p).unwrap_err();
+            assert!(matches!(err, StorageError::InvalidPath { .. }), "{p:?} -> {err}");
+        }
+    }
+
+    #[test]
+    fn parent_and_file_name() {
+        let p = StorePath::parse("a/b/c.json").unwrap();
+        assert_eq!(p.file_name(), "c.json");
+        assert_eq!(p.parent().unwrap().as_str(), "a/b");
+        assert!(StorePath::parse("c").unwrap().parent().is_none());
+        assert_eq!(p.parent().unwrap().join("d").unwrap().as_str(), "a/b/d");
+        assert!(p.join("../x").is_err());
+    }
+}

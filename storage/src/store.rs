@@ -1,0 +1,108 @@
+//! The object-store trait: the storage contract of alluvium (SPEC.md §2).
+
+use std::fmt::Debug;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::{FileLocation, Result, StorageError, StorePath};
+
+/// Metadata of one stored object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectMeta {
+    /// The object's table-relative path.
+    pub path: StorePath,
+    /// Size in bytes.
+    pub size: u64,
+    /// Last modification time in milliseconds since the Unix epoch. For commit files this is
+    /// the commit time the protocol uses for time travel on tables without in-commit
+    /// timestamps.
+    pub last_modified_ms: i64,
+}
+
+/// A shared, dynamically typed store.
+pub type StoreRef = Arc<dyn ObjectStore>;
+
+/// A namespace of immutable objects addressed by table-relative paths.
+///
+/// Contract (every backend must honour it; SPEC.md §2):
+/// 1. **Atomic visibility**: an object is visible whole or not at all; a reader never sees a
+///    partially written object under its final name.
+/// 2. **Mutual exclusion**: of several concurrent [`put_if_absent`](Self::put_if_absent)
+///    calls on one path, exactly one succeeds and the others get
+///    [`StorageError::AlreadyExists`].
+/// 3. **Read-after-write**: once a put returns `Ok`, every later `get`, `head` and listing
+///    observes the object.
+/// 4. **Sorted listings**: listings are sorted by path in UTF-8 byte order.
+/// 5. **Durability** (local filesystem): a put that returned `Ok` survives a crash when the
+///    store was opened durable (the default).
+pub trait ObjectStore: Debug + Send + Sync + 'static {
+    /// A human-readable URI of the store root (for messages).
+    fn root_uri(&self) -> String;
+
+    /// Reads a whole object.
+    ///
+    /// # Errors
+    /// [`StorageError::NotFound`] if it does not exist.
+    fn get(&self, path: &StorePath) -> Result<Bytes>;
+
+    /// Reads `range` (byte offsets, end exclusive) of an object.
+    ///
+    /// # Errors
+    /// [`StorageError::NotFound`] if it does not exist; [`StorageError::Io`] if the range
+    /// extends past the end of the object.
+    fn get_range(&self, path: &StorePath, range: Range<u64>) -> Result<Bytes>;
+
+    /// Returns an object's metadata.
+    ///
+    /// # Errors
+    /// [`StorageError::NotFound`] if it does not exist.
+    fn head(&self, path: &StorePath) -> Result<ObjectMeta>;
+
+    /// Creates an object atomically if and only if no object with this path exists.
+    ///
+    /// # Errors
+    /// [`StorageError::AlreadyExists`] if the path exists (whoever wrote it).
+    fn put_if_absent(&self, path: &StorePath, data: Bytes) -> Result<()>;
+
+    /// Creates or atomically replaces an object. Never used for commit files.
+    fn put(&self, path: &StorePath, data: Bytes) -> Result<()>;
+
+    /// Lists the objects directly inside directory `dir` (the root if `None`) whose name is
+    /// `>= start`, sorted by name. Subdirectories are not listed. A missing directory lists
+    /// as empty.
+    fn list_dir_from(&self, dir: Option<&StorePath>, start: &str) -> Result<Vec<ObjectMeta>>;
+
+    /// Lists every object below `dir` (the root if `None`), recursively, sorted by path.
+    fn list_tree(&self, dir: Option<&StorePath>) -> Result<Vec<ObjectMeta>>;
+
+    /// Deletes an object. Deleting a missing object succeeds (idempotent).
+    fn delete(&self, path: &StorePath) -> Result<()>;
+
+    /// Reads an object at an absolute URI (a [`FileLocation::External`]); read-only.
+    ///
+    /// # Errors
+    /// [`StorageError::Unsupported`] if this store cannot reach that URI.
+    fn get_external(&self, uri: &str) -> Result<Bytes> {
+        Err(StorageError::Unsupported {
+            op: "get_external",
+            reason: format!("{} cannot read absolute URI {uri}", self.root_uri()),
+        })
+    }
+
+    /// Reads a file wherever it lives.
+    fn get_location(&self, location: &FileLocation) -> Result<Bytes> {
+        match location {
+            FileLocation::Table(p) => self.get(p),
+            FileLocation::External(u) => self.get_external(u),
+        }
+    }
+
+    /// Whether concurrent [`put_if_absent`](Self::put_if_absent) calls are mutually
+    /// exclusive on this store (contract item 2). Stores that cannot promise it return false
+    /// and writers refuse to commit through them unless told to run single-writer.
+    fn supports_put_if_absent(&self) -> bool {
+        true
+    }
+}
