@@ -28,6 +28,14 @@ impl StorePath {
         Ok(StorePath(path))
     }
 
+    /// Wraps a path the engine built itself from valid pieces (a constant directory and a
+    /// generated file name). Validity is checked in debug builds only; never call this with
+    /// text that came from a table or a user (use [`StorePath::parse`]).
+    pub fn from_trusted(path: String) -> Self {
+        debug_assert!(invalid_reason(&path).is_none(), "invalid trusted path {path:?}");
+        StorePath(path)
+    }
+
     /// The path as a string.
     pub fn as_str(&self) -> &str {
         &self.0

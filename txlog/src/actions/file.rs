@@ -1,0 +1,129 @@
+//! File actions: `add`, `remove` and `cdc` (PROTOCOL.md "Add File and Remove File",
+//! "Add CDC File").
+
+use serde::{Deserialize, Serialize};
+
+use super::maps::{OptStringMap, opt_map};
+use crate::dv::DeletionVectorDescriptor;
+
+fn default_true() -> bool {
+    true
+}
+
+/// `add`: a data file (plus its deletion vector, if any) becomes part of the table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Add {
+    /// RFC 2396 URI of the file, relative to the table root or absolute; percent-decode once
+    /// to get the object key.
+    pub path: String,
+    /// Partition column (physical name) -> serialized value; `null` or `""` means NULL.
+    #[serde(default)]
+    pub partition_values: OptStringMap,
+    /// File size in bytes.
+    #[serde(default)]
+    pub size: i64,
+    /// Milliseconds since the epoch when the file was created.
+    #[serde(default)]
+    pub modification_time: i64,
+    /// False when the commit only rearranges existing data (OPTIMIZE, stats backfill).
+    #[serde(default = "default_true")]
+    pub data_change: bool,
+    /// Per-column statistics as a JSON string (see [`crate::stats`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<String>,
+    /// Free-form tags.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_map")]
+    pub tags: Option<OptStringMap>,
+    /// The file's deletion vector: rows of the file that are not part of the table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_vector: Option<DeletionVectorDescriptor>,
+    /// Row tracking: the row id of the file's first row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_row_id: Option<i64>,
+    /// Row tracking: the commit version that added the file's rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_row_commit_version: Option<i64>,
+    /// Clustered tables: the clustering implementation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clustering_provider: Option<String>,
+}
+
+/// `remove`: a data file (identified by path and deletion vector) leaves the table; kept as a
+/// tombstone until `delta.deletedFileRetentionDuration` passes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Remove {
+    /// The path exactly as the matching `add` wrote it.
+    pub path: String,
+    /// Milliseconds since the epoch of the deletion; absent means 0 (already expired).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_timestamp: Option<i64>,
+    /// False when the commit only rearranges existing data.
+    #[serde(default = "default_true")]
+    pub data_change: bool,
+    /// True when `partitionValues`, `size` (and `tags`) are present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extended_file_metadata: Option<bool>,
+    /// The removed file's partition values.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_map")]
+    pub partition_values: Option<OptStringMap>,
+    /// The removed file's size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<i64>,
+    /// The removed file's statistics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<String>,
+    /// The removed file's tags.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_map")]
+    pub tags: Option<OptStringMap>,
+    /// The deletion vector of the logical file being removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_vector: Option<DeletionVectorDescriptor>,
+    /// Row tracking, copied from the add.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_row_id: Option<i64>,
+    /// Row tracking, copied from the add.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_row_commit_version: Option<i64>,
+}
+
+impl Remove {
+    /// The tombstone that removes `add` at `deletion_timestamp`, carrying the add's metadata
+    /// as Spark does (so conflict checks and VACUUM have what they need).
+    pub fn from_add(add: &Add, deletion_timestamp: i64, data_change: bool) -> Remove {
+        Remove {
+            path: add.path.clone(),
+            deletion_timestamp: Some(deletion_timestamp),
+            data_change,
+            extended_file_metadata: Some(true),
+            partition_values: Some(add.partition_values.clone()),
+            size: Some(add.size),
+            stats: None,
+            tags: add.tags.clone(),
+            deletion_vector: add.deletion_vector.clone(),
+            base_row_id: add.base_row_id,
+            default_row_commit_version: add.default_row_commit_version,
+        }
+    }
+}
+
+/// `cdc`: a change-data file of one commit (read only by change-data-feed queries).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cdc {
+    /// The change file's path (URI, relative or absolute).
+    pub path: String,
+    /// Partition values of the change rows.
+    #[serde(default)]
+    pub partition_values: OptStringMap,
+    /// Size in bytes.
+    #[serde(default)]
+    pub size: i64,
+    /// Always false.
+    #[serde(default)]
+    pub data_change: bool,
+    /// Free-form tags.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_map")]
+    pub tags: Option<OptStringMap>,
+}

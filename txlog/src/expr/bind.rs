@@ -1,0 +1,318 @@
+//! Binding: resolving column names against the table schema and typing literals.
+
+use super::{CmpOp, Expr, Literal};
+use crate::column_mapping::ColumnMappingMode;
+use crate::scalar::Scalar;
+use crate::schema::{DataType, PrimitiveType, StructType};
+use crate::value_text::{parse_date, parse_decimal, parse_naive_timestamp, parse_timestamp};
+use crate::{LogError, Result};
+
+/// A column reference resolved against the schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundColumn {
+    /// Logical path, with names as the schema spells them.
+    pub path: Vec<String>,
+    /// Physical path (names in data files, statistics and partition values).
+    pub physical_path: Vec<String>,
+    /// The column's type.
+    pub data_type: DataType,
+    /// True for a partition column.
+    pub partition: bool,
+}
+
+impl BoundColumn {
+    /// The primitive type, if the column is primitive.
+    pub fn primitive(&self) -> Option<PrimitiveType> {
+        self.data_type.as_primitive()
+    }
+
+    /// The dotted logical name (for messages).
+    pub fn display_name(&self) -> String {
+        self.path.join(".")
+    }
+}
+
+/// A typed predicate.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Predicate {
+    /// A constant: TRUE, FALSE or NULL (`None`).
+    Const(Option<bool>),
+    /// A boolean column.
+    Column(BoundColumn),
+    /// `column op literal`; the literal is never NULL.
+    Cmp(BoundColumn, CmpOp, Scalar),
+    /// `column op column`.
+    ColCmp(BoundColumn, CmpOp, BoundColumn),
+    /// `column IS NULL` (`true` = `IS NOT NULL`).
+    IsNull(BoundColumn, bool),
+    /// Conjunction.
+    And(Box<Predicate>, Box<Predicate>),
+    /// Disjunction.
+    Or(Box<Predicate>, Box<Predicate>),
+    /// Negation.
+    Not(Box<Predicate>),
+}
+
+impl Predicate {
+    /// Every column the predicate references.
+    pub fn columns(&self) -> Vec<&BoundColumn> {
+        let mut out = Vec::new();
+        self.collect_columns(&mut out);
+        out
+    }
+
+    fn collect_columns<'a>(&'a self, out: &mut Vec<&'a BoundColumn>) {
+        match self {
+            Predicate::Const(_) => {}
+            Predicate::Column(c) | Predicate::Cmp(c, _, _) | Predicate::IsNull(c, _) => out.push(c),
+            Predicate::ColCmp(a, _, b) => {
+                out.push(a);
+                out.push(b);
+            }
+            Predicate::And(a, b) | Predicate::Or(a, b) => {
+                a.collect_columns(out);
+                b.collect_columns(out);
+            }
+            Predicate::Not(a) => a.collect_columns(out),
+        }
+    }
+
+    /// True if only partition columns are referenced.
+    pub fn only_partition_columns(&self) -> bool {
+        self.columns().iter().all(|c| c.partition)
+    }
+}
+
+fn err(msg: impl Into<String>) -> LogError {
+    LogError::InvalidExpression(msg.into())
+}
+
+/// Resolves `expr` against `schema`.
+///
+/// # Errors
+/// [`LogError::InvalidExpression`] for unknown columns, type mismatches and literals that
+/// are not values of their column's type.
+pub fn bind(expr: &Expr, schema: &StructType, partition_columns: &[String], mode: ColumnMappingMode) -> Result<Predicate> {
+    let b = Binder { schema, partition_columns, mode };
+    b.bind(expr)
+}
+
+struct Binder<'a> {
+    schema: &'a StructType,
+    partition_columns: &'a [String],
+    mode: ColumnMappingMode,
+}
+
+impl Binder<'_> {
+    fn column(&self, path: &[String]) -> Result<BoundColumn> {
+        let mut current: &StructType = self.schema;
+        let mut logical = Vec::new();
+        let mut physical = Vec::new();
+        let mut data_type = None;
+        for (i, name) in path.iter().enumerate() {
+            let Some(f) = current.field(name) else {
+                return Err(err(format!("unknown column `{}`", path.join("."))));
+            };
+            logical.push(f.name.clone());
+            physical.push(self.mode.physical_name(f).to_string());
+            if i + 1 < path.len() {
+                match &f.data_type {
+                    DataType::Struct(s) => current = s,
+                    _ => return Err(err(format!("`{}` is not a struct", logical.join(".")))),
+                }
+            }
+            data_type = Some(f.data_type.clone());
+        }
+        let data_type = data_type.ok_or_else(|| err("empty column name"))?;
+        let partition = logical.len() == 1 && self.partition_columns.iter().any(|p| p.eq_ignore_ascii_case(&logical[0]));
+        Ok(BoundColumn { path: logical, physical_path: physical, data_type, partition })
+    }
+
+    fn bind(&self, e: &Expr) -> Result<Predicate> {
+        Ok(match e {
+            Expr::Column(path) => {
+                let c = self.column(path)?;
+                if c.primitive() != Some(PrimitiveType::Boolean) {
+                    return Err(err(format!("column `{}` is not boolean and cannot be a predicate", c.display_name())));
+                }
+                Predicate::Column(c)
+            }
+            Expr::Literal(Literal::Boolean(b)) => Predicate::Const(Some(*b)),
+            Expr::Literal(Literal::Null) => Predicate::Const(None),
+            Expr::Literal(Literal::Typed(Scalar::Boolean(b))) => Predicate::Const(Some(*b)),
+            Expr::Literal(l) => return Err(err(format!("literal {l:?} is not a predicate"))),
+            Expr::And(a, b) => Predicate::And(Box::new(self.bind(a)?), Box::new(self.bind(b)?)),
+            Expr::Or(a, b) => Predicate::Or(Box::new(self.bind(a)?), Box::new(self.bind(b)?)),
+            Expr::Not(a) => Predicate::Not(Box::new(self.bind(a)?)),
+            Expr::IsNull(inner, negated) => match &**inner {
+                Expr::Column(path) => Predicate::IsNull(self.column(path)?, *negated),
+                Expr::Literal(l) => Predicate::Const(Some(matches!(l, Literal::Null | Literal::Typed(Scalar::Null)) != *negated)),
+                _ => return Err(err("IS NULL applies to a column")),
+            },
+            Expr::In(inner, list, negated) => {
+                let Expr::Column(path) = &**inner else { return Err(err("IN applies to a column")) };
+                let col = self.column(path)?;
+                let mut disj: Option<Predicate> = None;
+                for lit in list {
+                    let p = self.cmp_literal(&col, CmpOp::Eq, lit)?;
+                    disj = Some(match disj {
+                        None => p,
+                        Some(d) => Predicate::Or(Box::new(d), Box::new(p)),
+                    });
+                }
+                let p = disj.unwrap_or(Predicate::Const(Some(false)));
+                if *negated { Predicate::Not(Box::new(p)) } else { p }
+            }
+            Expr::Cmp(l, op, r) => match (&**l, &**r) {
+                (Expr::Column(a), Expr::Column(b)) => {
+                    let (a, b) = (self.column(a)?, self.column(b)?);
+                    let (ta, tb) = (a.primitive(), b.primitive());
+                    let comparable = match (ta, tb) {
+                        (Some(x), Some(y)) => x == y || (is_numeric(x) && is_numeric(y)),
+                        _ => false,
+                    };
+                    if !comparable {
+                        return Err(err(format!("cannot compare `{}` with `{}`", a.display_name(), b.display_name())));
+                    }
+                    Predicate::ColCmp(a, *op, b)
+                }
+                (Expr::Column(c), Expr::Literal(lit)) => self.cmp_literal(&self.column(c)?, *op, lit)?,
+                (Expr::Literal(lit), Expr::Column(c)) => self.cmp_literal(&self.column(c)?, op.flip(), lit)?,
+                _ => return Err(err("a comparison needs a column on at least one side")),
+            },
+        })
+    }
+
+    fn cmp_literal(&self, col: &BoundColumn, op: CmpOp, lit: &Literal) -> Result<Predicate> {
+        let Some(ty) = col.primitive() else {
+            return Err(err(format!("column `{}` is not a primitive and cannot be compared", col.display_name())));
+        };
+        let value = coerce(lit, ty).map_err(|m| err(format!("column `{}`: {m}", col.display_name())))?;
+        if value.is_null() {
+            return Ok(Predicate::Const(None));
+        }
+        Ok(Predicate::Cmp(col.clone(), op, value))
+    }
+}
+
+fn is_numeric(t: PrimitiveType) -> bool {
+    matches!(
+        t,
+        PrimitiveType::Byte
+            | PrimitiveType::Short
+            | PrimitiveType::Integer
+            | PrimitiveType::Long
+            | PrimitiveType::Float
+            | PrimitiveType::Double
+            | PrimitiveType::Decimal(..)
+    )
+}
+
+/// Types a literal for a column of type `ty`.
+fn coerce(lit: &Literal, ty: PrimitiveType) -> std::result::Result<Scalar, String> {
+    match lit {
+        Literal::Null => Ok(Scalar::Null),
+        Literal::Typed(s) => {
+            if s.is_null() || s.primitive_type() == Some(ty) || (s.as_f64().is_some() && is_numeric(ty)) {
+                Ok(s.clone())
+            } else {
+                Err(format!("literal {s:?} does not match type {}", ty.name()))
+            }
+        }
+        Literal::Boolean(b) => match ty {
+            PrimitiveType::Boolean => Ok(Scalar::Boolean(*b)),
+            _ => Err(format!("boolean literal for a {} column", ty.name())),
+        },
+        Literal::Number(text) => number(text, ty),
+        Literal::String(text) => match ty {
+            PrimitiveType::String => Ok(Scalar::String(text.clone())),
+            PrimitiveType::Binary => Ok(Scalar::Binary(text.as_bytes().to_vec())),
+            PrimitiveType::Date => parse_date(text).map(Scalar::Date).ok_or_else(|| format!("{text:?} is not a date")),
+            PrimitiveType::Timestamp => {
+                parse_timestamp(text).map(Scalar::Timestamp).ok_or_else(|| format!("{text:?} is not a timestamp"))
+            }
+            PrimitiveType::TimestampNtz => parse_naive_timestamp(text)
+                .map(Scalar::TimestampNtz)
+                .ok_or_else(|| format!("{text:?} is not a timestamp_ntz")),
+            PrimitiveType::Boolean => match text.to_ascii_lowercase().as_str() {
+                "true" => Ok(Scalar::Boolean(true)),
+                "false" => Ok(Scalar::Boolean(false)),
+                _ => Err(format!("{text:?} is not a boolean")),
+            },
+            t if is_numeric(t) => number(text.trim(), t),
+            t => Err(format!("cannot compare a {} column with a string", t.name())),
+        },
+    }
+}
+
+fn number(text: &str, ty: PrimitiveType) -> std::result::Result<Scalar, String> {
+    let f: f64 = text.parse().map_err(|_| format!("{text:?} is not a number"))?;
+    match ty {
+        PrimitiveType::Byte | PrimitiveType::Short | PrimitiveType::Integer | PrimitiveType::Long => {
+            if let Ok(i) = text.parse::<i64>() {
+                Ok(Scalar::Long(i))
+            } else if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                Ok(Scalar::Long(f as i64))
+            } else {
+                Ok(Scalar::Double(f))
+            }
+        }
+        PrimitiveType::Float | PrimitiveType::Double => Ok(Scalar::Double(f)),
+        PrimitiveType::Decimal(p, s) => match parse_decimal(text, 38, s) {
+            Some(value) => Ok(Scalar::Decimal { value, precision: 38.max(p), scale: s }),
+            None => Ok(Scalar::Double(f)),
+        },
+        PrimitiveType::String => Ok(Scalar::String(text.to_string())),
+        t => Err(format!("cannot compare a {} column with a number", t.name())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::parse_expr;
+
+    fn schema() -> StructType {
+        StructType::from_json(r#"{"type":"struct","fields":[
+            {"name":"Id","type":"long","nullable":true,"metadata":{}},
+            {"name":"p","type":"date","nullable":true,"metadata":{"delta.columnMapping.physicalName":"col-p"}},
+            {"name":"s","type":{"type":"struct","fields":[{"name":"x","type":"decimal(5,2)","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}},
+            {"name":"b","type":"boolean","nullable":true,"metadata":{}}
+        ]}"#).unwrap()
+    }
+
+    fn b(s: &str) -> Result<Predicate> {
+        bind(&parse_expr(s).unwrap(), &schema(), &["p".into()], ColumnMappingMode::Name)
+    }
+
+    #[test]
+    fn resolves_and_types() {
+        match b("id = 5").unwrap() {
+            Predicate::Cmp(c, CmpOp::Eq, Scalar::Long(5)) => {
+                assert_eq!(c.path, vec!["Id"]);
+                assert!(!c.partition);
+            }
+            other => panic!("{other:?}"),
+        }
+        match b("'2020-01-02' < p").unwrap() {
+            Predicate::Cmp(c, CmpOp::Gt, Scalar::Date(18263)) => {
+                assert!(c.partition);
+                assert_eq!(c.physical_path, vec!["col-p"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(b("s.x = 1.25").unwrap(), Predicate::Cmp(_, _, Scalar::Decimal { value: 125, .. })));
+        assert!(matches!(b("s.x = 1.255").unwrap(), Predicate::Cmp(_, _, Scalar::Double(_))));
+        assert!(matches!(b("id IN ()").unwrap(), Predicate::Const(Some(false))));
+        assert!(matches!(b("id = NULL").unwrap(), Predicate::Const(None)));
+        assert!(matches!(b("b").unwrap(), Predicate::Column(_)));
+        assert!(matches!(b("id NOT IN (1, 2)").unwrap(), Predicate::Not(_)));
+    }
+
+    #[test]
+    fn rejects_mismatches() {
+        for bad in ["nope = 1", "id = 'x'", "p = 5", "b = 1", "id", "s = 1", "id = p", "1 = 1", "id.x = 1"] {
+            assert!(b(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! A small SQL-style predicate parser.
+//!
+//! ```text
+//! expr      := or
+//! or        := and ("OR" and)*
+//! and       := not ("AND" not)*
+//! not       := "NOT" not | predicate
+//! predicate := operand [ cmp operand | "IS" ["NOT"] "NULL" | ["NOT"] "IN" "(" literal ("," literal)* ")"
+//!                      | ["NOT"] "BETWEEN" operand "AND" operand ]
+//! operand   := column | literal | "(" expr ")"
+//! column    := name ("." name)*          name: identifier or `back-quoted`
+//! literal   := number | 'string' | TRUE | FALSE | NULL | DATE 'x' | TIMESTAMP 'x'
+//! cmp       := "=" | "==" | "!=" | "<>" | "<" | "<=" | ">" | ">="
+//! ```
+//! Keywords are case-insensitive; `''` inside a string is a quote.
+
+use super::{CmpOp, Expr, Literal};
+use crate::{LogError, Result};
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Ident(String),
+    Quoted(String),
+    Str(String),
+    Num(String),
+    Op(CmpOp),
+    LParen,
+    RParen,
+    Comma,
+    Dot,
+}
+
+fn err(msg: impl Into<String>) -> LogError {
+    LogError::InvalidExpression(msg.into())
+}
+
+fn lex(s: &str) -> Result<Vec<Tok>> {
+    let chars: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    let mut out = Vec::new();
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            c if c.is_whitespace() => i += 1,
+            '(' => {
+                out.push(Tok::LParen);
+                i += 1;
+            }
+            ')' => {
+                out.push(Tok::RParen);
+                i += 1;
+            }
+            ',' => {
+                out.push(Tok::Comma);
+                i += 1;
+            }
+            '.' if !chars.get(i + 1).is_some_and(char::is_ascii_digit) => {
+                out.push(Tok::Dot);
+                i += 1;
+            }
+            '\'' | '"' => {
+                let quote = c;
+                let mut v = String::new();
+                i += 1;
+                loop {
+                    match chars.get(i) {
+                        None => return Err(err(format!("unterminated string starting at {v:?}"))),
+                        Some(&ch) if ch == quote => {
+                            if chars.get(i + 1) == Some(&quote) {
+                                v.push(quote);
+                                i += 2;
+                            } else {
+                                i += 1;
+                                break;
+                            }
+                        }
+                        Some(&ch) => {
+                            v.push(ch);
+                            i += 1;
+                        }
+                    }
+                }
+                out.push(Tok::Str(v));
+            }
+            '`' => {
+                let mut v = String::new();
+                i += 1;
+                loop {
+                    match chars.get(i) {
+                        None => return Err(err("unterminated `quoted` name")),
+                        Some('`') if chars.get(i + 1) == Some(&'`') => {
+                            v.push('`');
+                            i += 2;
+                        }
+                        Some('`') => {
+                            i += 1;
+                            break;
+                        }
+                        Some(&ch) => {
+                            v.push(ch);
+                            i += 1;
+                        }
+                    }
+                }
+                out.push(Tok::Quoted(v));
+            }
+            '=' => {
+                i += if chars.get(i + 1) == Some(&'=') { 2 } else { 1 };
+                out.push(Tok::Op(CmpOp::Eq));
+            }
+            '!' if chars.get(i + 1) == Some(&'=') => {
+                i += 2;
+                out.push(Tok::Op(CmpOp::Ne));
+            }
+            '<' => {
+                let (op, n) = match chars.get(i + 1) {
+                    Some('=') => (CmpOp::Le, 2),
+                    Some('>') => (CmpOp::Ne, 2),
+                    _ => (CmpOp::Lt, 1),
+                };
+                i += n;
+                out.push(Tok::Op(op));
+            }
+            '>' => {
+                let (op, n) = if chars.get(i + 1) == Some(&'=') { (CmpOp::Ge, 2) } else { (CmpOp::Gt, 1) };
+                i += n;
+                out.push(Tok::Op(op));
+            }
+            c if c.is_ascii_digit() || c == '.' || ((c == '-' || c == '+') && chars.get(i + 1).is_some_and(|n| n.is_ascii_digit() || *n == '.')) => {
+                let start = i;
+                i += 1;
+                while let Some(&ch) = chars.get(i) {
+                    let exp_sign = (ch == '-' || ch == '+') && matches!(chars.get(i - 1), Some('e' | 'E'));
+                    if ch.is_ascii_digit() || ch == '.' || ch == 'e' || ch == 'E' || exp_sign {
+                        i += 1;
+                    } else {
+                        break;
+                    }
+                }
+                let text: String = chars[start..i].iter().collect();
+                if text.parse::<f64>().is_err() {
+                    return Err(err(format!("invalid number {text:?}")));
+                }
+                out.push(Tok::Num(text));
+            }
+            c if c.is_alphabetic() || c == '_' => {
+                let start = i;
+                while chars.get(i).is_some_and(|ch| ch.is_alphanumeric() || *ch == '_' || *ch == '$') {
+                    i += 1;
+                }
+                out.push(Tok::Ident(chars[start..i].iter().collect()));
+            }
+            other => return Err(err(format!("unexpected character {other:?}"))),
+        }
+    }
+    Ok(out)
+}
+
+struct Parser {
+    toks: Vec<Tok>,
+    pos: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos)
+    }
+
+    fn keyword(&self, kw: &str) -> bool {
+        matches!(self.peek(), Some(Tok::Ident(s)) if s.eq_ignore_ascii_case(kw))
+    }
+
+    fn eat_keyword(&mut self, kw: &str) -> bool {
+        if self.keyword(kw) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, t: &Tok, what: &str) -> Result<()> {
+        if self.peek() == Some(t) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(err(format!("expected {what}, found {}", self.describe())))
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self.peek() {
+            None => "end of input".into(),
+            Some(t) => format!("{t:?}"),
+        }
+    }
+
+    fn or(&mut self) -> Result<Expr> {
+        let mut e = self.and()?;
+        while self.eat_keyword("OR") {
+            e = Expr::Or(Box::new(e), Box::new(self.and()?));
+        }
+        Ok(e)
+    }
+
+    fn and(&mut self) -> Result<Expr> {
+        let mut e = self.not()?;
+        while self.eat_keyword("AND") {
+            e = Expr::And(Box::new(e), Box::new(self.not()?));
+        }
+        Ok(e)
+    }
+
+    fn not(&mut self) -> Result<Expr> {
+        if self.eat_keyword("NOT") {
+            return Ok(Expr::Not(Box::new(self.not()?)));
+        }
+        self.predicate()
+    }
+
+    fn predicate(&mut self) -> Result<Expr> {
+        let left = self.operand()?;
+        if let Some(Tok::Op(op)) = self.peek().cloned() {
+            self.pos += 1;
+            let right = self.operand()?;
+            return Ok(Expr::Cmp(Box::new(left), op, Box::new(right)));
+        }
+        if self.eat_keyword("IS") {
+            let negated = self.eat_keyword("NOT");
+            if !self.eat_keyword("NULL") {
+                return Err(err(format!("expected NULL after IS, found {}", self.describe())));
+            }
+            return Ok(Expr::IsNull(Box::new(left), negated));
+        }
+        let negated = if self.keyword("NOT") { self.pos += 1; true } else { false };
+        if self.eat_keyword("IN") {
+            self.expect(&Tok::LParen, "( after IN")?;
+            let mut list = Vec::new();
+            if self.peek() != Some(&Tok::RParen) {
+                loop {
+                    list.push(self.literal()?);
+                    if self.peek() == Some(&Tok::Comma) {
+                        self.pos += 1;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            self.expect(&Tok::RParen, ") closing the IN list")?;
+            return Ok(Expr::In(Box::new(left), list, negated));
+        }
+        if self.eat_keyword("BETWEEN") {
+            let low = self.operand()?;
+            if !self.eat_keyword("AND") {
+                return Err(err("expected AND in BETWEEN"));
+            }
+            let high = self.operand()?;
+            let e = Expr::And(
+                Box::new(Expr::Cmp(Box::new(left.clone()), CmpOp::Ge, Box::new(low))),
+                Box::new(Expr::Cmp(Box::new(left), CmpOp::Le, Box::new(high))),
+            );
+            return Ok(if negated { Expr::Not(Box::new(e)) } else { e });
+        }
+        if negated {
+            return Err(err("expected IN or BETWEEN after NOT"));
+        }
+        Ok(left)
+    }
+
+    fn literal(&mut self) -> Result<Literal> {
+        match self.operand()? {
+            Expr::Literal(l) => Ok(l),
+            other => Err(err(format!("expected a literal, found {other:?}"))),
+        }
+    }
+
+    fn name(&mut self) -> Result<String> {
+        match self.peek().cloned() {
+            Some(Tok::Ident(s)) | Some(Tok::Quoted(s)) => {
+                self.pos += 1;
+                Ok(s)
+            }
+            _ => Err(err(format!("expected a column name after '.', found {}", self.describe()))),
+        }
+    }
+
+    fn operand(&mut self) -> Result<Expr> {
+        match self.peek().cloned() {
+            Some(Tok::LParen) => {
+                self.pos += 1;
+                let e = self.or()?;
+                self.expect(&Tok::RParen, ")")?;
+                Ok(e)
+            }
+            Some(Tok::Num(n)) => {
+                self.pos += 1;
+                Ok(Expr::Literal(Literal::Number(n)))
+            }
+            Some(Tok::Str(s)) => {
+                self.pos += 1;
+                Ok(Expr::Literal(Literal::String(s)))
+            }
+            Some(Tok::Ident(s)) => {
+                self.pos += 1;
+                let upper = s.to_ascii_uppercase();
+                match upper.as_str() {
+                    "TRUE" => return Ok(Expr::Literal(Literal::Boolean(true))),
+                    "FALSE" => return Ok(Expr::Literal(Literal::Boolean(false))),
+                    "NULL" => return Ok(Expr::Literal(Literal::Null)),
+                    "DATE" | "TIMESTAMP" | "TIMESTAMP_NTZ" => {
+                        if let Some(Tok::Str(v)) = self.peek().cloned() {
+                            self.pos += 1;
+                            return Ok(Expr::Literal(Literal::String(v)));
+                        }
+                    }
+                    "AND" | "OR" | "NOT" | "IS" | "IN" | "BETWEEN" => {
+                        return Err(err(format!("unexpected keyword {s}")));
+                    }
+                    _ => {}
+                }
+                self.column_rest(s)
+            }
+            Some(Tok::Quoted(s)) => {
+                self.pos += 1;
+                self.column_rest(s)
+            }
+            _ => Err(err(format!("expected a column, a literal or '(', found {}", self.describe()))),
+        }
+    }
+
+    fn column_rest(&mut self, first: String) -> Result<Expr> {
+        let mut path = vec![first];
+        while self.peek() == Some(&Tok::Dot) {
+            self.pos += 1;
+            path.push(self.name()?);
+        }
+        Ok(Expr::Column(path))
+    }
+}
+
+/// Parses a predicate such as `region = 'US' AND (x > 5 OR y IS NULL)`.
+///
+/// # Errors
+/// [`LogError::InvalidExpression`] describing the first problem.
+pub fn parse_expr(text: &str) -> Result<Expr> {
+    let toks = lex(text)?;
+    if toks.is_empty() {
+        return Err(err("empty expression"));
+    }
+    let mut p = Parser { toks, pos: 0 };
+    let e = p.or()?;
+    if p.pos != p.toks.len() {
+        return Err(err(format!("unexpected {} after the expression", p.describe())));
+    }
+    Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col(s: &str) -> Box<Expr> {
+        Box::new(Expr::Column(vec![s.into()]))
+    }
+
+    #[test]
+    fn parses_precedence_and_forms() {
+        let e = parse_expr("a = 1 OR b > 'x' AND NOT c IS NULL").unwrap();
+        let expected = Expr::Or(
+            Box::new(Expr::Cmp(col("a"), CmpOp::Eq, Box::new(Expr::Literal(Literal::Number("1".into()))))),
+            Box::new(Expr::And(
+                Box::new(Expr::Cmp(col("b"), CmpOp::Gt, Box::new(Expr::Literal(Literal::String("x".into()))))),
+                Box::new(Expr::Not(Box::new(Expr::IsNull(col("c"), false)))),
+            )),
+        );
+        assert_eq!(e, expected);
+        assert!(matches!(parse_expr("x NOT IN (1, 2.5, -3e2, 'it''s', NULL)").unwrap(), Expr::In(_, l, true) if l.len() == 5));
+        assert!(matches!(parse_expr("`we.ird`.inner <> 2").unwrap(), Expr::Cmp(c, CmpOp::Ne, _) if *c == Expr::Column(vec!["we.ird".into(), "inner".into()])));
+        assert!(matches!(parse_expr("d BETWEEN DATE '2020-01-01' AND '2020-12-31'").unwrap(), Expr::And(..)));
+        assert!(matches!(parse_expr("x IS NOT NULL").unwrap(), Expr::IsNull(_, true)));
+        assert!(parse_expr("flag").is_ok());
+        assert!(parse_expr("a = -0.5").is_ok());
+    }
+
+    #[test]
+    fn reports_errors() {
+        for bad in ["", "a =", "a = 'x", "(a = 1", "a = 1 b", "a IN 1", "a IS 5", "a == == 1", "#", "AND", "a NOT 1", "a = 1..2"] {
+            assert!(matches!(parse_expr(bad), Err(LogError::InvalidExpression(_))), "{bad:?}");
+        }
+    }
+}

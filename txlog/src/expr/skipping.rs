@@ -1,0 +1,344 @@
+//! Data skipping: can any row of a file satisfy a predicate, judging only from the file's
+//! partition values and statistics?
+//!
+//! Each sub-expression is summarised by which truth values it *may* take over the file's
+//! rows (TRUE, FALSE, NULL); connectives combine those sets with SQL's three-valued logic
+//! and a file is skipped only when TRUE is impossible. Every unknown (missing statistics,
+//! an unparseable bound, a type without bounds) widens the set, so skipping can only err
+//! towards reading a file.
+//!
+//! Bounds that writers are known to store inexactly are widened before use:
+//! * timestamp statistics are truncated to milliseconds: the max gets +999 µs, and bounds
+//!   written with a non-UTC offset (which Spark has truncated to whole minutes) get ±60 s;
+//! * string statistics may be truncated prefixes: a value that extends the max is never
+//!   considered above it;
+//! * decimal statistics travel as binary floating point: both bounds get a relative margin;
+//! * float columns may hold NaN, which statistics omit but which compares above everything,
+//!   so the max never rules out `>`, `>=` or `!=`.
+
+use std::cmp::Ordering;
+
+use serde_json::Value;
+
+use super::bind::{BoundColumn, Predicate};
+use super::CmpOp;
+use crate::actions::OptStringMap;
+use crate::partition::parse_partition_value;
+use crate::scalar::Scalar;
+use crate::schema::PrimitiveType;
+use crate::stats::{FileStats, stat_scalar};
+use crate::value_text::has_non_utc_offset;
+
+/// What skipping knows about one file.
+#[derive(Debug, Clone, Copy)]
+pub struct FileSummary<'a> {
+    /// The file's partition values (physical column names).
+    pub partition_values: &'a OptStringMap,
+    /// The file's parsed statistics, if any.
+    pub stats: Option<&'a FileStats>,
+}
+
+/// Which truth values an expression may take over a file's rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Tri {
+    t: bool,
+    f: bool,
+    n: bool,
+}
+
+const ANY: Tri = Tri { t: true, f: true, n: true };
+const NONE: Tri = Tri { t: false, f: false, n: false };
+
+impl Tri {
+    fn exact(v: Option<bool>) -> Tri {
+        match v {
+            Some(true) => Tri { t: true, f: false, n: false },
+            Some(false) => Tri { t: false, f: true, n: false },
+            None => Tri { t: false, f: false, n: true },
+        }
+    }
+
+    fn and(a: Tri, b: Tri) -> Tri {
+        Tri {
+            t: a.t && b.t,
+            f: a.f || b.f,
+            n: (a.n && (b.t || b.n)) || (b.n && (a.t || a.n)),
+        }
+    }
+
+    fn or(a: Tri, b: Tri) -> Tri {
+        Tri {
+            t: a.t || b.t,
+            f: a.f && b.f,
+            n: (a.n && (b.f || b.n)) || (b.n && (a.f || a.n)),
+        }
+    }
+
+    fn not(a: Tri) -> Tri {
+        Tri { t: a.f, f: a.t, n: a.n }
+    }
+}
+
+/// Returns false only if no row of the file can satisfy `pred`.
+pub fn may_match(pred: &Predicate, file: &FileSummary<'_>) -> bool {
+    if file.stats.and_then(|s| s.num_records) == Some(0) {
+        // A file without rows matches nothing.
+        return false;
+    }
+    eval(pred, file).t
+}
+
+fn eval(p: &Predicate, file: &FileSummary<'_>) -> Tri {
+    match p {
+        Predicate::Const(v) => Tri::exact(*v),
+        Predicate::And(a, b) => Tri::and(eval(a, file), eval(b, file)),
+        Predicate::Or(a, b) => Tri::or(eval(a, file), eval(b, file)),
+        Predicate::Not(a) => Tri::not(eval(a, file)),
+        Predicate::Column(c) => match partition_value(c, file) {
+            Some(v) => Tri::exact(match v {
+                Scalar::Boolean(b) => Some(b),
+                _ => None,
+            }),
+            None => column_tri(c, file),
+        },
+        Predicate::IsNull(c, negated) => {
+            let tri = match partition_value(c, file) {
+                Some(v) => Tri::exact(Some(v.is_null())),
+                None => {
+                    let (nulls, non_nulls) = null_possibilities(c, file);
+                    Tri { t: nulls, f: non_nulls, n: false }
+                }
+            };
+            if *negated { Tri::not(tri) } else { tri }
+        }
+        Predicate::Cmp(c, op, lit) => match partition_value(c, file) {
+            Some(v) => Tri::exact(exact_cmp(&v, *op, lit)),
+            None => stats_cmp(c, *op, lit, file),
+        },
+        Predicate::ColCmp(a, op, b) => match (partition_value(a, file), partition_value(b, file)) {
+            (Some(x), Some(y)) => Tri::exact(exact_cmp(&x, *op, &y)),
+            _ => ANY,
+        },
+    }
+}
+
+/// The exact value of a partition column in this file (`None` for data columns or values
+/// that do not parse, which then count as unknown).
+fn partition_value(c: &BoundColumn, file: &FileSummary<'_>) -> Option<Scalar> {
+    if !c.partition {
+        return None;
+    }
+    let key = c.physical_path.first()?;
+    let raw = file
+        .partition_values
+        .get(key)
+        .or_else(|| file.partition_values.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v))?;
+    parse_partition_value(key, raw, c.primitive()?).ok()
+}
+
+fn exact_cmp(v: &Scalar, op: CmpOp, lit: &Scalar) -> Option<bool> {
+    let ord = if let (Some(a), Some(b)) = (float_value(v), float_value(lit)) {
+        // Spark's total order for floating point: NaN == NaN and NaN above everything.
+        Some(spark_float_cmp(a, b))
+    } else {
+        v.compare(lit)
+    };
+    let ord = ord?;
+    Some(match op {
+        CmpOp::Eq => ord == Ordering::Equal,
+        CmpOp::Ne => ord != Ordering::Equal,
+        CmpOp::Lt => ord == Ordering::Less,
+        CmpOp::Le => ord != Ordering::Greater,
+        CmpOp::Gt => ord == Ordering::Greater,
+        CmpOp::Ge => ord != Ordering::Less,
+    })
+}
+
+fn float_value(v: &Scalar) -> Option<f64> {
+    match v {
+        Scalar::Float(f) => Some(f64::from(*f)),
+        Scalar::Double(d) => Some(*d),
+        _ => None,
+    }
+}
+
+fn spark_float_cmp(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// (may have null rows, may have non-null rows) for a data column.
+fn null_possibilities(c: &BoundColumn, file: &FileSummary<'_>) -> (bool, bool) {
+    let Some(stats) = file.stats else { return (true, true) };
+    let nulls = stats.null_count(&c.physical_path);
+    let records = stats.num_records;
+    let may_null = nulls != Some(0);
+    let all_null = matches!((nulls, records), (Some(n), Some(r)) if n == r);
+    (may_null, !all_null)
+}
+
+fn column_tri(c: &BoundColumn, file: &FileSummary<'_>) -> Tri {
+    let (may_null, non_null) = null_possibilities(c, file);
+    Tri { t: non_null, f: non_null, n: may_null }
+}
+
+/// Bounds of a data column: (min, max), each widened as described in the module docs.
+fn bounds(c: &BoundColumn, ty: PrimitiveType, stats: &FileStats) -> (Option<Scalar>, Option<Scalar>) {
+    let widen = |v: &Value, is_max: bool| -> Option<Scalar> {
+        let s = stat_scalar(v, ty)?;
+        Some(match (s, ty) {
+            (Scalar::Timestamp(t), _) | (Scalar::TimestampNtz(t), _) => {
+                let offset_margin = if v.as_str().is_some_and(has_non_utc_offset) { 60_000_000 } else { 0 };
+                let t = if is_max { t.saturating_add(999 + offset_margin) } else { t.saturating_sub(offset_margin) };
+                if ty == PrimitiveType::Timestamp { Scalar::Timestamp(t) } else { Scalar::TimestampNtz(t) }
+            }
+            (Scalar::Double(d), PrimitiveType::Decimal(..)) => {
+                let margin = d.abs() * 1e-9 + 1e-9;
+                Scalar::Double(if is_max { d + margin } else { d - margin })
+            }
+            (s, _) => s,
+        })
+    };
+    let min = stats.min(&c.physical_path).and_then(|v| widen(v, false));
+    let max = stats.max(&c.physical_path).and_then(|v| widen(v, true));
+    (min, max)
+}
+
+/// `lit > max` for certain, taking truncated string maxima into account.
+fn above_max(lit: &Scalar, max: &Scalar) -> bool {
+    if let (Scalar::String(l), Scalar::String(m)) = (lit, max) {
+        return l.as_bytes() > m.as_bytes() && !l.starts_with(m.as_str());
+    }
+    lit.compare(max) == Some(Ordering::Greater)
+}
+
+fn stats_cmp(c: &BoundColumn, op: CmpOp, lit: &Scalar, file: &FileSummary<'_>) -> Tri {
+    let (may_null, non_null) = null_possibilities(c, file);
+    let Some(ty) = c.primitive() else { return ANY };
+    if !non_null {
+        return Tri { n: may_null, ..NONE };
+    }
+    let Some(stats) = file.stats else { return ANY };
+    let (min, mut max) = bounds(c, ty, stats);
+    if matches!(ty, PrimitiveType::Float | PrimitiveType::Double) {
+        // NaN rows are absent from statistics yet compare above every number: for a float
+        // column the true upper bound is unknown.
+        max = None;
+    }
+    let cmp_min = min.as_ref().and_then(|m| m.compare(lit));
+    let cmp_max = max.as_ref().and_then(|m| m.compare(lit));
+    let is_string = matches!(lit, Scalar::String(_));
+    // Facts about every non-null value v of the file.
+    let all_gt = cmp_min == Some(Ordering::Greater);
+    let all_ge = matches!(cmp_min, Some(Ordering::Greater | Ordering::Equal));
+    let all_lt = max.as_ref().is_some_and(|m| above_max(lit, m));
+    let all_le = all_lt || (cmp_max == Some(Ordering::Equal) && !is_string);
+    let (t, f) = match op {
+        CmpOp::Eq => (!(all_gt || all_lt), !(all_ge && all_le)),
+        CmpOp::Ne => (!(all_ge && all_le), !(all_gt || all_lt)),
+        CmpOp::Lt => (!all_ge, !all_lt),
+        CmpOp::Le => (!all_gt, !all_le),
+        CmpOp::Gt => (!all_le, !all_gt),
+        CmpOp::Ge => (!all_lt, !all_ge),
+    };
+    Tri { t, f, n: may_null }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::column_mapping::ColumnMappingMode;
+    use crate::expr::{bind, parse_expr};
+    use crate::schema::StructType;
+
+    fn schema() -> StructType {
+        StructType::from_json(r#"{"type":"struct","fields":[
+            {"name":"x","type":"long","nullable":true,"metadata":{}},
+            {"name":"s","type":"string","nullable":true,"metadata":{}},
+            {"name":"ts","type":"timestamp","nullable":true,"metadata":{}},
+            {"name":"f","type":"double","nullable":true,"metadata":{}},
+            {"name":"d","type":"decimal(38,18)","nullable":true,"metadata":{}},
+            {"name":"p","type":"string","nullable":true,"metadata":{}}
+        ]}"#).unwrap()
+    }
+
+    fn check(filter: &str, pv: &[(&str, Option<&str>)], stats: Option<&str>) -> bool {
+        let pred = bind(&parse_expr(filter).unwrap(), &schema(), &["p".into()], ColumnMappingMode::None).unwrap();
+        let pv: OptStringMap = pv.iter().map(|(k, v)| (k.to_string(), v.map(str::to_string))).collect();
+        let stats = stats.map(|s| FileStats::parse(s).unwrap());
+        may_match(&pred, &FileSummary { partition_values: &pv, stats: stats.as_ref() })
+    }
+
+    const S: &str = r#"{"numRecords":10,"minValues":{"x":5,"s":"apple","ts":"2021-01-01T00:00:00.000Z","f":1.0,"d":1.5},"maxValues":{"x":10,"s":"melon","ts":"2021-01-01T00:00:01.123Z","f":2.0,"d":2.5},"nullCount":{"x":0,"s":2,"ts":0,"f":0,"d":0}}"#;
+
+    #[test]
+    fn ranges_prune_and_keep() {
+        let p = &[("p", Some("a"))];
+        assert!(check("x = 7", p, Some(S)));
+        assert!(!check("x = 11", p, Some(S)));
+        assert!(!check("x < 5", p, Some(S)));
+        assert!(check("x <= 5", p, Some(S)));
+        assert!(!check("x > 10", p, Some(S)));
+        assert!(check("x >= 10", p, Some(S)));
+        assert!(check("x != 5", p, Some(S)));
+        assert!(!check("NOT (x >= 5)", p, Some(S)));
+        assert!(check("x IS NOT NULL", p, Some(S)));
+        assert!(!check("x IS NULL", p, Some(S)));
+        assert!(check("s IS NULL", p, Some(S)));
+        assert!(!check("x IN (1, 2, 30)", p, Some(S)));
+        assert!(check("x IN (1, 7)", p, Some(S)));
+        assert!(!check("x = 11 AND s = 'banana'", p, Some(S)));
+        assert!(check("x = 11 OR s = 'banana'", p, Some(S)));
+    }
+
+    #[test]
+    fn partitions_are_exact() {
+        assert!(!check("p = 'b'", &[("p", Some("a"))], Some(S)));
+        assert!(check("p = 'a'", &[("p", Some("a"))], None));
+        assert!(!check("p = 'a'", &[("p", None)], None));
+        assert!(check("p IS NULL", &[("p", Some(""))], None));
+        assert!(!check("NOT (p = 'a')", &[("p", Some("a"))], None));
+        assert!(!check("NOT (p = 'a')", &[("p", None)], None), "NOT NULL is NULL, not TRUE");
+    }
+
+    #[test]
+    fn unknowns_never_prune() {
+        assert!(check("x = 100", &[], None));
+        assert!(check("x = 100", &[], Some(r#"{"numRecords":3}"#)));
+        assert!(check("x = 100", &[], Some(r#"{"numRecords":3,"minValues":{"x":"garbage"}}"#)));
+        assert!(!check("x = 100", &[], Some(r#"{"numRecords":0}"#)));
+        // All-null column: comparisons cannot be true, IS NULL can.
+        let all_null = r#"{"numRecords":3,"nullCount":{"x":3}}"#;
+        assert!(!check("x = 1", &[], Some(all_null)));
+        assert!(check("x IS NULL", &[], Some(all_null)));
+        assert!(!check("NOT (x = 1)", &[], Some(all_null)));
+    }
+
+    #[test]
+    fn truncated_bounds_are_widened() {
+        // Timestamp max truncated to ms: a row at .123999 must survive.
+        assert!(check("ts = '2021-01-01T00:00:01.123999Z'", &[], Some(S)));
+        assert!(!check("ts = '2021-01-01T00:00:01.124001Z'", &[], Some(S)));
+        // String max is a truncated prefix: values extending it may exist.
+        assert!(check("s = 'melonball'", &[], Some(S)));
+        assert!(check("s > 'melon'", &[], Some(S)));
+        assert!(!check("s > 'meloo'", &[], Some(r#"{"numRecords":1,"maxValues":{"s":"melonz"}}"#)));
+        assert!(check("s > 'melonzz'", &[], Some(r#"{"numRecords":1,"maxValues":{"s":"melonz"}}"#)));
+        assert!(!check("s > 'n'", &[], Some(S)));
+        // NaN may hide above any float max.
+        assert!(check("f > 5", &[], Some(S)));
+        assert!(!check("f < 0.5", &[], Some(S)));
+        assert!(check("NOT (f = 1.0)", &[], Some(r#"{"numRecords":2,"minValues":{"f":1.0},"maxValues":{"f":1.0},"nullCount":{"f":0}}"#)));
+        assert!(!check("NOT (x = 1)", &[], Some(r#"{"numRecords":2,"minValues":{"x":1},"maxValues":{"x":1},"nullCount":{"x":0}}"#)));
+        // Decimal bounds are approximate.
+        assert!(check("d = 2.5", &[], Some(S)));
+        assert!(!check("d = 2.6", &[], Some(S)));
+        // Offsets Spark truncated to minutes widen both bounds by a minute.
+        let offset = r#"{"numRecords":1,"minValues":{"ts":"1900-01-01T00:00:00.000-07:52"},"maxValues":{"ts":"1900-01-01T00:00:00.000-07:52"},"nullCount":{"ts":0}}"#;
+        assert!(check("ts = '1900-01-01T07:52:58Z'", &[], Some(offset)));
+    }
+}

@@ -1,0 +1,42 @@
+//! The Delta transaction-log format for alluvium: actions, schema, commit files,
+//! checkpoints, log listing and replay.
+//!
+//! This crate is pure and deterministic: it decodes and encodes the log, decides which
+//! files reconstruct a version and reconciles their actions into a [`replay::TableState`].
+//! It reads and writes through [`alluvium_storage::ObjectStore`] but never retries, never
+//! sleeps and spawns no threads of its own (parallel decoding uses rayon's shared pool).
+//!
+//! Map of the modules (PROTOCOL.md section in brackets):
+//! * [`actions`], [`commit`]: actions and commit files ("Actions", "Delta Log Entries");
+//! * [`schema`], [`column_mapping`]: schema JSON and Arrow conversion ("Schema
+//!   Serialization Format", "Column Mapping");
+//! * [`partition`], [`stats`], [`scalar`]: partition values and statistics;
+//! * [`dv`]: deletion vectors ("Deletion Vectors");
+//! * [`log_path`], [`segment`], [`checkpoint`]: log files, listing and checkpoints;
+//! * [`replay`]: action reconciliation;
+//! * [`features`], [`properties`]: the protocol gate and table properties;
+//! * [`expr`]: predicates, data skipping and row filtering;
+//! * [`path`]: file paths in actions.
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
+pub mod actions;
+pub mod checkpoint;
+pub mod column_mapping;
+pub mod commit;
+pub mod dv;
+mod error;
+pub mod expr;
+pub mod features;
+pub mod log_path;
+pub mod partition;
+pub mod path;
+pub mod properties;
+pub mod replay;
+pub mod scalar;
+pub mod schema;
+pub mod segment;
+pub mod stats;
+pub mod value_text;
+
+pub use error::{FeatureSide, LogError, Result};
+pub use log_path::Version;

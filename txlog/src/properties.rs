@@ -1,0 +1,261 @@
+//! Typed access to the table properties (`metaData.configuration`) that drive engine
+//! behaviour (PROTOCOL.md and Delta's table-properties documentation).
+//!
+//! Every accessor falls back to the documented default when a property is absent, and also
+//! when it is malformed: a bad value must not make a table unreadable. Writers validate the
+//! values they set.
+
+use std::collections::HashMap;
+
+/// `delta.checkpointInterval`.
+pub const CHECKPOINT_INTERVAL: &str = "delta.checkpointInterval";
+/// `delta.logRetentionDuration`.
+pub const LOG_RETENTION: &str = "delta.logRetentionDuration";
+/// `delta.deletedFileRetentionDuration`.
+pub const DELETED_FILE_RETENTION: &str = "delta.deletedFileRetentionDuration";
+/// `delta.setTransactionRetentionDuration`.
+pub const SET_TXN_RETENTION: &str = "delta.setTransactionRetentionDuration";
+/// `delta.enableExpiredLogCleanup`.
+pub const ENABLE_EXPIRED_LOG_CLEANUP: &str = "delta.enableExpiredLogCleanup";
+/// `delta.appendOnly`.
+pub const APPEND_ONLY: &str = "delta.appendOnly";
+/// `delta.enableInCommitTimestamps`.
+pub const ENABLE_ICT: &str = "delta.enableInCommitTimestamps";
+/// `delta.inCommitTimestampEnablementVersion`.
+pub const ICT_ENABLEMENT_VERSION: &str = "delta.inCommitTimestampEnablementVersion";
+/// `delta.inCommitTimestampEnablementTimestamp`.
+pub const ICT_ENABLEMENT_TIMESTAMP: &str = "delta.inCommitTimestampEnablementTimestamp";
+/// `delta.dataSkippingNumIndexedCols`.
+pub const NUM_INDEXED_COLS: &str = "delta.dataSkippingNumIndexedCols";
+/// `delta.dataSkippingStatsColumns`.
+pub const STATS_COLUMNS: &str = "delta.dataSkippingStatsColumns";
+/// `delta.checkpoint.writeStatsAsJson`.
+pub const WRITE_STATS_AS_JSON: &str = "delta.checkpoint.writeStatsAsJson";
+/// `delta.checkpoint.writeStatsAsStruct`.
+pub const WRITE_STATS_AS_STRUCT: &str = "delta.checkpoint.writeStatsAsStruct";
+/// `delta.checkpointPolicy`.
+pub const CHECKPOINT_POLICY: &str = "delta.checkpointPolicy";
+/// `delta.targetFileSize`.
+pub const TARGET_FILE_SIZE: &str = "delta.targetFileSize";
+/// `delta.enableChangeDataFeed`.
+pub const ENABLE_CDF: &str = "delta.enableChangeDataFeed";
+/// `delta.enableDeletionVectors`.
+pub const ENABLE_DELETION_VECTORS: &str = "delta.enableDeletionVectors";
+/// `delta.isolationLevel`.
+pub const ISOLATION_LEVEL: &str = "delta.isolationLevel";
+/// `delta.autoOptimize.autoCompact`.
+pub const AUTO_COMPACT: &str = "delta.autoOptimize.autoCompact";
+
+const MS_PER_DAY: i64 = 24 * 3600 * 1000;
+
+/// Typed view of a table's configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct TableProperties<'a>(pub &'a HashMap<String, String>);
+
+impl TableProperties<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(|s| s.trim())
+    }
+
+    fn flag(&self, key: &str, default: bool) -> bool {
+        match self.get(key).map(str::to_ascii_lowercase).as_deref() {
+            Some("true") => true,
+            Some("false") => false,
+            _ => default,
+        }
+    }
+
+    fn interval(&self, key: &str, default_ms: i64) -> i64 {
+        self.get(key).and_then(|v| parse_interval_ms(v).ok()).unwrap_or(default_ms)
+    }
+
+    /// Commits between checkpoints (default 10).
+    pub fn checkpoint_interval(&self) -> u64 {
+        self.get(CHECKPOINT_INTERVAL).and_then(|v| v.parse::<u64>().ok()).filter(|v| *v > 0).unwrap_or(10)
+    }
+
+    /// How long log files are kept (default 30 days).
+    pub fn log_retention_ms(&self) -> i64 {
+        self.interval(LOG_RETENTION, 30 * MS_PER_DAY)
+    }
+
+    /// How long tombstones are kept and VACUUM's threshold (default 7 days).
+    pub fn deleted_file_retention_ms(&self) -> i64 {
+        self.interval(DELETED_FILE_RETENTION, 7 * MS_PER_DAY)
+    }
+
+    /// How long `txn` entries are kept (no default: forever).
+    pub fn set_transaction_retention_ms(&self) -> Option<i64> {
+        self.get(SET_TXN_RETENTION).and_then(|v| parse_interval_ms(v).ok())
+    }
+
+    /// Whether log cleanup runs after checkpoints (default true).
+    pub fn enable_expired_log_cleanup(&self) -> bool {
+        self.flag(ENABLE_EXPIRED_LOG_CLEANUP, true)
+    }
+
+    /// Whether the table is append-only.
+    pub fn append_only(&self) -> bool {
+        self.flag(APPEND_ONLY, false)
+    }
+
+    /// Whether in-commit timestamps are enabled.
+    pub fn in_commit_timestamps(&self) -> bool {
+        self.flag(ENABLE_ICT, false)
+    }
+
+    /// The version from which in-commit timestamps are present.
+    pub fn ict_enablement_version(&self) -> Option<u64> {
+        self.get(ICT_ENABLEMENT_VERSION).and_then(|v| v.parse().ok())
+    }
+
+    /// The in-commit timestamp of the enablement version.
+    pub fn ict_enablement_timestamp(&self) -> Option<i64> {
+        self.get(ICT_ENABLEMENT_TIMESTAMP).and_then(|v| v.parse().ok())
+    }
+
+    /// Number of leading leaf columns with statistics (default 32; -1 = all).
+    pub fn num_indexed_cols(&self) -> i64 {
+        self.get(NUM_INDEXED_COLS).and_then(|v| v.parse::<i64>().ok()).filter(|v| *v >= -1).unwrap_or(32)
+    }
+
+    /// Explicit statistics columns (overrides the count), as written (comma-separated,
+    /// possibly backtick-quoted names).
+    pub fn stats_columns(&self) -> Option<Vec<String>> {
+        let v = self.get(STATS_COLUMNS)?;
+        Some(split_column_list(v))
+    }
+
+    /// Whether checkpoints carry `add.stats` as JSON (default true).
+    pub fn write_stats_as_json(&self) -> bool {
+        self.flag(WRITE_STATS_AS_JSON, true)
+    }
+
+    /// Whether checkpoints carry `stats_parsed`/`partitionValues_parsed` (default false).
+    pub fn write_stats_as_struct(&self) -> bool {
+        self.flag(WRITE_STATS_AS_STRUCT, false)
+    }
+
+    /// Whether V2 checkpoints are requested (`delta.checkpointPolicy = v2`).
+    pub fn v2_checkpoint_policy(&self) -> bool {
+        self.get(CHECKPOINT_POLICY).is_some_and(|v| v.eq_ignore_ascii_case("v2"))
+    }
+
+    /// Target size of data files in bytes, if set.
+    pub fn target_file_size(&self) -> Option<u64> {
+        self.get(TARGET_FILE_SIZE).and_then(|v| v.parse().ok()).filter(|v| *v > 0)
+    }
+
+    /// Whether change data feed is enabled.
+    pub fn change_data_feed(&self) -> bool {
+        self.flag(ENABLE_CDF, false) || self.flag("delta.enableChangeDataCapture", false)
+    }
+
+    /// Whether writers may create deletion vectors.
+    pub fn deletion_vectors(&self) -> bool {
+        self.flag(ENABLE_DELETION_VECTORS, false)
+    }
+
+    /// Whether auto-compaction is enabled.
+    pub fn auto_compact(&self) -> bool {
+        self.flag(AUTO_COMPACT, false)
+    }
+}
+
+/// Splits a comma-separated column list, honouring backtick quoting (`` `a,b`.c ``).
+pub fn split_column_list(v: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in v.chars() {
+        match c {
+            '`' => {
+                quoted = !quoted;
+                cur.push(c);
+            }
+            ',' if !quoted => {
+                out.push(cur.trim().to_string());
+                cur.clear();
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// Parses a Spark calendar interval such as `interval 7 days`, `30 days`,
+/// `interval 2 days 3 hours` or `1 week` into milliseconds. Months and years (variable
+/// length) and negative values are refused.
+///
+/// # Errors
+/// A message describing the problem.
+pub fn parse_interval_ms(text: &str) -> Result<i64, String> {
+    let lower = text.trim().to_ascii_lowercase();
+    let body = lower.strip_prefix("interval").unwrap_or(&lower).trim();
+    let words: Vec<&str> = body.split_whitespace().collect();
+    if words.is_empty() || words.len() % 2 != 0 {
+        return Err(format!("invalid interval {text:?}"));
+    }
+    let mut total: i64 = 0;
+    for pair in words.chunks(2) {
+        let n: i64 = pair[0].parse().map_err(|_| format!("invalid interval {text:?}"))?;
+        if n < 0 {
+            return Err(format!("negative interval {text:?}"));
+        }
+        let unit_ms: i64 = match pair[1].trim_end_matches('s') {
+            "microsecond" => {
+                total = total.saturating_add(n / 1000);
+                continue;
+            }
+            "millisecond" => 1,
+            "second" => 1000,
+            "minute" => 60_000,
+            "hour" => 3_600_000,
+            "day" => MS_PER_DAY,
+            "week" => 7 * MS_PER_DAY,
+            other => return Err(format!("unsupported interval unit {other:?} in {text:?}")),
+        };
+        total = total.saturating_add(n.saturating_mul(unit_ms));
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals() {
+        assert_eq!(parse_interval_ms("interval 7 days").unwrap(), 7 * MS_PER_DAY);
+        assert_eq!(parse_interval_ms("30 days").unwrap(), 30 * MS_PER_DAY);
+        assert_eq!(parse_interval_ms("interval 1 week").unwrap(), 7 * MS_PER_DAY);
+        assert_eq!(parse_interval_ms("INTERVAL 2 days 3 hours").unwrap(), 2 * MS_PER_DAY + 3 * 3_600_000);
+        assert_eq!(parse_interval_ms("interval 0 seconds").unwrap(), 0);
+        for bad in ["", "interval", "7", "interval 1 month", "interval -1 days", "x days"] {
+            assert!(parse_interval_ms(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn defaults_and_malformed_values() {
+        let mut m = HashMap::new();
+        let p = TableProperties(&m);
+        assert_eq!(p.checkpoint_interval(), 10);
+        assert_eq!(p.deleted_file_retention_ms(), 7 * MS_PER_DAY);
+        assert!(p.enable_expired_log_cleanup());
+        m.insert(CHECKPOINT_INTERVAL.to_string(), "zero".to_string());
+        m.insert(LOG_RETENTION.to_string(), "interval 1 month".to_string());
+        let p = TableProperties(&m);
+        assert_eq!(p.checkpoint_interval(), 10);
+        assert_eq!(p.log_retention_ms(), 30 * MS_PER_DAY);
+    }
+
+    #[test]
+    fn column_lists() {
+        assert_eq!(split_column_list("a, b ,`c,d`.e"), vec!["a", "b", "`c,d`.e"]);
+    }
+}

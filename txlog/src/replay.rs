@@ -1,0 +1,358 @@
+//! Log replay (PROTOCOL.md "Action Reconciliation"): the table state at one version.
+//!
+//! Rules, applied oldest to newest (checkpoint rows first, then each commit in order):
+//! 1. The latest `protocol` and the latest `metaData` win; both must exist.
+//! 2. A logical file is identified by its canonical path plus its deletion-vector id. The
+//!    newest action for a key decides: `add` makes it live (replacing an earlier add of the
+//!    same key), `remove` makes it a tombstone.
+//! 3. `txn`: the latest per application id; `domainMetadata`: the latest per domain, a
+//!    removed domain disappears.
+//! 4. `commitInfo`, `cdc`, `checkpointMetadata` and `sidecar` do not contribute.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry;
+
+use crate::actions::{Action, Add, DeletionVectorDescriptor, DomainMetadata, Metadata, Protocol, Remove, SetTransaction};
+use crate::log_path::Version;
+use crate::path::{TableRoot, canonical_path};
+use crate::{LogError, Result};
+
+type Hashing = hashbrown::DefaultHashBuilder;
+
+fn dv_key(dv: Option<&DeletionVectorDescriptor>) -> Option<(&str, &str, Option<i32>)> {
+    dv.map(|d| (d.storage_type.as_str(), d.path_or_inline_dv.as_str(), d.offset))
+}
+
+fn key_hash(hashing: &Hashing, root: &TableRoot, path: &str, dv: Option<&DeletionVectorDescriptor>) -> u64 {
+    let mut h = hashing.build_hasher();
+    canonical_path(path, root).hash(&mut h);
+    dv_key(dv).hash(&mut h);
+    h.finish()
+}
+
+fn key_eq(
+    root: &TableRoot,
+    a: (&str, Option<&DeletionVectorDescriptor>),
+    b: (&str, Option<&DeletionVectorDescriptor>),
+) -> bool {
+    dv_key(a.1) == dv_key(b.1) && (a.0 == b.0 || canonical_path(a.0, root) == canonical_path(b.0, root))
+}
+
+/// The reconciled state of the table at one version.
+#[derive(Debug, Clone)]
+pub struct TableState {
+    version: Version,
+    protocol: Protocol,
+    metadata: Metadata,
+    files: HashTable<Add>,
+    tombstones: HashTable<Remove>,
+    txns: HashMap<String, SetTransaction>,
+    domains: HashMap<String, DomainMetadata>,
+    root: TableRoot,
+    hashing: Hashing,
+}
+
+/// Accumulates actions into a [`TableState`].
+#[derive(Debug)]
+pub struct Replay {
+    protocol: Option<Protocol>,
+    metadata: Option<Metadata>,
+    files: HashTable<Add>,
+    tombstones: HashTable<Remove>,
+    txns: HashMap<String, SetTransaction>,
+    domains: HashMap<String, DomainMetadata>,
+    root: TableRoot,
+    hashing: Hashing,
+}
+
+impl Replay {
+    /// An empty replay for a table at `root`.
+    pub fn new(root: TableRoot) -> Self {
+        Replay {
+            protocol: None,
+            metadata: None,
+            files: HashTable::new(),
+            tombstones: HashTable::new(),
+            txns: HashMap::new(),
+            domains: HashMap::new(),
+            root,
+            hashing: Hashing::default(),
+        }
+    }
+
+    /// Continues replay from an existing state (incremental snapshot refresh).
+    pub fn from_state(state: TableState) -> Self {
+        Replay {
+            protocol: Some(state.protocol),
+            metadata: Some(state.metadata),
+            files: state.files,
+            tombstones: state.tombstones,
+            txns: state.txns,
+            domains: state.domains,
+            root: state.root,
+            hashing: state.hashing,
+        }
+    }
+
+    /// Reserves room for `adds` more live files.
+    pub fn reserve(&mut self, adds: usize) {
+        let (hashing, root) = (&self.hashing, &self.root);
+        self.files.reserve(adds, |a| key_hash(hashing, root, &a.path, a.deletion_vector.as_ref()));
+    }
+
+    /// Applies one action.
+    pub fn apply(&mut self, action: Action) {
+        match action {
+            Action::Add(add) => self.apply_add(add),
+            Action::Remove(rm) => self.apply_remove(rm),
+            Action::Protocol(p) => self.protocol = Some(p),
+            Action::Metadata(m) => self.metadata = Some(m),
+            Action::Txn(t) => {
+                self.txns.insert(t.app_id.clone(), t);
+            }
+            Action::DomainMetadata(d) => {
+                if d.removed {
+                    self.domains.remove(&d.domain);
+                } else {
+                    self.domains.insert(d.domain.clone(), d);
+                }
+            }
+            Action::CommitInfo(_) | Action::Cdc(_) | Action::CheckpointMetadata(_) | Action::Sidecar(_) => {}
+        }
+    }
+
+    /// Applies actions in order.
+    pub fn apply_all(&mut self, actions: impl IntoIterator<Item = Action>) {
+        for a in actions {
+            self.apply(a);
+        }
+    }
+
+    fn apply_add(&mut self, add: Add) {
+        let (hashing, root) = (&self.hashing, &self.root);
+        let hash = key_hash(hashing, root, &add.path, add.deletion_vector.as_ref());
+        let key = (add.path.as_str(), add.deletion_vector.as_ref());
+        if let Ok(e) = self.tombstones.find_entry(hash, |r| key_eq(root, (&r.path, r.deletion_vector.as_ref()), key)) {
+            e.remove();
+        }
+        match self.files.entry(
+            hash,
+            |a| key_eq(root, (&a.path, a.deletion_vector.as_ref()), key),
+            |a| key_hash(hashing, root, &a.path, a.deletion_vector.as_ref()),
+        ) {
+            Entry::Occupied(mut e) => *e.get_mut() = add,
+            Entry::Vacant(e) => {
+                e.insert(add);
+            }
+        }
+    }
+
+    fn apply_remove(&mut self, rm: Remove) {
+        let (hashing, root) = (&self.hashing, &self.root);
+        let hash = key_hash(hashing, root, &rm.path, rm.deletion_vector.as_ref());
+        let key = (rm.path.as_str(), rm.deletion_vector.as_ref());
+        if let Ok(e) = self.files.find_entry(hash, |a| key_eq(root, (&a.path, a.deletion_vector.as_ref()), key)) {
+            e.remove();
+        }
+        match self.tombstones.entry(
+            hash,
+            |r| key_eq(root, (&r.path, r.deletion_vector.as_ref()), key),
+            |r| key_hash(hashing, root, &r.path, r.deletion_vector.as_ref()),
+        ) {
+            Entry::Occupied(mut e) => *e.get_mut() = rm,
+            Entry::Vacant(e) => {
+                e.insert(rm);
+            }
+        }
+    }
+
+    /// The state at `version`.
+    ///
+    /// # Errors
+    /// [`LogError::MissingAction`] if no protocol or no metaData was seen.
+    pub fn finish(self, version: Version) -> Result<TableState> {
+        let protocol = self.protocol.ok_or(LogError::MissingAction { action: "protocol", version })?;
+        let metadata = self.metadata.ok_or(LogError::MissingAction { action: "metaData", version })?;
+        Ok(TableState {
+            version,
+            protocol,
+            metadata,
+            files: self.files,
+            tombstones: self.tombstones,
+            txns: self.txns,
+            domains: self.domains,
+            root: self.root,
+            hashing: self.hashing,
+        })
+    }
+}
+
+impl TableState {
+    /// The version.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// The protocol in force.
+    pub fn protocol(&self) -> &Protocol {
+        &self.protocol
+    }
+
+    /// The metadata in force.
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    /// The table root used to canonicalize paths.
+    pub fn root(&self) -> &TableRoot {
+        &self.root
+    }
+
+    /// The live files (in no particular order).
+    pub fn files(&self) -> impl ExactSizeIterator<Item = &Add> {
+        self.files.iter()
+    }
+
+    /// Number of live files.
+    pub fn num_files(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Every tombstone in the replayed segment, expired or not (in no particular order).
+    pub fn tombstones(&self) -> impl ExactSizeIterator<Item = &Remove> {
+        self.tombstones.iter()
+    }
+
+    /// Tombstones whose deletion time is after `cutoff_ms` (missing timestamps count as 0).
+    pub fn unexpired_tombstones(&self, cutoff_ms: i64) -> impl Iterator<Item = &Remove> {
+        self.tombstones.iter().filter(move |r| r.deletion_timestamp.unwrap_or(0) > cutoff_ms)
+    }
+
+    /// The live add with this path and deletion vector, if any.
+    pub fn file(&self, path: &str, dv: Option<&DeletionVectorDescriptor>) -> Option<&Add> {
+        let hash = key_hash(&self.hashing, &self.root, path, dv);
+        self.files.find(hash, |a| key_eq(&self.root, (&a.path, a.deletion_vector.as_ref()), (path, dv)))
+    }
+
+    /// The latest `txn` of every application.
+    pub fn app_transactions(&self) -> &HashMap<String, SetTransaction> {
+        &self.txns
+    }
+
+    /// The live domains.
+    pub fn domains(&self) -> &HashMap<String, DomainMetadata> {
+        &self.domains
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::{Format, OptStringMap};
+
+    fn add(path: &str) -> Add {
+        Add {
+            path: path.into(),
+            partition_values: OptStringMap::default(),
+            size: 1,
+            modification_time: 1,
+            data_change: true,
+            stats: None,
+            tags: None,
+            deletion_vector: None,
+            base_row_id: None,
+            default_row_commit_version: None,
+            clustering_provider: None,
+        }
+    }
+
+    fn remove(path: &str) -> Remove {
+        Remove::from_add(&add(path), 10, true)
+    }
+
+    fn dv(id: &str) -> DeletionVectorDescriptor {
+        DeletionVectorDescriptor {
+            storage_type: "u".into(),
+            path_or_inline_dv: id.into(),
+            offset: Some(1),
+            size_in_bytes: 1,
+            cardinality: 1,
+        }
+    }
+
+    fn base() -> Replay {
+        let mut r = Replay::new(TableRoot::new("file:///t"));
+        r.apply(Action::Protocol(Protocol { min_reader_version: 1, min_writer_version: 2, reader_features: None, writer_features: None }));
+        r.apply(Action::Metadata(Metadata {
+            id: "id".into(),
+            name: None,
+            description: None,
+            format: Format::default(),
+            schema_string: "{}".into(),
+            partition_columns: vec![],
+            created_time: None,
+            configuration: HashMap::new(),
+        }));
+        r
+    }
+
+    #[test]
+    fn add_remove_and_readd() {
+        let mut r = base();
+        r.apply(Action::Add(add("a")));
+        r.apply(Action::Add(add("b")));
+        r.apply(Action::Remove(remove("a")));
+        let mut again = add("a");
+        again.modification_time = 99;
+        r.apply(Action::Add(again));
+        let s = r.finish(3).unwrap();
+        assert_eq!(s.num_files(), 2);
+        assert_eq!(s.file("a", None).unwrap().modification_time, 99);
+        assert_eq!(s.tombstones().count(), 0);
+    }
+
+    #[test]
+    fn deletion_vector_updates_are_distinct_keys() {
+        let mut r = base();
+        r.apply(Action::Add(add("f")));
+        let mut with_dv = add("f");
+        with_dv.deletion_vector = Some(dv("x"));
+        let mut rm = remove("f");
+        rm.deletion_vector = None;
+        r.apply(Action::Remove(rm));
+        r.apply(Action::Add(with_dv.clone()));
+        let s = r.finish(2).unwrap();
+        assert_eq!(s.num_files(), 1);
+        assert!(s.file("f", Some(&dv("x"))).is_some());
+        assert!(s.file("f", None).is_none());
+        assert_eq!(s.tombstones().count(), 1);
+    }
+
+    #[test]
+    fn canonical_paths_match_across_spellings() {
+        let mut r = base();
+        r.apply(Action::Add(add("/some/abs/p%20q")));
+        r.apply(Action::Remove(remove("file:///some/abs/p%20q")));
+        r.apply(Action::Add(add("file:///t/in%20root.parquet")));
+        r.apply(Action::Remove(remove("in root.parquet")));
+        let s = r.finish(1).unwrap();
+        assert_eq!(s.num_files(), 0);
+    }
+
+    #[test]
+    fn txns_domains_and_missing_actions() {
+        let mut r = base();
+        r.apply(Action::Txn(SetTransaction { app_id: "a".into(), version: 5, last_updated: None }));
+        r.apply(Action::Txn(SetTransaction { app_id: "a".into(), version: 3, last_updated: None }));
+        r.apply(Action::DomainMetadata(DomainMetadata { domain: "d".into(), configuration: "1".into(), removed: false }));
+        r.apply(Action::DomainMetadata(DomainMetadata { domain: "e".into(), configuration: "1".into(), removed: false }));
+        r.apply(Action::DomainMetadata(DomainMetadata { domain: "d".into(), configuration: "1".into(), removed: true }));
+        let s = r.finish(1).unwrap();
+        assert_eq!(s.app_transactions()["a"].version, 3);
+        assert_eq!(s.domains().keys().collect::<Vec<_>>(), vec!["e"]);
+        assert!(matches!(Replay::new(TableRoot::new("x")).finish(0), Err(LogError::MissingAction { action: "protocol", .. })));
+    }
+}

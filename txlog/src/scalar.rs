@@ -1,0 +1,196 @@
+//! Typed single values: partition values, statistics bounds and expression literals.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use arrow_array::{
+    ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array,
+    Int8Array, Int16Array, Int32Array, Int64Array, NullArray, StringArray, TimestampMicrosecondArray,
+    new_null_array,
+};
+use arrow_schema::DataType as ArrowType;
+
+use crate::schema::PrimitiveType;
+use crate::{LogError, Result};
+
+/// A single typed value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    /// SQL NULL.
+    Null,
+    /// `boolean`
+    Boolean(bool),
+    /// `byte`
+    Byte(i8),
+    /// `short`
+    Short(i16),
+    /// `integer`
+    Integer(i32),
+    /// `long`
+    Long(i64),
+    /// `float`
+    Float(f32),
+    /// `double`
+    Double(f64),
+    /// `string`
+    String(String),
+    /// `binary`
+    Binary(Vec<u8>),
+    /// `date`: days since the epoch.
+    Date(i32),
+    /// `timestamp`: microseconds since the epoch (UTC).
+    Timestamp(i64),
+    /// `timestamp_ntz`: microseconds since the epoch, wall clock.
+    TimestampNtz(i64),
+    /// `decimal(p,s)`: unscaled value.
+    Decimal {
+        /// The unscaled value.
+        value: i128,
+        /// Precision.
+        precision: u8,
+        /// Scale.
+        scale: u8,
+    },
+}
+
+impl Scalar {
+    /// True for NULL.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Scalar::Null)
+    }
+
+    /// A numeric view used to compare values of different numeric types (and decimal
+    /// statistics, which JSON carries as binary floating point).
+    pub fn as_f64(&self) -> Option<f64> {
+        Some(match self {
+            Scalar::Byte(v) => f64::from(*v),
+            Scalar::Short(v) => f64::from(*v),
+            Scalar::Integer(v) => f64::from(*v),
+            Scalar::Long(v) => *v as f64,
+            Scalar::Float(v) => f64::from(*v),
+            Scalar::Double(v) => *v,
+            Scalar::Decimal { value, scale, .. } => *value as f64 / 10f64.powi(i32::from(*scale)),
+            _ => return None,
+        })
+    }
+
+    fn as_i128(&self) -> Option<i128> {
+        Some(match self {
+            Scalar::Byte(v) => i128::from(*v),
+            Scalar::Short(v) => i128::from(*v),
+            Scalar::Integer(v) => i128::from(*v),
+            Scalar::Long(v) => i128::from(*v),
+            _ => return None,
+        })
+    }
+
+    /// Compares two non-null values of compatible types. `None` if they are not comparable
+    /// (different kinds, NaN, NULL).
+    pub fn compare(&self, other: &Scalar) -> Option<Ordering> {
+        use Scalar::*;
+        match (self, other) {
+            (Null, _) | (_, Null) => None,
+            (Boolean(a), Boolean(b)) => Some(a.cmp(b)),
+            (String(a), String(b)) => Some(a.as_bytes().cmp(b.as_bytes())),
+            (Binary(a), Binary(b)) => Some(a.cmp(b)),
+            (Date(a), Date(b)) => Some(a.cmp(b)),
+            (Timestamp(a), Timestamp(b)) | (TimestampNtz(a), TimestampNtz(b)) => Some(a.cmp(b)),
+            (Decimal { value: a, scale: sa, .. }, Decimal { value: b, scale: sb, .. }) => {
+                let (a, b) = align_decimals(*a, *sa, *b, *sb)?;
+                Some(a.cmp(&b))
+            }
+            _ => {
+                if let (Some(a), Some(b)) = (self.as_i128(), other.as_i128()) {
+                    return Some(a.cmp(&b));
+                }
+                let (a, b) = (self.as_f64()?, other.as_f64()?);
+                a.partial_cmp(&b)
+            }
+        }
+    }
+
+    /// An Arrow array of `len` copies of this value, of type `ty`.
+    ///
+    /// # Errors
+    /// [`LogError::Invalid`] if the value does not fit the type.
+    pub fn to_array(&self, ty: &ArrowType, len: usize) -> Result<ArrayRef> {
+        let mismatch = || LogError::Invalid(format!("value {self:?} does not fit Arrow type {ty}"));
+        Ok(match (self, ty) {
+            (Scalar::Null, ArrowType::Null) => Arc::new(NullArray::new(len)),
+            (Scalar::Null, t) => new_null_array(t, len),
+            (Scalar::Boolean(v), ArrowType::Boolean) => Arc::new(BooleanArray::from(vec![*v; len])),
+            (Scalar::Byte(v), ArrowType::Int8) => Arc::new(Int8Array::from_value(*v, len)),
+            (Scalar::Short(v), ArrowType::Int16) => Arc::new(Int16Array::from_value(*v, len)),
+            (Scalar::Integer(v), ArrowType::Int32) => Arc::new(Int32Array::from_value(*v, len)),
+            (Scalar::Long(v), ArrowType::Int64) => Arc::new(Int64Array::from_value(*v, len)),
+            (Scalar::Float(v), ArrowType::Float32) => Arc::new(Float32Array::from_value(*v, len)),
+            (Scalar::Double(v), ArrowType::Float64) => Arc::new(Float64Array::from_value(*v, len)),
+            (Scalar::String(v), ArrowType::Utf8) => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(v, len))),
+            (Scalar::Binary(v), ArrowType::Binary) => {
+                Arc::new(BinaryArray::from_iter_values(std::iter::repeat_n(v.as_slice(), len)))
+            }
+            (Scalar::Date(v), ArrowType::Date32) => Arc::new(Date32Array::from_value(*v, len)),
+            (Scalar::Timestamp(v) | Scalar::TimestampNtz(v), ArrowType::Timestamp(_, tz)) => {
+                Arc::new(TimestampMicrosecondArray::from_value(*v, len).with_timezone_opt(tz.clone()))
+            }
+            (Scalar::Decimal { value, .. }, ArrowType::Decimal128(p, s)) => Arc::new(
+                Decimal128Array::from_value(*value, len).with_precision_and_scale(*p, *s).map_err(|_| mismatch())?,
+            ),
+            _ => return Err(mismatch()),
+        })
+    }
+
+    /// The Delta type of a non-null value.
+    pub fn primitive_type(&self) -> Option<PrimitiveType> {
+        Some(match self {
+            Scalar::Null => return None,
+            Scalar::Boolean(_) => PrimitiveType::Boolean,
+            Scalar::Byte(_) => PrimitiveType::Byte,
+            Scalar::Short(_) => PrimitiveType::Short,
+            Scalar::Integer(_) => PrimitiveType::Integer,
+            Scalar::Long(_) => PrimitiveType::Long,
+            Scalar::Float(_) => PrimitiveType::Float,
+            Scalar::Double(_) => PrimitiveType::Double,
+            Scalar::String(_) => PrimitiveType::String,
+            Scalar::Binary(_) => PrimitiveType::Binary,
+            Scalar::Date(_) => PrimitiveType::Date,
+            Scalar::Timestamp(_) => PrimitiveType::Timestamp,
+            Scalar::TimestampNtz(_) => PrimitiveType::TimestampNtz,
+            Scalar::Decimal { precision, scale, .. } => PrimitiveType::Decimal(*precision, *scale),
+        })
+    }
+}
+
+/// Brings two unscaled decimals to a common scale (`None` on overflow).
+fn align_decimals(a: i128, sa: u8, b: i128, sb: u8) -> Option<(i128, i128)> {
+    match sa.cmp(&sb) {
+        Ordering::Equal => Some((a, b)),
+        Ordering::Less => Some((a.checked_mul(10i128.checked_pow(u32::from(sb - sa))?)?, b)),
+        Ordering::Greater => Some((a, b.checked_mul(10i128.checked_pow(u32::from(sa - sb))?)?)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparisons() {
+        assert_eq!(Scalar::Integer(3).compare(&Scalar::Long(4)), Some(Ordering::Less));
+        assert_eq!(Scalar::Double(f64::NAN).compare(&Scalar::Double(1.0)), None);
+        let d = |v, s| Scalar::Decimal { value: v, precision: 10, scale: s };
+        assert_eq!(d(120, 2).compare(&d(12, 1)), Some(Ordering::Equal));
+        assert_eq!(d(120, 2).compare(&Scalar::Double(1.3)), Some(Ordering::Less));
+        assert_eq!(Scalar::String("b".into()).compare(&Scalar::String("ab".into())), Some(Ordering::Greater));
+        assert_eq!(Scalar::Null.compare(&Scalar::Null), None);
+        assert_eq!(Scalar::String("a".into()).compare(&Scalar::Long(1)), None);
+    }
+
+    #[test]
+    fn arrays() {
+        let a = Scalar::Decimal { value: 123, precision: 5, scale: 2 }.to_array(&ArrowType::Decimal128(5, 2), 3).unwrap();
+        assert_eq!(a.len(), 3);
+        assert!(Scalar::Long(1).to_array(&ArrowType::Utf8, 1).is_err());
+        assert_eq!(Scalar::Null.to_array(&ArrowType::Utf8, 2).unwrap().null_count(), 2);
+    }
+}
