@@ -130,7 +130,8 @@ impl LogSegment {
         let first_needed = checkpoint.as_ref().map_or(0, |c| c.version + 1);
         let mut segment_commits = Vec::new();
         let mut expected = first_needed;
-        for (v, f) in commits.range(first_needed..=end) {
+        let tail = if first_needed <= end { commits.range(first_needed..=end).collect() } else { Vec::new() };
+        for (v, f) in tail {
             if *v != expected {
                 return Err(LogError::NonContiguousLog {
                     after: if expected == 0 { "the start of the log".into() } else { format!("version {}", expected - 1) },

@@ -37,7 +37,10 @@ pub struct Metadata {
     /// The file format.
     #[serde(default)]
     pub format: Format,
-    /// The schema as Delta schema JSON.
+    /// The schema as Delta schema JSON. Some writers (Delta Live Tables) have committed
+    /// metadata without it before a later commit set it; it reads as empty, and a snapshot
+    /// whose final metadata has no schema fails when the schema is parsed.
+    #[serde(default)]
     pub schema_string: String,
     /// Partition columns (logical names), in partitioning order.
     #[serde(default)]

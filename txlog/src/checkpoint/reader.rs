@@ -203,7 +203,7 @@ fn batch_actions(path: &str, batch: &RecordBatch, out: &mut Vec<Action>) -> Resu
                         provider: md_provider.get(i).unwrap_or("parquet").to_string(),
                         options: md_options.get_map(i).unwrap_or_default(),
                     },
-                    schema_string: md_schema.get(i).ok_or_else(|| missing("metaData without schemaString", i))?.to_string(),
+                    schema_string: md_schema.get(i).unwrap_or_default().to_string(),
                     partition_columns: md_parts.get(i).unwrap_or_default(),
                     created_time: md_created.get(i),
                     configuration: md_conf.get_map(i).unwrap_or_default(),

@@ -127,6 +127,53 @@ impl DeletionVectorDescriptor {
     }
 }
 
+/// Reads and decodes the bitmap of a deletion vector, checking its size, checksum and
+/// cardinality against the descriptor.
+///
+/// # Errors
+/// [`LogError::CorruptDeletionVector`] naming the DV file (or `inline`), or a storage error
+/// if the file is missing.
+pub fn read_deletion_vector(
+    store: &dyn alluvium_storage::ObjectStore,
+    dv: &DeletionVectorDescriptor,
+) -> Result<roaring::RoaringTreemap> {
+    let size = usize::try_from(dv.size_in_bytes).unwrap_or(0);
+    let entry_len = 4 + size as u64 + 4;
+    let (shown, bitmap) = match dv.location()? {
+        DvLocation::Inline(data) => ("inline".to_string(), decode_bitmap(&data)),
+        DvLocation::Relative { path, offset } => {
+            let key = alluvium_storage::StorePath::parse(path.as_str())
+                .map_err(|e| LogError::CorruptDeletionVector { location: path.clone(), reason: e.to_string() })?;
+            let data = store.get_range(&key, offset..offset + entry_len)?;
+            (path, decode_file_entry(&data, size))
+        }
+        DvLocation::Absolute { uri, offset } => {
+            let data = slice_entry(store.get_external(&uri)?, offset, entry_len, &uri)?;
+            (uri, decode_file_entry(&data, size))
+        }
+    };
+    let bitmap = bitmap.map_err(|reason| LogError::CorruptDeletionVector { location: shown.clone(), reason })?;
+    if i64::try_from(bitmap.len()).ok() != Some(dv.cardinality) {
+        return Err(LogError::CorruptDeletionVector {
+            location: shown,
+            reason: format!("bitmap holds {} rows, descriptor says {}", bitmap.len(), dv.cardinality),
+        });
+    }
+    Ok(bitmap)
+}
+
+fn slice_entry(data: bytes::Bytes, offset: u64, len: u64, shown: &str) -> Result<bytes::Bytes> {
+    let start = usize::try_from(offset).unwrap_or(usize::MAX);
+    let end = usize::try_from(offset.saturating_add(len)).unwrap_or(usize::MAX);
+    if end > data.len() || start > end {
+        return Err(LogError::CorruptDeletionVector {
+            location: shown.to_string(),
+            reason: format!("entry at offset {offset} runs past the end of the {}-byte file", data.len()),
+        });
+    }
+    Ok(data.slice(start..end))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

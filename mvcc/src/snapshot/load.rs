@@ -1,0 +1,185 @@
+//! Loading a snapshot: hint, listing, segment, checkpoint (with fallback), commits, replay.
+//!
+//! 1. Read `_last_checkpoint` (a hint) and list the log from its version, or from 0.
+//! 2. Build the [`LogSegment`] for the target version. If the partial listing cannot build
+//!    it (the hint was stale, pointed at a missing checkpoint, or the target is older),
+//!    list from 0 and build again.
+//! 3. Read the checkpoint. If it is unreadable (corrupt, truncated, deleted meanwhile),
+//!    exclude it and rebuild the segment: the next older checkpoint, or JSON replay from 0
+//!    when the log still has every commit.
+//! 4. Read the commits after it in parallel and replay everything in order.
+//! 5. Refuse the snapshot if the protocol needs a reader feature alluvium lacks.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use alluvium_storage::{ObjectStore, StoreRef};
+use alluvium_txlog::actions::{Action, CommitInfo};
+use alluvium_txlog::checkpoint::{read_checkpoint, read_last_checkpoint};
+use alluvium_txlog::column_mapping::ColumnMappingMode;
+use alluvium_txlog::commit::decode_commit;
+use alluvium_txlog::features::check_read_supported;
+use alluvium_txlog::log_path::{LogFile, LogFileKind, Version};
+use alluvium_txlog::path::TableRoot;
+use alluvium_txlog::properties::TableProperties;
+use alluvium_txlog::replay::Replay;
+use alluvium_txlog::schema::StructType;
+use alluvium_txlog::segment::{LogSegment, list_log_from};
+use alluvium_txlog::LogError;
+use rayon::prelude::*;
+
+use super::{Snapshot, SnapshotReport, VersionSpec, timestamps};
+use crate::Result;
+
+/// Lists the log from `from`, counting the request.
+fn list(store: &dyn ObjectStore, from: Version, report: &mut SnapshotReport) -> Result<Vec<LogFile>> {
+    report.list_calls += 1;
+    Ok(list_log_from(store, from)?)
+}
+
+/// True for checkpoint failures that an older checkpoint (or JSON replay) can route around.
+fn checkpoint_unusable(e: &LogError) -> bool {
+    matches!(e, LogError::CorruptCheckpoint { .. } | LogError::MalformedCommit { .. }) || e.is_not_found()
+}
+
+fn has_table(listing: &[LogFile]) -> bool {
+    listing.iter().any(|f| matches!(f.kind, LogFileKind::Commit | LogFileKind::Checkpoint(_)))
+}
+
+pub(super) fn load(store: StoreRef, spec: VersionSpec) -> Result<Snapshot> {
+    let started = Instant::now();
+    let mut report = SnapshotReport::default();
+    let target = match spec {
+        VersionSpec::Latest => None,
+        VersionSpec::Version(v) => Some(v),
+        VersionSpec::Timestamp(ts) => Some(timestamps::version_at(&store, ts, &mut report)?),
+    };
+    let mut snapshot = load_version(store, target, &mut report)?;
+    report.load_micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    snapshot.report = report;
+    Ok(snapshot)
+}
+
+/// Loads `target` (the latest version when `None`).
+pub(super) fn load_version(store: StoreRef, target: Option<Version>, report: &mut SnapshotReport) -> Result<Snapshot> {
+    let root = TableRoot::new(store.root_uri());
+    let hint = read_last_checkpoint(store.as_ref()).filter(|h| target.is_none_or(|t| h.version <= t));
+    let mut from = hint.map_or(0, |h| h.version);
+    let mut listing = list(store.as_ref(), from, report)?;
+    let mut excluded: Vec<Version> = Vec::new();
+    loop {
+        if !has_table(&listing) && from > 0 {
+            from = 0;
+            listing = list(store.as_ref(), 0, report)?;
+        }
+        if !has_table(&listing) {
+            return Err(LogError::TableNotFound { location: store.root_uri() }.into());
+        }
+        let segment = match LogSegment::build(&listing, target, &excluded) {
+            Ok(s) => s,
+            Err(_) if from > 0 => {
+                from = 0;
+                listing = list(store.as_ref(), 0, report)?;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let checkpoint_actions = match &segment.checkpoint {
+            Some(cp) => match read_checkpoint(store.as_ref(), cp) {
+                Ok(actions) => {
+                    report.checkpoint_files_read += u32::try_from(cp.files.len()).unwrap_or(u32::MAX);
+                    actions
+                }
+                Err(e) if checkpoint_unusable(&e) => {
+                    report.skipped_checkpoints.push(format!("version {}: {e}", cp.version));
+                    excluded.push(cp.version);
+                    if from > 0 {
+                        from = 0;
+                        listing = list(store.as_ref(), 0, report)?;
+                    }
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            },
+            None => Vec::new(),
+        };
+        return replay_segment(store, root, segment, checkpoint_actions, report);
+    }
+}
+
+fn read_commit(store: &dyn ObjectStore, file: &LogFile) -> std::result::Result<Vec<Action>, LogError> {
+    let bytes = store.get(&file.meta.path)?;
+    decode_commit(file.meta.path.as_str(), &bytes)
+}
+
+fn replay_segment(
+    store: StoreRef,
+    root: TableRoot,
+    segment: LogSegment,
+    checkpoint_actions: Vec<Action>,
+    report: &mut SnapshotReport,
+) -> Result<Snapshot> {
+    let commits: Vec<Vec<Action>> = segment
+        .commits
+        .par_iter()
+        .map(|f| read_commit(store.as_ref(), f))
+        .collect::<std::result::Result<_, _>>()?;
+    report.commits_read += u32::try_from(commits.len()).unwrap_or(u32::MAX);
+
+    let end = segment.end_version;
+    let mut end_commit_info: Option<CommitInfo> = commits.last().filter(|_| {
+        segment.commits.last().is_some_and(|f| f.version == end)
+    }).and_then(|actions| find_commit_info(actions));
+
+    let mut replay = Replay::new(root.clone());
+    let adds = checkpoint_actions.iter().filter(|a| matches!(a, Action::Add(_))).count();
+    replay.reserve(adds);
+    replay.apply_all(checkpoint_actions);
+    for actions in commits {
+        replay.apply_all(actions);
+    }
+    let state = replay.finish(end)?;
+    check_read_supported(state.protocol())?;
+    let schema = StructType::from_json(&state.metadata().schema_string)?;
+    // Check every column type is readable now, so unsupported types fail the load rather
+    // than a later scan.
+    alluvium_txlog::schema::arrow_schema(&schema)?;
+    let column_mapping = ColumnMappingMode::of(state.protocol(), state.metadata());
+
+    // The commit file of a checkpointed end version was not read for replay; read it for
+    // the version's commitInfo and in-commit timestamp.
+    if end_commit_info.is_none() {
+        if let Some(f) = segment.end_commit.as_ref().filter(|_| segment.checkpoint.as_ref().is_some_and(|c| c.version == end)) {
+            if let Ok(actions) = read_commit(store.as_ref(), f) {
+                report.commits_read += 1;
+                end_commit_info = find_commit_info(&actions);
+            }
+        }
+    }
+    let props = TableProperties(&state.metadata().configuration);
+    let ict = timestamps::ict_applies(&props, end).then(|| end_commit_info.as_ref().and_then(CommitInfo::in_commit_timestamp)).flatten();
+    let file_time = segment
+        .end_commit
+        .as_ref()
+        .map(|f| f.meta.last_modified_ms)
+        .or_else(|| segment.checkpoint.as_ref().and_then(|c| c.files.first()).map(|m| m.last_modified_ms))
+        .unwrap_or(0);
+    Ok(Snapshot {
+        store,
+        root,
+        checkpoint_version: segment.checkpoint.as_ref().map(|c| c.version),
+        state: Arc::new(state),
+        schema: Arc::new(schema),
+        column_mapping,
+        timestamp_ms: ict.unwrap_or(file_time),
+        commit_info: end_commit_info.map(Arc::new),
+        report: SnapshotReport::default(),
+    })
+}
+
+fn find_commit_info(actions: &[Action]) -> Option<CommitInfo> {
+    actions.iter().find_map(|a| match a {
+        Action::CommitInfo(ci) => Some(ci.clone()),
+        _ => None,
+    })
+}

@@ -1,0 +1,52 @@
+//! The facade error type: every lower layer's error, wrapped.
+
+use alluvium_mvcc::MvccError;
+use alluvium_storage::StorageError;
+use alluvium_txlog::LogError;
+
+/// Result alias for the facade.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Any alluvium failure.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Snapshot or commit failure.
+    #[error(transparent)]
+    Mvcc(#[from] MvccError),
+    /// Log format failure.
+    #[error(transparent)]
+    Log(#[from] LogError),
+    /// Storage failure.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// Arrow failure.
+    #[error("arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+    /// Parquet failure while writing output.
+    #[error("parquet: {0}")]
+    Parquet(#[from] parquet::errors::ParquetError),
+    /// An invalid argument.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// Local I/O outside the table (output files).
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The underlying log error, if any (looking through the mvcc wrapper).
+    pub fn as_log_error(&self) -> Option<&LogError> {
+        match self {
+            Error::Log(e) => Some(e),
+            Error::Mvcc(MvccError::Log(e)) => Some(e),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! alluvium: an embeddable storage engine for the Delta Lake transaction-log protocol.
+//!
+//! ```no_run
+//! # fn main() -> alluvium::Result<()> {
+//! let table = alluvium::Table::open("path/to/table")?;
+//! let snapshot = table.snapshot()?;
+//! let batches = alluvium::ScanBuilder::new(snapshot)
+//!     .with_columns(["id", "region"])
+//!     .with_filter_str("region = 'EU' AND id > 10")?
+//!     .build()?
+//!     .execute()?;
+//! # Ok(()) }
+//! ```
+//!
+//! Layers (each a crate; dependencies point down only):
+//! * `alluvium-storage`: object stores;
+//! * `alluvium-txlog`: the log format;
+//! * `alluvium-mvcc`: snapshots and transactions;
+//! * `alluvium-compaction`: maintenance;
+//! * this crate: the facade, table operations and the `alluvium` CLI.
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
+mod error;
+pub mod scan;
+mod table;
+
+pub use alluvium_mvcc::{Snapshot, VersionSpec};
+pub use alluvium_storage as storage;
+pub use alluvium_txlog as txlog;
+pub use error::{Error, Result};
+pub use scan::{Scan, ScanBuilder};
+pub use table::Table;

@@ -1,0 +1,143 @@
+//! Conforming the arrays read from a data file to the table's logical types: matching
+//! nested fields by name, physical name or field id (column mapping), filling columns the
+//! file lacks with nulls (schema evolution), and widening types (type widening, Parquet
+//! timestamp flavours).
+
+use std::sync::Arc;
+
+use alluvium_txlog::column_mapping::ColumnMappingMode;
+use alluvium_txlog::schema::{DataType, PrimitiveType, StructField};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, ListArray, MapArray, NullArray, StructArray, new_null_array};
+use arrow_cast::{CastOptions, cast_with_options};
+use arrow_schema::{DataType as ArrowType, Field, Fields};
+
+use crate::{Error, Result};
+
+/// The logical Arrow type of a Delta type as a scan produces it: every field nullable
+/// (files may hold nulls the schema does not admit; scans never fail on that), map keys
+/// excepted.
+pub(crate) fn scan_type(dt: &DataType) -> Result<ArrowType> {
+    Ok(match dt {
+        DataType::Primitive(_) => alluvium_txlog::schema::arrow_type(dt)?,
+        DataType::Struct(s) => ArrowType::Struct(scan_fields(&s.fields)?),
+        DataType::Array(a) => ArrowType::List(Arc::new(Field::new("element", scan_type(&a.element_type)?, true))),
+        DataType::Map(m) => {
+            let entries = Fields::from(vec![
+                Field::new("key", scan_type(&m.key_type)?, false),
+                Field::new("value", scan_type(&m.value_type)?, true),
+            ]);
+            ArrowType::Map(Arc::new(Field::new("key_value", ArrowType::Struct(entries), false)), false)
+        }
+    })
+}
+
+/// Nullable Arrow fields of a struct's Delta fields (logical names).
+pub(crate) fn scan_fields(fields: &[StructField]) -> Result<Fields> {
+    fields
+        .iter()
+        .map(|f| Ok(Field::new(&f.name, scan_type(&f.data_type)?, true)))
+        .collect::<Result<Vec<_>>>()
+        .map(Fields::from)
+}
+
+/// Finds the child of a file struct (or the file's root fields) that stores `field`.
+pub(crate) fn find_source(file_fields: &Fields, field: &StructField, mode: ColumnMappingMode) -> Option<usize> {
+    let by_name = |name: &str| {
+        file_fields
+            .iter()
+            .position(|f| f.name() == name)
+            .or_else(|| file_fields.iter().position(|f| f.name().eq_ignore_ascii_case(name)))
+    };
+    match mode {
+        ColumnMappingMode::None => by_name(&field.name),
+        ColumnMappingMode::Name => by_name(mode.physical_name(field)),
+        ColumnMappingMode::Id => {
+            let id = field.column_id().map(|i| i.to_string());
+            let by_id = id.as_ref().and_then(|id| {
+                file_fields.iter().position(|f| f.metadata().get("PARQUET:field_id") == Some(id))
+            });
+            let file_has_ids = file_fields.iter().any(|f| f.metadata().contains_key("PARQUET:field_id"));
+            if by_id.is_some() || file_has_ids { by_id } else { by_name(mode.physical_name(field)) }
+        }
+    }
+}
+
+fn mismatch(column: &str, found: &ArrowType, want: &DataType) -> Error {
+    Error::InvalidArgument(format!("column `{column}` is stored as {found}, which cannot be read as {}", type_name(want)))
+}
+
+fn type_name(dt: &DataType) -> String {
+    match dt {
+        DataType::Primitive(p) => p.name(),
+        DataType::Struct(_) => "struct".into(),
+        DataType::Array(_) => "array".into(),
+        DataType::Map(_) => "map".into(),
+    }
+}
+
+/// Converts `arr` (as stored in a file) to the logical type of `field`.
+pub(crate) fn conform(arr: &ArrayRef, field: &StructField, mode: ColumnMappingMode, column: &str) -> Result<ArrayRef> {
+    conform_type(arr, &field.data_type, mode, column)
+}
+
+fn conform_type(arr: &ArrayRef, dt: &DataType, mode: ColumnMappingMode, column: &str) -> Result<ArrayRef> {
+    match dt {
+        DataType::Primitive(PrimitiveType::Void) => Ok(Arc::new(NullArray::new(arr.len()))),
+        DataType::Primitive(_) => {
+            let target = scan_type(dt)?;
+            if arr.data_type() == &target {
+                return Ok(arr.clone());
+            }
+            let options = CastOptions { safe: false, ..Default::default() };
+            if let (ArrowType::Timestamp(_, _), ArrowType::Timestamp(unit, tz)) = (arr.data_type(), &target) {
+                // Change only the unit; the stored values are instants (INT96 and
+                // timestamps without the UTC flag as Spark writes them), so the zone is a
+                // label, never a conversion.
+                let micros = cast_with_options(arr, &ArrowType::Timestamp(*unit, None), &options)
+                    .map_err(|_| mismatch(column, arr.data_type(), dt))?;
+                let data = micros.to_data().into_builder().data_type(ArrowType::Timestamp(*unit, tz.clone())).build()?;
+                return Ok(arrow_array::make_array(data));
+            }
+            cast_with_options(arr, &target, &options).map_err(|_| mismatch(column, arr.data_type(), dt))
+        }
+        DataType::Struct(st) => {
+            let Some(source) = arr.as_struct_opt() else { return Err(mismatch(column, arr.data_type(), dt)) };
+            let fields = scan_fields(&st.fields)?;
+            let mut children = Vec::with_capacity(st.fields.len());
+            for (f, target_field) in st.fields.iter().zip(fields.iter()) {
+                let child = match find_source(source.fields(), f, mode) {
+                    Some(i) => conform_type(source.column(i), &f.data_type, mode, &format!("{column}.{}", f.name))?,
+                    None => new_null_array(target_field.data_type(), arr.len()),
+                };
+                children.push(child);
+            }
+            Ok(Arc::new(StructArray::try_new(fields, children, source.nulls().cloned())?))
+        }
+        DataType::Array(at) => {
+            let list = match arr.data_type() {
+                ArrowType::List(_) => arr.clone(),
+                ArrowType::LargeList(f) | ArrowType::FixedSizeList(f, _) | ArrowType::ListView(f) => {
+                    cast_with_options(arr, &ArrowType::List(f.clone()), &CastOptions::default())?
+                }
+                _ => return Err(mismatch(column, arr.data_type(), dt)),
+            };
+            let list = list.as_list::<i32>();
+            let values = conform_type(list.values(), &at.element_type, mode, &format!("{column}.element"))?;
+            let field = Arc::new(Field::new("element", values.data_type().clone(), true));
+            Ok(Arc::new(ListArray::try_new(field, list.offsets().clone(), values, list.nulls().cloned())?))
+        }
+        DataType::Map(mt) => {
+            let Some(map) = arr.as_map_opt() else { return Err(mismatch(column, arr.data_type(), dt)) };
+            let keys = conform_type(map.keys(), &mt.key_type, mode, &format!("{column}.key"))?;
+            let values = conform_type(map.values(), &mt.value_type, mode, &format!("{column}.value"))?;
+            let entry_fields = Fields::from(vec![
+                Field::new("key", keys.data_type().clone(), false),
+                Field::new("value", values.data_type().clone(), true),
+            ]);
+            let entries = StructArray::try_new(entry_fields.clone(), vec![keys, values], None)?;
+            let field = Arc::new(Field::new("key_value", ArrowType::Struct(entry_fields), false));
+            Ok(Arc::new(MapArray::try_new(field, map.offsets().clone(), entries, map.nulls().cloned(), false)?))
+        }
+    }
+}

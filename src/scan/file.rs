@@ -1,0 +1,184 @@
+//! Reading one data file of a scan.
+
+use alluvium_txlog::actions::Add;
+use alluvium_txlog::dv::read_deletion_vector;
+use alluvium_txlog::expr::evaluate;
+use alluvium_txlog::partition::parse_partition_value;
+use alluvium_txlog::path::resolve;
+use alluvium_txlog::schema::{DataType, StructField};
+use alluvium_txlog::LogError;
+use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
+use arrow_select::filter::{filter, filter_record_batch};
+use bytes::Bytes;
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use roaring::RoaringTreemap;
+
+use super::Scan;
+use super::conform::{conform, find_source, scan_type};
+use crate::{Error, Result};
+
+const BATCH_ROWS: usize = 64 * 1024;
+
+fn file_error(path: &str, reason: impl ToString) -> Error {
+    Error::Log(LogError::data_file(path, reason))
+}
+
+/// Reads one file: data columns, deletion vector, partition values, filter, projection.
+pub(super) fn read_file(scan: &Scan, add: &Add) -> Result<Vec<RecordBatch>> {
+    let snapshot = &scan.snapshot;
+    let schema = snapshot.schema();
+    let mode = snapshot.column_mapping();
+    let location = resolve(&add.path, snapshot.root())?;
+    let shown = location.to_string();
+    let bytes: Bytes = snapshot.store().get_location(&location).map_err(|e| {
+        if e.is_not_found() {
+            file_error(&shown, "the data file referenced by the log is missing")
+        } else {
+            Error::Storage(e)
+        }
+    })?;
+    let deleted = match &add.deletion_vector {
+        Some(dv) => Some(read_deletion_vector(snapshot.store_ref(), dv)?),
+        None => None,
+    };
+
+    // Partition values as constant columns, parsed once per file.
+    let partition_cols = &snapshot.metadata().partition_columns;
+    let mut constants: Vec<Option<(alluvium_txlog::scalar::Scalar, arrow_schema::DataType)>> = Vec::new();
+    for &i in &scan.read {
+        let f = &schema.fields[i];
+        if partition_cols.iter().any(|p| p.eq_ignore_ascii_case(&f.name)) {
+            constants.push(Some((partition_value(add, f, mode)?, scan_type(&f.data_type)?)));
+        } else {
+            constants.push(None);
+        }
+    }
+
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| file_error(&shown, e))?;
+    let total_rows = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
+    if let Some(d) = &deleted {
+        if d.max().is_some_and(|m| m >= total_rows) {
+            return Err(Error::Log(LogError::CorruptDeletionVector {
+                location: shown,
+                reason: format!("deletes row {} of a file with {total_rows} rows", d.max().unwrap_or(0)),
+            }));
+        }
+    }
+    let file_fields = builder.schema().fields().clone();
+    // For each read column that is stored in the file: its root index in the file.
+    let mut sources: Vec<Option<usize>> = Vec::with_capacity(scan.read.len());
+    for (k, &i) in scan.read.iter().enumerate() {
+        let f = &schema.fields[i];
+        sources.push(if constants[k].is_some() { None } else { find_source(&file_fields, f, mode) });
+    }
+    let mut roots: Vec<usize> = sources.iter().flatten().copied().collect();
+    roots.sort_unstable();
+    roots.dedup();
+
+    let mut out = Vec::new();
+    let mut row_offset: u64 = 0;
+    let mut emit = |data: Vec<Option<ArrayRef>>, rows: usize, row_offset: u64| -> Result<()> {
+        let keep = deleted.as_ref().map(|d| keep_mask(d, row_offset, rows));
+        let kept_rows = keep.as_ref().map_or(rows, |k| k.true_count());
+        let mut columns = Vec::with_capacity(scan.read.len());
+        for (k, &i) in scan.read.iter().enumerate() {
+            let f = &schema.fields[i];
+            let col = match (&constants[k], &data[k]) {
+                (Some((value, ty)), _) => value.to_array(ty, kept_rows)?,
+                (None, Some(arr)) => {
+                    let arr = conform(arr, f, mode, &f.name).map_err(|e| file_error(&shown, e))?;
+                    match &keep {
+                        Some(mask) => filter(arr.as_ref(), mask)?,
+                        None => arr,
+                    }
+                }
+                (None, None) => arrow_array::new_null_array(&scan_type(&f.data_type)?, kept_rows),
+            };
+            columns.push(col);
+        }
+        let batch = RecordBatch::try_new_with_options(
+            scan.read_schema.clone(),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(kept_rows)),
+        )?;
+        let batch = match &scan.predicate {
+            Some(p) => filter_record_batch(&batch, &evaluate(p, &batch)?)?,
+            None => batch,
+        };
+        let projected = batch.project(
+            &scan.output.iter().map(|o| scan.read.iter().position(|r| r == o).unwrap_or(0)).collect::<Vec<_>>(),
+        )?;
+        if projected.num_rows() > 0 {
+            out.push(projected);
+        }
+        Ok(())
+    };
+
+    if roots.is_empty() {
+        // No stored column is needed: only the row count matters.
+        let mut remaining = total_rows;
+        while remaining > 0 {
+            let rows = usize::try_from(remaining.min(BATCH_ROWS as u64)).unwrap_or(BATCH_ROWS);
+            emit(vec![None; scan.read.len()], rows, row_offset)?;
+            row_offset += rows as u64;
+            remaining -= rows as u64;
+        }
+        return Ok(out);
+    }
+
+    let mask = ProjectionMask::roots(builder.parquet_schema(), roots.clone());
+    let reader = builder.with_projection(mask).with_batch_size(BATCH_ROWS).build().map_err(|e| file_error(&shown, e))?;
+    for batch in reader {
+        let batch = batch.map_err(|e| file_error(&shown, e))?;
+        let rows = batch.num_rows();
+        // The projected batch holds the selected roots in file order.
+        let data: Vec<Option<ArrayRef>> = sources
+            .iter()
+            .map(|s| s.and_then(|root| roots.iter().position(|r| *r == root)).map(|pos| batch.column(pos).clone()))
+            .collect();
+        emit(data, rows, row_offset)?;
+        row_offset += rows as u64;
+    }
+    Ok(out)
+}
+
+/// The keep-mask of rows `offset..offset + len` of a file given its deleted rows.
+fn keep_mask(deleted: &RoaringTreemap, offset: u64, len: usize) -> BooleanArray {
+    let mut keep = vec![true; len];
+    for row in deleted.iter().skip_while(|r| *r < offset).take_while(|r| *r < offset + len as u64) {
+        keep[(row - offset) as usize] = false;
+    }
+    BooleanArray::from(keep)
+}
+
+fn partition_value(
+    add: &Add,
+    f: &StructField,
+    mode: alluvium_txlog::column_mapping::ColumnMappingMode,
+) -> Result<alluvium_txlog::scalar::Scalar> {
+    let key = mode.physical_name(f);
+    let raw = add
+        .partition_values
+        .get(key)
+        .or_else(|| add.partition_values.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v));
+    let Some(raw) = raw else {
+        return Err(file_error(&add.path, format!("no partition value for partition column `{}`", f.name)));
+    };
+    let DataType::Primitive(ty) = f.data_type else {
+        return Err(file_error(&add.path, format!("partition column `{}` is not of a primitive type", f.name)));
+    };
+    Ok(parse_partition_value(&f.name, raw, ty)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keep_mask_marks_deleted_rows_of_the_window() {
+        let d: RoaringTreemap = [1u64, 5, 6, 20].into_iter().collect();
+        let m = keep_mask(&d, 4, 4);
+        assert_eq!(m.iter().map(Option::unwrap).collect::<Vec<_>>(), vec![true, false, false, true]);
+    }
+}

@@ -1,0 +1,78 @@
+//! The table handle: where a table lives and how to read its snapshots.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use alluvium_mvcc::{Snapshot, VersionSpec};
+use alluvium_storage::{InMemoryStore, LocalFsStore, StoreRef};
+
+use crate::{Error, Result};
+
+/// A Delta table at a location. Cheap to clone; thread-safe.
+#[derive(Debug, Clone)]
+pub struct Table {
+    store: StoreRef,
+}
+
+impl Table {
+    /// Opens the table at `location`: a local path or a `file://` URI.
+    ///
+    /// Opening does no I/O; a missing table is reported by the first read.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for URIs of unsupported schemes.
+    pub fn open(location: &str) -> Result<Table> {
+        let path = if let Some(rest) = location.strip_prefix("file://") {
+            rest.to_string()
+        } else if location.contains("://") {
+            return Err(Error::InvalidArgument(format!("unsupported table location {location}")));
+        } else {
+            location.to_string()
+        };
+        let path = Path::new(&path);
+        let absolute = match std::fs::canonicalize(path) {
+            Ok(p) => p,
+            Err(_) if path.is_absolute() => path.to_path_buf(),
+            Err(_) => std::env::current_dir()
+                .map_err(|e| Error::Io { context: "current directory".into(), source: e })?
+                .join(path),
+        };
+        Ok(Table { store: Arc::new(LocalFsStore::new(absolute)) })
+    }
+
+    /// A table in an existing store.
+    pub fn from_store(store: StoreRef) -> Table {
+        Table { store }
+    }
+
+    /// A table in a fresh in-memory store.
+    pub fn in_memory() -> Table {
+        Table { store: Arc::new(InMemoryStore::new()) }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &StoreRef {
+        &self.store
+    }
+
+    /// The location, as a URI.
+    pub fn uri(&self) -> String {
+        self.store.root_uri()
+    }
+
+    /// The latest snapshot.
+    ///
+    /// # Errors
+    /// See [`Snapshot::load`].
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        self.snapshot_at(VersionSpec::Latest)
+    }
+
+    /// The snapshot of a version, or as of a timestamp.
+    ///
+    /// # Errors
+    /// See [`Snapshot::load`].
+    pub fn snapshot_at(&self, spec: VersionSpec) -> Result<Snapshot> {
+        Ok(Snapshot::load(self.store.clone(), spec)?)
+    }
+}
