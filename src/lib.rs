@@ -20,13 +20,17 @@
 //! * this crate: the facade, table operations and the `alluvium` CLI.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+mod describe;
 mod error;
+mod history;
 pub mod scan;
 mod table;
 
 pub use alluvium_mvcc::{Snapshot, VersionSpec};
 pub use alluvium_storage as storage;
 pub use alluvium_txlog as txlog;
+pub use describe::{ProtocolDescription, TableDescription, describe};
 pub use error::{Error, Result};
+pub use history::{CommitEntry, history};
 pub use scan::{Scan, ScanBuilder};
 pub use table::Table;

@@ -140,3 +140,32 @@ pub fn pretty_rows(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
     }
     (header, rows)
 }
+
+/// Copies a conformance table (its `delta` root) into a fresh temporary directory.
+pub fn copy_table(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance/tables").join(name).join("delta");
+    let dir = tempfile::tempdir().unwrap();
+    let dst = dir.path().join("table");
+    copy_dir(&src, &dst);
+    (dir, dst)
+}
+
+fn copy_dir(src: &std::path::Path, dst: &std::path::Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let to = dst.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to);
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+/// Total rows of a full scan of the latest snapshot.
+pub fn count_rows(table: &std::path::Path) -> alluvium::Result<usize> {
+    let snapshot = alluvium::Table::open(table.to_str().unwrap())?.snapshot()?;
+    let batches = alluvium::ScanBuilder::new(snapshot).build()?.execute()?;
+    Ok(batches.iter().map(RecordBatch::num_rows).sum())
+}

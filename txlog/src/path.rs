@@ -133,7 +133,7 @@ pub fn canonical_path<'a>(raw: &'a str, root: &TableRoot) -> Cow<'a, str> {
 /// that escapes the table root (such files are never read or deleted).
 pub fn resolve(raw: &str, root: &TableRoot) -> Result<FileLocation> {
     let bad = |reason: String| LogError::InvalidAction { action: "add", path: raw.to_string(), reason };
-    let decoded = percent_decode(raw).map_err(bad)?;
+    let decoded = if raw.contains('%') { percent_decode(raw).map_err(bad)? } else { raw.to_string() };
     if is_absolute(&decoded) {
         let abs = canonical_absolute(&decoded).unwrap_or(decoded);
         if let Some(rel) = abs.strip_prefix(root.as_str()).and_then(|r| r.strip_prefix('/')) {

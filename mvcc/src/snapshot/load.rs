@@ -67,6 +67,9 @@ pub(super) fn load_version(store: StoreRef, target: Option<Version>, report: &mu
     let mut from = hint.map_or(0, |h| h.version);
     let mut listing = list(store.as_ref(), from, report)?;
     let mut excluded: Vec<Version> = Vec::new();
+    // The error of the last checkpoint skipped: when nothing else can reconstruct the
+    // version, it says more than "no checkpoint and version 0 is missing".
+    let mut checkpoint_error: Option<LogError> = None;
     loop {
         if !has_table(&listing) && from > 0 {
             from = 0;
@@ -82,7 +85,7 @@ pub(super) fn load_version(store: StoreRef, target: Option<Version>, report: &mu
                 listing = list(store.as_ref(), 0, report)?;
                 continue;
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(checkpoint_error.unwrap_or(e).into()),
         };
         let checkpoint_actions = match &segment.checkpoint {
             Some(cp) => match read_checkpoint(store.as_ref(), cp) {
@@ -93,6 +96,7 @@ pub(super) fn load_version(store: StoreRef, target: Option<Version>, report: &mu
                 Err(e) if checkpoint_unusable(&e) => {
                     report.skipped_checkpoints.push(format!("version {}: {e}", cp.version));
                     excluded.push(cp.version);
+                    checkpoint_error = Some(e);
                     if from > 0 {
                         from = 0;
                         listing = list(store.as_ref(), 0, report)?;

@@ -115,8 +115,11 @@ pub(super) fn version_at(store: &StoreRef, ts_ms: i64, report: &mut SnapshotRepo
     };
     if ts_ms < first.timestamp_ms {
         return Err(out_of_range(format!(
-            "the earliest readable version {} was committed at {} ms",
-            first.version, first.timestamp_ms
+            "the earliest readable version {} was committed at {} ({} ms)",
+            first.version,
+            chrono::DateTime::from_timestamp_millis(first.timestamp_ms)
+                .map_or_else(String::new, |t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()),
+            first.timestamp_ms
         ))
         .into());
     }

@@ -1,0 +1,34 @@
+//! `alluvium files`.
+
+use std::io::Write;
+
+use alluvium::txlog::path::resolve;
+use alluvium::{Error, Result, VersionSpec};
+use clap::Args;
+
+use super::open;
+
+/// Arguments of `files`.
+#[derive(Debug, Args)]
+pub struct FilesArgs {
+    /// Table location.
+    table: String,
+    /// List the files of this version (default: latest).
+    #[arg(long)]
+    version: Option<u64>,
+}
+
+pub fn run(a: FilesArgs) -> Result<()> {
+    let spec = a.version.map_or(VersionSpec::Latest, VersionSpec::Version);
+    let snapshot = open(&a.table)?.snapshot_at(spec)?;
+    let mut paths: Vec<String> = snapshot
+        .files()
+        .map(|f| resolve(&f.path, snapshot.root()).map(|l| l.to_string()))
+        .collect::<std::result::Result<_, _>>()?;
+    paths.sort();
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    for p in paths {
+        writeln!(out, "{p}").map_err(|e| Error::Io { context: "stdout".into(), source: e })?;
+    }
+    out.flush().map_err(|e| Error::Io { context: "stdout".into(), source: e })
+}

@@ -1,0 +1,69 @@
+//! `alluvium history`.
+
+use std::io::Write;
+
+use alluvium::{Error, Result, history};
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::open;
+
+/// Arguments of `history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Table location.
+    table: String,
+    /// Show at most this many commits (newest first).
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Print a JSON array instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+fn iso(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms).map_or_else(|| ms.to_string(), |t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+}
+
+pub fn run(a: HistoryArgs) -> Result<()> {
+    let table = open(&a.table)?;
+    let entries = history(table.store().as_ref(), a.limit)?;
+    if entries.is_empty() {
+        return Err(alluvium::txlog::LogError::TableNotFound { location: table.uri() }.into());
+    }
+    let mut out = std::io::stdout().lock();
+    let io = |e| Error::Io { context: "stdout".into(), source: e };
+    if a.json {
+        let rows: Vec<Value> = entries
+            .iter()
+            .map(|e| {
+                let ci = e.commit_info.as_ref();
+                json!({
+                    "version": e.version,
+                    "timestamp": e.timestamp_ms,
+                    "timestamp_iso": iso(e.timestamp_ms),
+                    "operation": ci.and_then(|c| c.operation()),
+                    "parameters": ci.and_then(|c| c.operation_parameters()).cloned().unwrap_or(Value::Null),
+                    "commit_info": ci.map(|c| Value::Object(c.0.clone())).unwrap_or(Value::Null),
+                })
+            })
+            .collect();
+        writeln!(out, "{}", Value::Array(rows)).map_err(io)?;
+        return Ok(());
+    }
+    writeln!(out, "{:>8}  {:<24}  {:<20}  parameters", "version", "timestamp", "operation").map_err(io)?;
+    for e in &entries {
+        let ci = e.commit_info.as_ref();
+        let params = ci.and_then(|c| c.operation_parameters()).map(Value::to_string).unwrap_or_default();
+        writeln!(
+            out,
+            "{:>8}  {:<24}  {:<20}  {}",
+            e.version,
+            iso(e.timestamp_ms),
+            ci.and_then(|c| c.operation()).unwrap_or("-"),
+            params
+        )
+        .map_err(io)?;
+    }
+    Ok(())
+}

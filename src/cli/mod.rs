@@ -1,0 +1,97 @@
+//! Command-line parsing and dispatch. Commands are thin: each calls the library and formats
+//! what it returns; no protocol logic lives here.
+
+mod bench;
+mod files;
+mod history;
+mod inspect;
+mod output;
+mod scan;
+
+use alluvium::{Error, Result, Table, VersionSpec};
+use clap::{Args, Parser, Subcommand};
+
+/// alluvium: read and write Delta Lake tables.
+#[derive(Debug, Parser)]
+#[command(name = "alluvium", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the rows of a table (optionally a past version, some columns, matching rows).
+    Scan(scan::ScanArgs),
+    /// Describe a table: version, protocol, schema, partitioning, properties, size.
+    Inspect(inspect::InspectArgs),
+    /// List the live data files of a table, one table-relative path per line.
+    Files(files::FilesArgs),
+    /// Show the commit history of a table, newest first.
+    History(history::HistoryArgs),
+    /// Measure alluvium.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+/// Selects a version of a table.
+#[derive(Debug, Args, Clone)]
+pub struct VersionArgs {
+    /// Read this version.
+    #[arg(long, conflicts_with = "timestamp")]
+    version: Option<u64>,
+    /// Read the latest version committed at or before this time (RFC 3339, `YYYY-MM-DD[ HH:MM:SS]` in UTC, or milliseconds since the epoch).
+    #[arg(long)]
+    timestamp: Option<String>,
+}
+
+impl VersionArgs {
+    fn spec(&self) -> Result<VersionSpec> {
+        if let Some(v) = self.version {
+            return Ok(VersionSpec::Version(v));
+        }
+        match &self.timestamp {
+            Some(t) => Ok(VersionSpec::Timestamp(parse_timestamp_arg(t)?)),
+            None => Ok(VersionSpec::Latest),
+        }
+    }
+}
+
+/// Parses a `--timestamp` value into milliseconds since the epoch.
+fn parse_timestamp_arg(t: &str) -> Result<i64> {
+    if let Ok(ms) = t.trim().parse::<i64>() {
+        return Ok(ms);
+    }
+    alluvium::txlog::value_text::parse_timestamp(t).map(|us| us.div_euclid(1000)).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "invalid --timestamp {t:?}: use RFC 3339 (2024-01-31T12:00:00Z), `YYYY-MM-DD[ HH:MM:SS]` (UTC) or epoch milliseconds"
+        ))
+    })
+}
+
+fn open(table: &str) -> Result<Table> {
+    Table::open(table)
+}
+
+/// Parses the command line and runs the command.
+pub fn run() -> Result<()> {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // Help and version go to stdout with success; usage errors exit 2 via clap.
+            e.exit();
+        }
+    };
+    match cli.command {
+        Command::Scan(a) => scan::run(a),
+        Command::Inspect(a) => inspect::run(a),
+        Command::Files(a) => files::run(a),
+        Command::History(a) => history::run(a),
+        Command::Bench(b) => bench::run(b),
+    }
+}
+
+/// An error as one line of text.
+pub fn one_line(e: &Error) -> String {
+    e.to_string().replace(['\n', '\r'], " ")
+}

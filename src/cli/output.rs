@@ -1,0 +1,105 @@
+//! Writing record batches as a table, CSV, JSON lines or Parquet.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::sync::Arc;
+
+use alluvium::{Error, Result};
+use arrow::array::{Array, ArrayRef, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+use clap::ValueEnum;
+
+/// Output formats of `scan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// An aligned text table.
+    Table,
+    /// CSV with a header row (nested values as text).
+    Csv,
+    /// One JSON object per row.
+    Jsonl,
+    /// A Parquet file with the table's logical schema.
+    Parquet,
+}
+
+fn io(context: &str) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::Io { context: context.to_string(), source: e }
+}
+
+/// Opens the destination: a file, or stdout.
+pub fn destination(path: Option<&str>) -> Result<Box<dyn Write + Send>> {
+    Ok(match path {
+        Some(p) => Box::new(BufWriter::new(File::create(p).map_err(io(p))?)),
+        None => Box::new(BufWriter::new(std::io::stdout())),
+    })
+}
+
+/// Writes `batches` (of `schema`) in `format`.
+pub fn write(format: Format, schema: SchemaRef, batches: &[RecordBatch], mut out: Box<dyn Write + Send>) -> Result<()> {
+    match format {
+        Format::Table => {
+            let empty;
+            let shown: &[RecordBatch] = if batches.is_empty() {
+                empty = [RecordBatch::new_empty(schema)];
+                &empty
+            } else {
+                batches
+            };
+            let text = arrow::util::pretty::pretty_format_batches(shown)?;
+            writeln!(out, "{text}").map_err(io("stdout"))?;
+        }
+        Format::Csv => {
+            let text_schema = Arc::new(Schema::new(
+                schema.fields().iter().map(|f| text_field(f)).collect::<Vec<_>>(),
+            ));
+            let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut out);
+            if batches.is_empty() {
+                w.write(&RecordBatch::new_empty(text_schema.clone()))?;
+            }
+            for b in batches {
+                w.write(&nested_as_text(b, &text_schema)?)?;
+            }
+        }
+        Format::Jsonl => {
+            let mut w = arrow::json::LineDelimitedWriter::new(&mut out);
+            for b in batches {
+                w.write(b)?;
+            }
+            w.finish()?;
+        }
+        Format::Parquet => {
+            let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, schema, None)?;
+            for b in batches {
+                w.write(b)?;
+            }
+            w.close()?;
+        }
+    }
+    out.flush().map_err(io("output"))
+}
+
+fn is_nested(t: &DataType) -> bool {
+    matches!(t, DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _))
+}
+
+fn text_field(f: &Field) -> Field {
+    if is_nested(f.data_type()) { Field::new(f.name(), DataType::Utf8, true) } else { f.clone() }
+}
+
+/// CSV cannot hold nested values: render them as text.
+fn nested_as_text(b: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+    let options = FormatOptions::default();
+    let columns: Vec<ArrayRef> = b
+        .columns()
+        .iter()
+        .map(|c| -> Result<ArrayRef> {
+            if !is_nested(c.data_type()) {
+                return Ok(c.clone());
+            }
+            let f = ArrayFormatter::try_new(c.as_ref(), &options)?;
+            Ok(Arc::new(StringArray::from_iter((0..c.len()).map(|i| c.is_valid(i).then(|| f.value(i).to_string())))))
+        })
+        .collect::<Result<_>>()?;
+    Ok(RecordBatch::try_new(schema.clone(), columns)?)
+}

@@ -1,0 +1,42 @@
+//! `alluvium scan`.
+
+use alluvium::{Result, ScanBuilder};
+use clap::Args;
+
+use super::output::{Format, destination, write};
+use super::{VersionArgs, open};
+
+/// Arguments of `scan`.
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// Table location.
+    table: String,
+    #[command(flatten)]
+    version: VersionArgs,
+    /// Comma-separated columns to output, in this order (default: all, in schema order).
+    #[arg(long, value_delimiter = ',')]
+    columns: Option<Vec<String>>,
+    /// Only rows matching this predicate, e.g. "region = 'EU' AND amount > 10".
+    #[arg(long)]
+    filter: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Write to this file instead of stdout.
+    #[arg(long)]
+    output: Option<String>,
+}
+
+pub fn run(a: ScanArgs) -> Result<()> {
+    let snapshot = open(&a.table)?.snapshot_at(a.version.spec()?)?;
+    let mut builder = ScanBuilder::new(snapshot);
+    if let Some(cols) = a.columns {
+        builder = builder.with_columns(cols.into_iter().map(|c| c.trim().to_string()));
+    }
+    if let Some(f) = &a.filter {
+        builder = builder.with_filter_str(f)?;
+    }
+    let scan = builder.build()?;
+    let batches = scan.execute()?;
+    write(a.format, scan.schema(), &batches, destination(a.output.as_deref())?)
+}

@@ -1,0 +1,133 @@
+//! A summary of a table version for humans and tools (`alluvium inspect`).
+
+use std::collections::BTreeMap;
+
+use alluvium_mvcc::Snapshot;
+use alluvium_txlog::actions::Protocol;
+use alluvium_txlog::segment::{complete_checkpoints, earliest_readable_version, list_log_from};
+use serde::{Deserialize, Serialize};
+
+use crate::Result;
+
+/// What `inspect` reports about one version of a table.
+#[derive(Debug, Clone, Serialize)]
+pub struct TableDescription {
+    /// The version described.
+    pub version: u64,
+    /// Its commit timestamp (ms since the epoch).
+    pub timestamp_ms: i64,
+    /// The table id (`metaData.id`).
+    pub table_id: String,
+    /// The table name, if set.
+    pub name: Option<String>,
+    /// The protocol.
+    pub protocol: ProtocolDescription,
+    /// The schema as Delta schema JSON.
+    pub schema: serde_json::Value,
+    /// Partition columns.
+    pub partition_columns: Vec<String>,
+    /// Table properties.
+    pub configuration: BTreeMap<String, String>,
+    /// Column mapping mode (`none`, `name`, `id`).
+    pub column_mapping_mode: String,
+    /// Live data files.
+    pub num_files: usize,
+    /// Live rows from statistics (minus deletion vectors); `None` if any file lacks a row
+    /// count.
+    pub num_records: Option<u64>,
+    /// Total size of the live files.
+    pub size_bytes: u64,
+    /// Live files that carry a deletion vector.
+    pub num_deletion_vectors: usize,
+    /// The checkpoint this version was loaded from.
+    pub loaded_from_checkpoint: Option<u64>,
+    /// The newest complete checkpoint in the log.
+    pub last_checkpoint: Option<u64>,
+    /// The earliest version that can still be reconstructed.
+    pub earliest_readable_version: Option<u64>,
+    /// Application transaction ids with their versions.
+    pub app_transactions: BTreeMap<String, i64>,
+    /// Live domain names.
+    pub domains: Vec<String>,
+}
+
+/// The protocol, with the JSON key names of the log.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProtocolDescription {
+    /// Minimum reader version.
+    pub min_reader_version: i32,
+    /// Minimum writer version.
+    pub min_writer_version: i32,
+    /// Reader features (empty below reader version 3).
+    pub reader_features: Vec<String>,
+    /// Writer features (empty below writer version 7).
+    pub writer_features: Vec<String>,
+}
+
+impl From<&Protocol> for ProtocolDescription {
+    fn from(p: &Protocol) -> Self {
+        ProtocolDescription {
+            min_reader_version: p.min_reader_version,
+            min_writer_version: p.min_writer_version,
+            reader_features: p.reader_features.clone().unwrap_or_default(),
+            writer_features: p.writer_features.clone().unwrap_or_default(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct RowCount {
+    #[serde(rename = "numRecords")]
+    num_records: Option<i64>,
+}
+
+/// Describes `snapshot`. Lists the whole log once to find the checkpoints and the earliest
+/// readable version.
+///
+/// # Errors
+/// Storage errors while listing the log.
+pub fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
+    let listing = list_log_from(snapshot.store_ref(), 0)?;
+    let mut records: Option<u64> = Some(0);
+    let mut size: u64 = 0;
+    let mut dvs = 0;
+    for f in snapshot.files() {
+        size = size.saturating_add(u64::try_from(f.size).unwrap_or(0));
+        let deleted = f.deletion_vector.as_ref().map_or(0, |d| d.cardinality);
+        if f.deletion_vector.is_some() {
+            dvs += 1;
+        }
+        let n = f.stats.as_deref().and_then(|s| serde_json::from_str::<RowCount>(s).ok()).and_then(|r| r.num_records);
+        records = match (records, n) {
+            (Some(acc), Some(n)) => Some(acc.saturating_add(u64::try_from(n.saturating_sub(deleted)).unwrap_or(0))),
+            _ => None,
+        };
+    }
+    let md = snapshot.metadata();
+    let schema = serde_json::from_str(&md.schema_string).unwrap_or(serde_json::Value::Null);
+    Ok(TableDescription {
+        version: snapshot.version(),
+        timestamp_ms: snapshot.timestamp_ms(),
+        table_id: md.id.clone(),
+        name: md.name.clone(),
+        protocol: snapshot.protocol().into(),
+        schema,
+        partition_columns: md.partition_columns.clone(),
+        configuration: md.configuration.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        column_mapping_mode: format!("{:?}", snapshot.column_mapping()).to_lowercase(),
+        num_files: snapshot.num_files(),
+        num_records: records,
+        size_bytes: size,
+        num_deletion_vectors: dvs,
+        loaded_from_checkpoint: snapshot.checkpoint_version(),
+        last_checkpoint: complete_checkpoints(&listing).keys().next_back().copied(),
+        earliest_readable_version: earliest_readable_version(&listing),
+        app_transactions: snapshot.state().app_transactions().iter().map(|(k, t)| (k.clone(), t.version)).collect(),
+        domains: {
+            let mut d: Vec<String> = snapshot.domains().map(|d| d.domain.clone()).collect();
+            d.sort();
+            d
+        },
+    })
+}
