@@ -98,9 +98,15 @@ pub fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
         if f.deletion_vector.is_some() {
             dvs += 1;
         }
-        let n = f.stats.as_deref().and_then(|s| serde_json::from_str::<RowCount>(s).ok()).and_then(|r| r.num_records);
+        let n = f
+            .stats
+            .as_deref()
+            .and_then(|s| serde_json::from_str::<RowCount>(s).ok())
+            .and_then(|r| r.num_records);
         records = match (records, n) {
-            (Some(acc), Some(n)) => Some(acc.saturating_add(u64::try_from(n.saturating_sub(deleted)).unwrap_or(0))),
+            (Some(acc), Some(n)) => {
+                Some(acc.saturating_add(u64::try_from(n.saturating_sub(deleted)).unwrap_or(0)))
+            }
             _ => None,
         };
     }
@@ -114,7 +120,11 @@ pub fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
         protocol: snapshot.protocol().into(),
         schema,
         partition_columns: md.partition_columns.clone(),
-        configuration: md.configuration.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        configuration: md
+            .configuration
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         column_mapping_mode: format!("{:?}", snapshot.column_mapping()).to_lowercase(),
         num_files: snapshot.num_files(),
         num_records: records,
@@ -123,7 +133,12 @@ pub fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
         loaded_from_checkpoint: snapshot.checkpoint_version(),
         last_checkpoint: complete_checkpoints(&listing).keys().next_back().copied(),
         earliest_readable_version: earliest_readable_version(&listing),
-        app_transactions: snapshot.state().app_transactions().iter().map(|(k, t)| (k.clone(), t.version)).collect(),
+        app_transactions: snapshot
+            .state()
+            .app_transactions()
+            .iter()
+            .map(|(k, t)| (k.clone(), t.version))
+            .collect(),
         domains: {
             let mut d: Vec<String> = snapshot.domains().map(|d| d.domain.clone()).collect();
             d.sort();

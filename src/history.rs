@@ -32,10 +32,10 @@ pub fn history(store: &dyn ObjectStore, limit: Option<usize>) -> Result<Vec<Comm
     for f in listing.iter().filter(|f| f.kind == LogFileKind::Commit) {
         // Monotonize file times: a time not after its predecessor's becomes predecessor + 1.
         let mut t = f.meta.last_modified_ms;
-        if let Some(p) = prev {
-            if t <= p {
-                t = p + 1;
-            }
+        if let Some(p) = prev
+            && t <= p
+        {
+            t = p + 1;
         }
         prev = Some(t);
         commits.push((f.version, &f.meta, t));
@@ -53,8 +53,15 @@ pub fn history(store: &dyn ObjectStore, limit: Option<usize>) -> Result<Vec<Comm
                 Action::CommitInfo(ci) => Some(ci),
                 _ => None,
             });
-            let timestamp_ms = commit_info.as_ref().and_then(CommitInfo::in_commit_timestamp).unwrap_or(*file_time);
-            Ok(CommitEntry { version: *version, timestamp_ms, commit_info })
+            let timestamp_ms = commit_info
+                .as_ref()
+                .and_then(CommitInfo::in_commit_timestamp)
+                .unwrap_or(*file_time);
+            Ok(CommitEntry {
+                version: *version,
+                timestamp_ms,
+                commit_info,
+            })
         })
         .collect()
 }

@@ -14,8 +14,14 @@ fn main() -> ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".into());
-        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-        eprintln!("error: internal error (please report): {}{at}", msg.replace('\n', " "));
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "error: internal error (please report): {}{at}",
+            msg.replace('\n', " ")
+        );
     }));
     match std::panic::catch_unwind(cli::run) {
         Ok(Ok(())) => ExitCode::SUCCESS,

@@ -25,7 +25,9 @@ impl Table {
         let path = if let Some(rest) = location.strip_prefix("file://") {
             rest.to_string()
         } else if location.contains("://") {
-            return Err(Error::InvalidArgument(format!("unsupported table location {location}")));
+            return Err(Error::InvalidArgument(format!(
+                "unsupported table location {location}"
+            )));
         } else {
             location.to_string()
         };
@@ -34,10 +36,15 @@ impl Table {
             Ok(p) => p,
             Err(_) if path.is_absolute() => path.to_path_buf(),
             Err(_) => std::env::current_dir()
-                .map_err(|e| Error::Io { context: "current directory".into(), source: e })?
+                .map_err(|e| Error::Io {
+                    context: "current directory".into(),
+                    source: e,
+                })?
                 .join(path),
         };
-        Ok(Table { store: Arc::new(LocalFsStore::new(absolute)) })
+        Ok(Table {
+            store: Arc::new(LocalFsStore::new(absolute)),
+        })
     }
 
     /// A table in an existing store.
@@ -47,7 +54,9 @@ impl Table {
 
     /// A table in a fresh in-memory store.
     pub fn in_memory() -> Table {
-        Table { store: Arc::new(InMemoryStore::new()) }
+        Table {
+            store: Arc::new(InMemoryStore::new()),
+        }
     }
 
     /// The store.

@@ -34,13 +34,41 @@ use serde_json::Value;
 
 /// Tables that use features alluvium does not read yet: (table, feature it must name, why).
 const OUT_OF_SCOPE: &[(&str, &str, &str)] = &[
-    ("unshredded-variant", "variantType-preview", "variant columns are out of scope for now"),
-    ("spark-shredded-variant-preview-delta", "variantShredding-preview", "variant columns are out of scope for now"),
-    ("variant-stats-nested-no-checkpoint", "variantShredding-preview", "variant columns are out of scope for now"),
-    ("variant-stats-no-checkpoint", "variantType", "variant columns are out of scope for now"),
-    ("variant-stats-state-reconstruction", "variantType", "variant columns are out of scope for now"),
-    ("variant-stats-with-struct-no-checkpoint", "variantShredding-preview", "variant columns are out of scope for now"),
-    ("table-with-geo", "geospatial", "geometry/geography columns are out of scope for now"),
+    (
+        "unshredded-variant",
+        "variantType-preview",
+        "variant columns are out of scope for now",
+    ),
+    (
+        "spark-shredded-variant-preview-delta",
+        "variantShredding-preview",
+        "variant columns are out of scope for now",
+    ),
+    (
+        "variant-stats-nested-no-checkpoint",
+        "variantShredding-preview",
+        "variant columns are out of scope for now",
+    ),
+    (
+        "variant-stats-no-checkpoint",
+        "variantType",
+        "variant columns are out of scope for now",
+    ),
+    (
+        "variant-stats-state-reconstruction",
+        "variantType",
+        "variant columns are out of scope for now",
+    ),
+    (
+        "variant-stats-with-struct-no-checkpoint",
+        "variantShredding-preview",
+        "variant columns are out of scope for now",
+    ),
+    (
+        "table-with-geo",
+        "geospatial",
+        "geometry/geography columns are out of scope for now",
+    ),
 ];
 
 /// Expected results we believe are wrong upstream: (table, column, proof). The column is
@@ -57,7 +85,8 @@ const EXPECTED_DIVERGENCES: &[(&str, &str, &str, &str)] = &[(
 )];
 
 /// Why the change-data-feed comparisons of the `cdf-*` entries are not run.
-const CDF_SKIP_REASON: &str = "change-data-feed reads are out of scope for now (snapshot and row count still checked)";
+const CDF_SKIP_REASON: &str =
+    "change-data-feed reads are out of scope for now (snapshot and row count still checked)";
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance")
@@ -71,13 +100,22 @@ enum Outcome {
 }
 
 fn main() {
-    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
-    let manifest: Value = serde_json::from_slice(&std::fs::read(data_dir().join("MANIFEST.json")).unwrap()).unwrap();
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(data_dir().join("MANIFEST.json")).unwrap()).unwrap();
     let entries: Vec<&Value> = manifest["tables"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|e| filters.is_empty() || filters.iter().any(|f| e["name"].as_str().unwrap().contains(f.as_str())))
+        .filter(|e| {
+            filters.is_empty()
+                || filters
+                    .iter()
+                    .any(|f| e["name"].as_str().unwrap().contains(f.as_str()))
+        })
         .collect();
     let results: Vec<(String, Outcome)> = entries
         .par_iter()
@@ -102,7 +140,14 @@ fn main() {
         match o {
             Outcome::Pass(d) => {
                 pass += 1;
-                println!("PASS {name}{}", if d.is_empty() { String::new() } else { format!(" ({d})") });
+                println!(
+                    "PASS {name}{}",
+                    if d.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({d})")
+                    }
+                );
             }
             Outcome::Skip(d) => {
                 skip += 1;
@@ -114,7 +159,10 @@ fn main() {
             }
         }
     }
-    println!("\nconformance: {pass} passed, {skip} skipped (out of scope, failing closed), {fail} failed, of {}", results.len());
+    println!(
+        "\nconformance: {pass} passed, {skip} skipped (out of scope, failing closed), {fail} failed, of {}",
+        results.len()
+    );
     if fail > 0 {
         std::process::exit(1);
     }
@@ -139,7 +187,9 @@ fn run_entry(e: &Value) -> Outcome {
             }
         }
         Err(msg) => match msg.strip_prefix("DIVERGENCE: ") {
-            Some(reason) => Outcome::Skip(format!("upstream expected result believed wrong; {reason}")),
+            Some(reason) => {
+                Outcome::Skip(format!("upstream expected result believed wrong; {reason}"))
+            }
             None => Outcome::Fail(msg),
         },
     }
@@ -150,65 +200,118 @@ fn table(root: &Path) -> Table {
 }
 
 fn full_scan(snapshot: &Snapshot) -> Result<Vec<RecordBatch>, String> {
-    ScanBuilder::new(snapshot.clone()).build().and_then(|s| s.execute()).map_err(|e| format!("scan failed: {e}"))
+    ScanBuilder::new(snapshot.clone())
+        .build()
+        .and_then(|s| s.execute())
+        .map_err(|e| format!("scan failed: {e}"))
 }
 
 fn check_fails_closed(root: &Path, feature: &str, reason: &str) -> Outcome {
-    let result = table(root).snapshot().and_then(|s| ScanBuilder::new(s).build().and_then(|s| s.execute()));
+    let result = table(root)
+        .snapshot()
+        .and_then(|s| ScanBuilder::new(s).build().and_then(|s| s.execute()));
     match result {
         Err(err) => match err.as_log_error() {
-            Some(LogError::UnsupportedFeature { feature: f, .. }) if f == feature => Outcome::Skip(format!("{reason}; fails closed: {err}")),
-            _ => Outcome::Fail(format!("expected UnsupportedFeature `{feature}`, got: {err}")),
+            Some(LogError::UnsupportedFeature { feature: f, .. }) if f == feature => {
+                Outcome::Skip(format!("{reason}; fails closed: {err}"))
+            }
+            _ => Outcome::Fail(format!(
+                "expected UnsupportedFeature `{feature}`, got: {err}"
+            )),
         },
-        Ok(_) => Outcome::Fail(format!("out-of-scope table read without error: remove it from OUT_OF_SCOPE ({reason})")),
+        Ok(_) => Outcome::Fail(format!(
+            "out-of-scope table read without error: remove it from OUT_OF_SCOPE ({reason})"
+        )),
     }
 }
 
 fn check_expected_error(name: &str, root: &Path, e: &Value) -> Outcome {
-    let result = table(root).snapshot().and_then(|s| ScanBuilder::new(s).build().and_then(|s| s.execute()));
+    let result = table(root)
+        .snapshot()
+        .and_then(|s| ScanBuilder::new(s).build().and_then(|s| s.execute()));
     let Err(err) = result else {
-        return Outcome::Fail(format!("expected an error ({}), but the table loaded", e["expected_error"]));
+        return Outcome::Fail(format!(
+            "expected an error ({}), but the table loaded",
+            e["expected_error"]
+        ));
     };
     let log = err.as_log_error();
     let ok = match name {
-        "catalog-owned-preview" => matches!(log, Some(LogError::UnsupportedFeature { feature, .. }) if feature == "catalogManaged"),
-        "crc-malformed" | "no-delta-log-folder" => matches!(log, Some(LogError::TableNotFound { .. })),
-        "deltalog-invalid-protocol-version" => matches!(log, Some(LogError::UnsupportedProtocolVersion { version: 99, .. })),
-        "deltalog-state-reconstruction-from-checkpoint-missing-metadata" | "deltalog-state-reconstruction-without-metadata" => {
-            matches!(log, Some(LogError::MissingAction { action: "metaData", .. }))
+        "catalog-owned-preview" => {
+            matches!(log, Some(LogError::UnsupportedFeature { feature, .. }) if feature == "catalogManaged")
         }
-        "deltalog-state-reconstruction-from-checkpoint-missing-protocol" | "deltalog-state-reconstruction-without-protocol" => {
-            matches!(log, Some(LogError::MissingAction { action: "protocol", .. }))
+        "crc-malformed" | "no-delta-log-folder" => {
+            matches!(log, Some(LogError::TableNotFound { .. }))
+        }
+        "deltalog-invalid-protocol-version" => matches!(
+            log,
+            Some(LogError::UnsupportedProtocolVersion { version: 99, .. })
+        ),
+        "deltalog-state-reconstruction-from-checkpoint-missing-metadata"
+        | "deltalog-state-reconstruction-without-metadata" => {
+            matches!(
+                log,
+                Some(LogError::MissingAction {
+                    action: "metaData",
+                    ..
+                })
+            )
+        }
+        "deltalog-state-reconstruction-from-checkpoint-missing-protocol"
+        | "deltalog-state-reconstruction-without-protocol" => {
+            matches!(
+                log,
+                Some(LogError::MissingAction {
+                    action: "protocol",
+                    ..
+                })
+            )
         }
         "err-log-table_c" => matches!(log, Some(LogError::NonContiguousLog { .. })),
         "simple_table_features" => matches!(
             log,
-            Some(LogError::UnsupportedFeature { .. }) | Some(LogError::UnsupportedProtocolVersion { .. })
+            Some(LogError::UnsupportedFeature { .. })
+                | Some(LogError::UnsupportedProtocolVersion { .. })
         ),
         other => return Outcome::Fail(format!("no expected-error rule for {other}: {err}")),
     };
-    if ok { Outcome::Pass(format!("fails with: {err}")) } else { Outcome::Fail(format!("wrong error kind: {err}")) }
+    if ok {
+        Outcome::Pass(format!("fails with: {err}"))
+    } else {
+        Outcome::Fail(format!("wrong error kind: {err}"))
+    }
 }
 
 fn strings(v: &Value) -> Vec<String> {
-    v.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect()).unwrap_or_default()
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn check_facts(s: &Snapshot, e: &Value) -> Result<(), String> {
     let mut errs = Vec::new();
-    if let Some(v) = e["latest_version"].as_u64() {
-        if s.version() != v {
-            errs.push(format!("version {} != {v}", s.version()));
-        }
+    if let Some(v) = e["latest_version"].as_u64()
+        && s.version() != v
+    {
+        errs.push(format!("version {} != {v}", s.version()));
     }
     if let Some(p) = e["protocol"].as_object() {
         let proto = s.protocol();
-        if p.get("minReaderVersion").and_then(Value::as_i64) != Some(i64::from(proto.min_reader_version))
-            || p.get("minWriterVersion").and_then(Value::as_i64) != Some(i64::from(proto.min_writer_version))
+        if p.get("minReaderVersion").and_then(Value::as_i64)
+            != Some(i64::from(proto.min_reader_version))
+            || p.get("minWriterVersion").and_then(Value::as_i64)
+                != Some(i64::from(proto.min_writer_version))
         {
             errs.push(format!("protocol {proto:?} != {p:?}"));
         }
-        for (key, ours) in [("readerFeatures", &proto.reader_features), ("writerFeatures", &proto.writer_features)] {
+        for (key, ours) in [
+            ("readerFeatures", &proto.reader_features),
+            ("writerFeatures", &proto.writer_features),
+        ] {
             if let Some(expected) = p.get(key) {
                 let a: BTreeSet<String> = strings(expected).into_iter().collect();
                 let b: BTreeSet<String> = ours.clone().unwrap_or_default().into_iter().collect();
@@ -218,23 +321,35 @@ fn check_facts(s: &Snapshot, e: &Value) -> Result<(), String> {
             }
         }
     }
-    if !e["partition_columns"].is_null() && strings(&e["partition_columns"]) != s.partition_columns() {
-        errs.push(format!("partition columns {:?} != {}", s.partition_columns(), e["partition_columns"]));
+    if !e["partition_columns"].is_null()
+        && strings(&e["partition_columns"]) != s.partition_columns()
+    {
+        errs.push(format!(
+            "partition columns {:?} != {}",
+            s.partition_columns(),
+            e["partition_columns"]
+        ));
     }
     let cols: Vec<String> = s.schema().fields.iter().map(|f| f.name.clone()).collect();
     if !e["schema_columns"].is_null() && strings(&e["schema_columns"]) != cols {
-        errs.push(format!("schema columns {cols:?} != {}", e["schema_columns"]));
+        errs.push(format!(
+            "schema columns {cols:?} != {}",
+            e["schema_columns"]
+        ));
     }
     let d = &e["derived"];
-    if let Some(n) = d["live_file_count"].as_u64() {
-        if s.num_files() as u64 != n {
-            errs.push(format!("live files {} != {n}", s.num_files()));
-        }
+    if let Some(n) = d["live_file_count"].as_u64()
+        && s.num_files() as u64 != n
+    {
+        errs.push(format!("live files {} != {n}", s.num_files()));
     }
-    if let Some(n) = d["app_txn_count"].as_u64() {
-        if s.state().app_transactions().len() as u64 != n {
-            errs.push(format!("app txns {} != {n}", s.state().app_transactions().len()));
-        }
+    if let Some(n) = d["app_txn_count"].as_u64()
+        && s.state().app_transactions().len() as u64 != n
+    {
+        errs.push(format!(
+            "app txns {} != {n}",
+            s.state().app_transactions().len()
+        ));
     }
     if d["domains"].is_array() {
         let a: BTreeSet<String> = strings(&d["domains"]).into_iter().collect();
@@ -243,11 +358,17 @@ fn check_facts(s: &Snapshot, e: &Value) -> Result<(), String> {
             errs.push(format!("domains {b:?} != {a:?}"));
         }
     }
-    if errs.is_empty() { Ok(()) } else { Err(errs.join("; ")) }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(errs.join("; "))
+    }
 }
 
 fn check_table(name: &str, root: &Path, e: &Value, usage: &str) -> Result<String, String> {
-    let snapshot = table(root).snapshot().map_err(|err| format!("snapshot failed: {err}"))?;
+    let snapshot = table(root)
+        .snapshot()
+        .map_err(|err| format!("snapshot failed: {err}"))?;
     check_facts(&snapshot, e)?;
     check_assertions(name, &snapshot)?;
     let data = e["data_files_present"].as_str().unwrap_or("");
@@ -258,16 +379,17 @@ fn check_table(name: &str, root: &Path, e: &Value, usage: &str) -> Result<String
         for exp in e["expected"].as_array().into_iter().flatten() {
             compare_expected(&snapshot, &batches, exp)?;
         }
-        detail.push_str(&format!(", {} rows equal to expected", batches.iter().map(RecordBatch::num_rows).sum::<usize>()));
-    } else if scannable {
-        if let Some(expected) = e["row_count"].as_u64() {
-            let batches = full_scan(&snapshot)?;
-            let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
-            if rows as u64 != expected {
-                return Err(format!("scan returned {rows} rows, expected {expected}"));
-            }
-            detail.push_str(&format!(", {rows} rows"));
+        detail.push_str(&format!(
+            ", {} rows equal to expected",
+            batches.iter().map(RecordBatch::num_rows).sum::<usize>()
+        ));
+    } else if scannable && let Some(expected) = e["row_count"].as_u64() {
+        let batches = full_scan(&snapshot)?;
+        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        if rows as u64 != expected {
+            return Err(format!("scan returned {rows} rows, expected {expected}"));
         }
+        detail.push_str(&format!(", {rows} rows"));
     }
     Ok(detail)
 }
@@ -280,31 +402,36 @@ fn check_assertions(name: &str, s: &Snapshot) -> Result<(), String> {
             if live != ["bar", "foo"].iter().map(|x| x.to_string()).collect() {
                 return fail(format!("live files {live:?}"));
             }
-            let foo = s.files().find(|a| a.path == "foo").unwrap();
-            if foo.modification_time != 1_700_000_000_000 {
-                return fail(format!("foo modificationTime {}", foo.modification_time));
+            let readded = s.files().find(|a| a.path == "foo").unwrap();
+            if readded.modification_time != 1_700_000_000_000 {
+                return fail(format!(
+                    "foo modificationTime {}",
+                    readded.modification_time
+                ));
             }
         }
         "log-replay-special-characters-b" => {
-            let decoded: Vec<String> = s.files().map(|a| alluvium::txlog::path::percent_decode(&a.path).unwrap()).collect();
+            let decoded: Vec<String> = s
+                .files()
+                .map(|a| alluvium::txlog::path::percent_decode(&a.path).unwrap())
+                .collect();
             if decoded != ["special p@#h"] {
                 return fail(format!("live files {decoded:?}"));
             }
         }
-        "deltalog-getChanges" => {
-            if s.app_transaction_version("fakeAppId", 0) != Some(3) || s.app_transaction_version("nonExistentAppId", 0).is_some() {
-                return fail("txn versions wrong".into());
-            }
+        "deltalog-getChanges"
+            if (s.app_transaction_version("fakeAppId", 0) != Some(3)
+                || s.app_transaction_version("nonExistentAppId", 0).is_some()) =>
+        {
+            return fail("txn versions wrong".into());
         }
-        "app-txn-checkpoint" | "app-txn-no-checkpoint" => {
-            if s.app_transaction_version("my-app", 0).is_none() {
-                return fail("no txn for my-app".into());
-            }
+        "app-txn-checkpoint" | "app-txn-no-checkpoint"
+            if s.app_transaction_version("my-app", 0).is_none() =>
+        {
+            return fail("no txn for my-app".into());
         }
-        n if n.starts_with("canonicalized-paths") => {
-            if s.num_files() != 0 || s.version() != 1 {
-                return fail(format!("expected 0 live files at version 1, got {live:?}"));
-            }
+        n if n.starts_with("canonicalized-paths") && (s.num_files() != 0 || s.version() != 1) => {
+            return fail(format!("expected 0 live files at version 1, got {live:?}"));
         }
         _ => {}
     }
@@ -321,7 +448,9 @@ fn read_expected_parquet(dir: &Path) -> Result<Vec<RecordBatch>, String> {
     let mut out = Vec::new();
     for f in files {
         let bytes = bytes::Bytes::from(std::fs::read(&f).unwrap());
-        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes).and_then(|b| b.build()).map_err(|e| e.to_string())?;
+        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .and_then(|b| b.build())
+            .map_err(|e| e.to_string())?;
         for b in reader {
             out.push(b.map_err(|e| e.to_string())?);
         }
@@ -337,14 +466,32 @@ fn compare_expected(snapshot: &Snapshot, ours: &[RecordBatch], exp: &Value) -> R
             let mut ours = ours.to_vec();
             let exp_cols: Vec<String> = expected
                 .first()
-                .map(|b| b.schema().fields().iter().map(|f| f.name().clone()).collect())
+                .map(|b| {
+                    b.schema()
+                        .fields()
+                        .iter()
+                        .map(|f| f.name().clone())
+                        .collect()
+                })
                 .unwrap_or_default();
-            let our_cols: Vec<String> = snapshot.schema().fields.iter().map(|f| f.name.clone()).collect();
+            let our_cols: Vec<String> = snapshot
+                .schema()
+                .fields
+                .iter()
+                .map(|f| f.name.clone())
+                .collect();
             if !expected.is_empty() && exp_cols != our_cols {
                 return Err(format!("columns {our_cols:?} != expected {exp_cols:?}"));
             }
-            let name = exp["path"].as_str().unwrap_or("").split('/').nth(1).unwrap_or("");
-            if let Some((_, column, value, proof)) = EXPECTED_DIVERGENCES.iter().find(|d| d.0 == name) {
+            let name = exp["path"]
+                .as_str()
+                .unwrap_or("")
+                .split('/')
+                .nth(1)
+                .unwrap_or("");
+            if let Some((_, column, value, proof)) =
+                EXPECTED_DIVERGENCES.iter().find(|d| d.0 == name)
+            {
                 for b in &ours {
                     let col = b.column_by_name(column).ok_or("diverging column missing")?;
                     for i in 0..b.num_rows() {
@@ -357,7 +504,9 @@ fn compare_expected(snapshot: &Snapshot, ours: &[RecordBatch], exp: &Value) -> R
                 let drop = |bs: &[RecordBatch]| -> Vec<RecordBatch> {
                     bs.iter()
                         .map(|b| {
-                            let keep: Vec<usize> = (0..b.num_columns()).filter(|i| b.schema().field(*i).name() != column).collect();
+                            let keep: Vec<usize> = (0..b.num_columns())
+                                .filter(|i| b.schema().field(*i).name() != column)
+                                .collect();
                             b.project(&keep).unwrap()
                         })
                         .collect()
@@ -368,7 +517,9 @@ fn compare_expected(snapshot: &Snapshot, ours: &[RecordBatch], exp: &Value) -> R
                 if a != b {
                     return Err(first_difference(&a, &b));
                 }
-                return Err(format!("DIVERGENCE: `{column}` left out of the comparison: {proof}"));
+                return Err(format!(
+                    "DIVERGENCE: `{column}` left out of the comparison: {proof}"
+                ));
             }
             let (a, b) = (common::canon_rows(&ours), common::canon_rows(&expected));
             if a != b {
@@ -392,7 +543,9 @@ fn compare_expected(snapshot: &Snapshot, ours: &[RecordBatch], exp: &Value) -> R
             let rendered = if batches.is_empty() {
                 String::new()
             } else {
-                pretty_format_batches(&batches).map_err(|e| e.to_string())?.to_string()
+                pretty_format_batches(&batches)
+                    .map_err(|e| e.to_string())?
+                    .to_string()
             };
             let (our_header, mut our_rows) = common::pretty_rows(&rendered);
             if !batches.is_empty() && our_header != exp_header {
@@ -412,8 +565,16 @@ fn compare_expected(snapshot: &Snapshot, ours: &[RecordBatch], exp: &Value) -> R
 }
 
 fn first_difference(ours: &[String], expected: &[String]) -> String {
-    let only_ours: Vec<&String> = ours.iter().filter(|r| !expected.contains(r)).take(3).collect();
-    let only_exp: Vec<&String> = expected.iter().filter(|r| !ours.contains(r)).take(3).collect();
+    let only_ours: Vec<&String> = ours
+        .iter()
+        .filter(|r| !expected.contains(r))
+        .take(3)
+        .collect();
+    let only_exp: Vec<&String> = expected
+        .iter()
+        .filter(|r| !ours.contains(r))
+        .take(3)
+        .collect();
     format!(
         "rows differ: {} ours vs {} expected; only ours: {only_ours:?}; only expected: {only_exp:?}",
         ours.len(),

@@ -28,7 +28,13 @@ pub fn run(a: FilesArgs) -> Result<()> {
     paths.sort();
     let mut out = std::io::BufWriter::new(std::io::stdout());
     for p in paths {
-        writeln!(out, "{p}").map_err(|e| Error::Io { context: "stdout".into(), source: e })?;
+        writeln!(out, "{p}").map_err(|e| Error::Io {
+            context: "stdout".into(),
+            source: e,
+        })?;
     }
-    out.flush().map_err(|e| Error::Io { context: "stdout".into(), source: e })
+    out.flush().map_err(|e| Error::Io {
+        context: "stdout".into(),
+        source: e,
+    })
 }

@@ -22,17 +22,26 @@ pub struct HistoryArgs {
 }
 
 fn iso(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms).map_or_else(|| ms.to_string(), |t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+    chrono::DateTime::from_timestamp_millis(ms).map_or_else(
+        || ms.to_string(),
+        |t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+    )
 }
 
 pub fn run(a: HistoryArgs) -> Result<()> {
     let table = open(&a.table)?;
     let entries = history(table.store().as_ref(), a.limit)?;
     if entries.is_empty() {
-        return Err(alluvium::txlog::LogError::TableNotFound { location: table.uri() }.into());
+        return Err(alluvium::txlog::LogError::TableNotFound {
+            location: table.uri(),
+        }
+        .into());
     }
     let mut out = std::io::stdout().lock();
-    let io = |e| Error::Io { context: "stdout".into(), source: e };
+    let io = |e| Error::Io {
+        context: "stdout".into(),
+        source: e,
+    };
     if a.json {
         let rows: Vec<Value> = entries
             .iter()
@@ -51,10 +60,18 @@ pub fn run(a: HistoryArgs) -> Result<()> {
         writeln!(out, "{}", Value::Array(rows)).map_err(io)?;
         return Ok(());
     }
-    writeln!(out, "{:>8}  {:<24}  {:<20}  parameters", "version", "timestamp", "operation").map_err(io)?;
+    writeln!(
+        out,
+        "{:>8}  {:<24}  {:<20}  parameters",
+        "version", "timestamp", "operation"
+    )
+    .map_err(io)?;
     for e in &entries {
         let ci = e.commit_info.as_ref();
-        let params = ci.and_then(|c| c.operation_parameters()).map(Value::to_string).unwrap_or_default();
+        let params = ci
+            .and_then(|c| c.operation_parameters())
+            .map(Value::to_string)
+            .unwrap_or_default();
         writeln!(
             out,
             "{:>8}  {:<24}  {:<20}  {}",

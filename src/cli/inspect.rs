@@ -20,14 +20,20 @@ pub struct InspectArgs {
 }
 
 fn iso(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms).map_or_else(|| ms.to_string(), |t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+    chrono::DateTime::from_timestamp_millis(ms).map_or_else(
+        || ms.to_string(),
+        |t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+    )
 }
 
 pub fn run(a: InspectArgs) -> Result<()> {
     let snapshot = open(&a.table)?.snapshot_at(a.version.spec()?)?;
     let d = describe(&snapshot)?;
     let mut out = std::io::stdout().lock();
-    let io = |e| Error::Io { context: "stdout".into(), source: e };
+    let io = |e| Error::Io {
+        context: "stdout".into(),
+        source: e,
+    };
     if a.json {
         let v = serde_json::to_value(&d).map_err(|e| Error::InvalidArgument(e.to_string()))?;
         writeln!(out, "{v}").map_err(io)?;
@@ -36,25 +42,56 @@ pub fn run(a: InspectArgs) -> Result<()> {
     let opt = |v: Option<u64>| v.map_or_else(|| "none".to_string(), |v| v.to_string());
     let p = &d.protocol;
     let mut text = String::new();
-    text.push_str(&format!("table:            {}\n", snapshot.store().root_uri()));
-    text.push_str(&format!("version:          {} (committed {})\n", d.version, iso(d.timestamp_ms)));
+    text.push_str(&format!(
+        "table:            {}\n",
+        snapshot.store().root_uri()
+    ));
+    text.push_str(&format!(
+        "version:          {} (committed {})\n",
+        d.version,
+        iso(d.timestamp_ms)
+    ));
     text.push_str(&format!("table id:         {}\n", d.table_id));
     text.push_str(&format!(
         "protocol:         reader {} writer {}{}{}\n",
         p.min_reader_version,
         p.min_writer_version,
-        if p.reader_features.is_empty() { String::new() } else { format!(", reader features [{}]", p.reader_features.join(", ")) },
-        if p.writer_features.is_empty() { String::new() } else { format!(", writer features [{}]", p.writer_features.join(", ")) },
+        if p.reader_features.is_empty() {
+            String::new()
+        } else {
+            format!(", reader features [{}]", p.reader_features.join(", "))
+        },
+        if p.writer_features.is_empty() {
+            String::new()
+        } else {
+            format!(", writer features [{}]", p.writer_features.join(", "))
+        },
     ));
-    text.push_str(&format!("partitioned by:   {}\n", if d.partition_columns.is_empty() { "-".into() } else { d.partition_columns.join(", ") }));
+    text.push_str(&format!(
+        "partitioned by:   {}\n",
+        if d.partition_columns.is_empty() {
+            "-".into()
+        } else {
+            d.partition_columns.join(", ")
+        }
+    ));
     text.push_str(&format!("column mapping:   {}\n", d.column_mapping_mode));
     text.push_str(&format!(
         "files:            {} ({} bytes, {} with deletion vectors)\n",
         d.num_files, d.size_bytes, d.num_deletion_vectors
     ));
-    text.push_str(&format!("rows:             {}\n", d.num_records.map_or_else(|| "unknown (files without statistics)".to_string(), |n| n.to_string())));
+    text.push_str(&format!(
+        "rows:             {}\n",
+        d.num_records.map_or_else(
+            || "unknown (files without statistics)".to_string(),
+            |n| n.to_string()
+        )
+    ));
     text.push_str(&format!("last checkpoint:  {}\n", opt(d.last_checkpoint)));
-    text.push_str(&format!("earliest version: {}\n", opt(d.earliest_readable_version)));
+    text.push_str(&format!(
+        "earliest version: {}\n",
+        opt(d.earliest_readable_version)
+    ));
     text.push_str("schema:\n");
     for f in &snapshot.schema().fields {
         text.push_str(&format!(
@@ -88,9 +125,17 @@ fn type_text(t: &alluvium::txlog::schema::DataType) -> String {
         DataType::Primitive(p) => p.name(),
         DataType::Struct(s) => format!(
             "struct<{}>",
-            s.fields.iter().map(|f| format!("{}: {}", f.name, type_text(&f.data_type))).collect::<Vec<_>>().join(", ")
+            s.fields
+                .iter()
+                .map(|f| format!("{}: {}", f.name, type_text(&f.data_type)))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         DataType::Array(a) => format!("array<{}>", type_text(&a.element_type)),
-        DataType::Map(m) => format!("map<{}, {}>", type_text(&m.key_type), type_text(&m.value_type)),
+        DataType::Map(m) => format!(
+            "map<{}, {}>",
+            type_text(&m.key_type),
+            type_text(&m.value_type)
+        ),
     }
 }

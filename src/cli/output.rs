@@ -24,7 +24,10 @@ pub enum Format {
 }
 
 fn io(context: &str) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |e| Error::Io { context: context.to_string(), source: e }
+    move |e| Error::Io {
+        context: context.to_string(),
+        source: e,
+    }
 }
 
 /// Opens the destination: a file, or stdout.
@@ -36,7 +39,12 @@ pub fn destination(path: Option<&str>) -> Result<Box<dyn Write + Send>> {
 }
 
 /// Writes `batches` (of `schema`) in `format`.
-pub fn write(format: Format, schema: SchemaRef, batches: &[RecordBatch], mut out: Box<dyn Write + Send>) -> Result<()> {
+pub fn write(
+    format: Format,
+    schema: SchemaRef,
+    batches: &[RecordBatch],
+    mut out: Box<dyn Write + Send>,
+) -> Result<()> {
     match format {
         Format::Table => {
             let empty;
@@ -51,9 +59,15 @@ pub fn write(format: Format, schema: SchemaRef, batches: &[RecordBatch], mut out
         }
         Format::Csv => {
             let text_schema = Arc::new(Schema::new(
-                schema.fields().iter().map(|f| text_field(f)).collect::<Vec<_>>(),
+                schema
+                    .fields()
+                    .iter()
+                    .map(|f| text_field(f))
+                    .collect::<Vec<_>>(),
             ));
-            let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut out);
+            let mut w = arrow::csv::WriterBuilder::new()
+                .with_header(true)
+                .build(&mut out);
             if batches.is_empty() {
                 w.write(&RecordBatch::new_empty(text_schema.clone()))?;
             }
@@ -80,11 +94,18 @@ pub fn write(format: Format, schema: SchemaRef, batches: &[RecordBatch], mut out
 }
 
 fn is_nested(t: &DataType) -> bool {
-    matches!(t, DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _))
+    matches!(
+        t,
+        DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _)
+    )
 }
 
 fn text_field(f: &Field) -> Field {
-    if is_nested(f.data_type()) { Field::new(f.name(), DataType::Utf8, true) } else { f.clone() }
+    if is_nested(f.data_type()) {
+        Field::new(f.name(), DataType::Utf8, true)
+    } else {
+        f.clone()
+    }
 }
 
 /// CSV cannot hold nested values: render them as text.
@@ -98,7 +119,9 @@ fn nested_as_text(b: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
                 return Ok(c.clone());
             }
             let f = ArrayFormatter::try_new(c.as_ref(), &options)?;
-            Ok(Arc::new(StringArray::from_iter((0..c.len()).map(|i| c.is_valid(i).then(|| f.value(i).to_string())))))
+            Ok(Arc::new(StringArray::from_iter(
+                (0..c.len()).map(|i| c.is_valid(i).then(|| f.value(i).to_string())),
+            )))
         })
         .collect::<Result<_>>()?;
     Ok(RecordBatch::try_new(schema.clone(), columns)?)

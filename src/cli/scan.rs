@@ -38,5 +38,10 @@ pub fn run(a: ScanArgs) -> Result<()> {
     }
     let scan = builder.build()?;
     let batches = scan.execute()?;
-    write(a.format, scan.schema(), &batches, destination(a.output.as_deref())?)
+    write(
+        a.format,
+        scan.schema(),
+        &batches,
+        destination(a.output.as_deref())?,
+    )
 }

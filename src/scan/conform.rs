@@ -21,13 +21,20 @@ pub(crate) fn scan_type(dt: &DataType) -> Result<ArrowType> {
     Ok(match dt {
         DataType::Primitive(_) => alluvium_txlog::schema::arrow_type(dt)?,
         DataType::Struct(s) => ArrowType::Struct(scan_fields(&s.fields)?),
-        DataType::Array(a) => ArrowType::List(Arc::new(Field::new("element", scan_type(&a.element_type)?, true))),
+        DataType::Array(a) => ArrowType::List(Arc::new(Field::new(
+            "element",
+            scan_type(&a.element_type)?,
+            true,
+        ))),
         DataType::Map(m) => {
             let entries = Fields::from(vec![
                 Field::new("key", scan_type(&m.key_type)?, false),
                 Field::new("value", scan_type(&m.value_type)?, true),
             ]);
-            ArrowType::Map(Arc::new(Field::new("key_value", ArrowType::Struct(entries), false)), false)
+            ArrowType::Map(
+                Arc::new(Field::new("key_value", ArrowType::Struct(entries), false)),
+                false,
+            )
         }
     })
 }
@@ -42,12 +49,20 @@ pub(crate) fn scan_fields(fields: &[StructField]) -> Result<Fields> {
 }
 
 /// Finds the child of a file struct (or the file's root fields) that stores `field`.
-pub(crate) fn find_source(file_fields: &Fields, field: &StructField, mode: ColumnMappingMode) -> Option<usize> {
+pub(crate) fn find_source(
+    file_fields: &Fields,
+    field: &StructField,
+    mode: ColumnMappingMode,
+) -> Option<usize> {
     let by_name = |name: &str| {
         file_fields
             .iter()
             .position(|f| f.name() == name)
-            .or_else(|| file_fields.iter().position(|f| f.name().eq_ignore_ascii_case(name)))
+            .or_else(|| {
+                file_fields
+                    .iter()
+                    .position(|f| f.name().eq_ignore_ascii_case(name))
+            })
     };
     match mode {
         ColumnMappingMode::None => by_name(&field.name),
@@ -55,16 +70,27 @@ pub(crate) fn find_source(file_fields: &Fields, field: &StructField, mode: Colum
         ColumnMappingMode::Id => {
             let id = field.column_id().map(|i| i.to_string());
             let by_id = id.as_ref().and_then(|id| {
-                file_fields.iter().position(|f| f.metadata().get("PARQUET:field_id") == Some(id))
+                file_fields
+                    .iter()
+                    .position(|f| f.metadata().get("PARQUET:field_id") == Some(id))
             });
-            let file_has_ids = file_fields.iter().any(|f| f.metadata().contains_key("PARQUET:field_id"));
-            if by_id.is_some() || file_has_ids { by_id } else { by_name(mode.physical_name(field)) }
+            let file_has_ids = file_fields
+                .iter()
+                .any(|f| f.metadata().contains_key("PARQUET:field_id"));
+            if by_id.is_some() || file_has_ids {
+                by_id
+            } else {
+                by_name(mode.physical_name(field))
+            }
         }
     }
 }
 
 fn mismatch(column: &str, found: &ArrowType, want: &DataType) -> Error {
-    Error::InvalidArgument(format!("column `{column}` is stored as {found}, which cannot be read as {}", type_name(want)))
+    Error::InvalidArgument(format!(
+        "column `{column}` is stored as {found}, which cannot be read as {}",
+        type_name(want)
+    ))
 }
 
 fn type_name(dt: &DataType) -> String {
@@ -77,11 +103,21 @@ fn type_name(dt: &DataType) -> String {
 }
 
 /// Converts `arr` (as stored in a file) to the logical type of `field`.
-pub(crate) fn conform(arr: &ArrayRef, field: &StructField, mode: ColumnMappingMode, column: &str) -> Result<ArrayRef> {
+pub(crate) fn conform(
+    arr: &ArrayRef,
+    field: &StructField,
+    mode: ColumnMappingMode,
+    column: &str,
+) -> Result<ArrayRef> {
     conform_type(arr, &field.data_type, mode, column)
 }
 
-fn conform_type(arr: &ArrayRef, dt: &DataType, mode: ColumnMappingMode, column: &str) -> Result<ArrayRef> {
+fn conform_type(
+    arr: &ArrayRef,
+    dt: &DataType,
+    mode: ColumnMappingMode,
+    column: &str,
+) -> Result<ArrayRef> {
     match dt {
         DataType::Primitive(PrimitiveType::Void) => Ok(Arc::new(NullArray::new(arr.len()))),
         DataType::Primitive(_) => {
@@ -89,55 +125,105 @@ fn conform_type(arr: &ArrayRef, dt: &DataType, mode: ColumnMappingMode, column: 
             if arr.data_type() == &target {
                 return Ok(arr.clone());
             }
-            let options = CastOptions { safe: false, ..Default::default() };
-            if let (ArrowType::Timestamp(_, _), ArrowType::Timestamp(unit, tz)) = (arr.data_type(), &target) {
+            let options = CastOptions {
+                safe: false,
+                ..Default::default()
+            };
+            if let (ArrowType::Timestamp(_, _), ArrowType::Timestamp(unit, tz)) =
+                (arr.data_type(), &target)
+            {
                 // Change only the unit; the stored values are instants (INT96 and
                 // timestamps without the UTC flag as Spark writes them), so the zone is a
                 // label, never a conversion.
                 let micros = cast_with_options(arr, &ArrowType::Timestamp(*unit, None), &options)
                     .map_err(|_| mismatch(column, arr.data_type(), dt))?;
-                let data = micros.to_data().into_builder().data_type(ArrowType::Timestamp(*unit, tz.clone())).build()?;
+                let data = micros
+                    .to_data()
+                    .into_builder()
+                    .data_type(ArrowType::Timestamp(*unit, tz.clone()))
+                    .build()?;
                 return Ok(arrow_array::make_array(data));
             }
-            cast_with_options(arr, &target, &options).map_err(|_| mismatch(column, arr.data_type(), dt))
+            cast_with_options(arr, &target, &options)
+                .map_err(|_| mismatch(column, arr.data_type(), dt))
         }
         DataType::Struct(st) => {
-            let Some(source) = arr.as_struct_opt() else { return Err(mismatch(column, arr.data_type(), dt)) };
+            let Some(source) = arr.as_struct_opt() else {
+                return Err(mismatch(column, arr.data_type(), dt));
+            };
             let fields = scan_fields(&st.fields)?;
             let mut children = Vec::with_capacity(st.fields.len());
             for (f, target_field) in st.fields.iter().zip(fields.iter()) {
                 let child = match find_source(source.fields(), f, mode) {
-                    Some(i) => conform_type(source.column(i), &f.data_type, mode, &format!("{column}.{}", f.name))?,
+                    Some(i) => conform_type(
+                        source.column(i),
+                        &f.data_type,
+                        mode,
+                        &format!("{column}.{}", f.name),
+                    )?,
                     None => new_null_array(target_field.data_type(), arr.len()),
                 };
                 children.push(child);
             }
-            Ok(Arc::new(StructArray::try_new(fields, children, source.nulls().cloned())?))
+            Ok(Arc::new(StructArray::try_new(
+                fields,
+                children,
+                source.nulls().cloned(),
+            )?))
         }
         DataType::Array(at) => {
             let list = match arr.data_type() {
                 ArrowType::List(_) => arr.clone(),
-                ArrowType::LargeList(f) | ArrowType::FixedSizeList(f, _) | ArrowType::ListView(f) => {
+                ArrowType::LargeList(f)
+                | ArrowType::FixedSizeList(f, _)
+                | ArrowType::ListView(f) => {
                     cast_with_options(arr, &ArrowType::List(f.clone()), &CastOptions::default())?
                 }
                 _ => return Err(mismatch(column, arr.data_type(), dt)),
             };
             let list = list.as_list::<i32>();
-            let values = conform_type(list.values(), &at.element_type, mode, &format!("{column}.element"))?;
+            let values = conform_type(
+                list.values(),
+                &at.element_type,
+                mode,
+                &format!("{column}.element"),
+            )?;
             let field = Arc::new(Field::new("element", values.data_type().clone(), true));
-            Ok(Arc::new(ListArray::try_new(field, list.offsets().clone(), values, list.nulls().cloned())?))
+            Ok(Arc::new(ListArray::try_new(
+                field,
+                list.offsets().clone(),
+                values,
+                list.nulls().cloned(),
+            )?))
         }
         DataType::Map(mt) => {
-            let Some(map) = arr.as_map_opt() else { return Err(mismatch(column, arr.data_type(), dt)) };
+            let Some(map) = arr.as_map_opt() else {
+                return Err(mismatch(column, arr.data_type(), dt));
+            };
             let keys = conform_type(map.keys(), &mt.key_type, mode, &format!("{column}.key"))?;
-            let values = conform_type(map.values(), &mt.value_type, mode, &format!("{column}.value"))?;
+            let values = conform_type(
+                map.values(),
+                &mt.value_type,
+                mode,
+                &format!("{column}.value"),
+            )?;
             let entry_fields = Fields::from(vec![
                 Field::new("key", keys.data_type().clone(), false),
                 Field::new("value", values.data_type().clone(), true),
             ]);
             let entries = StructArray::try_new(entry_fields.clone(), vec![keys, values], None)?;
-            let field = Arc::new(Field::new("key_value", ArrowType::Struct(entry_fields), false));
-            Ok(Arc::new(MapArray::try_new(field, map.offsets().clone(), entries, map.nulls().cloned(), false)?))
+            let field = Arc::new(Field::new(
+                "key_value",
+                ArrowType::Struct(entry_fields),
+                false,
+            ));
+            Ok(Arc::new(MapArray::try_new(
+                field,
+                map.offsets().clone(),
+                entries,
+                map.nulls().cloned(),
+                false,
+            )?))
         }
     }
 }

@@ -1,12 +1,12 @@
 //! Reading one data file of a scan.
 
+use alluvium_txlog::LogError;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::dv::read_deletion_vector;
 use alluvium_txlog::expr::evaluate;
 use alluvium_txlog::partition::parse_partition_value;
 use alluvium_txlog::path::resolve;
 use alluvium_txlog::schema::{DataType, StructField};
-use alluvium_txlog::LogError;
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
 use arrow_select::filter::{filter, filter_record_batch};
 use bytes::Bytes;
@@ -45,32 +45,47 @@ pub(super) fn read_file(scan: &Scan, add: &Add) -> Result<Vec<RecordBatch>> {
 
     // Partition values as constant columns, parsed once per file.
     let partition_cols = &snapshot.metadata().partition_columns;
-    let mut constants: Vec<Option<(alluvium_txlog::scalar::Scalar, arrow_schema::DataType)>> = Vec::new();
+    let mut constants: Vec<Option<(alluvium_txlog::scalar::Scalar, arrow_schema::DataType)>> =
+        Vec::new();
     for &i in &scan.read {
         let f = &schema.fields[i];
-        if partition_cols.iter().any(|p| p.eq_ignore_ascii_case(&f.name)) {
-            constants.push(Some((partition_value(add, f, mode)?, scan_type(&f.data_type)?)));
+        if partition_cols
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(&f.name))
+        {
+            constants.push(Some((
+                partition_value(add, f, mode)?,
+                scan_type(&f.data_type)?,
+            )));
         } else {
             constants.push(None);
         }
     }
 
-    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| file_error(&shown, e))?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| file_error(&shown, e))?;
     let total_rows = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
-    if let Some(d) = &deleted {
-        if d.max().is_some_and(|m| m >= total_rows) {
-            return Err(Error::Log(LogError::CorruptDeletionVector {
-                location: shown,
-                reason: format!("deletes row {} of a file with {total_rows} rows", d.max().unwrap_or(0)),
-            }));
-        }
+    if let Some(d) = &deleted
+        && d.max().is_some_and(|m| m >= total_rows)
+    {
+        return Err(Error::Log(LogError::CorruptDeletionVector {
+            location: shown,
+            reason: format!(
+                "deletes row {} of a file with {total_rows} rows",
+                d.max().unwrap_or(0)
+            ),
+        }));
     }
     let file_fields = builder.schema().fields().clone();
     // For each read column that is stored in the file: its root index in the file.
     let mut sources: Vec<Option<usize>> = Vec::with_capacity(scan.read.len());
     for (k, &i) in scan.read.iter().enumerate() {
         let f = &schema.fields[i];
-        sources.push(if constants[k].is_some() { None } else { find_source(&file_fields, f, mode) });
+        sources.push(if constants[k].is_some() {
+            None
+        } else {
+            find_source(&file_fields, f, mode)
+        });
     }
     let mut roots: Vec<usize> = sources.iter().flatten().copied().collect();
     roots.sort_unstable();
@@ -107,7 +122,11 @@ pub(super) fn read_file(scan: &Scan, add: &Add) -> Result<Vec<RecordBatch>> {
             None => batch,
         };
         let projected = batch.project(
-            &scan.output.iter().map(|o| scan.read.iter().position(|r| r == o).unwrap_or(0)).collect::<Vec<_>>(),
+            &scan
+                .output
+                .iter()
+                .map(|o| scan.read.iter().position(|r| r == o).unwrap_or(0))
+                .collect::<Vec<_>>(),
         )?;
         if projected.num_rows() > 0 {
             out.push(projected);
@@ -128,14 +147,21 @@ pub(super) fn read_file(scan: &Scan, add: &Add) -> Result<Vec<RecordBatch>> {
     }
 
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots.clone());
-    let reader = builder.with_projection(mask).with_batch_size(BATCH_ROWS).build().map_err(|e| file_error(&shown, e))?;
+    let reader = builder
+        .with_projection(mask)
+        .with_batch_size(BATCH_ROWS)
+        .build()
+        .map_err(|e| file_error(&shown, e))?;
     for batch in reader {
         let batch = batch.map_err(|e| file_error(&shown, e))?;
         let rows = batch.num_rows();
         // The projected batch holds the selected roots in file order.
         let data: Vec<Option<ArrayRef>> = sources
             .iter()
-            .map(|s| s.and_then(|root| roots.iter().position(|r| *r == root)).map(|pos| batch.column(pos).clone()))
+            .map(|s| {
+                s.and_then(|root| roots.iter().position(|r| *r == root))
+                    .map(|pos| batch.column(pos).clone())
+            })
             .collect();
         emit(data, rows, row_offset)?;
         row_offset += rows as u64;
@@ -146,7 +172,11 @@ pub(super) fn read_file(scan: &Scan, add: &Add) -> Result<Vec<RecordBatch>> {
 /// The keep-mask of rows `offset..offset + len` of a file given its deleted rows.
 fn keep_mask(deleted: &RoaringTreemap, offset: u64, len: usize) -> BooleanArray {
     let mut keep = vec![true; len];
-    for row in deleted.iter().skip_while(|r| *r < offset).take_while(|r| *r < offset + len as u64) {
+    for row in deleted
+        .iter()
+        .skip_while(|r| *r < offset)
+        .take_while(|r| *r < offset + len as u64)
+    {
         keep[(row - offset) as usize] = false;
     }
     BooleanArray::from(keep)
@@ -158,15 +188,23 @@ fn partition_value(
     mode: alluvium_txlog::column_mapping::ColumnMappingMode,
 ) -> Result<alluvium_txlog::scalar::Scalar> {
     let key = mode.physical_name(f);
-    let raw = add
-        .partition_values
-        .get(key)
-        .or_else(|| add.partition_values.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v));
+    let raw = add.partition_values.get(key).or_else(|| {
+        add.partition_values
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v)| v)
+    });
     let Some(raw) = raw else {
-        return Err(file_error(&add.path, format!("no partition value for partition column `{}`", f.name)));
+        return Err(file_error(
+            &add.path,
+            format!("no partition value for partition column `{}`", f.name),
+        ));
     };
     let DataType::Primitive(ty) = f.data_type else {
-        return Err(file_error(&add.path, format!("partition column `{}` is not of a primitive type", f.name)));
+        return Err(file_error(
+            &add.path,
+            format!("partition column `{}` is not of a primitive type", f.name),
+        ));
     };
     Ok(parse_partition_value(&f.name, raw, ty)?)
 }
@@ -179,6 +217,9 @@ mod tests {
     fn keep_mask_marks_deleted_rows_of_the_window() {
         let d: RoaringTreemap = [1u64, 5, 6, 20].into_iter().collect();
         let m = keep_mask(&d, 4, 4);
-        assert_eq!(m.iter().map(Option::unwrap).collect::<Vec<_>>(), vec![true, false, false, true]);
+        assert_eq!(
+            m.iter().map(Option::unwrap).collect::<Vec<_>>(),
+            vec![true, false, false, true]
+        );
     }
 }

@@ -36,7 +36,11 @@ pub struct ScanBuilder {
 impl ScanBuilder {
     /// A scan of every column and row of `snapshot`.
     pub fn new(snapshot: Snapshot) -> Self {
-        ScanBuilder { snapshot, columns: None, filter: None }
+        ScanBuilder {
+            snapshot,
+            columns: None,
+            filter: None,
+        }
     }
 
     /// Output only these top-level columns, in this order.
@@ -73,12 +77,19 @@ impl ScanBuilder {
             Some(cols) => cols
                 .iter()
                 .map(|c| {
-                    schema.index_of(c).ok_or_else(|| Error::InvalidArgument(format!("unknown column `{c}`")))
+                    schema
+                        .index_of(c)
+                        .ok_or_else(|| Error::InvalidArgument(format!("unknown column `{c}`")))
                 })
                 .collect::<Result<_>>()?,
         };
         let predicate = match &self.filter {
-            Some(f) => Some(bind(f, schema, snapshot.partition_columns(), snapshot.column_mapping())?),
+            Some(f) => Some(bind(
+                f,
+                schema,
+                snapshot.partition_columns(),
+                snapshot.column_mapping(),
+            )?),
             None => None,
         };
         let mut read: BTreeSet<usize> = output.iter().copied().collect();
@@ -92,22 +103,50 @@ impl ScanBuilder {
         let read: Vec<usize> = read.into_iter().collect();
         let read_fields: Vec<_> = read.iter().map(|i| schema.fields[*i].clone()).collect();
         let read_schema = Arc::new(Schema::new(scan_fields(&read_fields)?));
-        let output_schema = Arc::new(read_schema.project(
-            &output.iter().map(|o| read.iter().position(|r| r == o).unwrap_or(0)).collect::<Vec<_>>(),
-        )?);
+        let output_schema = Arc::new(
+            read_schema.project(
+                &output
+                    .iter()
+                    .map(|o| read.iter().position(|r| r == o).unwrap_or(0))
+                    .collect::<Vec<_>>(),
+            )?,
+        );
         let total = snapshot.num_files();
         let mut files: Vec<Add> = match &predicate {
-            Some(p) => snapshot.files().filter(|a| file_may_match(p, a)).cloned().collect(),
+            Some(p) => snapshot
+                .files()
+                .filter(|a| file_may_match(p, a))
+                .cloned()
+                .collect(),
             None => snapshot.files().cloned().collect(),
         };
         files.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(Scan { snapshot, read, output, read_schema, output_schema, predicate, files, files_total: total })
+        Ok(Scan {
+            snapshot,
+            read,
+            output,
+            read_schema,
+            output_schema,
+            predicate,
+            files,
+            files_total: total,
+        })
     }
 }
 
 fn file_may_match(p: &Predicate, add: &Add) -> bool {
-    let stats = if p.only_partition_columns() { None } else { add.stats.as_deref().and_then(FileStats::parse) };
-    may_match(p, &FileSummary { partition_values: &add.partition_values, stats: stats.as_ref() })
+    let stats = if p.only_partition_columns() {
+        None
+    } else {
+        add.stats.as_deref().and_then(FileStats::parse)
+    };
+    may_match(
+        p,
+        &FileSummary {
+            partition_values: &add.partition_values,
+            stats: stats.as_ref(),
+        },
+    )
 }
 
 /// A planned scan.
@@ -147,8 +186,15 @@ impl Scan {
     /// The first failure: a missing or unreadable data file, a corrupt deletion vector, or
     /// a column that cannot be read as its logical type; each names the file.
     pub fn execute(&self) -> Result<Vec<RecordBatch>> {
-        let per_file: Vec<Vec<RecordBatch>> =
-            self.files.par_iter().map(|add| file::read_file(self, add)).collect::<Result<_>>()?;
-        Ok(per_file.into_iter().flatten().filter(|b| b.num_rows() > 0).collect())
+        let per_file: Vec<Vec<RecordBatch>> = self
+            .files
+            .par_iter()
+            .map(|add| file::read_file(self, add))
+            .collect::<Result<_>>()?;
+        Ok(per_file
+            .into_iter()
+            .flatten()
+            .filter(|b| b.num_rows() > 0)
+            .collect())
     }
 }

@@ -54,7 +54,11 @@ pub enum StorageError {
 
 impl StorageError {
     pub(crate) fn io(op: &'static str, path: impl Into<String>, source: io::Error) -> Self {
-        StorageError::Io { op, path: path.into(), source }
+        StorageError::Io {
+            op,
+            path: path.into(),
+            source,
+        }
     }
 
     /// True for [`StorageError::NotFound`].

@@ -35,7 +35,10 @@ pub struct LocalFsStore {
 impl LocalFsStore {
     /// A store rooted at `root` (which need not exist yet; puts create it). Durable.
     pub fn new(root: impl AsRef<Path>) -> Self {
-        LocalFsStore { root: root.as_ref().to_path_buf(), durable: true }
+        LocalFsStore {
+            root: root.as_ref().to_path_buf(),
+            durable: true,
+        }
     }
 
     /// Turns fsync on or off (on by default).
@@ -81,7 +84,13 @@ impl LocalFsStore {
             match fs::create_dir(d) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(StorageError::io("create directory", d.display().to_string(), e)),
+                Err(e) => {
+                    return Err(StorageError::io(
+                        "create directory",
+                        d.display().to_string(),
+                        e,
+                    ));
+                }
             }
             if let Some(parent) = d.parent() {
                 self.sync_dir(parent)?;
@@ -129,18 +138,25 @@ impl LocalFsStore {
             return Ok(Bytes::from_owner(map));
         }
         let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-        file.read_to_end(&mut buf).map_err(|e| map_io("read", shown, e))?;
+        file.read_to_end(&mut buf)
+            .map_err(|e| map_io("read", shown, e))?;
         Ok(Bytes::from(buf))
     }
 
     fn meta_of(path: StorePath, md: &fs::Metadata) -> ObjectMeta {
-        ObjectMeta { path, size: md.len(), last_modified_ms: mtime_ms(md) }
+        ObjectMeta {
+            path,
+            size: md.len(),
+            last_modified_ms: mtime_ms(md),
+        }
     }
 }
 
 fn map_io(op: &'static str, path: &str, e: io::Error) -> StorageError {
     if e.kind() == io::ErrorKind::NotFound {
-        StorageError::NotFound { path: path.to_string() }
+        StorageError::NotFound {
+            path: path.to_string(),
+        }
     } else {
         StorageError::io(op, path, e)
     }
@@ -191,7 +207,11 @@ impl ObjectStore for LocalFsStore {
         let mut file = File::open(self.full(path)).map_err(|e| map_io("read", shown, e))?;
         let len = range.end.saturating_sub(range.start);
         let len = usize::try_from(len).map_err(|_| {
-            StorageError::io("read", shown, io::Error::new(io::ErrorKind::InvalidInput, "range too large"))
+            StorageError::io(
+                "read",
+                shown,
+                io::Error::new(io::ErrorKind::InvalidInput, "range too large"),
+            )
         })?;
         let mut buf = vec![0u8; len];
         file.seek(SeekFrom::Start(range.start))
@@ -203,21 +223,27 @@ impl ObjectStore for LocalFsStore {
     fn head(&self, path: &StorePath) -> Result<ObjectMeta> {
         let md = fs::metadata(self.full(path)).map_err(|e| map_io("stat", path.as_str(), e))?;
         if !md.is_file() {
-            return Err(StorageError::NotFound { path: path.to_string() });
+            return Err(StorageError::NotFound {
+                path: path.to_string(),
+            });
         }
         Ok(Self::meta_of(path.clone(), &md))
     }
 
     fn put_if_absent(&self, path: &StorePath, data: Bytes) -> Result<()> {
         let target = self.full(path);
-        let dir = target.parent().map_or_else(|| self.root.clone(), Path::to_path_buf);
+        let dir = target
+            .parent()
+            .map_or_else(|| self.root.clone(), Path::to_path_buf);
         let tmp = self.write_temp(&dir, path.file_name(), &data)?;
         let linked = fs::hard_link(&tmp, &target);
         let _ = fs::remove_file(&tmp);
         match linked {
             Ok(()) => self.sync_dir(&dir),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                Err(StorageError::AlreadyExists { path: path.to_string() })
+                Err(StorageError::AlreadyExists {
+                    path: path.to_string(),
+                })
             }
             Err(e) => Err(StorageError::io("link", path.as_str(), e)),
         }
@@ -225,7 +251,9 @@ impl ObjectStore for LocalFsStore {
 
     fn put(&self, path: &StorePath, data: Bytes) -> Result<()> {
         let target = self.full(path);
-        let dir = target.parent().map_or_else(|| self.root.clone(), Path::to_path_buf);
+        let dir = target
+            .parent()
+            .map_or_else(|| self.root.clone(), Path::to_path_buf);
         let tmp = self.write_temp(&dir, path.file_name(), &data)?;
         if let Err(e) = fs::rename(&tmp, &target) {
             let _ = fs::remove_file(&tmp);
@@ -245,7 +273,9 @@ impl ObjectStore for LocalFsStore {
         let mut out = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|e| StorageError::io("list", shown, e))?;
-            let Ok(name) = entry.file_name().into_string() else { continue };
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
             if name.as_str() < start {
                 continue;
             }
@@ -274,7 +304,9 @@ impl ObjectStore for LocalFsStore {
         let mut out = Vec::new();
         let mut stack: Vec<(PathBuf, Option<StorePath>)> = vec![(self.dir_path(dir), dir.cloned())];
         while let Some((fs_dir, rel)) = stack.pop() {
-            let shown = rel.as_ref().map_or("<root>".to_string(), ToString::to_string);
+            let shown = rel
+                .as_ref()
+                .map_or("<root>".to_string(), ToString::to_string);
             let entries = match fs::read_dir(&fs_dir) {
                 Ok(e) => e,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
@@ -282,7 +314,9 @@ impl ObjectStore for LocalFsStore {
             };
             for entry in entries {
                 let entry = entry.map_err(|e| StorageError::io("list", shown.clone(), e))?;
-                let Ok(name) = entry.file_name().into_string() else { continue };
+                let Ok(name) = entry.file_name().into_string() else {
+                    continue;
+                };
                 let path = match &rel {
                     Some(d) => d.join(&name),
                     None => StorePath::parse(name),
@@ -337,10 +371,17 @@ mod tests {
     fn put_if_absent_is_exclusive_and_leaves_no_temp_files() {
         let dir = tempfile::tempdir().unwrap();
         let store = LocalFsStore::new(dir.path());
-        store.put_if_absent(&p("_delta_log/0.json"), Bytes::from_static(b"a")).unwrap();
-        let err = store.put_if_absent(&p("_delta_log/0.json"), Bytes::from_static(b"b")).unwrap_err();
+        store
+            .put_if_absent(&p("_delta_log/0.json"), Bytes::from_static(b"a"))
+            .unwrap();
+        let err = store
+            .put_if_absent(&p("_delta_log/0.json"), Bytes::from_static(b"b"))
+            .unwrap_err();
         assert!(err.is_already_exists());
-        assert_eq!(store.get(&p("_delta_log/0.json")).unwrap(), Bytes::from_static(b"a"));
+        assert_eq!(
+            store.get(&p("_delta_log/0.json")).unwrap(),
+            Bytes::from_static(b"a")
+        );
         let names: Vec<_> = fs::read_dir(dir.path().join("_delta_log"))
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -359,13 +400,22 @@ mod tests {
                     let (store, barrier) = (store.clone(), barrier.clone());
                     std::thread::spawn(move || {
                         barrier.wait();
-                        store.put_if_absent(&p(&format!("log/{round}.json")), Bytes::from(vec![i])).is_ok()
+                        store
+                            .put_if_absent(&p(&format!("log/{round}.json")), Bytes::from(vec![i]))
+                            .is_ok()
                     })
                 })
                 .collect();
-            let wins = handles.into_iter().map(|h| h.join().unwrap()).filter(|won| *won).count();
+            let wins = handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .filter(|won| *won)
+                .count();
             assert_eq!(wins, 1, "round {round}");
-            assert_eq!(store.get(&p(&format!("log/{round}.json"))).unwrap().len(), 1);
+            assert_eq!(
+                store.get(&p(&format!("log/{round}.json"))).unwrap().len(),
+                1
+            );
         }
     }
 
@@ -374,13 +424,29 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = LocalFsStore::new(dir.path()).with_durability(false);
         for name in ["b", "a", "c", "sub/x"] {
-            store.put(&p(&format!("d/{name}")), Bytes::from_static(b"1")).unwrap();
+            store
+                .put(&p(&format!("d/{name}")), Bytes::from_static(b"1"))
+                .unwrap();
         }
-        let names: Vec<_> =
-            store.list_dir_from(Some(&p("d")), "b").unwrap().into_iter().map(|m| m.path.to_string()).collect();
+        let names: Vec<_> = store
+            .list_dir_from(Some(&p("d")), "b")
+            .unwrap()
+            .into_iter()
+            .map(|m| m.path.to_string())
+            .collect();
         assert_eq!(names, vec!["d/b", "d/c"]);
-        assert!(store.list_dir_from(Some(&p("missing")), "").unwrap().is_empty());
-        let all: Vec<_> = store.list_tree(None).unwrap().into_iter().map(|m| m.path.to_string()).collect();
+        assert!(
+            store
+                .list_dir_from(Some(&p("missing")), "")
+                .unwrap()
+                .is_empty()
+        );
+        let all: Vec<_> = store
+            .list_tree(None)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.path.to_string())
+            .collect();
         assert_eq!(all, vec!["d/a", "d/b", "d/c", "d/sub/x"]);
     }
 
@@ -397,18 +463,30 @@ mod tests {
     fn large_objects_are_mapped_and_ranges_read() {
         let dir = tempfile::tempdir().unwrap();
         let store = LocalFsStore::new(dir.path()).with_durability(false);
-        let data: Vec<u8> = (0..(MMAP_THRESHOLD as usize + 10)).map(|i| (i % 251) as u8).collect();
+        let data: Vec<u8> = (0..(MMAP_THRESHOLD as usize + 10))
+            .map(|i| (i % 251) as u8)
+            .collect();
         store.put(&p("big"), Bytes::from(data.clone())).unwrap();
         assert_eq!(store.get(&p("big")).unwrap(), Bytes::from(data.clone()));
-        assert_eq!(store.get_range(&p("big"), 5..9).unwrap(), Bytes::from(data[5..9].to_vec()));
-        assert!(store.get_range(&p("big"), data.len() as u64..data.len() as u64 + 4).is_err());
+        assert_eq!(
+            store.get_range(&p("big"), 5..9).unwrap(),
+            Bytes::from(data[5..9].to_vec())
+        );
+        assert!(
+            store
+                .get_range(&p("big"), data.len() as u64..data.len() as u64 + 4)
+                .is_err()
+        );
     }
 
     #[test]
     fn external_uris_resolve_to_absolute_paths() {
         assert_eq!(external_path("file:///a/b").unwrap(), PathBuf::from("/a/b"));
         assert_eq!(external_path("file:/a/b").unwrap(), PathBuf::from("/a/b"));
-        assert_eq!(external_path("file://localhost/a/b").unwrap(), PathBuf::from("/a/b"));
+        assert_eq!(
+            external_path("file://localhost/a/b").unwrap(),
+            PathBuf::from("/a/b")
+        );
         assert_eq!(external_path("/a/b").unwrap(), PathBuf::from("/a/b"));
         assert!(external_path("s3://bucket/a").is_none());
         assert!(external_path("file:relative").is_none());

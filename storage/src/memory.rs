@@ -72,7 +72,9 @@ impl InMemoryStore {
                 o.modified_ms = ms;
                 Ok(())
             }
-            None => Err(StorageError::NotFound { path: path.to_string() }),
+            None => Err(StorageError::NotFound {
+                path: path.to_string(),
+            }),
         }
     }
 
@@ -80,7 +82,10 @@ impl InMemoryStore {
     /// the concurrency models can prove they would catch a store without mutual exclusion.
     #[doc(hidden)]
     pub fn racy_for_testing() -> Self {
-        InMemoryStore { racy: true, ..Self::new() }
+        InMemoryStore {
+            racy: true,
+            ..Self::new()
+        }
     }
 
     fn now_ms(&self) -> i64 {
@@ -117,7 +122,9 @@ impl ObjectStore for InMemoryStore {
             .lock()
             .get(path.as_str())
             .map(|o| o.data.clone())
-            .ok_or_else(|| StorageError::NotFound { path: path.to_string() })
+            .ok_or_else(|| StorageError::NotFound {
+                path: path.to_string(),
+            })
     }
 
     fn get_range(&self, path: &StorePath, range: Range<u64>) -> Result<Bytes> {
@@ -128,7 +135,10 @@ impl ObjectStore for InMemoryStore {
             _ => Err(StorageError::io(
                 "read range",
                 path.as_str(),
-                std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "range past end of object"),
+                std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "range past end of object",
+                ),
             )),
         }
     }
@@ -138,7 +148,9 @@ impl ObjectStore for InMemoryStore {
         objects
             .get(path.as_str())
             .and_then(|o| Self::meta(path.as_str(), o))
-            .ok_or_else(|| StorageError::NotFound { path: path.to_string() })
+            .ok_or_else(|| StorageError::NotFound {
+                path: path.to_string(),
+            })
     }
 
     fn put_if_absent(&self, path: &StorePath, data: Bytes) -> Result<()> {
@@ -147,22 +159,44 @@ impl ObjectStore for InMemoryStore {
             let exists = self.objects.lock().contains_key(path.as_str());
             crate::sync::yield_now();
             if exists {
-                return Err(StorageError::AlreadyExists { path: path.to_string() });
+                return Err(StorageError::AlreadyExists {
+                    path: path.to_string(),
+                });
             }
-            self.objects.lock().insert(path.to_string(), Object { data, modified_ms: now });
+            self.objects.lock().insert(
+                path.to_string(),
+                Object {
+                    data,
+                    modified_ms: now,
+                },
+            );
             return Ok(());
         }
         let mut objects = self.objects.lock();
         if objects.contains_key(path.as_str()) {
-            return Err(StorageError::AlreadyExists { path: path.to_string() });
+            return Err(StorageError::AlreadyExists {
+                path: path.to_string(),
+            });
         }
-        objects.insert(path.to_string(), Object { data, modified_ms: now });
+        objects.insert(
+            path.to_string(),
+            Object {
+                data,
+                modified_ms: now,
+            },
+        );
         Ok(())
     }
 
     fn put(&self, path: &StorePath, data: Bytes) -> Result<()> {
         let now = self.now_ms();
-        self.objects.lock().insert(path.to_string(), Object { data, modified_ms: now });
+        self.objects.lock().insert(
+            path.to_string(),
+            Object {
+                data,
+                modified_ms: now,
+            },
+        );
         Ok(())
     }
 
@@ -206,7 +240,11 @@ mod tests {
     fn put_if_absent_conflicts() {
         let s = InMemoryStore::new();
         s.put_if_absent(&p("a"), Bytes::from_static(b"1")).unwrap();
-        assert!(s.put_if_absent(&p("a"), Bytes::from_static(b"2")).unwrap_err().is_already_exists());
+        assert!(
+            s.put_if_absent(&p("a"), Bytes::from_static(b"2"))
+                .unwrap_err()
+                .is_already_exists()
+        );
         assert_eq!(s.get(&p("a")).unwrap(), Bytes::from_static(b"1"));
     }
 
@@ -216,11 +254,26 @@ mod tests {
         for k in ["d/b", "d/a", "d/sub/x", "e/z", "root"] {
             s.put(&p(k), Bytes::new()).unwrap();
         }
-        let l: Vec<_> = s.list_dir_from(Some(&p("d")), "").unwrap().into_iter().map(|m| m.path.to_string()).collect();
+        let l: Vec<_> = s
+            .list_dir_from(Some(&p("d")), "")
+            .unwrap()
+            .into_iter()
+            .map(|m| m.path.to_string())
+            .collect();
         assert_eq!(l, ["d/a", "d/b"]);
-        let l: Vec<_> = s.list_dir_from(None, "").unwrap().into_iter().map(|m| m.path.to_string()).collect();
+        let l: Vec<_> = s
+            .list_dir_from(None, "")
+            .unwrap()
+            .into_iter()
+            .map(|m| m.path.to_string())
+            .collect();
         assert_eq!(l, ["root"]);
-        let l: Vec<_> = s.list_tree(Some(&p("d"))).unwrap().into_iter().map(|m| m.path.to_string()).collect();
+        let l: Vec<_> = s
+            .list_tree(Some(&p("d")))
+            .unwrap()
+            .into_iter()
+            .map(|m| m.path.to_string())
+            .collect();
         assert_eq!(l, ["d/a", "d/b", "d/sub/x"]);
     }
 

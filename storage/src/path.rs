@@ -32,7 +32,10 @@ impl StorePath {
     /// generated file name). Validity is checked in debug builds only; never call this with
     /// text that came from a table or a user (use [`StorePath::parse`]).
     pub fn from_trusted(path: String) -> Self {
-        debug_assert!(invalid_reason(&path).is_none(), "invalid trusted path {path:?}");
+        debug_assert!(
+            invalid_reason(&path).is_none(),
+            "invalid trusted path {path:?}"
+        );
         StorePath(path)
     }
 
@@ -48,7 +51,9 @@ impl StorePath {
 
     /// The parent directory, or `None` for an object at the table root.
     pub fn parent(&self) -> Option<StorePath> {
-        self.0.rfind('/').map(|i| StorePath(self.0[..i].to_string()))
+        self.0
+            .rfind('/')
+            .map(|i| StorePath(self.0[..i].to_string()))
     }
 
     /// Appends one or more segments (`a/b` is allowed); the result is validated.
@@ -109,16 +114,34 @@ mod tests {
 
     #[test]
     fn accepts_relative_paths() {
-        for p in ["a", "_delta_log/00000000000000000000.json", "x=a%2Fb/part-0.parquet", "a b/ü"] {
+        for p in [
+            "a",
+            "_delta_log/00000000000000000000.json",
+            "x=a%2Fb/part-0.parquet",
+            "a b/ü",
+        ] {
             assert_eq!(StorePath::parse(p).unwrap().as_str(), p);
         }
     }
 
     #[test]
     fn refuses_paths_that_escape_the_root() {
-        for p in ["", "/etc/passwd", "../x", "a/../../x", "a/./b", "a//b", "a/", "a\0b", ".."] {
+        for p in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a/./b",
+            "a//b",
+            "a/",
+            "a\0b",
+            "..",
+        ] {
             let err = StorePath::parse(p).unwrap_err();
-            assert!(matches!(err, StorageError::InvalidPath { .. }), "{p:?} -> {err}");
+            assert!(
+                matches!(err, StorageError::InvalidPath { .. }),
+                "{p:?} -> {err}"
+            );
         }
     }
 

@@ -47,33 +47,55 @@ pub fn canon(a: &dyn Array, i: usize) -> String {
         DataType::Timestamp(unit, _) => {
             let v = match unit {
                 TimeUnit::Second => a.as_primitive::<TimestampSecondType>().value(i) * 1_000_000,
-                TimeUnit::Millisecond => a.as_primitive::<TimestampMillisecondType>().value(i) * 1000,
+                TimeUnit::Millisecond => {
+                    a.as_primitive::<TimestampMillisecondType>().value(i) * 1000
+                }
                 TimeUnit::Microsecond => a.as_primitive::<TimestampMicrosecondType>().value(i),
-                TimeUnit::Nanosecond => a.as_primitive::<TimestampNanosecondType>().value(i).div_euclid(1000),
+                TimeUnit::Nanosecond => a
+                    .as_primitive::<TimestampNanosecondType>()
+                    .value(i)
+                    .div_euclid(1000),
             };
             format!("ts:{v}")
         }
         DataType::Struct(fields) => {
             let s = a.as_struct();
-            let parts: Vec<String> =
-                fields.iter().zip(s.columns()).map(|(f, c)| format!("{}:{}", f.name(), canon(c.as_ref(), i))).collect();
+            let parts: Vec<String> = fields
+                .iter()
+                .zip(s.columns())
+                .map(|(f, c)| format!("{}:{}", f.name(), canon(c.as_ref(), i)))
+                .collect();
             format!("{{{}}}", parts.join(","))
         }
         DataType::List(_) => {
             let l = a.as_list::<i32>();
             let v = l.value(i);
-            format!("[{}]", (0..v.len()).map(|j| canon(v.as_ref(), j)).collect::<Vec<_>>().join(","))
+            format!(
+                "[{}]",
+                (0..v.len())
+                    .map(|j| canon(v.as_ref(), j))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
         }
         DataType::LargeList(_) => {
             let l = a.as_list::<i64>();
             let v = l.value(i);
-            format!("[{}]", (0..v.len()).map(|j| canon(v.as_ref(), j)).collect::<Vec<_>>().join(","))
+            format!(
+                "[{}]",
+                (0..v.len())
+                    .map(|j| canon(v.as_ref(), j))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
         }
         DataType::Map(_, _) => {
             let m = a.as_map();
             let e = m.value(i);
             let (k, v) = (e.column(0), e.column(1));
-            let mut pairs: Vec<String> = (0..e.len()).map(|j| format!("{}=>{}", canon(k.as_ref(), j), canon(v.as_ref(), j))).collect();
+            let mut pairs: Vec<String> = (0..e.len())
+                .map(|j| format!("{}=>{}", canon(k.as_ref(), j), canon(v.as_ref(), j)))
+                .collect();
             pairs.sort();
             format!("map{{{}}}", pairs.join(","))
         }
@@ -91,13 +113,27 @@ fn normalize_decimal(v: i128, scale: i8) -> String {
     let (int, frac) = if scale == 0 {
         (digits, String::new())
     } else if digits.len() > scale {
-        (digits[..digits.len() - scale].to_string(), digits[digits.len() - scale..].to_string())
+        (
+            digits[..digits.len() - scale].to_string(),
+            digits[digits.len() - scale..].to_string(),
+        )
     } else {
-        ("0".into(), format!("{}{}", "0".repeat(scale - digits.len()), digits))
+        (
+            "0".into(),
+            format!("{}{}", "0".repeat(scale - digits.len()), digits),
+        )
     };
     let frac = frac.trim_end_matches('0');
-    let body = if frac.is_empty() { int } else { format!("{int}.{frac}") };
-    if neg && body != "0" { format!("-{body}") } else { body }
+    let body = if frac.is_empty() {
+        int
+    } else {
+        format!("{int}.{frac}")
+    };
+    if neg && body != "0" {
+        format!("-{body}")
+    } else {
+        body
+    }
 }
 
 fn hex(b: &[u8]) -> String {
@@ -143,7 +179,10 @@ pub fn pretty_rows(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
 
 /// Copies a conformance table (its `delta` root) into a fresh temporary directory.
 pub fn copy_table(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance/tables").join(name).join("delta");
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/conformance/tables")
+        .join(name)
+        .join("delta");
     let dir = tempfile::tempdir().unwrap();
     let dst = dir.path().join("table");
     copy_dir(&src, &dst);

@@ -28,7 +28,12 @@ impl ColumnMappingMode {
         {
             return ColumnMappingMode::None;
         }
-        match metadata.configuration.get(COLUMN_MAPPING_MODE).map(|s| s.to_ascii_lowercase()).as_deref() {
+        match metadata
+            .configuration
+            .get(COLUMN_MAPPING_MODE)
+            .map(|s| s.to_ascii_lowercase())
+            .as_deref()
+        {
             Some("name") => ColumnMappingMode::Name,
             Some("id") => ColumnMappingMode::Id,
             _ => ColumnMappingMode::None,
@@ -39,7 +44,9 @@ impl ColumnMappingMode {
     pub fn physical_name<'a>(&self, field: &'a StructField) -> &'a str {
         match self {
             ColumnMappingMode::None => &field.name,
-            ColumnMappingMode::Name | ColumnMappingMode::Id => field.physical_name().unwrap_or(&field.name),
+            ColumnMappingMode::Name | ColumnMappingMode::Id => {
+                field.physical_name().unwrap_or(&field.name)
+            }
         }
     }
 
@@ -48,7 +55,13 @@ impl ColumnMappingMode {
         if *self == ColumnMappingMode::None {
             return schema.clone();
         }
-        StructType::new(schema.fields.iter().map(|f| self.physical_field(f)).collect())
+        StructType::new(
+            schema
+                .fields
+                .iter()
+                .map(|f| self.physical_field(f))
+                .collect(),
+        )
     }
 
     fn physical_field(&self, f: &StructField) -> StructField {

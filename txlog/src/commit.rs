@@ -28,7 +28,11 @@ pub fn decode_commit_into(path: &str, bytes: &[u8], out: &mut Vec<Action>) -> Re
         match item {
             Ok(line) => line.into_actions(out),
             Err(e) => {
-                return Err(LogError::MalformedCommit { path: path.to_string(), line: e.line(), reason: e.to_string() });
+                return Err(LogError::MalformedCommit {
+                    path: path.to_string(),
+                    line: e.line(),
+                    reason: e.to_string(),
+                });
             }
         }
     }
@@ -42,7 +46,8 @@ pub fn decode_commit_into(path: &str, bytes: &[u8], out: &mut Vec<Action>) -> Re
 pub fn encode_commit(actions: &[Action]) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(256 * actions.len());
     for a in actions {
-        serde_json::to_writer(&mut out, a).map_err(|e| LogError::Invalid(format!("cannot encode {} action: {e}", a.name())))?;
+        serde_json::to_writer(&mut out, a)
+            .map_err(|e| LogError::Invalid(format!("cannot encode {} action: {e}", a.name())))?;
         out.push(b'\n');
     }
     Ok(out)
@@ -68,11 +73,27 @@ mod tests {
     fn decodes_every_action_and_ignores_unknowns() {
         let actions = decode_commit("0.json", COMMIT.as_bytes()).unwrap();
         let names: Vec<_> = actions.iter().map(Action::name).collect();
-        assert_eq!(names, ["commitInfo", "protocol", "metaData", "add", "remove", "txn", "domainMetadata", "cdc"]);
-        let Action::Metadata(m) = &actions[2] else { panic!() };
+        assert_eq!(
+            names,
+            [
+                "commitInfo",
+                "protocol",
+                "metaData",
+                "add",
+                "remove",
+                "txn",
+                "domainMetadata",
+                "cdc"
+            ]
+        );
+        let Action::Metadata(m) = &actions[2] else {
+            panic!()
+        };
         assert_eq!(m.configuration.get("k").map(String::as_str), Some("v"));
         assert!(!m.configuration.contains_key("nullval"));
-        let Action::Add(a) = &actions[3] else { panic!() };
+        let Action::Add(a) = &actions[3] else {
+            panic!()
+        };
         assert_eq!(a.partition_values.get("p"), Some(None));
         assert_eq!(a.deletion_vector.as_ref().unwrap().cardinality, 2);
     }
@@ -101,7 +122,10 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let bad_type = r#"{"add":{"path":"x","size":"big"}}"#;
-        assert!(matches!(decode_commit("x", bad_type.as_bytes()), Err(LogError::MalformedCommit { line: 1, .. })));
+        assert!(matches!(
+            decode_commit("x", bad_type.as_bytes()),
+            Err(LogError::MalformedCommit { line: 1, .. })
+        ));
         assert!(decode_commit("x", b"").unwrap().is_empty());
         assert!(decode_commit("x", b"\xff\xfe").is_err());
     }

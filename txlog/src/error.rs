@@ -160,16 +160,26 @@ pub enum LogError {
 
 impl LogError {
     pub(crate) fn unsupported_reader(feature: impl Into<String>, detail: Option<String>) -> Self {
-        LogError::UnsupportedFeature { side: FeatureSide::Reader, feature: feature.into(), detail }
+        LogError::UnsupportedFeature {
+            side: FeatureSide::Reader,
+            feature: feature.into(),
+            detail,
+        }
     }
 
     pub(crate) fn corrupt_checkpoint(path: impl Into<String>, reason: impl ToString) -> Self {
-        LogError::CorruptCheckpoint { path: path.into(), reason: reason.to_string() }
+        LogError::CorruptCheckpoint {
+            path: path.into(),
+            reason: reason.to_string(),
+        }
     }
 
     /// A [`LogError::DataFile`] error.
     pub fn data_file(path: impl Into<String>, reason: impl ToString) -> Self {
-        LogError::DataFile { path: path.into(), reason: reason.to_string() }
+        LogError::DataFile {
+            path: path.into(),
+            reason: reason.to_string(),
+        }
     }
 
     /// True if the error is a missing object in storage.

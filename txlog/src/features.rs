@@ -74,8 +74,21 @@ pub fn legacy_writer_features(min_writer_version: i32) -> &'static [&'static str
         ..=1 => &[],
         2 => &["appendOnly", "invariants"],
         3 => &["appendOnly", "invariants", "checkConstraints"],
-        4 => &["appendOnly", "invariants", "checkConstraints", "changeDataFeed", "generatedColumns"],
-        5 => &["appendOnly", "invariants", "checkConstraints", "changeDataFeed", "generatedColumns", "columnMapping"],
+        4 => &[
+            "appendOnly",
+            "invariants",
+            "checkConstraints",
+            "changeDataFeed",
+            "generatedColumns",
+        ],
+        5 => &[
+            "appendOnly",
+            "invariants",
+            "checkConstraints",
+            "changeDataFeed",
+            "generatedColumns",
+            "columnMapping",
+        ],
         _ => &[
             "appendOnly",
             "invariants",
@@ -124,21 +137,48 @@ mod tests {
     fn reader_gate() {
         check_read_supported(&p(1, 2, None, None)).unwrap();
         check_read_supported(&p(2, 5, None, None)).unwrap();
-        check_read_supported(&p(3, 7, Some(&["deletionVectors", "columnMapping"]), Some(&[]))).unwrap();
-        let e = check_read_supported(&p(3, 7, Some(&["deletionVectors", "blahabl"]), Some(&[]))).unwrap_err();
-        assert!(matches!(e, LogError::UnsupportedFeature { ref feature, side: FeatureSide::Reader, .. } if feature == "blahabl"));
+        check_read_supported(&p(
+            3,
+            7,
+            Some(&["deletionVectors", "columnMapping"]),
+            Some(&[]),
+        ))
+        .unwrap();
+        let e = check_read_supported(&p(3, 7, Some(&["deletionVectors", "blahabl"]), Some(&[])))
+            .unwrap_err();
+        assert!(
+            matches!(e, LogError::UnsupportedFeature { ref feature, side: FeatureSide::Reader, .. } if feature == "blahabl")
+        );
         let e = check_read_supported(&p(99, 7, None, None)).unwrap_err();
-        assert!(matches!(e, LogError::UnsupportedProtocolVersion { version: 99, .. }));
+        assert!(matches!(
+            e,
+            LogError::UnsupportedProtocolVersion { version: 99, .. }
+        ));
         let e = check_read_supported(&p(3, 7, Some(&["variantType-preview"]), None)).unwrap_err();
         assert!(e.to_string().contains("variantType-preview"), "{e}");
     }
 
     #[test]
     fn legacy_versions_imply_features() {
-        assert!(supports_writer_feature(&p(1, 4, None, None), "changeDataFeed"));
-        assert!(!supports_writer_feature(&p(1, 4, None, None), "columnMapping"));
-        assert!(supports_writer_feature(&p(3, 7, None, Some(&["domainMetadata"])), "domainMetadata"));
-        assert!(supports_reader_feature(&p(2, 5, None, None), "columnMapping"));
-        assert!(!supports_reader_feature(&p(1, 2, None, None), "columnMapping"));
+        assert!(supports_writer_feature(
+            &p(1, 4, None, None),
+            "changeDataFeed"
+        ));
+        assert!(!supports_writer_feature(
+            &p(1, 4, None, None),
+            "columnMapping"
+        ));
+        assert!(supports_writer_feature(
+            &p(3, 7, None, Some(&["domainMetadata"])),
+            "domainMetadata"
+        ));
+        assert!(supports_reader_feature(
+            &p(2, 5, None, None),
+            "columnMapping"
+        ));
+        assert!(!supports_reader_feature(
+            &p(1, 2, None, None),
+            "columnMapping"
+        ));
     }
 }

@@ -87,7 +87,11 @@ pub struct LogFile {
 }
 
 fn parse_digits(s: &str, len: usize) -> Option<u64> {
-    if s.len() == len && s.bytes().all(|b| b.is_ascii_digit()) { s.parse().ok() } else { None }
+    if s.len() == len && s.bytes().all(|b| b.is_ascii_digit()) {
+        s.parse().ok()
+    } else {
+        None
+    }
 }
 
 /// Parses a log file name (no directory part).
@@ -107,13 +111,18 @@ pub fn parse_log_file_name(name: &str) -> Option<(Version, LogFileKind)> {
             }
             LogFileKind::Checkpoint(CheckpointKind::MultiPart { part, parts })
         }
-        ["checkpoint", uuid, fmt] if uuid.len() == UUID_LEN && uuid::Uuid::parse_str(uuid).is_ok() => {
+        ["checkpoint", uuid, fmt]
+            if uuid.len() == UUID_LEN && uuid::Uuid::parse_str(uuid).is_ok() =>
+        {
             let format = match *fmt {
                 "json" => CheckpointFormat::Json,
                 "parquet" => CheckpointFormat::Parquet,
                 _ => return None,
             };
-            LogFileKind::Checkpoint(CheckpointKind::Uuid { uuid: (*uuid).to_string(), format })
+            LogFileKind::Checkpoint(CheckpointKind::Uuid {
+                uuid: (*uuid).to_string(),
+                format,
+            })
         }
         [end, "compacted", "json"] => {
             let end = parse_digits(end, VERSION_LEN)?;
@@ -132,7 +141,9 @@ pub fn log_file_name(version: Version, kind: &LogFileKind) -> String {
     match kind {
         LogFileKind::Commit => format!("{version:020}.json"),
         LogFileKind::Crc => format!("{version:020}.crc"),
-        LogFileKind::Checkpoint(CheckpointKind::Classic) => format!("{version:020}.checkpoint.parquet"),
+        LogFileKind::Checkpoint(CheckpointKind::Classic) => {
+            format!("{version:020}.checkpoint.parquet")
+        }
         LogFileKind::Checkpoint(CheckpointKind::MultiPart { part, parts }) => {
             format!("{version:020}.checkpoint.{part:010}.{parts:010}.parquet")
         }
@@ -166,7 +177,11 @@ pub fn commit_path(version: Version) -> StorePath {
 /// Parses a listed object into a log file, if it is one.
 pub fn classify(meta: ObjectMeta) -> Option<LogFile> {
     let (version, kind) = parse_log_file_name(meta.path.file_name())?;
-    Some(LogFile { version, kind, meta })
+    Some(LogFile {
+        version,
+        kind,
+        meta,
+    })
 }
 
 /// A checked conversion of a version to the `i64` the log's JSON uses.
@@ -185,9 +200,24 @@ mod tests {
             (7, LogFileKind::Commit),
             (7, LogFileKind::Crc),
             (10, LogFileKind::Checkpoint(CheckpointKind::Classic)),
-            (10, LogFileKind::Checkpoint(CheckpointKind::MultiPart { part: 2, parts: 3 })),
-            (10, LogFileKind::Checkpoint(CheckpointKind::Uuid { uuid: uuid.into(), format: CheckpointFormat::Json })),
-            (10, LogFileKind::Checkpoint(CheckpointKind::Uuid { uuid: uuid.into(), format: CheckpointFormat::Parquet })),
+            (
+                10,
+                LogFileKind::Checkpoint(CheckpointKind::MultiPart { part: 2, parts: 3 }),
+            ),
+            (
+                10,
+                LogFileKind::Checkpoint(CheckpointKind::Uuid {
+                    uuid: uuid.into(),
+                    format: CheckpointFormat::Json,
+                }),
+            ),
+            (
+                10,
+                LogFileKind::Checkpoint(CheckpointKind::Uuid {
+                    uuid: uuid.into(),
+                    format: CheckpointFormat::Parquet,
+                }),
+            ),
             (4, LogFileKind::Compaction { end: 6 }),
         ];
         for (v, kind) in cases {
@@ -217,6 +247,9 @@ mod tests {
 
     #[test]
     fn commit_paths() {
-        assert_eq!(commit_path(3).as_str(), "_delta_log/00000000000000000003.json");
+        assert_eq!(
+            commit_path(3).as_str(),
+            "_delta_log/00000000000000000003.json"
+        );
     }
 }

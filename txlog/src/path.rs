@@ -76,8 +76,13 @@ pub(crate) fn is_absolute(raw: &str) -> bool {
     match raw.find(':') {
         Some(i) if i > 0 => {
             let scheme = &raw[..i];
-            scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-                && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+            scheme
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
                 && raw[i + 1..].starts_with('/')
         }
         _ => false,
@@ -118,7 +123,10 @@ pub fn canonical_path<'a>(raw: &'a str, root: &TableRoot) -> Cow<'a, str> {
         return decoded;
     }
     match canonical_absolute(&decoded) {
-        Some(abs) => match abs.strip_prefix(root.as_str()).and_then(|r| r.strip_prefix('/')) {
+        Some(abs) => match abs
+            .strip_prefix(root.as_str())
+            .and_then(|r| r.strip_prefix('/'))
+        {
             Some(rel) if !rel.is_empty() => Cow::Owned(rel.to_string()),
             _ => Cow::Owned(abs),
         },
@@ -132,18 +140,30 @@ pub fn canonical_path<'a>(raw: &'a str, root: &TableRoot) -> Cow<'a, str> {
 /// [`LogError::InvalidAction`] if the path does not decode to UTF-8 or is a relative path
 /// that escapes the table root (such files are never read or deleted).
 pub fn resolve(raw: &str, root: &TableRoot) -> Result<FileLocation> {
-    let bad = |reason: String| LogError::InvalidAction { action: "add", path: raw.to_string(), reason };
-    let decoded = if raw.contains('%') { percent_decode(raw).map_err(bad)? } else { raw.to_string() };
+    let bad = |reason: String| LogError::InvalidAction {
+        action: "add",
+        path: raw.to_string(),
+        reason,
+    };
+    let decoded = if raw.contains('%') {
+        percent_decode(raw).map_err(bad)?
+    } else {
+        raw.to_string()
+    };
     if is_absolute(&decoded) {
         let abs = canonical_absolute(&decoded).unwrap_or(decoded);
-        if let Some(rel) = abs.strip_prefix(root.as_str()).and_then(|r| r.strip_prefix('/')) {
-            if let Ok(p) = StorePath::parse(rel) {
-                return Ok(FileLocation::Table(p));
-            }
+        if let Some(rel) = abs
+            .strip_prefix(root.as_str())
+            .and_then(|r| r.strip_prefix('/'))
+            && let Ok(p) = StorePath::parse(rel)
+        {
+            return Ok(FileLocation::Table(p));
         }
         return Ok(FileLocation::External(abs));
     }
-    StorePath::parse(decoded).map(FileLocation::Table).map_err(|e| bad(e.to_string()))
+    StorePath::parse(decoded)
+        .map(FileLocation::Table)
+        .map_err(|e| bad(e.to_string()))
 }
 
 #[cfg(test)]
@@ -157,7 +177,12 @@ mod tests {
     #[test]
     fn canonical_forms_of_one_absolute_file_agree() {
         let r = root();
-        let forms = ["/some/abs/path", "file:/some/abs/path", "file:///some/abs/path", "file://localhost/some/abs/path"];
+        let forms = [
+            "/some/abs/path",
+            "file:/some/abs/path",
+            "file:///some/abs/path",
+            "file://localhost/some/abs/path",
+        ];
         for f in forms {
             assert_eq!(canonical_path(f, &r), "file:///some/abs/path", "{f}");
         }
@@ -170,8 +195,14 @@ mod tests {
     #[test]
     fn absolute_paths_inside_the_root_become_relative() {
         let r = root();
-        assert_eq!(canonical_path("file:///data/t/a/b.parquet", &r), "a/b.parquet");
-        assert_eq!(resolve("file:/data/t/a%20b.parquet", &r).unwrap(), FileLocation::Table(StorePath::parse("a b.parquet").unwrap()));
+        assert_eq!(
+            canonical_path("file:///data/t/a/b.parquet", &r),
+            "a/b.parquet"
+        );
+        assert_eq!(
+            resolve("file:/data/t/a%20b.parquet", &r).unwrap(),
+            FileLocation::Table(StorePath::parse("a b.parquet").unwrap())
+        );
         assert_eq!(canonical_path("a/b.parquet", &r), "a/b.parquet");
     }
 
@@ -180,7 +211,10 @@ mod tests {
         let r = root();
         let loc = resolve("region=US%252FEast/part-0.parquet", &r).unwrap();
         assert_eq!(loc.as_str(), "region=US%2FEast/part-0.parquet");
-        assert_eq!(encode_path("region=US%2FEast/p 1.parquet"), "region=US%252FEast/p%201.parquet");
+        assert_eq!(
+            encode_path("region=US%2FEast/p 1.parquet"),
+            "region=US%252FEast/p%201.parquet"
+        );
     }
 
     #[test]
@@ -188,8 +222,14 @@ mod tests {
         let r = root();
         assert!(resolve("../outside.parquet", &r).is_err());
         assert!(resolve("a/%2E%2E/%2E%2E/x", &r).is_err());
-        assert_eq!(resolve("s3://bucket/x.parquet", &r).unwrap(), FileLocation::External("s3://bucket/x.parquet".into()));
-        assert_eq!(resolve("/elsewhere/x", &r).unwrap(), FileLocation::External("file:///elsewhere/x".into()));
+        assert_eq!(
+            resolve("s3://bucket/x.parquet", &r).unwrap(),
+            FileLocation::External("s3://bucket/x.parquet".into())
+        );
+        assert_eq!(
+            resolve("/elsewhere/x", &r).unwrap(),
+            FileLocation::External("file:///elsewhere/x".into())
+        );
         assert!(!is_absolute("x=a:b/part.parquet"));
     }
 }

@@ -66,12 +66,17 @@ impl TableProperties<'_> {
     }
 
     fn interval(&self, key: &str, default_ms: i64) -> i64 {
-        self.get(key).and_then(|v| parse_interval_ms(v).ok()).unwrap_or(default_ms)
+        self.get(key)
+            .and_then(|v| parse_interval_ms(v).ok())
+            .unwrap_or(default_ms)
     }
 
     /// Commits between checkpoints (default 10).
     pub fn checkpoint_interval(&self) -> u64 {
-        self.get(CHECKPOINT_INTERVAL).and_then(|v| v.parse::<u64>().ok()).filter(|v| *v > 0).unwrap_or(10)
+        self.get(CHECKPOINT_INTERVAL)
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|v| *v > 0)
+            .unwrap_or(10)
     }
 
     /// How long log files are kept (default 30 days).
@@ -86,7 +91,8 @@ impl TableProperties<'_> {
 
     /// How long `txn` entries are kept (no default: forever).
     pub fn set_transaction_retention_ms(&self) -> Option<i64> {
-        self.get(SET_TXN_RETENTION).and_then(|v| parse_interval_ms(v).ok())
+        self.get(SET_TXN_RETENTION)
+            .and_then(|v| parse_interval_ms(v).ok())
     }
 
     /// Whether log cleanup runs after checkpoints (default true).
@@ -106,17 +112,22 @@ impl TableProperties<'_> {
 
     /// The version from which in-commit timestamps are present.
     pub fn ict_enablement_version(&self) -> Option<u64> {
-        self.get(ICT_ENABLEMENT_VERSION).and_then(|v| v.parse().ok())
+        self.get(ICT_ENABLEMENT_VERSION)
+            .and_then(|v| v.parse().ok())
     }
 
     /// The in-commit timestamp of the enablement version.
     pub fn ict_enablement_timestamp(&self) -> Option<i64> {
-        self.get(ICT_ENABLEMENT_TIMESTAMP).and_then(|v| v.parse().ok())
+        self.get(ICT_ENABLEMENT_TIMESTAMP)
+            .and_then(|v| v.parse().ok())
     }
 
     /// Number of leading leaf columns with statistics (default 32; -1 = all).
     pub fn num_indexed_cols(&self) -> i64 {
-        self.get(NUM_INDEXED_COLS).and_then(|v| v.parse::<i64>().ok()).filter(|v| *v >= -1).unwrap_or(32)
+        self.get(NUM_INDEXED_COLS)
+            .and_then(|v| v.parse::<i64>().ok())
+            .filter(|v| *v >= -1)
+            .unwrap_or(32)
     }
 
     /// Explicit statistics columns (overrides the count), as written (comma-separated,
@@ -138,12 +149,15 @@ impl TableProperties<'_> {
 
     /// Whether V2 checkpoints are requested (`delta.checkpointPolicy = v2`).
     pub fn v2_checkpoint_policy(&self) -> bool {
-        self.get(CHECKPOINT_POLICY).is_some_and(|v| v.eq_ignore_ascii_case("v2"))
+        self.get(CHECKPOINT_POLICY)
+            .is_some_and(|v| v.eq_ignore_ascii_case("v2"))
     }
 
     /// Target size of data files in bytes, if set.
     pub fn target_file_size(&self) -> Option<u64> {
-        self.get(TARGET_FILE_SIZE).and_then(|v| v.parse().ok()).filter(|v| *v > 0)
+        self.get(TARGET_FILE_SIZE)
+            .and_then(|v| v.parse().ok())
+            .filter(|v| *v > 0)
     }
 
     /// Whether change data feed is enabled.
@@ -197,12 +211,14 @@ pub fn parse_interval_ms(text: &str) -> Result<i64, String> {
     let lower = text.trim().to_ascii_lowercase();
     let body = lower.strip_prefix("interval").unwrap_or(&lower).trim();
     let words: Vec<&str> = body.split_whitespace().collect();
-    if words.is_empty() || words.len() % 2 != 0 {
+    if words.is_empty() || !words.len().is_multiple_of(2) {
         return Err(format!("invalid interval {text:?}"));
     }
     let mut total: i64 = 0;
     for pair in words.chunks(2) {
-        let n: i64 = pair[0].parse().map_err(|_| format!("invalid interval {text:?}"))?;
+        let n: i64 = pair[0]
+            .parse()
+            .map_err(|_| format!("invalid interval {text:?}"))?;
         if n < 0 {
             return Err(format!("negative interval {text:?}"));
         }
@@ -230,12 +246,28 @@ mod tests {
 
     #[test]
     fn intervals() {
-        assert_eq!(parse_interval_ms("interval 7 days").unwrap(), 7 * MS_PER_DAY);
+        assert_eq!(
+            parse_interval_ms("interval 7 days").unwrap(),
+            7 * MS_PER_DAY
+        );
         assert_eq!(parse_interval_ms("30 days").unwrap(), 30 * MS_PER_DAY);
-        assert_eq!(parse_interval_ms("interval 1 week").unwrap(), 7 * MS_PER_DAY);
-        assert_eq!(parse_interval_ms("INTERVAL 2 days 3 hours").unwrap(), 2 * MS_PER_DAY + 3 * 3_600_000);
+        assert_eq!(
+            parse_interval_ms("interval 1 week").unwrap(),
+            7 * MS_PER_DAY
+        );
+        assert_eq!(
+            parse_interval_ms("INTERVAL 2 days 3 hours").unwrap(),
+            2 * MS_PER_DAY + 3 * 3_600_000
+        );
         assert_eq!(parse_interval_ms("interval 0 seconds").unwrap(), 0);
-        for bad in ["", "interval", "7", "interval 1 month", "interval -1 days", "x days"] {
+        for bad in [
+            "",
+            "interval",
+            "7",
+            "interval 1 month",
+            "interval -1 days",
+            "x days",
+        ] {
             assert!(parse_interval_ms(bad).is_err(), "{bad}");
         }
     }
@@ -256,6 +288,9 @@ mod tests {
 
     #[test]
     fn column_lists() {
-        assert_eq!(split_column_list("a, b ,`c,d`.e"), vec!["a", "b", "`c,d`.e"]);
+        assert_eq!(
+            split_column_list("a, b ,`c,d`.e"),
+            vec!["a", "b", "`c,d`.e"]
+        );
     }
 }

@@ -15,7 +15,10 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
 
-use crate::actions::{Action, Add, DeletionVectorDescriptor, DomainMetadata, Metadata, Protocol, Remove, SetTransaction};
+use crate::actions::{
+    Action, Add, DeletionVectorDescriptor, DomainMetadata, Metadata, Protocol, Remove,
+    SetTransaction,
+};
 use crate::log_path::Version;
 use crate::path::{TableRoot, canonical_path};
 use crate::{LogError, Result};
@@ -23,10 +26,21 @@ use crate::{LogError, Result};
 type Hashing = hashbrown::DefaultHashBuilder;
 
 fn dv_key(dv: Option<&DeletionVectorDescriptor>) -> Option<(&str, &str, Option<i32>)> {
-    dv.map(|d| (d.storage_type.as_str(), d.path_or_inline_dv.as_str(), d.offset))
+    dv.map(|d| {
+        (
+            d.storage_type.as_str(),
+            d.path_or_inline_dv.as_str(),
+            d.offset,
+        )
+    })
 }
 
-fn key_hash(hashing: &Hashing, root: &TableRoot, path: &str, dv: Option<&DeletionVectorDescriptor>) -> u64 {
+fn key_hash(
+    hashing: &Hashing,
+    root: &TableRoot,
+    path: &str,
+    dv: Option<&DeletionVectorDescriptor>,
+) -> u64 {
     let mut h = hashing.build_hasher();
     canonical_path(path, root).hash(&mut h);
     dv_key(dv).hash(&mut h);
@@ -38,7 +52,8 @@ fn key_eq(
     a: (&str, Option<&DeletionVectorDescriptor>),
     b: (&str, Option<&DeletionVectorDescriptor>),
 ) -> bool {
-    dv_key(a.1) == dv_key(b.1) && (a.0 == b.0 || canonical_path(a.0, root) == canonical_path(b.0, root))
+    dv_key(a.1) == dv_key(b.1)
+        && (a.0 == b.0 || canonical_path(a.0, root) == canonical_path(b.0, root))
 }
 
 /// The reconciled state of the table at one version.
@@ -100,7 +115,9 @@ impl Replay {
     /// Reserves room for `adds` more live files.
     pub fn reserve(&mut self, adds: usize) {
         let (hashing, root) = (&self.hashing, &self.root);
-        self.files.reserve(adds, |a| key_hash(hashing, root, &a.path, a.deletion_vector.as_ref()));
+        self.files.reserve(adds, |a| {
+            key_hash(hashing, root, &a.path, a.deletion_vector.as_ref())
+        });
     }
 
     /// Applies one action.
@@ -120,7 +137,10 @@ impl Replay {
                     self.domains.insert(d.domain.clone(), d);
                 }
             }
-            Action::CommitInfo(_) | Action::Cdc(_) | Action::CheckpointMetadata(_) | Action::Sidecar(_) => {}
+            Action::CommitInfo(_)
+            | Action::Cdc(_)
+            | Action::CheckpointMetadata(_)
+            | Action::Sidecar(_) => {}
         }
     }
 
@@ -135,7 +155,9 @@ impl Replay {
         let (hashing, root) = (&self.hashing, &self.root);
         let hash = key_hash(hashing, root, &add.path, add.deletion_vector.as_ref());
         let key = (add.path.as_str(), add.deletion_vector.as_ref());
-        if let Ok(e) = self.tombstones.find_entry(hash, |r| key_eq(root, (&r.path, r.deletion_vector.as_ref()), key)) {
+        if let Ok(e) = self.tombstones.find_entry(hash, |r| {
+            key_eq(root, (&r.path, r.deletion_vector.as_ref()), key)
+        }) {
             e.remove();
         }
         match self.files.entry(
@@ -154,7 +176,9 @@ impl Replay {
         let (hashing, root) = (&self.hashing, &self.root);
         let hash = key_hash(hashing, root, &rm.path, rm.deletion_vector.as_ref());
         let key = (rm.path.as_str(), rm.deletion_vector.as_ref());
-        if let Ok(e) = self.files.find_entry(hash, |a| key_eq(root, (&a.path, a.deletion_vector.as_ref()), key)) {
+        if let Ok(e) = self.files.find_entry(hash, |a| {
+            key_eq(root, (&a.path, a.deletion_vector.as_ref()), key)
+        }) {
             e.remove();
         }
         match self.tombstones.entry(
@@ -174,8 +198,14 @@ impl Replay {
     /// # Errors
     /// [`LogError::MissingAction`] if no protocol or no metaData was seen.
     pub fn finish(self, version: Version) -> Result<TableState> {
-        let protocol = self.protocol.ok_or(LogError::MissingAction { action: "protocol", version })?;
-        let metadata = self.metadata.ok_or(LogError::MissingAction { action: "metaData", version })?;
+        let protocol = self.protocol.ok_or(LogError::MissingAction {
+            action: "protocol",
+            version,
+        })?;
+        let metadata = self.metadata.ok_or(LogError::MissingAction {
+            action: "metaData",
+            version,
+        })?;
         Ok(TableState {
             version,
             protocol,
@@ -228,13 +258,21 @@ impl TableState {
 
     /// Tombstones whose deletion time is after `cutoff_ms` (missing timestamps count as 0).
     pub fn unexpired_tombstones(&self, cutoff_ms: i64) -> impl Iterator<Item = &Remove> {
-        self.tombstones.iter().filter(move |r| r.deletion_timestamp.unwrap_or(0) > cutoff_ms)
+        self.tombstones
+            .iter()
+            .filter(move |r| r.deletion_timestamp.unwrap_or(0) > cutoff_ms)
     }
 
     /// The live add with this path and deletion vector, if any.
     pub fn file(&self, path: &str, dv: Option<&DeletionVectorDescriptor>) -> Option<&Add> {
         let hash = key_hash(&self.hashing, &self.root, path, dv);
-        self.files.find(hash, |a| key_eq(&self.root, (&a.path, a.deletion_vector.as_ref()), (path, dv)))
+        self.files.find(hash, |a| {
+            key_eq(
+                &self.root,
+                (&a.path, a.deletion_vector.as_ref()),
+                (path, dv),
+            )
+        })
     }
 
     /// The latest `txn` of every application.
@@ -285,7 +323,12 @@ mod tests {
 
     fn base() -> Replay {
         let mut r = Replay::new(TableRoot::new("file:///t"));
-        r.apply(Action::Protocol(Protocol { min_reader_version: 1, min_writer_version: 2, reader_features: None, writer_features: None }));
+        r.apply(Action::Protocol(Protocol {
+            min_reader_version: 1,
+            min_writer_version: 2,
+            reader_features: None,
+            writer_features: None,
+        }));
         r.apply(Action::Metadata(Metadata {
             id: "id".into(),
             name: None,
@@ -345,14 +388,40 @@ mod tests {
     #[test]
     fn txns_domains_and_missing_actions() {
         let mut r = base();
-        r.apply(Action::Txn(SetTransaction { app_id: "a".into(), version: 5, last_updated: None }));
-        r.apply(Action::Txn(SetTransaction { app_id: "a".into(), version: 3, last_updated: None }));
-        r.apply(Action::DomainMetadata(DomainMetadata { domain: "d".into(), configuration: "1".into(), removed: false }));
-        r.apply(Action::DomainMetadata(DomainMetadata { domain: "e".into(), configuration: "1".into(), removed: false }));
-        r.apply(Action::DomainMetadata(DomainMetadata { domain: "d".into(), configuration: "1".into(), removed: true }));
+        r.apply(Action::Txn(SetTransaction {
+            app_id: "a".into(),
+            version: 5,
+            last_updated: None,
+        }));
+        r.apply(Action::Txn(SetTransaction {
+            app_id: "a".into(),
+            version: 3,
+            last_updated: None,
+        }));
+        r.apply(Action::DomainMetadata(DomainMetadata {
+            domain: "d".into(),
+            configuration: "1".into(),
+            removed: false,
+        }));
+        r.apply(Action::DomainMetadata(DomainMetadata {
+            domain: "e".into(),
+            configuration: "1".into(),
+            removed: false,
+        }));
+        r.apply(Action::DomainMetadata(DomainMetadata {
+            domain: "d".into(),
+            configuration: "1".into(),
+            removed: true,
+        }));
         let s = r.finish(1).unwrap();
         assert_eq!(s.app_transactions()["a"].version, 3);
         assert_eq!(s.domains().keys().collect::<Vec<_>>(), vec!["e"]);
-        assert!(matches!(Replay::new(TableRoot::new("x")).finish(0), Err(LogError::MissingAction { action: "protocol", .. })));
+        assert!(matches!(
+            Replay::new(TableRoot::new("x")).finish(0),
+            Err(LogError::MissingAction {
+                action: "protocol",
+                ..
+            })
+        ));
     }
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use arrow_array::{
     ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array,
-    Int8Array, Int16Array, Int32Array, Int64Array, NullArray, StringArray, TimestampMicrosecondArray,
-    new_null_array,
+    Int8Array, Int16Array, Int32Array, Int64Array, NullArray, StringArray,
+    TimestampMicrosecondArray, new_null_array,
 };
 use arrow_schema::DataType as ArrowType;
 
@@ -95,7 +95,18 @@ impl Scalar {
             (Binary(a), Binary(b)) => Some(a.cmp(b)),
             (Date(a), Date(b)) => Some(a.cmp(b)),
             (Timestamp(a), Timestamp(b)) | (TimestampNtz(a), TimestampNtz(b)) => Some(a.cmp(b)),
-            (Decimal { value: a, scale: sa, .. }, Decimal { value: b, scale: sb, .. }) => {
+            (
+                Decimal {
+                    value: a,
+                    scale: sa,
+                    ..
+                },
+                Decimal {
+                    value: b,
+                    scale: sb,
+                    ..
+                },
+            ) => {
                 let (a, b) = align_decimals(*a, *sa, *b, *sb)?;
                 Some(a.cmp(&b))
             }
@@ -125,16 +136,22 @@ impl Scalar {
             (Scalar::Long(v), ArrowType::Int64) => Arc::new(Int64Array::from_value(*v, len)),
             (Scalar::Float(v), ArrowType::Float32) => Arc::new(Float32Array::from_value(*v, len)),
             (Scalar::Double(v), ArrowType::Float64) => Arc::new(Float64Array::from_value(*v, len)),
-            (Scalar::String(v), ArrowType::Utf8) => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(v, len))),
-            (Scalar::Binary(v), ArrowType::Binary) => {
-                Arc::new(BinaryArray::from_iter_values(std::iter::repeat_n(v.as_slice(), len)))
+            (Scalar::String(v), ArrowType::Utf8) => {
+                Arc::new(StringArray::from_iter_values(std::iter::repeat_n(v, len)))
             }
+            (Scalar::Binary(v), ArrowType::Binary) => Arc::new(BinaryArray::from_iter_values(
+                std::iter::repeat_n(v.as_slice(), len),
+            )),
             (Scalar::Date(v), ArrowType::Date32) => Arc::new(Date32Array::from_value(*v, len)),
             (Scalar::Timestamp(v) | Scalar::TimestampNtz(v), ArrowType::Timestamp(_, tz)) => {
-                Arc::new(TimestampMicrosecondArray::from_value(*v, len).with_timezone_opt(tz.clone()))
+                Arc::new(
+                    TimestampMicrosecondArray::from_value(*v, len).with_timezone_opt(tz.clone()),
+                )
             }
             (Scalar::Decimal { value, .. }, ArrowType::Decimal128(p, s)) => Arc::new(
-                Decimal128Array::from_value(*value, len).with_precision_and_scale(*p, *s).map_err(|_| mismatch())?,
+                Decimal128Array::from_value(*value, len)
+                    .with_precision_and_scale(*p, *s)
+                    .map_err(|_| mismatch())?,
             ),
             _ => return Err(mismatch()),
         })
@@ -156,7 +173,9 @@ impl Scalar {
             Scalar::Date(_) => PrimitiveType::Date,
             Scalar::Timestamp(_) => PrimitiveType::Timestamp,
             Scalar::TimestampNtz(_) => PrimitiveType::TimestampNtz,
-            Scalar::Decimal { precision, scale, .. } => PrimitiveType::Decimal(*precision, *scale),
+            Scalar::Decimal {
+                precision, scale, ..
+            } => PrimitiveType::Decimal(*precision, *scale),
         })
     }
 }
@@ -176,21 +195,46 @@ mod tests {
 
     #[test]
     fn comparisons() {
-        assert_eq!(Scalar::Integer(3).compare(&Scalar::Long(4)), Some(Ordering::Less));
+        assert_eq!(
+            Scalar::Integer(3).compare(&Scalar::Long(4)),
+            Some(Ordering::Less)
+        );
         assert_eq!(Scalar::Double(f64::NAN).compare(&Scalar::Double(1.0)), None);
-        let d = |v, s| Scalar::Decimal { value: v, precision: 10, scale: s };
+        let d = |v, s| Scalar::Decimal {
+            value: v,
+            precision: 10,
+            scale: s,
+        };
         assert_eq!(d(120, 2).compare(&d(12, 1)), Some(Ordering::Equal));
-        assert_eq!(d(120, 2).compare(&Scalar::Double(1.3)), Some(Ordering::Less));
-        assert_eq!(Scalar::String("b".into()).compare(&Scalar::String("ab".into())), Some(Ordering::Greater));
+        assert_eq!(
+            d(120, 2).compare(&Scalar::Double(1.3)),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            Scalar::String("b".into()).compare(&Scalar::String("ab".into())),
+            Some(Ordering::Greater)
+        );
         assert_eq!(Scalar::Null.compare(&Scalar::Null), None);
         assert_eq!(Scalar::String("a".into()).compare(&Scalar::Long(1)), None);
     }
 
     #[test]
     fn arrays() {
-        let a = Scalar::Decimal { value: 123, precision: 5, scale: 2 }.to_array(&ArrowType::Decimal128(5, 2), 3).unwrap();
+        let a = Scalar::Decimal {
+            value: 123,
+            precision: 5,
+            scale: 2,
+        }
+        .to_array(&ArrowType::Decimal128(5, 2), 3)
+        .unwrap();
         assert_eq!(a.len(), 3);
         assert!(Scalar::Long(1).to_array(&ArrowType::Utf8, 1).is_err());
-        assert_eq!(Scalar::Null.to_array(&ArrowType::Utf8, 2).unwrap().null_count(), 2);
+        assert_eq!(
+            Scalar::Null
+                .to_array(&ArrowType::Utf8, 2)
+                .unwrap()
+                .null_count(),
+            2
+        );
     }
 }

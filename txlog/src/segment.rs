@@ -66,10 +66,14 @@ fn best_checkpoint(version: Version, cands: &[&LogFile]) -> Option<CheckpointFil
         .filter(nonempty)
         .filter(|f| matches!(f.kind, LogFileKind::Checkpoint(CheckpointKind::Uuid { .. })))
         .max_by(|a, b| a.meta.path.cmp(&b.meta.path));
-    if let Some(f) = uuid {
-        if let LogFileKind::Checkpoint(kind) = &f.kind {
-            return Some(CheckpointFiles { version, kind: kind.clone(), files: vec![f.meta.clone()] });
-        }
+    if let Some(f) = uuid
+        && let LogFileKind::Checkpoint(kind) = &f.kind
+    {
+        return Some(CheckpointFiles {
+            version,
+            kind: kind.clone(),
+            files: vec![f.meta.clone()],
+        });
     }
     let mut multi: BTreeMap<u32, BTreeMap<u32, &LogFile>> = BTreeMap::new();
     for f in cands.iter().filter(nonempty) {
@@ -81,7 +85,10 @@ fn best_checkpoint(version: Version, cands: &[&LogFile]) -> Option<CheckpointFil
         if set.len() == *parts as usize && set.keys().copied().eq(1..=*parts) {
             return Some(CheckpointFiles {
                 version,
-                kind: CheckpointKind::MultiPart { part: 1, parts: *parts },
+                kind: CheckpointKind::MultiPart {
+                    part: 1,
+                    parts: *parts,
+                },
                 files: set.values().map(|f| f.meta.clone()).collect(),
             });
         }
@@ -90,7 +97,11 @@ fn best_checkpoint(version: Version, cands: &[&LogFile]) -> Option<CheckpointFil
         .iter()
         .filter(nonempty)
         .find(|f| matches!(f.kind, LogFileKind::Checkpoint(CheckpointKind::Classic)))
-        .map(|f| CheckpointFiles { version, kind: CheckpointKind::Classic, files: vec![f.meta.clone()] })
+        .map(|f| CheckpointFiles {
+            version,
+            kind: CheckpointKind::Classic,
+            files: vec![f.meta.clone()],
+        })
 }
 
 impl LogSegment {
@@ -103,9 +114,16 @@ impl LogSegment {
     ///   reconstructed from the listed files;
     /// * [`LogError::NonContiguousLog`] if a commit between the checkpoint and the end is
     ///   missing.
-    pub fn build(files: &[LogFile], target: Option<Version>, exclude: &[Version]) -> Result<LogSegment> {
-        let commits: BTreeMap<Version, &LogFile> =
-            files.iter().filter(|f| f.kind == LogFileKind::Commit).map(|f| (f.version, f)).collect();
+    pub fn build(
+        files: &[LogFile],
+        target: Option<Version>,
+        exclude: &[Version],
+    ) -> Result<LogSegment> {
+        let commits: BTreeMap<Version, &LogFile> = files
+            .iter()
+            .filter(|f| f.kind == LogFileKind::Commit)
+            .map(|f| (f.version, f))
+            .collect();
         let checkpoints = complete_checkpoints(files);
         let latest_commit = commits.keys().next_back().copied();
         let latest_checkpoint = checkpoints.keys().next_back().copied();
@@ -121,20 +139,35 @@ impl LogSegment {
         };
         let end = match target {
             Some(t) if t > latest => {
-                return Err(LogError::VersionNotFound { version: t, reason: format!("the latest version is {latest}") });
+                return Err(LogError::VersionNotFound {
+                    version: t,
+                    reason: format!("the latest version is {latest}"),
+                });
             }
             Some(t) => t,
             None => latest,
         };
-        let checkpoint = checkpoints.range(..=end).rev().find(|(v, _)| !exclude.contains(v)).map(|(_, c)| c.clone());
+        let checkpoint = checkpoints
+            .range(..=end)
+            .rev()
+            .find(|(v, _)| !exclude.contains(v))
+            .map(|(_, c)| c.clone());
         let first_needed = checkpoint.as_ref().map_or(0, |c| c.version + 1);
         let mut segment_commits = Vec::new();
         let mut expected = first_needed;
-        let tail = if first_needed <= end { commits.range(first_needed..=end).collect() } else { Vec::new() };
+        let tail = if first_needed <= end {
+            commits.range(first_needed..=end).collect()
+        } else {
+            Vec::new()
+        };
         for (v, f) in tail {
             if *v != expected {
                 return Err(LogError::NonContiguousLog {
-                    after: if expected == 0 { "the start of the log".into() } else { format!("version {}", expected - 1) },
+                    after: if expected == 0 {
+                        "the start of the log".into()
+                    } else {
+                        format!("version {}", expected - 1)
+                    },
                     expected,
                     found: format!("version {v}"),
                 });
@@ -161,7 +194,13 @@ impl LogSegment {
             .cloned()
             .collect();
         let end_commit = commits.get(&end).map(|f| (*f).clone());
-        Ok(LogSegment { end_version: end, checkpoint, commits: segment_commits, compactions, end_commit })
+        Ok(LogSegment {
+            end_version: end,
+            checkpoint,
+            commits: segment_commits,
+            compactions,
+            end_commit,
+        })
     }
 }
 
@@ -169,10 +208,17 @@ impl LogSegment {
 /// every commit from 0 to the latest is present, else the oldest complete checkpoint from
 /// which the commits up to the latest are contiguous.
 pub fn earliest_readable_version(files: &[LogFile]) -> Option<Version> {
-    let commits: std::collections::BTreeSet<Version> =
-        files.iter().filter(|f| f.kind == LogFileKind::Commit).map(|f| f.version).collect();
+    let commits: std::collections::BTreeSet<Version> = files
+        .iter()
+        .filter(|f| f.kind == LogFileKind::Commit)
+        .map(|f| f.version)
+        .collect();
     let checkpoints = complete_checkpoints(files);
-    let latest = commits.iter().next_back().copied().max(checkpoints.keys().next_back().copied())?;
+    let latest = commits
+        .iter()
+        .next_back()
+        .copied()
+        .max(checkpoints.keys().next_back().copied())?;
     // Walk down from the latest version while commits are contiguous.
     let mut lowest_contiguous = latest + 1;
     while lowest_contiguous > 0 && commits.contains(&(lowest_contiguous - 1)) {
@@ -182,7 +228,11 @@ pub fn earliest_readable_version(files: &[LogFile]) -> Option<Version> {
         return Some(0);
     }
     // A checkpoint at c is usable if commits c+1..=latest are all present.
-    checkpoints.keys().copied().filter(|c| *c + 1 >= lowest_contiguous && *c <= latest).min()
+    checkpoints
+        .keys()
+        .copied()
+        .filter(|c| *c + 1 >= lowest_contiguous && *c <= latest)
+        .min()
 }
 
 #[cfg(test)]
@@ -200,7 +250,11 @@ mod tests {
                 LogFile {
                     version,
                     kind,
-                    meta: ObjectMeta { path: StorePath::parse(format!("_delta_log/{n}")).unwrap(), size: *size, last_modified_ms: 0 },
+                    meta: ObjectMeta {
+                        path: StorePath::parse(format!("_delta_log/{n}")).unwrap(),
+                        size: *size,
+                        last_modified_ms: 0,
+                    },
                 }
             })
             .collect()
@@ -214,7 +268,10 @@ mod tests {
     fn picks_newest_complete_checkpoint_and_contiguous_tail() {
         let mut names: Vec<(String, u64)> = (0..=12).map(|v| (c(v), 1)).collect();
         names.push((format!("{:020}.checkpoint.parquet", 5), 10));
-        names.push((format!("{:020}.checkpoint.0000000001.0000000002.parquet", 10), 10));
+        names.push((
+            format!("{:020}.checkpoint.0000000001.0000000002.parquet", 10),
+            10,
+        ));
         let refs: Vec<(&str, u64)> = names.iter().map(|(n, s)| (n.as_str(), *s)).collect();
         let files = listing(&refs);
         // The 2-part checkpoint at 10 is incomplete, so 5 is used.
@@ -231,7 +288,10 @@ mod tests {
         let seg = LogSegment::build(&files, Some(3), &[]).unwrap();
         assert_eq!(seg.end_version, 3);
         assert!(seg.checkpoint.is_none());
-        assert!(matches!(LogSegment::build(&files, Some(13), &[]), Err(LogError::VersionNotFound { version: 13, .. })));
+        assert!(matches!(
+            LogSegment::build(&files, Some(13), &[]),
+            Err(LogError::VersionNotFound { version: 13, .. })
+        ));
     }
 
     #[test]
@@ -243,7 +303,10 @@ mod tests {
             (&c(3), 1),
             (&c(5), 1),
         ]);
-        assert!(matches!(LogSegment::build(&files, None, &[]), Err(LogError::NonContiguousLog { expected: 4, .. })));
+        assert!(matches!(
+            LogSegment::build(&files, None, &[]),
+            Err(LogError::NonContiguousLog { expected: 4, .. })
+        ));
         let seg = LogSegment::build(&files, Some(3), &[]).unwrap();
         assert_eq!(seg.checkpoint.unwrap().version, 2);
         assert!(LogSegment::build(&files, Some(1), &[]).is_err());

@@ -36,7 +36,11 @@ pub struct FileStats {
 fn lookup<'a>(map: Option<&'a Map<String, Value>>, path: &[String]) -> Option<&'a Value> {
     let (first, rest) = path.split_first()?;
     let v = map?.get(first)?;
-    if rest.is_empty() { Some(v) } else { lookup(v.as_object(), rest) }
+    if rest.is_empty() {
+        Some(v)
+    } else {
+        lookup(v.as_object(), rest)
+    }
 }
 
 impl FileStats {
@@ -74,22 +78,33 @@ impl FileStats {
 /// floating point; callers must widen comparisons against them.
 pub fn stat_scalar(v: &Value, ty: PrimitiveType) -> Option<Scalar> {
     match ty {
-        PrimitiveType::Byte | PrimitiveType::Short | PrimitiveType::Integer | PrimitiveType::Long => {
-            v.as_i64().map(Scalar::Long).or_else(|| {
-                let f = v.as_f64()?;
-                (f.fract() == 0.0 && f.abs() < 9.0e15).then_some(Scalar::Long(f as i64))
-            })
-        }
+        PrimitiveType::Byte
+        | PrimitiveType::Short
+        | PrimitiveType::Integer
+        | PrimitiveType::Long => v.as_i64().map(Scalar::Long).or_else(|| {
+            let f = v.as_f64()?;
+            (f.fract() == 0.0 && f.abs() < 9.0e15).then_some(Scalar::Long(f as i64))
+        }),
         PrimitiveType::Float | PrimitiveType::Double | PrimitiveType::Decimal(..) => match v {
             Value::Number(n) => n.as_f64().map(Scalar::Double),
-            Value::String(s) => s.parse::<f64>().ok().filter(|f| f.is_finite()).map(Scalar::Double),
+            Value::String(s) => s
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite())
+                .map(Scalar::Double),
             _ => None,
         },
         PrimitiveType::String => v.as_str().map(|s| Scalar::String(s.to_string())),
         PrimitiveType::Date => v.as_str().and_then(parse_date).map(Scalar::Date),
         PrimitiveType::Timestamp => v.as_str().and_then(parse_timestamp).map(Scalar::Timestamp),
-        PrimitiveType::TimestampNtz => v.as_str().and_then(parse_naive_timestamp).map(Scalar::TimestampNtz),
-        PrimitiveType::Boolean | PrimitiveType::Binary | PrimitiveType::Void | PrimitiveType::Variant => None,
+        PrimitiveType::TimestampNtz => v
+            .as_str()
+            .and_then(parse_naive_timestamp)
+            .map(Scalar::TimestampNtz),
+        PrimitiveType::Boolean
+        | PrimitiveType::Binary
+        | PrimitiveType::Void
+        | PrimitiveType::Variant => None,
     }
 }
 
@@ -105,7 +120,10 @@ mod tests {
         .unwrap();
         let p = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(s.num_records, Some(3));
-        assert_eq!(stat_scalar(s.min(&p(&["a"])).unwrap(), PrimitiveType::Integer), Some(Scalar::Long(1)));
+        assert_eq!(
+            stat_scalar(s.min(&p(&["a"])).unwrap(), PrimitiveType::Integer),
+            Some(Scalar::Long(1))
+        );
         assert_eq!(s.null_count(&p(&["s", "t"])), Some(1));
         assert_eq!(
             stat_scalar(s.min(&p(&["s", "t"])).unwrap(), PrimitiveType::Timestamp),

@@ -25,7 +25,12 @@ fn naive_micros(dt: &NaiveDateTime) -> i64 {
 /// into microseconds since the epoch of that wall-clock time read as UTC.
 pub fn parse_naive_timestamp(s: &str) -> Option<i64> {
     let s = s.trim();
-    for fmt in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M"] {
+    for fmt in [
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M",
+        "%Y-%m-%dT%H:%M",
+    ] {
         if let Ok(dt) = NaiveDateTime::parse_from_str(s, fmt) {
             return Some(naive_micros(&dt));
         }
@@ -40,12 +45,20 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
     if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
         return Some(dt.timestamp_micros());
     }
-    for fmt in ["%Y-%m-%dT%H:%M:%S%.f%#z", "%Y-%m-%d %H:%M:%S%.f%#z", "%Y-%m-%dT%H:%M:%S%.f%:z", "%Y-%m-%d %H:%M:%S%.f%:z"] {
+    for fmt in [
+        "%Y-%m-%dT%H:%M:%S%.f%#z",
+        "%Y-%m-%d %H:%M:%S%.f%#z",
+        "%Y-%m-%dT%H:%M:%S%.f%:z",
+        "%Y-%m-%d %H:%M:%S%.f%:z",
+    ] {
         if let Ok(dt) = DateTime::parse_from_str(t, fmt) {
             return Some(dt.timestamp_micros());
         }
     }
-    let zless = t.strip_suffix('Z').or_else(|| t.strip_suffix(" UTC")).unwrap_or(t);
+    let zless = t
+        .strip_suffix('Z')
+        .or_else(|| t.strip_suffix(" UTC"))
+        .unwrap_or(t);
     parse_naive_timestamp(zless)
 }
 
@@ -55,7 +68,9 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
 pub fn has_non_utc_offset(s: &str) -> bool {
     let t = s.trim();
     // Skip the date (`YYYY-MM-DD`, whose dashes are not offsets), then look for a sign.
-    let Some(time) = t.get(10..) else { return false };
+    let Some(time) = t.get(10..) else {
+        return false;
+    };
     match time.rfind(['+', '-']) {
         Some(i) => {
             let offset: String = time[i + 1..].chars().filter(char::is_ascii_digit).collect();
@@ -68,8 +83,10 @@ pub fn has_non_utc_offset(s: &str) -> bool {
 /// Formats microseconds since the epoch as ISO 8601 UTC with microseconds
 /// (`1970-01-01T00:00:00.000000Z`), the form the protocol recommends for partition values.
 pub fn format_timestamp(micros: i64) -> String {
-    DateTime::from_timestamp_micros(micros)
-        .map_or_else(|| micros.to_string(), |dt| dt.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string())
+    DateTime::from_timestamp_micros(micros).map_or_else(
+        || micros.to_string(),
+        |dt| dt.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
+    )
 }
 
 /// Formats microseconds as a zone-less `YYYY-MM-DD HH:MM:SS[.ffffff]` (timestamp_ntz
@@ -91,15 +108,19 @@ pub fn format_naive_timestamp(micros: i64) -> String {
 /// Formats microseconds as milliseconds-precision ISO UTC (`2021-01-01T00:00:00.123Z`), the
 /// form of timestamp statistics.
 pub fn format_timestamp_millis(micros: i64) -> String {
-    DateTime::from_timestamp_micros(micros.div_euclid(1000) * 1000)
-        .map_or_else(|| micros.to_string(), |dt| dt.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+    DateTime::from_timestamp_micros(micros.div_euclid(1000) * 1000).map_or_else(
+        || micros.to_string(),
+        |dt| dt.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+    )
 }
 
 /// Formats microseconds as milliseconds-precision zone-less ISO (`2021-01-01T00:00:00.123`),
 /// the form of timestamp_ntz statistics.
 pub fn format_naive_timestamp_millis(micros: i64) -> String {
-    DateTime::from_timestamp_micros(micros.div_euclid(1000) * 1000)
-        .map_or_else(|| micros.to_string(), |dt| dt.naive_utc().format("%Y-%m-%dT%H:%M:%S%.3f").to_string())
+    DateTime::from_timestamp_micros(micros.div_euclid(1000) * 1000).map_or_else(
+        || micros.to_string(),
+        |dt| dt.naive_utc().format("%Y-%m-%dT%H:%M:%S%.3f").to_string(),
+    )
 }
 
 /// Parses decimal text (`-12.340`, `1.2E+3`) into an unscaled value at `scale`.
@@ -121,7 +142,11 @@ pub fn parse_decimal(s: &str, precision: u8, scale: u8) -> Option<i128> {
     if int_part.is_empty() && frac_part.is_empty() {
         return None;
     }
-    if !int_part.bytes().chain(frac_part.bytes()).all(|b| b.is_ascii_digit()) {
+    if !int_part
+        .bytes()
+        .chain(frac_part.bytes())
+        .all(|b| b.is_ascii_digit())
+    {
         return None;
     }
     let mut all: String = format!("{int_part}{frac_part}");
@@ -141,14 +166,22 @@ pub fn parse_decimal(s: &str, precision: u8, scale: u8) -> Option<i128> {
             if dropped.bytes().any(|b| b != b'0') {
                 return None;
             }
-            all = if keep.is_empty() { "0".to_string() } else { keep.to_string() };
+            all = if keep.is_empty() {
+                "0".to_string()
+            } else {
+                keep.to_string()
+            };
         }
     }
     let trimmed = all.trim_start_matches('0');
     if trimmed.len() > usize::from(precision) {
         return None;
     }
-    let v: i128 = if trimmed.is_empty() { 0 } else { trimmed.parse().ok()? };
+    let v: i128 = if trimmed.is_empty() {
+        0
+    } else {
+        trimmed.parse().ok()?
+    };
     Some(if neg { -v } else { v })
 }
 
@@ -160,7 +193,11 @@ pub fn format_decimal(value: i128, scale: u8) -> String {
     let body = if scale == 0 {
         digits
     } else if digits.len() > scale {
-        format!("{}.{}", &digits[..digits.len() - scale], &digits[digits.len() - scale..])
+        format!(
+            "{}.{}",
+            &digits[..digits.len() - scale],
+            &digits[digits.len() - scale..]
+        )
     } else {
         format!("0.{}{}", "0".repeat(scale - digits.len()), digits)
     };
@@ -174,7 +211,11 @@ pub fn format_java_double(v: f64) -> String {
         return "NaN".into();
     }
     if v.is_infinite() {
-        return if v > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if v > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     let abs = v.abs();
     if abs == 0.0 || (1e-3..1e7).contains(&abs) {
@@ -197,11 +238,20 @@ mod tests {
     fn dates_and_timestamps() {
         assert_eq!(parse_date("1970-01-02"), Some(1));
         assert_eq!(format_date(-1), "1969-12-31");
-        assert_eq!(parse_timestamp("1970-01-01T00:00:00.123456Z"), Some(123_456));
+        assert_eq!(
+            parse_timestamp("1970-01-01T00:00:00.123456Z"),
+            Some(123_456)
+        );
         assert_eq!(parse_timestamp("1970-01-01 01:00:00+01:00"), Some(0));
         assert_eq!(parse_timestamp("1970-01-01 00:00:01"), Some(1_000_000));
-        assert_eq!(parse_timestamp("2021-09-08T11:11:11.000-07:00"), parse_timestamp("2021-09-08T18:11:11Z"));
-        assert_eq!(parse_naive_timestamp("2021-11-18 02:30:00.123456"), parse_timestamp("2021-11-18T02:30:00.123456Z"));
+        assert_eq!(
+            parse_timestamp("2021-09-08T11:11:11.000-07:00"),
+            parse_timestamp("2021-09-08T18:11:11Z")
+        );
+        assert_eq!(
+            parse_naive_timestamp("2021-11-18 02:30:00.123456"),
+            parse_timestamp("2021-11-18T02:30:00.123456Z")
+        );
         assert_eq!(format_timestamp(123_456), "1970-01-01T00:00:00.123456Z");
         assert_eq!(format_timestamp_millis(1_999), "1970-01-01T00:00:00.001Z");
         assert_eq!(format_naive_timestamp(1_000_000), "1970-01-01 00:00:01");
@@ -212,7 +262,10 @@ mod tests {
 
     #[test]
     fn decimals() {
-        assert_eq!(parse_decimal("1.230000000000000000", 38, 18), Some(1_230_000_000_000_000_000));
+        assert_eq!(
+            parse_decimal("1.230000000000000000", 38, 18),
+            Some(1_230_000_000_000_000_000)
+        );
         assert_eq!(parse_decimal("1.23", 5, 2), Some(123));
         assert_eq!(parse_decimal("-1.2", 5, 2), Some(-120));
         assert_eq!(parse_decimal("1.2E+1", 5, 2), Some(1200));

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use alluvium_storage::{ObjectStore, StoreRef};
+use alluvium_txlog::LogError;
 use alluvium_txlog::actions::{Action, CommitInfo};
 use alluvium_txlog::checkpoint::{read_checkpoint, read_last_checkpoint};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
@@ -25,25 +26,33 @@ use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::replay::Replay;
 use alluvium_txlog::schema::StructType;
 use alluvium_txlog::segment::{LogSegment, list_log_from};
-use alluvium_txlog::LogError;
 use rayon::prelude::*;
 
 use super::{Snapshot, SnapshotReport, VersionSpec, timestamps};
 use crate::Result;
 
 /// Lists the log from `from`, counting the request.
-fn list(store: &dyn ObjectStore, from: Version, report: &mut SnapshotReport) -> Result<Vec<LogFile>> {
+fn list(
+    store: &dyn ObjectStore,
+    from: Version,
+    report: &mut SnapshotReport,
+) -> Result<Vec<LogFile>> {
     report.list_calls += 1;
     Ok(list_log_from(store, from)?)
 }
 
 /// True for checkpoint failures that an older checkpoint (or JSON replay) can route around.
 fn checkpoint_unusable(e: &LogError) -> bool {
-    matches!(e, LogError::CorruptCheckpoint { .. } | LogError::MalformedCommit { .. }) || e.is_not_found()
+    matches!(
+        e,
+        LogError::CorruptCheckpoint { .. } | LogError::MalformedCommit { .. }
+    ) || e.is_not_found()
 }
 
 fn has_table(listing: &[LogFile]) -> bool {
-    listing.iter().any(|f| matches!(f.kind, LogFileKind::Commit | LogFileKind::Checkpoint(_)))
+    listing
+        .iter()
+        .any(|f| matches!(f.kind, LogFileKind::Commit | LogFileKind::Checkpoint(_)))
 }
 
 pub(super) fn load(store: StoreRef, spec: VersionSpec) -> Result<Snapshot> {
@@ -61,9 +70,14 @@ pub(super) fn load(store: StoreRef, spec: VersionSpec) -> Result<Snapshot> {
 }
 
 /// Loads `target` (the latest version when `None`).
-pub(super) fn load_version(store: StoreRef, target: Option<Version>, report: &mut SnapshotReport) -> Result<Snapshot> {
+pub(super) fn load_version(
+    store: StoreRef,
+    target: Option<Version>,
+    report: &mut SnapshotReport,
+) -> Result<Snapshot> {
     let root = TableRoot::new(store.root_uri());
-    let hint = read_last_checkpoint(store.as_ref()).filter(|h| target.is_none_or(|t| h.version <= t));
+    let hint =
+        read_last_checkpoint(store.as_ref()).filter(|h| target.is_none_or(|t| h.version <= t));
     let mut from = hint.map_or(0, |h| h.version);
     let mut listing = list(store.as_ref(), from, report)?;
     let mut excluded: Vec<Version> = Vec::new();
@@ -76,7 +90,10 @@ pub(super) fn load_version(store: StoreRef, target: Option<Version>, report: &mu
             listing = list(store.as_ref(), 0, report)?;
         }
         if !has_table(&listing) {
-            return Err(LogError::TableNotFound { location: store.root_uri() }.into());
+            return Err(LogError::TableNotFound {
+                location: store.root_uri(),
+            }
+            .into());
         }
         let segment = match LogSegment::build(&listing, target, &excluded) {
             Ok(s) => s,
@@ -90,11 +107,14 @@ pub(super) fn load_version(store: StoreRef, target: Option<Version>, report: &mu
         let checkpoint_actions = match &segment.checkpoint {
             Some(cp) => match read_checkpoint(store.as_ref(), cp) {
                 Ok(actions) => {
-                    report.checkpoint_files_read += u32::try_from(cp.files.len()).unwrap_or(u32::MAX);
+                    report.checkpoint_files_read +=
+                        u32::try_from(cp.files.len()).unwrap_or(u32::MAX);
                     actions
                 }
                 Err(e) if checkpoint_unusable(&e) => {
-                    report.skipped_checkpoints.push(format!("version {}: {e}", cp.version));
+                    report
+                        .skipped_checkpoints
+                        .push(format!("version {}: {e}", cp.version));
                     excluded.push(cp.version);
                     checkpoint_error = Some(e);
                     if from > 0 {
@@ -111,7 +131,10 @@ pub(super) fn load_version(store: StoreRef, target: Option<Version>, report: &mu
     }
 }
 
-fn read_commit(store: &dyn ObjectStore, file: &LogFile) -> std::result::Result<Vec<Action>, LogError> {
+fn read_commit(
+    store: &dyn ObjectStore,
+    file: &LogFile,
+) -> std::result::Result<Vec<Action>, LogError> {
     let bytes = store.get(&file.meta.path)?;
     decode_commit(file.meta.path.as_str(), &bytes)
 }
@@ -131,12 +154,16 @@ fn replay_segment(
     report.commits_read += u32::try_from(commits.len()).unwrap_or(u32::MAX);
 
     let end = segment.end_version;
-    let mut end_commit_info: Option<CommitInfo> = commits.last().filter(|_| {
-        segment.commits.last().is_some_and(|f| f.version == end)
-    }).and_then(|actions| find_commit_info(actions));
+    let mut end_commit_info: Option<CommitInfo> = commits
+        .last()
+        .filter(|_| segment.commits.last().is_some_and(|f| f.version == end))
+        .and_then(|actions| find_commit_info(actions));
 
     let mut replay = Replay::new(root.clone());
-    let adds = checkpoint_actions.iter().filter(|a| matches!(a, Action::Add(_))).count();
+    let adds = checkpoint_actions
+        .iter()
+        .filter(|a| matches!(a, Action::Add(_)))
+        .count();
     replay.reserve(adds);
     replay.apply_all(checkpoint_actions);
     for actions in commits {
@@ -152,21 +179,37 @@ fn replay_segment(
 
     // The commit file of a checkpointed end version was not read for replay; read it for
     // the version's commitInfo and in-commit timestamp.
-    if end_commit_info.is_none() {
-        if let Some(f) = segment.end_commit.as_ref().filter(|_| segment.checkpoint.as_ref().is_some_and(|c| c.version == end)) {
-            if let Ok(actions) = read_commit(store.as_ref(), f) {
-                report.commits_read += 1;
-                end_commit_info = find_commit_info(&actions);
-            }
-        }
+    if end_commit_info.is_none()
+        && let Some(f) = segment.end_commit.as_ref().filter(|_| {
+            segment
+                .checkpoint
+                .as_ref()
+                .is_some_and(|c| c.version == end)
+        })
+        && let Ok(actions) = read_commit(store.as_ref(), f)
+    {
+        report.commits_read += 1;
+        end_commit_info = find_commit_info(&actions);
     }
     let props = TableProperties(&state.metadata().configuration);
-    let ict = timestamps::ict_applies(&props, end).then(|| end_commit_info.as_ref().and_then(CommitInfo::in_commit_timestamp)).flatten();
+    let ict = timestamps::ict_applies(&props, end)
+        .then(|| {
+            end_commit_info
+                .as_ref()
+                .and_then(CommitInfo::in_commit_timestamp)
+        })
+        .flatten();
     let file_time = segment
         .end_commit
         .as_ref()
         .map(|f| f.meta.last_modified_ms)
-        .or_else(|| segment.checkpoint.as_ref().and_then(|c| c.files.first()).map(|m| m.last_modified_ms))
+        .or_else(|| {
+            segment
+                .checkpoint
+                .as_ref()
+                .and_then(|c| c.files.first())
+                .map(|m| m.last_modified_ms)
+        })
         .unwrap_or(0);
     Ok(Snapshot {
         store,

@@ -146,7 +146,10 @@ impl Snapshot {
         if let Some(retention) = self.properties().set_transaction_retention_ms() {
             // An expired entry no longer says anything (Spark drops it; an entry without
             // lastUpdated never expires here, as in the kernels).
-            if txn.last_updated.is_some_and(|t| t <= now_ms.saturating_sub(retention)) {
+            if txn
+                .last_updated
+                .is_some_and(|t| t <= now_ms.saturating_sub(retention))
+            {
                 return None;
             }
         }

@@ -7,12 +7,12 @@
 //! plus one millisecond.
 
 use alluvium_storage::{ObjectStore, StoreRef};
+use alluvium_txlog::LogError;
 use alluvium_txlog::actions::Action;
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::log_path::{LogFile, LogFileKind, Version, commit_path};
 use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::segment::{earliest_readable_version, list_log_from};
-use alluvium_txlog::LogError;
 
 use super::{SnapshotReport, load};
 use crate::Result;
@@ -49,45 +49,74 @@ fn read_ict(store: &dyn ObjectStore, version: Version) -> Result<Option<i64>> {
 ///
 /// # Errors
 /// Storage and decoding errors for commit files that must be read.
-pub fn commit_timestamps(store: &dyn ObjectStore, listing: &[LogFile], props: &TableProperties<'_>, from: Version) -> Result<Vec<CommitTimestamp>> {
+pub fn commit_timestamps(
+    store: &dyn ObjectStore,
+    listing: &[LogFile],
+    props: &TableProperties<'_>,
+    from: Version,
+) -> Result<Vec<CommitTimestamp>> {
     let mut out: Vec<CommitTimestamp> = Vec::new();
-    for f in listing.iter().filter(|f| f.kind == LogFileKind::Commit && f.version >= from) {
-        let ict = if ict_applies(props, f.version) { read_ict(store, f.version)? } else { None };
+    for f in listing
+        .iter()
+        .filter(|f| f.kind == LogFileKind::Commit && f.version >= from)
+    {
+        let ict = if ict_applies(props, f.version) {
+            read_ict(store, f.version)?
+        } else {
+            None
+        };
         let (ts, in_commit) = match ict {
             Some(t) => (t, true),
             None => {
                 let mut t = f.meta.last_modified_ms;
-                if let Some(prev) = out.last() {
-                    if t <= prev.timestamp_ms {
-                        t = prev.timestamp_ms + 1;
-                    }
+                if let Some(prev) = out.last()
+                    && t <= prev.timestamp_ms
+                {
+                    t = prev.timestamp_ms + 1;
                 }
                 (t, false)
             }
         };
-        out.push(CommitTimestamp { version: f.version, timestamp_ms: ts, in_commit });
+        out.push(CommitTimestamp {
+            version: f.version,
+            timestamp_ms: ts,
+            in_commit,
+        });
     }
     Ok(out)
 }
 
 /// The latest version whose commit timestamp is at or before `ts_ms`.
-pub(super) fn version_at(store: &StoreRef, ts_ms: i64, report: &mut SnapshotReport) -> Result<Version> {
+pub(super) fn version_at(
+    store: &StoreRef,
+    ts_ms: i64,
+    report: &mut SnapshotReport,
+) -> Result<Version> {
     let latest = load::load_version(store.clone(), None, report)?;
     report.list_calls += 1;
     let listing = list_log_from(store.as_ref(), 0)?;
     let earliest = earliest_readable_version(&listing).unwrap_or(0);
     let props = latest.properties();
-    let commits: Vec<&LogFile> =
-        listing.iter().filter(|f| f.kind == LogFileKind::Commit && f.version >= earliest).collect();
-    let out_of_range = |reason: String| LogError::TimestampOutOfRange { timestamp_ms: ts_ms, reason };
+    let commits: Vec<&LogFile> = listing
+        .iter()
+        .filter(|f| f.kind == LogFileKind::Commit && f.version >= earliest)
+        .collect();
+    let out_of_range = |reason: String| LogError::TimestampOutOfRange {
+        timestamp_ms: ts_ms,
+        reason,
+    };
     if commits.is_empty() {
         return Err(out_of_range("the log has no commit files to date versions by".into()).into());
     }
     // In-commit timestamps are monotonic by construction: binary search them, reading one
     // commit per probe, over the versions where they apply.
     if props.in_commit_timestamps() {
-        let ict_start = props.ict_enablement_version().unwrap_or(earliest).max(earliest);
-        let ict_commits: Vec<&&LogFile> = commits.iter().filter(|f| f.version >= ict_start).collect();
+        let ict_start = props
+            .ict_enablement_version()
+            .unwrap_or(earliest)
+            .max(earliest);
+        let ict_commits: Vec<&&LogFile> =
+            commits.iter().filter(|f| f.version >= ict_start).collect();
         if let Some(first) = ict_commits.first() {
             let first_ts = match props.ict_enablement_timestamp() {
                 Some(t) if first.version == ict_start => t,
@@ -104,7 +133,12 @@ pub(super) fn version_at(store: &StoreRef, ts_ms: i64, report: &mut SnapshotRepo
             }
         }
     }
-    let stamps = commit_timestamps(store.as_ref(), &listing, &TableProperties(&Default::default()), earliest)?;
+    let stamps = commit_timestamps(
+        store.as_ref(),
+        &listing,
+        &TableProperties(&Default::default()),
+        earliest,
+    )?;
     let stamps: Vec<_> = match (props.in_commit_timestamps(), props.ict_enablement_version()) {
         (true, Some(e)) => stamps.into_iter().filter(|s| s.version < e).collect(),
         (true, None) => Vec::new(),
@@ -118,7 +152,9 @@ pub(super) fn version_at(store: &StoreRef, ts_ms: i64, report: &mut SnapshotRepo
             "the earliest readable version {} was committed at {} ({} ms)",
             first.version,
             chrono::DateTime::from_timestamp_millis(first.timestamp_ms)
-                .map_or_else(String::new, |t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()),
+                .map_or_else(String::new, |t| t
+                    .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+                    .to_string()),
             first.timestamp_ms
         ))
         .into());

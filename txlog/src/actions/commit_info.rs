@@ -37,7 +37,10 @@ impl CommitInfo {
 
     /// Whether the commit only appended files without reading the table. Absent means false.
     pub fn is_blind_append(&self) -> bool {
-        self.0.get("isBlindAppend").and_then(Value::as_bool).unwrap_or(false)
+        self.0
+            .get("isBlindAppend")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
     }
 
     /// The version the writer read.

@@ -33,7 +33,11 @@ pub struct Add {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<String>,
     /// Free-form tags.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_map")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_map"
+    )]
     pub tags: Option<OptStringMap>,
     /// The file's deletion vector: rows of the file that are not part of the table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,7 +70,11 @@ pub struct Remove {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extended_file_metadata: Option<bool>,
     /// The removed file's partition values.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_map")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_map"
+    )]
     pub partition_values: Option<OptStringMap>,
     /// The removed file's size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,7 +83,11 @@ pub struct Remove {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<String>,
     /// The removed file's tags.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_map")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_map"
+    )]
     pub tags: Option<OptStringMap>,
     /// The deletion vector of the logical file being removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -124,6 +136,10 @@ pub struct Cdc {
     #[serde(default)]
     pub data_change: bool,
     /// Free-form tags.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_map")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_map"
+    )]
     pub tags: Option<OptStringMap>,
 }

@@ -17,7 +17,10 @@ pub struct OptStringMap(pub Vec<(String, Option<String>)>);
 impl OptStringMap {
     /// The value of `key`: `None` if absent, `Some(None)` if present and null.
     pub fn get(&self, key: &str) -> Option<Option<&str>> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_deref())
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_deref())
     }
 
     /// Inserts or replaces `key`.
@@ -125,7 +128,12 @@ pub(crate) fn lenient_string_map<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<HashMap<String, String>, D::Error> {
     let m: Option<OptStringMap> = Option::deserialize(d)?;
-    Ok(m.map(|m| m.0.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect()).unwrap_or_default())
+    Ok(m.map(|m| {
+        m.0.into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .collect()
+    })
+    .unwrap_or_default())
 }
 
 /// Serializes a hash map with sorted keys, so that encoded commits are deterministic.
@@ -159,6 +167,9 @@ mod tests {
         assert_eq!(m.get("c"), Some(Some("1")));
         assert_eq!(m.get("d"), Some(Some("true")));
         assert_eq!(m.get("z"), None);
-        assert_eq!(serde_json::to_string(&m).unwrap(), r#"{"a":null,"b":"x","c":"1","d":"true"}"#);
+        assert_eq!(
+            serde_json::to_string(&m).unwrap(),
+            r#"{"a":null,"b":"x","c":"1","d":"true"}"#
+        );
     }
 }

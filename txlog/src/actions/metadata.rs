@@ -12,13 +12,20 @@ pub struct Format {
     /// `parquet`.
     pub provider: String,
     /// Format options (unused by the protocol).
-    #[serde(default, deserialize_with = "lenient_string_map", serialize_with = "sorted_string_map")]
+    #[serde(
+        default,
+        deserialize_with = "lenient_string_map",
+        serialize_with = "sorted_string_map"
+    )]
     pub options: HashMap<String, String>,
 }
 
 impl Default for Format {
     fn default() -> Self {
-        Format { provider: "parquet".to_string(), options: HashMap::new() }
+        Format {
+            provider: "parquet".to_string(),
+            options: HashMap::new(),
+        }
     }
 }
 
@@ -49,6 +56,10 @@ pub struct Metadata {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_time: Option<i64>,
     /// Table properties (`delta.*` and user keys).
-    #[serde(default, deserialize_with = "lenient_string_map", serialize_with = "sorted_string_map")]
+    #[serde(
+        default,
+        deserialize_with = "lenient_string_map",
+        serialize_with = "sorted_string_map"
+    )]
     pub configuration: HashMap<String, String>,
 }

@@ -22,11 +22,15 @@ pub struct Protocol {
 impl Protocol {
     /// True if `feature` is listed as a reader feature.
     pub fn has_reader_feature(&self, feature: &str) -> bool {
-        self.reader_features.as_ref().is_some_and(|f| f.iter().any(|x| x == feature))
+        self.reader_features
+            .as_ref()
+            .is_some_and(|f| f.iter().any(|x| x == feature))
     }
 
     /// True if `feature` is listed as a writer feature.
     pub fn has_writer_feature(&self, feature: &str) -> bool {
-        self.writer_features.as_ref().is_some_and(|f| f.iter().any(|x| x == feature))
+        self.writer_features
+            .as_ref()
+            .is_some_and(|f| f.iter().any(|x| x == feature))
     }
 }

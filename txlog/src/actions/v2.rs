@@ -11,7 +11,11 @@ pub struct CheckpointMetadata {
     /// The checkpoint's version.
     pub version: i64,
     /// Optional tags.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_map")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_map"
+    )]
     pub tags: Option<OptStringMap>,
 }
 
@@ -29,6 +33,10 @@ pub struct Sidecar {
     #[serde(default)]
     pub modification_time: i64,
     /// Optional tags.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_map")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_map"
+    )]
     pub tags: Option<OptStringMap>,
 }

@@ -94,7 +94,12 @@ pub(crate) struct IntCol<'a>(Option<&'a ArrayRef>);
 
 impl<'a> IntCol<'a> {
     pub(crate) fn of(a: Option<&'a ArrayRef>) -> Self {
-        IntCol(a.filter(|a| matches!(a.data_type(), DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64)))
+        IntCol(a.filter(|a| {
+            matches!(
+                a.data_type(),
+                DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64
+            )
+        }))
     }
 
     pub(crate) fn get(&self, i: usize) -> Option<i64> {
@@ -130,7 +135,9 @@ pub(crate) struct MapCol<'a>(Option<(&'a MapArray, StrCol<'a>, StrCol<'a>)>);
 
 impl<'a> MapCol<'a> {
     pub(crate) fn of(a: Option<&'a ArrayRef>) -> Self {
-        let Some(map) = a.and_then(|a| a.as_map_opt()) else { return MapCol(None) };
+        let Some(map) = a.and_then(|a| a.as_map_opt()) else {
+            return MapCol(None);
+        };
         let keys = StrCol::of(Some(map.keys()));
         let values = StrCol::of(Some(map.values()));
         MapCol(Some((map, keys, values)))
@@ -153,7 +160,11 @@ impl<'a> MapCol<'a> {
     }
 
     pub(crate) fn get_map(&self, i: usize) -> Option<HashMap<String, String>> {
-        self.get(i).map(|m| m.0.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect())
+        self.get(i).map(|m| {
+            m.0.into_iter()
+                .filter_map(|(k, v)| v.map(|v| (k, v)))
+                .collect()
+        })
     }
 }
 
@@ -166,7 +177,9 @@ pub(crate) enum StrListCol<'a> {
 
 impl<'a> StrListCol<'a> {
     pub(crate) fn of(a: Option<&'a ArrayRef>) -> Self {
-        let Some(a) = a else { return StrListCol::Missing };
+        let Some(a) = a else {
+            return StrListCol::Missing;
+        };
         if let Some(l) = a.as_list_opt::<i32>() {
             return StrListCol::List(l, StrCol::of(Some(l.values())));
         }
@@ -178,10 +191,22 @@ impl<'a> StrListCol<'a> {
 
     pub(crate) fn get(&self, i: usize) -> Option<Vec<String>> {
         let (valid, range, values) = match self {
-            StrListCol::List(l, v) => (l.is_valid(i), l.value_offsets()[i] as usize..l.value_offsets()[i + 1] as usize, v),
-            StrListCol::Large(l, v) => (l.is_valid(i), l.value_offsets()[i] as usize..l.value_offsets()[i + 1] as usize, v),
+            StrListCol::List(l, v) => (
+                l.is_valid(i),
+                l.value_offsets()[i] as usize..l.value_offsets()[i + 1] as usize,
+                v,
+            ),
+            StrListCol::Large(l, v) => (
+                l.is_valid(i),
+                l.value_offsets()[i] as usize..l.value_offsets()[i + 1] as usize,
+                v,
+            ),
             StrListCol::Missing => return None,
         };
-        valid.then(|| range.filter_map(|j| values.get(j).map(str::to_string)).collect())
+        valid.then(|| {
+            range
+                .filter_map(|j| values.get(j).map(str::to_string))
+                .collect()
+        })
     }
 }

@@ -4,8 +4,9 @@
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
-    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
+    Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type,
+    Int64Type, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType,
 };
 use arrow_array::{Array, ArrayRef, StructArray};
 use arrow_schema::{DataType, TimeUnit};
@@ -15,10 +16,19 @@ use crate::value_text::{format_date, format_decimal};
 
 fn timestamp_micros(a: &ArrayRef, i: usize, unit: &TimeUnit) -> i64 {
     match unit {
-        TimeUnit::Second => a.as_primitive::<TimestampSecondType>().value(i).saturating_mul(1_000_000),
-        TimeUnit::Millisecond => a.as_primitive::<TimestampMillisecondType>().value(i).saturating_mul(1000),
+        TimeUnit::Second => a
+            .as_primitive::<TimestampSecondType>()
+            .value(i)
+            .saturating_mul(1_000_000),
+        TimeUnit::Millisecond => a
+            .as_primitive::<TimestampMillisecondType>()
+            .value(i)
+            .saturating_mul(1000),
         TimeUnit::Microsecond => a.as_primitive::<TimestampMicrosecondType>().value(i),
-        TimeUnit::Nanosecond => a.as_primitive::<TimestampNanosecondType>().value(i).div_euclid(1000),
+        TimeUnit::Nanosecond => a
+            .as_primitive::<TimestampNanosecondType>()
+            .value(i)
+            .div_euclid(1000),
     }
 }
 
@@ -41,13 +51,19 @@ pub(crate) fn json_value(a: &ArrayRef, i: usize) -> Value {
         DataType::Int16 => Value::from(a.as_primitive::<Int16Type>().value(i)),
         DataType::Int32 => Value::from(a.as_primitive::<Int32Type>().value(i)),
         DataType::Int64 => Value::from(a.as_primitive::<Int64Type>().value(i)),
-        DataType::Float32 => {
-            Number::from_f64(f64::from(a.as_primitive::<Float32Type>().value(i))).map_or(Value::Null, Value::Number)
-        }
-        DataType::Float64 => Number::from_f64(a.as_primitive::<Float64Type>().value(i)).map_or(Value::Null, Value::Number),
+        DataType::Float32 => Number::from_f64(f64::from(a.as_primitive::<Float32Type>().value(i)))
+            .map_or(Value::Null, Value::Number),
+        DataType::Float64 => Number::from_f64(a.as_primitive::<Float64Type>().value(i))
+            .map_or(Value::Null, Value::Number),
         DataType::Decimal128(_, s) => {
-            let text = format_decimal(a.as_primitive::<Decimal128Type>().value(i), u8::try_from(*s).unwrap_or(0));
-            text.parse::<f64>().ok().and_then(Number::from_f64).map_or(Value::Null, Value::Number)
+            let text = format_decimal(
+                a.as_primitive::<Decimal128Type>().value(i),
+                u8::try_from(*s).unwrap_or(0),
+            );
+            text.parse::<f64>()
+                .ok()
+                .and_then(Number::from_f64)
+                .map_or(Value::Null, Value::Number)
         }
         DataType::Utf8 => Value::String(a.as_string::<i32>().value(i).to_string()),
         DataType::LargeUtf8 => Value::String(a.as_string::<i64>().value(i).to_string()),

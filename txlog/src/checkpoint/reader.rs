@@ -18,8 +18,16 @@ use crate::log_path::{CheckpointFormat, CheckpointKind, DELTA_LOG_DIR, SIDECAR_D
 use crate::{LogError, Result};
 
 /// Top-level columns of a checkpoint that carry actions.
-const ACTION_COLUMNS: &[&str] =
-    &[ADD, REMOVE, METADATA, PROTOCOL, TXN, DOMAIN_METADATA, CHECKPOINT_METADATA, SIDECAR];
+const ACTION_COLUMNS: &[&str] = &[
+    ADD,
+    REMOVE,
+    METADATA,
+    PROTOCOL,
+    TXN,
+    DOMAIN_METADATA,
+    CHECKPOINT_METADATA,
+    SIDECAR,
+];
 
 /// Rows per decoded batch: large batches amortize per-batch work on big checkpoints.
 const BATCH_SIZE: usize = 32 * 1024;
@@ -46,7 +54,10 @@ pub struct CheckpointFiles {
 pub fn read_parquet_actions(path: &str, data: Bytes) -> Result<Vec<Action>> {
     match catch_unwind(AssertUnwindSafe(|| read_parquet_actions_inner(path, data))) {
         Ok(r) => r,
-        Err(_) => Err(LogError::corrupt_checkpoint(path, "the Parquet decoder failed on this file")),
+        Err(_) => Err(LogError::corrupt_checkpoint(
+            path,
+            "the Parquet decoder failed on this file",
+        )),
     }
 }
 
@@ -62,11 +73,17 @@ fn read_parquet_actions_inner(path: &str, data: Bytes) -> Result<Vec<Action>> {
         .map(|(i, _)| i)
         .collect();
     if roots.is_empty() {
-        return Err(corrupt(&"no action columns (add, remove, metaData, protocol, ...) in the file"));
+        return Err(corrupt(
+            &"no action columns (add, remove, metaData, protocol, ...) in the file",
+        ));
     }
     let rows = usize::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
-    let reader = builder.with_projection(mask).with_batch_size(BATCH_SIZE).build().map_err(|e| corrupt(&e))?;
+    let reader = builder
+        .with_projection(mask)
+        .with_batch_size(BATCH_SIZE)
+        .build()
+        .map_err(|e| corrupt(&e))?;
     let mut out = Vec::with_capacity(rows);
     for batch in reader {
         let batch = batch.map_err(|e| corrupt(&e))?;
@@ -78,7 +95,8 @@ fn read_parquet_actions_inner(path: &str, data: Bytes) -> Result<Vec<Action>> {
 /// Converts one record batch of checkpoint rows into actions.
 fn batch_actions(path: &str, batch: &RecordBatch, out: &mut Vec<Action>) -> Result<()> {
     let col = |name: &str| StructCol::of(batch.column_by_name(name));
-    let missing = |what: &str, row: usize| LogError::corrupt_checkpoint(path, format!("{what} at row {row}"));
+    let missing =
+        |what: &str, row: usize| LogError::corrupt_checkpoint(path, format!("{what} at row {row}"));
 
     let add = col(ADD);
     let add_path = add.string("path");
@@ -146,124 +164,135 @@ fn batch_actions(path: &str, batch: &RecordBatch, out: &mut Vec<Action>) -> Resu
     let sc_tags = sc.map("tags");
 
     for i in 0..batch.num_rows() {
-        if add.valid(i) {
-            if let Some(p) = add_path.get(i) {
-                let partition_values = match add_pv.get(i) {
-                    Some(m) => m,
-                    None => parsed_partition_values(&add_pv_parsed, i),
-                };
-                let stats = match add_stats.get(i) {
-                    Some(s) => Some(s.to_string()),
-                    None if add_stats_parsed.valid(i) => {
-                        add_stats_parsed.0.map(|s| serde_json::Value::Object(struct_json(s, i)).to_string())
-                    }
-                    None => None,
-                };
-                out.push(Action::Add(Add {
-                    path: p.to_string(),
-                    partition_values,
-                    size: add_size.get(i).ok_or_else(|| missing("add without size", i))?,
-                    modification_time: add_mtime.get(i).unwrap_or(0),
-                    data_change: add_dc.get(i).unwrap_or(false),
-                    stats,
-                    tags: add_tags.get(i),
-                    deletion_vector: add_dv.get(i),
-                    base_row_id: add_base_row.get(i),
-                    default_row_commit_version: add_drcv.get(i),
-                    clustering_provider: add_cluster.get(i).map(str::to_string),
-                }));
-                continue;
-            }
+        if add.valid(i)
+            && let Some(p) = add_path.get(i)
+        {
+            let partition_values = match add_pv.get(i) {
+                Some(m) => m,
+                None => parsed_partition_values(&add_pv_parsed, i),
+            };
+            let stats = match add_stats.get(i) {
+                Some(s) => Some(s.to_string()),
+                None if add_stats_parsed.valid(i) => add_stats_parsed
+                    .0
+                    .map(|s| serde_json::Value::Object(struct_json(s, i)).to_string()),
+                None => None,
+            };
+            out.push(Action::Add(Add {
+                path: p.to_string(),
+                partition_values,
+                size: add_size
+                    .get(i)
+                    .ok_or_else(|| missing("add without size", i))?,
+                modification_time: add_mtime.get(i).unwrap_or(0),
+                data_change: add_dc.get(i).unwrap_or(false),
+                stats,
+                tags: add_tags.get(i),
+                deletion_vector: add_dv.get(i),
+                base_row_id: add_base_row.get(i),
+                default_row_commit_version: add_drcv.get(i),
+                clustering_provider: add_cluster.get(i).map(str::to_string),
+            }));
+            continue;
         }
-        if rm.valid(i) {
-            if let Some(p) = rm_path.get(i) {
-                out.push(Action::Remove(Remove {
-                    path: p.to_string(),
-                    deletion_timestamp: rm_ts.get(i),
-                    data_change: rm_dc.get(i).unwrap_or(false),
-                    extended_file_metadata: rm_ext.get(i),
-                    partition_values: rm_pv.get(i),
-                    size: rm_size.get(i),
-                    stats: None,
-                    tags: rm_tags.get(i),
-                    deletion_vector: rm_dv.get(i),
-                    base_row_id: rm_base_row.get(i),
-                    default_row_commit_version: rm_drcv.get(i),
-                }));
-                continue;
-            }
+        if rm.valid(i)
+            && let Some(p) = rm_path.get(i)
+        {
+            out.push(Action::Remove(Remove {
+                path: p.to_string(),
+                deletion_timestamp: rm_ts.get(i),
+                data_change: rm_dc.get(i).unwrap_or(false),
+                extended_file_metadata: rm_ext.get(i),
+                partition_values: rm_pv.get(i),
+                size: rm_size.get(i),
+                stats: None,
+                tags: rm_tags.get(i),
+                deletion_vector: rm_dv.get(i),
+                base_row_id: rm_base_row.get(i),
+                default_row_commit_version: rm_drcv.get(i),
+            }));
+            continue;
         }
-        if md.valid(i) {
-            if let Some(id) = md_id.get(i) {
-                out.push(Action::Metadata(Metadata {
-                    id: id.to_string(),
-                    name: md_name.get(i).map(str::to_string),
-                    description: md_desc.get(i).map(str::to_string),
-                    format: Format {
-                        provider: md_provider.get(i).unwrap_or("parquet").to_string(),
-                        options: md_options.get_map(i).unwrap_or_default(),
-                    },
-                    schema_string: md_schema.get(i).unwrap_or_default().to_string(),
-                    partition_columns: md_parts.get(i).unwrap_or_default(),
-                    created_time: md_created.get(i),
-                    configuration: md_conf.get_map(i).unwrap_or_default(),
-                }));
-                continue;
-            }
+        if md.valid(i)
+            && let Some(id) = md_id.get(i)
+        {
+            out.push(Action::Metadata(Metadata {
+                id: id.to_string(),
+                name: md_name.get(i).map(str::to_string),
+                description: md_desc.get(i).map(str::to_string),
+                format: Format {
+                    provider: md_provider.get(i).unwrap_or("parquet").to_string(),
+                    options: md_options.get_map(i).unwrap_or_default(),
+                },
+                schema_string: md_schema.get(i).unwrap_or_default().to_string(),
+                partition_columns: md_parts.get(i).unwrap_or_default(),
+                created_time: md_created.get(i),
+                configuration: md_conf.get_map(i).unwrap_or_default(),
+            }));
+            continue;
         }
-        if proto.valid(i) {
-            if let (Some(r), Some(w)) = (p_r.get(i), p_w.get(i)) {
-                out.push(Action::Protocol(Protocol {
-                    min_reader_version: i32::try_from(r).map_err(|_| missing("protocol version out of range", i))?,
-                    min_writer_version: i32::try_from(w).map_err(|_| missing("protocol version out of range", i))?,
-                    reader_features: p_rf.get(i),
-                    writer_features: p_wf.get(i),
-                }));
-                continue;
-            }
+        if proto.valid(i)
+            && let (Some(r), Some(w)) = (p_r.get(i), p_w.get(i))
+        {
+            out.push(Action::Protocol(Protocol {
+                min_reader_version: i32::try_from(r)
+                    .map_err(|_| missing("protocol version out of range", i))?,
+                min_writer_version: i32::try_from(w)
+                    .map_err(|_| missing("protocol version out of range", i))?,
+                reader_features: p_rf.get(i),
+                writer_features: p_wf.get(i),
+            }));
+            continue;
         }
-        if txn.valid(i) {
-            if let Some(app) = t_app.get(i) {
-                out.push(Action::Txn(SetTransaction {
-                    app_id: app.to_string(),
-                    version: t_ver.get(i).ok_or_else(|| missing("txn without version", i))?,
-                    last_updated: t_last.get(i),
-                }));
-                continue;
-            }
+        if txn.valid(i)
+            && let Some(app) = t_app.get(i)
+        {
+            out.push(Action::Txn(SetTransaction {
+                app_id: app.to_string(),
+                version: t_ver
+                    .get(i)
+                    .ok_or_else(|| missing("txn without version", i))?,
+                last_updated: t_last.get(i),
+            }));
+            continue;
         }
-        if dm.valid(i) {
-            if let Some(domain) = d_domain.get(i) {
-                out.push(Action::DomainMetadata(DomainMetadata {
-                    domain: domain.to_string(),
-                    configuration: d_conf.get(i).unwrap_or_default().to_string(),
-                    removed: d_removed.get(i).unwrap_or(false),
-                }));
-                continue;
-            }
+        if dm.valid(i)
+            && let Some(domain) = d_domain.get(i)
+        {
+            out.push(Action::DomainMetadata(DomainMetadata {
+                domain: domain.to_string(),
+                configuration: d_conf.get(i).unwrap_or_default().to_string(),
+                removed: d_removed.get(i).unwrap_or(false),
+            }));
+            continue;
         }
-        if cm.valid(i) {
-            if let Some(v) = cm_version.get(i) {
-                out.push(Action::CheckpointMetadata(CheckpointMetadata { version: v, tags: cm_tags.get(i) }));
-                continue;
-            }
+        if cm.valid(i)
+            && let Some(v) = cm_version.get(i)
+        {
+            out.push(Action::CheckpointMetadata(CheckpointMetadata {
+                version: v,
+                tags: cm_tags.get(i),
+            }));
+            continue;
         }
-        if sc.valid(i) {
-            if let Some(p) = sc_path.get(i) {
-                out.push(Action::Sidecar(Sidecar {
-                    path: p.to_string(),
-                    size_in_bytes: sc_size.get(i).unwrap_or(0),
-                    modification_time: sc_mtime.get(i).unwrap_or(0),
-                    tags: sc_tags.get(i),
-                }));
-            }
+        if sc.valid(i)
+            && let Some(p) = sc_path.get(i)
+        {
+            out.push(Action::Sidecar(Sidecar {
+                path: p.to_string(),
+                size_in_bytes: sc_size.get(i).unwrap_or(0),
+                modification_time: sc_mtime.get(i).unwrap_or(0),
+                tags: sc_tags.get(i),
+            }));
         }
     }
     Ok(())
 }
 
 fn parsed_partition_values(parsed: &StructCol<'_>, i: usize) -> OptStringMap {
-    let Some(s) = parsed.0.filter(|s| s.is_valid(i)) else { return OptStringMap::default() };
+    let Some(s) = parsed.0.filter(|s| s.is_valid(i)) else {
+        return OptStringMap::default();
+    };
     s.fields()
         .iter()
         .zip(s.columns())
@@ -307,14 +336,21 @@ impl<'a> DvCols<'a> {
     }
 }
 
-fn read_one(store: &dyn ObjectStore, meta: &ObjectMeta, kind: &CheckpointKind) -> Result<Vec<Action>> {
+fn read_one(
+    store: &dyn ObjectStore,
+    meta: &ObjectMeta,
+    kind: &CheckpointKind,
+) -> Result<Vec<Action>> {
     let path = meta.path.as_str();
     let data = store.get(&meta.path)?;
     if data.is_empty() {
         return Err(LogError::corrupt_checkpoint(path, "empty file"));
     }
     match kind {
-        CheckpointKind::Uuid { format: CheckpointFormat::Json, .. } => decode_commit(path, &data),
+        CheckpointKind::Uuid {
+            format: CheckpointFormat::Json,
+            ..
+        } => decode_commit(path, &data),
         _ => read_parquet_actions(path, data),
     }
 }
@@ -325,9 +361,15 @@ fn read_one(store: &dyn ObjectStore, meta: &ObjectMeta, kind: &CheckpointKind) -
 /// # Errors
 /// [`LogError::CorruptCheckpoint`] (or a storage error) naming the first unreadable file;
 /// callers fall back to an older checkpoint.
-pub fn read_checkpoint(store: &dyn ObjectStore, checkpoint: &CheckpointFiles) -> Result<Vec<Action>> {
-    let parts: Vec<Result<Vec<Action>>> =
-        checkpoint.files.par_iter().map(|m| read_one(store, m, &checkpoint.kind)).collect();
+pub fn read_checkpoint(
+    store: &dyn ObjectStore,
+    checkpoint: &CheckpointFiles,
+) -> Result<Vec<Action>> {
+    let parts: Vec<Result<Vec<Action>>> = checkpoint
+        .files
+        .par_iter()
+        .map(|m| read_one(store, m, &checkpoint.kind))
+        .collect();
     let mut actions = Vec::new();
     for p in parts {
         actions.extend(p?);
@@ -342,8 +384,15 @@ pub fn read_checkpoint(store: &dyn ObjectStore, checkpoint: &CheckpointFiles) ->
     if sidecars.is_empty() {
         return Ok(actions);
     }
-    let main = checkpoint.files.first().map(|m| m.path.to_string()).unwrap_or_default();
-    let loaded: Vec<Result<Vec<Action>>> = sidecars.par_iter().map(|s| read_sidecar(store, &main, s)).collect();
+    let main = checkpoint
+        .files
+        .first()
+        .map(|m| m.path.to_string())
+        .unwrap_or_default();
+    let loaded: Vec<Result<Vec<Action>>> = sidecars
+        .par_iter()
+        .map(|s| read_sidecar(store, &main, s))
+        .collect();
     actions.retain(|a| !matches!(a, Action::Sidecar(_)));
     for l in loaded {
         actions.extend(l?);
@@ -352,16 +401,26 @@ pub fn read_checkpoint(store: &dyn ObjectStore, checkpoint: &CheckpointFiles) ->
 }
 
 fn read_sidecar(store: &dyn ObjectStore, main: &str, sidecar: &Sidecar) -> Result<Vec<Action>> {
-    let decoded = crate::path::percent_decode(&sidecar.path).map_err(|e| LogError::corrupt_checkpoint(main, e))?;
+    let decoded = crate::path::percent_decode(&sidecar.path)
+        .map_err(|e| LogError::corrupt_checkpoint(main, e))?;
     let location = if crate::path::is_absolute(&decoded) {
         FileLocation::External(decoded.clone())
     } else {
         let rel = format!("{DELTA_LOG_DIR}/{SIDECAR_DIR}/{decoded}");
-        FileLocation::Table(StorePath::parse(rel).map_err(|e| LogError::corrupt_checkpoint(main, format!("sidecar {}: {e}", sidecar.path)))?)
+        FileLocation::Table(StorePath::parse(rel).map_err(|e| {
+            LogError::corrupt_checkpoint(main, format!("sidecar {}: {e}", sidecar.path))
+        })?)
     };
     let data = store.get_location(&location)?;
     let shown = location.to_string();
-    let actions = if decoded.ends_with(".json") { decode_commit(&shown, &data)? } else { read_parquet_actions(&shown, data)? };
+    let actions = if decoded.ends_with(".json") {
+        decode_commit(&shown, &data)?
+    } else {
+        read_parquet_actions(&shown, data)?
+    };
     // Sidecars hold only file actions.
-    Ok(actions.into_iter().filter(|a| matches!(a, Action::Add(_) | Action::Remove(_))).collect())
+    Ok(actions
+        .into_iter()
+        .filter(|a| matches!(a, Action::Add(_) | Action::Remove(_)))
+        .collect())
 }

@@ -20,7 +20,10 @@ pub const PORTABLE_ROARING_MAGIC: u32 = 1_681_511_377;
 /// A message if the magic is wrong or the Roaring payload is malformed or has trailing bytes.
 pub fn decode_bitmap(data: &[u8]) -> Result<RoaringTreemap, String> {
     let Some((magic, payload)) = data.split_first_chunk::<4>() else {
-        return Err(format!("bitmap of {} bytes is too short for its magic number", data.len()));
+        return Err(format!(
+            "bitmap of {} bytes is too short for its magic number",
+            data.len()
+        ));
     };
     let magic = u32::from_le_bytes(*magic);
     if magic != PORTABLE_ROARING_MAGIC {
@@ -33,12 +36,19 @@ pub fn decode_bitmap(data: &[u8]) -> Result<RoaringTreemap, String> {
     };
     let buckets = u64::from_le_bytes(*count);
     if buckets > (payload.len() as u64) / 12 {
-        return Err(format!("bitmap claims {buckets} buckets in {} bytes", payload.len()));
+        return Err(format!(
+            "bitmap claims {buckets} buckets in {} bytes",
+            payload.len()
+        ));
     }
     let mut reader = payload;
-    let bitmap = RoaringTreemap::deserialize_from(&mut reader).map_err(|e| format!("malformed roaring bitmap: {e}"))?;
+    let bitmap = RoaringTreemap::deserialize_from(&mut reader)
+        .map_err(|e| format!("malformed roaring bitmap: {e}"))?;
     if !reader.is_empty() {
-        return Err(format!("{} trailing bytes after the roaring bitmap", reader.len()));
+        return Err(format!(
+            "{} trailing bytes after the roaring bitmap",
+            reader.len()
+        ));
     }
     Ok(bitmap)
 }
@@ -63,10 +73,15 @@ pub fn decode_file_entry(entry: &[u8], expected_size: usize) -> Result<RoaringTr
     };
     let size = u32::from_be_bytes(*size) as usize;
     if size != expected_size {
-        return Err(format!("entry size {size} does not match the descriptor's sizeInBytes {expected_size}"));
+        return Err(format!(
+            "entry size {size} does not match the descriptor's sizeInBytes {expected_size}"
+        ));
     }
     if rest.len() < size + 4 {
-        return Err(format!("entry of {size} bytes is truncated ({} bytes available)", rest.len()));
+        return Err(format!(
+            "entry of {size} bytes is truncated ({} bytes available)",
+            rest.len()
+        ));
     }
     let (data, tail) = rest.split_at(size);
     let mut crc_bytes = [0u8; 4];
@@ -74,7 +89,9 @@ pub fn decode_file_entry(entry: &[u8], expected_size: usize) -> Result<RoaringTr
     let stored = u32::from_be_bytes(crc_bytes);
     let actual = crc32fast::hash(data);
     if stored != actual {
-        return Err(format!("checksum mismatch: stored {stored:#010x}, computed {actual:#010x}"));
+        return Err(format!(
+            "checksum mismatch: stored {stored:#010x}, computed {actual:#010x}"
+        ));
     }
     decode_bitmap(data)
 }
@@ -106,13 +123,23 @@ mod tests {
         let (file, entries) = encode_file(&[a.clone(), b.clone()]);
         assert_eq!(file[0], 1);
         let (o, s) = entries[1];
-        assert_eq!(decode_file_entry(&file[o as usize..], s as usize).unwrap(), b);
+        assert_eq!(
+            decode_file_entry(&file[o as usize..], s as usize).unwrap(),
+            b
+        );
         let (o, s) = entries[0];
-        assert_eq!(decode_file_entry(&file[o as usize..], s as usize).unwrap(), a);
+        assert_eq!(
+            decode_file_entry(&file[o as usize..], s as usize).unwrap(),
+            a
+        );
         assert!(decode_file_entry(&file[o as usize..], s as usize + 1).is_err());
         let mut corrupt = file.clone();
         corrupt[o as usize + 6] ^= 0xff;
-        assert!(decode_file_entry(&corrupt[o as usize..], s as usize).unwrap_err().contains("checksum"));
+        assert!(
+            decode_file_entry(&corrupt[o as usize..], s as usize)
+                .unwrap_err()
+                .contains("checksum")
+        );
         assert!(decode_file_entry(&file[o as usize..o as usize + 6], s as usize).is_err());
     }
 

@@ -82,18 +82,25 @@ impl DeletionVectorDescriptor {
             return Err(bad("negative size or cardinality".into()));
         }
         // A missing offset means the first entry, right after the format version byte.
-        let offset = u64::try_from(self.offset.unwrap_or(1)).map_err(|_| bad("negative offset".into()))?;
+        let offset =
+            u64::try_from(self.offset.unwrap_or(1)).map_err(|_| bad("negative offset".into()))?;
         match self.storage_type.as_str() {
             "u" => {
                 let text = &self.path_or_inline_dv;
                 if text.len() < 20 || !text.is_char_boundary(text.len() - 20) {
-                    return Err(bad("a `u` deletion vector needs a 20-character Z85 UUID".into()));
+                    return Err(bad(
+                        "a `u` deletion vector needs a 20-character Z85 UUID".into()
+                    ));
                 }
                 let (prefix, encoded) = text.split_at(text.len() - 20);
                 let bytes = z85::decode(encoded).map_err(|e| bad(e.to_string()))?;
                 let uuid = uuid::Uuid::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
                 let name = format!("deletion_vector_{uuid}.bin");
-                let path = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+                let path = if prefix.is_empty() {
+                    name
+                } else {
+                    format!("{prefix}/{name}")
+                };
                 Ok(DvLocation::Relative { path, offset })
             }
             "p" => {
@@ -102,10 +109,15 @@ impl DeletionVectorDescriptor {
                 Ok(DvLocation::Absolute { uri, offset })
             }
             "i" => {
-                let mut data = z85::decode(&self.path_or_inline_dv).map_err(|e| bad(e.to_string()))?;
-                let size = usize::try_from(self.size_in_bytes).map_err(|_| bad("bad size".into()))?;
+                let mut data =
+                    z85::decode(&self.path_or_inline_dv).map_err(|e| bad(e.to_string()))?;
+                let size =
+                    usize::try_from(self.size_in_bytes).map_err(|_| bad("bad size".into()))?;
                 if size > data.len() {
-                    return Err(bad(format!("inline data has {} bytes, descriptor says {size}", data.len())));
+                    return Err(bad(format!(
+                        "inline data has {} bytes, descriptor says {size}",
+                        data.len()
+                    )));
                 }
                 data.truncate(size);
                 Ok(DvLocation::Inline(data))
@@ -116,7 +128,13 @@ impl DeletionVectorDescriptor {
 
     /// Builds the descriptor of a `u` deletion vector stored in
     /// `<prefix>/deletion_vector_<uuid>.bin` at `offset`.
-    pub fn for_uuid_file(prefix: &str, uuid: uuid::Uuid, offset: i32, size_in_bytes: i32, cardinality: i64) -> Self {
+    pub fn for_uuid_file(
+        prefix: &str,
+        uuid: uuid::Uuid,
+        offset: i32,
+        size_in_bytes: i32,
+        cardinality: i64,
+    ) -> Self {
         DeletionVectorDescriptor {
             storage_type: "u".to_string(),
             path_or_inline_dv: format!("{prefix}{}", z85::encode(uuid.as_bytes())),
@@ -142,8 +160,12 @@ pub fn read_deletion_vector(
     let (shown, bitmap) = match dv.location()? {
         DvLocation::Inline(data) => ("inline".to_string(), decode_bitmap(&data)),
         DvLocation::Relative { path, offset } => {
-            let key = alluvium_storage::StorePath::parse(path.as_str())
-                .map_err(|e| LogError::CorruptDeletionVector { location: path.clone(), reason: e.to_string() })?;
+            let key = alluvium_storage::StorePath::parse(path.as_str()).map_err(|e| {
+                LogError::CorruptDeletionVector {
+                    location: path.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
             let data = store.get_range(&key, offset..offset + entry_len)?;
             (path, decode_file_entry(&data, size))
         }
@@ -152,11 +174,18 @@ pub fn read_deletion_vector(
             (uri, decode_file_entry(&data, size))
         }
     };
-    let bitmap = bitmap.map_err(|reason| LogError::CorruptDeletionVector { location: shown.clone(), reason })?;
+    let bitmap = bitmap.map_err(|reason| LogError::CorruptDeletionVector {
+        location: shown.clone(),
+        reason,
+    })?;
     if i64::try_from(bitmap.len()).ok() != Some(dv.cardinality) {
         return Err(LogError::CorruptDeletionVector {
             location: shown,
-            reason: format!("bitmap holds {} rows, descriptor says {}", bitmap.len(), dv.cardinality),
+            reason: format!(
+                "bitmap holds {} rows, descriptor says {}",
+                bitmap.len(),
+                dv.cardinality
+            ),
         });
     }
     Ok(bitmap)
@@ -168,7 +197,10 @@ fn slice_entry(data: bytes::Bytes, offset: u64, len: u64, shown: &str) -> Result
     if end > data.len() || start > end {
         return Err(LogError::CorruptDeletionVector {
             location: shown.to_string(),
-            reason: format!("entry at offset {offset} runs past the end of the {}-byte file", data.len()),
+            reason: format!(
+                "entry at offset {offset} runs past the end of the {}-byte file",
+                data.len()
+            ),
         });
     }
     Ok(data.slice(start..end))
@@ -207,7 +239,10 @@ mod tests {
         let d = DeletionVectorDescriptor::for_uuid_file("", id, 1, 10, 2);
         assert_eq!(
             d.location().unwrap(),
-            DvLocation::Relative { path: format!("deletion_vector_{id}.bin"), offset: 1 }
+            DvLocation::Relative {
+                path: format!("deletion_vector_{id}.bin"),
+                offset: 1
+            }
         );
     }
 
@@ -219,6 +254,9 @@ mod tests {
         let mut d = desc("u", "ab^-aqEH.-t@S}K{vb[*k^", Some(-3));
         assert!(d.location().is_err());
         d.offset = None;
-        assert!(matches!(d.location().unwrap(), DvLocation::Relative { offset: 1, .. }));
+        assert!(matches!(
+            d.location().unwrap(),
+            DvLocation::Relative { offset: 1, .. }
+        ));
     }
 }

@@ -45,7 +45,7 @@ impl std::fmt::Display for Z85Error {
 /// See [`Z85Error`].
 pub fn decode(text: &str) -> Result<Vec<u8>, Z85Error> {
     let bytes = text.as_bytes();
-    if bytes.len() % 5 != 0 {
+    if !bytes.len().is_multiple_of(5) {
         return Err(Z85Error::BadLength(bytes.len()));
     }
     let mut out = Vec::with_capacity(bytes.len() / 5 * 4);

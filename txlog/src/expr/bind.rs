@@ -92,8 +92,17 @@ fn err(msg: impl Into<String>) -> LogError {
 /// # Errors
 /// [`LogError::InvalidExpression`] for unknown columns, type mismatches and literals that
 /// are not values of their column's type.
-pub fn bind(expr: &Expr, schema: &StructType, partition_columns: &[String], mode: ColumnMappingMode) -> Result<Predicate> {
-    let b = Binder { schema, partition_columns, mode };
+pub fn bind(
+    expr: &Expr,
+    schema: &StructType,
+    partition_columns: &[String],
+    mode: ColumnMappingMode,
+) -> Result<Predicate> {
+    let b = Binder {
+        schema,
+        partition_columns,
+        mode,
+    };
     b.bind(expr)
 }
 
@@ -124,8 +133,17 @@ impl Binder<'_> {
             data_type = Some(f.data_type.clone());
         }
         let data_type = data_type.ok_or_else(|| err("empty column name"))?;
-        let partition = logical.len() == 1 && self.partition_columns.iter().any(|p| p.eq_ignore_ascii_case(&logical[0]));
-        Ok(BoundColumn { path: logical, physical_path: physical, data_type, partition })
+        let partition = logical.len() == 1
+            && self
+                .partition_columns
+                .iter()
+                .any(|p| p.eq_ignore_ascii_case(&logical[0]));
+        Ok(BoundColumn {
+            path: logical,
+            physical_path: physical,
+            data_type,
+            partition,
+        })
     }
 
     fn bind(&self, e: &Expr) -> Result<Predicate> {
@@ -133,7 +151,10 @@ impl Binder<'_> {
             Expr::Column(path) => {
                 let c = self.column(path)?;
                 if c.primitive() != Some(PrimitiveType::Boolean) {
-                    return Err(err(format!("column `{}` is not boolean and cannot be a predicate", c.display_name())));
+                    return Err(err(format!(
+                        "column `{}` is not boolean and cannot be a predicate",
+                        c.display_name()
+                    )));
                 }
                 Predicate::Column(c)
             }
@@ -146,11 +167,15 @@ impl Binder<'_> {
             Expr::Not(a) => Predicate::Not(Box::new(self.bind(a)?)),
             Expr::IsNull(inner, negated) => match &**inner {
                 Expr::Column(path) => Predicate::IsNull(self.column(path)?, *negated),
-                Expr::Literal(l) => Predicate::Const(Some(matches!(l, Literal::Null | Literal::Typed(Scalar::Null)) != *negated)),
+                Expr::Literal(l) => Predicate::Const(Some(
+                    matches!(l, Literal::Null | Literal::Typed(Scalar::Null)) != *negated,
+                )),
                 _ => return Err(err("IS NULL applies to a column")),
             },
             Expr::In(inner, list, negated) => {
-                let Expr::Column(path) = &**inner else { return Err(err("IN applies to a column")) };
+                let Expr::Column(path) = &**inner else {
+                    return Err(err("IN applies to a column"));
+                };
                 let col = self.column(path)?;
                 let mut disj: Option<Predicate> = None;
                 for lit in list {
@@ -161,7 +186,11 @@ impl Binder<'_> {
                     });
                 }
                 let p = disj.unwrap_or(Predicate::Const(Some(false)));
-                if *negated { Predicate::Not(Box::new(p)) } else { p }
+                if *negated {
+                    Predicate::Not(Box::new(p))
+                } else {
+                    p
+                }
             }
             Expr::Cmp(l, op, r) => match (&**l, &**r) {
                 (Expr::Column(a), Expr::Column(b)) => {
@@ -172,12 +201,20 @@ impl Binder<'_> {
                         _ => false,
                     };
                     if !comparable {
-                        return Err(err(format!("cannot compare `{}` with `{}`", a.display_name(), b.display_name())));
+                        return Err(err(format!(
+                            "cannot compare `{}` with `{}`",
+                            a.display_name(),
+                            b.display_name()
+                        )));
                     }
                     Predicate::ColCmp(a, *op, b)
                 }
-                (Expr::Column(c), Expr::Literal(lit)) => self.cmp_literal(&self.column(c)?, *op, lit)?,
-                (Expr::Literal(lit), Expr::Column(c)) => self.cmp_literal(&self.column(c)?, op.flip(), lit)?,
+                (Expr::Column(c), Expr::Literal(lit)) => {
+                    self.cmp_literal(&self.column(c)?, *op, lit)?
+                }
+                (Expr::Literal(lit), Expr::Column(c)) => {
+                    self.cmp_literal(&self.column(c)?, op.flip(), lit)?
+                }
                 _ => return Err(err("a comparison needs a column on at least one side")),
             },
         })
@@ -185,9 +222,13 @@ impl Binder<'_> {
 
     fn cmp_literal(&self, col: &BoundColumn, op: CmpOp, lit: &Literal) -> Result<Predicate> {
         let Some(ty) = col.primitive() else {
-            return Err(err(format!("column `{}` is not a primitive and cannot be compared", col.display_name())));
+            return Err(err(format!(
+                "column `{}` is not a primitive and cannot be compared",
+                col.display_name()
+            )));
         };
-        let value = coerce(lit, ty).map_err(|m| err(format!("column `{}`: {m}", col.display_name())))?;
+        let value =
+            coerce(lit, ty).map_err(|m| err(format!("column `{}`: {m}", col.display_name())))?;
         if value.is_null() {
             return Ok(Predicate::Const(None));
         }
@@ -213,7 +254,10 @@ fn coerce(lit: &Literal, ty: PrimitiveType) -> std::result::Result<Scalar, Strin
     match lit {
         Literal::Null => Ok(Scalar::Null),
         Literal::Typed(s) => {
-            if s.is_null() || s.primitive_type() == Some(ty) || (s.as_f64().is_some() && is_numeric(ty)) {
+            if s.is_null()
+                || s.primitive_type() == Some(ty)
+                || (s.as_f64().is_some() && is_numeric(ty))
+            {
                 Ok(s.clone())
             } else {
                 Err(format!("literal {s:?} does not match type {}", ty.name()))
@@ -227,10 +271,12 @@ fn coerce(lit: &Literal, ty: PrimitiveType) -> std::result::Result<Scalar, Strin
         Literal::String(text) => match ty {
             PrimitiveType::String => Ok(Scalar::String(text.clone())),
             PrimitiveType::Binary => Ok(Scalar::Binary(text.as_bytes().to_vec())),
-            PrimitiveType::Date => parse_date(text).map(Scalar::Date).ok_or_else(|| format!("{text:?} is not a date")),
-            PrimitiveType::Timestamp => {
-                parse_timestamp(text).map(Scalar::Timestamp).ok_or_else(|| format!("{text:?} is not a timestamp"))
-            }
+            PrimitiveType::Date => parse_date(text)
+                .map(Scalar::Date)
+                .ok_or_else(|| format!("{text:?} is not a date")),
+            PrimitiveType::Timestamp => parse_timestamp(text)
+                .map(Scalar::Timestamp)
+                .ok_or_else(|| format!("{text:?} is not a timestamp")),
             PrimitiveType::TimestampNtz => parse_naive_timestamp(text)
                 .map(Scalar::TimestampNtz)
                 .ok_or_else(|| format!("{text:?} is not a timestamp_ntz")),
@@ -240,15 +286,23 @@ fn coerce(lit: &Literal, ty: PrimitiveType) -> std::result::Result<Scalar, Strin
                 _ => Err(format!("{text:?} is not a boolean")),
             },
             t if is_numeric(t) => number(text.trim(), t),
-            t => Err(format!("cannot compare a {} column with a string", t.name())),
+            t => Err(format!(
+                "cannot compare a {} column with a string",
+                t.name()
+            )),
         },
     }
 }
 
 fn number(text: &str, ty: PrimitiveType) -> std::result::Result<Scalar, String> {
-    let f: f64 = text.parse().map_err(|_| format!("{text:?} is not a number"))?;
+    let f: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number"))?;
     match ty {
-        PrimitiveType::Byte | PrimitiveType::Short | PrimitiveType::Integer | PrimitiveType::Long => {
+        PrimitiveType::Byte
+        | PrimitiveType::Short
+        | PrimitiveType::Integer
+        | PrimitiveType::Long => {
             if let Ok(i) = text.parse::<i64>() {
                 Ok(Scalar::Long(i))
             } else if f.fract() == 0.0 && f.abs() < 9.0e15 {
@@ -259,11 +313,18 @@ fn number(text: &str, ty: PrimitiveType) -> std::result::Result<Scalar, String> 
         }
         PrimitiveType::Float | PrimitiveType::Double => Ok(Scalar::Double(f)),
         PrimitiveType::Decimal(p, s) => match parse_decimal(text, 38, s) {
-            Some(value) => Ok(Scalar::Decimal { value, precision: 38.max(p), scale: s }),
+            Some(value) => Ok(Scalar::Decimal {
+                value,
+                precision: 38.max(p),
+                scale: s,
+            }),
             None => Ok(Scalar::Double(f)),
         },
         PrimitiveType::String => Ok(Scalar::String(text.to_string())),
-        t => Err(format!("cannot compare a {} column with a number", t.name())),
+        t => Err(format!(
+            "cannot compare a {} column with a number",
+            t.name()
+        )),
     }
 }
 
@@ -282,7 +343,12 @@ mod tests {
     }
 
     fn b(s: &str) -> Result<Predicate> {
-        bind(&parse_expr(s).unwrap(), &schema(), &["p".into()], ColumnMappingMode::Name)
+        bind(
+            &parse_expr(s).unwrap(),
+            &schema(),
+            &["p".into()],
+            ColumnMappingMode::Name,
+        )
     }
 
     #[test]
@@ -301,9 +367,18 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(b("s.x = 1.25").unwrap(), Predicate::Cmp(_, _, Scalar::Decimal { value: 125, .. })));
-        assert!(matches!(b("s.x = 1.255").unwrap(), Predicate::Cmp(_, _, Scalar::Double(_))));
-        assert!(matches!(b("id IN ()").unwrap(), Predicate::Const(Some(false))));
+        assert!(matches!(
+            b("s.x = 1.25").unwrap(),
+            Predicate::Cmp(_, _, Scalar::Decimal { value: 125, .. })
+        ));
+        assert!(matches!(
+            b("s.x = 1.255").unwrap(),
+            Predicate::Cmp(_, _, Scalar::Double(_))
+        ));
+        assert!(matches!(
+            b("id IN ()").unwrap(),
+            Predicate::Const(Some(false))
+        ));
         assert!(matches!(b("id = NULL").unwrap(), Predicate::Const(None)));
         assert!(matches!(b("b").unwrap(), Predicate::Column(_)));
         assert!(matches!(b("id NOT IN (1, 2)").unwrap(), Predicate::Not(_)));
@@ -311,7 +386,9 @@ mod tests {
 
     #[test]
     fn rejects_mismatches() {
-        for bad in ["nope = 1", "id = 'x'", "p = 5", "b = 1", "id", "s = 1", "id = p", "1 = 1", "id.x = 1"] {
+        for bad in [
+            "nope = 1", "id = 'x'", "p = 5", "b = 1", "id", "s = 1", "id = p", "1 = 1", "id.x = 1",
+        ] {
             assert!(b(bad).is_err(), "{bad}");
         }
     }

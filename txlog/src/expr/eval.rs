@@ -11,8 +11,8 @@ use arrow_cast::cast;
 use arrow_ord::cmp;
 use arrow_schema::{DataType as ArrowType, TimeUnit};
 
-use super::bind::{BoundColumn, Predicate};
 use super::CmpOp;
+use super::bind::{BoundColumn, Predicate};
 use crate::scalar::Scalar;
 use crate::{LogError, Result};
 
@@ -31,18 +31,26 @@ pub fn evaluate(pred: &Predicate, batch: &RecordBatch) -> Result<BooleanArray> {
         Predicate::Not(a) => not(&evaluate(a, batch)?)?,
         Predicate::Column(c) => {
             let arr = column(batch, c)?;
-            arr.as_boolean_opt()
-                .cloned()
-                .ok_or_else(|| LogError::InvalidExpression(format!("column `{}` is not boolean", c.display_name())))?
+            arr.as_boolean_opt().cloned().ok_or_else(|| {
+                LogError::InvalidExpression(format!("column `{}` is not boolean", c.display_name()))
+            })?
         }
         Predicate::IsNull(c, negated) => {
             let arr = column(batch, c)?;
-            if *negated { is_not_null(&arr)? } else { is_null(&arr)? }
+            if *negated {
+                is_not_null(&arr)?
+            } else {
+                is_null(&arr)?
+            }
         }
         Predicate::Cmp(c, op, lit) => {
             let arr = column(batch, c)?;
             let target = scalar_type(lit, arr.data_type());
-            let arr = if arr.data_type() == &target { arr } else { cast(&arr, &target)? };
+            let arr = if arr.data_type() == &target {
+                arr
+            } else {
+                cast(&arr, &target)?
+            };
             let lit = ArrowScalar::new(lit.to_array(&target, 1)?);
             compare(&arr, *op, &lit)?
         }
@@ -59,7 +67,11 @@ pub fn evaluate(pred: &Predicate, batch: &RecordBatch) -> Result<BooleanArray> {
     })
 }
 
-fn compare(a: &dyn arrow_array::Datum, op: CmpOp, b: &dyn arrow_array::Datum) -> Result<BooleanArray> {
+fn compare(
+    a: &dyn arrow_array::Datum,
+    op: CmpOp,
+    b: &dyn arrow_array::Datum,
+) -> Result<BooleanArray> {
     Ok(match op {
         CmpOp::Eq => cmp::eq(a, b)?,
         CmpOp::Ne => cmp::neq(a, b)?,
@@ -71,26 +83,41 @@ fn compare(a: &dyn arrow_array::Datum, op: CmpOp, b: &dyn arrow_array::Datum) ->
 }
 
 fn common_numeric(a: &ArrowType, b: &ArrowType) -> ArrowType {
-    let int = |t: &ArrowType| matches!(t, ArrowType::Int8 | ArrowType::Int16 | ArrowType::Int32 | ArrowType::Int64);
-    if int(a) && int(b) { ArrowType::Int64 } else { ArrowType::Float64 }
+    let int = |t: &ArrowType| {
+        matches!(
+            t,
+            ArrowType::Int8 | ArrowType::Int16 | ArrowType::Int32 | ArrowType::Int64
+        )
+    };
+    if int(a) && int(b) {
+        ArrowType::Int64
+    } else {
+        ArrowType::Float64
+    }
 }
 
 /// The Arrow type a literal compares at against a column of type `column`.
 fn scalar_type(lit: &Scalar, column: &ArrowType) -> ArrowType {
     match lit {
         Scalar::Boolean(_) => ArrowType::Boolean,
-        Scalar::Byte(_) | Scalar::Short(_) | Scalar::Integer(_) | Scalar::Long(_) => ArrowType::Int64,
+        Scalar::Byte(_) | Scalar::Short(_) | Scalar::Integer(_) | Scalar::Long(_) => {
+            ArrowType::Int64
+        }
         Scalar::Float(_) | Scalar::Double(_) => ArrowType::Float64,
         Scalar::String(_) => ArrowType::Utf8,
         Scalar::Binary(_) => ArrowType::Binary,
         Scalar::Date(_) => ArrowType::Date32,
         Scalar::Timestamp(_) => match column {
-            ArrowType::Timestamp(_, Some(tz)) => ArrowType::Timestamp(TimeUnit::Microsecond, Some(tz.clone())),
+            ArrowType::Timestamp(_, Some(tz)) => {
+                ArrowType::Timestamp(TimeUnit::Microsecond, Some(tz.clone()))
+            }
             _ => ArrowType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
         },
         Scalar::TimestampNtz(_) => ArrowType::Timestamp(TimeUnit::Microsecond, None),
         Scalar::Decimal { scale, .. } => match column {
-            ArrowType::Decimal128(p, s) if i32::from(*s) == i32::from(*scale) => ArrowType::Decimal128(*p, *s),
+            ArrowType::Decimal128(p, s) if i32::from(*s) == i32::from(*scale) => {
+                ArrowType::Decimal128(*p, *s)
+            }
             _ => ArrowType::Decimal128(38, i8::try_from(*scale).unwrap_or(0)),
         },
         Scalar::Null => column.clone(),
@@ -99,7 +126,12 @@ fn scalar_type(lit: &Scalar, column: &ArrowType) -> ArrowType {
 
 /// The array of a (possibly nested) column, with the nulls of its parent structs applied.
 fn column(batch: &RecordBatch, c: &BoundColumn) -> Result<ArrayRef> {
-    let missing = || LogError::InvalidExpression(format!("column `{}` is not in the scanned data", c.display_name()));
+    let missing = || {
+        LogError::InvalidExpression(format!(
+            "column `{}` is not in the scanned data",
+            c.display_name()
+        ))
+    };
     let (first, rest) = c.path.split_first().ok_or_else(missing)?;
     let mut arr = batch.column_by_name(first).cloned().ok_or_else(missing)?;
     for name in rest {
@@ -133,7 +165,12 @@ mod tests {
             Arc::new(Field::new("x", ArrowType::Int32, true)),
             Arc::new(Int32Array::from(vec![Some(1), Some(2), Some(3), None])) as ArrayRef,
         )]);
-        let inner = StructArray::try_new(inner.fields().clone(), inner.columns().to_vec(), Some(NullBuffer::from(vec![true, false, true, true]))).unwrap();
+        let inner = StructArray::try_new(
+            inner.fields().clone(),
+            inner.columns().to_vec(),
+            Some(NullBuffer::from(vec![true, false, true, true])),
+        )
+        .unwrap();
         let b = RecordBatch::try_new(
             Arc::new(Schema::new(vec![
                 Field::new("i", ArrowType::Int32, true),
@@ -143,7 +180,12 @@ mod tests {
             ])),
             vec![
                 Arc::new(Int32Array::from(vec![Some(1), Some(5), None, Some(7)])),
-                Arc::new(StringArray::from(vec![Some("a"), Some("b"), Some("c"), None])),
+                Arc::new(StringArray::from(vec![
+                    Some("a"),
+                    Some("b"),
+                    Some("c"),
+                    None,
+                ])),
                 Arc::new(Float64Array::from(vec![1.0, f64::NAN, 3.0, 0.5])),
                 Arc::new(inner),
             ],
@@ -154,26 +196,62 @@ mod tests {
 
     fn eval(filter: &str) -> Vec<Option<bool>> {
         let (b, schema) = batch();
-        let p = bind(&parse_expr(filter).unwrap(), &schema, &[], ColumnMappingMode::None).unwrap();
+        let p = bind(
+            &parse_expr(filter).unwrap(),
+            &schema,
+            &[],
+            ColumnMappingMode::None,
+        )
+        .unwrap();
         evaluate(&p, &b).unwrap().iter().collect()
     }
 
     #[test]
     fn three_valued_logic() {
-        assert_eq!(eval("i > 2"), vec![Some(false), Some(true), None, Some(true)]);
-        assert_eq!(eval("i > 2 OR s = 'a'"), vec![Some(true), Some(true), None, Some(true)]);
-        assert_eq!(eval("NOT (i > 2)"), vec![Some(true), Some(false), None, Some(false)]);
-        assert_eq!(eval("i IS NULL"), vec![Some(false), Some(false), Some(true), Some(false)]);
-        assert_eq!(eval("i IN (1, 7)"), vec![Some(true), Some(false), None, Some(true)]);
-        assert_eq!(eval("i NOT IN (1, NULL)"), vec![Some(false), None, None, None]);
-        assert_eq!(eval("i = 2.5"), vec![Some(false), Some(false), None, Some(false)]);
+        assert_eq!(
+            eval("i > 2"),
+            vec![Some(false), Some(true), None, Some(true)]
+        );
+        assert_eq!(
+            eval("i > 2 OR s = 'a'"),
+            vec![Some(true), Some(true), None, Some(true)]
+        );
+        assert_eq!(
+            eval("NOT (i > 2)"),
+            vec![Some(true), Some(false), None, Some(false)]
+        );
+        assert_eq!(
+            eval("i IS NULL"),
+            vec![Some(false), Some(false), Some(true), Some(false)]
+        );
+        assert_eq!(
+            eval("i IN (1, 7)"),
+            vec![Some(true), Some(false), None, Some(true)]
+        );
+        assert_eq!(
+            eval("i NOT IN (1, NULL)"),
+            vec![Some(false), None, None, None]
+        );
+        assert_eq!(
+            eval("i = 2.5"),
+            vec![Some(false), Some(false), None, Some(false)]
+        );
     }
 
     #[test]
     fn nan_sorts_above_everything_and_nested_nulls_propagate() {
-        assert_eq!(eval("f > 100"), vec![Some(false), Some(true), Some(false), Some(false)]);
+        assert_eq!(
+            eval("f > 100"),
+            vec![Some(false), Some(true), Some(false), Some(false)]
+        );
         assert_eq!(eval("n.x = 2"), vec![Some(false), None, Some(false), None]);
-        assert_eq!(eval("n.x IS NULL"), vec![Some(false), Some(true), Some(false), Some(true)]);
-        assert_eq!(eval("i < f"), vec![Some(false), Some(true), None, Some(false)]);
+        assert_eq!(
+            eval("n.x IS NULL"),
+            vec![Some(false), Some(true), Some(false), Some(true)]
+        );
+        assert_eq!(
+            eval("i < f"),
+            vec![Some(false), Some(true), None, Some(false)]
+        );
     }
 }

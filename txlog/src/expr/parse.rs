@@ -122,15 +122,26 @@ fn lex(s: &str) -> Result<Vec<Tok>> {
                 out.push(Tok::Op(op));
             }
             '>' => {
-                let (op, n) = if chars.get(i + 1) == Some(&'=') { (CmpOp::Ge, 2) } else { (CmpOp::Gt, 1) };
+                let (op, n) = if chars.get(i + 1) == Some(&'=') {
+                    (CmpOp::Ge, 2)
+                } else {
+                    (CmpOp::Gt, 1)
+                };
                 i += n;
                 out.push(Tok::Op(op));
             }
-            c if c.is_ascii_digit() || c == '.' || ((c == '-' || c == '+') && chars.get(i + 1).is_some_and(|n| n.is_ascii_digit() || *n == '.')) => {
+            c if c.is_ascii_digit()
+                || c == '.'
+                || ((c == '-' || c == '+')
+                    && chars
+                        .get(i + 1)
+                        .is_some_and(|n| n.is_ascii_digit() || *n == '.')) =>
+            {
                 let start = i;
                 i += 1;
                 while let Some(&ch) = chars.get(i) {
-                    let exp_sign = (ch == '-' || ch == '+') && matches!(chars.get(i - 1), Some('e' | 'E'));
+                    let exp_sign =
+                        (ch == '-' || ch == '+') && matches!(chars.get(i - 1), Some('e' | 'E'));
                     if ch.is_ascii_digit() || ch == '.' || ch == 'e' || ch == 'E' || exp_sign {
                         i += 1;
                     } else {
@@ -145,7 +156,10 @@ fn lex(s: &str) -> Result<Vec<Tok>> {
             }
             c if c.is_alphabetic() || c == '_' => {
                 let start = i;
-                while chars.get(i).is_some_and(|ch| ch.is_alphanumeric() || *ch == '_' || *ch == '$') {
+                while chars
+                    .get(i)
+                    .is_some_and(|ch| ch.is_alphanumeric() || *ch == '_' || *ch == '$')
+                {
                     i += 1;
                 }
                 out.push(Tok::Ident(chars[start..i].iter().collect()));
@@ -228,11 +242,19 @@ impl Parser {
         if self.eat_keyword("IS") {
             let negated = self.eat_keyword("NOT");
             if !self.eat_keyword("NULL") {
-                return Err(err(format!("expected NULL after IS, found {}", self.describe())));
+                return Err(err(format!(
+                    "expected NULL after IS, found {}",
+                    self.describe()
+                )));
             }
             return Ok(Expr::IsNull(Box::new(left), negated));
         }
-        let negated = if self.keyword("NOT") { self.pos += 1; true } else { false };
+        let negated = if self.keyword("NOT") {
+            self.pos += 1;
+            true
+        } else {
+            false
+        };
         if self.eat_keyword("IN") {
             self.expect(&Tok::LParen, "( after IN")?;
             let mut list = Vec::new();
@@ -280,7 +302,10 @@ impl Parser {
                 self.pos += 1;
                 Ok(s)
             }
-            _ => Err(err(format!("expected a column name after '.', found {}", self.describe()))),
+            _ => Err(err(format!(
+                "expected a column name after '.', found {}",
+                self.describe()
+            ))),
         }
     }
 
@@ -324,7 +349,10 @@ impl Parser {
                 self.pos += 1;
                 self.column_rest(s)
             }
-            _ => Err(err(format!("expected a column, a literal or '(', found {}", self.describe()))),
+            _ => Err(err(format!(
+                "expected a column, a literal or '(', found {}",
+                self.describe()
+            ))),
         }
     }
 
@@ -350,7 +378,10 @@ pub fn parse_expr(text: &str) -> Result<Expr> {
     let mut p = Parser { toks, pos: 0 };
     let e = p.or()?;
     if p.pos != p.toks.len() {
-        return Err(err(format!("unexpected {} after the expression", p.describe())));
+        return Err(err(format!(
+            "unexpected {} after the expression",
+            p.describe()
+        )));
     }
     Ok(e)
 }
@@ -367,25 +398,59 @@ mod tests {
     fn parses_precedence_and_forms() {
         let e = parse_expr("a = 1 OR b > 'x' AND NOT c IS NULL").unwrap();
         let expected = Expr::Or(
-            Box::new(Expr::Cmp(col("a"), CmpOp::Eq, Box::new(Expr::Literal(Literal::Number("1".into()))))),
+            Box::new(Expr::Cmp(
+                col("a"),
+                CmpOp::Eq,
+                Box::new(Expr::Literal(Literal::Number("1".into()))),
+            )),
             Box::new(Expr::And(
-                Box::new(Expr::Cmp(col("b"), CmpOp::Gt, Box::new(Expr::Literal(Literal::String("x".into()))))),
+                Box::new(Expr::Cmp(
+                    col("b"),
+                    CmpOp::Gt,
+                    Box::new(Expr::Literal(Literal::String("x".into()))),
+                )),
                 Box::new(Expr::Not(Box::new(Expr::IsNull(col("c"), false)))),
             )),
         );
         assert_eq!(e, expected);
-        assert!(matches!(parse_expr("x NOT IN (1, 2.5, -3e2, 'it''s', NULL)").unwrap(), Expr::In(_, l, true) if l.len() == 5));
-        assert!(matches!(parse_expr("`we.ird`.inner <> 2").unwrap(), Expr::Cmp(c, CmpOp::Ne, _) if *c == Expr::Column(vec!["we.ird".into(), "inner".into()])));
-        assert!(matches!(parse_expr("d BETWEEN DATE '2020-01-01' AND '2020-12-31'").unwrap(), Expr::And(..)));
-        assert!(matches!(parse_expr("x IS NOT NULL").unwrap(), Expr::IsNull(_, true)));
+        assert!(
+            matches!(parse_expr("x NOT IN (1, 2.5, -3e2, 'it''s', NULL)").unwrap(), Expr::In(_, l, true) if l.len() == 5)
+        );
+        assert!(
+            matches!(parse_expr("`we.ird`.inner <> 2").unwrap(), Expr::Cmp(c, CmpOp::Ne, _) if *c == Expr::Column(vec!["we.ird".into(), "inner".into()]))
+        );
+        assert!(matches!(
+            parse_expr("d BETWEEN DATE '2020-01-01' AND '2020-12-31'").unwrap(),
+            Expr::And(..)
+        ));
+        assert!(matches!(
+            parse_expr("x IS NOT NULL").unwrap(),
+            Expr::IsNull(_, true)
+        ));
         assert!(parse_expr("flag").is_ok());
         assert!(parse_expr("a = -0.5").is_ok());
     }
 
     #[test]
     fn reports_errors() {
-        for bad in ["", "a =", "a = 'x", "(a = 1", "a = 1 b", "a IN 1", "a IS 5", "a == == 1", "#", "AND", "a NOT 1", "a = 1..2"] {
-            assert!(matches!(parse_expr(bad), Err(LogError::InvalidExpression(_))), "{bad:?}");
+        for bad in [
+            "",
+            "a =",
+            "a = 'x",
+            "(a = 1",
+            "a = 1 b",
+            "a IN 1",
+            "a IS 5",
+            "a == == 1",
+            "#",
+            "AND",
+            "a NOT 1",
+            "a = 1..2",
+        ] {
+            assert!(
+                matches!(parse_expr(bad), Err(LogError::InvalidExpression(_))),
+                "{bad:?}"
+            );
         }
     }
 }

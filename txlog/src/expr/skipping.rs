@@ -20,8 +20,8 @@ use std::cmp::Ordering;
 
 use serde_json::Value;
 
-use super::bind::{BoundColumn, Predicate};
 use super::CmpOp;
+use super::bind::{BoundColumn, Predicate};
 use crate::actions::OptStringMap;
 use crate::partition::parse_partition_value;
 use crate::scalar::Scalar;
@@ -46,15 +46,35 @@ struct Tri {
     n: bool,
 }
 
-const ANY: Tri = Tri { t: true, f: true, n: true };
-const NONE: Tri = Tri { t: false, f: false, n: false };
+const ANY: Tri = Tri {
+    t: true,
+    f: true,
+    n: true,
+};
+const NONE: Tri = Tri {
+    t: false,
+    f: false,
+    n: false,
+};
 
 impl Tri {
     fn exact(v: Option<bool>) -> Tri {
         match v {
-            Some(true) => Tri { t: true, f: false, n: false },
-            Some(false) => Tri { t: false, f: true, n: false },
-            None => Tri { t: false, f: false, n: true },
+            Some(true) => Tri {
+                t: true,
+                f: false,
+                n: false,
+            },
+            Some(false) => Tri {
+                t: false,
+                f: true,
+                n: false,
+            },
+            None => Tri {
+                t: false,
+                f: false,
+                n: true,
+            },
         }
     }
 
@@ -75,7 +95,11 @@ impl Tri {
     }
 
     fn not(a: Tri) -> Tri {
-        Tri { t: a.f, f: a.t, n: a.n }
+        Tri {
+            t: a.f,
+            f: a.t,
+            n: a.n,
+        }
     }
 }
 
@@ -106,7 +130,11 @@ fn eval(p: &Predicate, file: &FileSummary<'_>) -> Tri {
                 Some(v) => Tri::exact(Some(v.is_null())),
                 None => {
                     let (nulls, non_nulls) = null_possibilities(c, file);
-                    Tri { t: nulls, f: non_nulls, n: false }
+                    Tri {
+                        t: nulls,
+                        f: non_nulls,
+                        n: false,
+                    }
                 }
             };
             if *negated { Tri::not(tri) } else { tri }
@@ -129,10 +157,12 @@ fn partition_value(c: &BoundColumn, file: &FileSummary<'_>) -> Option<Scalar> {
         return None;
     }
     let key = c.physical_path.first()?;
-    let raw = file
-        .partition_values
-        .get(key)
-        .or_else(|| file.partition_values.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v))?;
+    let raw = file.partition_values.get(key).or_else(|| {
+        file.partition_values
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v)| v)
+    })?;
     parse_partition_value(key, raw, c.primitive()?).ok()
 }
 
@@ -173,7 +203,9 @@ fn spark_float_cmp(a: f64, b: f64) -> Ordering {
 
 /// (may have null rows, may have non-null rows) for a data column.
 fn null_possibilities(c: &BoundColumn, file: &FileSummary<'_>) -> (bool, bool) {
-    let Some(stats) = file.stats else { return (true, true) };
+    let Some(stats) = file.stats else {
+        return (true, true);
+    };
     let nulls = stats.null_count(&c.physical_path);
     let records = stats.num_records;
     let may_null = nulls != Some(0);
@@ -183,18 +215,38 @@ fn null_possibilities(c: &BoundColumn, file: &FileSummary<'_>) -> (bool, bool) {
 
 fn column_tri(c: &BoundColumn, file: &FileSummary<'_>) -> Tri {
     let (may_null, non_null) = null_possibilities(c, file);
-    Tri { t: non_null, f: non_null, n: may_null }
+    Tri {
+        t: non_null,
+        f: non_null,
+        n: may_null,
+    }
 }
 
 /// Bounds of a data column: (min, max), each widened as described in the module docs.
-fn bounds(c: &BoundColumn, ty: PrimitiveType, stats: &FileStats) -> (Option<Scalar>, Option<Scalar>) {
+fn bounds(
+    c: &BoundColumn,
+    ty: PrimitiveType,
+    stats: &FileStats,
+) -> (Option<Scalar>, Option<Scalar>) {
     let widen = |v: &Value, is_max: bool| -> Option<Scalar> {
         let s = stat_scalar(v, ty)?;
         Some(match (s, ty) {
             (Scalar::Timestamp(t), _) | (Scalar::TimestampNtz(t), _) => {
-                let offset_margin = if v.as_str().is_some_and(has_non_utc_offset) { 60_000_000 } else { 0 };
-                let t = if is_max { t.saturating_add(999 + offset_margin) } else { t.saturating_sub(offset_margin) };
-                if ty == PrimitiveType::Timestamp { Scalar::Timestamp(t) } else { Scalar::TimestampNtz(t) }
+                let offset_margin = if v.as_str().is_some_and(has_non_utc_offset) {
+                    60_000_000
+                } else {
+                    0
+                };
+                let t = if is_max {
+                    t.saturating_add(999 + offset_margin)
+                } else {
+                    t.saturating_sub(offset_margin)
+                };
+                if ty == PrimitiveType::Timestamp {
+                    Scalar::Timestamp(t)
+                } else {
+                    Scalar::TimestampNtz(t)
+                }
             }
             (Scalar::Double(d), PrimitiveType::Decimal(..)) => {
                 let margin = d.abs() * 1e-9 + 1e-9;
@@ -220,7 +272,10 @@ fn stats_cmp(c: &BoundColumn, op: CmpOp, lit: &Scalar, file: &FileSummary<'_>) -
     let (may_null, non_null) = null_possibilities(c, file);
     let Some(ty) = c.primitive() else { return ANY };
     if !non_null {
-        return Tri { n: may_null, ..NONE };
+        return Tri {
+            n: may_null,
+            ..NONE
+        };
     }
     let Some(stats) = file.stats else { return ANY };
     let (min, mut max) = bounds(c, ty, stats);
@@ -256,21 +311,39 @@ mod tests {
     use crate::schema::StructType;
 
     fn schema() -> StructType {
-        StructType::from_json(r#"{"type":"struct","fields":[
+        StructType::from_json(
+            r#"{"type":"struct","fields":[
             {"name":"x","type":"long","nullable":true,"metadata":{}},
             {"name":"s","type":"string","nullable":true,"metadata":{}},
             {"name":"ts","type":"timestamp","nullable":true,"metadata":{}},
             {"name":"f","type":"double","nullable":true,"metadata":{}},
             {"name":"d","type":"decimal(38,18)","nullable":true,"metadata":{}},
             {"name":"p","type":"string","nullable":true,"metadata":{}}
-        ]}"#).unwrap()
+        ]}"#,
+        )
+        .unwrap()
     }
 
     fn check(filter: &str, pv: &[(&str, Option<&str>)], stats: Option<&str>) -> bool {
-        let pred = bind(&parse_expr(filter).unwrap(), &schema(), &["p".into()], ColumnMappingMode::None).unwrap();
-        let pv: OptStringMap = pv.iter().map(|(k, v)| (k.to_string(), v.map(str::to_string))).collect();
+        let pred = bind(
+            &parse_expr(filter).unwrap(),
+            &schema(),
+            &["p".into()],
+            ColumnMappingMode::None,
+        )
+        .unwrap();
+        let pv: OptStringMap = pv
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
+            .collect();
         let stats = stats.map(|s| FileStats::parse(s).unwrap());
-        may_match(&pred, &FileSummary { partition_values: &pv, stats: stats.as_ref() })
+        may_match(
+            &pred,
+            &FileSummary {
+                partition_values: &pv,
+                stats: stats.as_ref(),
+            },
+        )
     }
 
     const S: &str = r#"{"numRecords":10,"minValues":{"x":5,"s":"apple","ts":"2021-01-01T00:00:00.000Z","f":1.0,"d":1.5},"maxValues":{"x":10,"s":"melon","ts":"2021-01-01T00:00:01.123Z","f":2.0,"d":2.5},"nullCount":{"x":0,"s":2,"ts":0,"f":0,"d":0}}"#;
@@ -302,14 +375,21 @@ mod tests {
         assert!(!check("p = 'a'", &[("p", None)], None));
         assert!(check("p IS NULL", &[("p", Some(""))], None));
         assert!(!check("NOT (p = 'a')", &[("p", Some("a"))], None));
-        assert!(!check("NOT (p = 'a')", &[("p", None)], None), "NOT NULL is NULL, not TRUE");
+        assert!(
+            !check("NOT (p = 'a')", &[("p", None)], None),
+            "NOT NULL is NULL, not TRUE"
+        );
     }
 
     #[test]
     fn unknowns_never_prune() {
         assert!(check("x = 100", &[], None));
         assert!(check("x = 100", &[], Some(r#"{"numRecords":3}"#)));
-        assert!(check("x = 100", &[], Some(r#"{"numRecords":3,"minValues":{"x":"garbage"}}"#)));
+        assert!(check(
+            "x = 100",
+            &[],
+            Some(r#"{"numRecords":3,"minValues":{"x":"garbage"}}"#)
+        ));
         assert!(!check("x = 100", &[], Some(r#"{"numRecords":0}"#)));
         // All-null column: comparisons cannot be true, IS NULL can.
         let all_null = r#"{"numRecords":3,"nullCount":{"x":3}}"#;
@@ -326,14 +406,32 @@ mod tests {
         // String max is a truncated prefix: values extending it may exist.
         assert!(check("s = 'melonball'", &[], Some(S)));
         assert!(check("s > 'melon'", &[], Some(S)));
-        assert!(!check("s > 'meloo'", &[], Some(r#"{"numRecords":1,"maxValues":{"s":"melonz"}}"#)));
-        assert!(check("s > 'melonzz'", &[], Some(r#"{"numRecords":1,"maxValues":{"s":"melonz"}}"#)));
+        assert!(!check(
+            "s > 'meloo'",
+            &[],
+            Some(r#"{"numRecords":1,"maxValues":{"s":"melonz"}}"#)
+        ));
+        assert!(check(
+            "s > 'melonzz'",
+            &[],
+            Some(r#"{"numRecords":1,"maxValues":{"s":"melonz"}}"#)
+        ));
         assert!(!check("s > 'n'", &[], Some(S)));
         // NaN may hide above any float max.
         assert!(check("f > 5", &[], Some(S)));
         assert!(!check("f < 0.5", &[], Some(S)));
-        assert!(check("NOT (f = 1.0)", &[], Some(r#"{"numRecords":2,"minValues":{"f":1.0},"maxValues":{"f":1.0},"nullCount":{"f":0}}"#)));
-        assert!(!check("NOT (x = 1)", &[], Some(r#"{"numRecords":2,"minValues":{"x":1},"maxValues":{"x":1},"nullCount":{"x":0}}"#)));
+        assert!(check(
+            "NOT (f = 1.0)",
+            &[],
+            Some(
+                r#"{"numRecords":2,"minValues":{"f":1.0},"maxValues":{"f":1.0},"nullCount":{"f":0}}"#
+            )
+        ));
+        assert!(!check(
+            "NOT (x = 1)",
+            &[],
+            Some(r#"{"numRecords":2,"minValues":{"x":1},"maxValues":{"x":1},"nullCount":{"x":0}}"#)
+        ));
         // Decimal bounds are approximate.
         assert!(check("d = 2.5", &[], Some(S)));
         assert!(!check("d = 2.6", &[], Some(S)));

@@ -92,7 +92,10 @@ impl PrimitiveType {
             "variant" => PrimitiveType::Variant,
             "decimal" => PrimitiveType::Decimal(10, 0),
             other => {
-                if let Some(args) = other.strip_prefix("decimal(").and_then(|r| r.strip_suffix(')')) {
+                if let Some(args) = other
+                    .strip_prefix("decimal(")
+                    .and_then(|r| r.strip_suffix(')'))
+                {
                     let mut it = args.split(',').map(str::trim);
                     let p = it.next().and_then(|p| p.parse::<u8>().ok());
                     let s = it.next().and_then(|s| s.parse::<u8>().ok());
@@ -100,10 +103,14 @@ impl PrimitiveType {
                         (Some(p), Some(s), None) if (1..=38).contains(&p) && s <= p => {
                             Ok(PrimitiveType::Decimal(p, s))
                         }
-                        _ => Err(LogError::InvalidSchema(format!("invalid decimal type {other:?}"))),
+                        _ => Err(LogError::InvalidSchema(format!(
+                            "invalid decimal type {other:?}"
+                        ))),
                     };
                 }
-                return Err(LogError::InvalidSchema(format!("unsupported data type {other:?}")));
+                return Err(LogError::InvalidSchema(format!(
+                    "unsupported data type {other:?}"
+                )));
             }
         })
     }
@@ -160,24 +167,38 @@ impl DataType {
             Value::Object(o) => match o.get("type").and_then(Value::as_str) {
                 Some("struct") => Ok(DataType::Struct(Box::new(StructType::from_json_value(v)?))),
                 Some("array") => {
-                    let element = o.get("elementType").ok_or_else(|| missing("array", "elementType"))?;
+                    let element = o
+                        .get("elementType")
+                        .ok_or_else(|| missing("array", "elementType"))?;
                     Ok(DataType::Array(Box::new(ArrayType {
                         element_type: DataType::from_json(element)?,
-                        contains_null: o.get("containsNull").and_then(Value::as_bool).unwrap_or(true),
+                        contains_null: o
+                            .get("containsNull")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(true),
                     })))
                 }
                 Some("map") => {
                     let key = o.get("keyType").ok_or_else(|| missing("map", "keyType"))?;
-                    let value = o.get("valueType").ok_or_else(|| missing("map", "valueType"))?;
+                    let value = o
+                        .get("valueType")
+                        .ok_or_else(|| missing("map", "valueType"))?;
                     Ok(DataType::Map(Box::new(MapType {
                         key_type: DataType::from_json(key)?,
                         value_type: DataType::from_json(value)?,
-                        value_contains_null: o.get("valueContainsNull").and_then(Value::as_bool).unwrap_or(true),
+                        value_contains_null: o
+                            .get("valueContainsNull")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(true),
                     })))
                 }
-                other => Err(LogError::InvalidSchema(format!("unsupported nested type {other:?}"))),
+                other => Err(LogError::InvalidSchema(format!(
+                    "unsupported nested type {other:?}"
+                ))),
             },
-            other => Err(LogError::InvalidSchema(format!("a type must be a string or an object, got {other}"))),
+            other => Err(LogError::InvalidSchema(format!(
+                "a type must be a string or an object, got {other}"
+            ))),
         }
     }
 
@@ -240,12 +261,19 @@ pub struct StructField {
 impl StructField {
     /// A field without metadata.
     pub fn new(name: impl Into<String>, data_type: DataType, nullable: bool) -> Self {
-        StructField { name: name.into(), data_type, nullable, metadata: Map::new() }
+        StructField {
+            name: name.into(),
+            data_type,
+            nullable,
+            metadata: Map::new(),
+        }
     }
 
     /// The column-mapping physical name, if set.
     pub fn physical_name(&self) -> Option<&str> {
-        self.metadata.get(COLUMN_MAPPING_PHYSICAL_NAME).and_then(Value::as_str)
+        self.metadata
+            .get(COLUMN_MAPPING_PHYSICAL_NAME)
+            .and_then(Value::as_str)
     }
 
     /// The column-mapping id, if set.
@@ -296,16 +324,29 @@ impl StructType {
             let ty = f
                 .get("type")
                 .ok_or_else(|| LogError::InvalidSchema(format!("field `{name}` has no type")))?;
-            let data_type = DataType::from_json(ty)
-                .map_err(|e| LogError::InvalidSchema(format!("field `{name}`: {}", strip_prefix(&e))))?;
-            let metadata = f.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
+            let data_type = DataType::from_json(ty).map_err(|e| {
+                LogError::InvalidSchema(format!("field `{name}`: {}", strip_prefix(&e)))
+            })?;
+            let metadata = f
+                .get("metadata")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
             let nullable = f.get("nullable").and_then(Value::as_bool).unwrap_or(true);
-            out.push(StructField { name: name.to_string(), data_type, nullable, metadata });
+            out.push(StructField {
+                name: name.to_string(),
+                data_type,
+                nullable,
+                metadata,
+            });
         }
         let mut seen = std::collections::HashSet::new();
         for f in &out {
             if !seen.insert(f.name.to_lowercase()) {
-                return Err(LogError::InvalidSchema(format!("duplicate column name `{}`", f.name)));
+                return Err(LogError::InvalidSchema(format!(
+                    "duplicate column name `{}`",
+                    f.name
+                )));
             }
         }
         Ok(StructType { fields: out })
@@ -335,25 +376,31 @@ impl StructType {
     /// The field called `name` (exact match first, then ASCII-case-insensitive, as Delta
     /// column names are case-insensitive).
     pub fn field(&self, name: &str) -> Option<&StructField> {
-        self.fields
-            .iter()
-            .find(|f| f.name == name)
-            .or_else(|| self.fields.iter().find(|f| f.name.eq_ignore_ascii_case(name)))
+        self.fields.iter().find(|f| f.name == name).or_else(|| {
+            self.fields
+                .iter()
+                .find(|f| f.name.eq_ignore_ascii_case(name))
+        })
     }
 
     /// The index of the field called `name` (same matching as [`field`](Self::field)).
     pub fn index_of(&self, name: &str) -> Option<usize> {
-        self.fields
-            .iter()
-            .position(|f| f.name == name)
-            .or_else(|| self.fields.iter().position(|f| f.name.eq_ignore_ascii_case(name)))
+        self.fields.iter().position(|f| f.name == name).or_else(|| {
+            self.fields
+                .iter()
+                .position(|f| f.name.eq_ignore_ascii_case(name))
+        })
     }
 
     /// Resolves a nested path of logical names to the field.
     pub fn field_at(&self, path: &[String]) -> Option<&StructField> {
         let (first, rest) = path.split_first()?;
         let f = self.field(first)?;
-        if rest.is_empty() { Some(f) } else { f.data_type.as_struct()?.field_at(rest) }
+        if rest.is_empty() {
+            Some(f)
+        } else {
+            f.data_type.as_struct()?.field_at(rest)
+        }
     }
 }
 
@@ -380,7 +427,10 @@ mod tests {
     fn parses_and_round_trips() {
         let s = StructType::from_json(SCHEMA).unwrap();
         assert_eq!(s.fields.len(), 5);
-        assert_eq!(s.fields[1].data_type, DataType::Primitive(PrimitiveType::Decimal(38, 18)));
+        assert_eq!(
+            s.fields[1].data_type,
+            DataType::Primitive(PrimitiveType::Decimal(38, 18))
+        );
         assert_eq!(s.fields[1].physical_name(), Some("col-x"));
         assert_eq!(s.fields[1].column_id(), Some(5));
         assert!(!s.fields[1].nullable);
@@ -400,7 +450,10 @@ mod tests {
             r#"{"type":"struct","fields":[{"name":"a","type":"long"},{"name":"A","type":"long"}]}"#,
             r#"{"type":"struct","fields":[{"name":"a","type":{"type":"array"}}]}"#,
         ] {
-            assert!(matches!(StructType::from_json(bad), Err(LogError::InvalidSchema(_))), "{bad}");
+            assert!(
+                matches!(StructType::from_json(bad), Err(LogError::InvalidSchema(_))),
+                "{bad}"
+            );
         }
     }
 }
