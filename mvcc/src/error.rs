@@ -1,10 +1,60 @@
-//! The mvcc error type.
+//! The mvcc error type: log failures, and the outcomes of a commit that did not land.
+
+use std::fmt;
 
 use alluvium_storage::StorageError;
-use alluvium_txlog::LogError;
+use alluvium_txlog::{LogError, Version};
 
 /// Result alias for mvcc operations.
 pub type Result<T, E = MvccError> = std::result::Result<T, E>;
+
+/// The kinds of write conflict, named after Delta's (`ConcurrentAppendException`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConflictKind {
+    /// A concurrent commit added files the transaction would have read.
+    ConcurrentAppend,
+    /// A concurrent commit removed a file the transaction read.
+    ConcurrentDeleteRead,
+    /// A concurrent commit removed a file the transaction also removes.
+    ConcurrentDeleteDelete,
+    /// A concurrent commit changed the table's metadata (schema, partitioning, properties).
+    MetadataChanged,
+    /// A concurrent commit changed the protocol.
+    ProtocolChanged,
+    /// A concurrent commit wrote the same application transaction or metadata domain.
+    ConcurrentTransaction,
+}
+
+impl ConflictKind {
+    /// Whether running the whole operation again, from a fresh snapshot, is safe. True for
+    /// the data conflicts (the rerun sees the winner's data and, for idempotent writes, its
+    /// application version); false when the table's metadata or protocol changed, where the
+    /// operation itself may no longer be what the caller wants.
+    pub fn is_retryable(&self) -> bool {
+        !matches!(
+            self,
+            ConflictKind::MetadataChanged | ConflictKind::ProtocolChanged
+        )
+    }
+
+    /// The Delta name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ConflictKind::ConcurrentAppend => "ConcurrentAppend",
+            ConflictKind::ConcurrentDeleteRead => "ConcurrentDeleteRead",
+            ConflictKind::ConcurrentDeleteDelete => "ConcurrentDeleteDelete",
+            ConflictKind::MetadataChanged => "MetadataChanged",
+            ConflictKind::ProtocolChanged => "ProtocolChanged",
+            ConflictKind::ConcurrentTransaction => "ConcurrentTransaction",
+        }
+    }
+}
+
+impl fmt::Display for ConflictKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// A failure to load a snapshot or to commit a transaction.
 #[derive(Debug, thiserror::Error)]
@@ -13,6 +63,69 @@ pub enum MvccError {
     /// Reading or interpreting the log failed.
     #[error(transparent)]
     Log(#[from] LogError),
+    /// A concurrent commit conflicts with the transaction; nothing was committed.
+    #[error("{kind}: {detail} (conflicting commit: version {winning_version}; {})",
+        if kind.is_retryable() { "safe to retry the operation on a fresh snapshot" } else { "re-plan before retrying" })]
+    Conflict {
+        /// What kind of conflict.
+        kind: ConflictKind,
+        /// The version of the commit it conflicts with.
+        winning_version: Version,
+        /// What collided.
+        detail: String,
+    },
+    /// The table already exists (creating version 0 lost to another creator).
+    #[error("a Delta table already exists at {location}")]
+    TableAlreadyExists {
+        /// The table location.
+        location: String,
+    },
+    /// Whether the commit landed could not be determined: the commit file could not be
+    /// written or read back. The transaction's data files are kept.
+    #[error(
+        "outcome of committing version {version} (txnId {txn_id}) is unknown: {reason}; read the table to find out before retrying"
+    )]
+    CommitOutcomeUnknown {
+        /// The version attempted.
+        version: Version,
+        /// The transaction's commit id (`commitInfo.txnId`).
+        txn_id: String,
+        /// What failed.
+        reason: String,
+    },
+    /// The retry time budget ran out before the transaction could commit; nothing was
+    /// committed.
+    #[error(
+        "gave up committing after {attempts} attempts in {elapsed_ms} ms of contention (retry budget exhausted); safe to retry"
+    )]
+    RetryBudgetExhausted {
+        /// Attempts made.
+        attempts: u32,
+        /// Time spent.
+        elapsed_ms: u64,
+    },
+    /// The operation is not allowed on this table (append-only, unsupported change, ...).
+    #[error("{0}")]
+    InvalidOperation(String),
+}
+
+impl MvccError {
+    /// Whether running the operation again is safe.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            MvccError::Conflict { kind, .. } => kind.is_retryable(),
+            MvccError::RetryBudgetExhausted { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// The conflict kind, if this is a conflict.
+    pub fn conflict_kind(&self) -> Option<ConflictKind> {
+        match self {
+            MvccError::Conflict { kind, .. } => Some(*kind),
+            _ => None,
+        }
+    }
 }
 
 impl From<StorageError> for MvccError {

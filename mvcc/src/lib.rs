@@ -6,7 +6,11 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod error;
+mod retry;
 pub mod snapshot;
+pub mod transaction;
 
-pub use error::{MvccError, Result};
+pub use error::{ConflictKind, MvccError, Result};
+pub use retry::RetryPolicy;
 pub use snapshot::{Snapshot, SnapshotReport, VersionSpec};
+pub use transaction::{CommitReport, Transaction};

@@ -6,8 +6,9 @@
 //! `minWriterVersion <= 7` and every writer feature supported; legacy writer versions imply
 //! their feature sets. Anything unsupported fails closed with a typed error naming it.
 
-use crate::actions::Protocol;
+use crate::actions::{Metadata, Protocol};
 use crate::error::FeatureSide;
+use crate::schema::{DataType, PrimitiveType, StructField, StructType};
 use crate::{LogError, Result};
 
 /// Highest reader version implemented.
@@ -68,6 +69,160 @@ pub fn check_read_supported(protocol: &Protocol) -> Result<()> {
     Ok(())
 }
 
+/// Writer features alluvium can write under, provided the table does not actively use a
+/// part of them alluvium cannot enforce (see [`check_write_supported`]).
+pub const SUPPORTED_WRITER_FEATURES: &[&str] = &[
+    "appendOnly",
+    "invariants",
+    "checkConstraints",
+    "changeDataFeed",
+    "generatedColumns",
+    "columnMapping",
+    "identityColumns",
+    "deletionVectors",
+    "timestampNtz",
+    "domainMetadata",
+    "v2Checkpoint",
+    "inCommitTimestamp",
+    "vacuumProtocolCheck",
+    "typeWidening",
+    "typeWidening-preview",
+    "checkpointProtection",
+    "allowColumnDefaults",
+];
+
+fn writer_refusal(feature: &str, detail: String) -> LogError {
+    LogError::UnsupportedFeature {
+        side: FeatureSide::Writer,
+        feature: feature.to_string(),
+        detail: Some(detail),
+    }
+}
+
+fn any_field(fields: &[StructField], pred: &dyn Fn(&StructField) -> bool) -> Option<String> {
+    for f in fields {
+        if pred(f) {
+            return Some(f.name.clone());
+        }
+        let nested = match &f.data_type {
+            DataType::Struct(s) => any_field(&s.fields, pred),
+            _ => None,
+        };
+        if let Some(n) = nested {
+            return Some(format!("{}.{n}", f.name));
+        }
+    }
+    None
+}
+
+/// Checks that alluvium may write a table with this protocol, metadata and schema: every
+/// reader feature readable, writer version at most 7, every writer feature (listed, or
+/// implied by a legacy version) supported, and no feature in active use that alluvium
+/// cannot enforce (invariants, CHECK constraints, generated, identity or default columns,
+/// Iceberg compatibility).
+///
+/// # Errors
+/// [`LogError::UnsupportedProtocolVersion`] or [`LogError::UnsupportedFeature`] (writer
+/// side) naming the feature, and the column or property that uses it.
+pub fn check_write_supported(
+    protocol: &Protocol,
+    metadata: &Metadata,
+    schema: &StructType,
+) -> Result<()> {
+    check_read_supported(protocol)?;
+    if protocol.min_writer_version > MAX_WRITER_VERSION {
+        return Err(LogError::UnsupportedProtocolVersion {
+            side: FeatureSide::Writer,
+            version: protocol.min_writer_version,
+            supported: MAX_WRITER_VERSION,
+        });
+    }
+    let features: Vec<String> = if protocol.min_writer_version >= 7 {
+        protocol.writer_features.clone().unwrap_or_default()
+    } else {
+        legacy_writer_features(protocol.min_writer_version)
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    for f in &features {
+        if !SUPPORTED_WRITER_FEATURES.contains(&f.as_str()) {
+            return Err(LogError::UnsupportedFeature {
+                side: FeatureSide::Writer,
+                feature: f.clone(),
+                detail: Some("alluvium cannot write tables with this feature yet".into()),
+            });
+        }
+    }
+    let has = |f: &str| features.iter().any(|x| x == f);
+    if has("invariants") {
+        if let Some(c) = any_field(&schema.fields, &|f| {
+            f.metadata.contains_key("delta.invariants")
+        }) {
+            return Err(writer_refusal(
+                "invariants",
+                format!("column `{c}` has an invariant alluvium does not enforce"),
+            ));
+        }
+    }
+    if has("checkConstraints") {
+        if let Some(k) = metadata
+            .configuration
+            .keys()
+            .find(|k| k.starts_with("delta.constraints."))
+        {
+            return Err(writer_refusal(
+                "checkConstraints",
+                format!("constraint `{k}` is not enforced by alluvium"),
+            ));
+        }
+    }
+    if has("generatedColumns") {
+        if let Some(c) = any_field(&schema.fields, &|f| {
+            f.metadata.contains_key("delta.generationExpression")
+        }) {
+            return Err(writer_refusal(
+                "generatedColumns",
+                format!("column `{c}` is generated"),
+            ));
+        }
+    }
+    if has("identityColumns") {
+        if let Some(c) = any_field(&schema.fields, &|f| {
+            f.metadata.keys().any(|k| k.starts_with("delta.identity."))
+        }) {
+            return Err(writer_refusal(
+                "identityColumns",
+                format!("column `{c}` is an identity column"),
+            ));
+        }
+    }
+    if has("allowColumnDefaults") {
+        if let Some(c) = any_field(&schema.fields, &|f| {
+            f.metadata.contains_key("CURRENT_DEFAULT")
+        }) {
+            return Err(writer_refusal(
+                "allowColumnDefaults",
+                format!("column `{c}` has a default value"),
+            ));
+        }
+    }
+    for v in [
+        "delta.enableIcebergCompatV1",
+        "delta.enableIcebergCompatV2",
+        "delta.enableIcebergCompatV3",
+    ] {
+        if metadata
+            .configuration
+            .get(v)
+            .is_some_and(|x| x.eq_ignore_ascii_case("true"))
+        {
+            return Err(writer_refusal("icebergCompat", format!("{v} is set")));
+        }
+    }
+    Ok(())
+}
+
 /// The writer features implied by a legacy (pre-7) writer version.
 pub fn legacy_writer_features(min_writer_version: i32) -> &'static [&'static str] {
     match min_writer_version {
@@ -117,6 +272,231 @@ pub fn supports_reader_feature(protocol: &Protocol, feature: &str) -> bool {
         protocol.has_reader_feature(feature)
     } else {
         protocol.min_reader_version == 2 && feature == "columnMapping"
+    }
+}
+
+/// The minimal protocol for a new table with `schema` and `configuration`: reader 1 /
+/// writer 2 unless a type or property needs more; table features (reader 3 / writer 7) when
+/// a feature has no legacy version or is requested with `delta.feature.<name>=supported`.
+pub fn minimal_protocol(
+    schema: &StructType,
+    configuration: &std::collections::HashMap<String, String>,
+) -> Protocol {
+    let on = |k: &str| {
+        configuration
+            .get(k)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    };
+    let mut reader: Vec<String> = Vec::new();
+    let mut writer: Vec<String> = Vec::new();
+    let push = |list: &mut Vec<String>, f: &str| {
+        if !list.iter().any(|x| x == f) {
+            list.push(f.to_string());
+        }
+    };
+    let mut legacy_writer = 2;
+    let mut legacy_reader = 1;
+    if schema.fields.iter().any(|f| {
+        f.data_type
+            .any_primitive(&mut |p| p == PrimitiveType::TimestampNtz)
+    }) {
+        push(&mut reader, "timestampNtz");
+    }
+    if on("delta.enableDeletionVectors") {
+        push(&mut reader, "deletionVectors");
+    }
+    if configuration
+        .get("delta.checkpointPolicy")
+        .is_some_and(|v| v.eq_ignore_ascii_case("v2"))
+    {
+        push(&mut reader, "v2Checkpoint");
+    }
+    if on("delta.enableInCommitTimestamps") {
+        push(&mut writer, "inCommitTimestamp");
+    }
+    if matches!(
+        configuration
+            .get("delta.columnMapping.mode")
+            .map(|m| m.to_ascii_lowercase())
+            .as_deref(),
+        Some("name" | "id")
+    ) {
+        legacy_reader = 2;
+        legacy_writer = legacy_writer.max(5);
+    }
+    if on("delta.enableChangeDataFeed") {
+        legacy_writer = legacy_writer.max(4);
+    }
+    for (k, v) in configuration {
+        if let Some(name) = k.strip_prefix("delta.feature.") {
+            if v.eq_ignore_ascii_case("supported") || v.eq_ignore_ascii_case("enabled") {
+                if SUPPORTED_READER_FEATURES.contains(&name) {
+                    push(&mut reader, name);
+                } else {
+                    push(&mut writer, name);
+                }
+            }
+        }
+    }
+    if reader.is_empty() && writer.is_empty() {
+        return Protocol {
+            min_reader_version: legacy_reader,
+            min_writer_version: legacy_writer,
+            reader_features: None,
+            writer_features: None,
+        };
+    }
+    // Table features: also list every feature the legacy versions would have implied.
+    let mut writer_all: Vec<String> = Vec::new();
+    for f in legacy_writer_features(legacy_writer) {
+        push(&mut writer_all, f);
+    }
+    let mut reader_all: Vec<String> = Vec::new();
+    if legacy_reader == 2 {
+        push(&mut reader_all, "columnMapping");
+    }
+    for r in &reader {
+        push(&mut reader_all, r);
+    }
+    for w in writer.iter().chain(reader_all.clone().iter()) {
+        push(&mut writer_all, w);
+    }
+    if reader_all.is_empty() {
+        Protocol {
+            min_reader_version: 1,
+            min_writer_version: 7,
+            reader_features: None,
+            writer_features: Some(writer_all),
+        }
+    } else {
+        Protocol {
+            min_reader_version: 3,
+            min_writer_version: 7,
+            reader_features: Some(reader_all),
+            writer_features: Some(writer_all),
+        }
+    }
+}
+
+#[cfg(test)]
+mod write_tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::actions::Format;
+
+    fn meta(conf: &[(&str, &str)]) -> Metadata {
+        Metadata {
+            id: "x".into(),
+            name: None,
+            description: None,
+            format: Format::default(),
+            schema_string: String::new(),
+            partition_columns: vec![],
+            created_time: None,
+            configuration: conf
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    fn schema(extra_meta: Option<(&str, &str)>) -> StructType {
+        let mut f = StructField::new("a", DataType::Primitive(PrimitiveType::Long), true);
+        if let Some((k, v)) = extra_meta {
+            f.metadata
+                .insert(k.into(), serde_json::Value::String(v.into()));
+        }
+        StructType::new(vec![f])
+    }
+
+    #[test]
+    fn minimal_protocols() {
+        let conf = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let p = minimal_protocol(&schema(None), &conf(&[]));
+        assert_eq!((p.min_reader_version, p.min_writer_version), (1, 2));
+        let p = minimal_protocol(
+            &schema(None),
+            &conf(&[("delta.enableInCommitTimestamps", "true")]),
+        );
+        assert_eq!((p.min_reader_version, p.min_writer_version), (1, 7));
+        assert!(p.has_writer_feature("inCommitTimestamp") && p.has_writer_feature("invariants"));
+        let p = minimal_protocol(
+            &schema(None),
+            &conf(&[("delta.enableDeletionVectors", "true")]),
+        );
+        assert_eq!((p.min_reader_version, p.min_writer_version), (3, 7));
+        assert!(p.has_reader_feature("deletionVectors") && p.has_writer_feature("deletionVectors"));
+        let ntz = StructType::new(vec![StructField::new(
+            "t",
+            DataType::Primitive(PrimitiveType::TimestampNtz),
+            true,
+        )]);
+        assert!(minimal_protocol(&ntz, &conf(&[])).has_reader_feature("timestampNtz"));
+        let p = minimal_protocol(
+            &schema(None),
+            &conf(&[("delta.columnMapping.mode", "name")]),
+        );
+        assert_eq!((p.min_reader_version, p.min_writer_version), (2, 5));
+        check_write_supported(&p, &meta(&[]), &schema(None)).unwrap();
+    }
+
+    #[test]
+    fn write_gate() {
+        let legacy = Protocol {
+            min_reader_version: 1,
+            min_writer_version: 2,
+            reader_features: None,
+            writer_features: None,
+        };
+        check_write_supported(&legacy, &meta(&[]), &schema(None)).unwrap();
+        let e = check_write_supported(
+            &legacy,
+            &meta(&[]),
+            &schema(Some(("delta.invariants", "x"))),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e, LogError::UnsupportedFeature { side: FeatureSide::Writer, ref feature, .. } if feature == "invariants")
+        );
+        let v3 = Protocol {
+            min_reader_version: 1,
+            min_writer_version: 3,
+            reader_features: None,
+            writer_features: None,
+        };
+        let e = check_write_supported(
+            &v3,
+            &meta(&[("delta.constraints.c", "a > 0")]),
+            &schema(None),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("delta.constraints.c"));
+        let f = Protocol {
+            min_reader_version: 1,
+            min_writer_version: 7,
+            reader_features: None,
+            writer_features: Some(vec!["rowTracking".into()]),
+        };
+        assert!(matches!(
+            check_write_supported(&f, &meta(&[]), &schema(None)),
+            Err(LogError::UnsupportedFeature { .. })
+        ));
+        let w8 = Protocol {
+            min_reader_version: 1,
+            min_writer_version: 8,
+            reader_features: None,
+            writer_features: None,
+        };
+        assert!(matches!(
+            check_write_supported(&w8, &meta(&[]), &schema(None)),
+            Err(LogError::UnsupportedProtocolVersion { .. })
+        ));
     }
 }
 

@@ -20,6 +20,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod actions;
+pub mod arrow_util;
 pub mod checkpoint;
 pub mod column_mapping;
 pub mod commit;
@@ -36,6 +37,7 @@ pub mod scalar;
 pub mod schema;
 pub mod segment;
 pub mod stats;
+pub mod stats_writer;
 pub mod value_text;
 
 pub use error::{FeatureSide, LogError, Result};

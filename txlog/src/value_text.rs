@@ -149,39 +149,31 @@ pub fn parse_decimal(s: &str, precision: u8, scale: u8) -> Option<i128> {
     {
         return None;
     }
-    let mut all: String = format!("{int_part}{frac_part}");
-    // value = all * 10^(exp - frac_len); we want value * 10^scale.
-    let shift = exp - i32::try_from(frac_part.len()).ok()? + i32::from(scale);
-    if shift >= 0 {
-        all.push_str(&"0".repeat(usize::try_from(shift).ok()?));
+    let all = format!("{int_part}{frac_part}");
+    // value = all * 10^(exp - frac_len); we want value * 10^scale. In i64 this cannot
+    // overflow, whatever the exponent.
+    let shift = i64::from(exp) - i64::try_from(frac_part.len()).ok()? + i64::from(scale);
+    let kept = if shift >= 0 {
+        all.as_str()
     } else {
-        let cut = usize::try_from(-shift).ok()?;
-        if cut > all.len() {
-            if all.bytes().any(|b| b != b'0') {
-                return None;
-            }
-            all = "0".to_string();
-        } else {
-            let (keep, dropped) = all.split_at(all.len() - cut);
-            if dropped.bytes().any(|b| b != b'0') {
-                return None;
-            }
-            all = if keep.is_empty() {
-                "0".to_string()
-            } else {
-                keep.to_string()
-            };
+        let cut = usize::try_from(shift.unsigned_abs()).unwrap_or(usize::MAX);
+        let (keep, dropped) = all.split_at(all.len().saturating_sub(cut));
+        if dropped.bytes().any(|b| b != b'0') {
+            return None;
         }
+        keep
+    };
+    let significant = kept.trim_start_matches('0');
+    if significant.is_empty() {
+        return Some(0);
     }
-    let trimmed = all.trim_start_matches('0');
-    if trimmed.len() > usize::from(precision) {
+    // Check the precision before appending the zeros, so that a huge exponent is refused
+    // instead of materialized.
+    let zeros = usize::try_from(shift).unwrap_or(0);
+    if significant.len().saturating_add(zeros) > usize::from(precision) {
         return None;
     }
-    let v: i128 = if trimmed.is_empty() {
-        0
-    } else {
-        trimmed.parse().ok()?
-    };
+    let v: i128 = format!("{significant}{}", "0".repeat(zeros)).parse().ok()?;
     Some(if neg { -v } else { v })
 }
 
@@ -276,6 +268,22 @@ mod tests {
         assert_eq!(format_decimal(123, 2), "1.23");
         assert_eq!(format_decimal(-5, 3), "-0.005");
         assert_eq!(format_decimal(7, 0), "7");
+    }
+
+    /// Found by the `filter_expr` fuzz target (`st.x>00E2000000000` against a
+    /// `decimal(38,18)` column): the exponent's zeros were materialized (2 GB) before the
+    /// precision check, and extreme exponents overflowed the scale arithmetic.
+    #[test]
+    fn fuzz_regression_huge_decimal_exponents() {
+        assert_eq!(parse_decimal("00E2000000000", 38, 18), Some(0));
+        assert_eq!(parse_decimal("1E2000000000", 38, 18), None);
+        assert_eq!(parse_decimal("1E2147483647", 38, 18), None);
+        assert_eq!(parse_decimal("1E-2147483648", 38, 255), None);
+        assert_eq!(parse_decimal("0E2147483647", 5, 2), Some(0));
+        assert_eq!(parse_decimal("-0.0E-2147483648", 5, 2), Some(0));
+        assert_eq!(parse_decimal("1E35", 38, 2), Some(10i128.pow(37)));
+        assert_eq!(parse_decimal("1E36", 38, 2), None);
+        assert_eq!(parse_decimal("12.5E-1", 5, 2), Some(125));
     }
 
     #[test]

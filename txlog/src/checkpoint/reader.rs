@@ -12,6 +12,7 @@ use rayon::prelude::*;
 
 use super::columns::{IntCol, StructCol};
 use super::parsed_values::{partition_text, struct_json};
+use super::thrift_check;
 use crate::actions::*;
 use crate::commit::decode_commit;
 use crate::log_path::{CheckpointFormat, CheckpointKind, DELTA_LOG_DIR, SIDECAR_DIR, Version};
@@ -63,7 +64,11 @@ pub fn read_parquet_actions(path: &str, data: Bytes) -> Result<Vec<Action>> {
 
 fn read_parquet_actions_inner(path: &str, data: Bytes) -> Result<Vec<Action>> {
     let corrupt = |e: &dyn std::fmt::Display| LogError::corrupt_checkpoint(path, e);
-    let builder = ParquetRecordBatchReaderBuilder::try_new(data).map_err(|e| corrupt(&e))?;
+    // The parquet crate can spin on hostile Thrift; check what it will decode first.
+    thrift_check::check_footer(&data).map_err(|e| corrupt(&e))?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(data.clone()).map_err(|e| corrupt(&e))?;
+    thrift_check::check_page_headers(&data, builder.metadata()).map_err(|e| corrupt(&e))?;
     let roots: Vec<usize> = builder
         .schema()
         .fields()
@@ -77,7 +82,12 @@ fn read_parquet_actions_inner(path: &str, data: Bytes) -> Result<Vec<Action>> {
             &"no action columns (add, remove, metaData, protocol, ...) in the file",
         ));
     }
-    let rows = usize::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
+    // The footer's row count only sizes the first allocation. Real checkpoints are far larger
+    // in bytes than in rows; capping by the file size keeps a corrupt count from making the
+    // allocation fail, which aborts the process.
+    let rows = usize::try_from(builder.metadata().file_metadata().num_rows())
+        .unwrap_or(0)
+        .min(data.len());
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
     let reader = builder
         .with_projection(mask)
@@ -423,4 +433,209 @@ fn read_sidecar(store: &dyn ObjectStore, main: &str, sidecar: &Sidecar) -> Resul
         .into_iter()
         .filter(|a| matches!(a, Action::Add(_) | Action::Remove(_)))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, StringArray, StructArray};
+    use arrow_schema::{DataType, Field, Schema};
+    use parquet::arrow::ArrowWriter;
+
+    use super::*;
+
+    // A Thrift compact-protocol writer, just enough for hand-built Parquet files.
+    fn varint(out: &mut Vec<u8>, mut v: u64) {
+        loop {
+            let b = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(b);
+                return;
+            }
+            out.push(b | 0x80);
+        }
+    }
+
+    fn zigzag(v: i64) -> u64 {
+        ((v << 1) ^ (v >> 63)) as u64
+    }
+
+    fn list(elem_type: u8, elems: &[Vec<u8>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        if elems.len() < 15 {
+            out.push(((elems.len() as u8) << 4) | elem_type);
+        } else {
+            out.push(0xf0 | elem_type);
+            varint(&mut out, elems.len() as u64);
+        }
+        elems.iter().for_each(|e| out.extend_from_slice(e));
+        out
+    }
+
+    fn binary(s: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        varint(&mut out, s.len() as u64);
+        out.extend_from_slice(s.as_bytes());
+        out
+    }
+
+    #[derive(Default)]
+    struct ThriftStruct {
+        out: Vec<u8>,
+        last: i16,
+    }
+
+    impl ThriftStruct {
+        fn field(mut self, id: i16, ty: u8, value: &[u8]) -> Self {
+            self.out.push((((id - self.last) as u8) << 4) | ty);
+            self.last = id;
+            self.out.extend_from_slice(value);
+            self
+        }
+
+        fn int(self, id: i16, ty: u8, v: i64) -> Self {
+            let mut value = Vec::new();
+            varint(&mut value, zigzag(v));
+            self.field(id, ty, &value)
+        }
+
+        /// Bytes written verbatim (a hostile field with a long-form header).
+        fn raw(mut self, bytes: &[u8]) -> Self {
+            self.out.extend_from_slice(bytes);
+            self
+        }
+
+        fn end(mut self) -> Vec<u8> {
+            self.out.push(0);
+            self.out
+        }
+    }
+
+    const I32: u8 = 5;
+    const I64: u8 = 6;
+    const BINARY: u8 = 8;
+    const LIST: u8 = 9;
+    const STRUCT: u8 = 12;
+
+    /// A Parquet file with one optional INT32 column `txn` whose single column chunk is
+    /// `page` (at offset 4); `footer_extra` is appended to the `FileMetaData` fields.
+    fn parquet_file(page: &[u8], num_rows: i64, footer_extra: &[u8]) -> Bytes {
+        let schema = [
+            ThriftStruct::default()
+                .field(4, BINARY, &binary("schema"))
+                .int(5, I32, 1)
+                .end(),
+            ThriftStruct::default()
+                .int(1, I32, 1)
+                .int(3, I32, 1)
+                .field(4, BINARY, &binary("txn"))
+                .end(),
+        ];
+        let len = page.len() as i64;
+        let meta = ThriftStruct::default()
+            .int(1, I32, 1)
+            .field(2, LIST, &list(I32, &[vec![0]]))
+            .field(3, LIST, &list(BINARY, &[binary("txn")]))
+            .int(4, I32, 0)
+            .int(5, I64, 1)
+            .int(6, I64, len)
+            .int(7, I64, len)
+            .int(9, I64, 4)
+            .end();
+        let chunk = ThriftStruct::default()
+            .int(2, I64, 4)
+            .field(3, STRUCT, &meta)
+            .end();
+        let row_groups: Vec<Vec<u8>> = if page.is_empty() {
+            Vec::new()
+        } else {
+            let columns = list(STRUCT, &[chunk]);
+            vec![
+                ThriftStruct::default()
+                    .field(1, LIST, &columns)
+                    .int(2, I64, len)
+                    .int(3, I64, 1)
+                    .end(),
+            ]
+        };
+        let footer = ThriftStruct::default()
+            .int(1, I32, 1)
+            .field(2, LIST, &list(STRUCT, &schema))
+            .int(3, I64, num_rows)
+            .field(4, LIST, &list(STRUCT, &row_groups))
+            .raw(footer_extra)
+            .end();
+        let mut file = b"PAR1".to_vec();
+        file.extend_from_slice(page);
+        file.extend_from_slice(&footer);
+        file.extend_from_slice(&(footer.len() as u32).to_le_bytes());
+        file.extend_from_slice(b"PAR1");
+        Bytes::from(file)
+    }
+
+    fn corrupt_reason(r: Result<Vec<Action>>) -> String {
+        match r {
+            Err(LogError::CorruptCheckpoint { reason, .. }) => reason,
+            other => panic!("expected a corrupt checkpoint, got {other:?}"),
+        }
+    }
+
+    /// Found by the `checkpoint_parquet` fuzz target (a timeout): an unknown page-header
+    /// field holding a list of 242 million UUIDs made the parquet crate skip past the end of
+    /// the file element by element, for seconds to minutes.
+    #[test]
+    fn fuzz_regression_page_header_list_past_eof_is_refused() {
+        // Field 9 (unknown), long-form header: list<uuid> of 2^31 - 1 elements.
+        let hostile = [0x09, 0x12, 0xfd, 0xff, 0xff, 0xff, 0xff, 0x07];
+        let page = ThriftStruct::default()
+            .int(1, I32, 0)
+            .int(2, I32, 0)
+            .int(3, I32, 0)
+            .raw(&hostile)
+            .end();
+        let file = parquet_file(&page, 1, &[]);
+        assert!(corrupt_reason(read_parquet_actions("x.parquet", file)).contains("page header"));
+    }
+
+    #[test]
+    fn footer_list_of_booleans_is_refused() {
+        // Field 100 (unknown), long-form header: list<bool> of 2^31 - 1 elements, which the
+        // parquet crate would skip without reading a byte.
+        let hostile = [0x09, 0xc8, 0x01, 0xf2, 0xff, 0xff, 0xff, 0xff, 0x07];
+        let file = parquet_file(&[], 0, &hostile);
+        assert!(corrupt_reason(read_parquet_actions("x.parquet", file)).contains("footer"));
+    }
+
+    /// Found while fuzzing `checkpoint_parquet`: a footer claiming 10^12 rows made the
+    /// reader reserve room for that many actions up front, and the failed allocation
+    /// aborted the process.
+    #[test]
+    fn fuzz_regression_huge_row_count_is_not_preallocated() {
+        let file = parquet_file(&[], 1_000_000_000_000, &[]);
+        assert_eq!(read_parquet_actions("x.parquet", file).unwrap(), Vec::new());
+    }
+
+    #[test]
+    fn files_written_by_the_parquet_crate_pass_the_thrift_check() {
+        let app: ArrayRef = Arc::new(StringArray::from(vec!["a"; 3]));
+        let version: ArrayRef = Arc::new(Int64Array::from(vec![1, 2, 3]));
+        let txn = StructArray::from(vec![
+            (Arc::new(Field::new("appId", DataType::Utf8, true)), app),
+            (
+                Arc::new(Field::new("version", DataType::Int64, true)),
+                version,
+            ),
+        ]);
+        let schema = Schema::new(vec![Field::new("txn", txn.data_type().clone(), true)]);
+        let batch = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(txn)]).unwrap();
+        let mut buf = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let actions = read_parquet_actions("x.parquet", Bytes::from(buf)).unwrap();
+        assert_eq!(actions.len(), 3);
+        assert!(matches!(&actions[2], Action::Txn(t) if t.app_id == "a" && t.version == 3));
+    }
 }

@@ -1,18 +1,16 @@
 //! Row-level evaluation of a predicate over an Arrow batch whose columns carry the table's
 //! logical names and types (as produced by a scan).
 
-use std::sync::Arc;
-
 use arrow_arith::boolean::{and_kleene, is_not_null, is_null, not, or_kleene};
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, Scalar as ArrowScalar, make_array};
-use arrow_buffer::NullBuffer;
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, Scalar as ArrowScalar};
 use arrow_cast::cast;
 use arrow_ord::cmp;
 use arrow_schema::{DataType as ArrowType, TimeUnit};
 
 use super::CmpOp;
 use super::bind::{BoundColumn, Predicate};
+use crate::arrow_util::leaf_array;
 use crate::scalar::Scalar;
 use crate::{LogError, Result};
 
@@ -124,29 +122,22 @@ fn scalar_type(lit: &Scalar, column: &ArrowType) -> ArrowType {
     }
 }
 
-/// The array of a (possibly nested) column, with the nulls of its parent structs applied.
+/// The array of a (possibly nested) column.
 fn column(batch: &RecordBatch, c: &BoundColumn) -> Result<ArrayRef> {
-    let missing = || {
+    leaf_array(batch, &c.path).map_err(|_| {
         LogError::InvalidExpression(format!(
             "column `{}` is not in the scanned data",
             c.display_name()
         ))
-    };
-    let (first, rest) = c.path.split_first().ok_or_else(missing)?;
-    let mut arr = batch.column_by_name(first).cloned().ok_or_else(missing)?;
-    for name in rest {
-        let s = arr.as_struct_opt().ok_or_else(missing)?;
-        let child = s.column_by_name(name).cloned().ok_or_else(missing)?;
-        let nulls = NullBuffer::union(s.nulls(), child.nulls());
-        let data = child.to_data().into_builder().nulls(nulls).build()?;
-        arr = Arc::new(make_array(data)) as ArrayRef;
-    }
-    Ok(arr)
+    })
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use arrow_array::{Float64Array, Int32Array, StringArray, StructArray};
+    use arrow_buffer::NullBuffer;
     use arrow_schema::{Field, Schema};
 
     use super::*;

@@ -1,0 +1,373 @@
+//! The commit loop.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use alluvium_storage::{ObjectStore, StorePath};
+use alluvium_txlog::actions::{Action, CommitInfo, Metadata};
+use alluvium_txlog::commit::{decode_commit, encode_commit};
+use alluvium_txlog::features::check_write_supported;
+use alluvium_txlog::log_path::{LogFileKind, Version, commit_path, version_to_i64};
+use alluvium_txlog::path::{TableRoot, resolve};
+use alluvium_txlog::properties::{
+    ICT_ENABLEMENT_TIMESTAMP, ICT_ENABLEMENT_VERSION, TableProperties,
+};
+use alluvium_txlog::schema::StructType;
+use alluvium_txlog::segment::list_log_from;
+use serde_json::Value;
+
+use super::conflict::{ReadWriteSet, check_winner, file_key};
+use super::{CommitReport, ENGINE_INFO, Transaction};
+use crate::{MvccError, Result};
+
+/// Milliseconds since the epoch.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// Who holds a version that our put could not take.
+enum Holder {
+    Ours,
+    Theirs(Vec<Action>),
+    Nobody,
+}
+
+fn commit_txn_id(actions: &[Action]) -> Option<&str> {
+    actions.iter().find_map(|a| match a {
+        Action::CommitInfo(ci) => ci.txn_id(),
+        _ => None,
+    })
+}
+
+fn commit_ict(actions: &[Action]) -> Option<i64> {
+    actions.iter().find_map(|a| match a {
+        Action::CommitInfo(ci) => ci.in_commit_timestamp(),
+        _ => None,
+    })
+}
+
+impl Transaction {
+    fn read_write_set(&self, root: &TableRoot) -> ReadWriteSet {
+        let mut s = ReadWriteSet {
+            predicates: self.predicates.clone(),
+            whole_table: self.whole_table,
+            read_app_ids: self.read_app_ids.clone(),
+            blind_append: self.is_blind_append(),
+            changes_data: self.adds.iter().any(|a| a.data_change)
+                || self.removes.iter().any(|r| r.data_change),
+            changes_metadata: self.metadata.is_some(),
+            ..Default::default()
+        };
+        s.read_app_ids
+            .extend(self.txns.iter().map(|t| t.app_id.clone()));
+        s.read_files = self
+            .read_files
+            .iter()
+            .map(|(p, dv)| file_key(root, p, dv.as_ref()))
+            .collect();
+        s.removed_files = self
+            .removes
+            .iter()
+            .map(|r| file_key(root, &r.path, r.deletion_vector.as_ref()))
+            .collect();
+        s.domains = self
+            .domains
+            .iter()
+            .map(|d| d.domain.clone())
+            .collect::<HashSet<_>>();
+        s
+    }
+
+    fn validate(&self) -> Result<()> {
+        let metadata = self.effective_metadata().ok_or_else(|| {
+            MvccError::InvalidOperation("a new table needs a metaData action".into())
+        })?;
+        let protocol = self.effective_protocol().ok_or_else(|| {
+            MvccError::InvalidOperation("a new table needs a protocol action".into())
+        })?;
+        let schema = StructType::from_json(&metadata.schema_string)?;
+        check_write_supported(protocol, metadata, &schema)?;
+        let props = TableProperties(&metadata.configuration);
+        let base_append_only = self
+            .base
+            .as_ref()
+            .is_some_and(|b| b.properties().append_only());
+        if (props.append_only() || base_append_only) && self.removes.iter().any(|r| r.data_change) {
+            return Err(MvccError::InvalidOperation(
+                "the table is append-only (delta.appendOnly=true): rows cannot be deleted or overwritten".into(),
+            ));
+        }
+        let parts = &metadata.partition_columns;
+        for a in &self.adds {
+            if a.partition_values.len() != parts.len() {
+                return Err(MvccError::InvalidOperation(format!(
+                    "file {} has {} partition values, the table has {} partition columns",
+                    a.path,
+                    a.partition_values.len(),
+                    parts.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn ict_enabled(&self) -> bool {
+        self.effective_metadata()
+            .is_some_and(|m| TableProperties(&m.configuration).in_commit_timestamps())
+    }
+
+    /// The commit file for `version`: commitInfo first (required with in-commit
+    /// timestamps), then protocol, metadata, transactions, domains, removes, adds.
+    fn encode(&self, version: Version, now: i64, ict: Option<i64>, blind: bool) -> Result<Vec<u8>> {
+        let mut ci = CommitInfo::default();
+        ci.set("timestamp", now);
+        if let Some(t) = ict {
+            ci.set("inCommitTimestamp", t);
+        }
+        ci.set("operation", self.operation.clone());
+        ci.set(
+            "operationParameters",
+            Value::Object(self.parameters.clone()),
+        );
+        if let Some(b) = &self.base {
+            ci.set("readVersion", version_to_i64(b.version()));
+        }
+        ci.set("isolationLevel", "Serializable");
+        ci.set("isBlindAppend", blind);
+        if !self.metrics.is_empty() {
+            ci.set("operationMetrics", Value::Object(self.metrics.clone()));
+        }
+        if let Some(u) = &self.user_metadata {
+            ci.set("userMetadata", u.clone());
+        }
+        ci.set("engineInfo", ENGINE_INFO);
+        ci.set("txnId", self.txn_id.clone());
+        let mut actions = Vec::with_capacity(4 + self.adds.len() + self.removes.len());
+        actions.push(Action::CommitInfo(ci));
+        if let Some(p) = &self.protocol {
+            actions.push(Action::Protocol(p.clone()));
+        }
+        if let Some(m) = &self.metadata {
+            actions.push(Action::Metadata(self.metadata_for(m, version, ict)));
+        }
+        actions.extend(self.txns.iter().cloned().map(Action::Txn));
+        actions.extend(self.domains.iter().cloned().map(Action::DomainMetadata));
+        actions.extend(self.removes.iter().cloned().map(Action::Remove));
+        actions.extend(self.adds.iter().cloned().map(Action::Add));
+        Ok(encode_commit(&actions)?)
+    }
+
+    /// Enabling in-commit timestamps on an existing table records where they start.
+    fn metadata_for(&self, m: &Metadata, version: Version, ict: Option<i64>) -> Metadata {
+        let base_has_ict = self
+            .base
+            .as_ref()
+            .is_some_and(|b| b.properties().in_commit_timestamps());
+        match (ict, &self.base) {
+            (Some(t), Some(_)) if !base_has_ict => {
+                let mut m = m.clone();
+                m.configuration
+                    .insert(ICT_ENABLEMENT_VERSION.into(), version.to_string());
+                m.configuration
+                    .insert(ICT_ENABLEMENT_TIMESTAMP.into(), t.to_string());
+                m
+            }
+            _ => m.clone(),
+        }
+    }
+
+    fn read_version(
+        &self,
+        store: &dyn ObjectStore,
+        version: Version,
+    ) -> Result<Option<Vec<Action>>> {
+        let path = commit_path(version);
+        match store.get(&path) {
+            Ok(bytes) => Ok(Some(decode_commit(path.as_str(), &bytes)?)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn holder(&self, store: &dyn ObjectStore, version: Version) -> Result<Holder> {
+        Ok(match self.read_version(store, version)? {
+            None => Holder::Nobody,
+            Some(actions) if commit_txn_id(&actions) == Some(self.txn_id.as_str()) => Holder::Ours,
+            Some(actions) => Holder::Theirs(actions),
+        })
+    }
+
+    /// Deletes the data files this transaction wrote. Only called once it is certain that
+    /// no version holds this transaction.
+    fn discard_data_files(&self, root: &TableRoot) {
+        for a in &self.adds {
+            if let Ok(alluvium_storage::FileLocation::Table(p)) = resolve(&a.path, root) {
+                let _ = self.store.delete(&p);
+            }
+        }
+    }
+
+    /// Commits the transaction (see the module docs).
+    ///
+    /// # Errors
+    /// * [`MvccError::Conflict`] (nothing committed; the transaction's new data files are
+    ///   deleted) when a concurrent commit conflicts;
+    /// * [`MvccError::TableAlreadyExists`] when creating a table that exists;
+    /// * [`MvccError::CommitOutcomeUnknown`] when a put failed and reading the version back
+    ///   failed too (data files are kept: the commit may have landed);
+    /// * [`MvccError::RetryBudgetExhausted`] after the time budget (nothing committed);
+    /// * unsupported writer features, append-only violations and invalid actions before any
+    ///   write.
+    pub fn commit(self) -> Result<CommitReport> {
+        let root = TableRoot::new(self.store.root_uri());
+        if let Err(e) = self.validate() {
+            self.discard_data_files(&root);
+            return Err(e);
+        }
+        match self.commit_loop(&root) {
+            Ok(r) => Ok(r),
+            Err(e) => {
+                let definite = matches!(
+                    e,
+                    MvccError::Conflict { .. }
+                        | MvccError::TableAlreadyExists { .. }
+                        | MvccError::RetryBudgetExhausted { .. }
+                );
+                if definite {
+                    self.discard_data_files(&root);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn commit_loop(&self, root: &TableRoot) -> Result<CommitReport> {
+        let started = Instant::now();
+        let store = self.store.as_ref();
+        let rw = self.read_write_set(root);
+        let blind = self.is_blind_append();
+        let ict_on = self.ict_enabled();
+        let mut version = self.base.as_ref().map_or(0, |b| b.version() + 1);
+        let mut last_ict = self
+            .base
+            .as_ref()
+            .filter(|b| b.properties().in_commit_timestamps())
+            .map(|b| b.timestamp_ms());
+        let mut report = CommitReport {
+            txn_id: self.txn_id.clone(),
+            files_added: self.adds.len(),
+            files_removed: self.removes.len(),
+            bytes_added: self
+                .adds
+                .iter()
+                .map(|a| u64::try_from(a.size).unwrap_or(0))
+                .sum(),
+            bytes_removed: self
+                .removes
+                .iter()
+                .map(|r| u64::try_from(r.size.unwrap_or(0)).unwrap_or(0))
+                .sum(),
+            write_data: self.write_data,
+            ..Default::default()
+        };
+        let mut conflict_time = Duration::ZERO;
+        loop {
+            report.attempts += 1;
+            let now = now_ms();
+            let ict = ict_on.then(|| last_ict.map_or(now, |l| now.max(l + 1)));
+            let bytes = self.encode(version, now, ict, blind)?;
+            let path: StorePath = commit_path(version);
+            let taken = match store.put_if_absent(&path, bytes.into()) {
+                Ok(()) => None,
+                Err(e) if e.is_already_exists() => Some(self.holder(store, version)),
+                // The put failed, possibly after its effect: settle it by reading back.
+                Err(put_err) => Some(self.holder(store, version).map_err(|read_err| MvccError::CommitOutcomeUnknown {
+                    version,
+                    txn_id: self.txn_id.clone(),
+                    reason: format!("put failed ({put_err}) and reading the version back failed ({read_err})"),
+                })),
+            };
+            let winner = match taken {
+                None => {
+                    report.version = version;
+                    report.conflict_check = conflict_time;
+                    report.commit = started.elapsed();
+                    return Ok(report);
+                }
+                Some(Err(e)) => {
+                    return Err(match e {
+                        MvccError::CommitOutcomeUnknown { .. } => e,
+                        other => MvccError::CommitOutcomeUnknown {
+                            version,
+                            txn_id: self.txn_id.clone(),
+                            reason: format!("the version exists but cannot be read back: {other}"),
+                        },
+                    });
+                }
+                Some(Ok(Holder::Ours)) => {
+                    report.version = version;
+                    report.resolved_by_read_back = true;
+                    report.conflict_check = conflict_time;
+                    report.commit = started.elapsed();
+                    return Ok(report);
+                }
+                Some(Ok(Holder::Nobody)) => None,
+                Some(Ok(Holder::Theirs(actions))) => Some(actions),
+            };
+            if let Some(actions) = winner {
+                if version == 0 {
+                    return Err(MvccError::TableAlreadyExists {
+                        location: store.root_uri(),
+                    });
+                }
+                let check_started = Instant::now();
+                // Read every winner once, oldest first: this one, then any committed since.
+                let mut winners = vec![(version, actions)];
+                let later = list_log_from(store, version + 1)?;
+                for f in later.iter().filter(|f| f.kind == LogFileKind::Commit) {
+                    if f.version != winners.last().map_or(version, |w| w.0) + 1 {
+                        break;
+                    }
+                    match self.read_version(store, f.version)? {
+                        Some(a) => winners.push((f.version, a)),
+                        None => break,
+                    }
+                }
+                for (v, actions) in &winners {
+                    check_winner(&rw, root, *v, actions)?;
+                    if let Some(t) = commit_ict(actions) {
+                        last_ict = Some(last_ict.map_or(t, |l| l.max(t)));
+                    }
+                    report.winning_commits.push(*v);
+                }
+                conflict_time += check_started.elapsed();
+                version = winners.last().map_or(version, |w| w.0) + 1;
+            }
+            // Lost (or failed before its effect): back off, within the budget.
+            let elapsed = started.elapsed();
+            if elapsed >= self.policy.budget {
+                return Err(MvccError::RetryBudgetExhausted {
+                    attempts: report.attempts,
+                    elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+                });
+            }
+            backoff(self.policy.backoff(report.attempts));
+        }
+    }
+}
+
+#[cfg(not(loom))]
+fn backoff(d: Duration) {
+    if !d.is_zero() {
+        std::thread::sleep(d);
+    }
+}
+
+#[cfg(loom)]
+fn backoff(_: Duration) {
+    // Under the model checker time does not pass: yield so other writers make progress.
+    alluvium_storage::sync::yield_now();
+}

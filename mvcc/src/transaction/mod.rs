@@ -1,0 +1,230 @@
+//! Transactions (SPEC.md §7): what a writer read, what it changes, and the commit loop that
+//! lands it as the next version.
+//!
+//! 1. Build a transaction on the snapshot it read ([`Transaction::new`]) or for a new table
+//!    ([`Transaction::create`]).
+//! 2. Record reads: predicates ([`read_predicate`](Transaction::read_predicate)), files
+//!    ([`read_file`](Transaction::read_file)), the whole table, application versions
+//!    ([`app_version`](Transaction::app_version)).
+//! 3. Stage changes: files added and removed, metadata, protocol, app transactions, domains.
+//! 4. [`commit`](Transaction::commit): put-if-absent of `<read version + 1>.json`; on losing,
+//!    read the winners once, check conflicts, rebase and retry under the time budget; settle
+//!    unknown outcomes by reading the version back and comparing `txnId`.
+
+mod commit;
+pub(crate) mod conflict;
+mod report;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use alluvium_storage::StoreRef;
+use alluvium_txlog::actions::{Add, DomainMetadata, Metadata, Protocol, Remove, SetTransaction};
+use alluvium_txlog::expr::Predicate;
+use serde_json::{Map, Value};
+
+pub use report::CommitReport;
+
+use crate::retry::RetryPolicy;
+use crate::snapshot::Snapshot;
+
+/// The `engineInfo` alluvium writes into `commitInfo`.
+pub const ENGINE_INFO: &str = concat!("alluvium/", env!("CARGO_PKG_VERSION"));
+
+/// A transaction being built. Dropping it without committing has no effect on the table.
+#[derive(Debug)]
+pub struct Transaction {
+    store: StoreRef,
+    base: Option<Snapshot>,
+    operation: String,
+    parameters: Map<String, Value>,
+    metrics: Map<String, Value>,
+    metadata: Option<Metadata>,
+    protocol: Option<Protocol>,
+    adds: Vec<Add>,
+    removes: Vec<Remove>,
+    txns: Vec<SetTransaction>,
+    domains: Vec<DomainMetadata>,
+    predicates: Vec<Predicate>,
+    whole_table: bool,
+    read_files: Vec<(
+        String,
+        Option<alluvium_txlog::actions::DeletionVectorDescriptor>,
+    )>,
+    read_app_ids: HashSet<String>,
+    txn_id: String,
+    policy: RetryPolicy,
+    write_data: Duration,
+    user_metadata: Option<String>,
+}
+
+impl Transaction {
+    /// A transaction on `snapshot`, which is what it read; it commits at a later version.
+    pub fn new(snapshot: &Snapshot, operation: impl Into<String>) -> Self {
+        Self::build(
+            snapshot.store().clone(),
+            Some(snapshot.clone()),
+            operation.into(),
+        )
+    }
+
+    /// A transaction that creates the table (version 0) in `store`. It must set metadata
+    /// and protocol.
+    pub fn create(store: StoreRef, operation: impl Into<String>) -> Self {
+        Self::build(store, None, operation.into())
+    }
+
+    fn build(store: StoreRef, base: Option<Snapshot>, operation: String) -> Self {
+        Transaction {
+            store,
+            base,
+            operation,
+            parameters: Map::new(),
+            metrics: Map::new(),
+            metadata: None,
+            protocol: None,
+            adds: Vec::new(),
+            removes: Vec::new(),
+            txns: Vec::new(),
+            domains: Vec::new(),
+            predicates: Vec::new(),
+            whole_table: false,
+            read_files: Vec::new(),
+            read_app_ids: HashSet::new(),
+            txn_id: uuid::Uuid::new_v4().to_string(),
+            policy: RetryPolicy::default(),
+            write_data: Duration::ZERO,
+            user_metadata: None,
+        }
+    }
+
+    /// The snapshot the transaction read (none when creating the table).
+    pub fn read_snapshot(&self) -> Option<&Snapshot> {
+        self.base.as_ref()
+    }
+
+    /// The transaction's unique id, written as `commitInfo.txnId`.
+    pub fn txn_id(&self) -> &str {
+        &self.txn_id
+    }
+
+    /// Sets an operation parameter shown in `commitInfo.operationParameters`.
+    pub fn set_parameter(&mut self, key: &str, value: impl Into<Value>) {
+        self.parameters.insert(key.to_string(), value.into());
+    }
+
+    /// Sets an operation metric shown in `commitInfo.operationMetrics`.
+    pub fn set_metric(&mut self, key: &str, value: impl ToString) {
+        self.metrics
+            .insert(key.to_string(), Value::String(value.to_string()));
+    }
+
+    /// Sets `commitInfo.userMetadata`.
+    pub fn set_user_metadata(&mut self, text: impl Into<String>) {
+        self.user_metadata = Some(text.into());
+    }
+
+    /// Overrides the retry policy.
+    pub fn set_retry_policy(&mut self, policy: RetryPolicy) {
+        self.policy = policy;
+    }
+
+    /// Adds time spent writing data files (reported in the commit report).
+    pub fn add_write_time(&mut self, d: Duration) {
+        self.write_data += d;
+    }
+
+    /// Records that the transaction's result depends on the rows matching `predicate`.
+    pub fn read_predicate(&mut self, predicate: Predicate) {
+        self.predicates.push(predicate);
+    }
+
+    /// Records that the transaction's result depends on the whole table.
+    pub fn read_whole_table(&mut self) {
+        self.whole_table = true;
+    }
+
+    /// Records that the transaction read this file (it must still exist at commit).
+    pub fn read_file(&mut self, add: &Add) {
+        self.read_files
+            .push((add.path.clone(), add.deletion_vector.clone()));
+    }
+
+    /// The version last committed by `app_id` (idempotent writes), recorded as read so that
+    /// a concurrent commit by the same application conflicts.
+    pub fn app_version(&mut self, app_id: &str, now_ms: i64) -> Option<i64> {
+        self.read_app_ids.insert(app_id.to_string());
+        self.base
+            .as_ref()
+            .and_then(|s| s.app_transaction_version(app_id, now_ms))
+    }
+
+    /// Adds a file.
+    pub fn add_file(&mut self, add: Add) {
+        self.adds.push(add);
+    }
+
+    /// Removes a file.
+    pub fn remove_file(&mut self, remove: Remove) {
+        self.removes.push(remove);
+    }
+
+    /// Replaces the metadata.
+    pub fn set_metadata(&mut self, metadata: Metadata) {
+        self.metadata = Some(metadata);
+    }
+
+    /// Replaces the protocol.
+    pub fn set_protocol(&mut self, protocol: Protocol) {
+        self.protocol = Some(protocol);
+    }
+
+    /// Records an application transaction (`txn`).
+    pub fn set_app_transaction(&mut self, app_id: &str, version: i64, now_ms: i64) {
+        self.txns.push(SetTransaction {
+            app_id: app_id.to_string(),
+            version,
+            last_updated: Some(now_ms),
+        });
+    }
+
+    /// Writes a metadata domain.
+    pub fn set_domain(&mut self, domain: DomainMetadata) {
+        self.domains.push(domain);
+    }
+
+    /// The files staged for adding.
+    pub fn added_files(&self) -> &[Add] {
+        &self.adds
+    }
+
+    /// The files staged for removal.
+    pub fn removed_files(&self) -> &[Remove] {
+        &self.removes
+    }
+
+    /// The metadata the commit will have in force (staged, or the read snapshot's).
+    pub fn effective_metadata(&self) -> Option<&Metadata> {
+        self.metadata
+            .as_ref()
+            .or_else(|| self.base.as_ref().map(Snapshot::metadata))
+    }
+
+    /// The protocol the commit will have in force.
+    pub fn effective_protocol(&self) -> Option<&Protocol> {
+        self.protocol
+            .as_ref()
+            .or_else(|| self.base.as_ref().map(Snapshot::protocol))
+    }
+
+    /// True when the transaction only adds files and read nothing.
+    pub fn is_blind_append(&self) -> bool {
+        self.removes.is_empty()
+            && self.predicates.is_empty()
+            && !self.whole_table
+            && self.read_files.is_empty()
+            && self.metadata.is_none()
+            && self.protocol.is_none()
+            && !self.adds.is_empty()
+    }
+}

@@ -1,0 +1,26 @@
+//! Small Arrow helpers shared by predicate evaluation and statistics.
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, RecordBatch, make_array};
+use arrow_buffer::NullBuffer;
+
+use crate::{LogError, Result};
+
+/// The array of a (possibly nested) column, with the nulls of its parent structs applied.
+///
+/// # Errors
+/// [`LogError::InvalidExpression`] if the column is not in the batch.
+pub fn leaf_array(batch: &RecordBatch, path: &[String]) -> Result<ArrayRef> {
+    let missing =
+        || LogError::InvalidExpression(format!("column `{}` is not in the batch", path.join(".")));
+    let (first, rest) = path.split_first().ok_or_else(missing)?;
+    let mut arr = batch.column_by_name(first).cloned().ok_or_else(missing)?;
+    for name in rest {
+        let s = arr.as_struct_opt().ok_or_else(missing)?;
+        let child = s.column_by_name(name).cloned().ok_or_else(missing)?;
+        let nulls = NullBuffer::union(s.nulls(), child.nulls());
+        let data = child.to_data().into_builder().nulls(nulls).build()?;
+        arr = make_array(data);
+    }
+    Ok(arr)
+}

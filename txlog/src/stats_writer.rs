@@ -1,0 +1,512 @@
+//! Collecting per-file statistics while writing (PROTOCOL.md "Per-file Statistics").
+//!
+//! Bounds are correct by construction, so that no reader's data skipping can drop a row of
+//! a file alluvium wrote:
+//! * timestamp bounds are written at millisecond precision, the minimum rounded down and
+//!   the maximum rounded **up**;
+//! * strings are cut to a prefix (32 characters); a cut maximum gets U+10FFFF appended, so it
+//!   still sorts above every value with that prefix (omitted if the value itself continues
+//!   with U+10FFFF);
+//! * float columns that hold NaN get no bounds (NaN sorts above every number in Spark);
+//! * decimals are written as exact JSON number text, never through binary floating point;
+//! * booleans, binary, arrays and maps get null counts only.
+//!
+//! Which columns: `delta.dataSkippingStatsColumns` when set, else the first
+//! `delta.dataSkippingNumIndexedCols` (default 32, -1 = all) leaf columns in schema order,
+//! nested struct fields flattened. Keys are physical names (column mapping).
+
+use std::cmp::Ordering;
+
+use arrow_arith::aggregate;
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type,
+    Int64Type, TimestampMicrosecondType,
+};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::DataType as ArrowType;
+
+use crate::Result;
+use crate::arrow_util::leaf_array;
+use crate::column_mapping::ColumnMappingMode;
+use crate::properties::TableProperties;
+use crate::scalar::Scalar;
+use crate::schema::{DataType, PrimitiveType, StructField, StructType};
+use crate::value_text::{format_date, format_decimal};
+
+/// Characters kept of string bounds.
+pub const STRING_PREFIX_LENGTH: usize = 32;
+
+#[derive(Debug, Clone)]
+struct Leaf {
+    logical: Vec<String>,
+    physical: Vec<String>,
+    ty: Option<PrimitiveType>,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+    null_count: i64,
+    /// False once a value makes bounds unusable (NaN).
+    bounds_ok: bool,
+}
+
+/// Accumulates the statistics of one data file across the batches written to it.
+#[derive(Debug, Clone)]
+pub struct StatsCollector {
+    leaves: Vec<Leaf>,
+    num_records: i64,
+}
+
+fn flatten(
+    fields: &[StructField],
+    mode: ColumnMappingMode,
+    logical: &[String],
+    physical: &[String],
+    out: &mut Vec<Leaf>,
+) {
+    for f in fields {
+        let mut l = logical.to_vec();
+        l.push(f.name.clone());
+        let mut p = physical.to_vec();
+        p.push(mode.physical_name(f).to_string());
+        match &f.data_type {
+            DataType::Struct(s) => flatten(&s.fields, mode, &l, &p, out),
+            other => out.push(Leaf {
+                logical: l,
+                physical: p,
+                ty: other.as_primitive(),
+                min: None,
+                max: None,
+                null_count: 0,
+                bounds_ok: true,
+            }),
+        }
+    }
+}
+
+fn parse_column_path(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in name.chars() {
+        match c {
+            '`' => quoted = !quoted,
+            '.' if !quoted => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out.into_iter().map(|s| s.trim().to_string()).collect()
+}
+
+impl StatsCollector {
+    /// A collector for files holding the data columns `schema` (partition columns
+    /// excluded), configured by the table's properties.
+    pub fn new(schema: &StructType, mode: ColumnMappingMode, props: &TableProperties<'_>) -> Self {
+        let mut leaves = Vec::new();
+        flatten(&schema.fields, mode, &[], &[], &mut leaves);
+        if let Some(cols) = props.stats_columns() {
+            let wanted: Vec<Vec<String>> = cols.iter().map(|c| parse_column_path(c)).collect();
+            leaves.retain(|leaf| {
+                wanted.iter().any(|w| {
+                    w.len() <= leaf.logical.len()
+                        && w.iter()
+                            .zip(&leaf.logical)
+                            .all(|(a, b)| a.eq_ignore_ascii_case(b))
+                })
+            });
+        } else {
+            let n = props.num_indexed_cols();
+            if n >= 0 {
+                leaves.truncate(usize::try_from(n).unwrap_or(0));
+            }
+        }
+        StatsCollector {
+            leaves,
+            num_records: 0,
+        }
+    }
+
+    /// Folds a batch (columns with the table's logical names and Arrow types) into the
+    /// statistics.
+    ///
+    /// # Errors
+    /// [`LogError::InvalidExpression`] if a stats column is missing from the batch.
+    pub fn update(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.num_records += i64::try_from(batch.num_rows()).unwrap_or(i64::MAX);
+        for leaf in &mut self.leaves {
+            let arr = leaf_array(batch, &leaf.logical)?;
+            leaf.null_count += i64::try_from(arr.logical_null_count()).unwrap_or(i64::MAX);
+            if !leaf.bounds_ok {
+                continue;
+            }
+            let Some(ty) = leaf.ty else { continue };
+            match bounds(&arr, ty) {
+                Bounds::None => {}
+                Bounds::Unusable => {
+                    leaf.bounds_ok = false;
+                    leaf.min = None;
+                    leaf.max = None;
+                }
+                Bounds::Some(lo, hi) => {
+                    if leaf
+                        .min
+                        .as_ref()
+                        .is_none_or(|m| lo.compare(m) == Some(Ordering::Less))
+                    {
+                        leaf.min = Some(lo);
+                    }
+                    if leaf
+                        .max
+                        .as_ref()
+                        .is_none_or(|m| hi.compare(m) == Some(Ordering::Greater))
+                    {
+                        leaf.max = Some(hi);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Rows seen so far.
+    pub fn num_records(&self) -> i64 {
+        self.num_records
+    }
+
+    /// The statistics as the JSON string of `add.stats`.
+    pub fn to_json(&self) -> String {
+        let mut mins = Node::default();
+        let mut maxs = Node::default();
+        let mut nulls = Node::default();
+        for leaf in &self.leaves {
+            nulls.insert(&leaf.physical, leaf.null_count.to_string());
+            if let (Some(lo), Some(hi)) = (&leaf.min, &leaf.max) {
+                if let Some(t) = bound_text(lo, false) {
+                    mins.insert(&leaf.physical, t);
+                }
+                if let Some(t) = bound_text(hi, true) {
+                    maxs.insert(&leaf.physical, t);
+                }
+            }
+        }
+        let mut out = format!("{{\"numRecords\":{}", self.num_records);
+        for (key, node) in [
+            ("minValues", &mins),
+            ("maxValues", &maxs),
+            ("nullCount", &nulls),
+        ] {
+            out.push_str(&format!(",\"{key}\":"));
+            node.write(&mut out);
+        }
+        out.push('}');
+        out
+    }
+}
+
+/// A JSON object tree whose leaves are raw JSON text.
+#[derive(Debug, Default)]
+struct Node(Vec<(String, NodeValue)>);
+
+#[derive(Debug)]
+enum NodeValue {
+    Raw(String),
+    Obj(Node),
+}
+
+impl Node {
+    fn insert(&mut self, path: &[String], value: String) {
+        let Some((first, rest)) = path.split_first() else {
+            return;
+        };
+        if rest.is_empty() {
+            self.0.push((first.clone(), NodeValue::Raw(value)));
+            return;
+        }
+        let pos = self
+            .0
+            .iter()
+            .position(|(k, v)| k == first && matches!(v, NodeValue::Obj(_)));
+        let idx = match pos {
+            Some(i) => i,
+            None => {
+                self.0
+                    .push((first.clone(), NodeValue::Obj(Node::default())));
+                self.0.len() - 1
+            }
+        };
+        if let NodeValue::Obj(n) = &mut self.0[idx].1 {
+            n.insert(rest, value);
+        }
+    }
+
+    fn write(&self, out: &mut String) {
+        out.push('{');
+        for (i, (k, v)) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&serde_json::Value::String(k.clone()).to_string());
+            out.push(':');
+            match v {
+                NodeValue::Raw(r) => out.push_str(r),
+                NodeValue::Obj(n) => n.write(out),
+            }
+        }
+        out.push('}');
+    }
+}
+
+/// The JSON text of a bound (`None` when it cannot be written exactly and safely).
+fn bound_text(v: &Scalar, is_max: bool) -> Option<String> {
+    let quote = |s: String| serde_json::Value::String(s).to_string();
+    Some(match v {
+        Scalar::Long(x) => x.to_string(),
+        Scalar::Float(f) if f.is_finite() => format!("{f:?}"),
+        Scalar::Double(f) if f.is_finite() => format!("{f:?}"),
+        Scalar::Decimal { value, scale, .. } => format_decimal(*value, *scale),
+        Scalar::String(s) => quote(truncate(s, is_max)?),
+        Scalar::Date(d) => quote(format_date(*d)),
+        Scalar::Timestamp(t) => quote(millis_text(*t, is_max, true)),
+        Scalar::TimestampNtz(t) => quote(millis_text(*t, is_max, false)),
+        _ => return None,
+    })
+}
+
+fn millis_text(micros: i64, round_up: bool, utc: bool) -> String {
+    let ms = if round_up {
+        micros.div_euclid(1000) + i64::from(micros.rem_euclid(1000) != 0)
+    } else {
+        micros.div_euclid(1000)
+    };
+    match chrono::DateTime::from_timestamp_millis(ms) {
+        Some(dt) if utc => dt.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+        Some(dt) => dt.naive_utc().format("%Y-%m-%dT%H:%M:%S%.3f").to_string(),
+        None => micros.to_string(),
+    }
+}
+
+/// A string bound cut to [`STRING_PREFIX_LENGTH`] characters.
+fn truncate(s: &str, is_max: bool) -> Option<String> {
+    let mut chars = s.char_indices();
+    let Some((cut, next)) = chars.nth(STRING_PREFIX_LENGTH) else {
+        return Some(s.to_string());
+    };
+    let prefix = &s[..cut];
+    if !is_max {
+        return Some(prefix.to_string());
+    }
+    if next == char::MAX {
+        return None;
+    }
+    Some(format!("{prefix}{}", char::MAX))
+}
+
+enum Bounds {
+    None,
+    Unusable,
+    Some(Scalar, Scalar),
+}
+
+fn bounds(arr: &ArrayRef, ty: PrimitiveType) -> Bounds {
+    macro_rules! prim {
+        ($t:ty, $wrap:expr) => {{
+            let a = arr.as_primitive::<$t>();
+            match (aggregate::min(a), aggregate::max(a)) {
+                (Some(lo), Some(hi)) => Bounds::Some($wrap(lo), $wrap(hi)),
+                _ => Bounds::None,
+            }
+        }};
+    }
+    match (ty, arr.data_type()) {
+        (_, ArrowType::Int8) => prim!(Int8Type, |v: i8| Scalar::Long(i64::from(v))),
+        (_, ArrowType::Int16) => prim!(Int16Type, |v: i16| Scalar::Long(i64::from(v))),
+        (_, ArrowType::Int32) => prim!(Int32Type, |v: i32| Scalar::Long(i64::from(v))),
+        (_, ArrowType::Int64) => prim!(Int64Type, Scalar::Long),
+        (_, ArrowType::Float32) => {
+            let a = arr.as_primitive::<Float32Type>();
+            if a.iter().flatten().any(f32::is_nan) {
+                return Bounds::Unusable;
+            }
+            prim!(Float32Type, Scalar::Float)
+        }
+        (_, ArrowType::Float64) => {
+            let a = arr.as_primitive::<Float64Type>();
+            if a.iter().flatten().any(f64::is_nan) {
+                return Bounds::Unusable;
+            }
+            prim!(Float64Type, Scalar::Double)
+        }
+        (PrimitiveType::Decimal(p, s), ArrowType::Decimal128(_, _)) => {
+            prim!(Decimal128Type, |v: i128| Scalar::Decimal {
+                value: v,
+                precision: p,
+                scale: s
+            })
+        }
+        (_, ArrowType::Date32) => prim!(Date32Type, Scalar::Date),
+        (
+            PrimitiveType::Timestamp,
+            ArrowType::Timestamp(arrow_schema::TimeUnit::Microsecond, _),
+        ) => {
+            prim!(TimestampMicrosecondType, Scalar::Timestamp)
+        }
+        (
+            PrimitiveType::TimestampNtz,
+            ArrowType::Timestamp(arrow_schema::TimeUnit::Microsecond, _),
+        ) => {
+            prim!(TimestampMicrosecondType, Scalar::TimestampNtz)
+        }
+        (_, ArrowType::Utf8) => {
+            let a = arr.as_string::<i32>();
+            match (aggregate::min_string(a), aggregate::max_string(a)) {
+                (Some(lo), Some(hi)) => Bounds::Some(
+                    Scalar::String(lo.to_string()),
+                    Scalar::String(hi.to_string()),
+                ),
+                _ => Bounds::None,
+            }
+        }
+        _ => Bounds::None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use arrow_array::{
+        Float64Array, Int32Array, StringArray, StructArray, TimestampMicrosecondArray,
+    };
+    use arrow_schema::{Field, Schema};
+
+    use super::*;
+    use crate::stats::{FileStats, stat_scalar};
+
+    fn schema() -> StructType {
+        StructType::from_json(r#"{"type":"struct","fields":[
+            {"name":"i","type":"integer","nullable":true,"metadata":{"delta.columnMapping.physicalName":"col-i"}},
+            {"name":"s","type":"string","nullable":true,"metadata":{}},
+            {"name":"f","type":"double","nullable":true,"metadata":{}},
+            {"name":"t","type":"timestamp","nullable":true,"metadata":{}},
+            {"name":"n","type":{"type":"struct","fields":[{"name":"x","type":"integer","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}}
+        ]}"#).unwrap()
+    }
+
+    fn batch(i: Vec<Option<i32>>, s: Vec<Option<&str>>, f: Vec<f64>, t: Vec<i64>) -> RecordBatch {
+        let n = StructArray::from(vec![(
+            Arc::new(Field::new("x", ArrowType::Int32, true)),
+            Arc::new(Int32Array::from(vec![Some(1); i.len()])) as ArrayRef,
+        )]);
+        RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("i", ArrowType::Int32, true),
+                Field::new("s", ArrowType::Utf8, true),
+                Field::new("f", ArrowType::Float64, true),
+                Field::new(
+                    "t",
+                    ArrowType::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into())),
+                    true,
+                ),
+                Field::new("n", n.data_type().clone(), true),
+            ])),
+            vec![
+                Arc::new(Int32Array::from(i)),
+                Arc::new(StringArray::from(s)),
+                Arc::new(Float64Array::from(f)),
+                Arc::new(TimestampMicrosecondArray::from(t).with_timezone("UTC")),
+                Arc::new(n),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn collects_bounds_across_batches() {
+        let conf = HashMap::new();
+        let mut c =
+            StatsCollector::new(&schema(), ColumnMappingMode::Name, &TableProperties(&conf));
+        let long = "a".repeat(40);
+        c.update(&batch(
+            vec![Some(5), None],
+            vec![Some("m"), Some(&long)],
+            vec![1.5, 2.5],
+            vec![1_999, 5_000_001],
+        ))
+        .unwrap();
+        c.update(&batch(vec![Some(-3)], vec![Some("z")], vec![0.5], vec![7]))
+            .unwrap();
+        let json = c.to_json();
+        let s = FileStats::parse(&json).unwrap();
+        let p = |x: &str| vec![x.to_string()];
+        assert_eq!(s.num_records, Some(3));
+        assert_eq!(
+            stat_scalar(s.min(&p("col-i")).unwrap(), PrimitiveType::Integer),
+            Some(Scalar::Long(-3))
+        );
+        assert_eq!(s.null_count(&p("col-i")), Some(1));
+        assert_eq!(s.min(&p("s")).unwrap().as_str().unwrap(), "a".repeat(32));
+        assert_eq!(s.max(&p("s")).unwrap().as_str().unwrap(), "z");
+        // Timestamps: min rounded down, max rounded up to the millisecond.
+        assert_eq!(
+            s.min(&p("t")).unwrap().as_str().unwrap(),
+            "1970-01-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            s.max(&p("t")).unwrap().as_str().unwrap(),
+            "1970-01-01T00:00:05.001Z"
+        );
+        assert_eq!(s.null_count(&["n".into(), "x".into()]), Some(0));
+    }
+
+    #[test]
+    fn nan_drops_float_bounds_and_long_max_strings_stay_above() {
+        let conf = HashMap::new();
+        let mut c =
+            StatsCollector::new(&schema(), ColumnMappingMode::None, &TableProperties(&conf));
+        let long = format!("{}b", "a".repeat(32));
+        c.update(&batch(
+            vec![Some(1)],
+            vec![Some(&long)],
+            vec![f64::NAN],
+            vec![0],
+        ))
+        .unwrap();
+        let s = FileStats::parse(&c.to_json()).unwrap();
+        assert!(s.min(&["f".into()]).is_none() && s.max(&["f".into()]).is_none());
+        let max = s.max(&["s".into()]).unwrap().as_str().unwrap().to_string();
+        assert!(max.as_str() > long.as_str());
+    }
+
+    #[test]
+    fn column_selection() {
+        let mut conf = HashMap::new();
+        conf.insert(
+            "delta.dataSkippingNumIndexedCols".to_string(),
+            "2".to_string(),
+        );
+        let c = StatsCollector::new(&schema(), ColumnMappingMode::None, &TableProperties(&conf));
+        assert_eq!(c.leaves.len(), 2);
+        conf.clear();
+        conf.insert(
+            "delta.dataSkippingStatsColumns".to_string(),
+            "f, n".to_string(),
+        );
+        let c = StatsCollector::new(&schema(), ColumnMappingMode::None, &TableProperties(&conf));
+        let names: Vec<_> = c.leaves.iter().map(|l| l.logical.join(".")).collect();
+        assert_eq!(names, vec!["f", "n.x"]);
+    }
+
+    #[test]
+    fn decimals_are_exact() {
+        let v = Scalar::Decimal {
+            value: 12_345_678_901_234_567_890_123_456_789_i128,
+            precision: 38,
+            scale: 18,
+        };
+        assert_eq!(
+            bound_text(&v, false).unwrap(),
+            "12345678901.234567890123456789"
+        );
+    }
+}
