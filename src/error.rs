@@ -29,6 +29,9 @@ pub enum Error {
     /// An invalid argument.
     #[error("{0}")]
     InvalidArgument(String),
+    /// Data does not match the table schema.
+    #[error("schema mismatch: {0}")]
+    SchemaMismatch(String),
     /// Local I/O outside the table (output files).
     #[error("{context}: {source}")]
     Io {

@@ -25,7 +25,9 @@ mod error;
 mod history;
 pub mod scan;
 mod table;
+mod write;
 
+pub use alluvium_mvcc as mvcc;
 pub use alluvium_mvcc::{Snapshot, VersionSpec};
 pub use alluvium_storage as storage;
 pub use alluvium_txlog as txlog;
@@ -34,3 +36,15 @@ pub use error::{Error, Result};
 pub use history::{CommitEntry, history};
 pub use scan::{Scan, ScanBuilder};
 pub use table::Table;
+pub use write::{DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};
+
+/// What alluvium calls itself in `commitInfo.engineInfo` and Parquet `created_by`.
+pub const ENGINE: &str = concat!("alluvium ", env!("CARGO_PKG_VERSION"));
+
+/// Milliseconds since the epoch.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}

@@ -223,3 +223,13 @@ mod tests {
         );
     }
 }
+
+/// Every row of one file of `snapshot` (all columns, deletion vector applied), for
+/// copy-on-write rewrites.
+pub(crate) fn read_whole_file(
+    snapshot: &alluvium_mvcc::Snapshot,
+    add: &Add,
+) -> Result<Vec<RecordBatch>> {
+    let scan = super::ScanBuilder::new(snapshot.clone()).build_for_files(vec![add.clone()])?;
+    read_file(&scan, add)
+}

@@ -23,7 +23,8 @@ use rayon::prelude::*;
 
 use crate::{Error, Result};
 
-pub(crate) use conform::scan_fields;
+pub(crate) use conform::{scan_fields, scan_type};
+pub(crate) use file::read_whole_file as read_file;
 
 /// Builds a [`Scan`].
 #[derive(Debug, Clone)]
@@ -70,6 +71,15 @@ impl ScanBuilder {
     /// # Errors
     /// Unknown columns, an invalid filter, or an unreadable schema.
     pub fn build(self) -> Result<Scan> {
+        self.plan(None)
+    }
+
+    /// Plans a scan of exactly these files (no skipping).
+    pub(crate) fn build_for_files(self, files: Vec<Add>) -> Result<Scan> {
+        self.plan(Some(files))
+    }
+
+    fn plan(self, only: Option<Vec<Add>>) -> Result<Scan> {
         let snapshot = self.snapshot;
         let schema = snapshot.schema();
         let output: Vec<usize> = match &self.columns {
@@ -112,13 +122,14 @@ impl ScanBuilder {
             )?,
         );
         let total = snapshot.num_files();
-        let mut files: Vec<Add> = match &predicate {
-            Some(p) => snapshot
+        let mut files: Vec<Add> = match (only, &predicate) {
+            (Some(files), _) => files,
+            (None, Some(p)) => snapshot
                 .files()
                 .filter(|a| file_may_match(p, a))
                 .cloned()
                 .collect(),
-            None => snapshot.files().cloned().collect(),
+            (None, None) => snapshot.files().cloned().collect(),
         };
         files.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(Scan {

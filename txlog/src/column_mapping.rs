@@ -91,3 +91,72 @@ impl ColumnMappingMode {
         }
     }
 }
+
+/// Gives every field without one a column-mapping id (above `max_id`) and a physical name
+/// (`col-<uuid>`), recursively; returns the new maximum id. Existing assignments are kept, so
+/// physical names stay unique across the table's history.
+pub fn assign_column_mapping(schema: &mut StructType, mut max_id: i64) -> i64 {
+    fn visit(fields: &mut [StructField], max_id: &mut i64) {
+        for f in fields.iter_mut() {
+            if f.column_id().is_none() {
+                *max_id += 1;
+                f.metadata.insert(
+                    crate::schema::COLUMN_MAPPING_ID.into(),
+                    serde_json::Value::from(*max_id),
+                );
+            }
+            if f.physical_name().is_none() {
+                f.metadata.insert(
+                    crate::schema::COLUMN_MAPPING_PHYSICAL_NAME.into(),
+                    serde_json::Value::String(format!("col-{}", uuid::Uuid::new_v4())),
+                );
+            }
+            match &mut f.data_type {
+                DataType::Struct(s) => visit(&mut s.fields, max_id),
+                DataType::Array(a) => {
+                    if let DataType::Struct(s) = &mut a.element_type {
+                        visit(&mut s.fields, max_id);
+                    }
+                }
+                DataType::Map(m) => {
+                    if let DataType::Struct(s) = &mut m.value_type {
+                        visit(&mut s.fields, max_id);
+                    }
+                }
+                DataType::Primitive(_) => {}
+            }
+        }
+    }
+    visit(&mut schema.fields, &mut max_id);
+    max_id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::PrimitiveType;
+
+    #[test]
+    fn assigns_ids_and_physical_names_once() {
+        let mut s = StructType::new(vec![
+            StructField::new("a", DataType::Primitive(PrimitiveType::Long), true),
+            StructField::new(
+                "s",
+                DataType::Struct(Box::new(StructType::new(vec![StructField::new(
+                    "x",
+                    DataType::Primitive(PrimitiveType::Long),
+                    true,
+                )]))),
+                true,
+            ),
+        ]);
+        let max = assign_column_mapping(&mut s, 0);
+        assert_eq!(max, 3);
+        let before = s.clone();
+        assert_eq!(assign_column_mapping(&mut s, max), 3);
+        assert_eq!(s, before);
+        assert!(s.fields[0].physical_name().unwrap().starts_with("col-"));
+        let phys = ColumnMappingMode::Name.physical_schema(&s);
+        assert_ne!(phys.fields[1].name, "s");
+    }
+}

@@ -180,6 +180,80 @@ impl Scalar {
     }
 }
 
+/// The value at `row` of a primitive Arrow array of Delta type `ty` (NULL for nulls).
+///
+/// # Errors
+/// [`LogError::Invalid`] if the array's type does not represent `ty`.
+pub fn scalar_at(array: &dyn arrow_array::Array, row: usize, ty: PrimitiveType) -> Result<Scalar> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::*;
+    if array.is_null(row) {
+        return Ok(Scalar::Null);
+    }
+    let bad = || {
+        LogError::Invalid(format!(
+            "Arrow type {} does not hold {} values",
+            array.data_type(),
+            ty.name()
+        ))
+    };
+    Ok(match (ty, array.data_type()) {
+        (PrimitiveType::Boolean, ArrowType::Boolean) => {
+            Scalar::Boolean(array.as_boolean().value(row))
+        }
+        (PrimitiveType::Byte, ArrowType::Int8) => {
+            Scalar::Byte(array.as_primitive::<Int8Type>().value(row))
+        }
+        (PrimitiveType::Short, ArrowType::Int16) => {
+            Scalar::Short(array.as_primitive::<Int16Type>().value(row))
+        }
+        (PrimitiveType::Integer, ArrowType::Int32) => {
+            Scalar::Integer(array.as_primitive::<Int32Type>().value(row))
+        }
+        (PrimitiveType::Long, ArrowType::Int64) => {
+            Scalar::Long(array.as_primitive::<Int64Type>().value(row))
+        }
+        (PrimitiveType::Float, ArrowType::Float32) => {
+            Scalar::Float(array.as_primitive::<Float32Type>().value(row))
+        }
+        (PrimitiveType::Double, ArrowType::Float64) => {
+            Scalar::Double(array.as_primitive::<Float64Type>().value(row))
+        }
+        (PrimitiveType::String, ArrowType::Utf8) => {
+            Scalar::String(array.as_string::<i32>().value(row).to_string())
+        }
+        (PrimitiveType::String, ArrowType::LargeUtf8) => {
+            Scalar::String(array.as_string::<i64>().value(row).to_string())
+        }
+        (PrimitiveType::String, ArrowType::Utf8View) => {
+            Scalar::String(array.as_string_view().value(row).to_string())
+        }
+        (PrimitiveType::Binary, ArrowType::Binary) => {
+            Scalar::Binary(array.as_binary::<i32>().value(row).to_vec())
+        }
+        (PrimitiveType::Binary, ArrowType::LargeBinary) => {
+            Scalar::Binary(array.as_binary::<i64>().value(row).to_vec())
+        }
+        (PrimitiveType::Date, ArrowType::Date32) => {
+            Scalar::Date(array.as_primitive::<Date32Type>().value(row))
+        }
+        (
+            PrimitiveType::Timestamp,
+            ArrowType::Timestamp(arrow_schema::TimeUnit::Microsecond, _),
+        ) => Scalar::Timestamp(array.as_primitive::<TimestampMicrosecondType>().value(row)),
+        (
+            PrimitiveType::TimestampNtz,
+            ArrowType::Timestamp(arrow_schema::TimeUnit::Microsecond, _),
+        ) => Scalar::TimestampNtz(array.as_primitive::<TimestampMicrosecondType>().value(row)),
+        (PrimitiveType::Decimal(p, s), ArrowType::Decimal128(_, _)) => Scalar::Decimal {
+            value: array.as_primitive::<Decimal128Type>().value(row),
+            precision: p,
+            scale: s,
+        },
+        _ => return Err(bad()),
+    })
+}
+
 /// Brings two unscaled decimals to a common scale (`None` on overflow).
 fn align_decimals(a: i128, sa: u8, b: i128, sb: u8) -> Option<(i128, i128)> {
     match sa.cmp(&sb) {

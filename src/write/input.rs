@@ -1,0 +1,194 @@
+//! Checking and conforming input batches against the table schema (schema enforcement and
+//! opt-in schema evolution).
+
+use std::sync::Arc;
+
+use alluvium_txlog::schema::{DataType, StructField, StructType, from_arrow_schema};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_cast::{CastOptions, cast_with_options};
+use arrow_schema::{Schema, SchemaRef};
+
+use crate::scan::scan_fields;
+use crate::{Error, Result};
+
+/// Delta types equal, ignoring nullability and field metadata.
+pub(crate) fn same_type(a: &DataType, b: &DataType) -> bool {
+    match (a, b) {
+        (DataType::Primitive(x), DataType::Primitive(y)) => x == y,
+        (DataType::Struct(x), DataType::Struct(y)) => {
+            x.fields.len() == y.fields.len()
+                && x.fields.iter().zip(&y.fields).all(|(f, g)| {
+                    f.name.eq_ignore_ascii_case(&g.name) && same_type(&f.data_type, &g.data_type)
+                })
+        }
+        (DataType::Array(x), DataType::Array(y)) => same_type(&x.element_type, &y.element_type),
+        (DataType::Map(x), DataType::Map(y)) => {
+            same_type(&x.key_type, &y.key_type) && same_type(&x.value_type, &y.value_type)
+        }
+        _ => false,
+    }
+}
+
+fn type_name(t: &DataType) -> String {
+    match t {
+        DataType::Primitive(p) => p.name(),
+        DataType::Struct(s) => format!(
+            "struct<{}>",
+            s.fields
+                .iter()
+                .map(|f| format!("{}:{}", f.name, type_name(&f.data_type)))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        DataType::Array(a) => format!("array<{}>", type_name(&a.element_type)),
+        DataType::Map(m) => format!(
+            "map<{},{}>",
+            type_name(&m.key_type),
+            type_name(&m.value_type)
+        ),
+    }
+}
+
+/// Compares an input Arrow schema with the table schema. Returns the fields to add to the
+/// table (non-empty only with `merge_schema`). Nullable table columns the data lacks are
+/// written as nulls.
+///
+/// # Errors
+/// [`Error::SchemaMismatch`] naming every missing NOT NULL column, type difference, and
+/// (without `merge_schema`) every extra column.
+pub(crate) fn check_schema(
+    table: &StructType,
+    input: &Schema,
+    partition_columns: &[String],
+    merge_schema: bool,
+) -> Result<Vec<StructField>> {
+    let input_delta = from_arrow_schema(input).map_err(|e| Error::SchemaMismatch(e.to_string()))?;
+    let mut problems = Vec::new();
+    for f in &table.fields {
+        match input_delta.field(&f.name) {
+            // As in Delta's schema enforcement, a nullable column the data lacks reads as null.
+            None if f.nullable => {}
+            None => problems.push(format!(
+                "NOT NULL column `{}` ({}) is missing from the data",
+                f.name,
+                type_name(&f.data_type)
+            )),
+            Some(g) if !same_type(&f.data_type, &g.data_type) => problems.push(format!(
+                "column `{}` is {} in the table but {} in the data",
+                f.name,
+                type_name(&f.data_type),
+                type_name(&g.data_type)
+            )),
+            Some(_) => {}
+        }
+    }
+    let mut new_fields = Vec::new();
+    for g in &input_delta.fields {
+        if table.field(&g.name).is_none() {
+            if merge_schema {
+                if partition_columns
+                    .iter()
+                    .any(|p| p.eq_ignore_ascii_case(&g.name))
+                {
+                    problems.push(format!(
+                        "new column `{}` cannot be a partition column",
+                        g.name
+                    ));
+                }
+                let mut f = g.clone();
+                f.nullable = true;
+                f.metadata.clear();
+                new_fields.push(f);
+            } else {
+                problems.push(format!(
+                    "column `{}` is not in the table (append with schema merging to add it)",
+                    g.name
+                ));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(new_fields)
+    } else {
+        Err(Error::SchemaMismatch(problems.join("; ")))
+    }
+}
+
+/// The Arrow schema batches are conformed to: the table's logical columns, nullable.
+pub(crate) fn logical_schema(table: &StructType) -> Result<SchemaRef> {
+    Ok(Arc::new(Schema::new(scan_fields(&table.fields)?)))
+}
+
+/// Reorders and casts an input batch (already checked by [`check_schema`]) to the table's
+/// logical Arrow schema; columns the input lacks (added by schema evolution in an earlier
+/// commit of the same write) become nulls.
+///
+/// # Errors
+/// [`Error::SchemaMismatch`] when a non-nullable column holds nulls or a value does not fit.
+pub(crate) fn conform(
+    batch: &RecordBatch,
+    table: &StructType,
+    target: &SchemaRef,
+) -> Result<RecordBatch> {
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(table.fields.len());
+    let options = CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    for (f, tf) in table.fields.iter().zip(target.fields()) {
+        let idx = batch
+            .schema()
+            .fields()
+            .iter()
+            .position(|x| x.name() == &f.name)
+            .or_else(|| {
+                batch
+                    .schema()
+                    .fields()
+                    .iter()
+                    .position(|x| x.name().eq_ignore_ascii_case(&f.name))
+            });
+        let col = match idx {
+            Some(i) => {
+                let c = batch.column(i);
+                if c.data_type() == tf.data_type() {
+                    c.clone()
+                } else if let (
+                    arrow_schema::DataType::Timestamp(_, _),
+                    arrow_schema::DataType::Timestamp(unit, _),
+                ) = (c.data_type(), tf.data_type())
+                {
+                    let c = cast_with_options(
+                        c,
+                        &arrow_schema::DataType::Timestamp(*unit, None),
+                        &options,
+                    )?;
+                    let data = c
+                        .to_data()
+                        .into_builder()
+                        .data_type(tf.data_type().clone())
+                        .build()?;
+                    arrow_array::make_array(data)
+                } else {
+                    cast_with_options(c, tf.data_type(), &options).map_err(|e| {
+                        Error::SchemaMismatch(format!(
+                            "column `{}` cannot be stored as {}: {e}",
+                            f.name,
+                            tf.data_type()
+                        ))
+                    })?
+                }
+            }
+            None => arrow_array::new_null_array(tf.data_type(), batch.num_rows()),
+        };
+        if !f.nullable && col.logical_null_count() > 0 {
+            return Err(Error::SchemaMismatch(format!(
+                "column `{}` is NOT NULL but the data holds {} nulls",
+                f.name,
+                col.logical_null_count()
+            )));
+        }
+        columns.push(col);
+    }
+    Ok(RecordBatch::try_new(target.clone(), columns)?)
+}

@@ -1,0 +1,566 @@
+//! Table operations that write: create, append, overwrite (whole table or `replaceWhere`),
+//! delete by predicate (copy-on-write). Each is one transaction (SPEC.md §7).
+//!
+//! An operation reads the latest snapshot, writes its data files, stages the actions and
+//! records what it read, then commits through [`alluvium_mvcc::Transaction`]. Conflicts are
+//! returned to the caller, typed and saying whether re-running the operation is safe.
+
+mod data;
+mod input;
+
+use std::collections::HashMap;
+
+use alluvium_mvcc::{CommitReport, RetryPolicy, Snapshot, Transaction};
+use alluvium_txlog::actions::{Add, Format, Metadata, Remove};
+use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
+use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, evaluate, may_match, parse_expr};
+use alluvium_txlog::features::minimal_protocol;
+use alluvium_txlog::properties::TableProperties;
+use alluvium_txlog::schema::{StructType, from_arrow_schema};
+use alluvium_txlog::stats::FileStats;
+use arrow_array::{BooleanArray, RecordBatch};
+use arrow_schema::Schema;
+
+pub use data::DEFAULT_TARGET_FILE_SIZE;
+use data::{FileSink, discard};
+
+use crate::{Error, Result, Table};
+
+/// Options of write operations.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// Add columns present in the data but not in the table (as nullable columns).
+    pub merge_schema: bool,
+    /// Idempotent write: skip if this application already committed this version or a later
+    /// one; record it otherwise.
+    pub app_transaction: Option<(String, i64)>,
+    /// Target size of data files (default: `delta.targetFileSize`, else 128 MiB).
+    pub target_file_size: Option<u64>,
+    /// The commit loop's retry policy.
+    pub retry: Option<RetryPolicy>,
+    /// `commitInfo.userMetadata`.
+    pub user_metadata: Option<String>,
+}
+
+/// What a write did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// Committed as a new version.
+    Committed(CommitReport),
+    /// Nothing written: the application had already committed this version (or a later one).
+    Skipped {
+        /// The application id.
+        app_id: String,
+        /// The version recorded for it in the table.
+        recorded_version: i64,
+        /// The table version read.
+        table_version: u64,
+    },
+}
+
+impl WriteOutcome {
+    /// The commit report, if committed.
+    pub fn report(&self) -> Option<&CommitReport> {
+        match self {
+            WriteOutcome::Committed(r) => Some(r),
+            WriteOutcome::Skipped { .. } => None,
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    crate::now_ms()
+}
+
+/// Properties that request protocol features rather than configure the table; they are
+/// consumed when the protocol is chosen and not stored.
+fn is_protocol_request(key: &str) -> bool {
+    key.starts_with("delta.feature.")
+        || key == "delta.minReaderVersion"
+        || key == "delta.minWriterVersion"
+}
+
+fn check_properties(props: &HashMap<String, String>) -> Result<()> {
+    let bad = |k: &str, v: &str, why: &str| {
+        Err(Error::InvalidArgument(format!(
+            "table property {k}={v}: {why}"
+        )))
+    };
+    for (k, v) in props {
+        match k.as_str() {
+            "delta.checkpointInterval"
+            | "delta.dataSkippingNumIndexedCols"
+            | "delta.targetFileSize" => {
+                if v.trim().parse::<i64>().is_err() {
+                    return bad(k, v, "not an integer");
+                }
+            }
+            "delta.logRetentionDuration"
+            | "delta.deletedFileRetentionDuration"
+            | "delta.setTransactionRetentionDuration" => {
+                if let Err(e) = alluvium_txlog::properties::parse_interval_ms(v) {
+                    return bad(k, v, &e);
+                }
+            }
+            "delta.appendOnly"
+            | "delta.enableChangeDataFeed"
+            | "delta.enableDeletionVectors"
+            | "delta.enableInCommitTimestamps"
+            | "delta.checkpoint.writeStatsAsJson"
+            | "delta.checkpoint.writeStatsAsStruct" => {
+                if !v.eq_ignore_ascii_case("true") && !v.eq_ignore_ascii_case("false") {
+                    return bad(k, v, "not true or false");
+                }
+            }
+            "delta.columnMapping.mode" => {
+                if !matches!(v.to_ascii_lowercase().as_str(), "none" | "name" | "id") {
+                    return bad(k, v, "must be none, name or id");
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+impl Table {
+    /// Creates the table (version 0) with `schema`, `partition_by` and table `properties`,
+    /// with the minimal protocol for what they use.
+    ///
+    /// # Errors
+    /// [`alluvium_mvcc::MvccError::TableAlreadyExists`] if a table exists (even one created
+    /// concurrently); invalid schemas, partition columns or property values.
+    pub fn create(
+        &self,
+        schema: &Schema,
+        partition_by: &[String],
+        properties: &HashMap<String, String>,
+    ) -> Result<CommitReport> {
+        let mut delta_schema = from_arrow_schema(schema)?;
+        for f in &mut delta_schema.fields {
+            f.metadata.clear();
+        }
+        self.create_with_schema(delta_schema, partition_by, properties)
+    }
+
+    /// [`create`](Self::create) from a Delta schema.
+    ///
+    /// # Errors
+    /// As [`create`](Self::create).
+    pub fn create_with_schema(
+        &self,
+        mut schema: StructType,
+        partition_by: &[String],
+        properties: &HashMap<String, String>,
+    ) -> Result<CommitReport> {
+        check_properties(properties)?;
+        if schema.fields.is_empty() {
+            return Err(Error::InvalidArgument(
+                "a table needs at least one column".into(),
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for f in &schema.fields {
+            if !seen.insert(f.name.to_lowercase()) {
+                return Err(Error::InvalidArgument(format!(
+                    "duplicate column `{}`",
+                    f.name
+                )));
+            }
+        }
+        let mut partitions = Vec::new();
+        for p in partition_by {
+            let f = schema.field(p).ok_or_else(|| {
+                Error::InvalidArgument(format!("partition column `{p}` is not in the schema"))
+            })?;
+            if f.data_type.as_primitive().is_none() {
+                return Err(Error::InvalidArgument(format!(
+                    "partition column `{p}` must be of a primitive type"
+                )));
+            }
+            partitions.push(f.name.clone());
+        }
+        if partitions.len() == schema.fields.len() {
+            return Err(Error::InvalidArgument(
+                "every column is a partition column: a table needs at least one data column".into(),
+            ));
+        }
+        let mut configuration: HashMap<String, String> = properties
+            .iter()
+            .filter(|(k, _)| !is_protocol_request(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let protocol = minimal_protocol(&schema, properties);
+        if matches!(
+            configuration
+                .get("delta.columnMapping.mode")
+                .map(|m| m.to_ascii_lowercase())
+                .as_deref(),
+            Some("name" | "id")
+        ) {
+            let max = assign_column_mapping(&mut schema, 0);
+            configuration.insert("delta.columnMapping.maxColumnId".into(), max.to_string());
+        }
+        let metadata = Metadata {
+            id: uuid::Uuid::new_v4().to_string(),
+            name: None,
+            description: None,
+            format: Format::default(),
+            schema_string: schema.to_json(),
+            partition_columns: partitions.clone(),
+            created_time: Some(now_ms()),
+            configuration,
+        };
+        let mut txn = Transaction::create(self.store().clone(), "CREATE TABLE");
+        txn.set_parameter(
+            "partitionBy",
+            serde_json::to_string(&partitions).unwrap_or_default(),
+        );
+        txn.set_parameter(
+            "properties",
+            serde_json::to_string(properties).unwrap_or_default(),
+        );
+        txn.set_protocol(protocol);
+        txn.set_metadata(metadata);
+        Ok(txn.commit()?)
+    }
+
+    /// Appends `batches` (a blind append unless the schema is merged).
+    ///
+    /// # Errors
+    /// Schema mismatches, unsupported writer features, and commit errors.
+    pub fn append<I>(&self, batches: I, options: &WriteOptions) -> Result<WriteOutcome>
+    where
+        I: IntoIterator<Item = RecordBatch>,
+    {
+        let snapshot = self.snapshot()?;
+        self.write_batches(&snapshot, batches, options, WriteMode::Append)
+    }
+
+    /// Replaces the whole table with `batches`, or, with `predicate`, only the rows matching
+    /// it (`replaceWhere`: every new row must match the predicate).
+    ///
+    /// # Errors
+    /// As [`append`](Self::append); new rows outside the predicate.
+    pub fn overwrite<I>(
+        &self,
+        batches: I,
+        predicate: Option<&str>,
+        options: &WriteOptions,
+    ) -> Result<WriteOutcome>
+    where
+        I: IntoIterator<Item = RecordBatch>,
+    {
+        let snapshot = self.snapshot()?;
+        let filter = predicate.map(parse_expr).transpose()?;
+        self.write_batches(&snapshot, batches, options, WriteMode::Overwrite(filter))
+    }
+
+    /// Deletes the rows matching `predicate`: files whose every row matches are removed,
+    /// files with some matching rows are rewritten without them.
+    ///
+    /// # Errors
+    /// Invalid predicates, append-only tables, unsupported features and commit errors.
+    pub fn delete(&self, predicate: &str, options: &WriteOptions) -> Result<WriteOutcome> {
+        let snapshot = self.snapshot()?;
+        let expr = parse_expr(predicate)?;
+        let mut txn = Transaction::new(&snapshot, "DELETE");
+        txn.set_parameter(
+            "predicate",
+            serde_json::to_string(&vec![predicate]).unwrap_or_default(),
+        );
+        if let Some(o) = outcome_if_done(&mut txn, &snapshot, options) {
+            return Ok(o);
+        }
+        let pred = bind(
+            &expr,
+            snapshot.schema(),
+            snapshot.partition_columns(),
+            snapshot.column_mapping(),
+        )?;
+        txn.read_predicate(pred.clone());
+        let metrics = remove_matching(self, &snapshot, &mut txn, &pred, options)?;
+        txn.set_metric("numDeletedRows", metrics.deleted_rows);
+        txn.set_metric("numCopiedRows", metrics.copied_rows);
+        txn.set_metric("numRemovedFiles", txn.removed_files().len());
+        txn.set_metric("numAddedFiles", txn.added_files().len());
+        finish(txn, options)
+    }
+
+    fn write_batches<I>(
+        &self,
+        snapshot: &Snapshot,
+        batches: I,
+        options: &WriteOptions,
+        mode: WriteMode,
+    ) -> Result<WriteOutcome>
+    where
+        I: IntoIterator<Item = RecordBatch>,
+    {
+        let op = "WRITE";
+        let mut txn = Transaction::new(snapshot, op);
+        txn.set_parameter(
+            "mode",
+            if matches!(mode, WriteMode::Append) {
+                "Append"
+            } else {
+                "Overwrite"
+            },
+        );
+        txn.set_parameter(
+            "partitionBy",
+            serde_json::to_string(snapshot.partition_columns()).unwrap_or_default(),
+        );
+        if let Some(o) = outcome_if_done(&mut txn, snapshot, options) {
+            return Ok(o);
+        }
+        let mut schema = snapshot.schema().clone();
+        let partitions = snapshot.partition_columns().to_vec();
+        let mut batches = batches.into_iter().peekable();
+        // Schema enforcement (and evolution) is decided on the first batch; every batch must
+        // then agree with the resulting schema.
+        if let Some(first) = batches.peek() {
+            let new_fields =
+                input::check_schema(&schema, &first.schema(), &partitions, options.merge_schema)?;
+            if !new_fields.is_empty() {
+                schema.fields.extend(new_fields);
+                let mut md = snapshot.metadata().clone();
+                if snapshot.column_mapping() != ColumnMappingMode::None {
+                    let max = md
+                        .configuration
+                        .get("delta.columnMapping.maxColumnId")
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0);
+                    let max = assign_column_mapping(&mut schema, max);
+                    md.configuration
+                        .insert("delta.columnMapping.maxColumnId".into(), max.to_string());
+                }
+                md.schema_string = schema.to_json();
+                txn.set_metadata(md);
+            }
+        }
+        let replace_where = match &mode {
+            WriteMode::Overwrite(Some(e)) => {
+                let p = bind(e, &schema, &partitions, snapshot.column_mapping())?;
+                txn.set_parameter(
+                    "predicate",
+                    serde_json::to_string(&vec![format!("{e:?}")]).unwrap_or_default(),
+                );
+                Some(p)
+            }
+            _ => None,
+        };
+        let target = input::logical_schema(&schema)?;
+        let configuration = txn
+            .effective_metadata()
+            .map(|m| m.configuration.clone())
+            .unwrap_or_default();
+        let mut sink = FileSink::new(
+            self.store().as_ref(),
+            &schema,
+            &partitions,
+            &configuration,
+            snapshot.column_mapping(),
+            options.target_file_size,
+            true,
+        )?;
+        let mut rows: u64 = 0;
+        let result = (|| -> Result<()> {
+            for b in batches {
+                input::check_schema(&schema, &b.schema(), &partitions, false).map_err(|e| {
+                    Error::SchemaMismatch(format!("a later batch differs from the first: {e}"))
+                })?;
+                let b = input::conform(&b, &schema, &target)?;
+                if let Some(p) = &replace_where {
+                    let m = evaluate(p, &b)?;
+                    if m.true_count() != b.num_rows() {
+                        return Err(Error::InvalidArgument(
+                            "replaceWhere: a new row does not match the overwrite predicate".into(),
+                        ));
+                    }
+                }
+                rows += b.num_rows() as u64;
+                sink.write(&b)?;
+            }
+            Ok(())
+        })();
+        let (adds, elapsed) = match result.and_then(|()| sink.finish()) {
+            Ok(x) => x,
+            Err(e) => return Err(e),
+        };
+        txn.add_write_time(elapsed);
+        match mode {
+            WriteMode::Append => {}
+            WriteMode::Overwrite(None) => {
+                txn.read_whole_table();
+                let now = now_ms();
+                let removes: Vec<Remove> = snapshot
+                    .files()
+                    .map(|a| Remove::from_add(a, now, true))
+                    .collect();
+                for r in removes {
+                    txn.remove_file(r);
+                }
+            }
+            WriteMode::Overwrite(Some(_)) => {
+                let Some(p) = replace_where else {
+                    return Err(Error::InvalidArgument("missing predicate".into()));
+                };
+                txn.read_predicate(p.clone());
+                if let Err(e) = remove_matching(self, snapshot, &mut txn, &p, options) {
+                    discard(self.store().as_ref(), &adds);
+                    return Err(e);
+                }
+            }
+        }
+        txn.set_metric("numFiles", adds.len());
+        txn.set_metric("numOutputRows", rows);
+        txn.set_metric("numOutputBytes", adds.iter().map(|a| a.size).sum::<i64>());
+        for a in adds {
+            txn.add_file(a);
+        }
+        finish(txn, options)
+    }
+}
+
+enum WriteMode {
+    Append,
+    Overwrite(Option<Expr>),
+}
+
+/// Idempotent writes: `Some(Skipped)` when the application already committed this version;
+/// otherwise records the application's new version in the transaction.
+fn outcome_if_done(
+    txn: &mut Transaction,
+    snapshot: &Snapshot,
+    options: &WriteOptions,
+) -> Option<WriteOutcome> {
+    if let Some(u) = &options.user_metadata {
+        txn.set_user_metadata(u.clone());
+    }
+    if let Some(p) = options.retry {
+        txn.set_retry_policy(p);
+    }
+    let (app_id, version) = options.app_transaction.as_ref()?;
+    let now = now_ms();
+    if let Some(recorded) = txn.app_version(app_id, now) {
+        if recorded >= *version {
+            return Some(WriteOutcome::Skipped {
+                app_id: app_id.clone(),
+                recorded_version: recorded,
+                table_version: snapshot.version(),
+            });
+        }
+    }
+    txn.set_app_transaction(app_id, *version, now);
+    None
+}
+
+fn finish(txn: Transaction, _options: &WriteOptions) -> Result<WriteOutcome> {
+    Ok(WriteOutcome::Committed(txn.commit()?))
+}
+
+#[derive(Debug, Default)]
+struct RemoveMetrics {
+    deleted_rows: u64,
+    copied_rows: u64,
+}
+
+/// Stages the removal of the rows matching `pred`: whole files when every row matches,
+/// copy-on-write rewrites otherwise. Records every candidate file as read.
+fn remove_matching(
+    table: &Table,
+    snapshot: &Snapshot,
+    txn: &mut Transaction,
+    pred: &Predicate,
+    options: &WriteOptions,
+) -> Result<RemoveMetrics> {
+    let now = now_ms();
+    let mut metrics = RemoveMetrics::default();
+    let partition_only = pred.only_partition_columns();
+    let candidates: Vec<Add> = snapshot
+        .files()
+        .filter(|a| {
+            let stats = if partition_only {
+                None
+            } else {
+                a.stats.as_deref().and_then(FileStats::parse)
+            };
+            may_match(
+                pred,
+                &FileSummary {
+                    partition_values: &a.partition_values,
+                    stats: stats.as_ref(),
+                },
+            )
+        })
+        .cloned()
+        .collect();
+    let mut sink = FileSink::new(
+        table.store().as_ref(),
+        snapshot.schema(),
+        snapshot.partition_columns(),
+        &snapshot.metadata().configuration,
+        snapshot.column_mapping(),
+        options.target_file_size,
+        true,
+    )?;
+    let mut rewrote = false;
+    for add in &candidates {
+        txn.read_file(add);
+        if partition_only {
+            // The predicate is exact on partition values: every row of the file matches.
+            txn.remove_file(Remove::from_add(add, now, true));
+            metrics.deleted_rows += rows_of(add).unwrap_or(0);
+            continue;
+        }
+        let batches = crate::scan::read_file(snapshot, add)?;
+        let (mut matched, mut total) = (0usize, 0usize);
+        let mut keeps: Vec<(RecordBatch, BooleanArray)> = Vec::new();
+        for b in batches {
+            let m = evaluate(pred, &b)?;
+            let keep: BooleanArray = m.iter().map(|v| Some(v != Some(true))).collect();
+            matched += m.true_count();
+            total += b.num_rows();
+            keeps.push((b, keep));
+        }
+        if matched == 0 {
+            continue;
+        }
+        txn.remove_file(Remove::from_add(add, now, true));
+        metrics.deleted_rows += matched as u64;
+        if matched < total {
+            if TableProperties(&snapshot.metadata().configuration).change_data_feed() {
+                return Err(Error::Log(alluvium_txlog::LogError::UnsupportedFeature {
+                    side: alluvium_txlog::FeatureSide::Writer,
+                    feature: "changeDataFeed".into(),
+                    detail: Some("rewriting part of a file would need change-data files, which alluvium does not write yet".into()),
+                }));
+            }
+            for (b, keep) in keeps {
+                let kept = arrow_select::filter::filter_record_batch(&b, &keep)?;
+                metrics.copied_rows += kept.num_rows() as u64;
+                sink.write(&kept)?;
+            }
+            rewrote = true;
+        }
+    }
+    let (adds, elapsed) = sink.finish()?;
+    txn.add_write_time(elapsed);
+    if rewrote || !adds.is_empty() {
+        for a in adds {
+            txn.add_file(a);
+        }
+    }
+    Ok(metrics)
+}
+
+fn rows_of(add: &Add) -> Option<u64> {
+    let n = add
+        .stats
+        .as_deref()
+        .and_then(FileStats::parse)?
+        .num_records?;
+    let deleted = add.deletion_vector.as_ref().map_or(0, |d| d.cardinality);
+    u64::try_from(n - deleted).ok()
+}

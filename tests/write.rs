@@ -1,0 +1,382 @@
+//! The write path: create, append, overwrite, replaceWhere, delete, schema enforcement and
+//! evolution, idempotent writes, partition values that need escaping. Every write is read
+//! back through a fresh snapshot and compared as a multiset of rows.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use alluvium::txlog::LogError;
+use alluvium::{Error, ScanBuilder, Table, VersionSpec, WriteOptions, WriteOutcome};
+use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+
+fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("part", DataType::Utf8, true),
+        Field::new("value", DataType::Utf8, true),
+    ]))
+}
+
+fn batch(rows: &[(i64, Option<&str>, &str)]) -> RecordBatch {
+    RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from(
+                rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+            )) as ArrayRef,
+            Arc::new(StringArray::from(
+                rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+            )),
+            Arc::new(StringArray::from(
+                rows.iter().map(|r| Some(r.2)).collect::<Vec<_>>(),
+            )),
+        ],
+    )
+    .unwrap()
+}
+
+fn new_table(partitioned: bool) -> (tempfile::TempDir, Table) {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Table::open(dir.path().join("t").to_str().unwrap()).unwrap();
+    let parts = if partitioned {
+        vec!["part".to_string()]
+    } else {
+        vec![]
+    };
+    t.create(&schema(), &parts, &HashMap::new()).unwrap();
+    (dir, t)
+}
+
+fn rows(t: &Table, version: Option<u64>) -> Vec<String> {
+    let snap = match version {
+        Some(v) => t.snapshot_at(VersionSpec::Version(v)).unwrap(),
+        None => t.snapshot().unwrap(),
+    };
+    let batches = ScanBuilder::new(snap)
+        .with_columns(["id", "part", "value"])
+        .build()
+        .unwrap()
+        .execute()
+        .unwrap();
+    common::canon_rows(&batches)
+}
+
+fn expect(rows: &[(i64, Option<&str>, &str)]) -> Vec<String> {
+    common::canon_rows(&[batch(rows)])
+}
+
+fn committed(o: WriteOutcome) -> alluvium::txlog::Version {
+    match o {
+        WriteOutcome::Committed(r) => r.version,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn append_and_read_back_with_special_partition_values() {
+    let (_d, t) = new_table(true);
+    let specials: Vec<(i64, Option<&str>, &str)> = vec![
+        (1, Some("A/A"), "slash"),
+        (2, Some("B B"), "space"),
+        (3, Some("R&D"), "amp"),
+        (4, Some("x:y"), "colon"),
+        (5, Some("a?"), "question"),
+        (6, Some("%2F%2520%25f"), "percent"),
+        (7, Some("😈"), "emoji"),
+        (8, Some("/lead"), "leading slash"),
+        (9, Some("trail/"), "trailing slash"),
+        (10, Some(""), "empty"),
+        (11, None, "null"),
+        (12, Some("k=v"), "equals"),
+    ];
+    let v = committed(
+        t.append([batch(&specials)], &WriteOptions::default())
+            .unwrap(),
+    );
+    assert_eq!(v, 1);
+    // The empty string is NULL in a partition value (protocol).
+    let mut exp = specials.clone();
+    exp[9].1 = None;
+    assert_eq!(rows(&t, None), expect(&exp));
+    // Pruning on the partition column finds exactly the right file.
+    let snap = t.snapshot().unwrap();
+    let scan = ScanBuilder::new(snap)
+        .with_filter_str("part = '%2F%2520%25f'")
+        .unwrap()
+        .build()
+        .unwrap();
+    assert_eq!(scan.files().len(), 1);
+    assert_eq!(
+        scan.execute()
+            .unwrap()
+            .iter()
+            .map(|b| b.num_rows())
+            .sum::<usize>(),
+        1
+    );
+}
+
+#[test]
+fn overwrite_replace_where_and_delete() {
+    let (_d, t) = new_table(true);
+    committed(
+        t.append(
+            [batch(&[
+                (1, Some("a"), "x"),
+                (2, Some("a"), "y"),
+                (3, Some("b"), "z"),
+            ])],
+            &WriteOptions::default(),
+        )
+        .unwrap(),
+    );
+    committed(
+        t.append([batch(&[(4, Some("c"), "w")])], &WriteOptions::default())
+            .unwrap(),
+    );
+    // replaceWhere on a partition: only partition a is replaced.
+    let v = committed(
+        t.overwrite(
+            [batch(&[(10, Some("a"), "new")])],
+            Some("part = 'a'"),
+            &WriteOptions::default(),
+        )
+        .unwrap(),
+    );
+    assert_eq!(
+        rows(&t, None),
+        expect(&[
+            (10, Some("a"), "new"),
+            (3, Some("b"), "z"),
+            (4, Some("c"), "w")
+        ])
+    );
+    // New rows must match the predicate.
+    let e = t
+        .overwrite(
+            [batch(&[(11, Some("b"), "bad")])],
+            Some("part = 'a'"),
+            &WriteOptions::default(),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("replaceWhere"), "{e}");
+    // Delete with a data predicate rewrites only the affected rows.
+    committed(
+        t.append(
+            [batch(&[(20, Some("b"), "keep"), (21, Some("b"), "drop")])],
+            &WriteOptions::default(),
+        )
+        .unwrap(),
+    );
+    committed(
+        t.delete("value = 'drop' OR id = 3", &WriteOptions::default())
+            .unwrap(),
+    );
+    assert_eq!(
+        rows(&t, None),
+        expect(&[
+            (10, Some("a"), "new"),
+            (4, Some("c"), "w"),
+            (20, Some("b"), "keep")
+        ])
+    );
+    // Delete of a whole partition.
+    committed(t.delete("part = 'c'", &WriteOptions::default()).unwrap());
+    assert_eq!(
+        rows(&t, None),
+        expect(&[(10, Some("a"), "new"), (20, Some("b"), "keep")])
+    );
+    // Full overwrite.
+    committed(
+        t.overwrite(
+            [batch(&[(99, None, "only")])],
+            None,
+            &WriteOptions::default(),
+        )
+        .unwrap(),
+    );
+    assert_eq!(rows(&t, None), expect(&[(99, None, "only")]));
+    // Time travel still sees every earlier version.
+    assert_eq!(
+        rows(&t, Some(v)),
+        expect(&[
+            (10, Some("a"), "new"),
+            (3, Some("b"), "z"),
+            (4, Some("c"), "w")
+        ])
+    );
+    assert_eq!(
+        rows(&t, Some(1)),
+        expect(&[
+            (1, Some("a"), "x"),
+            (2, Some("a"), "y"),
+            (3, Some("b"), "z")
+        ])
+    );
+}
+
+#[test]
+fn schema_is_enforced_and_merged_on_request() {
+    let (_d, t) = new_table(false);
+    let wrong = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Utf8, false)])),
+        vec![Arc::new(StringArray::from(vec!["x"])) as ArrayRef],
+    )
+    .unwrap();
+    let e = t.append([wrong], &WriteOptions::default()).unwrap_err();
+    assert!(
+        matches!(e, Error::SchemaMismatch(ref m) if m.contains("`id`")),
+        "{e}"
+    );
+    // Nullable columns may be missing: they read as null.
+    let partial = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)])),
+        vec![Arc::new(Int64Array::from(vec![7])) as ArrayRef],
+    )
+    .unwrap();
+    committed(t.append([partial], &WriteOptions::default()).unwrap());
+    let extra_schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("part", DataType::Utf8, true),
+        Field::new("value", DataType::Utf8, true),
+        Field::new("extra", DataType::Int64, true),
+    ]));
+    let extra = RecordBatch::try_new(
+        extra_schema,
+        vec![
+            Arc::new(Int64Array::from(vec![1])) as ArrayRef,
+            Arc::new(StringArray::from(vec![Some("p")])),
+            Arc::new(StringArray::from(vec![Some("v")])),
+            Arc::new(Int64Array::from(vec![42])),
+        ],
+    )
+    .unwrap();
+    assert!(matches!(
+        t.append([extra.clone()], &WriteOptions::default())
+            .unwrap_err(),
+        Error::SchemaMismatch(_)
+    ));
+    let opts = WriteOptions {
+        merge_schema: true,
+        ..Default::default()
+    };
+    committed(t.append([extra], &opts).unwrap());
+    let snap = t.snapshot().unwrap();
+    assert_eq!(snap.schema().fields.len(), 4);
+    assert!(snap.schema().fields[3].nullable);
+    // A NOT NULL column refuses nulls.
+    let nulls = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("part", DataType::Utf8, true),
+            Field::new("value", DataType::Utf8, true),
+        ])),
+        vec![
+            Arc::new(Int64Array::from(vec![None])) as ArrayRef,
+            Arc::new(StringArray::from(vec![Some("p")])),
+            Arc::new(StringArray::from(vec![Some("v")])),
+        ],
+    )
+    .unwrap();
+    let e = t.append([nulls], &WriteOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("NOT NULL"), "{e}");
+}
+
+#[test]
+fn idempotent_writes_skip_replays() {
+    let (_d, t) = new_table(false);
+    let opts = |v| WriteOptions {
+        app_transaction: Some(("sink".into(), v)),
+        ..Default::default()
+    };
+    committed(t.append([batch(&[(1, None, "a")])], &opts(5)).unwrap());
+    // Replaying the same version, or an older one, writes nothing.
+    for v in [5, 4] {
+        match t.append([batch(&[(1, None, "a")])], &opts(v)).unwrap() {
+            WriteOutcome::Skipped {
+                recorded_version: 5,
+                table_version: 1,
+                ..
+            } => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    committed(t.append([batch(&[(2, None, "b")])], &opts(6)).unwrap());
+    assert_eq!(rows(&t, None), expect(&[(1, None, "a"), (2, None, "b")]));
+    assert_eq!(
+        t.snapshot().unwrap().app_transaction_version("sink", 0),
+        Some(6)
+    );
+}
+
+#[test]
+fn creating_twice_is_a_typed_error() {
+    let (_d, t) = new_table(false);
+    let e = t.create(&schema(), &[], &HashMap::new()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Mvcc(alluvium::mvcc::MvccError::TableAlreadyExists { .. })
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn append_only_tables_refuse_deletes() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Table::open(dir.path().to_str().unwrap()).unwrap();
+    let props = HashMap::from([("delta.appendOnly".to_string(), "true".to_string())]);
+    t.create(&schema(), &[], &props).unwrap();
+    committed(
+        t.append([batch(&[(1, None, "a")])], &WriteOptions::default())
+            .unwrap(),
+    );
+    let e = t.delete("id = 1", &WriteOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("append-only"), "{e}");
+    // Nothing was left behind: only the original data file exists.
+    let files: Vec<_> = walk(dir.path())
+        .into_iter()
+        .filter(|p| p.ends_with(".parquet"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+}
+
+#[test]
+fn unknown_writer_features_are_refused() {
+    let (_d, t) = new_table(false);
+    // Another engine upgrades the table with a writer feature alluvium does not implement.
+    let log =
+        std::path::Path::new(&t.uri().trim_start_matches("file://").to_string()).join("_delta_log");
+    std::fs::write(
+        log.join("00000000000000000001.json"),
+        "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":7,\"writerFeatures\":[\"rowTracking\",\"domainMetadata\"]}}\n",
+    )
+    .unwrap();
+    let e = t
+        .append([batch(&[(1, None, "a")])], &WriteOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(e.as_log_error(), Some(LogError::UnsupportedFeature { feature, .. }) if feature == "rowTracking"),
+        "{e}"
+    );
+    // Reading still works.
+    assert!(rows(&t, None).is_empty());
+}
+
+fn walk(p: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(p).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            out.extend(walk(&e.path()));
+        } else {
+            out.push(e.path().to_string_lossy().into_owned());
+        }
+    }
+    out
+}
