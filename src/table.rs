@@ -22,6 +22,16 @@ impl Table {
     /// # Errors
     /// [`Error::InvalidArgument`] for URIs of unsupported schemes.
     pub fn open(location: &str) -> Result<Table> {
+        Self::open_local(location, true)
+    }
+
+    /// Opens a local table choosing whether writes are fsynced (`durable`, the default of
+    /// [`open`](Self::open)). Without fsync a power loss may lose acknowledged commits;
+    /// a process crash cannot.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_local(location: &str, durable: bool) -> Result<Table> {
         let path = if let Some(rest) = location.strip_prefix("file://") {
             rest.to_string()
         } else if location.contains("://") {
@@ -43,7 +53,7 @@ impl Table {
                 .join(path),
         };
         Ok(Table {
-            store: Arc::new(LocalFsStore::new(absolute)),
+            store: Arc::new(LocalFsStore::new(absolute).with_durability(durable)),
         })
     }
 

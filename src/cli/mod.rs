@@ -2,11 +2,14 @@
 //! what it returns; no protocol logic lives here.
 
 mod bench;
+mod demo;
 mod files;
 mod history;
+mod input;
 mod inspect;
 mod output;
 mod scan;
+mod write;
 
 use alluvium::{Error, Result, Table, VersionSpec};
 use clap::{Args, Parser, Subcommand};
@@ -29,6 +32,17 @@ enum Command {
     Files(files::FilesArgs),
     /// Show the commit history of a table, newest first.
     History(history::HistoryArgs),
+    /// Create a table with the schema of a data file (or a Delta schema JSON file).
+    Create(write::CreateArgs),
+    /// Append a data file (.parquet, .csv, .jsonl) to a table.
+    Append(write::AppendArgs),
+    /// Overwrite a table, or the rows matching --filter, with a data file.
+    Overwrite(write::OverwriteArgs),
+    /// Delete the rows matching --filter.
+    Delete(write::DeleteArgs),
+    /// Build a partitioned table with concurrent writers, a delete, an overwrite and time
+    /// travel, printing each step.
+    Demo(demo::DemoArgs),
     /// Measure alluvium.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -87,6 +101,11 @@ pub fn run() -> Result<()> {
         Command::Inspect(a) => inspect::run(a),
         Command::Files(a) => files::run(a),
         Command::History(a) => history::run(a),
+        Command::Create(a) => write::create(a),
+        Command::Append(a) => write::append(a),
+        Command::Overwrite(a) => write::overwrite(a),
+        Command::Delete(a) => write::delete(a),
+        Command::Demo(a) => demo::run(a),
         Command::Bench(b) => bench::run(b),
     }
 }

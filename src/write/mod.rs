@@ -40,6 +40,9 @@ pub struct WriteOptions {
     pub retry: Option<RetryPolicy>,
     /// `commitInfo.userMetadata`.
     pub user_metadata: Option<String>,
+    /// Run the operation against this snapshot instead of the latest one: the commit is then
+    /// checked against every version committed since (pinning a read version).
+    pub read_snapshot: Option<Snapshot>,
 }
 
 /// What a write did.
@@ -233,7 +236,7 @@ impl Table {
     where
         I: IntoIterator<Item = RecordBatch>,
     {
-        let snapshot = self.snapshot()?;
+        let snapshot = self.read_snapshot(options)?;
         self.write_batches(&snapshot, batches, options, WriteMode::Append)
     }
 
@@ -251,8 +254,11 @@ impl Table {
     where
         I: IntoIterator<Item = RecordBatch>,
     {
-        let snapshot = self.snapshot()?;
-        let filter = predicate.map(parse_expr).transpose()?;
+        let snapshot = self.read_snapshot(options)?;
+        let filter = match predicate {
+            Some(p) => Some((parse_expr(p)?, p.to_string())),
+            None => None,
+        };
         self.write_batches(&snapshot, batches, options, WriteMode::Overwrite(filter))
     }
 
@@ -262,7 +268,7 @@ impl Table {
     /// # Errors
     /// Invalid predicates, append-only tables, unsupported features and commit errors.
     pub fn delete(&self, predicate: &str, options: &WriteOptions) -> Result<WriteOutcome> {
-        let snapshot = self.snapshot()?;
+        let snapshot = self.read_snapshot(options)?;
         let expr = parse_expr(predicate)?;
         let mut txn = Transaction::new(&snapshot, "DELETE");
         txn.set_parameter(
@@ -285,6 +291,13 @@ impl Table {
         txn.set_metric("numRemovedFiles", txn.removed_files().len());
         txn.set_metric("numAddedFiles", txn.added_files().len());
         finish(txn, options)
+    }
+
+    fn read_snapshot(&self, options: &WriteOptions) -> Result<Snapshot> {
+        match &options.read_snapshot {
+            Some(s) => Ok(s.clone()),
+            None => self.snapshot(),
+        }
     }
 
     fn write_batches<I>(
@@ -340,12 +353,9 @@ impl Table {
             }
         }
         let replace_where = match &mode {
-            WriteMode::Overwrite(Some(e)) => {
+            WriteMode::Overwrite(Some((e, text))) => {
                 let p = bind(e, &schema, &partitions, snapshot.column_mapping())?;
-                txn.set_parameter(
-                    "predicate",
-                    serde_json::to_string(&vec![format!("{e:?}")]).unwrap_or_default(),
-                );
+                txn.set_parameter("predicate", serde_json::to_string(&vec![text]).unwrap_or_default());
                 Some(p)
             }
             _ => None,
@@ -425,7 +435,8 @@ impl Table {
 
 enum WriteMode {
     Append,
-    Overwrite(Option<Expr>),
+    /// Overwrite everything, or the rows matching a predicate (parsed, and as written).
+    Overwrite(Option<(Expr, String)>),
 }
 
 /// Idempotent writes: `Some(Skipped)` when the application already committed this version;
