@@ -3,15 +3,21 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use alluvium_mvcc::snapshot::VersionedCache;
 use alluvium_mvcc::{Snapshot, VersionSpec};
 use alluvium_storage::{InMemoryStore, LocalFsStore, StoreRef};
 
 use crate::{Error, Result};
 
-/// A Delta table at a location. Cheap to clone; thread-safe.
+/// A Delta table at a location. Cheap to clone (clones share the snapshot cache);
+/// thread-safe.
+///
+/// The handle caches the newest snapshot it has seen; [`snapshot`](Self::snapshot) refreshes
+/// it incrementally (one listing, then only the new commits).
 #[derive(Debug, Clone)]
 pub struct Table {
     store: StoreRef,
+    cache: Arc<VersionedCache<Snapshot>>,
 }
 
 impl Table {
@@ -52,21 +58,22 @@ impl Table {
                 })?
                 .join(path),
         };
-        Ok(Table {
-            store: Arc::new(LocalFsStore::new(absolute).with_durability(durable)),
-        })
+        Ok(Table::from_store(Arc::new(
+            LocalFsStore::new(absolute).with_durability(durable),
+        )))
     }
 
     /// A table in an existing store.
     pub fn from_store(store: StoreRef) -> Table {
-        Table { store }
+        Table {
+            store,
+            cache: Arc::new(VersionedCache::new()),
+        }
     }
 
     /// A table in a fresh in-memory store.
     pub fn in_memory() -> Table {
-        Table {
-            store: Arc::new(InMemoryStore::new()),
-        }
+        Table::from_store(Arc::new(InMemoryStore::new()))
     }
 
     /// The store.
@@ -84,7 +91,11 @@ impl Table {
     /// # Errors
     /// See [`Snapshot::load`].
     pub fn snapshot(&self) -> Result<Snapshot> {
-        self.snapshot_at(VersionSpec::Latest)
+        let fresh = match self.cache.get() {
+            Some(cached) => cached.refresh()?,
+            None => Snapshot::load(self.store.clone(), VersionSpec::Latest)?,
+        };
+        Ok((*self.cache.publish(Arc::new(fresh))).clone())
     }
 
     /// The snapshot of a version, or as of a timestamp.

@@ -17,7 +17,10 @@ use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 
 fn schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true), Field::new("p", DataType::Utf8, true)]))
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("p", DataType::Utf8, true),
+    ]))
 }
 
 fn batch(ids: &[i64], p: &str) -> RecordBatch {
@@ -35,28 +38,48 @@ fn batch(ids: &[i64], p: &str) -> RecordBatch {
 fn table() -> Table {
     let t = Table::in_memory();
     t.create(&schema(), &["p".into()], &HashMap::new()).unwrap();
-    t.append([batch(&[1, 2], "x")], &WriteOptions::default()).unwrap();
-    t.append([batch(&[3], "y")], &WriteOptions::default()).unwrap();
+    t.append([batch(&[1, 2], "x")], &WriteOptions::default())
+        .unwrap();
+    t.append([batch(&[3], "y")], &WriteOptions::default())
+        .unwrap();
     t
 }
 
 fn pinned(s: &Snapshot) -> WriteOptions {
-    WriteOptions { read_snapshot: Some(s.clone()), ..Default::default() }
+    WriteOptions {
+        read_snapshot: Some(s.clone()),
+        ..Default::default()
+    }
 }
 
 fn kind(r: alluvium::Result<WriteOutcome>) -> Option<ConflictKind> {
     match r {
         Ok(_) => None,
-        Err(Error::Mvcc(e)) => Some(e.conflict_kind().unwrap_or_else(|| panic!("not a conflict: {e}"))),
+        Err(Error::Mvcc(e)) => Some(
+            e.conflict_kind()
+                .unwrap_or_else(|| panic!("not a conflict: {e}")),
+        ),
         Err(e) => panic!("not a conflict: {e}"),
     }
 }
 
 fn ids(t: &Table) -> Vec<i64> {
-    let batches = ScanBuilder::new(t.snapshot().unwrap()).with_columns(["id"]).build().unwrap().execute().unwrap();
+    let batches = ScanBuilder::new(t.snapshot().unwrap())
+        .with_columns(["id"])
+        .build()
+        .unwrap()
+        .execute()
+        .unwrap();
     let mut out: Vec<i64> = batches
         .iter()
-        .flat_map(|b| b.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec())
+        .flat_map(|b| {
+            b.column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .values()
+                .to_vec()
+        })
         .collect();
     out.sort_unstable();
     out
@@ -66,14 +89,26 @@ fn ids(t: &Table) -> Vec<i64> {
 fn compact(t: &Table, base: &Snapshot, p: &str) -> alluvium::Result<()> {
     let mut txn = Transaction::new(base, "OPTIMIZE");
     let now = 1;
-    for add in base.files().filter(|a| a.partition_values.get("p") == Some(Some(p))).cloned().collect::<Vec<_>>() {
+    for add in base
+        .files()
+        .filter(|a| a.partition_values.get("p") == Some(Some(p)))
+        .cloned()
+        .collect::<Vec<_>>()
+    {
         txn.read_file(&add);
         txn.remove_file(Remove::from_add(&add, now, false));
         let key = alluvium::txlog::path::percent_decode(&add.path).unwrap();
         let new_key = key.replace(".parquet", ".compacted.parquet");
         let store = t.store();
-        let bytes = store.get(&alluvium::storage::StorePath::parse(key).unwrap()).unwrap();
-        store.put(&alluvium::storage::StorePath::parse(new_key.clone()).unwrap(), bytes).unwrap();
+        let bytes = store
+            .get(&alluvium::storage::StorePath::parse(key).unwrap())
+            .unwrap();
+        store
+            .put(
+                &alluvium::storage::StorePath::parse(new_key.clone()).unwrap(),
+                bytes,
+            )
+            .unwrap();
         let mut new = add.clone();
         new.path = alluvium::txlog::path::encode_path(&new_key);
         new.data_change = false;
@@ -87,7 +122,8 @@ fn compact(t: &Table, base: &Snapshot, p: &str) -> alluvium::Result<()> {
 fn blind_append_vs_blind_append_both_commit() {
     let t = table();
     let s = t.snapshot().unwrap();
-    t.append([batch(&[10], "x")], &WriteOptions::default()).unwrap();
+    t.append([batch(&[10], "x")], &WriteOptions::default())
+        .unwrap();
     assert_eq!(kind(t.append([batch(&[11], "x")], &pinned(&s))), None);
     assert_eq!(ids(&t), vec![1, 2, 3, 10, 11]);
 }
@@ -109,7 +145,8 @@ fn blind_append_vs_compaction_commits_both_ways() {
     assert_eq!(kind(t.append([batch(&[10], "x")], &pinned(&s))), None);
     // And the compaction, pinned before an append, also commits.
     let s = t.snapshot().unwrap();
-    t.append([batch(&[11], "x")], &WriteOptions::default()).unwrap();
+    t.append([batch(&[11], "x")], &WriteOptions::default())
+        .unwrap();
     compact(&t, &s, "x").unwrap();
     assert_eq!(ids(&t), vec![1, 2, 3, 10, 11]);
 }
@@ -125,10 +162,21 @@ fn blind_append_vs_metadata_change_conflicts() {
     ]));
     let b = RecordBatch::try_new(
         wider,
-        vec![Arc::new(Int64Array::from(vec![9])) as ArrayRef, Arc::new(StringArray::from(vec!["x"])), Arc::new(Int64Array::from(vec![1]))],
+        vec![
+            Arc::new(Int64Array::from(vec![9])) as ArrayRef,
+            Arc::new(StringArray::from(vec!["x"])),
+            Arc::new(Int64Array::from(vec![1])),
+        ],
     )
     .unwrap();
-    t.append([b], &WriteOptions { merge_schema: true, ..Default::default() }).unwrap();
+    t.append(
+        [b],
+        &WriteOptions {
+            merge_schema: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let e = t.append([batch(&[10], "x")], &pinned(&s)).unwrap_err();
     assert_eq!(e.to_string().contains("MetadataChanged"), true, "{e}");
     assert!(!matches!(&e, Error::Mvcc(m) if m.is_retryable()));
@@ -143,23 +191,35 @@ fn any_commit_vs_protocol_change_conflicts() {
     p.min_writer_version = 3;
     up.set_protocol(p);
     up.commit().unwrap();
-    assert_eq!(kind(t.append([batch(&[10], "x")], &pinned(&s))), Some(ConflictKind::ProtocolChanged));
+    assert_eq!(
+        kind(t.append([batch(&[10], "x")], &pinned(&s))),
+        Some(ConflictKind::ProtocolChanged)
+    );
 }
 
 #[test]
 fn delete_vs_append_into_the_deleted_partition_conflicts() {
     let t = table();
     let s = t.snapshot().unwrap();
-    t.append([batch(&[10], "x")], &WriteOptions::default()).unwrap();
-    assert_eq!(kind(t.delete("p = 'x'", &pinned(&s))), Some(ConflictKind::ConcurrentAppend));
-    assert_eq!(ids(&t), vec![1, 2, 3, 10], "nothing of the failed delete landed");
+    t.append([batch(&[10], "x")], &WriteOptions::default())
+        .unwrap();
+    assert_eq!(
+        kind(t.delete("p = 'x'", &pinned(&s))),
+        Some(ConflictKind::ConcurrentAppend)
+    );
+    assert_eq!(
+        ids(&t),
+        vec![1, 2, 3, 10],
+        "nothing of the failed delete landed"
+    );
 }
 
 #[test]
 fn delete_vs_append_into_another_partition_commits() {
     let t = table();
     let s = t.snapshot().unwrap();
-    t.append([batch(&[10], "y")], &WriteOptions::default()).unwrap();
+    t.append([batch(&[10], "y")], &WriteOptions::default())
+        .unwrap();
     assert_eq!(kind(t.delete("p = 'x'", &pinned(&s))), None);
     assert_eq!(ids(&t), vec![3, 10]);
 }
@@ -169,14 +229,23 @@ fn two_deletes_of_the_same_file_conflict() {
     let t = table();
     let s = t.snapshot().unwrap();
     t.delete("p = 'x'", &WriteOptions::default()).unwrap();
-    assert_eq!(kind(t.delete("p = 'x'", &pinned(&s))), Some(ConflictKind::ConcurrentDeleteDelete));
+    assert_eq!(
+        kind(t.delete("p = 'x'", &pinned(&s))),
+        Some(ConflictKind::ConcurrentDeleteDelete)
+    );
     // Rewrites of the same file too: each would resurrect the rows the other deleted.
     let t = table();
     let s = t.snapshot().unwrap();
     t.delete("id = 1", &WriteOptions::default()).unwrap();
     // B's rewrite also added a file where A reads, which Delta checks first.
     let k = kind(t.delete("id = 2", &pinned(&s)));
-    assert!(matches!(k, Some(ConflictKind::ConcurrentAppend | ConflictKind::ConcurrentDeleteDelete)), "{k:?}");
+    assert!(
+        matches!(
+            k,
+            Some(ConflictKind::ConcurrentAppend | ConflictKind::ConcurrentDeleteDelete)
+        ),
+        "{k:?}"
+    );
     assert_eq!(ids(&t), vec![2, 3]);
 }
 
@@ -187,7 +256,10 @@ fn delete_that_read_a_file_another_removed_conflicts() {
     // B removes the x file; A reads it (its statistics cannot rule the predicate out) but
     // finds no row to delete.
     t.delete("p = 'x'", &WriteOptions::default()).unwrap();
-    assert_eq!(kind(t.delete("id > 1 AND id < 2", &pinned(&s))), Some(ConflictKind::ConcurrentDeleteRead));
+    assert_eq!(
+        kind(t.delete("id > 1 AND id < 2", &pinned(&s))),
+        Some(ConflictKind::ConcurrentDeleteRead)
+    );
     // A predicate the statistics rule out reads no file and commits.
     let t = table();
     let s = t.snapshot().unwrap();
@@ -199,9 +271,20 @@ fn delete_that_read_a_file_another_removed_conflicts() {
 fn concurrent_predicate_overwrites_of_one_partition_conflict() {
     let t = table();
     let s = t.snapshot().unwrap();
-    t.overwrite([batch(&[20], "x")], Some("p = 'x'"), &WriteOptions::default()).unwrap();
+    t.overwrite(
+        [batch(&[20], "x")],
+        Some("p = 'x'"),
+        &WriteOptions::default(),
+    )
+    .unwrap();
     let k = kind(t.overwrite([batch(&[30], "x")], Some("p = 'x'"), &pinned(&s)));
-    assert!(matches!(k, Some(ConflictKind::ConcurrentAppend | ConflictKind::ConcurrentDeleteDelete)), "{k:?}");
+    assert!(
+        matches!(
+            k,
+            Some(ConflictKind::ConcurrentAppend | ConflictKind::ConcurrentDeleteDelete)
+        ),
+        "{k:?}"
+    );
     assert_eq!(ids(&t), vec![3, 20], "exactly one overwrite's rows");
 }
 
@@ -209,8 +292,16 @@ fn concurrent_predicate_overwrites_of_one_partition_conflict() {
 fn overwrites_of_different_partitions_commit() {
     let t = table();
     let s = t.snapshot().unwrap();
-    t.overwrite([batch(&[20], "x")], Some("p = 'x'"), &WriteOptions::default()).unwrap();
-    assert_eq!(kind(t.overwrite([batch(&[30], "y")], Some("p = 'y'"), &pinned(&s))), None);
+    t.overwrite(
+        [batch(&[20], "x")],
+        Some("p = 'x'"),
+        &WriteOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        kind(t.overwrite([batch(&[30], "y")], Some("p = 'y'"), &pinned(&s))),
+        None
+    );
     assert_eq!(ids(&t), vec![20, 30]);
 }
 
@@ -218,8 +309,12 @@ fn overwrites_of_different_partitions_commit() {
 fn full_overwrite_vs_append_conflicts() {
     let t = table();
     let s = t.snapshot().unwrap();
-    t.append([batch(&[10], "y")], &WriteOptions::default()).unwrap();
-    assert_eq!(kind(t.overwrite([batch(&[0], "x")], None, &pinned(&s))), Some(ConflictKind::ConcurrentAppend));
+    t.append([batch(&[10], "y")], &WriteOptions::default())
+        .unwrap();
+    assert_eq!(
+        kind(t.overwrite([batch(&[0], "x")], None, &pinned(&s))),
+        Some(ConflictKind::ConcurrentAppend)
+    );
 }
 
 #[test]
@@ -228,7 +323,16 @@ fn compaction_vs_delete_of_its_input_conflicts() {
     let s = t.snapshot().unwrap();
     t.delete("p = 'x'", &WriteOptions::default()).unwrap();
     let e = compact(&t, &s, "x").unwrap_err();
-    assert!(matches!(e, Error::Mvcc(MvccError::Conflict { kind: ConflictKind::ConcurrentDeleteDelete | ConflictKind::ConcurrentDeleteRead, .. })), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Mvcc(MvccError::Conflict {
+                kind: ConflictKind::ConcurrentDeleteDelete | ConflictKind::ConcurrentDeleteRead,
+                ..
+            })
+        ),
+        "{e}"
+    );
     assert_eq!(ids(&t), vec![3]);
 }
 
@@ -236,24 +340,43 @@ fn compaction_vs_delete_of_its_input_conflicts() {
 fn same_application_concurrently_conflicts() {
     let t = table();
     let s = t.snapshot().unwrap();
-    let app = |v| WriteOptions { app_transaction: Some(("etl".into(), v)), read_snapshot: Some(s.clone()), ..Default::default() };
+    let app = |v| WriteOptions {
+        app_transaction: Some(("etl".into(), v)),
+        read_snapshot: Some(s.clone()),
+        ..Default::default()
+    };
     assert_eq!(kind(t.append([batch(&[10], "x")], &app(1))), None);
-    assert_eq!(kind(t.append([batch(&[10], "x")], &app(1))), Some(ConflictKind::ConcurrentTransaction));
-    assert_eq!(ids(&t), vec![1, 2, 3, 10], "the replay did not duplicate rows");
+    assert_eq!(
+        kind(t.append([batch(&[10], "x")], &app(1))),
+        Some(ConflictKind::ConcurrentTransaction)
+    );
+    assert_eq!(
+        ids(&t),
+        vec![1, 2, 3, 10],
+        "the replay did not duplicate rows"
+    );
 }
 
 #[test]
 fn same_domain_concurrently_conflicts() {
     let t = table();
     let s = t.snapshot().unwrap();
-    let domain = |c: &str| DomainMetadata { domain: "app.settings".into(), configuration: c.into(), removed: false };
+    let domain = |c: &str| DomainMetadata {
+        domain: "app.settings".into(),
+        configuration: c.into(),
+        removed: false,
+    };
     // Domain metadata needs the domainMetadata writer feature.
     let mut up = Transaction::new(&s, "UPGRADE");
     up.set_protocol(alluvium::txlog::actions::Protocol {
         min_reader_version: 1,
         min_writer_version: 7,
         reader_features: None,
-        writer_features: Some(vec!["domainMetadata".into(), "appendOnly".into(), "invariants".into()]),
+        writer_features: Some(vec![
+            "domainMetadata".into(),
+            "appendOnly".into(),
+            "invariants".into(),
+        ]),
     });
     up.commit().unwrap();
     let s = t.snapshot().unwrap();
@@ -263,7 +386,11 @@ fn same_domain_concurrently_conflicts() {
     b.set_domain(domain("2"));
     b.commit().unwrap();
     let e = a.commit().unwrap_err();
-    assert_eq!(e.conflict_kind(), Some(ConflictKind::ConcurrentTransaction), "{e}");
+    assert_eq!(
+        e.conflict_kind(),
+        Some(ConflictKind::ConcurrentTransaction),
+        "{e}"
+    );
 }
 
 #[test]
@@ -271,7 +398,8 @@ fn a_handle_fifty_versions_behind_checks_each_winner_once() {
     let t = table();
     let s = t.snapshot().unwrap();
     for i in 0..50 {
-        t.append([batch(&[100 + i], "y")], &WriteOptions::default()).unwrap();
+        t.append([batch(&[100 + i], "y")], &WriteOptions::default())
+            .unwrap();
     }
     let o = t.append([batch(&[999], "x")], &pinned(&s)).unwrap();
     let r = o.report().unwrap();
@@ -286,5 +414,8 @@ fn two_creators_one_wins_the_other_gets_a_typed_error() {
     let other = Table::from_store(t.store().clone());
     t.create(&schema(), &[], &HashMap::new()).unwrap();
     let e = other.create(&schema(), &[], &HashMap::new()).unwrap_err();
-    assert!(matches!(e, Error::Mvcc(MvccError::TableAlreadyExists { .. })), "{e}");
+    assert!(
+        matches!(e, Error::Mvcc(MvccError::TableAlreadyExists { .. })),
+        "{e}"
+    );
 }

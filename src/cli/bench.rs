@@ -84,13 +84,18 @@ fn one_row(writer: usize, i: usize) -> Result<RecordBatch> {
     ]));
     Ok(RecordBatch::try_new(
         schema,
-        vec![Arc::new(Int64Array::from(vec![writer as i64])) as ArrayRef, Arc::new(Int64Array::from(vec![i as i64]))],
+        vec![
+            Arc::new(Int64Array::from(vec![writer as i64])) as ArrayRef,
+            Arc::new(Int64Array::from(vec![i as i64])),
+        ],
     )?)
 }
 
 fn append(a: AppendArgs) -> Result<()> {
     if a.writers == 0 || a.commits == 0 {
-        return Err(Error::InvalidArgument("--commits and --writers must be at least 1".into()));
+        return Err(Error::InvalidArgument(
+            "--commits and --writers must be at least 1".into(),
+        ));
     }
     let durable = !a.no_fsync;
     let table = Table::open_local(&a.dir, durable)?;
@@ -123,14 +128,21 @@ fn append(a: AppendArgs) -> Result<()> {
     let mut latencies = Vec::new();
     let mut retries = 0u32;
     for h in handles {
-        let (l, r) = h.join().map_err(|_| Error::InvalidArgument("a writer thread panicked".into()))??;
+        let (l, r) = h
+            .join()
+            .map_err(|_| Error::InvalidArgument("a writer thread panicked".into()))??;
         latencies.extend(l);
         retries += r;
     }
     let elapsed = started.elapsed().as_secs_f64();
     let end_version = table.snapshot()?.version();
     latencies.sort_by(f64::total_cmp);
-    let pct = |p: f64| latencies.get(((latencies.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    let pct = |p: f64| {
+        latencies
+            .get(((latencies.len() as f64 - 1.0) * p).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
     println!(
         "{}",
         json!({"bench": "append", "commits": a.commits, "writers": a.writers, "durable": durable,

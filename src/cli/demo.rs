@@ -4,7 +4,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::{Result, ScanBuilder, Table, VersionSpec, WriteOptions, WriteOutcome, history};
-use arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray};
+use arrow::array::{
+    ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
+};
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use clap::Args;
 
@@ -22,15 +24,28 @@ fn schema() -> Arc<Schema> {
         Field::new("id", DataType::Int64, false),
         Field::new("region", DataType::Utf8, true),
         Field::new("amount", DataType::Float64, true),
-        Field::new("ts", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true),
+        Field::new(
+            "ts",
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            true,
+        ),
     ]))
 }
 
 fn batch(writer: i64, round: i64) -> Result<RecordBatch> {
     let ids: Vec<i64> = (0..25).map(|i| writer * 10_000 + round * 100 + i).collect();
-    let regions: Vec<&str> = ids.iter().map(|i| REGIONS[(*i as usize) % REGIONS.len()]).collect();
-    let amounts: Vec<f64> = ids.iter().map(|i| ((*i * 37) % 1000) as f64 / 10.0).collect();
-    let ts: Vec<i64> = ids.iter().map(|i| 1_700_000_000_000_000 + i * 1_000_000).collect();
+    let regions: Vec<&str> = ids
+        .iter()
+        .map(|i| REGIONS[(*i as usize) % REGIONS.len()])
+        .collect();
+    let amounts: Vec<f64> = ids
+        .iter()
+        .map(|i| ((*i * 37) % 1000) as f64 / 10.0)
+        .collect();
+    let ts: Vec<i64> = ids
+        .iter()
+        .map(|i| 1_700_000_000_000_000 + i * 1_000_000)
+        .collect();
     Ok(RecordBatch::try_new(
         schema(),
         vec![
@@ -47,7 +62,11 @@ fn count(table: &Table, spec: VersionSpec, filter: Option<&str>) -> Result<usize
     if let Some(f) = filter {
         b = b.with_filter_str(f)?;
     }
-    Ok(b.build()?.execute()?.iter().map(RecordBatch::num_rows).sum())
+    Ok(b.build()?
+        .execute()?
+        .iter()
+        .map(RecordBatch::num_rows)
+        .sum())
 }
 
 fn version(o: &WriteOutcome) -> u64 {
@@ -56,14 +75,19 @@ fn version(o: &WriteOutcome) -> u64 {
 
 pub fn run(a: DemoArgs) -> Result<()> {
     let dir = a.dir.unwrap_or_else(|| {
-        std::env::temp_dir().join(format!("alluvium-demo-{}", std::process::id())).to_string_lossy().into_owned()
+        std::env::temp_dir()
+            .join(format!("alluvium-demo-{}", std::process::id()))
+            .to_string_lossy()
+            .into_owned()
     });
     println!("1. create a table partitioned by region at {dir}");
     let table = Table::open(&dir)?;
     let r = table.create(&schema(), &["region".to_string()], &HashMap::new())?;
     println!("   version {}: schema id/region/amount/ts", r.version);
 
-    println!("2. four writers append concurrently, five commits each, each with its own table handle");
+    println!(
+        "2. four writers append concurrently, five commits each, each with its own table handle"
+    );
     let handles: Vec<_> = (0..4)
         .map(|w| {
             let dir = dir.clone();
@@ -81,7 +105,9 @@ pub fn run(a: DemoArgs) -> Result<()> {
     let mut versions = Vec::new();
     let mut retries = 0;
     for h in handles {
-        let results = h.join().map_err(|_| alluvium::Error::InvalidArgument("a writer thread panicked".into()))??;
+        let results = h
+            .join()
+            .map_err(|_| alluvium::Error::InvalidArgument("a writer thread panicked".into()))??;
         for (v, attempts) in results {
             versions.push(v);
             retries += attempts.saturating_sub(1);
@@ -89,28 +115,69 @@ pub fn run(a: DemoArgs) -> Result<()> {
     }
     versions.sort_unstable();
     let after_appends = *versions.last().unwrap_or(&0);
-    println!("   20 commits landed as versions {:?}..={after_appends} ({retries} retries after losing a race)", versions.first().unwrap_or(&0));
+    println!(
+        "   20 commits landed as versions {:?}..={after_appends} ({retries} retries after losing a race)",
+        versions.first().unwrap_or(&0)
+    );
     println!("   rows: {}", count(&table, VersionSpec::Latest, None)?);
 
     println!("3. delete the rows with amount < 10 (copy-on-write)");
     let o = table.delete("amount < 10", &WriteOptions::default())?;
     if let Some(r) = o.report() {
-        println!("   version {}: {} files removed, {} added; rows now {}", r.version, r.files_removed, r.files_added, count(&table, VersionSpec::Latest, None)?);
+        println!(
+            "   version {}: {} files removed, {} added; rows now {}",
+            r.version,
+            r.files_removed,
+            r.files_added,
+            count(&table, VersionSpec::Latest, None)?
+        );
     }
 
     println!("4. overwrite region EU (replaceWhere region = 'EU')");
-    let o = table.overwrite([eu_batch()?], Some("region = 'EU'"), &WriteOptions::default())?;
-    println!("   version {}: EU rows now {}", version(&o), count(&table, VersionSpec::Latest, Some("region = 'EU'"))?);
+    let o = table.overwrite(
+        [eu_batch()?],
+        Some("region = 'EU'"),
+        &WriteOptions::default(),
+    )?;
+    println!(
+        "   version {}: EU rows now {}",
+        version(&o),
+        count(&table, VersionSpec::Latest, Some("region = 'EU'"))?
+    );
 
     println!("5. time travel");
-    println!("   version {after_appends}: {} rows, {} in EU", count(&table, VersionSpec::Version(after_appends), None)?, count(&table, VersionSpec::Version(after_appends), Some("region = 'EU'"))?);
+    println!(
+        "   version {after_appends}: {} rows, {} in EU",
+        count(&table, VersionSpec::Version(after_appends), None)?,
+        count(
+            &table,
+            VersionSpec::Version(after_appends),
+            Some("region = 'EU'")
+        )?
+    );
     let latest = table.snapshot()?;
-    println!("   as of {} ms (the latest commit's time): version {}", latest.timestamp_ms(), table.snapshot_at(VersionSpec::Timestamp(latest.timestamp_ms()))?.version());
+    println!(
+        "   as of {} ms (the latest commit's time): version {}",
+        latest.timestamp_ms(),
+        table
+            .snapshot_at(VersionSpec::Timestamp(latest.timestamp_ms()))?
+            .version()
+    );
 
     println!("6. history");
     for e in history(table.store().as_ref(), None)? {
-        let op = e.commit_info.as_ref().and_then(|c| c.operation()).unwrap_or("-").to_string();
-        let params = e.commit_info.as_ref().and_then(|c| c.operation_parameters()).map(|p| p.to_string()).unwrap_or_default();
+        let op = e
+            .commit_info
+            .as_ref()
+            .and_then(|c| c.operation())
+            .unwrap_or("-")
+            .to_string();
+        let params = e
+            .commit_info
+            .as_ref()
+            .and_then(|c| c.operation_parameters())
+            .map(|p| p.to_string())
+            .unwrap_or_default();
         println!("   {:>3}  {:<12} {}", e.version, op, params);
     }
     println!("table left at {dir}; try: alluvium inspect {dir}");
@@ -124,7 +191,14 @@ fn eu_batch() -> Result<RecordBatch> {
             Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef,
             Arc::new(StringArray::from(vec!["EU", "EU", "EU"])),
             Arc::new(Float64Array::from(vec![100.0, 200.0, 300.0])),
-            Arc::new(TimestampMicrosecondArray::from(vec![1_800_000_000_000_000, 1_800_000_001_000_000, 1_800_000_002_000_000]).with_timezone("UTC")),
+            Arc::new(
+                TimestampMicrosecondArray::from(vec![
+                    1_800_000_000_000_000,
+                    1_800_000_001_000_000,
+                    1_800_000_002_000_000,
+                ])
+                .with_timezone("UTC"),
+            ),
         ],
     )?)
 }

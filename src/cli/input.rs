@@ -10,7 +10,10 @@ use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 
 fn io(path: &str) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |e| Error::Io { context: path.to_string(), source: e }
+    move |e| Error::Io {
+        context: path.to_string(),
+        source: e,
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -21,11 +24,18 @@ enum Kind {
 }
 
 fn kind(path: &str) -> Result<Kind> {
-    match Path::new(path).extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+    match Path::new(path)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         Some("parquet") => Ok(Kind::Parquet),
         Some("csv") => Ok(Kind::Csv),
         Some("jsonl" | "ndjson" | "json") => Ok(Kind::Jsonl),
-        _ => Err(Error::InvalidArgument(format!("{path}: input files must be .parquet, .csv or .jsonl"))),
+        _ => Err(Error::InvalidArgument(format!(
+            "{path}: input files must be .parquet, .csv or .jsonl"
+        ))),
     }
 }
 
@@ -40,7 +50,9 @@ fn schema_of(path: &str, k: Kind, known: Option<&Schema>) -> Result<SchemaRef> {
         }
         Kind::Csv => {
             let mut f = File::open(path).map_err(io(path))?;
-            let (s, _) = arrow::csv::reader::Format::default().with_header(true).infer_schema(&mut f, Some(1000))?;
+            let (s, _) = arrow::csv::reader::Format::default()
+                .with_header(true)
+                .infer_schema(&mut f, Some(1000))?;
             s
         }
         Kind::Jsonl => {
@@ -49,13 +61,21 @@ fn schema_of(path: &str, k: Kind, known: Option<&Schema>) -> Result<SchemaRef> {
             s
         }
     };
-    let Some(known) = known else { return Ok(Arc::new(inferred)) };
+    let Some(known) = known else {
+        return Ok(Arc::new(inferred));
+    };
     let fields: Vec<Field> = inferred
         .fields()
         .iter()
-        .map(|f| match known.fields().iter().find(|k| k.name().eq_ignore_ascii_case(f.name())) {
-            Some(k) => Field::new(f.name(), k.data_type().clone(), true),
-            None => f.as_ref().clone(),
+        .map(|f| {
+            match known
+                .fields()
+                .iter()
+                .find(|k| k.name().eq_ignore_ascii_case(f.name()))
+            {
+                Some(k) => Field::new(f.name(), k.data_type().clone(), true),
+                None => f.as_ref().clone(),
+            }
         })
         .collect();
     Ok(Arc::new(Schema::new(fields)))
@@ -77,8 +97,13 @@ pub fn read_batches(path: &str, table_schema: Option<&Schema>) -> Result<Vec<Rec
         Kind::Parquet => parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)?
             .build()?
             .collect::<std::result::Result<_, _>>()?,
-        Kind::Csv => arrow::csv::ReaderBuilder::new(schema).with_header(true).build(f)?.collect::<std::result::Result<_, _>>()?,
-        Kind::Jsonl => arrow::json::ReaderBuilder::new(schema).build(BufReader::new(f))?.collect::<std::result::Result<_, _>>()?,
+        Kind::Csv => arrow::csv::ReaderBuilder::new(schema)
+            .with_header(true)
+            .build(f)?
+            .collect::<std::result::Result<_, _>>()?,
+        Kind::Jsonl => arrow::json::ReaderBuilder::new(schema)
+            .build(BufReader::new(f))?
+            .collect::<std::result::Result<_, _>>()?,
     };
     Ok(batches)
 }

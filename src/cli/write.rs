@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 
-
 use alluvium::mvcc::{CommitReport, MvccError};
 use alluvium::txlog::schema::{StructType, arrow_schema};
 use alluvium::{Error, Result, Table, WriteOptions, WriteOutcome};
@@ -76,7 +75,9 @@ pub struct DeleteArgs {
 }
 
 fn parse_property(s: &str) -> std::result::Result<(String, String), String> {
-    s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).ok_or_else(|| format!("expected key=value, got {s:?}"))
+    s.split_once('=')
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .ok_or_else(|| format!("expected key=value, got {s:?}"))
 }
 
 fn print_report(r: &CommitReport) {
@@ -87,8 +88,14 @@ fn print_report(r: &CommitReport) {
 fn print_outcome(o: &WriteOutcome) {
     match o {
         WriteOutcome::Committed(r) => print_report(r),
-        WriteOutcome::Skipped { app_id, recorded_version, table_version } => {
-            println!("skipped: application {app_id} already committed version {recorded_version} (table version {table_version})");
+        WriteOutcome::Skipped {
+            app_id,
+            recorded_version,
+            table_version,
+        } => {
+            println!(
+                "skipped: application {app_id} already committed version {recorded_version} (table version {table_version})"
+            );
         }
     }
 }
@@ -96,7 +103,14 @@ fn print_outcome(o: &WriteOutcome) {
 fn table_arrow_schema(table: &Table) -> Result<Option<Schema>> {
     match table.snapshot() {
         Ok(s) => Ok(Some(arrow_schema(s.schema())?)),
-        Err(e) if matches!(e.as_log_error(), Some(alluvium::txlog::LogError::TableNotFound { .. })) => Ok(None),
+        Err(e)
+            if matches!(
+                e.as_log_error(),
+                Some(alluvium::txlog::LogError::TableNotFound { .. })
+            ) =>
+        {
+            Ok(None)
+        }
         Err(e) => Err(e),
     }
 }
@@ -104,8 +118,13 @@ fn table_arrow_schema(table: &Table) -> Result<Option<Schema>> {
 pub fn create(a: CreateArgs) -> Result<()> {
     let table = open(&a.table)?;
     let props: HashMap<String, String> = a.properties.into_iter().collect();
-    let report = if a.schema_from.to_ascii_lowercase().ends_with(".json") && !a.schema_from.ends_with(".jsonl") {
-        let text = std::fs::read_to_string(&a.schema_from).map_err(|e| Error::Io { context: a.schema_from.clone(), source: e })?;
+    let report = if a.schema_from.to_ascii_lowercase().ends_with(".json")
+        && !a.schema_from.ends_with(".jsonl")
+    {
+        let text = std::fs::read_to_string(&a.schema_from).map_err(|e| Error::Io {
+            context: a.schema_from.clone(),
+            source: e,
+        })?;
         let schema = StructType::from_json(&text)?;
         table.create_with_schema(schema, &a.partition_by, &props)?
     } else {
@@ -122,9 +141,15 @@ pub fn append(a: AppendArgs) -> Result<()> {
     let batches = read_batches(&a.file, known.as_ref())?;
     if known.is_none() {
         if !a.create {
-            return Err(alluvium::txlog::LogError::TableNotFound { location: table.uri() }.into());
+            return Err(alluvium::txlog::LogError::TableNotFound {
+                location: table.uri(),
+            }
+            .into());
         }
-        let schema = batches.first().map(|b| b.schema()).map_or_else(|| infer_schema(&a.file), Ok)?;
+        let schema = batches
+            .first()
+            .map(|b| b.schema())
+            .map_or_else(|| infer_schema(&a.file), Ok)?;
         match table.create(&schema, &a.partition_by, &HashMap::new()) {
             Ok(_) => {}
             // Another process created it first: append to it.
@@ -143,7 +168,11 @@ pub fn append(a: AppendArgs) -> Result<()> {
 
 pub fn overwrite(a: OverwriteArgs) -> Result<()> {
     let table = open(&a.table)?;
-    let known = table_arrow_schema(&table)?.ok_or_else(|| Error::from(alluvium::txlog::LogError::TableNotFound { location: table.uri() }))?;
+    let known = table_arrow_schema(&table)?.ok_or_else(|| {
+        Error::from(alluvium::txlog::LogError::TableNotFound {
+            location: table.uri(),
+        })
+    })?;
     let batches = read_batches(&a.file, Some(&known))?;
     print_outcome(&table.overwrite(batches, a.filter.as_deref(), &WriteOptions::default())?);
     Ok(())
@@ -154,4 +183,3 @@ pub fn delete(a: DeleteArgs) -> Result<()> {
     print_outcome(&table.delete(&a.filter, &WriteOptions::default())?);
     Ok(())
 }
-

@@ -355,7 +355,10 @@ impl Table {
         let replace_where = match &mode {
             WriteMode::Overwrite(Some((e, text))) => {
                 let p = bind(e, &schema, &partitions, snapshot.column_mapping())?;
-                txn.set_parameter("predicate", serde_json::to_string(&vec![text]).unwrap_or_default());
+                txn.set_parameter(
+                    "predicate",
+                    serde_json::to_string(&vec![text]).unwrap_or_default(),
+                );
                 Some(p)
             }
             _ => None,

@@ -23,7 +23,7 @@ use alluvium_txlog::features::check_read_supported;
 use alluvium_txlog::log_path::{LogFile, LogFileKind, Version};
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::properties::TableProperties;
-use alluvium_txlog::replay::Replay;
+use alluvium_txlog::replay::{Replay, TableState};
 use alluvium_txlog::schema::StructType;
 use alluvium_txlog::segment::{LogSegment, list_log_from};
 use rayon::prelude::*;
@@ -170,13 +170,6 @@ fn replay_segment(
         replay.apply_all(actions);
     }
     let state = replay.finish(end)?;
-    check_read_supported(state.protocol())?;
-    let schema = StructType::from_json(&state.metadata().schema_string)?;
-    // Check every column type is readable now, so unsupported types fail the load rather
-    // than a later scan.
-    alluvium_txlog::schema::arrow_schema(&schema)?;
-    let column_mapping = ColumnMappingMode::of(state.protocol(), state.metadata());
-
     // The commit file of a checkpointed end version was not read for replay; read it for
     // the version's commitInfo and in-commit timestamp.
     if end_commit_info.is_none()
@@ -191,14 +184,6 @@ fn replay_segment(
         report.commits_read += 1;
         end_commit_info = find_commit_info(&actions);
     }
-    let props = TableProperties(&state.metadata().configuration);
-    let ict = timestamps::ict_applies(&props, end)
-        .then(|| {
-            end_commit_info
-                .as_ref()
-                .and_then(CommitInfo::in_commit_timestamp)
-        })
-        .flatten();
     let file_time = segment
         .end_commit
         .as_ref()
@@ -211,10 +196,44 @@ fn replay_segment(
                 .map(|m| m.last_modified_ms)
         })
         .unwrap_or(0);
+    finish_snapshot(
+        store,
+        root,
+        state,
+        end_commit_info,
+        file_time,
+        segment.checkpoint.as_ref().map(|c| c.version),
+    )
+}
+
+/// Wraps a replayed state as a snapshot: refuses unsupported reader features and column
+/// types, and works out the version's timestamp.
+pub(super) fn finish_snapshot(
+    store: StoreRef,
+    root: TableRoot,
+    state: TableState,
+    end_commit_info: Option<CommitInfo>,
+    file_time: i64,
+    checkpoint_version: Option<Version>,
+) -> Result<Snapshot> {
+    check_read_supported(state.protocol())?;
+    let schema = StructType::from_json(&state.metadata().schema_string)?;
+    // Check every column type is readable now, so unsupported types fail the load rather
+    // than a later scan.
+    alluvium_txlog::schema::arrow_schema(&schema)?;
+    let column_mapping = ColumnMappingMode::of(state.protocol(), state.metadata());
+    let props = TableProperties(&state.metadata().configuration);
+    let ict = timestamps::ict_applies(&props, state.version())
+        .then(|| {
+            end_commit_info
+                .as_ref()
+                .and_then(CommitInfo::in_commit_timestamp)
+        })
+        .flatten();
     Ok(Snapshot {
         store,
         root,
-        checkpoint_version: segment.checkpoint.as_ref().map(|c| c.version),
+        checkpoint_version,
         state: Arc::new(state),
         schema: Arc::new(schema),
         column_mapping,
@@ -222,6 +241,60 @@ fn replay_segment(
         commit_info: end_commit_info.map(Arc::new),
         report: SnapshotReport::default(),
     })
+}
+
+/// The snapshot of the latest version, built from `base` by applying only the commits
+/// after it (SPEC.md §8): one listing from `base.version() + 1`, then those commits. No
+/// checkpoint is read again.
+pub(super) fn refresh(base: &Snapshot) -> Result<Snapshot> {
+    let started = Instant::now();
+    let store = base.store.clone();
+    let mut report = SnapshotReport {
+        list_calls: 1,
+        ..Default::default()
+    };
+    let listing = list_log_from(store.as_ref(), base.version() + 1)?;
+    let mut tail: Vec<LogFile> = Vec::new();
+    for f in listing
+        .into_iter()
+        .filter(|f| f.kind == LogFileKind::Commit)
+    {
+        let expected = tail.last().map_or(base.version() + 1, |l| l.version + 1);
+        if f.version != expected {
+            return Err(LogError::NonContiguousLog {
+                after: format!("version {}", expected - 1),
+                expected,
+                found: format!("version {}", f.version),
+            }
+            .into());
+        }
+        tail.push(f);
+    }
+    let Some(last) = tail.last().cloned() else {
+        return Ok(base.clone());
+    };
+    let commits: Vec<Vec<Action>> = tail
+        .par_iter()
+        .map(|f| read_commit(store.as_ref(), f))
+        .collect::<std::result::Result<_, _>>()?;
+    report.commits_read = u32::try_from(commits.len()).unwrap_or(u32::MAX);
+    let end_commit_info = commits.last().and_then(|a| find_commit_info(a));
+    let mut replay = Replay::from_state((*base.state).clone());
+    for actions in commits {
+        replay.apply_all(actions);
+    }
+    let state = replay.finish(last.version)?;
+    let mut snapshot = finish_snapshot(
+        store,
+        base.root.clone(),
+        state,
+        end_commit_info,
+        last.meta.last_modified_ms,
+        base.checkpoint_version,
+    )?;
+    report.load_micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    snapshot.report = report;
+    Ok(snapshot)
 }
 
 fn find_commit_info(actions: &[Action]) -> Option<CommitInfo> {

@@ -1,5 +1,6 @@
 //! Immutable snapshots (SPEC.md §8).
 
+mod cache;
 mod load;
 mod timestamps;
 
@@ -14,6 +15,7 @@ use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::replay::TableState;
 use alluvium_txlog::schema::StructType;
 
+pub use cache::{Versioned, VersionedCache};
 pub use timestamps::{CommitTimestamp, commit_timestamps};
 
 /// Which version of the table to load.
@@ -66,6 +68,16 @@ impl Snapshot {
     /// read the table, and the log's corruption errors naming the file.
     pub fn load(store: StoreRef, spec: VersionSpec) -> crate::Result<Snapshot> {
         load::load(store, spec)
+    }
+
+    /// The latest version of the table, built from this snapshot by applying only the
+    /// commits after it (one listing, then those commits; no checkpoint is read). Returns a
+    /// clone of `self` when nothing was committed since.
+    ///
+    /// # Errors
+    /// As [`Snapshot::load`]; `NonContiguousLog` if a commit after this version is missing.
+    pub fn refresh(&self) -> crate::Result<Snapshot> {
+        load::refresh(self)
     }
 
     /// The store holding the table.
