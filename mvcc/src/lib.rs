@@ -6,6 +6,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod error;
+mod par;
 mod retry;
 pub mod snapshot;
 pub mod transaction;

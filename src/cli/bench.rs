@@ -115,9 +115,12 @@ fn append(a: AppendArgs) -> Result<()> {
                 let t = Table::open_local(&dir, durable)?;
                 let mut lat = Vec::with_capacity(n);
                 let mut retries = 0;
+                // Rows identify (process, writer, sequence) so that runs from several
+                // processes on one table can be checked for loss and duplication.
+                let writer_id = std::process::id() as usize * 1000 + w;
                 for i in 0..n {
                     let s = Instant::now();
-                    let o = t.append([one_row(w, i)?], &WriteOptions::default())?;
+                    let o = t.append([one_row(writer_id, i)?], &WriteOptions::default())?;
                     lat.push(s.elapsed().as_secs_f64() * 1000.0);
                     retries += o.report().map_or(0, |r| r.attempts.saturating_sub(1));
                 }

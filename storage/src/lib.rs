@@ -16,6 +16,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod error;
+mod faulty;
 mod local;
 mod location;
 mod memory;
@@ -24,6 +25,7 @@ mod store;
 pub mod sync;
 
 pub use error::{Result, StorageError};
+pub use faulty::{Fault, FaultyStore};
 pub use local::LocalFsStore;
 pub use location::FileLocation;
 pub use memory::InMemoryStore;

@@ -228,7 +228,7 @@ impl ObjectStore for InMemoryStore {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(alluvium_loom)))]
 mod tests {
     use super::*;
 

@@ -1,10 +1,11 @@
-//! Synchronisation shim: `std`/`parking_lot` types normally, loom's under `cfg(loom)`, so the
-//! loom models check the same code that ships.
+//! Synchronisation shim: `std`/`parking_lot` types normally, loom's under
+//! `cfg(alluvium_loom)`, so the loom models check the same code that ships. (A private cfg
+//! name, so that dependencies which react to `cfg(loom)` are unaffected.)
 //!
 //! Everything in alluvium that shares state between threads imports its primitives from
 //! here, never from `std::sync` directly.
 
-#[cfg(not(loom))]
+#[cfg(not(alluvium_loom))]
 mod imp {
     pub use std::sync::Arc;
     pub use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
@@ -52,7 +53,7 @@ mod imp {
     }
 }
 
-#[cfg(loom)]
+#[cfg(alluvium_loom)]
 mod imp {
     pub use loom::sync::Arc;
     pub use loom::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};

@@ -26,7 +26,6 @@ use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::replay::{Replay, TableState};
 use alluvium_txlog::schema::StructType;
 use alluvium_txlog::segment::{LogSegment, list_log_from};
-use rayon::prelude::*;
 
 use super::{Snapshot, SnapshotReport, VersionSpec, timestamps};
 use crate::Result;
@@ -146,11 +145,10 @@ fn replay_segment(
     checkpoint_actions: Vec<Action>,
     report: &mut SnapshotReport,
 ) -> Result<Snapshot> {
-    let commits: Vec<Vec<Action>> = segment
-        .commits
-        .par_iter()
-        .map(|f| read_commit(store.as_ref(), f))
-        .collect::<std::result::Result<_, _>>()?;
+    let commits: Vec<Vec<Action>> =
+        crate::par::map(&segment.commits, |f| read_commit(store.as_ref(), f))
+            .into_iter()
+            .collect::<std::result::Result<_, _>>()?;
     report.commits_read += u32::try_from(commits.len()).unwrap_or(u32::MAX);
 
     let end = segment.end_version;
@@ -273,9 +271,8 @@ pub(super) fn refresh(base: &Snapshot) -> Result<Snapshot> {
     let Some(last) = tail.last().cloned() else {
         return Ok(base.clone());
     };
-    let commits: Vec<Vec<Action>> = tail
-        .par_iter()
-        .map(|f| read_commit(store.as_ref(), f))
+    let commits: Vec<Vec<Action>> = crate::par::map(&tail, |f| read_commit(store.as_ref(), f))
+        .into_iter()
         .collect::<std::result::Result<_, _>>()?;
     report.commits_read = u32::try_from(commits.len()).unwrap_or(u32::MAX);
     let end_commit_info = commits.last().and_then(|a| find_commit_info(a));

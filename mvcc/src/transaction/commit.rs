@@ -359,14 +359,14 @@ impl Transaction {
     }
 }
 
-#[cfg(not(loom))]
+#[cfg(not(alluvium_loom))]
 fn backoff(d: Duration) {
     if !d.is_zero() {
         std::thread::sleep(d);
     }
 }
 
-#[cfg(loom)]
+#[cfg(alluvium_loom)]
 fn backoff(_: Duration) {
     // Under the model checker time does not pass: yield so other writers make progress.
     alluvium_storage::sync::yield_now();

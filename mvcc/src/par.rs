@@ -1,0 +1,23 @@
+//! Parallel map over a slice: rayon normally, sequential under the loom model checker
+//! (whose primitives may only be touched from loom's own threads).
+
+/// Maps `f` over `items`, in parallel where allowed; results keep the input order.
+#[cfg(not(alluvium_loom))]
+pub(crate) fn map<T, R, F>(items: &[T], f: F) -> Vec<R>
+where
+    T: Sync,
+    R: Send,
+    F: Fn(&T) -> R + Sync + Send,
+{
+    use rayon::prelude::*;
+    items.par_iter().map(f).collect()
+}
+
+/// Maps `f` over `items` sequentially (model checking).
+#[cfg(alluvium_loom)]
+pub(crate) fn map<T, R, F>(items: &[T], f: F) -> Vec<R>
+where
+    F: Fn(&T) -> R,
+{
+    items.iter().map(f).collect()
+}

@@ -1,0 +1,189 @@
+//! A fault-injecting store wrapper for crash and fault tests (reliability plan K).
+//!
+//! It counts every operation and, at the chosen one, injects a fault:
+//! * [`Fault::ErrorBefore`]: the operation fails without effect (a request that never
+//!   reached the store);
+//! * [`Fault::ErrorAfter`]: the operation takes effect, then fails (a lost response);
+//! * [`Fault::CrashBefore`] / [`Fault::CrashAfter`]: as above, and every later operation
+//!   fails too, as if the process died; the test then reopens the table from the inner store
+//!   alone. On a durable local filesystem this is also what a power loss leaves, because
+//!   every acknowledged write was fsynced (file and directory) before it returned.
+
+use std::io;
+use std::ops::Range;
+
+use bytes::Bytes;
+
+use crate::sync::{AtomicBool, AtomicU64, Ordering};
+use crate::{ObjectMeta, ObjectStore, Result, StorageError, StorePath, StoreRef};
+
+/// Which fault to inject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Fail without effect.
+    ErrorBefore,
+    /// Take effect, then fail.
+    ErrorAfter,
+    /// Fail without effect and fail everything afterwards.
+    CrashBefore,
+    /// Take effect, fail, and fail everything afterwards.
+    CrashAfter,
+}
+
+impl Fault {
+    /// Every fault kind.
+    pub const ALL: [Fault; 4] = [
+        Fault::ErrorBefore,
+        Fault::ErrorAfter,
+        Fault::CrashBefore,
+        Fault::CrashAfter,
+    ];
+}
+
+/// Wraps a store and injects one fault at operation number `at` (1-based).
+#[derive(Debug)]
+pub struct FaultyStore {
+    inner: StoreRef,
+    at: u64,
+    fault: Fault,
+    count: AtomicU64,
+    dead: AtomicBool,
+}
+
+impl FaultyStore {
+    /// Injects `fault` at the `at`-th operation (0 = never).
+    pub fn new(inner: StoreRef, at: u64, fault: Fault) -> Self {
+        FaultyStore {
+            inner,
+            at,
+            fault,
+            count: AtomicU64::new(0),
+            dead: AtomicBool::new(false),
+        }
+    }
+
+    /// Operations performed so far.
+    pub fn operations(&self) -> u64 {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    /// Whether the simulated process has crashed.
+    pub fn crashed(&self) -> bool {
+        self.dead.load(Ordering::SeqCst)
+    }
+
+    fn injected(op: &'static str, path: &str) -> StorageError {
+        StorageError::Io {
+            op,
+            path: path.to_string(),
+            source: io::Error::other("injected fault"),
+        }
+    }
+
+    /// Runs `f` under the fault plan.
+    fn run<T>(&self, op: &'static str, path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        if self.dead.load(Ordering::SeqCst) {
+            return Err(Self::injected(op, path));
+        }
+        let n = self.count.fetch_add(1, Ordering::SeqCst) + 1;
+        if n != self.at {
+            return f();
+        }
+        match self.fault {
+            Fault::ErrorBefore => Err(Self::injected(op, path)),
+            Fault::CrashBefore => {
+                self.dead.store(true, Ordering::SeqCst);
+                Err(Self::injected(op, path))
+            }
+            Fault::ErrorAfter => {
+                let _ = f();
+                Err(Self::injected(op, path))
+            }
+            Fault::CrashAfter => {
+                let _ = f();
+                self.dead.store(true, Ordering::SeqCst);
+                Err(Self::injected(op, path))
+            }
+        }
+    }
+}
+
+impl ObjectStore for FaultyStore {
+    fn root_uri(&self) -> String {
+        self.inner.root_uri()
+    }
+
+    fn get(&self, path: &StorePath) -> Result<Bytes> {
+        self.run("read", path.as_str(), || self.inner.get(path))
+    }
+
+    fn get_range(&self, path: &StorePath, range: Range<u64>) -> Result<Bytes> {
+        self.run("read range", path.as_str(), || {
+            self.inner.get_range(path, range)
+        })
+    }
+
+    fn head(&self, path: &StorePath) -> Result<ObjectMeta> {
+        self.run("stat", path.as_str(), || self.inner.head(path))
+    }
+
+    fn put_if_absent(&self, path: &StorePath, data: Bytes) -> Result<()> {
+        self.run("put_if_absent", path.as_str(), || {
+            self.inner.put_if_absent(path, data)
+        })
+    }
+
+    fn put(&self, path: &StorePath, data: Bytes) -> Result<()> {
+        self.run("put", path.as_str(), || self.inner.put(path, data))
+    }
+
+    fn list_dir_from(&self, dir: Option<&StorePath>, start: &str) -> Result<Vec<ObjectMeta>> {
+        self.run("list", dir.map_or("", StorePath::as_str), || {
+            self.inner.list_dir_from(dir, start)
+        })
+    }
+
+    fn list_tree(&self, dir: Option<&StorePath>) -> Result<Vec<ObjectMeta>> {
+        self.run("list", dir.map_or("", StorePath::as_str), || {
+            self.inner.list_tree(dir)
+        })
+    }
+
+    fn delete(&self, path: &StorePath) -> Result<()> {
+        self.run("delete", path.as_str(), || self.inner.delete(path))
+    }
+
+    fn get_external(&self, uri: &str) -> Result<Bytes> {
+        self.run("read", uri, || self.inner.get_external(uri))
+    }
+
+    fn supports_put_if_absent(&self) -> bool {
+        self.inner.supports_put_if_absent()
+    }
+}
+
+#[cfg(all(test, not(alluvium_loom)))]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::InMemoryStore;
+
+    fn p(s: &str) -> StorePath {
+        StorePath::parse(s).unwrap()
+    }
+
+    #[test]
+    fn faults_fire_once_or_forever() {
+        let inner: StoreRef = Arc::new(InMemoryStore::new());
+        let f = FaultyStore::new(inner.clone(), 2, Fault::ErrorAfter);
+        f.put(&p("a"), Bytes::new()).unwrap();
+        assert!(f.put(&p("b"), Bytes::new()).is_err());
+        assert!(inner.head(&p("b")).is_ok(), "the effect happened");
+        f.put(&p("c"), Bytes::new()).unwrap();
+        let f = FaultyStore::new(inner.clone(), 1, Fault::CrashBefore);
+        assert!(f.put(&p("d"), Bytes::new()).is_err());
+        assert!(f.get(&p("a")).is_err() && f.crashed());
+        assert!(inner.head(&p("d")).is_err(), "no effect");
+    }
+}
