@@ -19,7 +19,7 @@ impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
             initial_backoff: Duration::from_millis(1),
-            max_backoff: Duration::from_millis(250),
+            max_backoff: Duration::from_millis(16),
             budget: Duration::from_secs(300),
         }
     }
