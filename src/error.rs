@@ -17,6 +17,9 @@ pub enum Error {
     /// Log format failure.
     #[error(transparent)]
     Log(#[from] LogError),
+    /// Maintenance failure.
+    #[error(transparent)]
+    Maintenance(#[from] alluvium_compaction::MaintenanceError),
     /// Storage failure.
     #[error(transparent)]
     Storage(#[from] StorageError),
@@ -46,9 +49,12 @@ pub enum Error {
 impl Error {
     /// The underlying log error, if any (looking through the mvcc wrapper).
     pub fn as_log_error(&self) -> Option<&LogError> {
+        use alluvium_compaction::MaintenanceError;
         match self {
-            Error::Log(e) => Some(e),
-            Error::Mvcc(MvccError::Log(e)) => Some(e),
+            Error::Log(e)
+            | Error::Mvcc(MvccError::Log(e))
+            | Error::Maintenance(MaintenanceError::Log(e))
+            | Error::Maintenance(MaintenanceError::Mvcc(MvccError::Log(e))) => Some(e),
             _ => None,
         }
     }

@@ -23,10 +23,12 @@
 mod describe;
 mod error;
 mod history;
+mod maintenance;
 pub mod scan;
 mod table;
 mod write;
 
+pub use alluvium_compaction as compaction;
 pub use alluvium_mvcc as mvcc;
 pub use alluvium_mvcc::{Snapshot, VersionSpec};
 pub use alluvium_storage as storage;

@@ -1,5 +1,15 @@
-//! Table maintenance for alluvium: the checkpoint policy, OPTIMIZE (bin-packing and
-//! Z-order), VACUUM and log cleanup.
+//! Table maintenance for alluvium: the checkpoint policy, log retention, and (with their
+//! issues) OPTIMIZE and VACUUM.
 //!
-//! Maintenance is planned here and committed through `alluvium-mvcc` transactions; this crate
-//! never writes a commit file itself. It is empty until the maintenance issues land.
+//! Maintenance decides here and commits through `alluvium-mvcc` transactions; checkpoints
+//! are written by `alluvium-txlog`'s checkpoint writer. Nothing here ever fails a user's
+//! commit: post-commit work reports its errors instead.
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
+pub mod checkpoint;
+mod error;
+pub mod log_cleanup;
+
+pub use checkpoint::{CheckpointConfig, checkpoint, should_checkpoint};
+pub use error::{MaintenanceError, Result};
+pub use log_cleanup::{CleanupReport, cleanup_log};

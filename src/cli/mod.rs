@@ -7,6 +7,7 @@ mod files;
 mod history;
 mod input;
 mod inspect;
+mod maintenance;
 mod output;
 mod scan;
 mod write;
@@ -40,6 +41,11 @@ enum Command {
     Overwrite(write::OverwriteArgs),
     /// Delete the rows matching --filter.
     Delete(write::DeleteArgs),
+    /// Write a checkpoint of the latest version now.
+    Checkpoint(maintenance::CheckpointArgs),
+    /// Delete log files older than delta.logRetentionDuration (only below a checkpoint).
+    #[command(name = "cleanup-log")]
+    CleanupLog(maintenance::CleanupArgs),
     /// Build a partitioned table with concurrent writers, a delete, an overwrite and time
     /// travel, printing each step.
     Demo(demo::DemoArgs),
@@ -105,6 +111,8 @@ pub fn run() -> Result<()> {
         Command::Append(a) => write::append(a),
         Command::Overwrite(a) => write::overwrite(a),
         Command::Delete(a) => write::delete(a),
+        Command::Checkpoint(a) => maintenance::checkpoint(a),
+        Command::CleanupLog(a) => maintenance::cleanup_log(a),
         Command::Demo(a) => demo::run(a),
         Command::Bench(b) => bench::run(b),
     }

@@ -290,7 +290,7 @@ impl Table {
         txn.set_metric("numCopiedRows", metrics.copied_rows);
         txn.set_metric("numRemovedFiles", txn.removed_files().len());
         txn.set_metric("numAddedFiles", txn.added_files().len());
-        finish(txn, options)
+        finish(self, txn, options)
     }
 
     fn read_snapshot(&self, options: &WriteOptions) -> Result<Snapshot> {
@@ -432,7 +432,7 @@ impl Table {
         for a in adds {
             txn.add_file(a);
         }
-        finish(txn, options)
+        finish(self, txn, options)
     }
 }
 
@@ -470,8 +470,10 @@ fn outcome_if_done(
     None
 }
 
-fn finish(txn: Transaction, _options: &WriteOptions) -> Result<WriteOutcome> {
-    Ok(WriteOutcome::Committed(txn.commit()?))
+fn finish(table: &Table, txn: Transaction, _options: &WriteOptions) -> Result<WriteOutcome> {
+    let mut report = txn.commit()?;
+    report.checkpoint = table.post_commit(report.version);
+    Ok(WriteOutcome::Committed(report))
 }
 
 #[derive(Debug, Default)]

@@ -254,6 +254,71 @@ pub fn scalar_at(array: &dyn arrow_array::Array, row: usize, ty: PrimitiveType) 
     })
 }
 
+/// An Arrow array of `values` (each of the type `ty` describes, or NULL).
+///
+/// # Errors
+/// [`LogError::Invalid`] if a value does not fit `ty`.
+pub fn scalars_to_array(values: &[Scalar], ty: &ArrowType) -> Result<ArrayRef> {
+    use arrow_array::builder::*;
+    let mismatch =
+        |v: &Scalar| LogError::Invalid(format!("value {v:?} does not fit Arrow type {ty}"));
+    macro_rules! build {
+        ($builder:expr, $pat:pat => $val:expr) => {{
+            let mut b = $builder;
+            for v in values {
+                match v {
+                    Scalar::Null => b.append_null(),
+                    $pat => b.append_value($val),
+                    other => return Err(mismatch(other)),
+                }
+            }
+            Arc::new(b.finish()) as ArrayRef
+        }};
+    }
+    Ok(match ty {
+        ArrowType::Null => Arc::new(NullArray::new(values.len())),
+        ArrowType::Boolean => build!(BooleanBuilder::new(), Scalar::Boolean(x) => *x),
+        ArrowType::Int8 => build!(Int8Builder::new(), Scalar::Byte(x) => *x),
+        ArrowType::Int16 => build!(Int16Builder::new(), Scalar::Short(x) => *x),
+        ArrowType::Int32 => build!(Int32Builder::new(), Scalar::Integer(x) => *x),
+        ArrowType::Int64 => build!(Int64Builder::new(), Scalar::Long(x) => *x),
+        ArrowType::Float32 => build!(Float32Builder::new(), Scalar::Float(x) => *x),
+        ArrowType::Float64 => build!(Float64Builder::new(), Scalar::Double(x) => *x),
+        ArrowType::Utf8 => build!(StringBuilder::new(), Scalar::String(x) => x),
+        ArrowType::Binary => build!(BinaryBuilder::new(), Scalar::Binary(x) => x),
+        ArrowType::Date32 => build!(Date32Builder::new(), Scalar::Date(x) => *x),
+        ArrowType::Timestamp(arrow_schema::TimeUnit::Microsecond, tz) => {
+            let mut b = TimestampMicrosecondBuilder::new().with_timezone_opt(tz.clone());
+            for v in values {
+                match v {
+                    Scalar::Null => b.append_null(),
+                    Scalar::Timestamp(x) | Scalar::TimestampNtz(x) => b.append_value(*x),
+                    other => return Err(mismatch(other)),
+                }
+            }
+            Arc::new(b.finish())
+        }
+        ArrowType::Decimal128(p, s) => {
+            let mut b = Decimal128Builder::new()
+                .with_precision_and_scale(*p, *s)
+                .map_err(|e| LogError::Invalid(e.to_string()))?;
+            for v in values {
+                match v {
+                    Scalar::Null => b.append_null(),
+                    Scalar::Decimal { value, .. } => b.append_value(*value),
+                    other => return Err(mismatch(other)),
+                }
+            }
+            Arc::new(b.finish())
+        }
+        other => {
+            return Err(LogError::Invalid(format!(
+                "no scalar column of Arrow type {other}"
+            )));
+        }
+    })
+}
+
 /// Brings two unscaled decimals to a common scale (`None` on overflow).
 fn align_decimals(a: i128, sa: u8, b: i128, sb: u8) -> Option<(i128, i128)> {
     match sa.cmp(&sb) {

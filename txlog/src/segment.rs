@@ -8,13 +8,52 @@ use crate::checkpoint::CheckpointFiles;
 use crate::log_path::{CheckpointKind, LogFile, LogFileKind, Version, classify, log_dir};
 use crate::{LogError, Result};
 
+/// Most missing commits between listed ones that are looked up one by one.
+const MAX_GAP_PROBES: u64 = 64;
+
 /// Lists the log files with version `>= from`, sorted by version then name.
+///
+/// A listing is not an atomic snapshot of a directory: on a local filesystem `readdir` may
+/// return a commit created while it runs and miss one created just before it (storage
+/// contract S4). Commits missing between the listed ones are therefore looked up directly;
+/// only one that is still absent is a real gap (which segment building then reports).
 ///
 /// # Errors
 /// Storage errors.
 pub fn list_log_from(store: &dyn ObjectStore, from: Version) -> Result<Vec<LogFile>> {
     let listed = store.list_dir_from(Some(&log_dir()), &format!("{from:020}"))?;
-    Ok(listed.into_iter().filter_map(classify).collect())
+    let mut files: Vec<LogFile> = listed.into_iter().filter_map(classify).collect();
+    let commits: std::collections::BTreeSet<Version> = files
+        .iter()
+        .filter(|f| f.kind == LogFileKind::Commit)
+        .map(|f| f.version)
+        .collect();
+    let (Some(&lo), Some(&hi)) = (commits.first(), commits.last()) else {
+        return Ok(files);
+    };
+    let missing: Vec<Version> = (lo..hi).filter(|v| !commits.contains(v)).collect();
+    if missing.is_empty() || missing.len() as u64 > MAX_GAP_PROBES {
+        return Ok(files);
+    }
+    let mut found = false;
+    for v in missing {
+        match store.head(&crate::log_path::commit_path(v)) {
+            Ok(meta) => {
+                files.push(LogFile {
+                    version: v,
+                    kind: LogFileKind::Commit,
+                    meta,
+                });
+                found = true;
+            }
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if found {
+        files.sort_by(|a, b| a.meta.path.cmp(&b.meta.path));
+    }
+    Ok(files)
 }
 
 /// The files that reconstruct one version of the table.
@@ -237,7 +276,7 @@ pub fn earliest_readable_version(files: &[LogFile]) -> Option<Version> {
 
 #[cfg(test)]
 mod tests {
-    use alluvium_storage::{ObjectMeta, StorePath};
+    use alluvium_storage::{ObjectMeta, ObjectStore, StorePath};
 
     use super::*;
     use crate::log_path::parse_log_file_name;
@@ -321,6 +360,87 @@ mod tests {
         assert_eq!(seg.end_version, 3);
         assert!(seg.commits.is_empty());
         assert!(LogSegment::build(&[], None, &[]).is_err());
+    }
+
+    /// Regression: a listing racing with commits can return a commit and miss its
+    /// predecessor (seen with 8 processes appending on ext4); the lookup fills the hole, and
+    /// only a commit that is really absent is a gap.
+    #[test]
+    fn listing_holes_are_filled_by_lookups() {
+        #[derive(Debug)]
+        struct Forgetful(alluvium_storage::InMemoryStore, String);
+        impl ObjectStore for Forgetful {
+            fn root_uri(&self) -> String {
+                self.0.root_uri()
+            }
+            fn get(&self, p: &StorePath) -> alluvium_storage::Result<bytes::Bytes> {
+                self.0.get(p)
+            }
+            fn get_range(
+                &self,
+                p: &StorePath,
+                r: std::ops::Range<u64>,
+            ) -> alluvium_storage::Result<bytes::Bytes> {
+                self.0.get_range(p, r)
+            }
+            fn head(&self, p: &StorePath) -> alluvium_storage::Result<ObjectMeta> {
+                self.0.head(p)
+            }
+            fn put_if_absent(
+                &self,
+                p: &StorePath,
+                d: bytes::Bytes,
+            ) -> alluvium_storage::Result<()> {
+                self.0.put_if_absent(p, d)
+            }
+            fn put(&self, p: &StorePath, d: bytes::Bytes) -> alluvium_storage::Result<()> {
+                self.0.put(p, d)
+            }
+            fn list_dir_from(
+                &self,
+                dir: Option<&StorePath>,
+                start: &str,
+            ) -> alluvium_storage::Result<Vec<ObjectMeta>> {
+                Ok(self
+                    .0
+                    .list_dir_from(dir, start)?
+                    .into_iter()
+                    .filter(|m| m.path.as_str() != self.1)
+                    .collect())
+            }
+            fn list_tree(
+                &self,
+                dir: Option<&StorePath>,
+            ) -> alluvium_storage::Result<Vec<ObjectMeta>> {
+                self.0.list_tree(dir)
+            }
+            fn delete(&self, p: &StorePath) -> alluvium_storage::Result<()> {
+                self.0.delete(p)
+            }
+        }
+        let store = Forgetful(
+            alluvium_storage::InMemoryStore::new(),
+            "_delta_log/00000000000000000002.json".into(),
+        );
+        for v in 0..5 {
+            store
+                .put(
+                    &crate::log_path::commit_path(v),
+                    bytes::Bytes::from_static(b"{}"),
+                )
+                .unwrap();
+        }
+        let files = list_log_from(&store, 0).unwrap();
+        let versions: Vec<u64> = files.iter().map(|f| f.version).collect();
+        assert_eq!(versions, vec![0, 1, 2, 3, 4]);
+        assert!(LogSegment::build(&files, None, &[]).is_ok());
+        // A commit that is really gone stays a gap.
+        store.delete(&crate::log_path::commit_path(2)).unwrap();
+        let files = list_log_from(&store, 0).unwrap();
+        assert!(matches!(
+            LogSegment::build(&files, None, &[]),
+            Err(LogError::NonContiguousLog { expected: 2, .. })
+        ));
     }
 
     #[test]

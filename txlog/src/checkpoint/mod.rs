@@ -1,11 +1,16 @@
-//! Checkpoints (PROTOCOL.md "Checkpoints"): reading every checkpoint flavour, and the
-//! `_last_checkpoint` hint.
+//! Checkpoints (PROTOCOL.md "Checkpoints"): reading and writing every checkpoint flavour,
+//! and the `_last_checkpoint` hint.
 
 mod columns;
 mod last_checkpoint;
 mod parsed_values;
 mod reader;
+mod schema;
 mod thrift_check;
+mod writer;
 
-pub use last_checkpoint::{LastCheckpointHint, read_last_checkpoint};
+pub use last_checkpoint::{
+    LastCheckpointHint, json_checksum, read_last_checkpoint, write_last_checkpoint,
+};
 pub use reader::{CheckpointFiles, read_checkpoint, read_parquet_actions};
+pub use writer::{BATCH_ROWS, CheckpointOptions, CheckpointOutput, write_checkpoint};

@@ -1,0 +1,46 @@
+//! The checkpoint policy (SPEC.md §9): when to checkpoint, and doing it safely.
+//!
+//! After a commit of version v with `v != 0` and `v % delta.checkpointInterval == 0`
+//! (default 10), write a checkpoint of v, read it back, and only then publish
+//! `_last_checkpoint` (never moving it backwards). A checkpoint failure never fails the
+//! commit that triggered it: it is reported and the next interval tries again.
+
+use alluvium_mvcc::Snapshot;
+use alluvium_txlog::Version;
+use alluvium_txlog::checkpoint::{
+    CheckpointOptions, CheckpointOutput, write_checkpoint, write_last_checkpoint,
+};
+
+use crate::Result;
+
+/// Whether the commit of `version` should be followed by a checkpoint.
+pub fn should_checkpoint(snapshot: &Snapshot, version: Version) -> bool {
+    let interval = snapshot.properties().checkpoint_interval();
+    version != 0 && version % interval == 0
+}
+
+/// How checkpoints are written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CheckpointConfig {
+    /// Split checkpoints with more actions than this (multi-part, or sidecars for V2).
+    pub part_size: Option<usize>,
+}
+
+/// Writes a checkpoint of `snapshot` and publishes it in `_last_checkpoint`.
+///
+/// # Errors
+/// Storage errors, or a written file that does not read back as written; in both cases
+/// `_last_checkpoint` is left untouched and the table stays readable.
+pub fn checkpoint(
+    snapshot: &Snapshot,
+    config: &CheckpointConfig,
+    now_ms: i64,
+) -> Result<CheckpointOutput> {
+    let options = CheckpointOptions {
+        part_size: config.part_size,
+        now_ms,
+    };
+    let out = write_checkpoint(snapshot.store_ref(), snapshot.state(), &options)?;
+    write_last_checkpoint(snapshot.store_ref(), &out.hint)?;
+    Ok(out)
+}

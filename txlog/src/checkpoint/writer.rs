@@ -1,0 +1,871 @@
+//! Writing checkpoints (PROTOCOL.md "Checkpoints"): classic single-file, multi-part, and V2
+//! (UUID-named main file with `checkpointMetadata` and optional sidecars), in the schema
+//! Spark and the Delta kernels read.
+//!
+//! 1. Gather the state: protocol, metadata, unexpired app transactions, live domains, live
+//!    files (sorted by path, so output is deterministic) and tombstones still within
+//!    `delta.deletedFileRetentionDuration`; all file actions with `dataChange=false`.
+//! 2. Encode rows in batches of [`BATCH_ROWS`] into Parquet, file by file.
+//! 3. Put each file atomically (a rename or a put-if-absent: never a torn file under a final
+//!    name), then read it back and check its row counts before reporting success. Only then
+//!    may the caller publish `_last_checkpoint`.
+//!
+//! Multi-part parts hold the rows whose path hashes (CRC-32, stable across processes) to
+//! them, so two writers racing on the same version write identical parts.
+
+use std::sync::Arc;
+
+use alluvium_storage::{ObjectStore, StorePath};
+use arrow_array::builder::{
+    BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, MapBuilder, MapFieldNames,
+    StringBuilder,
+};
+use arrow_array::{ArrayRef, RecordBatch, StructArray, new_null_array};
+use arrow_buffer::NullBuffer;
+use arrow_schema::{DataType, Field, Fields, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+
+use super::last_checkpoint::LastCheckpointHint;
+use super::schema::{FileShape, add_fields, checkpoint_schema};
+use crate::actions::*;
+use crate::column_mapping::ColumnMappingMode;
+use crate::features::supports_reader_feature;
+use crate::log_path::{
+    CheckpointFormat, CheckpointKind, DELTA_LOG_DIR, LogFileKind, SIDECAR_DIR, Version,
+    log_file_name, log_path,
+};
+use crate::partition::parse_partition_value;
+use crate::path::canonical_path;
+use crate::properties::TableProperties;
+use crate::replay::TableState;
+use crate::scalar::{Scalar, scalars_to_array};
+use crate::schema::{DataType as DeltaType, PrimitiveType, StructField, StructType, arrow_type};
+use crate::{LogError, Result};
+
+/// Rows per encoded batch.
+pub const BATCH_ROWS: usize = 32 * 1024;
+
+/// How to write a checkpoint.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckpointOptions {
+    /// Split checkpoints holding more actions than this: into parts (V1 tables) or sidecar
+    /// files (V2 tables). `None`: never split.
+    pub part_size: Option<usize>,
+    /// The current time, against which tombstone and transaction retention is judged.
+    pub now_ms: i64,
+}
+
+/// What was written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckpointOutput {
+    /// The checkpoint's version.
+    pub version: Version,
+    /// The checkpoint files (the parts, or the single / main file).
+    pub files: Vec<StorePath>,
+    /// V2 sidecar files.
+    pub sidecars: Vec<StorePath>,
+    /// The `_last_checkpoint` content describing it.
+    pub hint: LastCheckpointHint,
+}
+
+/// One row of a checkpoint.
+enum Row<'a> {
+    Txn(&'a SetTransaction),
+    Add(&'a Add),
+    Remove(Remove),
+    Metadata(&'a Metadata),
+    Protocol(&'a Protocol),
+    Domain(&'a DomainMetadata),
+    CheckpointMetadata(CheckpointMetadata),
+    Sidecar(Sidecar),
+}
+
+/// Counts of actions in a file, to validate what was written.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    adds: usize,
+    removes: usize,
+    other: usize,
+}
+
+impl Counts {
+    fn of(rows: &[Row<'_>]) -> Counts {
+        let mut c = Counts::default();
+        for r in rows {
+            match r {
+                Row::Add(_) => c.adds += 1,
+                Row::Remove(_) => c.removes += 1,
+                _ => c.other += 1,
+            }
+        }
+        c
+    }
+
+    fn of_actions(actions: &[Action]) -> Counts {
+        let mut c = Counts::default();
+        for a in actions {
+            match a {
+                Action::Add(_) => c.adds += 1,
+                Action::Remove(_) => c.removes += 1,
+                _ => c.other += 1,
+            }
+        }
+        c
+    }
+}
+
+/// Types of the optional parsed columns.
+struct Parsed {
+    partition: Option<(DataType, Vec<(String, PrimitiveType)>)>,
+    stats: Option<DataType>,
+}
+
+fn stats_leaf(t: &DeltaType, counts: bool) -> Option<DataType> {
+    match t {
+        DeltaType::Struct(s) => {
+            let fields: Vec<Field> = s
+                .fields
+                .iter()
+                .filter_map(|f| {
+                    stats_leaf(&f.data_type, counts).map(|t| Field::new(&f.name, t, true))
+                })
+                .collect();
+            (!fields.is_empty()).then(|| DataType::Struct(Fields::from(fields)))
+        }
+        _ if counts => Some(DataType::Int64),
+        DeltaType::Primitive(p) => match p {
+            PrimitiveType::Boolean
+            | PrimitiveType::Binary
+            | PrimitiveType::Void
+            | PrimitiveType::Variant => None,
+            _ => arrow_type(t).ok(),
+        },
+        _ => None,
+    }
+}
+
+fn parsed_types(state: &TableState) -> Result<Parsed> {
+    let props = TableProperties(&state.metadata().configuration);
+    if !props.write_stats_as_struct() {
+        return Ok(Parsed {
+            partition: None,
+            stats: None,
+        });
+    }
+    let schema = StructType::from_json(&state.metadata().schema_string)?;
+    let mode = ColumnMappingMode::of(state.protocol(), state.metadata());
+    let physical = mode.physical_schema(&schema);
+    let parts = &state.metadata().partition_columns;
+    let is_part = |f: &StructField| {
+        parts.iter().any(|p| {
+            schema
+                .field(p)
+                .is_some_and(|l| mode.physical_name(l) == f.name)
+        })
+    };
+    let data: Vec<StructField> = physical
+        .fields
+        .iter()
+        .filter(|f| !is_part(f))
+        .cloned()
+        .collect();
+    let data = DeltaType::Struct(Box::new(StructType::new(data)));
+    let mut stats = vec![Field::new("numRecords", DataType::Int64, true)];
+    if let Some(t) = stats_leaf(&data, false) {
+        stats.push(Field::new("minValues", t.clone(), true));
+        stats.push(Field::new("maxValues", t, true));
+    }
+    if let Some(t) = stats_leaf(&data, true) {
+        stats.push(Field::new("nullCount", t, true));
+    }
+    stats.push(Field::new("tightBounds", DataType::Boolean, true));
+    let mut part_cols = Vec::new();
+    let mut part_fields = Vec::new();
+    for p in parts {
+        if let Some(f) = schema.field(p) {
+            if let DeltaType::Primitive(ty) = f.data_type {
+                let name = mode.physical_name(f).to_string();
+                part_fields.push(Field::new(&name, arrow_type(&f.data_type)?, true));
+                part_cols.push((name, ty));
+            }
+        }
+    }
+    Ok(Parsed {
+        partition: (!part_fields.is_empty())
+            .then(|| (DataType::Struct(Fields::from(part_fields)), part_cols)),
+        stats: Some(DataType::Struct(Fields::from(stats))),
+    })
+}
+
+fn map_builder() -> MapBuilder<StringBuilder, StringBuilder> {
+    let names = MapFieldNames {
+        entry: "key_value".into(),
+        key: "key".into(),
+        value: "value".into(),
+    };
+    MapBuilder::new(Some(names), StringBuilder::new(), StringBuilder::new())
+}
+
+fn map_array<'a>(
+    items: impl Iterator<Item = Option<Vec<(&'a str, Option<&'a str>)>>>,
+) -> Result<ArrayRef> {
+    let mut b = map_builder();
+    for item in items {
+        match item {
+            None => b.append(false)?,
+            Some(pairs) => {
+                for (k, v) in pairs {
+                    b.keys().append_value(k);
+                    b.values().append_option(v);
+                }
+                b.append(true)?;
+            }
+        }
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+fn list_array<'a>(items: impl Iterator<Item = Option<&'a [String]>>) -> ArrayRef {
+    let mut b = ListBuilder::new(StringBuilder::new()).with_field(Arc::new(Field::new(
+        "element",
+        DataType::Utf8,
+        true,
+    )));
+    for item in items {
+        match item {
+            None => b.append(false),
+            Some(values) => {
+                for v in values {
+                    b.values().append_value(v);
+                }
+                b.append(true);
+            }
+        }
+    }
+    Arc::new(b.finish())
+}
+
+fn strings<'a>(items: impl Iterator<Item = Option<&'a str>>) -> ArrayRef {
+    let mut b = StringBuilder::new();
+    for i in items {
+        b.append_option(i);
+    }
+    Arc::new(b.finish())
+}
+
+fn longs(items: impl Iterator<Item = Option<i64>>) -> ArrayRef {
+    let mut b = Int64Builder::new();
+    for i in items {
+        b.append_option(i);
+    }
+    Arc::new(b.finish())
+}
+
+fn ints(items: impl Iterator<Item = Option<i32>>) -> ArrayRef {
+    let mut b = Int32Builder::new();
+    for i in items {
+        b.append_option(i);
+    }
+    Arc::new(b.finish())
+}
+
+fn bools(items: impl Iterator<Item = Option<bool>>) -> ArrayRef {
+    let mut b = BooleanBuilder::new();
+    for i in items {
+        b.append_option(i);
+    }
+    Arc::new(b.finish())
+}
+
+fn structure(fields: &Fields, children: Vec<ArrayRef>, valid: Vec<bool>) -> Result<ArrayRef> {
+    Ok(Arc::new(StructArray::try_new(
+        fields.clone(),
+        children,
+        Some(NullBuffer::from(valid)),
+    )?))
+}
+
+fn opt_map(m: Option<&OptStringMap>) -> Option<Vec<(&str, Option<&str>)>> {
+    m.map(|m| m.iter().collect())
+}
+
+fn dv_array(fields: &Fields, dvs: &[Option<&DeletionVectorDescriptor>]) -> Result<ArrayRef> {
+    let children = vec![
+        strings(dvs.iter().map(|d| d.map(|d| d.storage_type.as_str()))),
+        strings(dvs.iter().map(|d| d.map(|d| d.path_or_inline_dv.as_str()))),
+        ints(dvs.iter().map(|d| d.and_then(|d| d.offset))),
+        ints(dvs.iter().map(|d| d.map(|d| d.size_in_bytes))),
+        longs(dvs.iter().map(|d| d.map(|d| d.cardinality))),
+    ];
+    structure(fields, children, dvs.iter().map(Option::is_some).collect())
+}
+
+fn sub_fields(t: &DataType) -> Fields {
+    match t {
+        DataType::Struct(f) => f.clone(),
+        _ => Fields::empty(),
+    }
+}
+
+/// The typed `partitionValues_parsed` of the adds.
+fn partition_parsed(
+    adds: &[&Add],
+    t: &DataType,
+    cols: &[(String, PrimitiveType)],
+) -> Result<ArrayRef> {
+    let fields = sub_fields(t);
+    let mut children = Vec::with_capacity(cols.len());
+    for ((name, ty), field) in cols.iter().zip(fields.iter()) {
+        let values: Vec<Scalar> = adds
+            .iter()
+            .map(|a| parse_partition_value(name, a.partition_values.get(name).flatten(), *ty))
+            .collect::<Result<_>>()?;
+        children.push(scalars_to_array(&values, field.data_type())?);
+    }
+    structure(&fields, children, vec![true; adds.len()])
+}
+
+/// The typed `stats_parsed` of the adds, decoded from their JSON statistics. `None` when
+/// some statistics do not fit the table's types (e.g. written before a type change): the
+/// JSON statistics remain authoritative then.
+fn stats_parsed(adds: &[&Add], t: &DataType) -> Option<ArrayRef> {
+    let fields = sub_fields(t);
+    let schema = Arc::new(arrow_schema::Schema::new(fields.clone()));
+    let mut decoder = arrow_json::ReaderBuilder::new(schema)
+        .with_batch_size(adds.len().max(1))
+        .build_decoder()
+        .ok()?;
+    let mut text = Vec::with_capacity(adds.len() * 64);
+    for a in adds {
+        text.extend_from_slice(a.stats.as_deref().unwrap_or("{}").as_bytes());
+        text.push(b'\n');
+    }
+    decoder.decode(&text).ok()?;
+    let batch = decoder.flush().ok()??;
+    if batch.num_rows() != adds.len() {
+        return None;
+    }
+    let valid: Vec<bool> = adds.iter().map(|a| a.stats.is_some()).collect();
+    StructArray::try_new(
+        fields,
+        batch.columns().to_vec(),
+        Some(NullBuffer::from(valid)),
+    )
+    .ok()
+    .map(|s| Arc::new(s) as ArrayRef)
+}
+
+fn column(name: &str, data_type: &DataType, rows: &[Row<'_>], parsed: &Parsed) -> Result<ArrayRef> {
+    let n = rows.len();
+    let fields = sub_fields(data_type);
+    Ok(match name {
+        TXN => {
+            let t: Vec<Option<&SetTransaction>> = rows
+                .iter()
+                .map(|r| if let Row::Txn(t) = r { Some(*t) } else { None })
+                .collect();
+            if t.iter().all(Option::is_none) {
+                return Ok(new_null_array(data_type, n));
+            }
+            structure(
+                &fields,
+                vec![
+                    strings(t.iter().map(|t| t.map(|t| t.app_id.as_str()))),
+                    longs(t.iter().map(|t| t.map(|t| t.version))),
+                    longs(t.iter().map(|t| t.and_then(|t| t.last_updated))),
+                ],
+                t.iter().map(Option::is_some).collect(),
+            )?
+        }
+        ADD => {
+            let a: Vec<Option<&Add>> = rows
+                .iter()
+                .map(|r| if let Row::Add(a) = r { Some(*a) } else { None })
+                .collect();
+            if a.iter().all(Option::is_none) {
+                return Ok(new_null_array(data_type, n));
+            }
+            let dvs: Vec<Option<&DeletionVectorDescriptor>> = a
+                .iter()
+                .map(|a| a.and_then(|a| a.deletion_vector.as_ref()))
+                .collect();
+            let adds_only: Vec<&Add> = a.iter().flatten().copied().collect();
+            let mut children = Vec::with_capacity(fields.len());
+            for f in fields.iter() {
+                children.push(match f.name().as_str() {
+                    "path" => strings(a.iter().map(|a| a.map(|a| a.path.as_str()))),
+                    "partitionValues" => map_array(
+                        a.iter()
+                            .map(|a| a.map(|a| a.partition_values.iter().collect())),
+                    )?,
+                    "size" => longs(a.iter().map(|a| a.map(|a| a.size))),
+                    "modificationTime" => longs(a.iter().map(|a| a.map(|a| a.modification_time))),
+                    "dataChange" => bools(a.iter().map(|a| a.map(|_| false))),
+                    "tags" => {
+                        map_array(a.iter().map(|a| a.and_then(|a| opt_map(a.tags.as_ref()))))?
+                    }
+                    "deletionVector" => dv_array(&sub_fields(f.data_type()), &dvs)?,
+                    "baseRowId" => longs(a.iter().map(|a| a.and_then(|a| a.base_row_id))),
+                    "defaultRowCommitVersion" => longs(
+                        a.iter()
+                            .map(|a| a.and_then(|a| a.default_row_commit_version)),
+                    ),
+                    "clusteringProvider" => strings(
+                        a.iter()
+                            .map(|a| a.and_then(|a| a.clustering_provider.as_deref())),
+                    ),
+                    "stats" => strings(a.iter().map(|a| a.and_then(|a| a.stats.as_deref()))),
+                    "partitionValues_parsed" => match &parsed.partition {
+                        Some((t, cols)) if adds_only.len() == n => {
+                            partition_parsed(&adds_only, t, cols)?
+                        }
+                        _ => new_null_array(f.data_type(), n),
+                    },
+                    "stats_parsed" => match &parsed.stats {
+                        Some(t) if adds_only.len() == n => stats_parsed(&adds_only, t)
+                            .unwrap_or_else(|| new_null_array(f.data_type(), n)),
+                        _ => new_null_array(f.data_type(), n),
+                    },
+                    other => {
+                        return Err(LogError::Invalid(format!("unexpected add field {other}")));
+                    }
+                });
+            }
+            structure(&fields, children, a.iter().map(Option::is_some).collect())?
+        }
+        REMOVE => {
+            let r: Vec<Option<&Remove>> = rows
+                .iter()
+                .map(|r| {
+                    if let Row::Remove(x) = r {
+                        Some(x)
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            if r.iter().all(Option::is_none) {
+                return Ok(new_null_array(data_type, n));
+            }
+            let dvs: Vec<Option<&DeletionVectorDescriptor>> = r
+                .iter()
+                .map(|r| r.and_then(|r| r.deletion_vector.as_ref()))
+                .collect();
+            structure(
+                &fields,
+                vec![
+                    strings(r.iter().map(|r| r.map(|r| r.path.as_str()))),
+                    longs(r.iter().map(|r| r.and_then(|r| r.deletion_timestamp))),
+                    bools(r.iter().map(|r| r.map(|_| false))),
+                    bools(r.iter().map(|r| r.and_then(|r| r.extended_file_metadata))),
+                    map_array(
+                        r.iter()
+                            .map(|r| r.and_then(|r| opt_map(r.partition_values.as_ref()))),
+                    )?,
+                    longs(r.iter().map(|r| r.and_then(|r| r.size))),
+                    dv_array(&sub_fields(fields[6].data_type()), &dvs)?,
+                    longs(r.iter().map(|r| r.and_then(|r| r.base_row_id))),
+                    longs(
+                        r.iter()
+                            .map(|r| r.and_then(|r| r.default_row_commit_version)),
+                    ),
+                ],
+                r.iter().map(Option::is_some).collect(),
+            )?
+        }
+        METADATA => {
+            let m: Vec<Option<&Metadata>> = rows
+                .iter()
+                .map(|r| {
+                    if let Row::Metadata(m) = r {
+                        Some(*m)
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            if m.iter().all(Option::is_none) {
+                return Ok(new_null_array(data_type, n));
+            }
+            fn sorted(h: &std::collections::HashMap<String, String>) -> Vec<(&str, Option<&str>)> {
+                let mut v: Vec<(&str, Option<&str>)> = h
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), Some(v.as_str())))
+                    .collect();
+                v.sort();
+                v
+            }
+            let format_fields = sub_fields(fields[3].data_type());
+            let format = structure(
+                &format_fields,
+                vec![
+                    strings(m.iter().map(|m| m.map(|m| m.format.provider.as_str()))),
+                    map_array(m.iter().map(|m| m.map(|m| sorted(&m.format.options))))?,
+                ],
+                m.iter().map(Option::is_some).collect(),
+            )?;
+            structure(
+                &fields,
+                vec![
+                    strings(m.iter().map(|m| m.map(|m| m.id.as_str()))),
+                    strings(m.iter().map(|m| m.and_then(|m| m.name.as_deref()))),
+                    strings(m.iter().map(|m| m.and_then(|m| m.description.as_deref()))),
+                    format,
+                    strings(m.iter().map(|m| m.map(|m| m.schema_string.as_str()))),
+                    list_array(m.iter().map(|m| m.map(|m| m.partition_columns.as_slice()))),
+                    longs(m.iter().map(|m| m.and_then(|m| m.created_time))),
+                    map_array(m.iter().map(|m| m.map(|m| sorted(&m.configuration))))?,
+                ],
+                m.iter().map(Option::is_some).collect(),
+            )?
+        }
+        PROTOCOL => {
+            let p: Vec<Option<&Protocol>> = rows
+                .iter()
+                .map(|r| {
+                    if let Row::Protocol(p) = r {
+                        Some(*p)
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            if p.iter().all(Option::is_none) {
+                return Ok(new_null_array(data_type, n));
+            }
+            // Feature lists are written (non-null) exactly at reader 3 / writer 7.
+            let readers: Vec<Option<Vec<String>>> = p
+                .iter()
+                .map(|p| {
+                    p.and_then(|p| {
+                        (p.min_reader_version >= 3)
+                            .then(|| p.reader_features.clone().unwrap_or_default())
+                    })
+                })
+                .collect();
+            let writers: Vec<Option<Vec<String>>> = p
+                .iter()
+                .map(|p| {
+                    p.and_then(|p| {
+                        (p.min_writer_version >= 7)
+                            .then(|| p.writer_features.clone().unwrap_or_default())
+                    })
+                })
+                .collect();
+            structure(
+                &fields,
+                vec![
+                    ints(p.iter().map(|p| p.map(|p| p.min_reader_version))),
+                    ints(p.iter().map(|p| p.map(|p| p.min_writer_version))),
+                    list_array(readers.iter().map(|r| r.as_deref())),
+                    list_array(writers.iter().map(|w| w.as_deref())),
+                ],
+                p.iter().map(Option::is_some).collect(),
+            )?
+        }
+        DOMAIN_METADATA => {
+            let d: Vec<Option<&DomainMetadata>> = rows
+                .iter()
+                .map(|r| {
+                    if let Row::Domain(d) = r {
+                        Some(*d)
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            if d.iter().all(Option::is_none) {
+                return Ok(new_null_array(data_type, n));
+            }
+            structure(
+                &fields,
+                vec![
+                    strings(d.iter().map(|d| d.map(|d| d.domain.as_str()))),
+                    strings(d.iter().map(|d| d.map(|d| d.configuration.as_str()))),
+                    bools(d.iter().map(|d| d.map(|d| d.removed))),
+                ],
+                d.iter().map(Option::is_some).collect(),
+            )?
+        }
+        CHECKPOINT_METADATA => {
+            let c: Vec<Option<&CheckpointMetadata>> = rows
+                .iter()
+                .map(|r| {
+                    if let Row::CheckpointMetadata(c) = r {
+                        Some(c)
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            if c.iter().all(Option::is_none) {
+                return Ok(new_null_array(data_type, n));
+            }
+            structure(
+                &fields,
+                vec![
+                    longs(c.iter().map(|c| c.map(|c| c.version))),
+                    map_array(c.iter().map(|c| c.and_then(|c| opt_map(c.tags.as_ref()))))?,
+                ],
+                c.iter().map(Option::is_some).collect(),
+            )?
+        }
+        SIDECAR => {
+            let s: Vec<Option<&Sidecar>> = rows
+                .iter()
+                .map(|r| {
+                    if let Row::Sidecar(s) = r {
+                        Some(s)
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            if s.iter().all(Option::is_none) {
+                return Ok(new_null_array(data_type, n));
+            }
+            structure(
+                &fields,
+                vec![
+                    strings(s.iter().map(|s| s.map(|s| s.path.as_str()))),
+                    longs(s.iter().map(|s| s.map(|s| s.size_in_bytes))),
+                    longs(s.iter().map(|s| s.map(|s| s.modification_time))),
+                    map_array(s.iter().map(|s| s.and_then(|s| opt_map(s.tags.as_ref()))))?,
+                ],
+                s.iter().map(Option::is_some).collect(),
+            )?
+        }
+        other => {
+            return Err(LogError::Invalid(format!(
+                "unexpected checkpoint column {other}"
+            )));
+        }
+    })
+}
+
+/// Encodes rows into one Parquet file, batch by batch (homogeneous batches: file actions of
+/// one kind, or non-file actions).
+fn encode(schema: &SchemaRef, rows: &[Row<'_>], parsed: &Parsed) -> Result<Vec<u8>> {
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_created_by(concat!("alluvium ", env!("CARGO_PKG_VERSION")).into())
+        .build();
+    let io = |e: parquet::errors::ParquetError| {
+        LogError::Invalid(format!("cannot encode checkpoint: {e}"))
+    };
+    let mut writer = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props)).map_err(io)?;
+    let kind = |r: &Row<'_>| match r {
+        Row::Add(_) => 1,
+        Row::Remove(_) => 2,
+        _ => 0,
+    };
+    let mut start = 0;
+    while start < rows.len() {
+        let k = kind(&rows[start]);
+        let mut end = start;
+        while end < rows.len() && end - start < BATCH_ROWS && kind(&rows[end]) == k {
+            end += 1;
+        }
+        let chunk = &rows[start..end];
+        let columns: Vec<ArrayRef> = schema
+            .fields()
+            .iter()
+            .map(|f| column(f.name(), f.data_type(), chunk, parsed))
+            .collect::<Result<_>>()?;
+        writer
+            .write(&RecordBatch::try_new(schema.clone(), columns)?)
+            .map_err(io)?;
+        start = end;
+    }
+    writer.into_inner().map_err(io)
+}
+
+/// Reads a written file back and checks it holds exactly the expected actions.
+fn validate(store: &dyn ObjectStore, path: &StorePath, expected: Counts) -> Result<()> {
+    let bytes = store.get(path)?;
+    let actions = super::reader::read_parquet_actions(path.as_str(), bytes)?;
+    let got = Counts::of_actions(&actions);
+    if got != expected {
+        let _ = store.delete(path);
+        return Err(LogError::corrupt_checkpoint(
+            path.as_str(),
+            format!("read back {got:?}, wrote {expected:?}; the file was removed"),
+        ));
+    }
+    Ok(())
+}
+
+/// Writes a checkpoint of `state` (see the module docs).
+///
+/// # Errors
+/// Storage errors, and [`LogError::CorruptCheckpoint`] when a written file does not read
+/// back as written. On error nothing may be published; partial files are harmless
+/// (incomplete multi-part sets are ignored by readers).
+pub fn write_checkpoint(
+    store: &dyn ObjectStore,
+    state: &TableState,
+    options: &CheckpointOptions,
+) -> Result<CheckpointOutput> {
+    let version = state.version();
+    let props = TableProperties(&state.metadata().configuration);
+    let parsed = parsed_types(state)?;
+    let add = add_fields(
+        props.write_stats_as_json(),
+        parsed.partition.as_ref().map(|p| &p.0),
+        parsed.stats.as_ref(),
+    );
+
+    // Non-file actions.
+    let txn_cutoff = props
+        .set_transaction_retention_ms()
+        .map(|r| options.now_ms.saturating_sub(r));
+    let mut txns: Vec<&SetTransaction> = state
+        .app_transactions()
+        .values()
+        .filter(|t| txn_cutoff.is_none_or(|c| t.last_updated.is_none_or(|u| u > c)))
+        .collect();
+    txns.sort_by(|a, b| a.app_id.cmp(&b.app_id));
+    let mut domains: Vec<&DomainMetadata> = state.domains().values().collect();
+    domains.sort_by(|a, b| a.domain.cmp(&b.domain));
+    let mut meta_rows: Vec<Row<'_>> = vec![
+        Row::Protocol(state.protocol()),
+        Row::Metadata(state.metadata()),
+    ];
+    meta_rows.extend(txns.into_iter().map(Row::Txn));
+    meta_rows.extend(domains.into_iter().map(Row::Domain));
+
+    // File actions, sorted so that output is deterministic.
+    let mut adds: Vec<&Add> = state.files().collect();
+    adds.sort_by(|a, b| a.path.cmp(&b.path));
+    let cutoff = options
+        .now_ms
+        .saturating_sub(props.deleted_file_retention_ms());
+    let mut removes: Vec<Remove> = state
+        .unexpired_tombstones(cutoff)
+        .map(|r| Remove {
+            data_change: false,
+            stats: None,
+            tags: None,
+            ..r.clone()
+        })
+        .collect();
+    removes.sort_by(|a, b| a.path.cmp(&b.path));
+    let num_adds = adds.len();
+    let file_rows = || {
+        adds.iter()
+            .map(|a| Row::Add(a))
+            .chain(removes.iter().cloned().map(Row::Remove))
+    };
+    let total = meta_rows.len() + num_adds + removes.len();
+    let v2 = supports_reader_feature(state.protocol(), "v2Checkpoint");
+    let split = options.part_size.filter(|p| *p > 0 && total > *p);
+
+    let mut files = Vec::new();
+    let mut sidecars = Vec::new();
+    let mut size_in_bytes: i64 = 0;
+    let mut v2_info = None;
+    let mut parts_written = None;
+    if v2 {
+        // V2: one main file with checkpointMetadata; file actions inline or in sidecars.
+        let mut rows: Vec<Row<'_>> = vec![Row::CheckpointMetadata(CheckpointMetadata {
+            version: crate::log_path::version_to_i64(version),
+            tags: None,
+        })];
+        rows.extend(meta_rows);
+        if let Some(per) = split {
+            let file_rows: Vec<Row<'_>> = file_rows().collect();
+            let sidecar_schema: SchemaRef =
+                Arc::new(checkpoint_schema(FileShape::Sidecar, add.clone()));
+            for chunk in file_rows.chunks(per) {
+                let name = format!("{}.parquet", uuid::Uuid::new_v4());
+                let path = StorePath::parse(format!("{DELTA_LOG_DIR}/{SIDECAR_DIR}/{name}"))?;
+                let bytes = encode(&sidecar_schema, chunk, &parsed)?;
+                let len = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
+                store.put_if_absent(&path, bytes.into())?;
+                validate(store, &path, Counts::of(chunk))?;
+                size_in_bytes += len;
+                rows.push(Row::Sidecar(Sidecar {
+                    path: name,
+                    size_in_bytes: len,
+                    modification_time: options.now_ms,
+                    tags: None,
+                }));
+                sidecars.push(path);
+            }
+        } else {
+            rows.extend(file_rows());
+        }
+        let uuid = uuid::Uuid::new_v4().to_string();
+        let kind = LogFileKind::Checkpoint(CheckpointKind::Uuid {
+            uuid,
+            format: CheckpointFormat::Parquet,
+        });
+        let name = log_file_name(version, &kind);
+        let path = log_path(&name);
+        let schema: SchemaRef = Arc::new(checkpoint_schema(FileShape::V2, add));
+        let bytes = encode(&schema, &rows, &parsed)?;
+        let len = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
+        store.put_if_absent(&path, bytes.into())?;
+        validate(store, &path, Counts::of(&rows))?;
+        size_in_bytes += len;
+        v2_info = Some(
+            serde_json::json!({"path": name, "sizeInBytes": len, "modificationTime": options.now_ms}),
+        );
+        files.push(path);
+    } else {
+        let schema: SchemaRef = Arc::new(checkpoint_schema(FileShape::V1, add));
+        let parts = split.map_or(1, |per| total.div_ceil(per).max(1));
+        let mut buckets: Vec<Vec<Row<'_>>> = (0..parts).map(|_| Vec::new()).collect();
+        buckets[0].extend(meta_rows);
+        for row in file_rows() {
+            let path = match &row {
+                Row::Add(a) => a.path.as_str(),
+                Row::Remove(r) => r.path.as_str(),
+                _ => "",
+            };
+            let root = state.root();
+            let h = crc32fast::hash(canonical_path(path, root).as_bytes()) as usize;
+            buckets[if parts == 1 { 0 } else { h % parts }].push(row);
+        }
+        for (i, rows) in buckets.iter().enumerate() {
+            let kind = if parts == 1 {
+                LogFileKind::Checkpoint(CheckpointKind::Classic)
+            } else {
+                let part = u32::try_from(i + 1).unwrap_or(u32::MAX);
+                LogFileKind::Checkpoint(CheckpointKind::MultiPart {
+                    part,
+                    parts: u32::try_from(parts).unwrap_or(u32::MAX),
+                })
+            };
+            let path = log_path(&log_file_name(version, &kind));
+            let bytes = encode(&schema, rows, &parsed)?;
+            size_in_bytes += i64::try_from(bytes.len()).unwrap_or(i64::MAX);
+            // Atomic replace: a concurrent writer of the same version writes the same rows.
+            store.put(&path, bytes.into())?;
+            validate(store, &path, Counts::of(rows))?;
+            files.push(path);
+        }
+        if parts > 1 {
+            parts_written = Some(u32::try_from(parts).unwrap_or(u32::MAX));
+        }
+    }
+    let mut hint = LastCheckpointHint {
+        version,
+        size: Some(i64::try_from(total).unwrap_or(i64::MAX)),
+        parts: parts_written,
+        size_in_bytes: Some(size_in_bytes),
+        num_of_add_files: Some(i64::try_from(num_adds).unwrap_or(i64::MAX)),
+        checkpoint_schema: None,
+        checksum: None,
+        v2_checkpoint: v2_info,
+    };
+    hint.checksum = Some(hint.checksum_of());
+    Ok(CheckpointOutput {
+        version,
+        files,
+        sidecars,
+        hint,
+    })
+}
