@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium_mvcc::{Snapshot, Transaction, VersionSpec};
-use alluvium_storage::{InMemoryStore, ObjectStore, StoreRef};
+use alluvium_storage::{InMemoryStore, StoreRef};
 use alluvium_txlog::actions::{Action, Add, Format, Metadata, OptStringMap, Protocol};
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::log_path::{LogFileKind, commit_path};
@@ -73,7 +73,7 @@ fn check(store: &StoreRef, acked: &[(u64, String)], writers: usize) {
     assert_eq!(
         versions,
         (0..=writers as u64).collect::<Vec<_>>(),
-        "duplicate or gapped versions"
+        "log invariant violated: duplicate or gapped versions"
     );
     let mut ids = Vec::new();
     for v in versions {
@@ -88,27 +88,48 @@ fn check(store: &StoreRef, acked: &[(u64, String)], writers: usize) {
     for (v, id) in acked {
         assert!(
             ids.contains(&(*v, id.clone())),
-            "acknowledged commit {id} is not at version {v}"
+            "log invariant violated: acknowledged commit {id} is not at version {v}"
         );
     }
     let mut unique: Vec<&String> = ids.iter().map(|(_, i)| i).collect();
     unique.sort();
     unique.dedup();
-    assert_eq!(unique.len(), ids.len(), "a commit appears twice");
+    assert_eq!(
+        unique.len(),
+        ids.len(),
+        "log invariant violated: a commit appears twice"
+    );
+}
+
+/// Stack for model threads: the commit path (JSON, schema parsing) needs more than loom's
+/// default coroutine stack, especially in debug builds.
+const STACK: usize = 16 << 20;
+
+fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> loom::thread::JoinHandle<T> {
+    loom::thread::Builder::new()
+        .stack_size(STACK)
+        .spawn(f)
+        .unwrap()
 }
 
 fn model(writers: usize, make: fn() -> InMemoryStore) {
     loom::model(move || {
-        let store: StoreRef = Arc::new(make());
-        create(&store);
-        let handles: Vec<_> = (0..writers)
-            .map(|w| {
-                let store = store.clone();
-                loom::thread::spawn(move || append(store, w))
-            })
-            .collect();
-        let acked: Vec<(u64, String)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-        check(&store, &acked, writers);
+        // The model's main thread has a small fixed stack: do the work in a big one.
+        spawn(move || {
+            let store: StoreRef = Arc::new(make());
+            create(&store);
+            let handles: Vec<_> = (0..writers)
+                .map(|w| {
+                    let store = store.clone();
+                    spawn(move || append(store, w))
+                })
+                .collect();
+            let acked: Vec<(u64, String)> =
+                handles.into_iter().map(|h| h.join().unwrap()).collect();
+            check(&store, &acked, writers);
+        })
+        .join()
+        .unwrap();
     });
 }
 
@@ -125,7 +146,7 @@ fn three_writers_win_each_version_exactly_once() {
 /// Negative control: without mutual exclusion two writers can both "win" a version; the
 /// model must notice, or it proves nothing.
 #[test]
-#[should_panic]
+#[should_panic(expected = "log invariant violated")]
 fn a_racy_store_is_caught() {
     model(2, InMemoryStore::racy_for_testing);
 }
