@@ -28,6 +28,7 @@ pub mod dv;
 mod error;
 pub mod expr;
 pub mod features;
+mod file_set;
 pub mod log_path;
 pub mod partition;
 pub mod path;

@@ -10,51 +10,17 @@
 //! 4. `commitInfo`, `cdc`, `checkpointMetadata` and `sidecar` do not contribute.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
-
-use hashbrown::HashTable;
-use hashbrown::hash_table::Entry;
 
 use crate::actions::{
     Action, Add, DeletionVectorDescriptor, DomainMetadata, Metadata, Protocol, Remove,
     SetTransaction,
 };
+use crate::file_set::{FileSet, key_hash};
 use crate::log_path::Version;
-use crate::path::{TableRoot, canonical_path};
+use crate::path::TableRoot;
 use crate::{LogError, Result};
 
 type Hashing = hashbrown::DefaultHashBuilder;
-
-fn dv_key(dv: Option<&DeletionVectorDescriptor>) -> Option<(&str, &str, Option<i32>)> {
-    dv.map(|d| {
-        (
-            d.storage_type.as_str(),
-            d.path_or_inline_dv.as_str(),
-            d.offset,
-        )
-    })
-}
-
-fn key_hash(
-    hashing: &Hashing,
-    root: &TableRoot,
-    path: &str,
-    dv: Option<&DeletionVectorDescriptor>,
-) -> u64 {
-    let mut h = hashing.build_hasher();
-    canonical_path(path, root).hash(&mut h);
-    dv_key(dv).hash(&mut h);
-    h.finish()
-}
-
-fn key_eq(
-    root: &TableRoot,
-    a: (&str, Option<&DeletionVectorDescriptor>),
-    b: (&str, Option<&DeletionVectorDescriptor>),
-) -> bool {
-    dv_key(a.1) == dv_key(b.1)
-        && (a.0 == b.0 || canonical_path(a.0, root) == canonical_path(b.0, root))
-}
 
 /// The reconciled state of the table at one version.
 #[derive(Debug, Clone)]
@@ -62,8 +28,8 @@ pub struct TableState {
     version: Version,
     protocol: Protocol,
     metadata: Metadata,
-    files: HashTable<Add>,
-    tombstones: HashTable<Remove>,
+    files: FileSet<Add>,
+    tombstones: FileSet<Remove>,
     txns: HashMap<String, SetTransaction>,
     domains: HashMap<String, DomainMetadata>,
     root: TableRoot,
@@ -75,8 +41,8 @@ pub struct TableState {
 pub struct Replay {
     protocol: Option<Protocol>,
     metadata: Option<Metadata>,
-    files: HashTable<Add>,
-    tombstones: HashTable<Remove>,
+    files: FileSet<Add>,
+    tombstones: FileSet<Remove>,
     txns: HashMap<String, SetTransaction>,
     domains: HashMap<String, DomainMetadata>,
     root: TableRoot,
@@ -89,8 +55,8 @@ impl Replay {
         Replay {
             protocol: None,
             metadata: None,
-            files: HashTable::new(),
-            tombstones: HashTable::new(),
+            files: FileSet::default(),
+            tombstones: FileSet::default(),
             txns: HashMap::new(),
             domains: HashMap::new(),
             root,
@@ -114,10 +80,7 @@ impl Replay {
 
     /// Reserves room for `adds` more live files.
     pub fn reserve(&mut self, adds: usize) {
-        let (hashing, root) = (&self.hashing, &self.root);
-        self.files.reserve(adds, |a| {
-            key_hash(hashing, root, &a.path, a.deletion_vector.as_ref())
-        });
+        self.files.reserve(adds);
     }
 
     /// Applies one action.
@@ -154,50 +117,26 @@ impl Replay {
     fn apply_add(&mut self, add: Add) {
         let (hashing, root) = (&self.hashing, &self.root);
         let hash = key_hash(hashing, root, &add.path, add.deletion_vector.as_ref());
-        let key = (add.path.as_str(), add.deletion_vector.as_ref());
-        if let Ok(e) = self.tombstones.find_entry(hash, |r| {
-            key_eq(root, (&r.path, r.deletion_vector.as_ref()), key)
-        }) {
-            e.remove();
-        }
-        match self.files.entry(
-            hash,
-            |a| key_eq(root, (&a.path, a.deletion_vector.as_ref()), key),
-            |a| key_hash(hashing, root, &a.path, a.deletion_vector.as_ref()),
-        ) {
-            Entry::Occupied(mut e) => *e.get_mut() = add,
-            Entry::Vacant(e) => {
-                e.insert(add);
-            }
-        }
+        self.tombstones
+            .remove(root, hash, (&add.path, add.deletion_vector.as_ref()));
+        self.files.insert(root, hash, add);
     }
 
     fn apply_remove(&mut self, rm: Remove) {
         let (hashing, root) = (&self.hashing, &self.root);
         let hash = key_hash(hashing, root, &rm.path, rm.deletion_vector.as_ref());
-        let key = (rm.path.as_str(), rm.deletion_vector.as_ref());
-        if let Ok(e) = self.files.find_entry(hash, |a| {
-            key_eq(root, (&a.path, a.deletion_vector.as_ref()), key)
-        }) {
-            e.remove();
-        }
-        match self.tombstones.entry(
-            hash,
-            |r| key_eq(root, (&r.path, r.deletion_vector.as_ref()), key),
-            |r| key_hash(hashing, root, &r.path, r.deletion_vector.as_ref()),
-        ) {
-            Entry::Occupied(mut e) => *e.get_mut() = rm,
-            Entry::Vacant(e) => {
-                e.insert(rm);
-            }
-        }
+        self.files
+            .remove(root, hash, (&rm.path, rm.deletion_vector.as_ref()));
+        self.tombstones.insert(root, hash, rm);
     }
 
     /// The state at `version`.
     ///
     /// # Errors
     /// [`LogError::MissingAction`] if no protocol or no metaData was seen.
-    pub fn finish(self, version: Version) -> Result<TableState> {
+    pub fn finish(mut self, version: Version) -> Result<TableState> {
+        self.files.freeze();
+        self.tombstones.freeze();
         let protocol = self.protocol.ok_or(LogError::MissingAction {
             action: "protocol",
             version,
@@ -242,7 +181,7 @@ impl TableState {
     }
 
     /// The live files (in no particular order).
-    pub fn files(&self) -> impl ExactSizeIterator<Item = &Add> {
+    pub fn files(&self) -> impl Iterator<Item = &Add> {
         self.files.iter()
     }
 
@@ -252,7 +191,7 @@ impl TableState {
     }
 
     /// Every tombstone in the replayed segment, expired or not (in no particular order).
-    pub fn tombstones(&self) -> impl ExactSizeIterator<Item = &Remove> {
+    pub fn tombstones(&self) -> impl Iterator<Item = &Remove> {
         self.tombstones.iter()
     }
 
@@ -266,13 +205,7 @@ impl TableState {
     /// The live add with this path and deletion vector, if any.
     pub fn file(&self, path: &str, dv: Option<&DeletionVectorDescriptor>) -> Option<&Add> {
         let hash = key_hash(&self.hashing, &self.root, path, dv);
-        self.files.find(hash, |a| {
-            key_eq(
-                &self.root,
-                (&a.path, a.deletion_vector.as_ref()),
-                (path, dv),
-            )
-        })
+        self.files.get(&self.root, hash, (path, dv))
     }
 
     /// The latest `txn` of every application.

@@ -136,7 +136,7 @@ impl Snapshot {
     }
 
     /// The live files.
-    pub fn files(&self) -> impl ExactSizeIterator<Item = &Add> {
+    pub fn files(&self) -> impl Iterator<Item = &Add> {
         self.state.files()
     }
 

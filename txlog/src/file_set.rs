@@ -1,0 +1,354 @@
+//! The set of logical files of a table state, shareable between snapshots.
+//!
+//! A set is a frozen *base* (shared through an `Arc` by every snapshot derived from it)
+//! plus a small private *overlay*: entries added or replaced since, and a *mask* of base
+//! entries that are gone. Deriving the next snapshot from a state of a million files
+//! therefore copies only the overlay, not the base: that is what makes incremental refresh
+//! cost proportional to the new commits (SPEC.md §8).
+//!
+//! Invariants:
+//! 1. Every masked key is present in the base.
+//! 2. A key present in the overlay is masked in the base if the base has it, so iteration
+//!    never yields one logical file twice.
+//! 3. Keys compare by canonical path and deletion-vector id ([`FileKeyed`]).
+
+use std::sync::Arc;
+
+use hashbrown::HashTable;
+
+use crate::actions::{Add, DeletionVectorDescriptor, Remove};
+use crate::path::{TableRoot, canonical_path};
+
+/// An entry keyed by path and deletion vector.
+pub(crate) trait FileKeyed {
+    fn key_path(&self) -> &str;
+    fn key_dv(&self) -> Option<&DeletionVectorDescriptor>;
+}
+
+impl FileKeyed for Add {
+    fn key_path(&self) -> &str {
+        &self.path
+    }
+    fn key_dv(&self) -> Option<&DeletionVectorDescriptor> {
+        self.deletion_vector.as_ref()
+    }
+}
+
+impl FileKeyed for Remove {
+    fn key_path(&self) -> &str {
+        &self.path
+    }
+    fn key_dv(&self) -> Option<&DeletionVectorDescriptor> {
+        self.deletion_vector.as_ref()
+    }
+}
+
+fn dv_key(dv: Option<&DeletionVectorDescriptor>) -> Option<(&str, &str, Option<i32>)> {
+    dv.map(|d| {
+        (
+            d.storage_type.as_str(),
+            d.path_or_inline_dv.as_str(),
+            d.offset,
+        )
+    })
+}
+
+/// Logical-file key equality: same deletion vector, same canonical path.
+pub(crate) fn key_eq(
+    root: &TableRoot,
+    a: (&str, Option<&DeletionVectorDescriptor>),
+    b: (&str, Option<&DeletionVectorDescriptor>),
+) -> bool {
+    dv_key(a.1) == dv_key(b.1)
+        && (a.0 == b.0 || canonical_path(a.0, root) == canonical_path(b.0, root))
+}
+
+/// Hash of a logical-file key.
+pub(crate) fn key_hash(
+    hashing: &hashbrown::DefaultHashBuilder,
+    root: &TableRoot,
+    path: &str,
+    dv: Option<&DeletionVectorDescriptor>,
+) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = hashing.build_hasher();
+    canonical_path(path, root).hash(&mut h);
+    dv_key(dv).hash(&mut h);
+    h.finish()
+}
+
+/// A masked base entry, identified exactly as the base stores it.
+#[derive(Debug, Clone)]
+struct Masked {
+    hash: u64,
+    path: String,
+    dv: Option<(String, String, Option<i32>)>,
+}
+
+impl Masked {
+    fn of<T: FileKeyed>(hash: u64, t: &T) -> Self {
+        Masked {
+            hash,
+            path: t.key_path().to_string(),
+            dv: t.key_dv().map(|d| {
+                (
+                    d.storage_type.clone(),
+                    d.path_or_inline_dv.clone(),
+                    d.offset,
+                )
+            }),
+        }
+    }
+
+    fn matches<T: FileKeyed>(&self, t: &T) -> bool {
+        self.path == t.key_path()
+            && self
+                .dv
+                .as_ref()
+                .map(|(a, b, c)| (a.as_str(), b.as_str(), *c))
+                == dv_key(t.key_dv())
+    }
+}
+
+/// A layered set of file entries (see the module docs).
+#[derive(Debug, Clone)]
+pub(crate) struct FileSet<T> {
+    base: Arc<HashTable<(u64, T)>>,
+    overlay: HashTable<(u64, T)>,
+    masked: HashTable<Masked>,
+}
+
+impl<T> Default for FileSet<T> {
+    fn default() -> Self {
+        FileSet {
+            base: Arc::new(HashTable::new()),
+            overlay: HashTable::new(),
+            masked: HashTable::new(),
+        }
+    }
+}
+
+impl<T: FileKeyed + Clone> FileSet<T> {
+    fn find_base(
+        &self,
+        root: &TableRoot,
+        hash: u64,
+        key: (&str, Option<&DeletionVectorDescriptor>),
+    ) -> Option<&T> {
+        self.base
+            .find(hash, |(h, t)| {
+                *h == hash && key_eq(root, (t.key_path(), t.key_dv()), key)
+            })
+            .map(|(_, t)| t)
+            .filter(|t| !self.is_masked(hash, t))
+    }
+
+    fn is_masked(&self, hash: u64, t: &T) -> bool {
+        !self.masked.is_empty()
+            && self
+                .masked
+                .find(hash, |m| m.hash == hash && m.matches(t))
+                .is_some()
+    }
+
+    /// Reserves room in the overlay.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.overlay.reserve(n, |(h, _)| *h);
+    }
+
+    /// The entry with this key.
+    pub(crate) fn get(
+        &self,
+        root: &TableRoot,
+        hash: u64,
+        key: (&str, Option<&DeletionVectorDescriptor>),
+    ) -> Option<&T> {
+        self.overlay
+            .find(hash, |(h, t)| {
+                *h == hash && key_eq(root, (t.key_path(), t.key_dv()), key)
+            })
+            .map(|(_, t)| t)
+            .or_else(|| self.find_base(root, hash, key))
+    }
+
+    /// Inserts or replaces the entry with `item`'s key.
+    pub(crate) fn insert(&mut self, root: &TableRoot, hash: u64, item: T) {
+        let key = (item.key_path().to_string(), item.key_dv().cloned());
+        let key = (key.0.as_str(), key.1.as_ref());
+        if let Ok(mut e) = self.overlay.find_entry(hash, |(h, t)| {
+            *h == hash && key_eq(root, (t.key_path(), t.key_dv()), key)
+        }) {
+            e.get_mut().1 = item;
+            return;
+        }
+        if let Some(old) = self.find_base(root, hash, key) {
+            let m = Masked::of(hash, old);
+            self.masked.insert_unique(hash, m, |m| m.hash);
+        }
+        self.overlay.insert_unique(hash, (hash, item), |(h, _)| *h);
+    }
+
+    /// Removes the entry with this key; returns whether there was one.
+    pub(crate) fn remove(
+        &mut self,
+        root: &TableRoot,
+        hash: u64,
+        key: (&str, Option<&DeletionVectorDescriptor>),
+    ) -> bool {
+        if let Ok(e) = self.overlay.find_entry(hash, |(h, t)| {
+            *h == hash && key_eq(root, (t.key_path(), t.key_dv()), key)
+        }) {
+            e.remove();
+            // A base entry with this key was masked when the overlay entry shadowed it.
+            return true;
+        }
+        if let Some(old) = self.find_base(root, hash, key) {
+            let m = Masked::of(hash, old);
+            self.masked.insert_unique(hash, m, |m| m.hash);
+            return true;
+        }
+        false
+    }
+
+    /// Every entry, in no particular order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+        let masking = !self.masked.is_empty();
+        self.base
+            .iter()
+            .filter(move |(h, t)| !masking || !self.is_masked(*h, t))
+            .chain(self.overlay.iter())
+            .map(|(_, t)| t)
+    }
+
+    /// Number of entries.
+    pub(crate) fn len(&self) -> usize {
+        self.base.len() - self.masked.len() + self.overlay.len()
+    }
+
+    /// Folds the overlay into a new base when it has grown to a quarter of the base (or the
+    /// base is empty), so lookups and iteration stay cheap; otherwise keeps sharing.
+    pub(crate) fn freeze(&mut self) {
+        if self.overlay.is_empty() && self.masked.is_empty() {
+            return;
+        }
+        if self.base.is_empty() && self.masked.is_empty() {
+            self.base = Arc::new(std::mem::take(&mut self.overlay));
+            return;
+        }
+        if (self.overlay.len() + self.masked.len()) * 4 < self.base.len() {
+            return;
+        }
+        let mut merged: HashTable<(u64, T)> = HashTable::with_capacity(self.len());
+        for (h, t) in self
+            .base
+            .iter()
+            .filter(|(h, t)| !self.is_masked(*h, t))
+            .chain(self.overlay.iter())
+        {
+            merged.insert_unique(*h, (*h, t.clone()), |(h, _)| *h);
+        }
+        self.base = Arc::new(merged);
+        self.overlay = HashTable::new();
+        self.masked = HashTable::new();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::OptStringMap;
+
+    fn add(path: &str, size: i64) -> Add {
+        Add {
+            path: path.into(),
+            partition_values: OptStringMap::default(),
+            size,
+            modification_time: 0,
+            data_change: true,
+            stats: None,
+            tags: None,
+            deletion_vector: None,
+            base_row_id: None,
+            default_row_commit_version: None,
+            clustering_provider: None,
+        }
+    }
+
+    fn sizes(s: &FileSet<Add>) -> Vec<(String, i64)> {
+        let mut v: Vec<(String, i64)> = s.iter().map(|a| (a.path.clone(), a.size)).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn overlay_shadows_masks_and_shares_the_base() {
+        let root = TableRoot::new("memory://");
+        let hashing = hashbrown::DefaultHashBuilder::default();
+        let h = |p: &str| key_hash(&hashing, &root, p, None);
+        let mut base = FileSet::default();
+        for (p, s) in [
+            ("a", 1),
+            ("b", 2),
+            ("c", 3),
+            ("d", 4),
+            ("e", 5),
+            ("f", 6),
+            ("g", 7),
+            ("h", 8),
+        ] {
+            base.insert(&root, h(p), add(p, s));
+        }
+        for i in 0..92 {
+            let p = format!("pad{i:02}");
+            base.insert(&root, h(&p), add(&p, 100 + i));
+        }
+        base.freeze();
+        assert_eq!(base.overlay.len(), 0);
+        let mut next = base.clone();
+        assert!(
+            Arc::ptr_eq(&base.base, &next.base),
+            "deriving shares the base"
+        );
+        next.insert(&root, h("a"), add("a", 10)); // replaces a base entry
+        assert!(next.remove(&root, h("b"), ("b", None)));
+        assert!(!next.remove(&root, h("b"), ("b", None)));
+        next.insert(&root, h("z"), add("z", 26));
+        assert!(next.remove(&root, h("a"), ("a", None))); // removes the shadowing entry
+        next.insert(&root, h("a"), add("a", 11));
+        next.freeze(); // small overlay: still shared
+        assert!(Arc::ptr_eq(&base.base, &next.base));
+        assert_eq!(next.len(), 100);
+        assert_eq!(next.get(&root, h("a"), ("a", None)).unwrap().size, 11);
+        assert!(next.get(&root, h("b"), ("b", None)).is_none());
+        let expected: Vec<(String, i64)> = [
+            ("a", 11),
+            ("c", 3),
+            ("d", 4),
+            ("e", 5),
+            ("f", 6),
+            ("g", 7),
+            ("h", 8),
+            ("z", 26),
+        ]
+        .iter()
+        .map(|(p, s)| (p.to_string(), *s))
+        .collect();
+        let got: Vec<(String, i64)> = sizes(&next)
+            .into_iter()
+            .filter(|(p, _)| !p.starts_with("pad"))
+            .collect();
+        assert_eq!(got, expected);
+        assert_eq!(sizes(&base).len(), 100, "the original is untouched");
+        assert_eq!(base.get(&root, h("a"), ("a", None)).unwrap().size, 1);
+        // A large overlay folds into a new base with the same contents.
+        for i in 0..30 {
+            let p = format!("n{i}");
+            next.insert(&root, h(&p), add(&p, i));
+        }
+        next.freeze();
+        assert!(!Arc::ptr_eq(&base.base, &next.base));
+        assert_eq!(next.len(), 130);
+        assert!(next.masked.is_empty() && next.overlay.is_empty());
+        assert_eq!(next.get(&root, h("a"), ("a", None)).unwrap().size, 11);
+    }
+}
