@@ -43,10 +43,3 @@ pub use write::{DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};
 /// What alluvium calls itself in `commitInfo.engineInfo` and Parquet `created_by`.
 pub const ENGINE: &str = concat!("alluvium ", env!("CARGO_PKG_VERSION"));
 
-/// Milliseconds since the epoch.
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}

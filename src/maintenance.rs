@@ -7,7 +7,7 @@ use alluvium_mvcc::VersionSpec;
 use alluvium_txlog::Version;
 use alluvium_txlog::checkpoint::CheckpointOutput;
 
-use crate::{Result, Table, now_ms};
+use crate::{Result, Table};
 
 impl Table {
     /// Writes a checkpoint of the latest version now (whatever the interval) and publishes
@@ -17,7 +17,7 @@ impl Table {
     /// Storage errors; a failed checkpoint never damages the table.
     pub fn checkpoint(&self, config: &CheckpointConfig) -> Result<CheckpointOutput> {
         let snapshot = self.snapshot()?;
-        Ok(checkpoint(&snapshot, config, now_ms())?)
+        Ok(checkpoint(&snapshot, config, self.store().now_ms())?)
     }
 
     /// Deletes log files older than `delta.logRetentionDuration`, only below a checkpoint
@@ -27,7 +27,7 @@ impl Table {
     /// Storage errors; cleanup is idempotent and can simply run again.
     pub fn cleanup_log(&self, dry_run: bool) -> Result<CleanupReport> {
         let snapshot = self.snapshot()?;
-        Ok(cleanup_log(&snapshot, now_ms(), dry_run)?)
+        Ok(cleanup_log(&snapshot, self.store().now_ms(), dry_run)?)
     }
 
     /// Post-commit work after committing `version`: a checkpoint when the interval says so,
@@ -48,13 +48,13 @@ impl Table {
         if !should_checkpoint(&snapshot, version) {
             return None;
         }
-        let result = checkpoint(&snapshot, &CheckpointConfig::default(), now_ms())
+        let result = checkpoint(&snapshot, &CheckpointConfig::default(), self.store().now_ms())
             .map(|o| o.version)
             .map_err(|e| e.to_string());
         if result.is_ok() && snapshot.properties().enable_expired_log_cleanup() {
             // Cleanup problems are not the commit's problem either; the next checkpoint
             // retries them.
-            let _ = cleanup_log(&snapshot, now_ms(), false);
+            let _ = cleanup_log(&snapshot, self.store().now_ms(), false);
         }
         Some(result)
     }

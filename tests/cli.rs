@@ -13,7 +13,11 @@ fn run(args: &[&str]) -> Output {
 
 fn ok(args: &[&str]) -> String {
     let o = run(args);
-    assert!(o.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8(o.stdout).unwrap()
 }
 
@@ -22,26 +26,58 @@ fn fails(args: &[&str]) -> String {
     assert!(!o.status.success(), "{args:?} should fail");
     assert_ne!(o.status.code(), Some(101), "{args:?} panicked");
     let err = String::from_utf8(o.stderr).unwrap();
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: error must be one line: {err:?}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: error must be one line: {err:?}"
+    );
     assert!(err.starts_with("error: "), "{err}");
     err
 }
 
 fn conformance(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance/tables").join(name).join("delta").to_string_lossy().into_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/conformance/tables")
+        .join(name)
+        .join("delta")
+        .to_string_lossy()
+        .into_owned()
 }
 
 #[test]
 fn inspect_json_has_the_contract_keys() {
-    let out = ok(&["inspect", &conformance("basic-dv-with-checkpoint"), "--json"]);
+    let out = ok(&[
+        "inspect",
+        &conformance("basic-dv-with-checkpoint"),
+        "--json",
+    ]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    for key in ["version", "protocol", "schema", "partition_columns", "configuration", "num_files", "num_records", "size_bytes", "last_checkpoint", "earliest_readable_version"] {
+    for key in [
+        "version",
+        "protocol",
+        "schema",
+        "partition_columns",
+        "configuration",
+        "num_files",
+        "num_records",
+        "size_bytes",
+        "last_checkpoint",
+        "earliest_readable_version",
+    ] {
         assert!(v.get(key).is_some(), "missing {key}");
     }
-    for key in ["minReaderVersion", "minWriterVersion", "readerFeatures", "writerFeatures"] {
+    for key in [
+        "minReaderVersion",
+        "minWriterVersion",
+        "readerFeatures",
+        "writerFeatures",
+    ] {
         assert!(v["protocol"].get(key).is_some(), "missing protocol.{key}");
     }
-    assert_eq!(v["protocol"]["readerFeatures"], serde_json::json!(["deletionVectors"]));
+    assert_eq!(
+        v["protocol"]["readerFeatures"],
+        serde_json::json!(["deletionVectors"])
+    );
     // num_records is live rows: stats minus deletion vectors.
     assert_eq!(v["num_records"], 454);
     let text = ok(&["inspect", &conformance("basic-dv-with-checkpoint")]);
@@ -51,7 +87,14 @@ fn inspect_json_has_the_contract_keys() {
 #[test]
 fn scan_formats() {
     let t = conformance("basic_partitioned");
-    let table = ok(&["scan", &t, "--columns", "number,letter", "--filter", "number > 3"]);
+    let table = ok(&[
+        "scan",
+        &t,
+        "--columns",
+        "number,letter",
+        "--filter",
+        "number > 3",
+    ]);
     assert!(table.lines().nth(1).unwrap().contains("number") && table.contains("| 4"));
     let csv = ok(&["scan", &t, "--format", "csv", "--columns", "letter,number"]);
     assert_eq!(csv.lines().next().unwrap(), "letter,number");
@@ -64,10 +107,22 @@ fn scan_formats() {
     // Parquet output carries the logical schema, partition columns included, in schema order.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.parquet");
-    ok(&["scan", &t, "--format", "parquet", "--output", out.to_str().unwrap()]);
+    ok(&[
+        "scan",
+        &t,
+        "--format",
+        "parquet",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
     let f = std::fs::File::open(&out).unwrap();
     let r = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
-    let names: Vec<String> = r.schema().fields().iter().map(|f| f.name().clone()).collect();
+    let names: Vec<String> = r
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
     assert_eq!(names, ["letter", "number", "a_float"]);
     let rows: usize = r.build().unwrap().map(|b| b.unwrap().num_rows()).sum();
     assert_eq!(rows, 6);
@@ -83,7 +138,11 @@ fn files_and_history() {
     let files = ok(&["files", &t]);
     let lines: Vec<&str> = files.lines().collect();
     assert_eq!(lines.len(), 6);
-    assert!(lines.iter().all(|l| l.starts_with("letter=") && l.ends_with(".parquet")));
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.starts_with("letter=") && l.ends_with(".parquet"))
+    );
     assert_eq!(ok(&["files", &t, "--version", "0"]).lines().count(), 3);
     let h: serde_json::Value = serde_json::from_str(&ok(&["history", &t, "--json"])).unwrap();
     let h = h.as_array().unwrap();
@@ -122,36 +181,91 @@ fn write_commands_round_trip() {
     let csv = dir.path().join("a.csv");
     std::fs::write(&csv, "id,name,day\n1,alice,2024-01-01\n2,bob,2024-01-02\n").unwrap();
     let csv = csv.to_str().unwrap();
-    let out = ok(&["create", t, "--schema-from", csv, "--partition-by", "day", "--property", "delta.appendOnly=false"]);
+    let out = ok(&[
+        "create",
+        t,
+        "--schema-from",
+        csv,
+        "--partition-by",
+        "day",
+        "--property",
+        "delta.appendOnly=false",
+    ]);
     assert!(out.starts_with("committed version 0"));
     let out = ok(&["append", t, csv]);
     assert!(out.starts_with("committed version 1"));
     let report: serde_json::Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
-    for key in ["version", "attempts", "winning_commits_checked", "files_added", "bytes_added", "write_data_ms", "conflict_check_ms", "commit_ms"] {
+    for key in [
+        "version",
+        "attempts",
+        "winning_commits_checked",
+        "files_added",
+        "bytes_added",
+        "write_data_ms",
+        "conflict_check_ms",
+        "commit_ms",
+    ] {
         assert!(report.get(key).is_some(), "missing {key}");
     }
-    assert!(ok(&["append", t, csv, "--app-id", "x", "--app-version", "3"]).starts_with("committed version 2"));
+    assert!(
+        ok(&["append", t, csv, "--app-id", "x", "--app-version", "3"])
+            .starts_with("committed version 2")
+    );
     assert!(ok(&["append", t, csv, "--app-id", "x", "--app-version", "3"]).starts_with("skipped"));
     assert!(ok(&["delete", t, "--filter", "name = 'bob'"]).starts_with("committed version 3"));
     assert_eq!(ok(&["scan", t, "--format", "csv"]).lines().count(), 3);
     let one = dir.path().join("one.jsonl");
     std::fs::write(&one, "{\"id\":9,\"name\":\"zed\",\"day\":\"2024-01-01\"}\n").unwrap();
-    assert!(ok(&["overwrite", t, one.to_str().unwrap(), "--filter", "day = '2024-01-01'"]).starts_with("committed version 4"));
+    assert!(
+        ok(&[
+            "overwrite",
+            t,
+            one.to_str().unwrap(),
+            "--filter",
+            "day = '2024-01-01'"
+        ])
+        .starts_with("committed version 4")
+    );
     let rows = ok(&["scan", t, "--format", "csv", "--columns", "id"]);
     assert_eq!(rows.lines().skip(1).collect::<Vec<_>>(), vec!["9"]);
     fails(&["create", t, "--schema-from", csv]);
     fails(&["append", dir.path().join("missing").to_str().unwrap(), csv]);
-    assert!(ok(&["append", dir.path().join("new").to_str().unwrap(), csv, "--create"]).starts_with("committed version 1"));
+    assert!(
+        ok(&[
+            "append",
+            dir.path().join("new").to_str().unwrap(),
+            csv,
+            "--create"
+        ])
+        .starts_with("committed version 1")
+    );
 }
 
 #[test]
 fn bench_commands_print_their_json_keys() {
-    let load: serde_json::Value = serde_json::from_str(&ok(&["bench", "load", &conformance("basic-with-checkpoint"), "--repeat", "3"])).unwrap();
+    let load: serde_json::Value = serde_json::from_str(&ok(&[
+        "bench",
+        "load",
+        &conformance("basic-with-checkpoint"),
+        "--repeat",
+        "3",
+    ]))
+    .unwrap();
     for key in ["median_ms", "min_ms", "max_ms"] {
         assert!(load[key].as_f64().is_some(), "missing {key}");
     }
     let dir = tempfile::tempdir().unwrap();
-    let append: serde_json::Value = serde_json::from_str(&ok(&["bench", "append", dir.path().to_str().unwrap(), "--commits", "6", "--writers", "2", "--no-fsync"])).unwrap();
+    let append: serde_json::Value = serde_json::from_str(&ok(&[
+        "bench",
+        "append",
+        dir.path().to_str().unwrap(),
+        "--commits",
+        "6",
+        "--writers",
+        "2",
+        "--no-fsync",
+    ]))
+    .unwrap();
     for key in ["commits_per_s", "p50_ms", "p99_ms", "retries"] {
         assert!(append.get(key).is_some(), "missing {key}");
     }

@@ -22,6 +22,196 @@ pub enum BenchCommand {
     /// One-row appends: `--commits` in total, spread over `--writers` threads that each have
     /// their own table handle (as separate processes would); creates the table if needed.
     Append(AppendArgs),
+    /// Generate a large log-only table: `--commits` commits of `--files-per-commit` adds each
+    /// (with statistics, no data files), written through alluvium's log encoder, and a
+    /// checkpoint `--tail` commits before the end.
+    GenLog(GenLogArgs),
+    /// Write a checkpoint of the latest version: time and peak memory (RSS) of the process.
+    Checkpoint(CheckpointBenchArgs),
+    /// Load the latest snapshot, commit `--commits` more (log-only), and time refreshing the
+    /// snapshot incrementally.
+    Refresh(RefreshArgs),
+}
+
+/// Arguments of `bench gen-log`.
+#[derive(Debug, Args)]
+pub struct GenLogArgs {
+    /// Directory for the new table.
+    dir: String,
+    /// Commits after the table's creation.
+    #[arg(long, default_value_t = 100_000)]
+    commits: u64,
+    /// `add` actions per commit.
+    #[arg(long, default_value_t = 10)]
+    files_per_commit: u64,
+    /// Commits left after the checkpoint.
+    #[arg(long, default_value_t = 9)]
+    tail: u64,
+}
+
+/// Arguments of `bench checkpoint`.
+#[derive(Debug, Args)]
+pub struct CheckpointBenchArgs {
+    /// Table location.
+    table: String,
+    /// Split into parts (or sidecars) of at most this many actions.
+    #[arg(long)]
+    part_size: Option<usize>,
+}
+
+/// Arguments of `bench refresh`.
+#[derive(Debug, Args)]
+pub struct RefreshArgs {
+    /// Table location (a table made by `bench gen-log`).
+    table: String,
+    /// New commits before the refresh.
+    #[arg(long, default_value_t = 10)]
+    commits: u64,
+    /// Number of timed refreshes (each after its own new commits).
+    #[arg(long, default_value_t = 5)]
+    repeat: usize,
+}
+
+/// Peak resident set size of this process in MiB (Linux), if known.
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some((kib / 1024.0 * 10.0).round() / 10.0)
+}
+
+/// The commit file of one synthetic version: commitInfo and `files` adds with statistics.
+fn synthetic_commit(version: u64, files: u64) -> Result<bytes::Bytes> {
+    use alluvium::txlog::actions::{Action, Add, CommitInfo, OptStringMap};
+    let mut ci = CommitInfo::default();
+    ci.set("timestamp", 1_700_000_000_000i64 + version as i64);
+    ci.set("operation", "WRITE");
+    ci.set("engineInfo", alluvium::ENGINE);
+    ci.set("txnId", uuid_like(version));
+    let mut actions = vec![Action::CommitInfo(ci)];
+    for i in 0..files {
+        let id = version * files + i;
+        actions.push(Action::Add(Add {
+            path: format!("part-{version:06}-{i:03}-{:016x}.c000.snappy.parquet", id.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            partition_values: OptStringMap::default(),
+            size: 1000 + (id % 5000) as i64,
+            modification_time: 1_700_000_000_000 + version as i64,
+            data_change: true,
+            stats: Some(format!(
+                "{{\"numRecords\":100,\"minValues\":{{\"id\":{},\"name\":\"n{}\"}},\"maxValues\":{{\"id\":{},\"name\":\"n{}\"}},\"nullCount\":{{\"id\":0,\"name\":0}}}}",
+                id * 100,
+                id,
+                id * 100 + 99,
+                id + 1
+            )),
+            tags: None,
+            deletion_vector: None,
+            base_row_id: None,
+            default_row_commit_version: None,
+            clustering_provider: None,
+        }));
+    }
+    Ok(alluvium::txlog::commit::encode_commit(&actions)?.into())
+}
+
+fn uuid_like(v: u64) -> String {
+    format!("00000000-0000-4000-8000-{v:012x}")
+}
+
+fn gen_log(a: GenLogArgs) -> Result<()> {
+    use alluvium::txlog::log_path::commit_path;
+    let table = Table::open_local(&a.dir, false)?;
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true), Field::new("name", DataType::Utf8, true)]));
+    // One checkpoint at the end, placed by hand: a very large interval keeps the policy out.
+    let props = HashMap::from([("delta.checkpointInterval".to_string(), "1000000000".to_string())]);
+    table.create(&schema, &[], &props)?;
+    let store = table.store().clone();
+    let started = Instant::now();
+    let checkpoint_at = a.commits.saturating_sub(a.tail);
+    let mut checkpoint_ms = 0.0;
+    let mut rss_before_checkpoint = None;
+    let batch: u64 = 2000;
+    let mut v = 1;
+    while v <= a.commits {
+        let end = (v + batch - 1).min(a.commits).min(if v <= checkpoint_at { checkpoint_at } else { a.commits });
+        let versions: Vec<u64> = (v..=end).collect();
+        let results: Vec<Result<()>> = rayon_map(&versions, |version| {
+            store.put_if_absent(&commit_path(*version), synthetic_commit(*version, a.files_per_commit)?)?;
+            Ok(())
+        });
+        results.into_iter().collect::<Result<Vec<_>>>()?;
+        if end == checkpoint_at && checkpoint_at > 0 {
+            let snapshot = table.snapshot_at(VersionSpec::Version(checkpoint_at))?;
+            rss_before_checkpoint = peak_rss_mib();
+            let s = Instant::now();
+            alluvium::compaction::checkpoint(&snapshot, &Default::default(), 1_700_000_000_000)?;
+            checkpoint_ms = s.elapsed().as_secs_f64() * 1000.0;
+        }
+        v = end + 1;
+    }
+    println!(
+        "{}",
+        json!({"bench": "gen-log", "commits": a.commits, "files": a.commits * a.files_per_commit, "checkpoint_version": checkpoint_at,
+               "seconds": round3(started.elapsed().as_secs_f64()), "checkpoint_ms": round3(checkpoint_ms),
+               "peak_rss_mib_before_checkpoint": rss_before_checkpoint, "peak_rss_mib": peak_rss_mib()})
+    );
+    Ok(())
+}
+
+fn rayon_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    use rayon::prelude::*;
+    items.par_iter().map(f).collect()
+}
+
+fn checkpoint_bench(a: CheckpointBenchArgs) -> Result<()> {
+    let table = Table::open(&a.table)?;
+    let load = Instant::now();
+    let snapshot = table.snapshot()?;
+    let load_ms = load.elapsed().as_secs_f64() * 1000.0;
+    let rss_loaded = peak_rss_mib();
+    let started = Instant::now();
+    let out = alluvium::compaction::checkpoint(&snapshot, &alluvium::compaction::CheckpointConfig { part_size: a.part_size }, alluvium_now())?;
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    println!(
+        "{}",
+        json!({"bench": "checkpoint", "version": out.version, "files": snapshot.num_files(), "load_ms": round3(load_ms),
+               "checkpoint_ms": round3(ms), "checkpoint_bytes": out.hint.size_in_bytes, "parts": out.files.len(),
+               "peak_rss_mib_after_load": rss_loaded, "peak_rss_mib": peak_rss_mib()})
+    );
+    Ok(())
+}
+
+fn alluvium_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+fn refresh_bench(a: RefreshArgs) -> Result<()> {
+    use alluvium::txlog::log_path::commit_path;
+    let table = Table::open(&a.table)?;
+    let mut snapshot = table.snapshot()?;
+    let mut times = Vec::new();
+    let mut lists = 0;
+    let mut reads = 0;
+    for _ in 0..a.repeat {
+        let base = snapshot.version();
+        for v in base + 1..=base + a.commits {
+            table.store().put_if_absent(&commit_path(v), synthetic_commit(v, 10)?)?;
+        }
+        let started = Instant::now();
+        let next = snapshot.refresh()?;
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+        lists += next.report().list_calls;
+        reads += next.report().commits_read;
+        snapshot = next;
+    }
+    let (median, min, max) = summary(times);
+    println!(
+        "{}",
+        json!({"bench": "refresh", "new_commits": a.commits, "files": snapshot.num_files(), "version": snapshot.version(),
+               "median_ms": round3(median), "min_ms": round3(min), "max_ms": round3(max),
+               "list_calls_per_refresh": lists as f64 / a.repeat as f64, "commits_read_per_refresh": reads as f64 / a.repeat as f64})
+    );
+    Ok(())
 }
 
 /// Arguments of `bench append`.
@@ -159,6 +349,9 @@ fn append(a: AppendArgs) -> Result<()> {
 pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Append(a) => append(a),
+        BenchCommand::GenLog(a) => gen_log(a),
+        BenchCommand::Checkpoint(a) => checkpoint_bench(a),
+        BenchCommand::Refresh(a) => refresh_bench(a),
         BenchCommand::Load(a) => {
             if a.repeat == 0 {
                 return Err(Error::InvalidArgument("--repeat must be at least 1".into()));

@@ -364,7 +364,7 @@ impl<'a> FileSink<'a> {
             path: encode_path(&file.key),
             partition_values: file.partition_values,
             size,
-            modification_time: crate::now_ms(),
+            modification_time: self.store.now_ms(),
             data_change: self.data_change,
             stats: Some(file.stats.to_json()),
             tags: None,

@@ -71,9 +71,6 @@ impl WriteOutcome {
     }
 }
 
-fn now_ms() -> i64 {
-    crate::now_ms()
-}
 
 /// Properties that request protocol features rather than configure the table; they are
 /// consumed when the protocol is chosen and not stored.
@@ -211,7 +208,7 @@ impl Table {
             format: Format::default(),
             schema_string: schema.to_json(),
             partition_columns: partitions.clone(),
-            created_time: Some(now_ms()),
+            created_time: Some(self.store().now_ms()),
             configuration,
         };
         let mut txn = Transaction::create(self.store().clone(), "CREATE TABLE");
@@ -406,7 +403,7 @@ impl Table {
             WriteMode::Append => {}
             WriteMode::Overwrite(None) => {
                 txn.read_whole_table();
-                let now = now_ms();
+                let now = self.store().now_ms();
                 let removes: Vec<Remove> = snapshot
                     .files()
                     .map(|a| Remove::from_add(a, now, true))
@@ -456,7 +453,7 @@ fn outcome_if_done(
         txn.set_retry_policy(p);
     }
     let (app_id, version) = options.app_transaction.as_ref()?;
-    let now = now_ms();
+    let now = snapshot.store().now_ms();
     if let Some(recorded) = txn.app_version(app_id, now) {
         if recorded >= *version {
             return Some(WriteOutcome::Skipped {
@@ -491,7 +488,7 @@ fn remove_matching(
     pred: &Predicate,
     options: &WriteOptions,
 ) -> Result<RemoveMetrics> {
-    let now = now_ms();
+    let now = table.store().now_ms();
     let mut metrics = RemoveMetrics::default();
     let partition_only = pred.only_partition_columns();
     let candidates: Vec<Add> = snapshot

@@ -160,6 +160,10 @@ impl ObjectStore for FaultyStore {
     fn supports_put_if_absent(&self) -> bool {
         self.inner.supports_put_if_absent()
     }
+
+    fn now_ms(&self) -> i64 {
+        self.inner.now_ms()
+    }
 }
 
 #[cfg(all(test, not(alluvium_loom)))]

@@ -88,7 +88,7 @@ impl InMemoryStore {
         }
     }
 
-    fn now_ms(&self) -> i64 {
+    fn clock_ms(&self) -> i64 {
         let manual = self.manual_now_ms.load(Ordering::SeqCst);
         if manual != i64::MIN {
             return manual;
@@ -115,6 +115,10 @@ impl InMemoryStore {
 impl ObjectStore for InMemoryStore {
     fn root_uri(&self) -> String {
         "memory://".to_string()
+    }
+
+    fn now_ms(&self) -> i64 {
+        self.clock_ms()
     }
 
     fn get(&self, path: &StorePath) -> Result<Bytes> {
@@ -154,7 +158,7 @@ impl ObjectStore for InMemoryStore {
     }
 
     fn put_if_absent(&self, path: &StorePath, data: Bytes) -> Result<()> {
-        let now = self.now_ms();
+        let now = self.clock_ms();
         if self.racy {
             let exists = self.objects.lock().contains_key(path.as_str());
             crate::sync::yield_now();
@@ -189,7 +193,7 @@ impl ObjectStore for InMemoryStore {
     }
 
     fn put(&self, path: &StorePath, data: Bytes) -> Result<()> {
-        let now = self.now_ms();
+        let now = self.clock_ms();
         self.objects.lock().insert(
             path.to_string(),
             Object {

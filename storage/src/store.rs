@@ -99,6 +99,16 @@ pub trait ObjectStore: Debug + Send + Sync + 'static {
         }
     }
 
+    /// The store's clock, in milliseconds since the epoch: the time writers stamp on
+    /// commits and retention is judged against. The system clock by default; test stores
+    /// may run a manual clock so that time travel and retention are deterministic.
+    fn now_ms(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0)
+    }
+
     /// Whether concurrent [`put_if_absent`](Self::put_if_absent) calls are mutually
     /// exclusive on this store (contract item 2). Stores that cannot promise it return false
     /// and writers refuse to commit through them unless told to run single-writer.

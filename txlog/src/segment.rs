@@ -216,10 +216,11 @@ impl LogSegment {
         }
         if expected <= end {
             if expected == 0 && segment_commits.is_empty() {
-                return Err(LogError::VersionNotFound {
-                    version: end,
-                    reason: "no checkpoint at or below it and version 0 is missing".into(),
-                });
+                let reason = match earliest_readable_version(files) {
+                    Some(e) if e > end => format!("the earliest readable version is {e} (older log files were removed)"),
+                    _ => "no checkpoint at or below it and version 0 is missing".to_string(),
+                };
+                return Err(LogError::VersionNotFound { version: end, reason });
             }
             return Err(LogError::NonContiguousLog {
                 after: format!("version {}", expected.saturating_sub(1)),

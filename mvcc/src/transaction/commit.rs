@@ -20,14 +20,6 @@ use super::conflict::{ReadWriteSet, check_winner, file_key};
 use super::{CommitReport, ENGINE_INFO, Transaction};
 use crate::{MvccError, Result};
 
-/// Milliseconds since the epoch.
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
 /// Who holds a version that our put could not take.
 enum Holder {
     Ours,
@@ -276,7 +268,7 @@ impl Transaction {
         let mut conflict_time = Duration::ZERO;
         loop {
             report.attempts += 1;
-            let now = now_ms();
+            let now = self.store.now_ms();
             let ict = ict_on.then(|| last_ict.map_or(now, |l| now.max(l + 1)));
             let bytes = self.encode(version, now, ict, blind)?;
             let path: StorePath = commit_path(version);

@@ -1,0 +1,362 @@
+//! Checkpoints, log retention and time travel (SPEC.md §5, §7, §9).
+//!
+//! * For random commit sequences (appends, deletes, overwrites, schema and protocol changes,
+//!   application transactions, domain metadata) under random checkpoint settings (interval,
+//!   multi-part or V2 with sidecars, struct statistics), the state of every version loaded
+//!   through the newest checkpoint plus tail equals the state from JSON replay alone.
+//! * `_last_checkpoint` is only a hint for tables alluvium wrote too.
+//! * Writers crossing an interval together leave only readable checkpoints.
+//! * Log cleanup keeps every retained version reconstructible and reports the earliest.
+//! * In-commit timestamps are written and drive time travel.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use alluvium::compaction::CheckpointConfig;
+use alluvium::mvcc::Transaction;
+use alluvium::storage::{InMemoryStore, ObjectStore, StorePath, StoreRef};
+use alluvium::txlog::LogError;
+use alluvium::txlog::actions::{DomainMetadata, Protocol};
+use alluvium::txlog::commit::decode_commit;
+use alluvium::txlog::log_path::commit_path;
+use alluvium::txlog::path::TableRoot;
+use alluvium::txlog::replay::{Replay, TableState};
+use alluvium::{Snapshot, Table, VersionSpec, WriteOptions};
+use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+fn schema(extra: bool) -> Arc<Schema> {
+    let mut f = vec![Field::new("id", DataType::Int64, true), Field::new("p", DataType::Utf8, true)];
+    if extra {
+        f.push(Field::new("x", DataType::Int64, true));
+    }
+    Arc::new(Schema::new(f))
+}
+
+fn batch(ids: &[i64], p: Option<&str>, extra: bool) -> RecordBatch {
+    let mut cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(ids.to_vec())), Arc::new(StringArray::from(vec![p; ids.len()]))];
+    if extra {
+        cols.push(Arc::new(Int64Array::from(ids.iter().map(|i| i * 2).collect::<Vec<_>>())));
+    }
+    RecordBatch::try_new(schema(extra), cols).unwrap()
+}
+
+/// The observable state of a version, for comparison.
+#[derive(Debug, PartialEq)]
+struct Digest {
+    protocol: Protocol,
+    schema: String,
+    configuration: BTreeMap<String, String>,
+    files: BTreeMap<String, (i64, Option<String>, Vec<(String, Option<String>)>, Option<String>)>,
+    tombstones: BTreeSet<String>,
+    txns: BTreeMap<String, i64>,
+    domains: BTreeMap<String, String>,
+}
+
+fn digest(s: &TableState) -> Digest {
+    Digest {
+        protocol: s.protocol().clone(),
+        schema: s.metadata().schema_string.clone(),
+        configuration: s.metadata().configuration.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        files: s
+            .files()
+            .map(|a| {
+                (
+                    a.path.clone(),
+                    (a.size, a.stats.clone(), a.partition_values.0.clone(), a.deletion_vector.as_ref().map(|d| d.unique_id())),
+                )
+            })
+            .collect(),
+        tombstones: s.tombstones().map(|r| r.path.clone()).collect(),
+        txns: s.app_transactions().iter().map(|(k, t)| (k.clone(), t.version)).collect(),
+        domains: s.domains().iter().map(|(k, d)| (k.clone(), d.configuration.clone())).collect(),
+    }
+}
+
+/// The state at `version` by replaying every commit from 0, no checkpoint involved.
+fn json_replay(store: &dyn ObjectStore, version: u64) -> TableState {
+    let mut r = Replay::new(TableRoot::new(store.root_uri()));
+    for v in 0..=version {
+        let p = commit_path(v);
+        r.apply_all(decode_commit(p.as_str(), &store.get(&p).unwrap()).unwrap());
+    }
+    r.finish(version).unwrap()
+}
+
+fn random_history(seed: u64) -> (Table, String) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let store: StoreRef = Arc::new(InMemoryStore::new());
+    let t = Table::from_store(store);
+    let interval = [1, 2, 3, 5][rng.random_range(0..4)];
+    let v2 = rng.random_bool(0.4);
+    let structs = rng.random_bool(0.4);
+    let mut props = HashMap::from([("delta.checkpointInterval".to_string(), interval.to_string())]);
+    if v2 {
+        props.insert("delta.checkpointPolicy".into(), "v2".into());
+    }
+    if structs {
+        props.insert("delta.checkpoint.writeStatsAsStruct".into(), "true".into());
+    }
+    t.create(&schema(false), &["p".into()], &props).unwrap();
+    let config = format!("seed {seed}: interval {interval}, v2 {v2}, struct stats {structs}");
+    let parts = [None, Some("a"), Some("b"), Some("c d/e")];
+    let mut extra = false;
+    let mut next_id = 0i64;
+    let mut app_version = 0i64;
+    let mut domains = false;
+    for _ in 0..rng.random_range(8..20) {
+        let p = parts[rng.random_range(0..parts.len())];
+        let n = rng.random_range(1..4);
+        let ids: Vec<i64> = (next_id..next_id + n).collect();
+        next_id += n;
+        match rng.random_range(0..10) {
+            0..=3 => {
+                t.append([batch(&ids, p, extra)], &WriteOptions::default()).unwrap();
+            }
+            4 => {
+                t.delete(&format!("id % 3 = 0 AND id < {next_id}").replace("id % 3 = 0 AND ", ""), &WriteOptions::default()).map(|_| ()).unwrap_or(());
+            }
+            5 => {
+                let target = p.unwrap_or("a");
+                t.overwrite([batch(&ids, Some(target), extra)], Some(&format!("p = '{target}'")), &WriteOptions::default()).unwrap();
+            }
+            6 if !extra => {
+                extra = true;
+                t.append([batch(&ids, p, true)], &WriteOptions { merge_schema: true, ..Default::default() }).unwrap();
+            }
+            7 => {
+                app_version += 1;
+                let o = WriteOptions { app_transaction: Some((format!("app{}", app_version % 2), app_version)), ..Default::default() };
+                t.append([batch(&ids, p, extra)], &o).unwrap();
+            }
+            8 if !domains => {
+                // A protocol upgrade that enables domain metadata.
+                let s = t.snapshot().unwrap();
+                let mut p = s.protocol().clone();
+                let mut wf: Vec<String> = alluvium::txlog::features::legacy_writer_features(p.min_writer_version).iter().map(|s| s.to_string()).collect();
+                wf.extend(p.writer_features.clone().unwrap_or_default());
+                wf.push("domainMetadata".into());
+                wf.sort();
+                wf.dedup();
+                p.min_writer_version = 7;
+                p.writer_features = Some(wf);
+                let mut txn = Transaction::new(&s, "UPGRADE PROTOCOL");
+                txn.set_protocol(p);
+                txn.commit().unwrap();
+                domains = true;
+            }
+            9 if domains => {
+                let s = t.snapshot().unwrap();
+                let mut txn = Transaction::new(&s, "SET DOMAIN");
+                txn.set_domain(DomainMetadata { domain: format!("app.d{}", rng.random_range(0..2)), configuration: next_id.to_string(), removed: rng.random_bool(0.3) });
+                txn.commit().unwrap();
+            }
+            _ => {
+                t.delete(&format!("id = {}", rng.random_range(0..next_id.max(1))), &WriteOptions::default()).unwrap();
+            }
+        }
+        if rng.random_bool(0.15) {
+            let part_size = [None, Some(2), Some(4)][rng.random_range(0..3)];
+            t.checkpoint(&CheckpointConfig { part_size }).unwrap();
+        }
+    }
+    (t, config)
+}
+
+#[test]
+fn checkpoint_plus_tail_equals_json_replay_for_random_histories() {
+    for seed in 0..24 {
+        let (t, config) = random_history(seed);
+        let store = t.store().clone();
+        let latest = t.snapshot().unwrap().version();
+        let mut with_checkpoint = 0;
+        for v in 0..=latest {
+            let snap = Snapshot::load(store.clone(), VersionSpec::Version(v)).unwrap_or_else(|e| panic!("{config}: version {v}: {e}"));
+            if snap.checkpoint_version().is_some() {
+                with_checkpoint += 1;
+            }
+            assert!(snap.report().skipped_checkpoints.is_empty(), "{config}: {:?}", snap.report());
+            assert_eq!(digest(snap.state()), digest(&json_replay(store.as_ref(), v)), "{config}: version {v} (checkpoint {:?})", snap.checkpoint_version());
+        }
+        assert!(with_checkpoint > 0, "{config}: no version was loaded through a checkpoint");
+    }
+}
+
+fn table_with_checkpoint() -> (tempfile::TempDir, Table) {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Table::open(dir.path().to_str().unwrap()).unwrap();
+    t.create(&schema(false), &["p".into()], &HashMap::from([("delta.checkpointInterval".to_string(), "5".to_string())])).unwrap();
+    for i in 0..12 {
+        t.append([batch(&[i], Some("a"), false)], &WriteOptions::default()).unwrap();
+    }
+    (dir, t)
+}
+
+fn rows(path: &std::path::Path) -> usize {
+    let s = Table::open(path.to_str().unwrap()).unwrap().snapshot().unwrap();
+    alluvium::ScanBuilder::new(s).build().unwrap().execute().unwrap().iter().map(|b| b.num_rows()).sum()
+}
+
+#[test]
+fn our_last_checkpoint_hint_is_only_a_hint() {
+    let (dir, t) = table_with_checkpoint();
+    let log = dir.path().join("_delta_log");
+    let hint: serde_json::Value = serde_json::from_slice(&std::fs::read(log.join("_last_checkpoint")).unwrap()).unwrap();
+    assert_eq!(hint["version"], 10);
+    assert!(hint.get("parts").is_none(), "a single-file checkpoint must not claim parts");
+    assert_eq!(hint["checksum"].as_str().unwrap(), alluvium::txlog::checkpoint::json_checksum(&hint));
+    assert_eq!(rows(dir.path()), 12);
+    let cases: [&[u8]; 6] = [
+        b"",
+        b"{\"version\":10,\"size\":14,\"parts\":1}",
+        b"{\"version\":5,\"size\":9}",
+        b"{\"version\":99,\"size\":9}",
+        b"{\"version\":10,\"size\":14,\"checksum\":\"00000000000000000000000000000000\"}",
+        b"not json",
+    ];
+    for case in cases {
+        std::fs::write(log.join("_last_checkpoint"), case).unwrap();
+        let s = Table::open(dir.path().to_str().unwrap()).unwrap().snapshot().unwrap();
+        assert_eq!((s.version(), s.checkpoint_version()), (12, Some(10)), "{}", String::from_utf8_lossy(case));
+        assert_eq!(rows(dir.path()), 12);
+    }
+    // The checkpoint the hint names is gone: the older one (5) is used.
+    std::fs::write(log.join("_last_checkpoint"), serde_json::to_vec(&hint).unwrap()).unwrap();
+    std::fs::remove_file(log.join("00000000000000000010.checkpoint.parquet")).unwrap();
+    let s = Table::open(dir.path().to_str().unwrap()).unwrap().snapshot().unwrap();
+    assert_eq!((s.version(), s.checkpoint_version()), (12, Some(5)));
+    assert_eq!(rows(dir.path()), 12);
+    drop(t);
+}
+
+#[test]
+fn writers_crossing_intervals_together_leave_readable_checkpoints() {
+    let store: StoreRef = Arc::new(InMemoryStore::new());
+    let t = Table::from_store(store.clone());
+    t.create(&schema(false), &[], &HashMap::from([("delta.checkpointInterval".to_string(), "2".to_string())])).unwrap();
+    let handles: Vec<_> = (0..4)
+        .map(|w| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                let t = Table::from_store(store);
+                for i in 0..15 {
+                    t.append([batch(&[w * 100 + i], None, false)], &WriteOptions::default()).unwrap();
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let latest = t.snapshot().unwrap().version();
+    assert_eq!(latest, 60);
+    for v in (2..=latest).step_by(2) {
+        let s = Snapshot::load(store.clone(), VersionSpec::Version(v)).unwrap();
+        assert_eq!(s.checkpoint_version(), Some(v), "checkpoint {v} missing or unreadable: {:?}", s.report());
+        assert_eq!(s.num_files() as u64, v);
+    }
+    let hint = alluvium::txlog::checkpoint::read_last_checkpoint(store.as_ref()).unwrap();
+    assert!(hint.version >= 58, "the hint moved backwards to {}", hint.version);
+}
+
+#[test]
+fn v2_checkpoints_with_sidecars_read_back() {
+    let store: StoreRef = Arc::new(InMemoryStore::new());
+    let t = Table::from_store(store.clone());
+    let props = HashMap::from([("delta.checkpointPolicy".to_string(), "v2".to_string()), ("delta.checkpointInterval".to_string(), "1000".to_string())]);
+    t.create(&schema(false), &["p".into()], &props).unwrap();
+    assert!(t.snapshot().unwrap().protocol().has_reader_feature("v2Checkpoint"));
+    for i in 0..9 {
+        t.append([batch(&[i], Some(["a", "b", "c"][i as usize % 3]), false)], &WriteOptions::default()).unwrap();
+    }
+    t.delete("id = 4", &WriteOptions::default()).unwrap();
+    let out = t.checkpoint(&CheckpointConfig { part_size: Some(3) }).unwrap();
+    assert_eq!(out.files.len(), 1);
+    assert!(out.files[0].as_str().contains(".checkpoint.") && !out.files[0].as_str().ends_with(".checkpoint.parquet"));
+    assert!(out.sidecars.len() >= 3, "{out:?}");
+    let s = Snapshot::load(store.clone(), VersionSpec::Latest).unwrap();
+    assert_eq!(s.checkpoint_version(), Some(10));
+    assert_eq!(digest(s.state()), digest(&json_replay(store.as_ref(), 10)));
+}
+
+#[test]
+fn log_cleanup_keeps_retained_versions_and_reports_the_earliest() {
+    let store = Arc::new(InMemoryStore::new().with_manual_clock(1_700_000_000_000));
+    let t = Table::from_store(store.clone());
+    t.create(&schema(false), &[], &HashMap::from([("delta.checkpointInterval".to_string(), "4".to_string())])).unwrap();
+    for i in 0..10 {
+        store.advance_clock(1000);
+        t.append([batch(&[i], None, false)], &WriteOptions::default()).unwrap();
+    }
+    // Nothing is old enough yet.
+    let r = t.cleanup_log(false).unwrap();
+    assert!(r.deleted.is_empty(), "{r:?}");
+    // 40 days later versions 0..=10 are past the 30-day retention; commit 11 is new.
+    store.advance_clock(40 * 24 * 3600 * 1000);
+    t.append([batch(&[10], None, false)], &WriteOptions::default()).unwrap();
+    let dry = t.cleanup_log(true).unwrap();
+    assert_eq!(dry.anchor, Some(8));
+    assert!(store.head(&commit_path(0)).is_ok(), "a dry run deletes nothing");
+    let r = t.cleanup_log(false).unwrap();
+    assert_eq!(r.deleted, dry.deleted);
+    assert_eq!(r.earliest_readable_version, Some(8));
+    assert!(store.head(&commit_path(8)).is_ok(), "the anchor's commit file stays");
+    for v in 8..=11 {
+        let s = Snapshot::load(store.clone(), VersionSpec::Version(v)).unwrap();
+        assert_eq!(s.num_files() as u64, v);
+    }
+    let e = Snapshot::load(store.clone(), VersionSpec::Version(7)).unwrap_err();
+    let msg = e.to_string();
+    assert!(matches!(e, alluvium::mvcc::MvccError::Log(LogError::VersionNotFound { version: 7, .. })), "{msg}");
+    assert!(msg.contains("earliest readable version is 8"), "{msg}");
+    let d = alluvium::describe(&t.snapshot().unwrap()).unwrap();
+    assert_eq!(d.earliest_readable_version, Some(8));
+}
+
+#[test]
+fn in_commit_timestamps_are_written_and_drive_time_travel() {
+    let store = Arc::new(InMemoryStore::new().with_manual_clock(1_000));
+    let t = Table::from_store(store.clone());
+    t.create(&schema(false), &[], &HashMap::from([("delta.enableInCommitTimestamps".to_string(), "true".to_string())])).unwrap();
+    assert!(t.snapshot().unwrap().protocol().has_writer_feature("inCommitTimestamp"));
+    let mut icts = Vec::new();
+    for i in 0..4 {
+        t.append([batch(&[i], None, false)], &WriteOptions::default()).unwrap();
+        let s = t.snapshot().unwrap();
+        icts.push(s.timestamp_ms());
+        // commitInfo is the first action and carries the in-commit timestamp.
+        let p = commit_path(s.version());
+        let first = String::from_utf8(store.get(&p).unwrap().to_vec()).unwrap();
+        assert!(first.starts_with("{\"commitInfo\""), "{first}");
+        assert_eq!(s.commit_info().unwrap().in_commit_timestamp(), Some(s.timestamp_ms()));
+    }
+    assert!(icts.windows(2).all(|w| w[0] < w[1]), "{icts:?}");
+    // File times lie (all equal here); in-commit timestamps decide.
+    let at = |ts| Snapshot::load(store.clone(), VersionSpec::Timestamp(ts)).unwrap().version();
+    assert_eq!(at(icts[2]), 3);
+    assert_eq!(at(icts[2] - 1), 2);
+    assert_eq!(at(icts[3] + 10_000), 4);
+}
+
+#[test]
+fn file_time_travel_monotonizes_commit_times() {
+    let store = Arc::new(InMemoryStore::new().with_manual_clock(10_000));
+    let t = Table::from_store(store.clone());
+    t.create(&schema(false), &[], &HashMap::new()).unwrap();
+    for i in 0..4 {
+        store.advance_clock(100);
+        t.append([batch(&[i], None, false)], &WriteOptions::default()).unwrap();
+    }
+    // Version 3's file time goes backwards (a copied table, a skewed clock).
+    store.set_last_modified(&commit_path(3), 10_050).unwrap();
+    let at = |ts| Snapshot::load(store.clone(), VersionSpec::Timestamp(ts)).map(|s| s.version());
+    assert_eq!(at(10_200).unwrap(), 2);
+    // Monotonized, version 3 sits at 10_201 (one after version 2), not at 10_050.
+    assert_eq!(at(10_201).unwrap(), 3);
+    assert_eq!(at(10_399).unwrap(), 3);
+    assert!(matches!(at(9_000), Err(alluvium::mvcc::MvccError::Log(LogError::TimestampOutOfRange { .. }))));
+    let _ = StorePath::parse("x");
+}
