@@ -177,15 +177,11 @@ impl Binder<'_> {
                     return Err(err("IN applies to a column"));
                 };
                 let col = self.column(path)?;
-                let mut disj: Option<Predicate> = None;
-                for lit in list {
-                    let p = self.cmp_literal(&col, CmpOp::Eq, lit)?;
-                    disj = Some(match disj {
-                        None => p,
-                        Some(d) => Predicate::Or(Box::new(d), Box::new(p)),
-                    });
-                }
-                let p = disj.unwrap_or(Predicate::Const(Some(false)));
+                let equalities = list
+                    .iter()
+                    .map(|lit| self.cmp_literal(&col, CmpOp::Eq, lit))
+                    .collect::<Result<Vec<_>>>()?;
+                let p = any_of(equalities);
                 if *negated {
                     Predicate::Not(Box::new(p))
                 } else {
@@ -233,6 +229,19 @@ impl Binder<'_> {
             return Ok(Predicate::Const(None));
         }
         Ok(Predicate::Cmp(col.clone(), op, value))
+    }
+}
+
+/// The disjunction of `preds` (FALSE when empty) as a balanced tree: an IN list can be
+/// arbitrarily long, and everything downstream recurses over the predicate.
+fn any_of(mut preds: Vec<Predicate>) -> Predicate {
+    match preds.len() {
+        0 => Predicate::Const(Some(false)),
+        1 => preds.pop().unwrap_or(Predicate::Const(Some(false))),
+        n => {
+            let right = preds.split_off(n.div_ceil(2));
+            Predicate::Or(Box::new(any_of(preds)), Box::new(any_of(right)))
+        }
     }
 }
 

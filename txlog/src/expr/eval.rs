@@ -142,6 +142,7 @@ mod tests {
 
     use super::*;
     use crate::column_mapping::ColumnMappingMode;
+    use crate::expr::parse::MAX_EXPR_DEPTH;
     use crate::expr::{bind, parse_expr};
     use crate::schema::StructType;
 
@@ -244,5 +245,52 @@ mod tests {
             eval("i < f"),
             vec![Some(false), Some(true), None, Some(false)]
         );
+    }
+
+    #[test]
+    fn expressions_at_the_depth_limit_work_on_a_small_stack() {
+        use crate::actions::OptStringMap;
+        use crate::expr::{FileSummary, may_match};
+
+        let deepest = [
+            format!("{}i = 1", "NOT ".repeat(MAX_EXPR_DEPTH - 2)),
+            format!(
+                "{}i = 1{}",
+                "(".repeat(MAX_EXPR_DEPTH - 2),
+                ")".repeat(MAX_EXPR_DEPTH - 2)
+            ),
+            format!("{}i = 1", "NOT (i = 7 OR ".repeat((MAX_EXPR_DEPTH - 2) / 2))
+                + &")".repeat((MAX_EXPR_DEPTH - 2) / 2),
+            vec!["i = 1"; 100_000].join(" OR "),
+            format!("i IN ({})", vec!["7"; 100_000].join(", ")),
+        ];
+        // Rayon's workers, which evaluate per file, have 2 MiB stacks.
+        let results = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let (b, schema) = batch();
+                let empty = OptStringMap::default();
+                let summary = FileSummary {
+                    partition_values: &empty,
+                    stats: None,
+                };
+                deepest
+                    .iter()
+                    .map(|text| {
+                        let e = parse_expr(text).unwrap();
+                        let p = bind(&e, &schema, &[], ColumnMappingMode::None).unwrap();
+                        assert!(may_match(&p, &summary));
+                        evaluate(&p, &b).unwrap().iter().collect::<Vec<_>>()
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        let is_1 = [Some(true), Some(false), None, Some(false)];
+        assert_eq!(results[0], is_1);
+        assert_eq!(results[1], is_1);
+        assert_eq!(results[3], is_1);
+        assert_eq!(results[4], [Some(false), Some(false), None, Some(true)]);
     }
 }

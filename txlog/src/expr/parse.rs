@@ -170,9 +170,48 @@ fn lex(s: &str) -> Result<Vec<Tok>> {
     Ok(out)
 }
 
+/// The deepest expression accepted, counting parentheses and every node of the tree (AND
+/// and OR chains are built as balanced trees, so `n` terms add about `log2(n)` levels).
+/// Parsing, binding, data skipping, evaluation and dropping all recurse over the tree; at
+/// this depth they fit a 2 MiB thread stack even in debug builds.
+pub(crate) const MAX_EXPR_DEPTH: usize = 64;
+
+fn too_deep() -> LogError {
+    err(format!(
+        "expression nests deeper than {MAX_EXPR_DEPTH} levels"
+    ))
+}
+
+/// An expression and the depth of its tree.
+type Node = (Expr, usize);
+
+fn node(e: Expr, depth: usize) -> Result<Node> {
+    if depth > MAX_EXPR_DEPTH {
+        return Err(too_deep());
+    }
+    Ok((e, depth))
+}
+
+/// Joins `terms` (at least one) with an associative connective as a balanced tree; up to
+/// three terms nest to the left, as written.
+fn balanced(mut terms: Vec<Node>, join: fn(Box<Expr>, Box<Expr>) -> Expr) -> Result<Node> {
+    if terms.len() <= 1 {
+        return terms.pop().ok_or_else(|| err("empty expression"));
+    }
+    let right = terms.split_off(terms.len().div_ceil(2));
+    let (left, left_depth) = balanced(terms, join)?;
+    let (right, right_depth) = balanced(right, join)?;
+    node(
+        join(Box::new(left), Box::new(right)),
+        1 + left_depth.max(right_depth),
+    )
+}
+
 struct Parser {
     toks: Vec<Tok>,
     pos: usize,
+    /// Open parentheses and NOTs above the current position.
+    nesting: usize,
 }
 
 impl Parser {
@@ -209,35 +248,50 @@ impl Parser {
         }
     }
 
-    fn or(&mut self) -> Result<Expr> {
-        let mut e = self.and()?;
+    /// Runs `f` one nesting level deeper (inside a parenthesis or a NOT).
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.nesting >= MAX_EXPR_DEPTH {
+            return Err(too_deep());
+        }
+        self.nesting += 1;
+        let r = f(self);
+        self.nesting -= 1;
+        r
+    }
+
+    fn or(&mut self) -> Result<Node> {
+        let mut terms = vec![self.and()?];
         while self.eat_keyword("OR") {
-            e = Expr::Or(Box::new(e), Box::new(self.and()?));
+            terms.push(self.and()?);
         }
-        Ok(e)
+        balanced(terms, Expr::Or)
     }
 
-    fn and(&mut self) -> Result<Expr> {
-        let mut e = self.not()?;
+    fn and(&mut self) -> Result<Node> {
+        let mut terms = vec![self.not()?];
         while self.eat_keyword("AND") {
-            e = Expr::And(Box::new(e), Box::new(self.not()?));
+            terms.push(self.not()?);
         }
-        Ok(e)
+        balanced(terms, Expr::And)
     }
 
-    fn not(&mut self) -> Result<Expr> {
+    fn not(&mut self) -> Result<Node> {
         if self.eat_keyword("NOT") {
-            return Ok(Expr::Not(Box::new(self.not()?)));
+            let (e, depth) = self.nested(Self::not)?;
+            return node(Expr::Not(Box::new(e)), depth + 1);
         }
         self.predicate()
     }
 
-    fn predicate(&mut self) -> Result<Expr> {
-        let left = self.operand()?;
+    fn predicate(&mut self) -> Result<Node> {
+        let (left, depth) = self.operand()?;
         if let Some(Tok::Op(op)) = self.peek().cloned() {
             self.pos += 1;
-            let right = self.operand()?;
-            return Ok(Expr::Cmp(Box::new(left), op, Box::new(right)));
+            let (right, d) = self.operand()?;
+            return node(
+                Expr::Cmp(Box::new(left), op, Box::new(right)),
+                1 + depth.max(d),
+            );
         }
         if self.eat_keyword("IS") {
             let negated = self.eat_keyword("NOT");
@@ -247,7 +301,7 @@ impl Parser {
                     self.describe()
                 )));
             }
-            return Ok(Expr::IsNull(Box::new(left), negated));
+            return node(Expr::IsNull(Box::new(left), negated), depth + 1);
         }
         let negated = if self.keyword("NOT") {
             self.pos += 1;
@@ -269,28 +323,33 @@ impl Parser {
                 }
             }
             self.expect(&Tok::RParen, ") closing the IN list")?;
-            return Ok(Expr::In(Box::new(left), list, negated));
+            return node(Expr::In(Box::new(left), list, negated), depth + 1);
         }
         if self.eat_keyword("BETWEEN") {
-            let low = self.operand()?;
+            let (low, low_depth) = self.operand()?;
             if !self.eat_keyword("AND") {
                 return Err(err("expected AND in BETWEEN"));
             }
-            let high = self.operand()?;
+            let (high, high_depth) = self.operand()?;
             let e = Expr::And(
                 Box::new(Expr::Cmp(Box::new(left.clone()), CmpOp::Ge, Box::new(low))),
                 Box::new(Expr::Cmp(Box::new(left), CmpOp::Le, Box::new(high))),
             );
-            return Ok(if negated { Expr::Not(Box::new(e)) } else { e });
+            let depth = 2 + depth.max(low_depth).max(high_depth);
+            return if negated {
+                node(Expr::Not(Box::new(e)), depth + 1)
+            } else {
+                node(e, depth)
+            };
         }
         if negated {
             return Err(err("expected IN or BETWEEN after NOT"));
         }
-        Ok(left)
+        Ok((left, depth))
     }
 
     fn literal(&mut self) -> Result<Literal> {
-        match self.operand()? {
+        match self.operand()?.0 {
             Expr::Literal(l) => Ok(l),
             other => Err(err(format!("expected a literal, found {other:?}"))),
         }
@@ -309,33 +368,34 @@ impl Parser {
         }
     }
 
-    fn operand(&mut self) -> Result<Expr> {
+    fn operand(&mut self) -> Result<Node> {
+        let leaf = |e| Ok((e, 1));
         match self.peek().cloned() {
             Some(Tok::LParen) => {
                 self.pos += 1;
-                let e = self.or()?;
+                let e = self.nested(Self::or)?;
                 self.expect(&Tok::RParen, ")")?;
                 Ok(e)
             }
             Some(Tok::Num(n)) => {
                 self.pos += 1;
-                Ok(Expr::Literal(Literal::Number(n)))
+                leaf(Expr::Literal(Literal::Number(n)))
             }
             Some(Tok::Str(s)) => {
                 self.pos += 1;
-                Ok(Expr::Literal(Literal::String(s)))
+                leaf(Expr::Literal(Literal::String(s)))
             }
             Some(Tok::Ident(s)) => {
                 self.pos += 1;
                 let upper = s.to_ascii_uppercase();
                 match upper.as_str() {
-                    "TRUE" => return Ok(Expr::Literal(Literal::Boolean(true))),
-                    "FALSE" => return Ok(Expr::Literal(Literal::Boolean(false))),
-                    "NULL" => return Ok(Expr::Literal(Literal::Null)),
+                    "TRUE" => return leaf(Expr::Literal(Literal::Boolean(true))),
+                    "FALSE" => return leaf(Expr::Literal(Literal::Boolean(false))),
+                    "NULL" => return leaf(Expr::Literal(Literal::Null)),
                     "DATE" | "TIMESTAMP" | "TIMESTAMP_NTZ" => {
                         if let Some(Tok::Str(v)) = self.peek().cloned() {
                             self.pos += 1;
-                            return Ok(Expr::Literal(Literal::String(v)));
+                            return leaf(Expr::Literal(Literal::String(v)));
                         }
                     }
                     "AND" | "OR" | "NOT" | "IS" | "IN" | "BETWEEN" => {
@@ -343,11 +403,11 @@ impl Parser {
                     }
                     _ => {}
                 }
-                self.column_rest(s)
+                leaf(self.column_rest(s)?)
             }
             Some(Tok::Quoted(s)) => {
                 self.pos += 1;
-                self.column_rest(s)
+                leaf(self.column_rest(s)?)
             }
             _ => Err(err(format!(
                 "expected a column, a literal or '(', found {}",
@@ -375,8 +435,12 @@ pub fn parse_expr(text: &str) -> Result<Expr> {
     if toks.is_empty() {
         return Err(err("empty expression"));
     }
-    let mut p = Parser { toks, pos: 0 };
-    let e = p.or()?;
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        nesting: 0,
+    };
+    let (e, _) = p.or()?;
     if p.pos != p.toks.len() {
         return Err(err(format!(
             "unexpected {} after the expression",
@@ -452,5 +516,41 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    /// A 20 kB filter overflowed the stack: 5,000 nested parentheses or NOTs in the parser,
+    /// and a chain of 5,000 ANDs in binding (reproduced with the `filter_expr` fuzz target on
+    /// crafted inputs; its default input size stops just short of the crash).
+    #[test]
+    fn deep_expressions_are_refused_and_long_chains_stay_shallow() {
+        for text in [
+            format!("{}a{}", "(".repeat(100_000), ")".repeat(100_000)),
+            format!("{}a", "(".repeat(100_000)),
+            format!("{}a", "NOT ".repeat(100_000)),
+            format!("{}a", "NOT (".repeat(100_000)),
+        ] {
+            match parse_expr(&text) {
+                Err(LogError::InvalidExpression(m)) => assert!(m.contains("deeper"), "{m}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        // At the limit: a comparison is two levels, each NOT one more.
+        let nots = |n: usize| format!("{}a = 1", "NOT ".repeat(n));
+        assert!(parse_expr(&nots(MAX_EXPR_DEPTH - 2)).is_ok());
+        assert!(parse_expr(&nots(MAX_EXPR_DEPTH - 1)).is_err());
+        // 2^17 terms: 17 levels of ORs above the comparisons.
+        let chain = vec!["a = 1"; 1 << 17].join(" OR ");
+        assert!(matches!(parse_expr(&chain), Ok(Expr::Or(..))));
+        let chain = vec!["a"; 100_000].join(" AND ");
+        assert!(matches!(parse_expr(&chain), Ok(Expr::And(..))));
+        // Short chains nest to the left as written.
+        let a = |s: &str| Box::new(Expr::Column(vec![s.into()]));
+        assert_eq!(
+            parse_expr("a AND b AND c").unwrap(),
+            Expr::And(Box::new(Expr::And(a("a"), a("b"))), a("c"))
+        );
+        // Long IN lists are a single node.
+        let list = format!("a IN ({})", vec!["1"; 100_000].join(", "));
+        assert!(matches!(parse_expr(&list), Ok(Expr::In(_, l, false)) if l.len() == 100_000));
     }
 }
