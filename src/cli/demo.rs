@@ -164,7 +164,20 @@ pub fn run(a: DemoArgs) -> Result<()> {
             .version()
     );
 
-    println!("6. history");
+    println!("6. checkpoints (automatic every delta.checkpointInterval = 10 commits)");
+    let fresh = Table::open(&dir)?.snapshot()?;
+    let r = fresh.report();
+    println!(
+        "   a fresh load of version {} replays checkpoint {} plus {} commit(s), {} listing",
+        fresh.version(),
+        fresh
+            .checkpoint_version()
+            .map_or_else(|| "none".to_string(), |v| v.to_string()),
+        r.commits_read,
+        r.list_calls
+    );
+
+    println!("7. history");
     for e in history(table.store().as_ref(), None)? {
         let op = e
             .commit_info
