@@ -4,6 +4,7 @@
 //!
 //! `cargo bench --bench write`; compare runs with `-- --save-baseline main` and
 //! `-- --baseline main`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::HashMap;
 use std::sync::Arc;

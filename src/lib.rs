@@ -25,6 +25,8 @@ mod error;
 mod history;
 mod maintenance;
 pub mod scan;
+#[doc(hidden)]
+pub mod synthetic;
 mod table;
 mod write;
 
@@ -42,4 +44,3 @@ pub use write::{DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};
 
 /// What alluvium calls itself in `commitInfo.engineInfo` and Parquet `created_by`.
 pub const ENGINE: &str = concat!("alluvium ", env!("CARGO_PKG_VERSION"));
-

@@ -48,9 +48,13 @@ impl Table {
         if !should_checkpoint(&snapshot, version) {
             return None;
         }
-        let result = checkpoint(&snapshot, &CheckpointConfig::default(), self.store().now_ms())
-            .map(|o| o.version)
-            .map_err(|e| e.to_string());
+        let result = checkpoint(
+            &snapshot,
+            &CheckpointConfig::default(),
+            self.store().now_ms(),
+        )
+        .map(|o| o.version)
+        .map_err(|e| e.to_string());
         if result.is_ok() && snapshot.properties().enable_expired_log_cleanup() {
             // Cleanup problems are not the commit's problem either; the next checkpoint
             // retries them.

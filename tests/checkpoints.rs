@@ -1,4 +1,4 @@
-//! Checkpoints, log retention and time travel (SPEC.md §5, §7, §9).
+//! Checkpoints, log retention and time travel (SPEC.md §5, §8, §9).
 //!
 //! * For random commit sequences (appends, deletes, overwrites, schema and protocol changes,
 //!   application transactions, domain metadata) under random checkpoint settings (interval,
@@ -29,7 +29,10 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 fn schema(extra: bool) -> Arc<Schema> {
-    let mut f = vec![Field::new("id", DataType::Int64, true), Field::new("p", DataType::Utf8, true)];
+    let mut f = vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("p", DataType::Utf8, true),
+    ];
     if extra {
         f.push(Field::new("x", DataType::Int64, true));
     }
@@ -37,12 +40,24 @@ fn schema(extra: bool) -> Arc<Schema> {
 }
 
 fn batch(ids: &[i64], p: Option<&str>, extra: bool) -> RecordBatch {
-    let mut cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(ids.to_vec())), Arc::new(StringArray::from(vec![p; ids.len()]))];
+    let mut cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(ids.to_vec())),
+        Arc::new(StringArray::from(vec![p; ids.len()])),
+    ];
     if extra {
-        cols.push(Arc::new(Int64Array::from(ids.iter().map(|i| i * 2).collect::<Vec<_>>())));
+        cols.push(Arc::new(Int64Array::from(
+            ids.iter().map(|i| i * 2).collect::<Vec<_>>(),
+        )));
     }
     RecordBatch::try_new(schema(extra), cols).unwrap()
 }
+
+type FileDigest = (
+    i64,
+    Option<String>,
+    Vec<(String, Option<String>)>,
+    Option<String>,
+);
 
 /// The observable state of a version, for comparison.
 #[derive(Debug, PartialEq)]
@@ -50,7 +65,8 @@ struct Digest {
     protocol: Protocol,
     schema: String,
     configuration: BTreeMap<String, String>,
-    files: BTreeMap<String, (i64, Option<String>, Vec<(String, Option<String>)>, Option<String>)>,
+    /// Path to (size, stats, partition values, deletion-vector id).
+    files: BTreeMap<String, FileDigest>,
     tombstones: BTreeSet<String>,
     txns: BTreeMap<String, i64>,
     domains: BTreeMap<String, String>,
@@ -60,19 +76,37 @@ fn digest(s: &TableState) -> Digest {
     Digest {
         protocol: s.protocol().clone(),
         schema: s.metadata().schema_string.clone(),
-        configuration: s.metadata().configuration.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        configuration: s
+            .metadata()
+            .configuration
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         files: s
             .files()
             .map(|a| {
                 (
                     a.path.clone(),
-                    (a.size, a.stats.clone(), a.partition_values.0.clone(), a.deletion_vector.as_ref().map(|d| d.unique_id())),
+                    (
+                        a.size,
+                        a.stats.clone(),
+                        a.partition_values.0.clone(),
+                        a.deletion_vector.as_ref().map(|d| d.unique_id()),
+                    ),
                 )
             })
             .collect(),
         tombstones: s.tombstones().map(|r| r.path.clone()).collect(),
-        txns: s.app_transactions().iter().map(|(k, t)| (k.clone(), t.version)).collect(),
-        domains: s.domains().iter().map(|(k, d)| (k.clone(), d.configuration.clone())).collect(),
+        txns: s
+            .app_transactions()
+            .iter()
+            .map(|(k, t)| (k.clone(), t.version))
+            .collect(),
+        domains: s
+            .domains()
+            .iter()
+            .map(|(k, d)| (k.clone(), d.configuration.clone()))
+            .collect(),
     }
 }
 
@@ -114,29 +148,54 @@ fn random_history(seed: u64) -> (Table, String) {
         next_id += n;
         match rng.random_range(0..10) {
             0..=3 => {
-                t.append([batch(&ids, p, extra)], &WriteOptions::default()).unwrap();
+                t.append([batch(&ids, p, extra)], &WriteOptions::default())
+                    .unwrap();
             }
             4 => {
-                t.delete(&format!("id % 3 = 0 AND id < {next_id}").replace("id % 3 = 0 AND ", ""), &WriteOptions::default()).map(|_| ()).unwrap_or(());
+                t.delete(
+                    &format!("id % 3 = 0 AND id < {next_id}").replace("id % 3 = 0 AND ", ""),
+                    &WriteOptions::default(),
+                )
+                .map(|_| ())
+                .unwrap_or(());
             }
             5 => {
                 let target = p.unwrap_or("a");
-                t.overwrite([batch(&ids, Some(target), extra)], Some(&format!("p = '{target}'")), &WriteOptions::default()).unwrap();
+                t.overwrite(
+                    [batch(&ids, Some(target), extra)],
+                    Some(&format!("p = '{target}'")),
+                    &WriteOptions::default(),
+                )
+                .unwrap();
             }
             6 if !extra => {
                 extra = true;
-                t.append([batch(&ids, p, true)], &WriteOptions { merge_schema: true, ..Default::default() }).unwrap();
+                t.append(
+                    [batch(&ids, p, true)],
+                    &WriteOptions {
+                        merge_schema: true,
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
             }
             7 => {
                 app_version += 1;
-                let o = WriteOptions { app_transaction: Some((format!("app{}", app_version % 2), app_version)), ..Default::default() };
+                let o = WriteOptions {
+                    app_transaction: Some((format!("app{}", app_version % 2), app_version)),
+                    ..Default::default()
+                };
                 t.append([batch(&ids, p, extra)], &o).unwrap();
             }
             8 if !domains => {
                 // A protocol upgrade that enables domain metadata.
                 let s = t.snapshot().unwrap();
                 let mut p = s.protocol().clone();
-                let mut wf: Vec<String> = alluvium::txlog::features::legacy_writer_features(p.min_writer_version).iter().map(|s| s.to_string()).collect();
+                let mut wf: Vec<String> =
+                    alluvium::txlog::features::legacy_writer_features(p.min_writer_version)
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect();
                 wf.extend(p.writer_features.clone().unwrap_or_default());
                 wf.push("domainMetadata".into());
                 wf.sort();
@@ -151,11 +210,19 @@ fn random_history(seed: u64) -> (Table, String) {
             9 if domains => {
                 let s = t.snapshot().unwrap();
                 let mut txn = Transaction::new(&s, "SET DOMAIN");
-                txn.set_domain(DomainMetadata { domain: format!("app.d{}", rng.random_range(0..2)), configuration: next_id.to_string(), removed: rng.random_bool(0.3) });
+                txn.set_domain(DomainMetadata {
+                    domain: format!("app.d{}", rng.random_range(0..2)),
+                    configuration: next_id.to_string(),
+                    removed: rng.random_bool(0.3),
+                });
                 txn.commit().unwrap();
             }
             _ => {
-                t.delete(&format!("id = {}", rng.random_range(0..next_id.max(1))), &WriteOptions::default()).unwrap();
+                t.delete(
+                    &format!("id = {}", rng.random_range(0..next_id.max(1))),
+                    &WriteOptions::default(),
+                )
+                .unwrap();
             }
         }
         if rng.random_bool(0.15) {
@@ -174,40 +241,76 @@ fn checkpoint_plus_tail_equals_json_replay_for_random_histories() {
         let latest = t.snapshot().unwrap().version();
         let mut with_checkpoint = 0;
         for v in 0..=latest {
-            let snap = Snapshot::load(store.clone(), VersionSpec::Version(v)).unwrap_or_else(|e| panic!("{config}: version {v}: {e}"));
+            let snap = Snapshot::load(store.clone(), VersionSpec::Version(v))
+                .unwrap_or_else(|e| panic!("{config}: version {v}: {e}"));
             if snap.checkpoint_version().is_some() {
                 with_checkpoint += 1;
             }
-            assert!(snap.report().skipped_checkpoints.is_empty(), "{config}: {:?}", snap.report());
-            assert_eq!(digest(snap.state()), digest(&json_replay(store.as_ref(), v)), "{config}: version {v} (checkpoint {:?})", snap.checkpoint_version());
+            assert!(
+                snap.report().skipped_checkpoints.is_empty(),
+                "{config}: {:?}",
+                snap.report()
+            );
+            assert_eq!(
+                digest(snap.state()),
+                digest(&json_replay(store.as_ref(), v)),
+                "{config}: version {v} (checkpoint {:?})",
+                snap.checkpoint_version()
+            );
         }
-        assert!(with_checkpoint > 0, "{config}: no version was loaded through a checkpoint");
+        assert!(
+            with_checkpoint > 0,
+            "{config}: no version was loaded through a checkpoint"
+        );
     }
 }
 
 fn table_with_checkpoint() -> (tempfile::TempDir, Table) {
     let dir = tempfile::tempdir().unwrap();
     let t = Table::open(dir.path().to_str().unwrap()).unwrap();
-    t.create(&schema(false), &["p".into()], &HashMap::from([("delta.checkpointInterval".to_string(), "5".to_string())])).unwrap();
+    t.create(
+        &schema(false),
+        &["p".into()],
+        &HashMap::from([("delta.checkpointInterval".to_string(), "5".to_string())]),
+    )
+    .unwrap();
     for i in 0..12 {
-        t.append([batch(&[i], Some("a"), false)], &WriteOptions::default()).unwrap();
+        t.append([batch(&[i], Some("a"), false)], &WriteOptions::default())
+            .unwrap();
     }
     (dir, t)
 }
 
 fn rows(path: &std::path::Path) -> usize {
-    let s = Table::open(path.to_str().unwrap()).unwrap().snapshot().unwrap();
-    alluvium::ScanBuilder::new(s).build().unwrap().execute().unwrap().iter().map(|b| b.num_rows()).sum()
+    let s = Table::open(path.to_str().unwrap())
+        .unwrap()
+        .snapshot()
+        .unwrap();
+    alluvium::ScanBuilder::new(s)
+        .build()
+        .unwrap()
+        .execute()
+        .unwrap()
+        .iter()
+        .map(|b| b.num_rows())
+        .sum()
 }
 
 #[test]
 fn our_last_checkpoint_hint_is_only_a_hint() {
     let (dir, t) = table_with_checkpoint();
     let log = dir.path().join("_delta_log");
-    let hint: serde_json::Value = serde_json::from_slice(&std::fs::read(log.join("_last_checkpoint")).unwrap()).unwrap();
+    let hint: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(log.join("_last_checkpoint")).unwrap()).unwrap();
     assert_eq!(hint["version"], 10);
-    assert!(hint.get("parts").is_none(), "a single-file checkpoint must not claim parts");
-    assert_eq!(hint["checksum"].as_str().unwrap(), alluvium::txlog::checkpoint::json_checksum(&hint));
+    assert!(
+        hint.get("parts").is_none(),
+        "a single-file checkpoint must not claim parts"
+    );
+    assert_eq!(
+        hint["checksum"].as_str().unwrap(),
+        alluvium::txlog::checkpoint::json_checksum(&hint)
+    );
     assert_eq!(rows(dir.path()), 12);
     let cases: [&[u8]; 6] = [
         b"",
@@ -219,14 +322,29 @@ fn our_last_checkpoint_hint_is_only_a_hint() {
     ];
     for case in cases {
         std::fs::write(log.join("_last_checkpoint"), case).unwrap();
-        let s = Table::open(dir.path().to_str().unwrap()).unwrap().snapshot().unwrap();
-        assert_eq!((s.version(), s.checkpoint_version()), (12, Some(10)), "{}", String::from_utf8_lossy(case));
+        let s = Table::open(dir.path().to_str().unwrap())
+            .unwrap()
+            .snapshot()
+            .unwrap();
+        assert_eq!(
+            (s.version(), s.checkpoint_version()),
+            (12, Some(10)),
+            "{}",
+            String::from_utf8_lossy(case)
+        );
         assert_eq!(rows(dir.path()), 12);
     }
     // The checkpoint the hint names is gone: the older one (5) is used.
-    std::fs::write(log.join("_last_checkpoint"), serde_json::to_vec(&hint).unwrap()).unwrap();
+    std::fs::write(
+        log.join("_last_checkpoint"),
+        serde_json::to_vec(&hint).unwrap(),
+    )
+    .unwrap();
     std::fs::remove_file(log.join("00000000000000000010.checkpoint.parquet")).unwrap();
-    let s = Table::open(dir.path().to_str().unwrap()).unwrap().snapshot().unwrap();
+    let s = Table::open(dir.path().to_str().unwrap())
+        .unwrap()
+        .snapshot()
+        .unwrap();
     assert_eq!((s.version(), s.checkpoint_version()), (12, Some(5)));
     assert_eq!(rows(dir.path()), 12);
     drop(t);
@@ -236,14 +354,23 @@ fn our_last_checkpoint_hint_is_only_a_hint() {
 fn writers_crossing_intervals_together_leave_readable_checkpoints() {
     let store: StoreRef = Arc::new(InMemoryStore::new());
     let t = Table::from_store(store.clone());
-    t.create(&schema(false), &[], &HashMap::from([("delta.checkpointInterval".to_string(), "2".to_string())])).unwrap();
+    t.create(
+        &schema(false),
+        &[],
+        &HashMap::from([("delta.checkpointInterval".to_string(), "2".to_string())]),
+    )
+    .unwrap();
     let handles: Vec<_> = (0..4)
         .map(|w| {
             let store = store.clone();
             std::thread::spawn(move || {
                 let t = Table::from_store(store);
                 for i in 0..15 {
-                    t.append([batch(&[w * 100 + i], None, false)], &WriteOptions::default()).unwrap();
+                    t.append(
+                        [batch(&[w * 100 + i], None, false)],
+                        &WriteOptions::default(),
+                    )
+                    .unwrap();
                 }
             })
         })
@@ -255,27 +382,53 @@ fn writers_crossing_intervals_together_leave_readable_checkpoints() {
     assert_eq!(latest, 60);
     for v in (2..=latest).step_by(2) {
         let s = Snapshot::load(store.clone(), VersionSpec::Version(v)).unwrap();
-        assert_eq!(s.checkpoint_version(), Some(v), "checkpoint {v} missing or unreadable: {:?}", s.report());
+        assert_eq!(
+            s.checkpoint_version(),
+            Some(v),
+            "checkpoint {v} missing or unreadable: {:?}",
+            s.report()
+        );
         assert_eq!(s.num_files() as u64, v);
     }
     let hint = alluvium::txlog::checkpoint::read_last_checkpoint(store.as_ref()).unwrap();
-    assert!(hint.version >= 58, "the hint moved backwards to {}", hint.version);
+    assert!(
+        hint.version >= 58,
+        "the hint moved backwards to {}",
+        hint.version
+    );
 }
 
 #[test]
 fn v2_checkpoints_with_sidecars_read_back() {
     let store: StoreRef = Arc::new(InMemoryStore::new());
     let t = Table::from_store(store.clone());
-    let props = HashMap::from([("delta.checkpointPolicy".to_string(), "v2".to_string()), ("delta.checkpointInterval".to_string(), "1000".to_string())]);
+    let props = HashMap::from([
+        ("delta.checkpointPolicy".to_string(), "v2".to_string()),
+        ("delta.checkpointInterval".to_string(), "1000".to_string()),
+    ]);
     t.create(&schema(false), &["p".into()], &props).unwrap();
-    assert!(t.snapshot().unwrap().protocol().has_reader_feature("v2Checkpoint"));
+    assert!(
+        t.snapshot()
+            .unwrap()
+            .protocol()
+            .has_reader_feature("v2Checkpoint")
+    );
     for i in 0..9 {
-        t.append([batch(&[i], Some(["a", "b", "c"][i as usize % 3]), false)], &WriteOptions::default()).unwrap();
+        t.append(
+            [batch(&[i], Some(["a", "b", "c"][i as usize % 3]), false)],
+            &WriteOptions::default(),
+        )
+        .unwrap();
     }
     t.delete("id = 4", &WriteOptions::default()).unwrap();
-    let out = t.checkpoint(&CheckpointConfig { part_size: Some(3) }).unwrap();
+    let out = t
+        .checkpoint(&CheckpointConfig { part_size: Some(3) })
+        .unwrap();
     assert_eq!(out.files.len(), 1);
-    assert!(out.files[0].as_str().contains(".checkpoint.") && !out.files[0].as_str().ends_with(".checkpoint.parquet"));
+    assert!(
+        out.files[0].as_str().contains(".checkpoint.")
+            && !out.files[0].as_str().ends_with(".checkpoint.parquet")
+    );
     assert!(out.sidecars.len() >= 3, "{out:?}");
     let s = Snapshot::load(store.clone(), VersionSpec::Latest).unwrap();
     assert_eq!(s.checkpoint_version(), Some(10));
@@ -286,31 +439,50 @@ fn v2_checkpoints_with_sidecars_read_back() {
 fn log_cleanup_keeps_retained_versions_and_reports_the_earliest() {
     let store = Arc::new(InMemoryStore::new().with_manual_clock(1_700_000_000_000));
     let t = Table::from_store(store.clone());
-    t.create(&schema(false), &[], &HashMap::from([("delta.checkpointInterval".to_string(), "4".to_string())])).unwrap();
+    t.create(
+        &schema(false),
+        &[],
+        &HashMap::from([("delta.checkpointInterval".to_string(), "4".to_string())]),
+    )
+    .unwrap();
     for i in 0..10 {
         store.advance_clock(1000);
-        t.append([batch(&[i], None, false)], &WriteOptions::default()).unwrap();
+        t.append([batch(&[i], None, false)], &WriteOptions::default())
+            .unwrap();
     }
     // Nothing is old enough yet.
     let r = t.cleanup_log(false).unwrap();
     assert!(r.deleted.is_empty(), "{r:?}");
     // 40 days later versions 0..=10 are past the 30-day retention; commit 11 is new.
     store.advance_clock(40 * 24 * 3600 * 1000);
-    t.append([batch(&[10], None, false)], &WriteOptions::default()).unwrap();
+    t.append([batch(&[10], None, false)], &WriteOptions::default())
+        .unwrap();
     let dry = t.cleanup_log(true).unwrap();
     assert_eq!(dry.anchor, Some(8));
-    assert!(store.head(&commit_path(0)).is_ok(), "a dry run deletes nothing");
+    assert!(
+        store.head(&commit_path(0)).is_ok(),
+        "a dry run deletes nothing"
+    );
     let r = t.cleanup_log(false).unwrap();
     assert_eq!(r.deleted, dry.deleted);
     assert_eq!(r.earliest_readable_version, Some(8));
-    assert!(store.head(&commit_path(8)).is_ok(), "the anchor's commit file stays");
+    assert!(
+        store.head(&commit_path(8)).is_ok(),
+        "the anchor's commit file stays"
+    );
     for v in 8..=11 {
         let s = Snapshot::load(store.clone(), VersionSpec::Version(v)).unwrap();
         assert_eq!(s.num_files() as u64, v);
     }
     let e = Snapshot::load(store.clone(), VersionSpec::Version(7)).unwrap_err();
     let msg = e.to_string();
-    assert!(matches!(e, alluvium::mvcc::MvccError::Log(LogError::VersionNotFound { version: 7, .. })), "{msg}");
+    assert!(
+        matches!(
+            e,
+            alluvium::mvcc::MvccError::Log(LogError::VersionNotFound { version: 7, .. })
+        ),
+        "{msg}"
+    );
     assert!(msg.contains("earliest readable version is 8"), "{msg}");
     let d = alluvium::describe(&t.snapshot().unwrap()).unwrap();
     assert_eq!(d.earliest_readable_version, Some(8));
@@ -320,22 +492,43 @@ fn log_cleanup_keeps_retained_versions_and_reports_the_earliest() {
 fn in_commit_timestamps_are_written_and_drive_time_travel() {
     let store = Arc::new(InMemoryStore::new().with_manual_clock(1_000));
     let t = Table::from_store(store.clone());
-    t.create(&schema(false), &[], &HashMap::from([("delta.enableInCommitTimestamps".to_string(), "true".to_string())])).unwrap();
-    assert!(t.snapshot().unwrap().protocol().has_writer_feature("inCommitTimestamp"));
+    t.create(
+        &schema(false),
+        &[],
+        &HashMap::from([(
+            "delta.enableInCommitTimestamps".to_string(),
+            "true".to_string(),
+        )]),
+    )
+    .unwrap();
+    assert!(
+        t.snapshot()
+            .unwrap()
+            .protocol()
+            .has_writer_feature("inCommitTimestamp")
+    );
     let mut icts = Vec::new();
     for i in 0..4 {
-        t.append([batch(&[i], None, false)], &WriteOptions::default()).unwrap();
+        t.append([batch(&[i], None, false)], &WriteOptions::default())
+            .unwrap();
         let s = t.snapshot().unwrap();
         icts.push(s.timestamp_ms());
         // commitInfo is the first action and carries the in-commit timestamp.
         let p = commit_path(s.version());
         let first = String::from_utf8(store.get(&p).unwrap().to_vec()).unwrap();
         assert!(first.starts_with("{\"commitInfo\""), "{first}");
-        assert_eq!(s.commit_info().unwrap().in_commit_timestamp(), Some(s.timestamp_ms()));
+        assert_eq!(
+            s.commit_info().unwrap().in_commit_timestamp(),
+            Some(s.timestamp_ms())
+        );
     }
     assert!(icts.windows(2).all(|w| w[0] < w[1]), "{icts:?}");
     // File times lie (all equal here); in-commit timestamps decide.
-    let at = |ts| Snapshot::load(store.clone(), VersionSpec::Timestamp(ts)).unwrap().version();
+    let at = |ts| {
+        Snapshot::load(store.clone(), VersionSpec::Timestamp(ts))
+            .unwrap()
+            .version()
+    };
     assert_eq!(at(icts[2]), 3);
     assert_eq!(at(icts[2] - 1), 2);
     assert_eq!(at(icts[3] + 10_000), 4);
@@ -348,7 +541,8 @@ fn file_time_travel_monotonizes_commit_times() {
     t.create(&schema(false), &[], &HashMap::new()).unwrap();
     for i in 0..4 {
         store.advance_clock(100);
-        t.append([batch(&[i], None, false)], &WriteOptions::default()).unwrap();
+        t.append([batch(&[i], None, false)], &WriteOptions::default())
+            .unwrap();
     }
     // Version 3's file time goes backwards (a copied table, a skewed clock).
     store.set_last_modified(&commit_path(3), 10_050).unwrap();
@@ -357,6 +551,117 @@ fn file_time_travel_monotonizes_commit_times() {
     // Monotonized, version 3 sits at 10_201 (one after version 2), not at 10_050.
     assert_eq!(at(10_201).unwrap(), 3);
     assert_eq!(at(10_399).unwrap(), 3);
-    assert!(matches!(at(9_000), Err(alluvium::mvcc::MvccError::Log(LogError::TimestampOutOfRange { .. }))));
+    assert!(matches!(
+        at(9_000),
+        Err(alluvium::mvcc::MvccError::Log(
+            LogError::TimestampOutOfRange { .. }
+        ))
+    ));
     let _ = StorePath::parse("x");
+}
+
+/// Refreshing after k commits reads those k commits and nothing else: no checkpoint, no
+/// listing of the whole log where a listing costs in proportion to it (SPEC.md §8).
+#[test]
+fn refresh_reads_only_the_new_commits() {
+    let check = |t: &Table, expect_lists: u32, expect_heads: u32| {
+        let base = t.snapshot_at(VersionSpec::Latest).unwrap();
+        assert_eq!(base.report().checkpoint_files_read, 1);
+        for i in 0..3 {
+            t.append(
+                [batch(&[100 + i], Some("b"), false)],
+                &WriteOptions::default(),
+            )
+            .unwrap();
+        }
+        let next = base.refresh().unwrap();
+        let r = next.report();
+        assert_eq!((r.commits_read, r.checkpoint_files_read), (3, 0), "{r:?}");
+        assert_eq!(
+            (r.list_calls, r.head_calls),
+            (expect_lists, expect_heads),
+            "{r:?}"
+        );
+        assert_eq!(next.version(), base.version() + 3);
+        assert_eq!(next.num_files(), base.num_files() + 3);
+        // Nothing new: one probe (or list), no reads.
+        let same = next.refresh().unwrap();
+        assert_eq!(same.version(), next.version());
+    };
+    // Local filesystem: a directory read visits the whole log, so the refresh probes
+    // versions v+1.. with one HEAD each (3 found, the 4th absent).
+    let (_dir, local) = table_with_checkpoint();
+    check(&local, 0, 4);
+    // In memory (an ordered map, like an object store's LIST from a key): one listing.
+    let mem = Table::in_memory();
+    mem.create(
+        &schema(false),
+        &["p".into()],
+        &HashMap::from([("delta.checkpointInterval".to_string(), "5".to_string())]),
+    )
+    .unwrap();
+    for i in 0..12 {
+        mem.append([batch(&[i], Some("a"), false)], &WriteOptions::default())
+            .unwrap();
+    }
+    check(&mem, 1, 0);
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// Log compaction files (`x.y.compacted.json`) replace the commits they cover, give the same
+/// state as the commits at every version, and are skipped (commits read instead) when they
+/// cannot be read. The golden table's compactions list the newest action of a key first.
+#[test]
+fn log_compactions_stand_in_for_their_commits() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/conformance/tables/compacted-log-files-table/delta");
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&src, dir.path());
+    let compare = |expect_skipped: bool| {
+        let t = Table::open(dir.path().to_str().unwrap()).unwrap();
+        let store = t.store().clone();
+        let mut used = 0;
+        for v in 0..=25 {
+            let snap = t.snapshot_at(VersionSpec::Version(v)).unwrap();
+            let r = snap.report();
+            used += r.compactions_read;
+            if v >= 15 {
+                assert_eq!(
+                    !r.skipped_compactions.is_empty(),
+                    expect_skipped,
+                    "version {v}: {r:?}"
+                );
+            }
+            assert_eq!(
+                digest(snap.state()),
+                digest(&json_replay(store.as_ref(), v)),
+                "version {v}: {r:?}"
+            );
+            if v == 25 && !expect_skipped {
+                // 0..=5 and 6..=15 come from two compactions, 16..=25 from commits.
+                assert_eq!((r.compactions_read, r.commits_read), (2, 10), "{r:?}");
+            }
+        }
+        assert!(used > 0 || expect_skipped);
+    };
+    compare(false);
+    std::fs::write(
+        dir.path()
+            .join("_delta_log/00000000000000000006.00000000000000000015.compacted.json"),
+        b"{\"add\": garbage",
+    )
+    .unwrap();
+    compare(true);
 }

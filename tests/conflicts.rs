@@ -178,7 +178,7 @@ fn blind_append_vs_metadata_change_conflicts() {
     )
     .unwrap();
     let e = t.append([batch(&[10], "x")], &pinned(&s)).unwrap_err();
-    assert_eq!(e.to_string().contains("MetadataChanged"), true, "{e}");
+    assert!(e.to_string().contains("MetadataChanged"), "{e}");
     assert!(!matches!(&e, Error::Mvcc(m) if m.is_retryable()));
 }
 

@@ -8,6 +8,13 @@
 //!   reported unknown;
 //! * holds exactly the rows those commits imply, every referenced data file present;
 //! * stays writable.
+//!
+//! A second workload crosses checkpoint intervals (automatic checkpoints after commits,
+//! explicit checkpoints, log cleanup after the clock has moved past the retention), so faults
+//! land in every write of checkpointing and cleanup too. Afterwards, additionally:
+//! * no checkpoint file is unreadable (none was torn or published half-written);
+//! * every version from the earliest readable one to the latest loads;
+//! * commits below the earliest retained one were removed only below a checkpoint.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -16,12 +23,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use alluvium::mvcc::MvccError;
-use alluvium::storage::{Fault, FaultyStore, InMemoryStore, LocalFsStore, ObjectStore, StoreRef};
+use alluvium::storage::{Fault, FaultyStore, InMemoryStore, LocalFsStore, StoreRef};
 use alluvium::txlog::LogError;
 use alluvium::txlog::actions::Action;
 use alluvium::txlog::commit::decode_commit;
 use alluvium::txlog::log_path::{LogFileKind, commit_path};
-use alluvium::txlog::segment::list_log_from;
+use alluvium::txlog::segment::{earliest_readable_version, list_log_from};
 use alluvium::{Error, ScanBuilder, Table, WriteOptions, WriteOutcome};
 use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
@@ -51,6 +58,14 @@ fn batch(rows: &[(i64, &str)]) -> RecordBatch {
 #[derive(Clone, Copy)]
 enum Op {
     Create,
+    /// Create with a checkpoint every 2 commits and a log retention of 1 day.
+    CreateCheckpointing,
+    /// Move the store clock forward (in-memory stores; no-op on disk).
+    AdvanceDays(i64),
+    /// An explicit checkpoint of the latest version.
+    Checkpoint,
+    /// An explicit log cleanup.
+    CleanupLog,
     Append(&'static [(i64, &'static str)]),
     AppendOnce(&'static [(i64, &'static str)], i64),
     Delete(i64),
@@ -66,12 +81,28 @@ const WORKLOAD: &[Op] = &[
     Op::Append(&[(6, "c")]),
 ];
 
+const CHECKPOINT_WORKLOAD: &[Op] = &[
+    Op::CreateCheckpointing,
+    Op::Append(&[(1, "a"), (2, "a")]),
+    Op::Append(&[(3, "b")]), // version 2: automatic checkpoint
+    Op::Delete(1),
+    Op::AdvanceDays(3),
+    Op::Append(&[(4, "c")]), // version 4: checkpoint, then cleanup below it
+    Op::Checkpoint,
+    Op::OverwriteP("c", &[(5, "c")]),
+    Op::CleanupLog,
+];
+
 /// The rows after applying `ops` (a pure model of the workload).
 fn model(ops: &[Op]) -> Vec<(i64, String)> {
     let mut rows: Vec<(i64, String)> = Vec::new();
     for op in ops {
         match op {
-            Op::Create => {}
+            Op::Create
+            | Op::CreateCheckpointing
+            | Op::AdvanceDays(_)
+            | Op::Checkpoint
+            | Op::CleanupLog => {}
             Op::Append(r) | Op::AppendOnce(r, _) => {
                 rows.extend(r.iter().map(|(i, p)| (*i, p.to_string())))
             }
@@ -86,13 +117,38 @@ fn model(ops: &[Op]) -> Vec<(i64, String)> {
     rows
 }
 
-fn run(table: &Table, op: Op) -> alluvium::Result<Option<String>> {
+/// Runs one operation; returns the transaction id and version of the commit it made.
+fn run(table: &Table, op: Op, advance: &dyn Fn(i64)) -> alluvium::Result<Option<(String, u64)>> {
     let o = WriteOptions::default();
     let outcome = match op {
         Op::Create => {
             return table
                 .create(&schema(), &["p".into()], &HashMap::new())
-                .map(|r| Some(r.txn_id));
+                .map(|r| Some((r.txn_id, r.version)));
+        }
+        Op::CreateCheckpointing => {
+            let props = HashMap::from([
+                ("delta.checkpointInterval".to_string(), "2".to_string()),
+                (
+                    "delta.logRetentionDuration".to_string(),
+                    "interval 1 days".to_string(),
+                ),
+            ]);
+            return table
+                .create(&schema(), &["p".into()], &props)
+                .map(|r| Some((r.txn_id, r.version)));
+        }
+        Op::AdvanceDays(d) => {
+            advance(d * 86_400_000);
+            return Ok(None);
+        }
+        Op::Checkpoint => {
+            table.checkpoint(&alluvium::compaction::CheckpointConfig::default())?;
+            return Ok(None);
+        }
+        Op::CleanupLog => {
+            table.cleanup_log(false)?;
+            return Ok(None);
         }
         Op::Append(r) => table.append([batch(r)], &o)?,
         Op::AppendOnce(r, v) => table.append(
@@ -106,7 +162,7 @@ fn run(table: &Table, op: Op) -> alluvium::Result<Option<String>> {
         Op::OverwriteP(p, r) => table.overwrite([batch(r)], Some(&format!("p = '{p}'")), &o)?,
     };
     Ok(match outcome {
-        WriteOutcome::Committed(r) => Some(r.txn_id),
+        WriteOutcome::Committed(r) => Some((r.txn_id, r.version)),
         WriteOutcome::Skipped { .. } => None,
     })
 }
@@ -130,24 +186,33 @@ fn rows_of(table: &Table) -> Vec<(i64, String)> {
     out
 }
 
-/// Runs the workload with one fault and checks the invariants. Returns the number of store
+/// A store for one run, the clock control of the workload, and what keeps it alive.
+struct Setup {
+    store: StoreRef,
+    advance: Box<dyn Fn(i64)>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+/// Runs `workload` with one fault and checks the invariants. Returns the number of store
 /// operations the run performed.
-fn run_with_fault(inner: StoreRef, at: u64, fault: Fault) -> u64 {
+fn run_with_fault(setup: &Setup, workload: &[Op], at: u64, fault: Fault) -> u64 {
+    let inner = setup.store.clone();
     let faulty = Arc::new(FaultyStore::new(inner.clone(), at, fault));
     let table = Table::from_store(faulty.clone());
-    let mut acked: Vec<(usize, String)> = Vec::new();
+    let mut acked: Vec<(usize, String, u64)> = Vec::new();
     let mut unknown: Option<(usize, String)> = None;
-    for (i, op) in WORKLOAD.iter().enumerate() {
-        match run(&table, *op) {
-            Ok(Some(txn)) => acked.push((i, txn)),
+    for (i, op) in workload.iter().enumerate() {
+        match run(&table, *op, &*setup.advance) {
+            Ok(Some((txn, version))) => acked.push((i, txn, version)),
             Ok(None) => {}
             Err(Error::Mvcc(MvccError::CommitOutcomeUnknown { txn_id, .. })) => {
                 unknown = Some((i, txn_id));
                 break;
             }
             Err(_) if faulty.crashed() => break,
-            // A definite failure (e.g. a failed read while planning): nothing committed; the
-            // workload goes on, as an application would after reporting it.
+            // A definite failure (e.g. a failed read while planning, a failed checkpoint):
+            // nothing committed; the workload goes on, as an application would after
+            // reporting it.
             Err(_) => {}
         }
     }
@@ -162,7 +227,7 @@ fn run_with_fault(inner: StoreRef, at: u64, fault: Fault) -> u64 {
         .filter(|f| f.kind == LogFileKind::Commit)
         .map(|f| f.version)
         .collect();
-    if versions.is_empty() {
+    let Some(&first) = versions.first() else {
         assert!(acked.is_empty(), "{ctx}: acknowledged commits but no log");
         let e = table.snapshot().unwrap_err();
         assert!(
@@ -170,12 +235,29 @@ fn run_with_fault(inner: StoreRef, at: u64, fault: Fault) -> u64 {
             "{ctx}: {e}"
         );
         return ops;
-    }
+    };
     assert_eq!(
         versions,
-        (0..versions.len() as u64).collect::<Vec<_>>(),
+        (first..first + versions.len() as u64).collect::<Vec<_>>(),
         "{ctx}: log not contiguous"
     );
+    // Commits were only removed below a checkpoint the rest replays from. A crash inside
+    // cleanup may leave some commits below that checkpoint (removal goes oldest first):
+    // those versions are no longer readable, and say so with a typed error.
+    let earliest = earliest_readable_version(&listing);
+    assert!(
+        first == 0 || earliest.is_some(),
+        "{ctx}: commits below {first} removed without a checkpoint to replace them"
+    );
+    for v in first..earliest.unwrap_or(first) {
+        let e = table
+            .snapshot_at(alluvium::VersionSpec::Version(v))
+            .unwrap_err();
+        assert!(
+            matches!(e.as_log_error(), Some(LogError::VersionNotFound { .. })),
+            "{ctx}: version {v}: {e}"
+        );
+    }
     let mut in_log: Vec<String> = Vec::new();
     for v in &versions {
         let p = commit_path(*v);
@@ -192,18 +274,18 @@ fn run_with_fault(inner: StoreRef, at: u64, fault: Fault) -> u64 {
         in_log.len(),
         "{ctx}: a commit landed twice"
     );
-    for (i, txn) in &acked {
+    for (i, txn, version) in &acked {
         assert!(
-            in_log_set.contains(txn),
+            *version < first || in_log_set.contains(txn),
             "{ctx}: acknowledged operation {i} is not in the log"
         );
     }
     let extra: Vec<&String> = in_log
         .iter()
-        .filter(|t| !acked.iter().any(|(_, a)| a == *t))
+        .filter(|t| !acked.iter().any(|(_, a, _)| a == *t))
         .collect();
     assert!(extra.len() <= 1, "{ctx}: unacknowledged commits {extra:?}");
-    let mut landed: Vec<usize> = acked.iter().map(|(i, _)| *i).collect();
+    let mut landed: Vec<usize> = acked.iter().map(|(i, _, _)| *i).collect();
     if let Some(t) = extra.first() {
         let (i, u) = unknown.clone().unwrap_or_else(|| {
             panic!("{ctx}: commit {t} landed but its writer got a definite error")
@@ -213,12 +295,30 @@ fn run_with_fault(inner: StoreRef, at: u64, fault: Fault) -> u64 {
     }
     landed.sort_unstable();
     // Skipped idempotent replays count as landed when their first run did.
-    let ops_landed: Vec<Op> = landed.iter().map(|i| WORKLOAD[*i]).collect();
+    let ops_landed: Vec<Op> = landed.iter().map(|i| workload[*i]).collect();
     assert_eq!(
         rows_of(&table),
         model(&ops_landed),
         "{ctx}: rows differ from the landed commits"
     );
+
+    // No checkpoint is torn: loads never have to skip one, at any retained version.
+    let latest = table.snapshot().unwrap();
+    assert!(
+        latest.report().skipped_checkpoints.is_empty(),
+        "{ctx}: {:?}",
+        latest.report()
+    );
+    for v in earliest.unwrap_or(first)..=latest.version() {
+        let s = table
+            .snapshot_at(alluvium::VersionSpec::Version(v))
+            .unwrap_or_else(|e| panic!("{ctx}: version {v} unreadable: {e}"));
+        assert!(
+            s.report().skipped_checkpoints.is_empty(),
+            "{ctx}: version {v}: {:?}",
+            s.report()
+        );
+    }
 
     // Still writable.
     table
@@ -231,9 +331,8 @@ fn run_with_fault(inner: StoreRef, at: u64, fault: Fault) -> u64 {
     ops
 }
 
-fn sweep(make: impl Fn() -> (StoreRef, Option<tempfile::TempDir>)) {
-    let (store, _dir) = make();
-    let total = run_with_fault(store, 0, Fault::ErrorBefore);
+fn sweep(workload: &[Op], make: impl Fn() -> Setup) {
+    let total = run_with_fault(&make(), workload, 0, Fault::ErrorBefore);
     assert!(
         total > 20,
         "the workload should touch storage many times, did {total}"
@@ -244,22 +343,60 @@ fn sweep(make: impl Fn() -> (StoreRef, Option<tempfile::TempDir>)) {
     );
     for fault in Fault::ALL {
         for at in 1..=total {
-            let (store, _dir) = make();
-            run_with_fault(store, at, fault);
+            run_with_fault(&make(), workload, at, fault);
         }
+    }
+}
+
+fn in_memory() -> Setup {
+    let store = Arc::new(InMemoryStore::new().with_manual_clock(1_700_000_000_000));
+    let clock = store.clone();
+    Setup {
+        store,
+        advance: Box::new(move |ms| clock.advance_clock(ms)),
+        _dir: None,
+    }
+}
+
+fn on_disk() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    Setup {
+        store: Arc::new(LocalFsStore::new(dir.path()).with_durability(false)),
+        advance: Box::new(|_| {}),
+        _dir: Some(dir),
     }
 }
 
 #[test]
 fn every_fault_at_every_operation_in_memory() {
-    sweep(|| (Arc::new(InMemoryStore::new()), None));
+    sweep(WORKLOAD, in_memory);
 }
 
 #[test]
 fn every_fault_at_every_operation_on_local_disk() {
-    sweep(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let store: StoreRef = Arc::new(LocalFsStore::new(dir.path()).with_durability(false));
-        (store, Some(dir))
-    });
+    sweep(WORKLOAD, on_disk);
+}
+
+/// Faults in every write of automatic and explicit checkpoints and of log cleanup.
+#[test]
+fn every_fault_while_checkpointing_and_cleaning_in_memory() {
+    // Without faults the workload does checkpoint and remove old commits.
+    let setup = in_memory();
+    run_with_fault(&setup, CHECKPOINT_WORKLOAD, 0, Fault::ErrorBefore);
+    let listing = list_log_from(setup.store.as_ref(), 0).unwrap();
+    assert!(
+        listing
+            .iter()
+            .any(|f| matches!(f.kind, LogFileKind::Checkpoint(_)))
+    );
+    assert!(
+        listing.iter().all(|f| f.version > 0),
+        "cleanup removed nothing: {listing:?}"
+    );
+    sweep(CHECKPOINT_WORKLOAD, in_memory);
+}
+
+#[test]
+fn every_fault_while_checkpointing_on_local_disk() {
+    sweep(CHECKPOINT_WORKLOAD, on_disk);
 }

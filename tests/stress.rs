@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use alluvium::storage::{InMemoryStore, ObjectStore};
+use alluvium::storage::InMemoryStore;
 use alluvium::txlog::actions::Action;
 use alluvium::txlog::commit::decode_commit;
 use alluvium::txlog::log_path::{LogFileKind, commit_path};

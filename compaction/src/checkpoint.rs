@@ -16,7 +16,7 @@ use crate::Result;
 /// Whether the commit of `version` should be followed by a checkpoint.
 pub fn should_checkpoint(snapshot: &Snapshot, version: Version) -> bool {
     let interval = snapshot.properties().checkpoint_interval();
-    version != 0 && version % interval == 0
+    version != 0 && version.is_multiple_of(interval)
 }
 
 /// How checkpoints are written.

@@ -71,21 +71,18 @@ pub fn cleanup_log(snapshot: &Snapshot, now_ms: i64, dry_run: bool) -> Result<Cl
         report.skipped = Some("no checkpoint at or below the expired commits".into());
         return Ok(report);
     };
-    if supports_writer_feature(snapshot.protocol(), "checkpointProtection") {
-        if let Some(required) = snapshot
+    if supports_writer_feature(snapshot.protocol(), "checkpointProtection")
+        && let Some(required) = snapshot
             .metadata()
             .configuration
             .get("delta.requireCheckpointProtectionBeforeVersion")
             .and_then(|v| v.parse::<u64>().ok())
-        {
-            if anchor < required {
+            && anchor < required {
                 report.skipped = Some(format!(
                     "checkpoint protection requires keeping the log below version {required}"
                 ));
                 return Ok(report);
             }
-        }
-    }
     report.anchor = Some(anchor);
     let mut doomed: Vec<(Version, StorePath)> = listing
         .iter()

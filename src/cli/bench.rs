@@ -81,49 +81,18 @@ fn peak_rss_mib() -> Option<f64> {
 }
 
 /// The commit file of one synthetic version: commitInfo and `files` adds with statistics.
-fn synthetic_commit(version: u64, files: u64) -> Result<bytes::Bytes> {
-    use alluvium::txlog::actions::{Action, Add, CommitInfo, OptStringMap};
-    let mut ci = CommitInfo::default();
-    ci.set("timestamp", 1_700_000_000_000i64 + version as i64);
-    ci.set("operation", "WRITE");
-    ci.set("engineInfo", alluvium::ENGINE);
-    ci.set("txnId", uuid_like(version));
-    let mut actions = vec![Action::CommitInfo(ci)];
-    for i in 0..files {
-        let id = version * files + i;
-        actions.push(Action::Add(Add {
-            path: format!("part-{version:06}-{i:03}-{:016x}.c000.snappy.parquet", id.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-            partition_values: OptStringMap::default(),
-            size: 1000 + (id % 5000) as i64,
-            modification_time: 1_700_000_000_000 + version as i64,
-            data_change: true,
-            stats: Some(format!(
-                "{{\"numRecords\":100,\"minValues\":{{\"id\":{},\"name\":\"n{}\"}},\"maxValues\":{{\"id\":{},\"name\":\"n{}\"}},\"nullCount\":{{\"id\":0,\"name\":0}}}}",
-                id * 100,
-                id,
-                id * 100 + 99,
-                id + 1
-            )),
-            tags: None,
-            deletion_vector: None,
-            base_row_id: None,
-            default_row_commit_version: None,
-            clustering_provider: None,
-        }));
-    }
-    Ok(alluvium::txlog::commit::encode_commit(&actions)?.into())
-}
-
-fn uuid_like(v: u64) -> String {
-    format!("00000000-0000-4000-8000-{v:012x}")
-}
-
 fn gen_log(a: GenLogArgs) -> Result<()> {
     use alluvium::txlog::log_path::commit_path;
     let table = Table::open_local(&a.dir, false)?;
-    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true), Field::new("name", DataType::Utf8, true)]));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("name", DataType::Utf8, true),
+    ]));
     // One checkpoint at the end, placed by hand: a very large interval keeps the policy out.
-    let props = HashMap::from([("delta.checkpointInterval".to_string(), "1000000000".to_string())]);
+    let props = HashMap::from([(
+        "delta.checkpointInterval".to_string(),
+        "1000000000".to_string(),
+    )]);
     table.create(&schema, &[], &props)?;
     let store = table.store().clone();
     let started = Instant::now();
@@ -133,10 +102,17 @@ fn gen_log(a: GenLogArgs) -> Result<()> {
     let batch: u64 = 2000;
     let mut v = 1;
     while v <= a.commits {
-        let end = (v + batch - 1).min(a.commits).min(if v <= checkpoint_at { checkpoint_at } else { a.commits });
+        let end = (v + batch - 1).min(a.commits).min(if v <= checkpoint_at {
+            checkpoint_at
+        } else {
+            a.commits
+        });
         let versions: Vec<u64> = (v..=end).collect();
         let results: Vec<Result<()>> = rayon_map(&versions, |version| {
-            store.put_if_absent(&commit_path(*version), synthetic_commit(*version, a.files_per_commit)?)?;
+            store.put_if_absent(
+                &commit_path(*version),
+                alluvium::synthetic::commit(*version, a.files_per_commit)?,
+            )?;
             Ok(())
         });
         results.into_iter().collect::<Result<Vec<_>>>()?;
@@ -170,7 +146,13 @@ fn checkpoint_bench(a: CheckpointBenchArgs) -> Result<()> {
     let load_ms = load.elapsed().as_secs_f64() * 1000.0;
     let rss_loaded = peak_rss_mib();
     let started = Instant::now();
-    let out = alluvium::compaction::checkpoint(&snapshot, &alluvium::compaction::CheckpointConfig { part_size: a.part_size }, alluvium_now())?;
+    let out = alluvium::compaction::checkpoint(
+        &snapshot,
+        &alluvium::compaction::CheckpointConfig {
+            part_size: a.part_size,
+        },
+        alluvium_now(),
+    )?;
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     println!(
         "{}",
@@ -182,7 +164,10 @@ fn checkpoint_bench(a: CheckpointBenchArgs) -> Result<()> {
 }
 
 fn alluvium_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 fn refresh_bench(a: RefreshArgs) -> Result<()> {
@@ -191,16 +176,20 @@ fn refresh_bench(a: RefreshArgs) -> Result<()> {
     let mut snapshot = table.snapshot()?;
     let mut times = Vec::new();
     let mut lists = 0;
+    let mut heads = 0;
     let mut reads = 0;
     for _ in 0..a.repeat {
         let base = snapshot.version();
         for v in base + 1..=base + a.commits {
-            table.store().put_if_absent(&commit_path(v), synthetic_commit(v, 10)?)?;
+            table
+                .store()
+                .put_if_absent(&commit_path(v), alluvium::synthetic::commit(v, 10)?)?;
         }
         let started = Instant::now();
         let next = snapshot.refresh()?;
         times.push(started.elapsed().as_secs_f64() * 1000.0);
         lists += next.report().list_calls;
+        heads += next.report().head_calls;
         reads += next.report().commits_read;
         snapshot = next;
     }
@@ -209,7 +198,8 @@ fn refresh_bench(a: RefreshArgs) -> Result<()> {
         "{}",
         json!({"bench": "refresh", "new_commits": a.commits, "files": snapshot.num_files(), "version": snapshot.version(),
                "median_ms": round3(median), "min_ms": round3(min), "max_ms": round3(max),
-               "list_calls_per_refresh": lists as f64 / a.repeat as f64, "commits_read_per_refresh": reads as f64 / a.repeat as f64})
+               "list_calls_per_refresh": lists as f64 / a.repeat as f64,
+               "head_calls_per_refresh": heads as f64 / a.repeat as f64, "commits_read_per_refresh": reads as f64 / a.repeat as f64})
     );
     Ok(())
 }
@@ -258,13 +248,29 @@ pub fn summary(mut ms: Vec<f64>) -> (f64, f64, f64) {
     (median, ms[0], ms[n - 1])
 }
 
-fn load_once(table: &str, spec: VersionSpec) -> Result<(u64, usize)> {
+/// What one timed load saw.
+struct LoadRun {
+    version: u64,
+    files: usize,
+    list_calls: u32,
+    snapshot_ms: f64,
+}
+
+/// Opens the table, loads the snapshot and resolves every live file's location: what a
+/// query engine needs before planning. Dropping the snapshot is part of the run.
+fn load_once(table: &str, spec: VersionSpec) -> Result<LoadRun> {
     let snapshot = Table::open(table)?.snapshot_at(spec)?;
     let files: Vec<String> = snapshot
         .files()
         .map(|f| resolve(&f.path, snapshot.root()).map(|l| l.to_string()))
         .collect::<std::result::Result<_, _>>()?;
-    Ok((snapshot.version(), files.len()))
+    let report = snapshot.report();
+    Ok(LoadRun {
+        version: snapshot.version(),
+        files: files.len(),
+        list_calls: report.list_calls,
+        snapshot_ms: report.load_micros as f64 / 1000.0,
+    })
 }
 
 fn one_row(writer: usize, i: usize) -> Result<RecordBatch> {
@@ -358,18 +364,25 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
             }
             let spec = a.version.map_or(VersionSpec::Latest, VersionSpec::Version);
             // One untimed warm-up load: page cache and allocator, as every peer gets.
-            let (version, files) = load_once(&a.table, spec)?;
+            let first = load_once(&a.table, spec)?;
             let mut times = Vec::with_capacity(a.repeat);
+            let mut snapshot_times = Vec::with_capacity(a.repeat);
+            let mut list_calls = 0;
             for _ in 0..a.repeat {
                 let started = Instant::now();
-                load_once(&a.table, spec)?;
+                let run = load_once(&a.table, spec)?;
                 times.push(started.elapsed().as_secs_f64() * 1000.0);
+                snapshot_times.push(run.snapshot_ms);
+                list_calls = list_calls.max(run.list_calls);
             }
             let (median, min, max) = summary(times);
+            let (snapshot_median, _, _) = summary(snapshot_times);
             println!(
                 "{}",
-                json!({"bench": "load", "version": version, "files": files, "repeat": a.repeat,
-                       "median_ms": round3(median), "min_ms": round3(min), "max_ms": round3(max)})
+                json!({"bench": "load", "version": first.version, "files": first.files,
+                       "repeat": a.repeat, "median_ms": round3(median), "min_ms": round3(min),
+                       "max_ms": round3(max), "snapshot_median_ms": round3(snapshot_median),
+                       "list_calls": list_calls})
             );
             Ok(())
         }

@@ -209,6 +209,16 @@ fn partition_value(
     Ok(parse_partition_value(&f.name, raw, ty)?)
 }
 
+/// Every row of one file of `snapshot` (all columns, deletion vector applied), for
+/// copy-on-write rewrites.
+pub(crate) fn read_whole_file(
+    snapshot: &alluvium_mvcc::Snapshot,
+    add: &Add,
+) -> Result<Vec<RecordBatch>> {
+    let scan = super::ScanBuilder::new(snapshot.clone()).build_for_files(vec![add.clone()])?;
+    read_file(&scan, add)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,14 +232,4 @@ mod tests {
             vec![true, false, false, true]
         );
     }
-}
-
-/// Every row of one file of `snapshot` (all columns, deletion vector applied), for
-/// copy-on-write rewrites.
-pub(crate) fn read_whole_file(
-    snapshot: &alluvium_mvcc::Snapshot,
-    add: &Add,
-) -> Result<Vec<RecordBatch>> {
-    let scan = super::ScanBuilder::new(snapshot.clone()).build_for_files(vec![add.clone()])?;
-    read_file(&scan, add)
 }

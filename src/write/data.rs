@@ -80,14 +80,13 @@ fn physical_field(f: &StructField, mode: ColumnMappingMode) -> Result<Field> {
         physical_type(&f.data_type, mode)?,
         true,
     );
-    if mode != ColumnMappingMode::None {
-        if let Some(id) = f.column_id() {
+    if mode != ColumnMappingMode::None
+        && let Some(id) = f.column_id() {
             field = field.with_metadata(HashMap::from([(
                 "PARQUET:field_id".to_string(),
                 id.to_string(),
             )]));
         }
-    }
     Ok(field)
 }
 
@@ -347,11 +346,10 @@ impl<'a> FileSink<'a> {
             file.stats.update(&logical)?;
             (file.writer.bytes_written() + file.writer.in_progress_size()) as u64 >= self.target
         };
-        if full {
-            if let Some(file) = self.open.remove(&key) {
+        if full
+            && let Some(file) = self.open.remove(&key) {
                 self.close(file)?;
             }
-        }
         Ok(())
     }
 

@@ -71,7 +71,6 @@ impl WriteOutcome {
     }
 }
 
-
 /// Properties that request protocol features rather than configure the table; they are
 /// consumed when the protocol is chosen and not stored.
 fn is_protocol_request(key: &str) -> bool {
@@ -90,11 +89,10 @@ fn check_properties(props: &HashMap<String, String>) -> Result<()> {
         match k.as_str() {
             "delta.checkpointInterval"
             | "delta.dataSkippingNumIndexedCols"
-            | "delta.targetFileSize" => {
-                if v.trim().parse::<i64>().is_err() {
+            | "delta.targetFileSize"
+                if v.trim().parse::<i64>().is_err() => {
                     return bad(k, v, "not an integer");
                 }
-            }
             "delta.logRetentionDuration"
             | "delta.deletedFileRetentionDuration"
             | "delta.setTransactionRetentionDuration" => {
@@ -107,16 +105,14 @@ fn check_properties(props: &HashMap<String, String>) -> Result<()> {
             | "delta.enableDeletionVectors"
             | "delta.enableInCommitTimestamps"
             | "delta.checkpoint.writeStatsAsJson"
-            | "delta.checkpoint.writeStatsAsStruct" => {
-                if !v.eq_ignore_ascii_case("true") && !v.eq_ignore_ascii_case("false") {
+            | "delta.checkpoint.writeStatsAsStruct"
+                if !v.eq_ignore_ascii_case("true") && !v.eq_ignore_ascii_case("false") => {
                     return bad(k, v, "not true or false");
                 }
-            }
-            "delta.columnMapping.mode" => {
-                if !matches!(v.to_ascii_lowercase().as_str(), "none" | "name" | "id") {
+            "delta.columnMapping.mode"
+                if !matches!(v.to_ascii_lowercase().as_str(), "none" | "name" | "id") => {
                     return bad(k, v, "must be none, name or id");
                 }
-            }
             _ => {}
         }
     }
@@ -394,10 +390,7 @@ impl Table {
             }
             Ok(())
         })();
-        let (adds, elapsed) = match result.and_then(|()| sink.finish()) {
-            Ok(x) => x,
-            Err(e) => return Err(e),
-        };
+        let (adds, elapsed) = result.and_then(|()| sink.finish())?;
         txn.add_write_time(elapsed);
         match mode {
             WriteMode::Append => {}
@@ -454,15 +447,14 @@ fn outcome_if_done(
     }
     let (app_id, version) = options.app_transaction.as_ref()?;
     let now = snapshot.store().now_ms();
-    if let Some(recorded) = txn.app_version(app_id, now) {
-        if recorded >= *version {
+    if let Some(recorded) = txn.app_version(app_id, now)
+        && recorded >= *version {
             return Some(WriteOutcome::Skipped {
                 app_id: app_id.clone(),
                 recorded_version: recorded,
                 table_version: snapshot.version(),
             });
         }
-    }
     txn.set_app_transaction(app_id, *version, now);
     None
 }

@@ -161,6 +161,10 @@ impl ObjectStore for FaultyStore {
         self.inner.supports_put_if_absent()
     }
 
+    fn lists_from_key_cheaply(&self) -> bool {
+        self.inner.lists_from_key_cheaply()
+    }
+
     fn now_ms(&self) -> i64 {
         self.inner.now_ms()
     }

@@ -262,6 +262,10 @@ impl ObjectStore for LocalFsStore {
         self.sync_dir(&dir)
     }
 
+    fn lists_from_key_cheaply(&self) -> bool {
+        false
+    }
+
     fn list_dir_from(&self, dir: Option<&StorePath>, start: &str) -> Result<Vec<ObjectMeta>> {
         let dir_path = self.dir_path(dir);
         let shown = dir.map_or("<root>", StorePath::as_str);

@@ -115,4 +115,12 @@ pub trait ObjectStore: Debug + Send + Sync + 'static {
     fn supports_put_if_absent(&self) -> bool {
         true
     }
+
+    /// Whether [`list_dir_from`](Self::list_dir_from) costs in proportion to the entries
+    /// it returns (object stores list from a key; the in-memory store is an ordered map).
+    /// Local filesystems return false: a directory read visits every entry, so for a few
+    /// expected names a [`head`](Self::head) per name is cheaper than a listing.
+    fn lists_from_key_cheaply(&self) -> bool {
+        true
+    }
 }

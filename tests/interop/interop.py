@@ -12,6 +12,12 @@ Cases:
   deltars_writes    delta-rs creates a table; alluvium appends to it; delta-rs and DuckDB
                     must read exactly what alluvium reads, and alluvium exactly what they
                     wrote before.
+  checkpoints       alluvium writes classic, struct-stats, multi-part and V2 (sidecar)
+                    checkpoints; in a copy of each table the JSON commits below the
+                    checkpoint are removed, and delta-rs and DuckDB must read from it exactly
+                    the state that JSON replay of the full log gives (alluvium reading a copy
+                    without checkpoints). A peer that refuses a checkpoint flavour it does not
+                    support is reported, not counted as agreement.
 Exit 0 when every comparison agrees; 1 otherwise (each disagreement is printed).
 """
 from __future__ import annotations
@@ -53,11 +59,16 @@ def ours(table: str, version: int | None) -> dict:
     return oracle.digest(pq.read_table(out))
 
 
-def compare(case: str, table: str, version: int | None) -> None:
-    mine = ours(table, version)
+def compare(case: str, table: str, version: int | None, mine: dict | None = None,
+            unsupported_ok: bool = False) -> None:
+    if mine is None:
+        mine = ours(table, version)
     for engine in ENGINES:
         peer = oracle.run_read(table, version, engine)
         what = f"{case} v{version if version is not None else 'latest'} {engine}"
+        if peer["status"] == "unsupported" and unsupported_ok:
+            print(f"  UNSUPPORTED by peer (not agreement): {what}: {peer.get('reason')}")
+            continue
         if peer["status"] != "ok":
             FAILURES.append(f"{what}: {peer['status']}: {peer.get('reason')}")
             continue
@@ -142,11 +153,62 @@ def case_deltars_writes() -> None:
     compare("deltars_writes", table, 1)
 
 
+def log_files(table: str) -> list[str]:
+    return sorted(os.listdir(os.path.join(table, "_delta_log")))
+
+
+def case_checkpoints() -> None:
+    print("alluvium checkpoints, peers read them without the commits below")
+    data = os.path.join(WORK, "cp_data.parquet")
+    pq.write_table(all_types(0, 40), data)
+    flavours = [
+        ("classic", [], []),
+        ("struct_stats", ["delta.checkpoint.writeStatsAsStruct=true", "delta.checkpoint.writeStatsAsJson=false"], []),
+        ("multi_part", [], ["--part-size", "7"]),
+        ("v2_sidecars", ["delta.checkpointPolicy=v2"], ["--part-size", "7"]),
+    ]
+    for name, props, cp_args in flavours:
+        table = os.path.join(WORK, f"cp_{name}")
+        args = ["create", table, "--schema-from", data, "--partition-by", "part"]
+        for p in props:
+            args += ["--property", p]
+        alluvium(*args)
+        for i in range(12):  # crosses the interval: an automatic checkpoint at 10
+            chunk = os.path.join(WORK, f"cp_chunk_{i}.parquet")
+            pq.write_table(all_types(i * 100, 7 + i), chunk)
+            alluvium("append", table, chunk)
+            if i == 5:
+                alluvium("delete", table, "--filter", "id IN (1, 2, 3, 104, 205) OR part = 'R&D'")
+        alluvium("checkpoint", table, *cp_args)
+        version = json.loads(alluvium("inspect", table, "--json"))["version"]
+        if not any(f.startswith(f"{version:020}.checkpoint") for f in log_files(table)):
+            FAILURES.append(f"checkpoints {name}: no checkpoint file at version {version}")
+            continue
+        # JSON replay: a copy without any checkpoint.
+        json_only = table + "_json_only"
+        shutil.copytree(table, json_only)
+        for f in log_files(json_only):
+            if ".checkpoint." in f or f == "_last_checkpoint":
+                os.remove(os.path.join(json_only, "_delta_log", f))
+        shutil.rmtree(os.path.join(json_only, "_delta_log", "_sidecars"), ignore_errors=True)
+        expected = ours(json_only, None)
+        # The checkpoint alone: a copy without the commits below it.
+        trimmed = table + "_trimmed"
+        shutil.copytree(table, trimmed)
+        for f in log_files(trimmed):
+            if f.endswith(".json") and f[:20].isdigit() and int(f[:20]) < version:
+                os.remove(os.path.join(trimmed, "_delta_log", f))
+        mine = ours(trimmed, None)
+        if mine["rows_sha256"] != expected["rows_sha256"]:
+            FAILURES.append(f"checkpoints {name}: alluvium reads its own checkpoint differently from JSON replay")
+        compare(f"checkpoints {name}", trimmed, None, mine=expected, unsupported_ok=(name == "v2_sidecars"))
+
+
 def main() -> int:
     if os.path.exists(WORK):
         shutil.rmtree(WORK)
     os.makedirs(WORK)
-    for case in (case_alluvium_writes, case_deltars_writes):
+    for case in (case_alluvium_writes, case_deltars_writes, case_checkpoints):
         try:
             case()
         except Exception as e:  # noqa: BLE001

@@ -155,8 +155,8 @@ pub fn check_write_supported(
         }
     }
     let has = |f: &str| features.iter().any(|x| x == f);
-    if has("invariants") {
-        if let Some(c) = any_field(&schema.fields, &|f| {
+    if has("invariants")
+        && let Some(c) = any_field(&schema.fields, &|f| {
             f.metadata.contains_key("delta.invariants")
         }) {
             return Err(writer_refusal(
@@ -164,9 +164,8 @@ pub fn check_write_supported(
                 format!("column `{c}` has an invariant alluvium does not enforce"),
             ));
         }
-    }
-    if has("checkConstraints") {
-        if let Some(k) = metadata
+    if has("checkConstraints")
+        && let Some(k) = metadata
             .configuration
             .keys()
             .find(|k| k.starts_with("delta.constraints."))
@@ -176,9 +175,8 @@ pub fn check_write_supported(
                 format!("constraint `{k}` is not enforced by alluvium"),
             ));
         }
-    }
-    if has("generatedColumns") {
-        if let Some(c) = any_field(&schema.fields, &|f| {
+    if has("generatedColumns")
+        && let Some(c) = any_field(&schema.fields, &|f| {
             f.metadata.contains_key("delta.generationExpression")
         }) {
             return Err(writer_refusal(
@@ -186,9 +184,8 @@ pub fn check_write_supported(
                 format!("column `{c}` is generated"),
             ));
         }
-    }
-    if has("identityColumns") {
-        if let Some(c) = any_field(&schema.fields, &|f| {
+    if has("identityColumns")
+        && let Some(c) = any_field(&schema.fields, &|f| {
             f.metadata.keys().any(|k| k.starts_with("delta.identity."))
         }) {
             return Err(writer_refusal(
@@ -196,9 +193,8 @@ pub fn check_write_supported(
                 format!("column `{c}` is an identity column"),
             ));
         }
-    }
-    if has("allowColumnDefaults") {
-        if let Some(c) = any_field(&schema.fields, &|f| {
+    if has("allowColumnDefaults")
+        && let Some(c) = any_field(&schema.fields, &|f| {
             f.metadata.contains_key("CURRENT_DEFAULT")
         }) {
             return Err(writer_refusal(
@@ -206,7 +202,6 @@ pub fn check_write_supported(
                 format!("column `{c}` has a default value"),
             ));
         }
-    }
     for v in [
         "delta.enableIcebergCompatV1",
         "delta.enableIcebergCompatV2",
@@ -328,15 +323,14 @@ pub fn minimal_protocol(
         legacy_writer = legacy_writer.max(4);
     }
     for (k, v) in configuration {
-        if let Some(name) = k.strip_prefix("delta.feature.") {
-            if v.eq_ignore_ascii_case("supported") || v.eq_ignore_ascii_case("enabled") {
+        if let Some(name) = k.strip_prefix("delta.feature.")
+            && (v.eq_ignore_ascii_case("supported") || v.eq_ignore_ascii_case("enabled")) {
                 if SUPPORTED_READER_FEATURES.contains(&name) {
                     push(&mut reader, name);
                 } else {
                     push(&mut writer, name);
                 }
             }
-        }
     }
     if reader.is_empty() && writer.is_empty() {
         return Protocol {

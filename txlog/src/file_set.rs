@@ -110,19 +110,116 @@ impl Masked {
     }
 }
 
+/// Entries stored densely with a hash index of positions.
+///
+/// Keeping the entries in a `Vec` rather than in the hash table's buckets matters at scale:
+/// a table of a million entries reserves two million buckets, and a bucket of a 250-byte
+/// action wastes far more than a bucket of a `usize`. Iteration walks the dense vector.
+///
+/// Invariant: `index` holds exactly the positions `0..entries.len()`, each under the hash
+/// stored with its entry.
+#[derive(Debug, Clone)]
+struct Slab<T> {
+    entries: Vec<(u64, T)>,
+    index: HashTable<usize>,
+}
+
+impl<T> Default for Slab<T> {
+    fn default() -> Self {
+        Slab {
+            entries: Vec::new(),
+            index: HashTable::new(),
+        }
+    }
+}
+
+impl<T> Slab<T> {
+    fn with_capacity(n: usize) -> Self {
+        Slab {
+            entries: Vec::with_capacity(n),
+            index: HashTable::with_capacity(n),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn reserve(&mut self, n: usize) {
+        self.entries.reserve(n);
+        let entries = &self.entries;
+        self.index
+            .reserve(n, |&i| entries.get(i).map_or(0, |(h, _)| *h));
+    }
+
+    /// Position of the entry with this hash satisfying `eq`.
+    fn find(&self, hash: u64, eq: impl Fn(&T) -> bool) -> Option<usize> {
+        let entries = &self.entries;
+        self.index
+            .find(hash, |&i| {
+                entries.get(i).is_some_and(|(h, t)| *h == hash && eq(t))
+            })
+            .copied()
+    }
+
+    fn get(&self, i: usize) -> Option<&T> {
+        self.entries.get(i).map(|(_, t)| t)
+    }
+
+    fn set(&mut self, i: usize, item: T) {
+        if let Some(slot) = self.entries.get_mut(i) {
+            slot.1 = item;
+        }
+    }
+
+    /// Appends an entry whose key is not present.
+    fn push(&mut self, hash: u64, item: T) {
+        let i = self.entries.len();
+        self.entries.push((hash, item));
+        let entries = &self.entries;
+        self.index
+            .insert_unique(hash, i, |&j| entries.get(j).map_or(0, |(h, _)| *h));
+    }
+
+    /// Removes the entry at `i`, moving the last entry into its place.
+    fn remove_at(&mut self, i: usize) {
+        let Some(&(hash, _)) = self.entries.get(i) else {
+            return;
+        };
+        if let Ok(e) = self.index.find_entry(hash, |&j| j == i) {
+            e.remove();
+        }
+        let last = self.entries.len() - 1;
+        if i != last
+            && let Some(&(last_hash, _)) = self.entries.get(last)
+                && let Some(slot) = self.index.find_mut(last_hash, |&j| j == last) {
+                    *slot = i;
+                }
+        self.entries.swap_remove(i);
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &(u64, T)> {
+        self.entries.iter()
+    }
+}
+
 /// A layered set of file entries (see the module docs).
 #[derive(Debug, Clone)]
 pub(crate) struct FileSet<T> {
-    base: Arc<HashTable<(u64, T)>>,
-    overlay: HashTable<(u64, T)>,
+    base: Arc<Slab<T>>,
+    overlay: Slab<T>,
     masked: HashTable<Masked>,
 }
 
 impl<T> Default for FileSet<T> {
     fn default() -> Self {
         FileSet {
-            base: Arc::new(HashTable::new()),
-            overlay: HashTable::new(),
+            base: Arc::new(Slab::default()),
+            overlay: Slab::default(),
             masked: HashTable::new(),
         }
     }
@@ -136,10 +233,8 @@ impl<T: FileKeyed + Clone> FileSet<T> {
         key: (&str, Option<&DeletionVectorDescriptor>),
     ) -> Option<&T> {
         self.base
-            .find(hash, |(h, t)| {
-                *h == hash && key_eq(root, (t.key_path(), t.key_dv()), key)
-            })
-            .map(|(_, t)| t)
+            .find(hash, |t| key_eq(root, (t.key_path(), t.key_dv()), key))
+            .and_then(|i| self.base.get(i))
             .filter(|t| !self.is_masked(hash, t))
     }
 
@@ -153,7 +248,7 @@ impl<T: FileKeyed + Clone> FileSet<T> {
 
     /// Reserves room in the overlay.
     pub(crate) fn reserve(&mut self, n: usize) {
-        self.overlay.reserve(n, |(h, _)| *h);
+        self.overlay.reserve(n);
     }
 
     /// The entry with this key.
@@ -164,28 +259,26 @@ impl<T: FileKeyed + Clone> FileSet<T> {
         key: (&str, Option<&DeletionVectorDescriptor>),
     ) -> Option<&T> {
         self.overlay
-            .find(hash, |(h, t)| {
-                *h == hash && key_eq(root, (t.key_path(), t.key_dv()), key)
-            })
-            .map(|(_, t)| t)
+            .find(hash, |t| key_eq(root, (t.key_path(), t.key_dv()), key))
+            .and_then(|i| self.overlay.get(i))
             .or_else(|| self.find_base(root, hash, key))
     }
 
     /// Inserts or replaces the entry with `item`'s key.
     pub(crate) fn insert(&mut self, root: &TableRoot, hash: u64, item: T) {
-        let key = (item.key_path().to_string(), item.key_dv().cloned());
-        let key = (key.0.as_str(), key.1.as_ref());
-        if let Ok(mut e) = self.overlay.find_entry(hash, |(h, t)| {
-            *h == hash && key_eq(root, (t.key_path(), t.key_dv()), key)
-        }) {
-            e.get_mut().1 = item;
+        let key = (item.key_path(), item.key_dv());
+        if let Some(i) = self
+            .overlay
+            .find(hash, |t| key_eq(root, (t.key_path(), t.key_dv()), key))
+        {
+            self.overlay.set(i, item);
             return;
         }
         if let Some(old) = self.find_base(root, hash, key) {
             let m = Masked::of(hash, old);
             self.masked.insert_unique(hash, m, |m| m.hash);
         }
-        self.overlay.insert_unique(hash, (hash, item), |(h, _)| *h);
+        self.overlay.push(hash, item);
     }
 
     /// Removes the entry with this key; returns whether there was one.
@@ -195,10 +288,11 @@ impl<T: FileKeyed + Clone> FileSet<T> {
         hash: u64,
         key: (&str, Option<&DeletionVectorDescriptor>),
     ) -> bool {
-        if let Ok(e) = self.overlay.find_entry(hash, |(h, t)| {
-            *h == hash && key_eq(root, (t.key_path(), t.key_dv()), key)
-        }) {
-            e.remove();
+        if let Some(i) = self
+            .overlay
+            .find(hash, |t| key_eq(root, (t.key_path(), t.key_dv()), key))
+        {
+            self.overlay.remove_at(i);
             // A base entry with this key was masked when the overlay entry shadowed it.
             return true;
         }
@@ -238,17 +332,17 @@ impl<T: FileKeyed + Clone> FileSet<T> {
         if (self.overlay.len() + self.masked.len()) * 4 < self.base.len() {
             return;
         }
-        let mut merged: HashTable<(u64, T)> = HashTable::with_capacity(self.len());
+        let mut merged: Slab<T> = Slab::with_capacity(self.len());
         for (h, t) in self
             .base
             .iter()
             .filter(|(h, t)| !self.is_masked(*h, t))
             .chain(self.overlay.iter())
         {
-            merged.insert_unique(*h, (*h, t.clone()), |(h, _)| *h);
+            merged.push(*h, t.clone());
         }
         self.base = Arc::new(merged);
-        self.overlay = HashTable::new();
+        self.overlay = Slab::default();
         self.masked = HashTable::new();
     }
 }
@@ -350,5 +444,48 @@ mod tests {
         assert_eq!(next.len(), 130);
         assert!(next.masked.is_empty() && next.overlay.is_empty());
         assert_eq!(next.get(&root, h("a"), ("a", None)).unwrap().size, 11);
+    }
+
+    #[test]
+    fn random_operations_match_a_map_model() {
+        let root = TableRoot::new("memory://");
+        let hashing = hashbrown::DefaultHashBuilder::default();
+        let h = |p: &str| key_hash(&hashing, &root, p, None);
+        let mut model: std::collections::BTreeMap<String, i64> = Default::default();
+        let mut set: FileSet<Add> = FileSet::default();
+        let mut snapshots: Vec<(FileSet<Add>, std::collections::BTreeMap<String, i64>)> =
+            Vec::new();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for step in 0..5000i64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let p = format!("f{}", x % 300);
+            match x % 5 {
+                0..=2 => {
+                    set.insert(&root, h(&p), add(&p, step));
+                    model.insert(p, step);
+                }
+                _ => {
+                    assert_eq!(
+                        set.remove(&root, h(&p), (&p, None)),
+                        model.remove(&p).is_some()
+                    );
+                }
+            }
+            if step % 97 == 0 {
+                set.freeze();
+                snapshots.push((set.clone(), model.clone()));
+            }
+        }
+        snapshots.push((set, model));
+        for (set, model) in &snapshots {
+            let expected: Vec<(String, i64)> = model.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            assert_eq!(sizes(set), expected);
+            assert_eq!(set.len(), model.len());
+            for (k, v) in model {
+                assert_eq!(set.get(&root, h(k), (k, None)).map(|a| a.size), Some(*v));
+            }
+        }
     }
 }

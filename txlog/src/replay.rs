@@ -219,6 +219,17 @@ impl TableState {
     }
 }
 
+impl crate::checkpoint::ActionSink for Replay {
+    fn expect(&mut self, rows: usize) {
+        self.reserve(rows);
+    }
+
+    fn accept(&mut self, actions: Vec<Action>) -> Result<()> {
+        self.apply_all(actions);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -56,6 +56,43 @@ pub fn list_log_from(store: &dyn ObjectStore, from: Version) -> Result<Vec<LogFi
     Ok(files)
 }
 
+/// The commit files from `from` on, when there are at most `limit` of them, found without
+/// a listing: a HEAD per expected version, stopping at the first absent one.
+///
+/// Commits are created in version order (a writer only creates `v + 1` after reading
+/// `v`), so the first absent version ends the log. This is how a snapshot refreshes on
+/// stores where listing costs in proportion to the directory rather than to the new
+/// entries ([`ObjectStore::lists_from_key_cheaply`]): `k` new commits cost `k + 1` HEADs.
+///
+/// Returns the commits found and the number of HEAD requests made, or `None` (after
+/// `limit + 1` requests) when there are more than `limit`: list then.
+///
+/// # Errors
+/// Storage errors other than not-found.
+pub fn probe_commits_from(
+    store: &dyn ObjectStore,
+    from: Version,
+    limit: usize,
+) -> Result<(Option<Vec<LogFile>>, u32)> {
+    let mut found = Vec::new();
+    let mut heads = 0u32;
+    let mut version = from;
+    while found.len() <= limit {
+        heads += 1;
+        match store.head(&crate::log_path::commit_path(version)) {
+            Ok(meta) => found.push(LogFile {
+                version,
+                kind: LogFileKind::Commit,
+                meta,
+            }),
+            Err(e) if e.is_not_found() => return Ok((Some(found), heads)),
+            Err(e) => return Err(e.into()),
+        }
+        version += 1;
+    }
+    Ok((None, heads))
+}
+
 /// The files that reconstruct one version of the table.
 ///
 /// Invariants (SPEC.md §5):
@@ -199,8 +236,24 @@ impl LogSegment {
         } else {
             Vec::new()
         };
+        // A gap below the earliest readable version is the normal result of log cleanup
+        // (or of a cleanup interrupted half-way): report the version as gone, naming the
+        // earliest one that is not, rather than as a broken log.
+        let removed = |end: Version| {
+            earliest_readable_version(files)
+                .filter(|e| *e > end)
+                .map(|e| LogError::VersionNotFound {
+                    version: end,
+                    reason: format!(
+                        "the earliest readable version is {e} (older log files were removed)"
+                    ),
+                })
+        };
         for (v, f) in tail {
             if *v != expected {
+                if let Some(e) = removed(end) {
+                    return Err(e);
+                }
                 return Err(LogError::NonContiguousLog {
                     after: if expected == 0 {
                         "the start of the log".into()
@@ -215,12 +268,14 @@ impl LogSegment {
             expected = v + 1;
         }
         if expected <= end {
+            if let Some(e) = removed(end) {
+                return Err(e);
+            }
             if expected == 0 && segment_commits.is_empty() {
-                let reason = match earliest_readable_version(files) {
-                    Some(e) if e > end => format!("the earliest readable version is {e} (older log files were removed)"),
-                    _ => "no checkpoint at or below it and version 0 is missing".to_string(),
-                };
-                return Err(LogError::VersionNotFound { version: end, reason });
+                return Err(LogError::VersionNotFound {
+                    version: end,
+                    reason: "no checkpoint at or below it and version 0 is missing".into(),
+                });
             }
             return Err(LogError::NonContiguousLog {
                 after: format!("version {}", expected.saturating_sub(1)),
@@ -241,6 +296,63 @@ impl LogSegment {
             compactions,
             end_commit,
         })
+    }
+}
+
+/// One file to read during replay: a commit, or a log compaction file standing in for the
+/// commits it covers (which remain the fallback if it cannot be read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplayStep {
+    /// One commit.
+    Commit(LogFile),
+    /// A compaction of `covers` (consecutive commits, in order).
+    Compaction {
+        /// The `x.y.compacted.json` file.
+        file: LogFile,
+        /// The commits `x ..= y` it reconciles.
+        covers: Vec<LogFile>,
+    },
+}
+
+impl LogSegment {
+    /// The files to read to replay the commits of this segment, in order: the widest log
+    /// compaction starting at each next version replaces the commits it covers (PROTOCOL.md
+    /// "Log Compaction Files"); a compaction starting inside a chosen one is skipped.
+    pub fn replay_plan(&self) -> Vec<ReplayStep> {
+        let mut steps = Vec::with_capacity(self.commits.len());
+        let mut i = 0;
+        while let Some(commit) = self.commits.get(i) {
+            let widest = self
+                .compactions
+                .iter()
+                .filter_map(|c| match c.kind {
+                    LogFileKind::Compaction { end } if c.version == commit.version => {
+                        Some((end, c))
+                    }
+                    _ => None,
+                })
+                .max_by_key(|(end, _)| *end);
+            let covered = widest.and_then(|(end, c)| {
+                let n = usize::try_from(end - commit.version + 1).ok()?;
+                let covers = self.commits.get(i..i + n)?;
+                // Only a contiguous run of listed commits up to `end` may be replaced.
+                (covers.last().map(|l| l.version) == Some(end)).then(|| (c, covers.to_vec()))
+            });
+            match covered {
+                Some((file, covers)) if covers.len() > 1 => {
+                    i += covers.len();
+                    steps.push(ReplayStep::Compaction {
+                        file: file.clone(),
+                        covers,
+                    });
+                }
+                _ => {
+                    steps.push(ReplayStep::Commit(commit.clone()));
+                    i += 1;
+                }
+            }
+        }
+        steps
     }
 }
 
@@ -302,6 +414,71 @@ mod tests {
 
     fn c(v: u64) -> String {
         format!("{v:020}.json")
+    }
+
+    /// (first, last) version of each replay step.
+    fn plan(files: &[LogFile], end: Option<u64>) -> Vec<(u64, u64)> {
+        LogSegment::build(files, end, &[])
+            .unwrap()
+            .replay_plan()
+            .iter()
+            .map(|s| match s {
+                ReplayStep::Commit(f) => (f.version, f.version),
+                ReplayStep::Compaction { file, covers } => {
+                    assert_eq!(covers.first().unwrap().version, file.version);
+                    (file.version, covers.last().unwrap().version)
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn replay_plan_uses_the_widest_compaction_inside_the_segment() {
+        let mut names: Vec<(String, u64)> = (0..=12).map(|v| (c(v), 1)).collect();
+        for (x, y) in [(1, 3), (1, 4), (3, 6), (7, 9), (10, 14)] {
+            names.push((format!("{x:020}.{y:020}.compacted.json"), 1));
+        }
+        names.push((format!("{:020}.checkpoint.parquet", 7), 10));
+        let refs: Vec<(&str, u64)> = names.iter().map(|(n, s)| (n.as_str(), *s)).collect();
+        let files = listing(&refs);
+        // Widest at 1 wins; (3, 6) starts inside it; (10, 14) reaches past the end.
+        assert_eq!(plan(&files, Some(6)), vec![(0, 0), (1, 4), (5, 5), (6, 6)]);
+        // Past the checkpoint at 7: (7, 9) starts at the checkpoint, not after it.
+        assert_eq!(
+            plan(&files, None),
+            vec![(8, 8), (9, 9), (10, 10), (11, 11), (12, 12)]
+        );
+        // A compaction ending exactly at the target is used.
+        assert_eq!(plan(&files, Some(3)), vec![(0, 0), (1, 3)]);
+    }
+
+    /// A cleanup interrupted after removing version 0 leaves 1..: version 1 is gone (typed
+    /// VersionNotFound naming the earliest readable version), not a "broken log".
+    #[test]
+    fn versions_below_an_interrupted_cleanup_are_not_found() {
+        let mut names: Vec<(String, u64)> = (1..=5).map(|v| (c(v), 1)).collect();
+        names.push((format!("{:020}.checkpoint.parquet", 3), 10));
+        let refs: Vec<(&str, u64)> = names.iter().map(|(n, s)| (n.as_str(), *s)).collect();
+        let files = listing(&refs);
+        for target in [1, 2] {
+            match LogSegment::build(&files, Some(target), &[]) {
+                Err(LogError::VersionNotFound { version, reason }) => {
+                    assert_eq!(version, target);
+                    assert!(
+                        reason.contains("earliest readable version is 3"),
+                        "{reason}"
+                    );
+                }
+                other => panic!("version {target}: {other:?}"),
+            }
+        }
+        assert_eq!(
+            LogSegment::build(&files, Some(3), &[]).unwrap().end_version,
+            3
+        );
+        // Without the checkpoint, the gap at 0 is a broken log at every version.
+        let no_checkpoint = listing(&refs[..5]);
+        assert!(LogSegment::build(&no_checkpoint, None, &[]).is_err());
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::time::Instant;
 use alluvium_storage::{ObjectStore, StoreRef};
 use alluvium_txlog::LogError;
 use alluvium_txlog::actions::{Action, CommitInfo};
-use alluvium_txlog::checkpoint::{read_checkpoint, read_last_checkpoint};
+use alluvium_txlog::checkpoint::{read_last_checkpoint, visit_checkpoint};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::features::check_read_supported;
@@ -25,7 +25,7 @@ use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::replay::{Replay, TableState};
 use alluvium_txlog::schema::StructType;
-use alluvium_txlog::segment::{LogSegment, list_log_from};
+use alluvium_txlog::segment::{LogSegment, ReplayStep, list_log_from, probe_commits_from};
 
 use super::{Snapshot, SnapshotReport, VersionSpec, timestamps};
 use crate::Result;
@@ -103,12 +103,12 @@ pub(super) fn load_version(
             }
             Err(e) => return Err(checkpoint_error.unwrap_or(e).into()),
         };
-        let checkpoint_actions = match &segment.checkpoint {
-            Some(cp) => match read_checkpoint(store.as_ref(), cp) {
-                Ok(actions) => {
+        let mut replay = Replay::new(root.clone());
+        if let Some(cp) = &segment.checkpoint {
+            match visit_checkpoint(store.as_ref(), cp, &mut replay) {
+                Ok(()) => {
                     report.checkpoint_files_read +=
                         u32::try_from(cp.files.len()).unwrap_or(u32::MAX);
-                    actions
                 }
                 Err(e) if checkpoint_unusable(&e) => {
                     report
@@ -123,10 +123,9 @@ pub(super) fn load_version(
                     continue;
                 }
                 Err(e) => return Err(e.into()),
-            },
-            None => Vec::new(),
-        };
-        return replay_segment(store, root, segment, checkpoint_actions, report);
+            }
+        }
+        return replay_segment(store, root, segment, replay, report);
     }
 }
 
@@ -138,45 +137,78 @@ fn read_commit(
     decode_commit(file.meta.path.as_str(), &bytes)
 }
 
+fn step_name(step: &ReplayStep) -> &str {
+    match step {
+        ReplayStep::Commit(f) | ReplayStep::Compaction { file: f, .. } => f.meta.path.as_str(),
+    }
+}
+
+/// Commits read in parallel at a time during replay.
+const COMMIT_WINDOW: usize = 1024;
+
 fn replay_segment(
     store: StoreRef,
     root: TableRoot,
     segment: LogSegment,
-    checkpoint_actions: Vec<Action>,
+    mut replay: Replay,
     report: &mut SnapshotReport,
 ) -> Result<Snapshot> {
-    let commits: Vec<Vec<Action>> =
-        crate::par::map(&segment.commits, |f| read_commit(store.as_ref(), f))
-            .into_iter()
-            .collect::<std::result::Result<_, _>>()?;
-    report.commits_read += u32::try_from(commits.len()).unwrap_or(u32::MAX);
-
+    // Commits (or log compactions standing in for runs of them) are read in parallel a
+    // window at a time and applied in order, so a long JSON tail never sits in memory whole.
     let end = segment.end_version;
-    let mut end_commit_info: Option<CommitInfo> = commits
-        .last()
-        .filter(|_| segment.commits.last().is_some_and(|f| f.version == end))
-        .and_then(|actions| find_commit_info(actions));
-
-    let mut replay = Replay::new(root.clone());
-    let adds = checkpoint_actions
-        .iter()
-        .filter(|a| matches!(a, Action::Add(_)))
-        .count();
-    replay.reserve(adds);
-    replay.apply_all(checkpoint_actions);
-    for actions in commits {
-        replay.apply_all(actions);
+    let mut end_commit_info: Option<CommitInfo> = None;
+    let mut end_read = false;
+    let plan = segment.replay_plan();
+    for window in plan.chunks(COMMIT_WINDOW) {
+        let read = crate::par::map(window, |step| match step {
+            ReplayStep::Commit(f) | ReplayStep::Compaction { file: f, .. } => {
+                read_commit(store.as_ref(), f)
+            }
+        });
+        for (step, actions) in window.iter().zip(read) {
+            match (step, actions) {
+                (ReplayStep::Commit(file), actions) => {
+                    let actions = actions?;
+                    report.commits_read += 1;
+                    if file.version == end {
+                        end_read = true;
+                        end_commit_info = find_commit_info(&actions);
+                    }
+                    replay.apply_all(actions);
+                }
+                (ReplayStep::Compaction { .. }, Ok(actions)) => {
+                    report.compactions_read += 1;
+                    // First action per key wins within a compaction, as in a reverse
+                    // (newest-first) replay: writers list the newest action of a key first
+                    // when they keep more than one (the kernel golden tables do), and a fully
+                    // reconciled file has one per key, where order does not matter. Applied
+                    // forward, that means last to first.
+                    replay.apply_all(actions.into_iter().rev());
+                }
+                // A compaction is only a shortcut: when it cannot be read, the commits it
+                // covers still can.
+                (ReplayStep::Compaction { covers, .. }, Err(e)) => {
+                    report
+                        .skipped_compactions
+                        .push(format!("{}: {e}", step_name(step)));
+                    for file in covers {
+                        let actions = read_commit(store.as_ref(), file)?;
+                        report.commits_read += 1;
+                        if file.version == end {
+                            end_read = true;
+                            end_commit_info = find_commit_info(&actions);
+                        }
+                        replay.apply_all(actions);
+                    }
+                }
+            }
+        }
     }
     let state = replay.finish(end)?;
-    // The commit file of a checkpointed end version was not read for replay; read it for
-    // the version's commitInfo and in-commit timestamp.
-    if end_commit_info.is_none()
-        && let Some(f) = segment.end_commit.as_ref().filter(|_| {
-            segment
-                .checkpoint
-                .as_ref()
-                .is_some_and(|c| c.version == end)
-        })
+    // The commit file of the end version was not replayed (a checkpoint or a compaction
+    // covers it); read it for the version's commitInfo and in-commit timestamp.
+    if !end_read
+        && let Some(f) = segment.end_commit.as_ref()
         && let Ok(actions) = read_commit(store.as_ref(), f)
     {
         report.commits_read += 1;
@@ -244,20 +276,32 @@ pub(super) fn finish_snapshot(
 /// The snapshot of the latest version, built from `base` by applying only the commits
 /// after it (SPEC.md §8): one listing from `base.version() + 1`, then those commits. No
 /// checkpoint is read again.
-pub(super) fn refresh(base: &Snapshot) -> Result<Snapshot> {
-    let started = Instant::now();
-    let store = base.store.clone();
-    let mut report = SnapshotReport {
-        list_calls: 1,
-        ..Default::default()
-    };
-    let listing = list_log_from(store.as_ref(), base.version() + 1)?;
+/// Most new commits a refresh looks up one by one before it lists instead.
+const REFRESH_PROBES: usize = 64;
+
+/// The commits from `from` on, contiguous: listed from `from` where listing from a key is
+/// cheap, otherwise probed one HEAD per version (a local directory read costs in proportion
+/// to the whole log, a probe in proportion to the new commits).
+fn new_commits(
+    store: &dyn ObjectStore,
+    from: Version,
+    report: &mut SnapshotReport,
+) -> Result<Vec<LogFile>> {
+    if !store.lists_from_key_cheaply() {
+        let (found, heads) = probe_commits_from(store, from, REFRESH_PROBES)?;
+        report.head_calls += heads;
+        if let Some(found) = found {
+            return Ok(found);
+        }
+    }
+    report.list_calls += 1;
+    let listing = list_log_from(store, from)?;
     let mut tail: Vec<LogFile> = Vec::new();
     for f in listing
         .into_iter()
         .filter(|f| f.kind == LogFileKind::Commit)
     {
-        let expected = tail.last().map_or(base.version() + 1, |l| l.version + 1);
+        let expected = tail.last().map_or(from, |l| l.version + 1);
         if f.version != expected {
             return Err(LogError::NonContiguousLog {
                 after: format!("version {}", expected - 1),
@@ -268,6 +312,14 @@ pub(super) fn refresh(base: &Snapshot) -> Result<Snapshot> {
         }
         tail.push(f);
     }
+    Ok(tail)
+}
+
+pub(super) fn refresh(base: &Snapshot) -> Result<Snapshot> {
+    let started = Instant::now();
+    let store = base.store.clone();
+    let mut report = SnapshotReport::default();
+    let tail = new_commits(store.as_ref(), base.version() + 1, &mut report)?;
     let Some(last) = tail.last().cloned() else {
         return Ok(base.clone());
     };

@@ -34,8 +34,15 @@ pub enum VersionSpec {
 pub struct SnapshotReport {
     /// LIST requests against the log.
     pub list_calls: u32,
+    /// HEAD requests for expected log files (a refresh on a store where listing is
+    /// expensive probes for the next versions instead).
+    pub head_calls: u32,
     /// Commit files read.
     pub commits_read: u32,
+    /// Log compaction files read in place of the commits they cover.
+    pub compactions_read: u32,
+    /// Log compaction files that could not be read (the commits were read instead).
+    pub skipped_compactions: Vec<String>,
     /// Checkpoint (and sidecar) files read.
     pub checkpoint_files_read: u32,
     /// Checkpoints that could not be read and were skipped, with the reason.

@@ -12,5 +12,8 @@ mod writer;
 pub use last_checkpoint::{
     LastCheckpointHint, json_checksum, read_last_checkpoint, write_last_checkpoint,
 };
-pub use reader::{CheckpointFiles, read_checkpoint, read_parquet_actions};
+pub use reader::{
+    ActionSink, CheckpointFiles, read_checkpoint, read_parquet_actions, visit_checkpoint,
+    visit_parquet_actions,
+};
 pub use writer::{BATCH_ROWS, CheckpointOptions, CheckpointOutput, write_checkpoint};

@@ -7,7 +7,9 @@ use alluvium_storage::{FileLocation, ObjectMeta, ObjectStore, StorePath};
 use arrow_array::{Array, RecordBatch};
 use bytes::Bytes;
 use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use rayon::prelude::*;
 
 use super::columns::{IntCol, StructCol};
@@ -44,6 +46,34 @@ pub struct CheckpointFiles {
     pub files: Vec<ObjectMeta>,
 }
 
+/// Receives the actions of a checkpoint in chunks, in file order.
+///
+/// Streaming keeps a load's peak memory at the table state plus a few row groups, instead
+/// of the state plus every decoded action of the checkpoint.
+pub trait ActionSink {
+    /// About `rows` more actions are coming (a hint for reserving room).
+    fn expect(&mut self, rows: usize) {
+        let _ = rows;
+    }
+
+    /// Takes the next chunk of actions.
+    ///
+    /// # Errors
+    /// Whatever the sink refuses; reading stops at the first error.
+    fn accept(&mut self, actions: Vec<Action>) -> Result<()>;
+}
+
+impl ActionSink for Vec<Action> {
+    fn expect(&mut self, rows: usize) {
+        self.reserve(rows);
+    }
+
+    fn accept(&mut self, mut actions: Vec<Action>) -> Result<()> {
+        self.append(&mut actions);
+        Ok(())
+    }
+}
+
 /// Decodes the actions of one Parquet checkpoint (or sidecar) file.
 ///
 /// A panic inside the Parquet decoder (possible on hostile input in some versions of the
@@ -53,23 +83,144 @@ pub struct CheckpointFiles {
 /// [`LogError::CorruptCheckpoint`] naming `path` if the file is not readable Parquet or an
 /// action row lacks a required field.
 pub fn read_parquet_actions(path: &str, data: Bytes) -> Result<Vec<Action>> {
-    match catch_unwind(AssertUnwindSafe(|| read_parquet_actions_inner(path, data))) {
+    let mut out = Vec::new();
+    visit_parquet_actions(path, data, &mut out)?;
+    Ok(out)
+}
+
+/// Streams the actions of one Parquet checkpoint (or sidecar) file into `sink`, decoding
+/// row groups in parallel, a window of them at a time, and handing them over in file order.
+///
+/// # Errors
+/// As [`read_parquet_actions`], and whatever `sink` refuses.
+pub fn visit_parquet_actions(path: &str, data: Bytes, sink: &mut dyn ActionSink) -> Result<()> {
+    let guarded = |f: &mut dyn FnMut() -> Result<()>| match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(_) => Err(LogError::corrupt_checkpoint(
             path,
             "the Parquet decoder failed on this file",
         )),
+    };
+    let mut opened = None;
+    guarded(&mut || {
+        opened = Some(open_parquet(path, &data)?);
+        Ok(())
+    })?;
+    let Some((metadata, mask, rows)) = opened else {
+        return Ok(());
+    };
+    sink.expect(rows);
+    let groups = metadata.metadata().num_row_groups();
+    let decode = |group: usize| {
+        let mut out = Vec::new();
+        guarded(&mut || decode_row_group(path, &data, &metadata, &mask, group, &mut out))?;
+        Ok(out)
+    };
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(groups.saturating_sub(1));
+    if workers == 0 {
+        for group in 0..groups {
+            sink.accept(decode(group)?)?;
+        }
+        return Ok(());
     }
+    pipeline(groups, workers, &decode, sink)
 }
 
-fn read_parquet_actions_inner(path: &str, data: Bytes) -> Result<Vec<Action>> {
+/// Decodes `groups` row groups on `workers` threads while the calling thread hands them to
+/// `sink` in order, so decoding overlaps with what the sink does (replay, for a load).
+///
+/// Memory stays bounded: a worker takes the next group only when fewer than
+/// `2 * workers` decoded groups wait for the sink.
+fn pipeline(
+    groups: usize,
+    workers: usize,
+    decode: &(dyn Fn(usize) -> Result<Vec<Action>> + Sync),
+    sink: &mut dyn ActionSink,
+) -> Result<()> {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::mpsc;
+
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    // Each taken group holds a ticket until the sink has consumed it.
+    let (tickets_tx, tickets_rx) = mpsc::sync_channel::<()>(2 * workers);
+    let tickets_rx = std::sync::Mutex::new(tickets_rx);
+    let (done_tx, done_rx) = mpsc::channel::<(usize, Result<Vec<Action>>)>();
+    for _ in 0..2 * workers {
+        let _ = tickets_tx.send(());
+    }
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let done_tx = done_tx.clone();
+            let (next, stop, tickets_rx) = (&next, &stop, &tickets_rx);
+            scope.spawn(move || {
+                loop {
+                    let ticket = match tickets_rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    if ticket.is_err() || stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let group = next.fetch_add(1, Ordering::Relaxed);
+                    if group >= groups {
+                        return;
+                    }
+                    if done_tx.send((group, decode(group))).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        let mut waiting: BTreeMap<usize, Result<Vec<Action>>> = BTreeMap::new();
+        let mut expected = 0;
+        let result = (|| {
+            while expected < groups {
+                let Some(decoded) = waiting.remove(&expected) else {
+                    match done_rx.recv() {
+                        Ok((group, decoded)) => {
+                            waiting.insert(group, decoded);
+                        }
+                        Err(_) => {
+                            return Err(LogError::Invalid(
+                                "a checkpoint decoder thread stopped early".into(),
+                            ));
+                        }
+                    }
+                    continue;
+                };
+                sink.accept(decoded?)?;
+                expected += 1;
+                let _ = tickets_tx.try_send(());
+            }
+            Ok(())
+        })();
+        // Release the workers whatever happened: stop handing out groups, and close the
+        // ticket channel so a waiting worker wakes up and leaves.
+        stop.store(true, Ordering::Relaxed);
+        drop(tickets_tx);
+        result
+    })
+}
+
+/// Screens and opens a Parquet checkpoint file: its metadata, the projection of its action
+/// columns, and a bounded row-count hint.
+fn open_parquet(path: &str, data: &Bytes) -> Result<(ArrowReaderMetadata, ProjectionMask, usize)> {
     let corrupt = |e: &dyn std::fmt::Display| LogError::corrupt_checkpoint(path, e);
-    // The parquet crate can spin on hostile Thrift; check what it will decode first.
-    thrift_check::check_footer(&data).map_err(|e| corrupt(&e))?;
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(data.clone()).map_err(|e| corrupt(&e))?;
-    thrift_check::check_page_headers(&data, builder.metadata()).map_err(|e| corrupt(&e))?;
-    let roots: Vec<usize> = builder
+    // The parquet crate can spin or overflow its stack on hostile Thrift: screen what it
+    // will decode first, and read through guarded readers.
+    thrift_check::check_footer(data).map_err(|e| corrupt(&e))?;
+    let metadata = ArrowReaderMetadata::load(
+        &thrift_check::GuardedBytes(data.clone()),
+        ArrowReaderOptions::default(),
+    )
+    .map_err(|e| corrupt(&e))?;
+    thrift_check::check_page_headers(data, metadata.metadata()).map_err(|e| corrupt(&e))?;
+    let roots: Vec<usize> = metadata
         .schema()
         .fields()
         .iter()
@@ -82,24 +233,41 @@ fn read_parquet_actions_inner(path: &str, data: Bytes) -> Result<Vec<Action>> {
             &"no action columns (add, remove, metaData, protocol, ...) in the file",
         ));
     }
-    // The footer's row count only sizes the first allocation. Real checkpoints are far larger
-    // in bytes than in rows; capping by the file size keeps a corrupt count from making the
-    // allocation fail, which aborts the process.
-    let rows = usize::try_from(builder.metadata().file_metadata().num_rows())
+    // The footer's row count only sizes allocations up front. Real checkpoints take tens of
+    // bytes per row; capping the hint at one row per 16 bytes of file keeps a corrupt count
+    // from reserving gigabytes (a failed allocation aborts the process) or a large multiple
+    // of the input.
+    let rows = usize::try_from(metadata.metadata().file_metadata().num_rows())
         .unwrap_or(0)
-        .min(data.len());
-    let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
-    let reader = builder
-        .with_projection(mask)
-        .with_batch_size(BATCH_SIZE)
-        .build()
-        .map_err(|e| corrupt(&e))?;
-    let mut out = Vec::with_capacity(rows);
+        .min(data.len() / 16);
+    let mask = ProjectionMask::roots(metadata.parquet_schema(), roots);
+    Ok((metadata, mask, rows))
+}
+
+/// Decodes the actions of one row group.
+fn decode_row_group(
+    path: &str,
+    data: &Bytes,
+    metadata: &ArrowReaderMetadata,
+    mask: &ProjectionMask,
+    group: usize,
+    out: &mut Vec<Action>,
+) -> Result<()> {
+    let corrupt = |e: &dyn std::fmt::Display| LogError::corrupt_checkpoint(path, e);
+    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
+        thrift_check::GuardedBytes(data.clone()),
+        metadata.clone(),
+    )
+    .with_projection(mask.clone())
+    .with_row_groups(vec![group])
+    .with_batch_size(BATCH_SIZE)
+    .build()
+    .map_err(|e| corrupt(&e))?;
     for batch in reader {
         let batch = batch.map_err(|e| corrupt(&e))?;
-        batch_actions(path, &batch, &mut out)?;
+        batch_actions(path, &batch, out)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Converts one record batch of checkpoint rows into actions.
@@ -346,93 +514,169 @@ impl<'a> DvCols<'a> {
     }
 }
 
-fn read_one(
-    store: &dyn ObjectStore,
-    meta: &ObjectMeta,
-    kind: &CheckpointKind,
-) -> Result<Vec<Action>> {
-    let path = meta.path.as_str();
-    let data = store.get(&meta.path)?;
+/// Reads one checkpoint file whole (a part, a V2 main file, or a sidecar).
+fn read_file(location: &FileLocation, data: Bytes, json: bool) -> Result<Vec<Action>> {
+    let shown = location.to_string();
     if data.is_empty() {
-        return Err(LogError::corrupt_checkpoint(path, "empty file"));
+        return Err(LogError::corrupt_checkpoint(&shown, "empty file"));
     }
-    match kind {
-        CheckpointKind::Uuid {
-            format: CheckpointFormat::Json,
-            ..
-        } => decode_commit(path, &data),
-        _ => read_parquet_actions(path, data),
+    if json {
+        decode_commit(&shown, &data)
+    } else {
+        read_parquet_actions(&shown, data)
     }
 }
 
-/// Reads all actions of a complete checkpoint, including the file actions of its sidecars.
-/// Parts and sidecars are read in parallel.
+/// Streams one checkpoint file into `sink`.
+fn visit_file(
+    store: &dyn ObjectStore,
+    location: &FileLocation,
+    json: bool,
+    sink: &mut dyn ActionSink,
+) -> Result<()> {
+    let data = store.get_location(location)?;
+    if json || data.is_empty() {
+        return sink.accept(read_file(location, data, json)?);
+    }
+    visit_parquet_actions(&location.to_string(), data, sink)
+}
+
+/// Streams several files into `sink` in order: one file alone is decoded row group by row
+/// group in parallel; several are decoded in parallel a window at a time, so memory stays
+/// bounded by a few files, not by the checkpoint.
+fn visit_files(
+    store: &dyn ObjectStore,
+    files: &[(FileLocation, bool)],
+    sink: &mut dyn ActionSink,
+) -> Result<()> {
+    if let [(location, json)] = files {
+        return visit_file(store, location, *json, sink);
+    }
+    let window = rayon::current_num_threads().max(1);
+    for group in files.chunks(window) {
+        let decoded: Vec<Result<Vec<Action>>> = group
+            .par_iter()
+            .map(|(location, json)| read_file(location, store.get_location(location)?, *json))
+            .collect();
+        for actions in decoded {
+            sink.accept(actions?)?;
+        }
+    }
+    Ok(())
+}
+
+/// Passes everything but sidecar actions on, and keeps those.
+struct SidecarSplitter<'a> {
+    inner: &'a mut dyn ActionSink,
+    sidecars: Vec<Sidecar>,
+}
+
+impl ActionSink for SidecarSplitter<'_> {
+    fn expect(&mut self, rows: usize) {
+        self.inner.expect(rows);
+    }
+
+    fn accept(&mut self, mut actions: Vec<Action>) -> Result<()> {
+        if actions.iter().any(|a| matches!(a, Action::Sidecar(_))) {
+            actions.retain(|a| {
+                if let Action::Sidecar(s) = a {
+                    self.sidecars.push(s.clone());
+                    false
+                } else {
+                    true
+                }
+            });
+        }
+        self.inner.accept(actions)
+    }
+}
+
+/// Keeps only file actions: all a sidecar may contribute.
+struct FileActionsOnly<'a>(&'a mut dyn ActionSink);
+
+impl ActionSink for FileActionsOnly<'_> {
+    fn expect(&mut self, rows: usize) {
+        self.0.expect(rows);
+    }
+
+    fn accept(&mut self, mut actions: Vec<Action>) -> Result<()> {
+        actions.retain(|a| matches!(a, Action::Add(_) | Action::Remove(_)));
+        self.0.accept(actions)
+    }
+}
+
+/// Streams every action of a complete checkpoint into `sink`: its parts (or main file),
+/// then the file actions of its sidecars. Sidecar actions themselves are not passed on.
 ///
 /// # Errors
 /// [`LogError::CorruptCheckpoint`] (or a storage error) naming the first unreadable file;
-/// callers fall back to an older checkpoint.
-pub fn read_checkpoint(
+/// callers fall back to an older checkpoint. The sink may have received some actions by
+/// then: discard what it built.
+pub fn visit_checkpoint(
     store: &dyn ObjectStore,
     checkpoint: &CheckpointFiles,
-) -> Result<Vec<Action>> {
-    let parts: Vec<Result<Vec<Action>>> = checkpoint
+    sink: &mut dyn ActionSink,
+) -> Result<()> {
+    let json = matches!(
+        checkpoint.kind,
+        CheckpointKind::Uuid {
+            format: CheckpointFormat::Json,
+            ..
+        }
+    );
+    let files: Vec<(FileLocation, bool)> = checkpoint
         .files
-        .par_iter()
-        .map(|m| read_one(store, m, &checkpoint.kind))
-        .collect();
-    let mut actions = Vec::new();
-    for p in parts {
-        actions.extend(p?);
-    }
-    let sidecars: Vec<Sidecar> = actions
         .iter()
-        .filter_map(|a| match a {
-            Action::Sidecar(s) => Some(s.clone()),
-            _ => None,
-        })
+        .map(|m| (FileLocation::Table(m.path.clone()), json))
         .collect();
+    let mut splitter = SidecarSplitter {
+        inner: sink,
+        sidecars: Vec::new(),
+    };
+    visit_files(store, &files, &mut splitter)?;
+    let sidecars = std::mem::take(&mut splitter.sidecars);
     if sidecars.is_empty() {
-        return Ok(actions);
+        return Ok(());
     }
     let main = checkpoint
         .files
         .first()
         .map(|m| m.path.to_string())
         .unwrap_or_default();
-    let loaded: Vec<Result<Vec<Action>>> = sidecars
-        .par_iter()
-        .map(|s| read_sidecar(store, &main, s))
-        .collect();
-    actions.retain(|a| !matches!(a, Action::Sidecar(_)));
-    for l in loaded {
-        actions.extend(l?);
-    }
+    let files: Vec<(FileLocation, bool)> = sidecars
+        .iter()
+        .map(|s| sidecar_location(&main, s))
+        .collect::<Result<_>>()?;
+    visit_files(store, &files, &mut FileActionsOnly(sink))
+}
+
+/// Reads all actions of a complete checkpoint, including the file actions of its sidecars.
+///
+/// # Errors
+/// As [`visit_checkpoint`].
+pub fn read_checkpoint(
+    store: &dyn ObjectStore,
+    checkpoint: &CheckpointFiles,
+) -> Result<Vec<Action>> {
+    let mut actions = Vec::new();
+    visit_checkpoint(store, checkpoint, &mut actions)?;
     Ok(actions)
 }
 
-fn read_sidecar(store: &dyn ObjectStore, main: &str, sidecar: &Sidecar) -> Result<Vec<Action>> {
+/// Where a sidecar lives, and whether it is JSON.
+fn sidecar_location(main: &str, sidecar: &Sidecar) -> Result<(FileLocation, bool)> {
     let decoded = crate::path::percent_decode(&sidecar.path)
         .map_err(|e| LogError::corrupt_checkpoint(main, e))?;
+    let json = decoded.ends_with(".json");
     let location = if crate::path::is_absolute(&decoded) {
-        FileLocation::External(decoded.clone())
+        FileLocation::External(decoded)
     } else {
         let rel = format!("{DELTA_LOG_DIR}/{SIDECAR_DIR}/{decoded}");
         FileLocation::Table(StorePath::parse(rel).map_err(|e| {
             LogError::corrupt_checkpoint(main, format!("sidecar {}: {e}", sidecar.path))
         })?)
     };
-    let data = store.get_location(&location)?;
-    let shown = location.to_string();
-    let actions = if decoded.ends_with(".json") {
-        decode_commit(&shown, &data)?
-    } else {
-        read_parquet_actions(&shown, data)?
-    };
-    // Sidecars hold only file actions.
-    Ok(actions
-        .into_iter()
-        .filter(|a| matches!(a, Action::Add(_) | Action::Remove(_)))
-        .collect())
+    Ok((location, json))
 }
 
 #[cfg(test)]
@@ -444,6 +688,7 @@ mod tests {
     use parquet::arrow::ArrowWriter;
 
     use super::*;
+    use crate::checkpoint::thrift_check::MAX_SCHEMA_DEPTH;
 
     // A Thrift compact-protocol writer, just enough for hand-built Parquet files.
     fn varint(out: &mut Vec<u8>, mut v: u64) {
@@ -519,20 +764,41 @@ mod tests {
     const LIST: u8 = 9;
     const STRUCT: u8 = 12;
 
+    /// The schema elements of `groups` nested optional groups named `txn` holding an
+    /// optional INT32 leaf (just the leaf, named `txn`, when `groups` is 0).
+    fn nested_schema(groups: usize) -> Vec<Vec<u8>> {
+        let root = ThriftStruct::default()
+            .field(4, BINARY, &binary("schema"))
+            .int(5, I32, 1)
+            .end();
+        let group = ThriftStruct::default()
+            .int(3, I32, 1)
+            .field(4, BINARY, &binary("txn"))
+            .int(5, I32, 1)
+            .end();
+        let leaf = ThriftStruct::default()
+            .int(1, I32, 1)
+            .int(3, I32, 1)
+            .field(4, BINARY, &binary("txn"))
+            .end();
+        let mut schema = vec![root];
+        schema.extend(std::iter::repeat_n(group, groups));
+        schema.push(leaf);
+        schema
+    }
+
     /// A Parquet file with one optional INT32 column `txn` whose single column chunk is
     /// `page` (at offset 4); `footer_extra` is appended to the `FileMetaData` fields.
     fn parquet_file(page: &[u8], num_rows: i64, footer_extra: &[u8]) -> Bytes {
-        let schema = [
-            ThriftStruct::default()
-                .field(4, BINARY, &binary("schema"))
-                .int(5, I32, 1)
-                .end(),
-            ThriftStruct::default()
-                .int(1, I32, 1)
-                .int(3, I32, 1)
-                .field(4, BINARY, &binary("txn"))
-                .end(),
-        ];
+        parquet_file_with_schema(&nested_schema(0), page, num_rows, footer_extra)
+    }
+
+    fn parquet_file_with_schema(
+        schema: &[Vec<u8>],
+        page: &[u8],
+        num_rows: i64,
+        footer_extra: &[u8],
+    ) -> Bytes {
         let len = page.len() as i64;
         let meta = ThriftStruct::default()
             .int(1, I32, 1)
@@ -562,7 +828,7 @@ mod tests {
         };
         let footer = ThriftStruct::default()
             .int(1, I32, 1)
-            .field(2, LIST, &list(STRUCT, &schema))
+            .field(2, LIST, &list(STRUCT, schema))
             .int(3, I64, num_rows)
             .field(4, LIST, &list(STRUCT, &row_groups))
             .raw(footer_extra)
@@ -599,6 +865,51 @@ mod tests {
         assert!(corrupt_reason(read_parquet_actions("x.parquet", file)).contains("page header"));
     }
 
+    /// Found by the `checkpoint_parquet` fuzz target (a second timeout, after a first,
+    /// type-driven version of the Thrift screen): the parquet crate reads page-header field
+    /// 6 as a struct whatever its declared type, so bytes declared as a binary value held,
+    /// for the parquet crate, a list of 2^31 - 1 UUIDs that it skipped past the end of the
+    /// file. The screen now refuses the mistyped field, and the guarded reader alone stops
+    /// the skip at the end of the file.
+    #[test]
+    fn fuzz_regression_page_header_skip_past_eof_fails_fast() {
+        // Field 6 declared binary of 25 bytes; read as a struct, its length byte is the
+        // header of a list field and the payload the list's header.
+        let mut field6 = vec![0x19, 0xfd, 0xff, 0xff, 0xff, 0xff, 0x07];
+        field6.resize(26, 0);
+        let page = ThriftStruct::default()
+            .int(1, I32, 0)
+            .int(2, I32, 0)
+            .int(3, I32, 0)
+            .field(6, BINARY, &field6)
+            .end();
+        let file = parquet_file(&page, 1, &[]);
+        assert!(
+            corrupt_reason(read_parquet_actions("x.parquet", file.clone())).contains("field 6")
+        );
+        let reader = ParquetRecordBatchReaderBuilder::try_new(thrift_check::GuardedBytes(file))
+            .unwrap()
+            .build()
+            .unwrap();
+        let error = reader.into_iter().find_map(|b| b.err()).unwrap();
+        assert!(error.to_string().contains("end of the file"), "{error}");
+    }
+
+    /// Found by the `checkpoint_parquet` fuzz target (a third timeout): footer field 1
+    /// (`version`) declared as a UUID, which a type-driven walk skips 16 bytes for while
+    /// the parquet crate reads one varint and then, further on, skips a list of 2^31 - 1
+    /// booleans without reading them.
+    #[test]
+    fn fuzz_regression_mistyped_footer_field_is_refused() {
+        let file = Bytes::from_static(&[
+            0x50, 0x41, 0x52, 0x31, 0x1d, 0x02, 0x19, 0x2c, 0x48, 0x06, 0x73, 0x63, 0x68, 0x65,
+            0x6d, 0x61, 0x15, 0x02, 0x00, 0x15, 0x02, 0x25, 0x02, 0x18, 0x03, 0x74, 0x78, 0x6e,
+            0x00, 0x16, 0x00, 0x19, 0x0c, 0x09, 0xc8, 0x01, 0xf2, 0xff, 0xff, 0xff, 0xff, 0x07,
+            0x00, 0x27, 0x00, 0x00, 0x00, 0x50, 0x41, 0x52, 0x31,
+        ]);
+        assert!(corrupt_reason(read_parquet_actions("x.parquet", file)).contains("field 1"));
+    }
+
     #[test]
     fn footer_list_of_booleans_is_refused() {
         // Field 100 (unknown), long-form header: list<bool> of 2^31 - 1 elements, which the
@@ -608,13 +919,38 @@ mod tests {
         assert!(corrupt_reason(read_parquet_actions("x.parquet", file)).contains("footer"));
     }
 
-    /// Found while fuzzing `checkpoint_parquet`: a footer claiming 10^12 rows made the
-    /// reader reserve room for that many actions up front, and the failed allocation
-    /// aborted the process.
+    /// A footer claiming 10^12 rows made the reader reserve room for that many actions up
+    /// front, and the failed allocation aborted the process (reproduced with the
+    /// `checkpoint_parquet` fuzz target on a seed whose row count was edited).
     #[test]
-    fn fuzz_regression_huge_row_count_is_not_preallocated() {
+    fn huge_row_count_is_not_preallocated() {
         let file = parquet_file(&[], 1_000_000_000_000, &[]);
         assert_eq!(read_parquet_actions("x.parquet", file).unwrap(), Vec::new());
+    }
+
+    /// 1,500 nested groups (a 15 kB file) overflowed the stack in the parquet crate's
+    /// recursive reader construction (reproduced with the `checkpoint_parquet` fuzz target
+    /// on a crafted input).
+    #[test]
+    fn deeply_nested_schema_is_refused() {
+        let file = parquet_file_with_schema(&nested_schema(2_000), &[], 0, &[]);
+        assert!(corrupt_reason(read_parquet_actions("x.parquet", file)).contains("deeper"));
+        let file = parquet_file_with_schema(&nested_schema(MAX_SCHEMA_DEPTH), &[], 0, &[]);
+        assert!(corrupt_reason(read_parquet_actions("x.parquet", file)).contains("deeper"));
+    }
+
+    #[test]
+    fn schemas_at_the_depth_limit_read_on_a_small_stack() {
+        // The leaf sits MAX_SCHEMA_DEPTH levels below the root. Rayon's workers, which read
+        // checkpoint parts, have 2 MiB stacks.
+        let file = parquet_file_with_schema(&nested_schema(MAX_SCHEMA_DEPTH - 1), &[], 0, &[]);
+        let read = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || read_parquet_actions("x.parquet", file))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(read.unwrap(), Vec::new());
     }
 
     #[test]

@@ -184,13 +184,12 @@ fn parsed_types(state: &TableState) -> Result<Parsed> {
     let mut part_cols = Vec::new();
     let mut part_fields = Vec::new();
     for p in parts {
-        if let Some(f) = schema.field(p) {
-            if let DeltaType::Primitive(ty) = f.data_type {
+        if let Some(f) = schema.field(p)
+            && let DeltaType::Primitive(ty) = f.data_type {
                 let name = mode.physical_name(f).to_string();
                 part_fields.push(Field::new(&name, arrow_type(&f.data_type)?, true));
                 part_cols.push((name, ty));
             }
-        }
     }
     Ok(Parsed {
         partition: (!part_fields.is_empty())
@@ -651,6 +650,9 @@ fn encode(schema: &SchemaRef, rows: &[Row<'_>], parsed: &Parsed) -> Result<Vec<u
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_created_by(concat!("alluvium ", env!("CARGO_PKG_VERSION")).into())
+        // Row groups of one batch: the encoder buffers no more than a batch, and readers
+        // can decode row groups in parallel.
+        .set_max_row_group_row_count(Some(BATCH_ROWS))
         .build();
     let io = |e: parquet::errors::ParquetError| {
         LogError::Invalid(format!("cannot encode checkpoint: {e}"))
@@ -682,11 +684,22 @@ fn encode(schema: &SchemaRef, rows: &[Row<'_>], parsed: &Parsed) -> Result<Vec<u
     writer.into_inner().map_err(io)
 }
 
-/// Reads a written file back and checks it holds exactly the expected actions.
+impl super::reader::ActionSink for Counts {
+    fn accept(&mut self, actions: Vec<Action>) -> Result<()> {
+        let c = Counts::of_actions(&actions);
+        self.adds += c.adds;
+        self.removes += c.removes;
+        self.other += c.other;
+        Ok(())
+    }
+}
+
+/// Reads a written file back (streaming, so validation costs no more memory than a few row
+/// groups) and checks it holds exactly the expected actions.
 fn validate(store: &dyn ObjectStore, path: &StorePath, expected: Counts) -> Result<()> {
     let bytes = store.get(path)?;
-    let actions = super::reader::read_parquet_actions(path.as_str(), bytes)?;
-    let got = Counts::of_actions(&actions);
+    let mut got = Counts::default();
+    super::reader::visit_parquet_actions(path.as_str(), bytes, &mut got)?;
     if got != expected {
         let _ = store.delete(path);
         return Err(LogError::corrupt_checkpoint(
