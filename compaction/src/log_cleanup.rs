@@ -77,12 +77,13 @@ pub fn cleanup_log(snapshot: &Snapshot, now_ms: i64, dry_run: bool) -> Result<Cl
             .configuration
             .get("delta.requireCheckpointProtectionBeforeVersion")
             .and_then(|v| v.parse::<u64>().ok())
-            && anchor < required {
-                report.skipped = Some(format!(
-                    "checkpoint protection requires keeping the log below version {required}"
-                ));
-                return Ok(report);
-            }
+        && anchor < required
+    {
+        report.skipped = Some(format!(
+            "checkpoint protection requires keeping the log below version {required}"
+        ));
+        return Ok(report);
+    }
     report.anchor = Some(anchor);
     let mut doomed: Vec<(Version, StorePath)> = listing
         .iter()

@@ -81,12 +81,13 @@ fn physical_field(f: &StructField, mode: ColumnMappingMode) -> Result<Field> {
         true,
     );
     if mode != ColumnMappingMode::None
-        && let Some(id) = f.column_id() {
-            field = field.with_metadata(HashMap::from([(
-                "PARQUET:field_id".to_string(),
-                id.to_string(),
-            )]));
-        }
+        && let Some(id) = f.column_id()
+    {
+        field = field.with_metadata(HashMap::from([(
+            "PARQUET:field_id".to_string(),
+            id.to_string(),
+        )]));
+    }
     Ok(field)
 }
 
@@ -346,10 +347,9 @@ impl<'a> FileSink<'a> {
             file.stats.update(&logical)?;
             (file.writer.bytes_written() + file.writer.in_progress_size()) as u64 >= self.target
         };
-        if full
-            && let Some(file) = self.open.remove(&key) {
-                self.close(file)?;
-            }
+        if full && let Some(file) = self.open.remove(&key) {
+            self.close(file)?;
+        }
         Ok(())
     }
 

@@ -90,9 +90,10 @@ fn check_properties(props: &HashMap<String, String>) -> Result<()> {
             "delta.checkpointInterval"
             | "delta.dataSkippingNumIndexedCols"
             | "delta.targetFileSize"
-                if v.trim().parse::<i64>().is_err() => {
-                    return bad(k, v, "not an integer");
-                }
+                if v.trim().parse::<i64>().is_err() =>
+            {
+                return bad(k, v, "not an integer");
+            }
             "delta.logRetentionDuration"
             | "delta.deletedFileRetentionDuration"
             | "delta.setTransactionRetentionDuration" => {
@@ -106,13 +107,15 @@ fn check_properties(props: &HashMap<String, String>) -> Result<()> {
             | "delta.enableInCommitTimestamps"
             | "delta.checkpoint.writeStatsAsJson"
             | "delta.checkpoint.writeStatsAsStruct"
-                if !v.eq_ignore_ascii_case("true") && !v.eq_ignore_ascii_case("false") => {
-                    return bad(k, v, "not true or false");
-                }
+                if !v.eq_ignore_ascii_case("true") && !v.eq_ignore_ascii_case("false") =>
+            {
+                return bad(k, v, "not true or false");
+            }
             "delta.columnMapping.mode"
-                if !matches!(v.to_ascii_lowercase().as_str(), "none" | "name" | "id") => {
-                    return bad(k, v, "must be none, name or id");
-                }
+                if !matches!(v.to_ascii_lowercase().as_str(), "none" | "name" | "id") =>
+            {
+                return bad(k, v, "must be none, name or id");
+            }
             _ => {}
         }
     }
@@ -448,13 +451,14 @@ fn outcome_if_done(
     let (app_id, version) = options.app_transaction.as_ref()?;
     let now = snapshot.store().now_ms();
     if let Some(recorded) = txn.app_version(app_id, now)
-        && recorded >= *version {
-            return Some(WriteOutcome::Skipped {
-                app_id: app_id.clone(),
-                recorded_version: recorded,
-                table_version: snapshot.version(),
-            });
-        }
+        && recorded >= *version
+    {
+        return Some(WriteOutcome::Skipped {
+            app_id: app_id.clone(),
+            recorded_version: recorded,
+            table_version: snapshot.version(),
+        });
+    }
     txn.set_app_transaction(app_id, *version, now);
     None
 }

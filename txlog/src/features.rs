@@ -158,50 +158,54 @@ pub fn check_write_supported(
     if has("invariants")
         && let Some(c) = any_field(&schema.fields, &|f| {
             f.metadata.contains_key("delta.invariants")
-        }) {
-            return Err(writer_refusal(
-                "invariants",
-                format!("column `{c}` has an invariant alluvium does not enforce"),
-            ));
-        }
+        })
+    {
+        return Err(writer_refusal(
+            "invariants",
+            format!("column `{c}` has an invariant alluvium does not enforce"),
+        ));
+    }
     if has("checkConstraints")
         && let Some(k) = metadata
             .configuration
             .keys()
             .find(|k| k.starts_with("delta.constraints."))
-        {
-            return Err(writer_refusal(
-                "checkConstraints",
-                format!("constraint `{k}` is not enforced by alluvium"),
-            ));
-        }
+    {
+        return Err(writer_refusal(
+            "checkConstraints",
+            format!("constraint `{k}` is not enforced by alluvium"),
+        ));
+    }
     if has("generatedColumns")
         && let Some(c) = any_field(&schema.fields, &|f| {
             f.metadata.contains_key("delta.generationExpression")
-        }) {
-            return Err(writer_refusal(
-                "generatedColumns",
-                format!("column `{c}` is generated"),
-            ));
-        }
+        })
+    {
+        return Err(writer_refusal(
+            "generatedColumns",
+            format!("column `{c}` is generated"),
+        ));
+    }
     if has("identityColumns")
         && let Some(c) = any_field(&schema.fields, &|f| {
             f.metadata.keys().any(|k| k.starts_with("delta.identity."))
-        }) {
-            return Err(writer_refusal(
-                "identityColumns",
-                format!("column `{c}` is an identity column"),
-            ));
-        }
+        })
+    {
+        return Err(writer_refusal(
+            "identityColumns",
+            format!("column `{c}` is an identity column"),
+        ));
+    }
     if has("allowColumnDefaults")
         && let Some(c) = any_field(&schema.fields, &|f| {
             f.metadata.contains_key("CURRENT_DEFAULT")
-        }) {
-            return Err(writer_refusal(
-                "allowColumnDefaults",
-                format!("column `{c}` has a default value"),
-            ));
-        }
+        })
+    {
+        return Err(writer_refusal(
+            "allowColumnDefaults",
+            format!("column `{c}` has a default value"),
+        ));
+    }
     for v in [
         "delta.enableIcebergCompatV1",
         "delta.enableIcebergCompatV2",
@@ -324,13 +328,14 @@ pub fn minimal_protocol(
     }
     for (k, v) in configuration {
         if let Some(name) = k.strip_prefix("delta.feature.")
-            && (v.eq_ignore_ascii_case("supported") || v.eq_ignore_ascii_case("enabled")) {
-                if SUPPORTED_READER_FEATURES.contains(&name) {
-                    push(&mut reader, name);
-                } else {
-                    push(&mut writer, name);
-                }
+            && (v.eq_ignore_ascii_case("supported") || v.eq_ignore_ascii_case("enabled"))
+        {
+            if SUPPORTED_READER_FEATURES.contains(&name) {
+                push(&mut reader, name);
+            } else {
+                push(&mut writer, name);
             }
+        }
     }
     if reader.is_empty() && writer.is_empty() {
         return Protocol {

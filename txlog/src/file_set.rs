@@ -30,7 +30,7 @@ impl FileKeyed for Add {
         &self.path
     }
     fn key_dv(&self) -> Option<&DeletionVectorDescriptor> {
-        self.deletion_vector.as_ref()
+        self.deletion_vector.as_deref()
     }
 }
 
@@ -39,7 +39,7 @@ impl FileKeyed for Remove {
         &self.path
     }
     fn key_dv(&self) -> Option<&DeletionVectorDescriptor> {
-        self.deletion_vector.as_ref()
+        self.deletion_vector.as_deref()
     }
 }
 
@@ -196,9 +196,10 @@ impl<T> Slab<T> {
         let last = self.entries.len() - 1;
         if i != last
             && let Some(&(last_hash, _)) = self.entries.get(last)
-                && let Some(slot) = self.index.find_mut(last_hash, |&j| j == last) {
-                    *slot = i;
-                }
+            && let Some(slot) = self.index.find_mut(last_hash, |&j| j == last)
+        {
+            *slot = i;
+        }
         self.entries.swap_remove(i);
     }
 

@@ -114,6 +114,11 @@ fn canonical_absolute(decoded: &str) -> Option<String> {
 /// decoded relative path, or the canonical absolute URI (made relative when it points inside
 /// the table root). Cheap (no allocation) for relative paths without escapes.
 pub fn canonical_path<'a>(raw: &'a str, root: &TableRoot) -> Cow<'a, str> {
+    // Nearly every path is a plain relative one: no escapes, no scheme, no leading `/`.
+    // One scan settles that; this runs for every action of every load.
+    if !raw.starts_with('/') && memchr::memchr2(b'%', b':', raw.as_bytes()).is_none() {
+        return Cow::Borrowed(raw);
+    }
     let decoded: Cow<'a, str> = if raw.contains('%') {
         Cow::Owned(percent_decode_str(raw).decode_utf8_lossy().into_owned())
     } else {

@@ -116,17 +116,17 @@ impl Replay {
 
     fn apply_add(&mut self, add: Add) {
         let (hashing, root) = (&self.hashing, &self.root);
-        let hash = key_hash(hashing, root, &add.path, add.deletion_vector.as_ref());
+        let hash = key_hash(hashing, root, &add.path, add.deletion_vector.as_deref());
         self.tombstones
-            .remove(root, hash, (&add.path, add.deletion_vector.as_ref()));
+            .remove(root, hash, (&add.path, add.deletion_vector.as_deref()));
         self.files.insert(root, hash, add);
     }
 
     fn apply_remove(&mut self, rm: Remove) {
         let (hashing, root) = (&self.hashing, &self.root);
-        let hash = key_hash(hashing, root, &rm.path, rm.deletion_vector.as_ref());
+        let hash = key_hash(hashing, root, &rm.path, rm.deletion_vector.as_deref());
         self.files
-            .remove(root, hash, (&rm.path, rm.deletion_vector.as_ref()));
+            .remove(root, hash, (&rm.path, rm.deletion_vector.as_deref()));
         self.tombstones.insert(root, hash, rm);
     }
 
@@ -306,7 +306,7 @@ mod tests {
         let mut r = base();
         r.apply(Action::Add(add("f")));
         let mut with_dv = add("f");
-        with_dv.deletion_vector = Some(dv("x"));
+        with_dv.deletion_vector = Some(Box::new(dv("x")));
         let mut rm = remove("f");
         rm.deletion_vector = None;
         r.apply(Action::Remove(rm));

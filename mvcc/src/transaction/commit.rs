@@ -63,7 +63,7 @@ impl Transaction {
         s.removed_files = self
             .removes
             .iter()
-            .map(|r| file_key(root, &r.path, r.deletion_vector.as_ref()))
+            .map(|r| file_key(root, &r.path, r.deletion_vector.as_deref()))
             .collect();
         s.domains = self
             .domains

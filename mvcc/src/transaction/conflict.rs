@@ -143,7 +143,7 @@ pub(crate) fn check_winner(
     }
     for a in actions {
         if let Action::Remove(rm) = a {
-            let key = file_key(root, &rm.path, rm.deletion_vector.as_ref());
+            let key = file_key(root, &rm.path, rm.deletion_vector.as_deref());
             if txn.removed_files.contains(&key) {
                 return Err(conflict(
                     ConflictKind::ConcurrentDeleteDelete,

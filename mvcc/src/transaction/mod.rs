@@ -147,7 +147,7 @@ impl Transaction {
     /// Records that the transaction read this file (it must still exist at commit).
     pub fn read_file(&mut self, add: &Add) {
         self.read_files
-            .push((add.path.clone(), add.deletion_vector.clone()));
+            .push((add.path.clone(), add.deletion_vector.as_deref().cloned()));
     }
 
     /// The version last committed by `app_id` (idempotent writes), recorded as read so that

@@ -41,7 +41,7 @@ pub struct Add {
     pub tags: Option<OptStringMap>,
     /// The file's deletion vector: rows of the file that are not part of the table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deletion_vector: Option<DeletionVectorDescriptor>,
+    pub deletion_vector: Option<Box<DeletionVectorDescriptor>>,
     /// Row tracking: the row id of the file's first row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_row_id: Option<i64>,
@@ -91,7 +91,7 @@ pub struct Remove {
     pub tags: Option<OptStringMap>,
     /// The deletion vector of the logical file being removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deletion_vector: Option<DeletionVectorDescriptor>,
+    pub deletion_vector: Option<Box<DeletionVectorDescriptor>>,
     /// Row tracking, copied from the add.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_row_id: Option<i64>,

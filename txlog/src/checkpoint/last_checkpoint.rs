@@ -46,9 +46,10 @@ pub fn read_last_checkpoint(store: &dyn ObjectStore) -> Option<LastCheckpointHin
     let bytes = store.get(&log_path(LAST_CHECKPOINT)).ok()?;
     let value: Value = serde_json::from_slice(&bytes).ok()?;
     if let Some(stored) = value.get("checksum").and_then(Value::as_str)
-        && stored != json_checksum(&value) {
-            return None;
-        }
+        && stored != json_checksum(&value)
+    {
+        return None;
+    }
     serde_json::from_value(value).ok()
 }
 

@@ -366,7 +366,7 @@ fn batch_actions(path: &str, batch: &RecordBatch, out: &mut Vec<Action>) -> Resu
                 data_change: add_dc.get(i).unwrap_or(false),
                 stats,
                 tags: add_tags.get(i),
-                deletion_vector: add_dv.get(i),
+                deletion_vector: add_dv.get(i).map(Box::new),
                 base_row_id: add_base_row.get(i),
                 default_row_commit_version: add_drcv.get(i),
                 clustering_provider: add_cluster.get(i).map(str::to_string),
@@ -385,7 +385,7 @@ fn batch_actions(path: &str, batch: &RecordBatch, out: &mut Vec<Action>) -> Resu
                 size: rm_size.get(i),
                 stats: None,
                 tags: rm_tags.get(i),
-                deletion_vector: rm_dv.get(i),
+                deletion_vector: rm_dv.get(i).map(Box::new),
                 base_row_id: rm_base_row.get(i),
                 default_row_commit_version: rm_drcv.get(i),
             }));

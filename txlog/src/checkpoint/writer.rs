@@ -185,11 +185,12 @@ fn parsed_types(state: &TableState) -> Result<Parsed> {
     let mut part_fields = Vec::new();
     for p in parts {
         if let Some(f) = schema.field(p)
-            && let DeltaType::Primitive(ty) = f.data_type {
-                let name = mode.physical_name(f).to_string();
-                part_fields.push(Field::new(&name, arrow_type(&f.data_type)?, true));
-                part_cols.push((name, ty));
-            }
+            && let DeltaType::Primitive(ty) = f.data_type
+        {
+            let name = mode.physical_name(f).to_string();
+            part_fields.push(Field::new(&name, arrow_type(&f.data_type)?, true));
+            part_cols.push((name, ty));
+        }
     }
     Ok(Parsed {
         partition: (!part_fields.is_empty())
@@ -388,7 +389,7 @@ fn column(name: &str, data_type: &DataType, rows: &[Row<'_>], parsed: &Parsed) -
             }
             let dvs: Vec<Option<&DeletionVectorDescriptor>> = a
                 .iter()
-                .map(|a| a.and_then(|a| a.deletion_vector.as_ref()))
+                .map(|a| a.and_then(|a| a.deletion_vector.as_deref()))
                 .collect();
             let adds_only: Vec<&Add> = a.iter().flatten().copied().collect();
             let mut children = Vec::with_capacity(fields.len());
@@ -450,7 +451,7 @@ fn column(name: &str, data_type: &DataType, rows: &[Row<'_>], parsed: &Parsed) -
             }
             let dvs: Vec<Option<&DeletionVectorDescriptor>> = r
                 .iter()
-                .map(|r| r.and_then(|r| r.deletion_vector.as_ref()))
+                .map(|r| r.and_then(|r| r.deletion_vector.as_deref()))
                 .collect();
             structure(
                 &fields,
