@@ -107,6 +107,19 @@ pub enum MvccError {
     /// The operation is not allowed on this table (append-only, unsupported change, ...).
     #[error("{0}")]
     InvalidOperation(String),
+    /// The store lacks a capability committing needs: put-if-absent, without which two
+    /// writers could both take one version. Nothing was written. Either use a store that
+    /// has it, or, if only one writer ever uses the table at a time, open the store in
+    /// single-writer mode (`single_writer=true`).
+    #[error(
+        "{location} does not give {capability}, which concurrent writers need to commit safely; nothing was written (if only one writer uses this table at a time, open it in single-writer mode: single_writer=true)"
+    )]
+    StorageCapabilityMissing {
+        /// The missing capability (`put-if-absent`).
+        capability: &'static str,
+        /// The table location.
+        location: String,
+    },
 }
 
 impl MvccError {

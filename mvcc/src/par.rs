@@ -21,3 +21,24 @@ where
 {
     items.iter().map(f).collect()
 }
+
+/// Maps `f` over owned `items`, in parallel where allowed; results keep the input order.
+#[cfg(not(alluvium_loom))]
+pub(crate) fn map_owned<T, R, F>(items: Vec<T>, f: F) -> Vec<R>
+where
+    T: Send,
+    R: Send,
+    F: Fn(T) -> R + Sync + Send,
+{
+    use rayon::prelude::*;
+    items.into_par_iter().map(f).collect()
+}
+
+/// Maps `f` over owned `items` sequentially (model checking).
+#[cfg(alluvium_loom)]
+pub(crate) fn map_owned<T, R, F>(items: Vec<T>, f: F) -> Vec<R>
+where
+    F: Fn(T) -> R,
+{
+    items.into_iter().map(f).collect()
+}

@@ -42,6 +42,10 @@ pub enum StorageError {
         #[source]
         source: io::Error,
     },
+    /// A store's configuration is invalid (an unknown option, a bad value, an unsupported
+    /// URI).
+    #[error("invalid storage configuration: {0}")]
+    InvalidConfig(String),
     /// The backend cannot perform this operation.
     #[error("unsupported storage operation {op}: {reason}")]
     Unsupported {

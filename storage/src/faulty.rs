@@ -161,6 +161,23 @@ impl ObjectStore for FaultyStore {
         self.inner.supports_put_if_absent()
     }
 
+    // Batch calls take the default one-at-a-time paths through the methods above, so that
+    // every object of a batch is one operation the plan can fail.
+
+    /// The capability probe is configuration, not part of a workload: passed through
+    /// without counting as an operation.
+    fn check_put_if_absent(&self) -> Result<bool> {
+        self.inner.check_put_if_absent()
+    }
+
+    fn single_writer(&self) -> bool {
+        self.inner.single_writer()
+    }
+
+    fn request_counts(&self) -> crate::RequestCounts {
+        self.inner.request_counts()
+    }
+
     fn lists_from_key_cheaply(&self) -> bool {
         self.inner.lists_from_key_cheaply()
     }

@@ -10,24 +10,39 @@
 //!   file hard-linked into place (the link fails if the name exists), then a directory fsync.
 //! * [`InMemoryStore`]: a mutex-protected ordered map, used by tests, benches and the loom
 //!   models (it routes its locking through the [`sync`] shim).
+//! * `RemoteStore` (cargo feature `object-store`): `s3://`, `gs://` and `az://` locations
+//!   through the `object_store` crate, on a runtime the store owns.
+//!
+//! Wrappers: [`CountingStore`] counts requests by kind ([`RequestCounts`]); [`FaultyStore`]
+//! injects faults for the crash and fault tests.
 //!
 //! The contract of each method is documented on [`ObjectStore`]; SPEC.md §2 restates it and
 //! names the tests that check it.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+mod counting;
+mod counts;
 mod error;
 mod faulty;
 mod local;
 mod location;
 mod memory;
 mod path;
+#[cfg(feature = "object-store")]
+mod remote;
+mod remote_options;
 mod store;
 pub mod sync;
 
+pub use counting::CountingStore;
+pub use counts::{RequestCounters, RequestCounts, RequestKind};
 pub use error::{Result, StorageError};
 pub use faulty::{Fault, FaultyStore};
 pub use local::LocalFsStore;
 pub use location::FileLocation;
 pub use memory::InMemoryStore;
 pub use path::StorePath;
+#[cfg(feature = "object-store")]
+pub use remote::RemoteStore;
+pub use remote_options::{PutIfAbsentSupport, REMOTE_SCHEMES, RemoteOptions, remote_scheme};
 pub use store::{ObjectMeta, ObjectStore, StoreRef};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::{FileLocation, Result, StorageError, StorePath};
+use crate::{FileLocation, RequestCounts, Result, StorageError, StorePath};
 
 /// Metadata of one stored object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +37,8 @@ pub type StoreRef = Arc<dyn ObjectStore>;
 /// 4. **Sorted listings**: listings are sorted by path in UTF-8 byte order.
 /// 5. **Durability** (local filesystem): a put that returned `Ok` survives a crash when the
 ///    store was opened durable (the default).
+///
+/// Every method may be called from many threads at once.
 pub trait ObjectStore: Debug + Send + Sync + 'static {
     /// A human-readable URI of the store root (for messages).
     fn root_uri(&self) -> String;
@@ -80,6 +82,37 @@ pub trait ObjectStore: Debug + Send + Sync + 'static {
     /// Deletes an object. Deleting a missing object succeeds (idempotent).
     fn delete(&self, path: &StorePath) -> Result<()>;
 
+    /// Reads several whole objects; the results are in the order of `paths`, one each.
+    ///
+    /// The default reads them one after another. Backends whose requests are slow but can
+    /// be issued many at a time (remote stores) override it to run them concurrently, with
+    /// a bound, and say so with [`fetches_concurrently`](Self::fetches_concurrently);
+    /// callers parallelise [`get`](Self::get) themselves on the others.
+    fn get_many(&self, paths: &[StorePath]) -> Vec<Result<Bytes>> {
+        paths.iter().map(|p| self.get(p)).collect()
+    }
+
+    /// Whether [`get_many`](Self::get_many) issues its requests concurrently (so a caller
+    /// should hand it a whole batch rather than call `get` from its own threads).
+    fn fetches_concurrently(&self) -> bool {
+        false
+    }
+
+    /// Deletes several objects (each idempotently, as [`delete`](Self::delete)); the results
+    /// are in the order of `paths`. Remote stores send bulk or concurrent requests, with a
+    /// bound; the default deletes one after another.
+    fn delete_many(&self, paths: &[StorePath]) -> Vec<Result<()>> {
+        paths.iter().map(|p| self.delete(p)).collect()
+    }
+
+    /// The requests this store has made so far, by kind (see [`RequestCounts`]): remote
+    /// stores count what they send, [`crate::CountingStore`] counts the calls made through
+    /// it, other stores report zeros. Take the difference of two readings around an
+    /// operation; concurrent operations on the same store are included in it.
+    fn request_counts(&self) -> RequestCounts {
+        RequestCounts::default()
+    }
+
     /// Reads an object at an absolute URI (a [`FileLocation::External`]); read-only.
     ///
     /// # Errors
@@ -114,6 +147,25 @@ pub trait ObjectStore: Debug + Send + Sync + 'static {
     /// and writers refuse to commit through them unless told to run single-writer.
     fn supports_put_if_absent(&self) -> bool {
         true
+    }
+
+    /// Finds out whether this store gives put-if-absent (contract item 2), as
+    /// [`supports_put_if_absent`](Self::supports_put_if_absent), but may ask the store:
+    /// a remote store with no configured answer probes a scratch key once (and deletes it),
+    /// then remembers the answer.
+    ///
+    /// # Errors
+    /// The probe could not reach the store; nothing is remembered then.
+    fn check_put_if_absent(&self) -> Result<bool> {
+        Ok(self.supports_put_if_absent())
+    }
+
+    /// Whether the user declared that at most one writer uses this store at a time (the
+    /// documented single-writer mode). Writers then commit through it even without
+    /// put-if-absent: [`put_if_absent`](Self::put_if_absent) may fall back to a
+    /// check-then-write, which is exact only without concurrent writers.
+    fn single_writer(&self) -> bool {
+        false
     }
 
     /// Whether [`list_dir_from`](Self::list_dir_from) costs in proportion to the entries

@@ -56,14 +56,16 @@ fn has_table(listing: &[LogFile]) -> bool {
 
 pub(super) fn load(store: StoreRef, spec: VersionSpec) -> Result<Snapshot> {
     let started = Instant::now();
+    let requests_before = store.request_counts();
     let mut report = SnapshotReport::default();
     let target = match spec {
         VersionSpec::Latest => None,
         VersionSpec::Version(v) => Some(v),
         VersionSpec::Timestamp(ts) => Some(timestamps::version_at(&store, ts, &mut report)?),
     };
-    let mut snapshot = load_version(store, target, &mut report)?;
+    let mut snapshot = load_version(store.clone(), target, &mut report)?;
     report.load_micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    report.requests = store.request_counts().since(&requests_before);
     snapshot.report = report;
     Ok(snapshot)
 }
@@ -137,6 +139,23 @@ fn read_commit(
     decode_commit(file.meta.path.as_str(), &bytes)
 }
 
+/// Reads and decodes `files` in parallel, results in order: the store's concurrent batch
+/// read where it has one (object stores: many requests in flight, then decoding on rayon),
+/// otherwise a read and decode per file on rayon.
+fn read_commits(
+    store: &dyn ObjectStore,
+    files: &[&LogFile],
+) -> Vec<std::result::Result<Vec<Action>, LogError>> {
+    if !store.fetches_concurrently() {
+        return crate::par::map(files, |f| read_commit(store, f));
+    }
+    let paths: Vec<_> = files.iter().map(|f| f.meta.path.clone()).collect();
+    let fetched: Vec<_> = files.iter().zip(store.get_many(&paths)).collect();
+    crate::par::map_owned(fetched, |(f, bytes)| {
+        decode_commit(f.meta.path.as_str(), &bytes?)
+    })
+}
+
 fn step_name(step: &ReplayStep) -> &str {
     match step {
         ReplayStep::Commit(f) | ReplayStep::Compaction { file: f, .. } => f.meta.path.as_str(),
@@ -160,11 +179,13 @@ fn replay_segment(
     let mut end_read = false;
     let plan = segment.replay_plan();
     for window in plan.chunks(COMMIT_WINDOW) {
-        let read = crate::par::map(window, |step| match step {
-            ReplayStep::Commit(f) | ReplayStep::Compaction { file: f, .. } => {
-                read_commit(store.as_ref(), f)
-            }
-        });
+        let files: Vec<&LogFile> = window
+            .iter()
+            .map(|step| match step {
+                ReplayStep::Commit(f) | ReplayStep::Compaction { file: f, .. } => f,
+            })
+            .collect();
+        let read = read_commits(store.as_ref(), &files);
         for (step, actions) in window.iter().zip(read) {
             match (step, actions) {
                 (ReplayStep::Commit(file), actions) => {
@@ -318,12 +339,14 @@ fn new_commits(
 pub(super) fn refresh(base: &Snapshot) -> Result<Snapshot> {
     let started = Instant::now();
     let store = base.store.clone();
+    let requests_before = store.request_counts();
     let mut report = SnapshotReport::default();
     let tail = new_commits(store.as_ref(), base.version() + 1, &mut report)?;
     let Some(last) = tail.last().cloned() else {
         return Ok(base.clone());
     };
-    let commits: Vec<Vec<Action>> = crate::par::map(&tail, |f| read_commit(store.as_ref(), f))
+    let files: Vec<&LogFile> = tail.iter().collect();
+    let commits: Vec<Vec<Action>> = read_commits(store.as_ref(), &files)
         .into_iter()
         .collect::<std::result::Result<_, _>>()?;
     report.commits_read = u32::try_from(commits.len()).unwrap_or(u32::MAX);
@@ -334,7 +357,7 @@ pub(super) fn refresh(base: &Snapshot) -> Result<Snapshot> {
     }
     let state = replay.finish(last.version)?;
     let mut snapshot = finish_snapshot(
-        store,
+        store.clone(),
         base.root.clone(),
         state,
         end_commit_info,
@@ -342,6 +365,7 @@ pub(super) fn refresh(base: &Snapshot) -> Result<Snapshot> {
         base.checkpoint_version,
     )?;
     report.load_micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    report.requests = store.request_counts().since(&requests_before);
     snapshot.report = report;
     Ok(snapshot)
 }

@@ -6,7 +6,7 @@ mod timestamps;
 
 use std::sync::Arc;
 
-use alluvium_storage::{ObjectStore, StoreRef};
+use alluvium_storage::{ObjectStore, RequestCounts, StoreRef};
 use alluvium_txlog::Version;
 use alluvium_txlog::actions::{Add, CommitInfo, DomainMetadata, Metadata, Protocol, Remove};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
@@ -49,6 +49,11 @@ pub struct SnapshotReport {
     pub skipped_checkpoints: Vec<String>,
     /// Wall time of the whole load in microseconds.
     pub load_micros: u64,
+    /// Storage requests made during the load, by kind, as the store counts them
+    /// ([`ObjectStore::request_counts`]: HTTP requests on object stores, zeros on stores
+    /// that do not count). The difference of two readings of the store's counters, so it
+    /// includes the requests of other operations running on the same store meanwhile.
+    pub requests: RequestCounts,
 }
 
 /// The table at one version. Immutable; cheap to clone (shared state).

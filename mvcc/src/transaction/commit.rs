@@ -41,6 +41,22 @@ fn commit_ict(actions: &[Action]) -> Option<i64> {
     })
 }
 
+/// Refuses to commit through a store without put-if-absent unless the user declared a
+/// single writer (SPEC.md §2, §7): the commit protocol's mutual exclusion is that primitive.
+///
+/// # Errors
+/// [`MvccError::StorageCapabilityMissing`]; a storage error if the store could not be
+/// asked.
+pub fn check_can_commit(store: &dyn ObjectStore) -> Result<()> {
+    if store.single_writer() || store.check_put_if_absent()? {
+        return Ok(());
+    }
+    Err(MvccError::StorageCapabilityMissing {
+        capability: "put-if-absent",
+        location: store.root_uri(),
+    })
+}
+
 impl Transaction {
     fn read_write_set(&self, root: &TableRoot) -> ReadWriteSet {
         let mut s = ReadWriteSet {
@@ -195,6 +211,9 @@ impl Transaction {
     /// Deletes the data files this transaction wrote. Only called once it is certain that
     /// no version holds this transaction.
     fn discard_data_files(&self, root: &TableRoot) {
+        if !self.discard_on_failure {
+            return;
+        }
         for a in &self.adds {
             if let Ok(alluvium_storage::FileLocation::Table(p)) = resolve(&a.path, root) {
                 let _ = self.store.delete(&p);
@@ -211,16 +230,21 @@ impl Transaction {
     /// * [`MvccError::CommitOutcomeUnknown`] when a put failed and reading the version back
     ///   failed too (data files are kept: the commit may have landed);
     /// * [`MvccError::RetryBudgetExhausted`] after the time budget (nothing committed);
+    /// * [`MvccError::StorageCapabilityMissing`] when the store does not give put-if-absent
+    ///   and is not in single-writer mode (nothing committed);
     /// * unsupported writer features, append-only violations and invalid actions before any
     ///   write.
     pub fn commit(self) -> Result<CommitReport> {
         let root = TableRoot::new(self.store.root_uri());
-        if let Err(e) = self.validate() {
+        if let Err(e) = check_can_commit(self.store.as_ref()).and_then(|()| self.validate()) {
             self.discard_data_files(&root);
             return Err(e);
         }
         match self.commit_loop(&root) {
-            Ok(r) => Ok(r),
+            Ok(mut r) => {
+                r.requests = self.store.request_counts().since(&self.requests_at_start);
+                Ok(r)
+            }
             Err(e) => {
                 let definite = matches!(
                     e,

@@ -18,11 +18,12 @@ mod report;
 use std::collections::HashSet;
 use std::time::Duration;
 
-use alluvium_storage::StoreRef;
+use alluvium_storage::{RequestCounts, StoreRef};
 use alluvium_txlog::actions::{Add, DomainMetadata, Metadata, Protocol, Remove, SetTransaction};
 use alluvium_txlog::expr::Predicate;
 use serde_json::{Map, Value};
 
+pub use commit::check_can_commit;
 pub use report::CommitReport;
 
 use crate::retry::RetryPolicy;
@@ -56,6 +57,10 @@ pub struct Transaction {
     policy: RetryPolicy,
     write_data: Duration,
     user_metadata: Option<String>,
+    /// The store's request counters when the transaction was created (see
+    /// [`CommitReport::requests`]).
+    requests_at_start: RequestCounts,
+    discard_on_failure: bool,
 }
 
 impl Transaction {
@@ -75,7 +80,9 @@ impl Transaction {
     }
 
     fn build(store: StoreRef, base: Option<Snapshot>, operation: String) -> Self {
+        let requests_at_start = store.request_counts();
         Transaction {
+            requests_at_start,
             store,
             base,
             operation,
@@ -95,6 +102,7 @@ impl Transaction {
             policy: RetryPolicy::default(),
             write_data: Duration::ZERO,
             user_metadata: None,
+            discard_on_failure: true,
         }
     }
 
@@ -122,6 +130,13 @@ impl Transaction {
     /// Sets `commitInfo.userMetadata`.
     pub fn set_user_metadata(&mut self, text: impl Into<String>) {
         self.user_metadata = Some(text.into());
+    }
+
+    /// Whether a definite failure deletes the data files this transaction added (the
+    /// default). Callers that can reuse some of the files after a conflict (OPTIMIZE retries
+    /// the bins a conflict did not touch) turn it off and delete what they drop themselves.
+    pub fn set_discard_on_failure(&mut self, discard: bool) {
+        self.discard_on_failure = discard;
     }
 
     /// Overrides the retry policy.

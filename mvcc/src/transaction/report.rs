@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use alluvium_storage::RequestCounts;
 use alluvium_txlog::Version;
 
 /// Returned to the caller of every successful commit.
@@ -35,6 +36,14 @@ pub struct CommitReport {
     /// The checkpoint written after this commit, or why it failed (post-commit hooks
     /// never fail the commit).
     pub checkpoint: Option<Result<Version, String>>,
+    /// Storage requests made from the transaction's creation to the end of its commit (data
+    /// files, the commit loop, read-backs), by kind, as the store counts them (HTTP requests
+    /// on object stores; zeros on stores that do not count). The difference of two readings
+    /// of the store's counters, so it includes other operations on the same store meanwhile.
+    pub requests: RequestCounts,
+    /// The OPTIMIZE commits auto-compaction made after this commit
+    /// (`delta.autoOptimize.autoCompact`), or why it failed; `None` when it did not run.
+    pub auto_compaction: Option<Result<Vec<Version>, String>>,
 }
 
 impl CommitReport {
@@ -54,9 +63,21 @@ impl CommitReport {
             "conflict_check_ms": ms(self.conflict_check),
             "commit_ms": ms(self.commit),
             "txn_id": self.txn_id,
+            "requests": {
+                "list": self.requests.list,
+                "get": self.requests.get,
+                "head": self.requests.head,
+                "put": self.requests.put,
+                "delete": self.requests.delete,
+            },
             "checkpoint": match &self.checkpoint {
                 None => serde_json::Value::Null,
                 Some(Ok(v)) => serde_json::json!({"version": v}),
+                Some(Err(e)) => serde_json::json!({"error": e}),
+            },
+            "auto_compaction": match &self.auto_compaction {
+                None => serde_json::Value::Null,
+                Some(Ok(v)) => serde_json::json!({"versions": v}),
                 Some(Err(e)) => serde_json::json!({"error": e}),
             },
         })
