@@ -24,6 +24,7 @@ mod describe;
 mod error;
 mod history;
 mod maintenance;
+mod rewrite;
 pub mod scan;
 #[doc(hidden)]
 pub mod synthetic;

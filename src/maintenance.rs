@@ -1,13 +1,25 @@
-//! Maintenance of a table: checkpoints and log retention.
+//! Maintenance of a table: checkpoints, log retention, OPTIMIZE (with auto-compaction
+//! after commits) and VACUUM. The decisions live in `alluvium_compaction`; this module
+//! supplies the store clock and the data-file rewriter.
 
+use std::collections::BTreeSet;
+
+use alluvium_compaction::optimize::{Progress, partition_key};
 use alluvium_compaction::{
-    CheckpointConfig, CleanupReport, checkpoint, cleanup_log, should_checkpoint,
+    CheckpointConfig, CleanupReport, OptimizeOptions, OptimizeReport, VacuumOptions, VacuumReport,
+    checkpoint, cleanup_log, optimize, should_checkpoint, vacuum,
 };
 use alluvium_mvcc::VersionSpec;
 use alluvium_txlog::Version;
+use alluvium_txlog::actions::Add;
 use alluvium_txlog::checkpoint::CheckpointOutput;
 
+use crate::rewrite::Rewriter;
 use crate::{Result, Table};
+
+/// Files below the target size a partition must hold before auto-compaction rewrites it,
+/// unless the table sets `alluvium.autoCompact.minNumFiles`.
+pub const AUTO_COMPACT_MIN_FILES: usize = 50;
 
 impl Table {
     /// Writes a checkpoint of the latest version now (whatever the interval) and publishes
@@ -28,6 +40,106 @@ impl Table {
     pub fn cleanup_log(&self, dry_run: bool) -> Result<CleanupReport> {
         let snapshot = self.snapshot()?;
         Ok(cleanup_log(&snapshot, self.store().now_ms(), dry_run)?)
+    }
+
+    /// Compacts small files (and, with `zorder_by`, clusters rows) of the latest version:
+    /// see `alluvium_compaction::optimize`. The rows of the table do not change; appends
+    /// may commit meanwhile.
+    ///
+    /// # Errors
+    /// Bad options (a filter over data columns, an unknown Z-order column), read and write
+    /// failures, and commit failures other than conflicts on input files.
+    pub fn optimize(&self, options: &OptimizeOptions) -> Result<OptimizeReport> {
+        self.optimize_with_progress(options, &|_| {})
+    }
+
+    /// [`optimize`](Self::optimize), reporting progress.
+    ///
+    /// # Errors
+    /// As [`optimize`](Self::optimize).
+    pub fn optimize_with_progress(
+        &self,
+        options: &OptimizeOptions,
+        progress: &(dyn Fn(Progress) + Sync),
+    ) -> Result<OptimizeReport> {
+        let snapshot = self.snapshot()?;
+        let options = OptimizeOptions {
+            now_ms: self.store().now_ms(),
+            ..options.clone()
+        };
+        let report = optimize(&snapshot, &options, &Rewriter, progress)?;
+        // Checkpoints (and log cleanup) due at the versions OPTIMIZE committed; their
+        // failures never fail the OPTIMIZE, as for any commit.
+        for version in &report.versions {
+            let _ = self.post_commit(*version);
+        }
+        Ok(report)
+    }
+
+    /// Deletes data and deletion-vector files no version inside the retention window
+    /// references: see `alluvium_compaction::vacuum`.
+    ///
+    /// # Errors
+    /// A retention shorter than the table's (unless forced), unsupported writer features,
+    /// and failures while working out what is referenced (nothing is deleted then).
+    pub fn vacuum(&self, options: &VacuumOptions) -> Result<VacuumReport> {
+        let snapshot = self.snapshot()?;
+        let options = VacuumOptions {
+            now_ms: self.store().now_ms(),
+            ..options.clone()
+        };
+        Ok(vacuum(&snapshot, &options)?)
+    }
+
+    /// Auto-compaction after a commit that added `adds` (`delta.autoOptimize.autoCompact`):
+    /// OPTIMIZE the partitions it wrote that now hold at least
+    /// `alluvium.autoCompact.minNumFiles` (default 50) files below the target size. `None`
+    /// when it is off or nothing qualifies; never fails the commit.
+    pub(crate) fn auto_compact(
+        &self,
+        adds: &[Add],
+    ) -> Option<std::result::Result<Vec<Version>, String>> {
+        let snapshot = self.snapshot().ok()?;
+        if !snapshot.properties().auto_compact() || adds.is_empty() {
+            return None;
+        }
+        let min_files = snapshot
+            .metadata()
+            .configuration
+            .get("alluvium.autoCompact.minNumFiles")
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(AUTO_COMPACT_MIN_FILES);
+        let target = snapshot
+            .properties()
+            .target_file_size()
+            .unwrap_or(alluvium_compaction::optimize::DEFAULT_OPTIMIZE_TARGET);
+        let written: BTreeSet<_> = adds.iter().map(partition_key).collect();
+        let mut small: std::collections::BTreeMap<_, usize> = Default::default();
+        for f in snapshot.files() {
+            if u64::try_from(f.size).unwrap_or(0) < target {
+                let key = partition_key(f);
+                if written.contains(&key) {
+                    *small.entry(key).or_default() += 1;
+                }
+            }
+        }
+        let due: BTreeSet<_> = small
+            .into_iter()
+            .filter(|(_, n)| *n >= min_files.max(2))
+            .map(|(k, _)| k)
+            .collect();
+        if due.is_empty() {
+            return None;
+        }
+        let options = OptimizeOptions {
+            only_partitions: Some(due),
+            ..Default::default()
+        };
+        Some(
+            self.optimize(&options)
+                .map(|r| r.versions)
+                .map_err(|e| e.to_string()),
+        )
     }
 
     /// Post-commit work after committing `version`: a checkpoint when the interval says so,

@@ -20,6 +20,21 @@ pub enum MaintenanceError {
     /// The request is refused (unsafe retention, protected checkpoints, ...).
     #[error("{0}")]
     Refused(String),
+    /// Rewriting data files failed (OPTIMIZE); nothing of the failed commit group landed.
+    #[error("rewriting data files failed: {0}")]
+    Rewrite(Box<dyn std::error::Error + Send + Sync>),
+    /// VACUUM would use a retention shorter than the table's
+    /// `delta.deletedFileRetentionDuration`; files that versions inside the table's window
+    /// still reference could be deleted. Pass `force` to do it anyway.
+    #[error(
+        "VACUUM retention of {requested_hours} hours is shorter than the table's deletedFileRetentionDuration ({minimum_hours} hours); use --force to override"
+    )]
+    RetentionTooShort {
+        /// The retention asked for.
+        requested_hours: f64,
+        /// The table's retention.
+        minimum_hours: f64,
+    },
 }
 
 impl From<StorageError> for MaintenanceError {

@@ -1,5 +1,5 @@
-//! Table maintenance for alluvium: the checkpoint policy, log retention, and (with their
-//! issues) OPTIMIZE and VACUUM.
+//! Table maintenance for alluvium: the checkpoint policy, log retention, OPTIMIZE
+//! (bin-packing and Z-order) and VACUUM.
 //!
 //! Maintenance decides here and commits through `alluvium-mvcc` transactions; checkpoints
 //! are written by `alluvium-txlog`'s checkpoint writer. Nothing here ever fails a user's
@@ -9,7 +9,12 @@
 pub mod checkpoint;
 mod error;
 pub mod log_cleanup;
+pub mod optimize;
+pub mod vacuum;
+pub mod zorder;
 
 pub use checkpoint::{CheckpointConfig, checkpoint, should_checkpoint};
 pub use error::{MaintenanceError, Result};
 pub use log_cleanup::{CleanupReport, cleanup_log};
+pub use optimize::{BinRewriter, OptimizeOptions, OptimizeReport, optimize};
+pub use vacuum::{VacuumMode, VacuumOptions, VacuumReport, vacuum};

@@ -8,6 +8,7 @@ mod history;
 mod input;
 mod inspect;
 mod maintenance;
+mod optimize;
 mod output;
 mod scan;
 mod write;
@@ -46,6 +47,10 @@ enum Command {
     /// Delete log files older than delta.logRetentionDuration (only below a checkpoint).
     #[command(name = "cleanup-log")]
     CleanupLog(maintenance::CleanupArgs),
+    /// Compact small files (bin-packing, or Z-order with --zorder); appends may go on.
+    Optimize(optimize::OptimizeArgs),
+    /// Delete data files no version inside the retention window references.
+    Vacuum(optimize::VacuumArgs),
     /// Build a partitioned table with concurrent writers, a delete, an overwrite and time
     /// travel, printing each step.
     Demo(demo::DemoArgs),
@@ -113,6 +118,8 @@ pub fn run() -> Result<()> {
         Command::Delete(a) => write::delete(a),
         Command::Checkpoint(a) => maintenance::checkpoint(a),
         Command::CleanupLog(a) => maintenance::cleanup_log(a),
+        Command::Optimize(a) => optimize::optimize(a),
+        Command::Vacuum(a) => optimize::vacuum(a),
         Command::Demo(a) => demo::run(a),
         Command::Bench(b) => bench::run(b),
     }

@@ -208,4 +208,29 @@ impl Scan {
             .filter(|b| b.num_rows() > 0)
             .collect())
     }
+
+    /// Reads the files in order, a window of `window` files in parallel at a time, handing
+    /// each file's non-empty batches to `sink`: memory stays bounded by the window, not by
+    /// the scan.
+    ///
+    /// # Errors
+    /// As [`execute`](Self::execute), and whatever `sink` returns.
+    pub(crate) fn for_each_file(
+        &self,
+        window: usize,
+        mut sink: impl FnMut(Vec<RecordBatch>) -> Result<()>,
+    ) -> Result<()> {
+        for chunk in self.files.chunks(window.max(1)) {
+            let read: Vec<Result<Vec<RecordBatch>>> = chunk
+                .par_iter()
+                .map(|add| file::read_file(self, add))
+                .collect();
+            for batches in read {
+                let batches: Vec<RecordBatch> =
+                    batches?.into_iter().filter(|b| b.num_rows() > 0).collect();
+                sink(batches)?;
+            }
+        }
+        Ok(())
+    }
 }

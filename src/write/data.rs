@@ -376,14 +376,25 @@ impl<'a> FileSink<'a> {
 
     /// Closes every open file and returns the `add` actions (in creation order) and the time
     /// spent writing.
+    ///
+    /// # Errors
+    /// A failure closing a file; every file this sink wrote is deleted then.
     pub(crate) fn finish(mut self) -> Result<(Vec<Add>, std::time::Duration)> {
         let started = Instant::now();
         let open: Vec<OpenFile> = self.open.drain().map(|(_, f)| f).collect();
         for f in open {
-            self.close(f)?;
+            if let Err(e) = self.close(f) {
+                self.abort();
+                return Err(e);
+            }
         }
         self.elapsed += started.elapsed();
         Ok((self.done, self.elapsed))
+    }
+
+    /// Gives up: deletes the files already written (open ones were never uploaded).
+    pub(crate) fn abort(self) {
+        discard(self.store, &self.done);
     }
 }
 

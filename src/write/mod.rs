@@ -5,7 +5,7 @@
 //! records what it read, then commits through [`alluvium_mvcc::Transaction`]. Conflicts are
 //! returned to the caller, typed and saying whether re-running the operation is safe.
 
-mod data;
+pub(crate) mod data;
 mod input;
 
 use std::collections::HashMap;
@@ -48,8 +48,8 @@ pub struct WriteOptions {
 /// What a write did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteOutcome {
-    /// Committed as a new version.
-    Committed(CommitReport),
+    /// Committed as a new version (boxed: the report is large next to `Skipped`).
+    Committed(Box<CommitReport>),
     /// Nothing written: the application had already committed this version (or a later one).
     Skipped {
         /// The application id.
@@ -393,7 +393,13 @@ impl Table {
             }
             Ok(())
         })();
-        let (adds, elapsed) = result.and_then(|()| sink.finish())?;
+        let (adds, elapsed) = match result {
+            Ok(()) => sink.finish()?,
+            Err(e) => {
+                sink.abort();
+                return Err(e);
+            }
+        };
         txn.add_write_time(elapsed);
         match mode {
             WriteMode::Append => {}
@@ -464,9 +470,18 @@ fn outcome_if_done(
 }
 
 fn finish(table: &Table, txn: Transaction, _options: &WriteOptions) -> Result<WriteOutcome> {
+    let adds: Vec<Add> = if txn
+        .read_snapshot()
+        .is_some_and(|s| s.properties().auto_compact())
+    {
+        txn.added_files().to_vec()
+    } else {
+        Vec::new()
+    };
     let mut report = txn.commit()?;
     report.checkpoint = table.post_commit(report.version);
-    Ok(WriteOutcome::Committed(report))
+    report.auto_compaction = table.auto_compact(&adds);
+    Ok(WriteOutcome::Committed(Box::new(report)))
 }
 
 #[derive(Debug, Default)]

@@ -1,0 +1,522 @@
+//! OPTIMIZE (SPEC.md §16): compacting small files into files near a target size, optionally
+//! clustering rows by a Z-order key, without ever blocking or failing concurrent appends.
+//!
+//! 1. **Plan** ([`plan`]): the live files of the partitions selected by a partition predicate
+//!    are grouped by partition. Bin-packing takes the files below the target size (and any
+//!    file with a deletion vector, which the rewrite purges), smallest first, into bins of
+//!    at most the target size; a bin of one file without a deletion vector is left alone.
+//!    Z-order takes every file of each partition as one bin.
+//! 2. **Rewrite**: a [`BinRewriter`] (the facade, which owns data-file I/O) reads each bin
+//!    with its deletion vectors applied and writes new files. Bins are rewritten in parallel
+//!    and committed in groups of at most `max_commit_bytes` input bytes, so an interrupted
+//!    run keeps the groups already committed.
+//! 3. **Commit** each group as one transaction: every input file read and removed, every
+//!    output file added, all with `dataChange=false`, `operation=OPTIMIZE` and the metrics in
+//!    `commitInfo`. A concurrent append never conflicts. When a concurrent commit removed an
+//!    input file (`ConcurrentDeleteRead` / `ConcurrentDeleteDelete`), the bins whose inputs
+//!    are all still live are committed again on the fresh snapshot and the others dropped
+//!    (their output files deleted).
+//!
+//! The table's rows are the same multiset before and after; earlier versions keep their
+//! files until VACUUM removes them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use alluvium_mvcc::{ConflictKind, MvccError, Snapshot, Transaction};
+use alluvium_txlog::actions::{Add, Remove};
+use alluvium_txlog::expr::{FileSummary, Predicate, bind, may_match, parse_expr};
+use rayon::prelude::*;
+use serde_json::json;
+
+use crate::{MaintenanceError, Result};
+
+/// `delta.targetFileSize` when the table does not set it: 128 MiB.
+pub const DEFAULT_OPTIMIZE_TARGET: u64 = 128 * 1024 * 1024;
+
+/// Input bytes committed per OPTIMIZE commit by default: 10 GiB.
+pub const DEFAULT_MAX_COMMIT_BYTES: u64 = 10 * 1024 * 1024 * 1024;
+
+/// What to optimize.
+#[derive(Debug, Clone)]
+pub struct OptimizeOptions {
+    /// Only partitions matching this predicate (over partition columns only).
+    pub partition_filter: Option<String>,
+    /// Only these partitions (`column=value` pairs, sorted by column), as auto-compaction
+    /// selects the partitions a commit wrote.
+    pub only_partitions: Option<BTreeSet<PartitionKey>>,
+    /// Target file size; `delta.targetFileSize`, then 128 MiB, when `None`.
+    pub target_size: Option<u64>,
+    /// Cluster rows by these columns (Z-order) instead of plain bin-packing.
+    pub zorder_by: Vec<String>,
+    /// Input bytes per commit: larger runs are split into several commits.
+    pub max_commit_bytes: u64,
+    /// The current time on the store's clock (the removes' deletion timestamp); the
+    /// facade fills it from the store.
+    pub now_ms: i64,
+}
+
+/// A partition: its `column=value` pairs as the log spells them, sorted by column.
+pub type PartitionKey = Vec<(String, Option<String>)>;
+
+impl Default for OptimizeOptions {
+    fn default() -> Self {
+        OptimizeOptions {
+            partition_filter: None,
+            only_partitions: None,
+            target_size: None,
+            zorder_by: Vec::new(),
+            max_commit_bytes: DEFAULT_MAX_COMMIT_BYTES,
+            now_ms: 0,
+        }
+    }
+}
+
+/// A group of files of one partition rewritten together.
+#[derive(Debug, Clone)]
+pub struct Bin {
+    /// The partition (`column=value` pairs as the log spells them), for reporting.
+    pub partition: PartitionKey,
+    /// The input files.
+    pub files: Vec<Add>,
+}
+
+impl Bin {
+    /// Total input bytes.
+    pub fn bytes(&self) -> u64 {
+        self.files
+            .iter()
+            .map(|f| u64::try_from(f.size).unwrap_or(0))
+            .sum()
+    }
+}
+
+/// The bins of an OPTIMIZE run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The bins, grouped by partition.
+    pub bins: Vec<Bin>,
+    /// The target size used.
+    pub target_size: u64,
+    /// Live files in the selected partitions.
+    pub considered_files: usize,
+}
+
+/// Rewrites the rows of a bin into new data files (the facade implements it: data-file I/O
+/// lives above this crate).
+pub trait BinRewriter: Sync {
+    /// Reads every row of `bin` (deletion vectors applied), sorted by the Z-order of
+    /// `zorder_by` when it is not empty, and writes them as new files of about
+    /// `target_size` bytes in the bin's partition, returning their `add` actions with
+    /// `dataChange=false`. On error, files already written are deleted.
+    ///
+    /// # Errors
+    /// Any failure reading or writing, boxed.
+    fn rewrite(
+        &self,
+        snapshot: &Snapshot,
+        bin: &Bin,
+        zorder_by: &[String],
+        target_size: u64,
+    ) -> std::result::Result<Vec<Add>, Box<dyn std::error::Error + Send + Sync>>;
+
+    /// Deletes files written by [`rewrite`](Self::rewrite) that will not be committed.
+    fn discard(&self, snapshot: &Snapshot, files: &[Add]);
+}
+
+/// Progress of a run, for progress bars.
+#[derive(Debug, Clone, Copy)]
+pub enum Progress {
+    /// The plan: this many input bytes to rewrite.
+    Planned {
+        /// Bins planned.
+        bins: usize,
+        /// Input bytes of all bins.
+        bytes: u64,
+    },
+    /// A bin of this many input bytes was rewritten.
+    BinDone {
+        /// Input bytes of the bin.
+        bytes: u64,
+    },
+    /// A commit landed.
+    Committed {
+        /// Its version.
+        version: u64,
+    },
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OptimizeReport {
+    /// Versions committed, oldest first (none if there was nothing to do).
+    pub versions: Vec<u64>,
+    /// Files removed (rewritten).
+    pub files_removed: usize,
+    /// Files added.
+    pub files_added: usize,
+    /// Bytes removed.
+    pub bytes_removed: u64,
+    /// Bytes added.
+    pub bytes_added: u64,
+    /// Partitions with at least one rewritten bin.
+    pub partitions_optimized: usize,
+    /// Live files in the selected partitions when planning.
+    pub considered_files: usize,
+    /// Bins dropped because a concurrent commit removed one of their files.
+    pub bins_dropped: usize,
+    /// Wall time in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+/// The partition of a file.
+pub fn partition_key(add: &Add) -> PartitionKey {
+    let mut k: Vec<(String, Option<String>)> = add
+        .partition_values
+        .iter()
+        .map(|(c, v)| (c.to_string(), v.map(str::to_string)))
+        .collect();
+    k.sort();
+    k
+}
+
+/// Binds a partition predicate; refuses one that reads data columns (OPTIMIZE selects
+/// whole partitions).
+fn partition_predicate(snapshot: &Snapshot, text: &str) -> Result<Predicate> {
+    let expr = parse_expr(text)?;
+    let pred = bind(
+        &expr,
+        snapshot.schema(),
+        snapshot.partition_columns(),
+        snapshot.column_mapping(),
+    )?;
+    if !pred.only_partition_columns() {
+        return Err(MaintenanceError::Refused(format!(
+            "the OPTIMIZE filter `{text}` must only use partition columns ({})",
+            snapshot.partition_columns().join(", ")
+        )));
+    }
+    Ok(pred)
+}
+
+/// Plans an OPTIMIZE run (see the module docs).
+///
+/// # Errors
+/// [`MaintenanceError::Refused`] for a filter over data columns or a Z-order column that is
+/// not a data column of the table; expression errors for a bad filter.
+pub fn plan(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<Plan> {
+    let target = options
+        .target_size
+        .or_else(|| snapshot.properties().target_file_size())
+        .unwrap_or(DEFAULT_OPTIMIZE_TARGET)
+        .max(1);
+    for c in &options.zorder_by {
+        let Some(field) = snapshot.schema().field(c) else {
+            return Err(MaintenanceError::Refused(format!(
+                "Z-order column `{c}` is not in the table schema"
+            )));
+        };
+        if snapshot
+            .partition_columns()
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(&field.name))
+        {
+            return Err(MaintenanceError::Refused(format!(
+                "Z-order column `{c}` is a partition column: files never mix its values"
+            )));
+        }
+    }
+    let filter = options
+        .partition_filter
+        .as_deref()
+        .map(|f| partition_predicate(snapshot, f))
+        .transpose()?;
+    let mut partitions: BTreeMap<PartitionKey, Vec<&Add>> = BTreeMap::new();
+    let mut considered = 0;
+    for add in snapshot.files() {
+        if let Some(p) = &filter {
+            let summary = FileSummary {
+                partition_values: &add.partition_values,
+                stats: None,
+            };
+            if !may_match(p, &summary) {
+                continue;
+            }
+        }
+        let key = partition_key(add);
+        if options
+            .only_partitions
+            .as_ref()
+            .is_some_and(|only| !only.contains(&key))
+        {
+            continue;
+        }
+        considered += 1;
+        partitions.entry(key).or_default().push(add);
+    }
+    let mut bins = Vec::new();
+    for (partition, mut files) in partitions {
+        if !options.zorder_by.is_empty() {
+            files.sort_by(|a, b| a.path.cmp(&b.path));
+            bins.push(Bin {
+                partition,
+                files: files.into_iter().cloned().collect(),
+            });
+            continue;
+        }
+        let size = |a: &Add| u64::try_from(a.size).unwrap_or(0);
+        let mut candidates: Vec<&Add> = files
+            .into_iter()
+            .filter(|a| size(a) < target || a.deletion_vector.is_some())
+            .collect();
+        candidates.sort_by(|a, b| size(a).cmp(&size(b)).then(a.path.cmp(&b.path)));
+        let mut current: Vec<&Add> = Vec::new();
+        let mut current_bytes = 0u64;
+        let close = |current: &mut Vec<&Add>, bins: &mut Vec<Bin>| {
+            let worth = current.len() > 1 || current.iter().any(|a| a.deletion_vector.is_some());
+            if worth {
+                bins.push(Bin {
+                    partition: partition.clone(),
+                    files: current.iter().map(|a| (*a).clone()).collect(),
+                });
+            }
+            current.clear();
+        };
+        for add in candidates {
+            if !current.is_empty() && current_bytes + size(add) > target {
+                close(&mut current, &mut bins);
+                current_bytes = 0;
+            }
+            current_bytes += size(add);
+            current.push(add);
+        }
+        close(&mut current, &mut bins);
+    }
+    Ok(Plan {
+        bins,
+        target_size: target,
+        considered_files: considered,
+    })
+}
+
+/// Splits bins into commit groups of at most `budget` input bytes (a bin larger than the
+/// budget is a group of its own).
+fn commit_groups(bins: Vec<Bin>, budget: u64) -> Vec<Vec<Bin>> {
+    let mut groups = Vec::new();
+    let mut current = Vec::new();
+    let mut bytes = 0u64;
+    for bin in bins {
+        let b = bin.bytes();
+        if !current.is_empty() && bytes + b > budget {
+            groups.push(std::mem::take(&mut current));
+            bytes = 0;
+        }
+        bytes += b;
+        current.push(bin);
+    }
+    if !current.is_empty() {
+        groups.push(current);
+    }
+    groups
+}
+
+/// Whether every input of `bin` is still live in `snapshot`.
+fn inputs_live(snapshot: &Snapshot, bin: &Bin) -> bool {
+    bin.files.iter().all(|f| {
+        snapshot
+            .state()
+            .file(&f.path, f.deletion_vector.as_deref())
+            .is_some()
+    })
+}
+
+/// Runs OPTIMIZE on `snapshot`'s table (see the module docs).
+///
+/// # Errors
+/// Planning errors; a rewrite failure (after deleting what the failed group wrote; groups
+/// committed before stay); a commit failure other than a conflict on input files
+/// (`CommitOutcomeUnknown` keeps the group's files: the commit may have landed).
+pub fn optimize(
+    snapshot: &Snapshot,
+    options: &OptimizeOptions,
+    rewriter: &dyn BinRewriter,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<OptimizeReport> {
+    let started = Instant::now();
+    let plan = plan(snapshot, options)?;
+    let mut report = OptimizeReport {
+        considered_files: plan.considered_files,
+        ..Default::default()
+    };
+    progress(Progress::Planned {
+        bins: plan.bins.len(),
+        bytes: plan.bins.iter().map(Bin::bytes).sum(),
+    });
+    let mut partitions = BTreeSet::new();
+    let mut base = snapshot.clone();
+    let target = plan.target_size;
+    for group in commit_groups(plan.bins, options.max_commit_bytes) {
+        let rewritten: Vec<std::result::Result<Vec<Add>, _>> = group
+            .par_iter()
+            .map(|bin| {
+                let out = rewriter.rewrite(&base, bin, &options.zorder_by, target);
+                progress(Progress::BinDone { bytes: bin.bytes() });
+                out
+            })
+            .collect();
+        let mut outputs: Vec<(Bin, Vec<Add>)> = Vec::with_capacity(group.len());
+        let mut failure = None;
+        for (bin, out) in group.into_iter().zip(rewritten) {
+            match out {
+                Ok(adds) => outputs.push((bin, adds)),
+                Err(e) => failure = Some(e),
+            }
+        }
+        if let Some(e) = failure {
+            for (_, adds) in &outputs {
+                rewriter.discard(&base, adds);
+            }
+            return Err(MaintenanceError::Rewrite(e));
+        }
+        loop {
+            if outputs.is_empty() {
+                break;
+            }
+            let txn = optimize_transaction(&base, &outputs, options, target);
+            match txn.commit() {
+                Ok(r) => {
+                    progress(Progress::Committed { version: r.version });
+                    report.versions.push(r.version);
+                    for (bin, adds) in &outputs {
+                        partitions.insert(bin.partition.clone());
+                        report.files_removed += bin.files.len();
+                        report.bytes_removed += bin.bytes();
+                        report.files_added += adds.len();
+                        report.bytes_added += adds
+                            .iter()
+                            .map(|a| u64::try_from(a.size).unwrap_or(0))
+                            .sum::<u64>();
+                    }
+                    base = base.refresh()?;
+                    break;
+                }
+                Err(MvccError::Conflict {
+                    kind: ConflictKind::ConcurrentDeleteRead | ConflictKind::ConcurrentDeleteDelete,
+                    ..
+                }) => {
+                    base = base.refresh()?;
+                    let before = outputs.len();
+                    let (keep, drop): (Vec<_>, Vec<_>) = outputs
+                        .into_iter()
+                        .partition(|(bin, _)| inputs_live(&base, bin));
+                    for (_, adds) in &drop {
+                        rewriter.discard(&base, adds);
+                    }
+                    report.bins_dropped += drop.len();
+                    outputs = keep;
+                    if outputs.len() == before {
+                        // Nothing to drop, yet it conflicted: give up rather than loop.
+                        for (_, adds) in &outputs {
+                            rewriter.discard(&base, adds);
+                        }
+                        return Err(MaintenanceError::Refused(
+                            "OPTIMIZE kept conflicting although all its input files are live"
+                                .into(),
+                        ));
+                    }
+                }
+                Err(e @ MvccError::CommitOutcomeUnknown { .. }) => return Err(e.into()),
+                Err(e) => {
+                    for (_, adds) in &outputs {
+                        rewriter.discard(&base, adds);
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
+    }
+    report.partitions_optimized = partitions.len();
+    report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Ok(report)
+}
+
+fn optimize_transaction(
+    base: &Snapshot,
+    outputs: &[(Bin, Vec<Add>)],
+    options: &OptimizeOptions,
+    target: u64,
+) -> Transaction {
+    let mut txn = Transaction::new(base, "OPTIMIZE");
+    txn.set_discard_on_failure(false);
+    let mut removed_bytes = 0u64;
+    let mut added_bytes = 0u64;
+    let mut removed = 0usize;
+    let mut added = 0usize;
+    let mut partitions = BTreeSet::new();
+    for (bin, adds) in outputs {
+        partitions.insert(&bin.partition);
+        for f in &bin.files {
+            txn.read_file(f);
+            txn.remove_file(Remove::from_add(f, options.now_ms, false));
+            removed += 1;
+            removed_bytes += u64::try_from(f.size).unwrap_or(0);
+        }
+        for a in adds {
+            added += 1;
+            added_bytes += u64::try_from(a.size).unwrap_or(0);
+            txn.add_file(a.clone());
+        }
+    }
+    let predicate = options
+        .partition_filter
+        .as_ref()
+        .map_or_else(Vec::new, |p| vec![p.clone()]);
+    txn.set_parameter("predicate", json!(predicate).to_string());
+    txn.set_parameter("zOrderBy", json!(options.zorder_by).to_string());
+    txn.set_parameter("targetSize", target.to_string());
+    txn.set_metric("numRemovedFiles", removed);
+    txn.set_metric("numAddedFiles", added);
+    txn.set_metric("numRemovedBytes", removed_bytes);
+    txn.set_metric("numAddedBytes", added_bytes);
+    txn.set_metric("numPartitionsOptimized", partitions.len());
+    txn.set_metric("numBins", outputs.len());
+    txn
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bin(sizes: &[u64]) -> Bin {
+        Bin {
+            partition: Vec::new(),
+            files: sizes
+                .iter()
+                .enumerate()
+                .map(|(i, s)| Add {
+                    path: format!("f{i}"),
+                    partition_values: Default::default(),
+                    size: i64::try_from(*s).unwrap(),
+                    modification_time: 0,
+                    data_change: true,
+                    stats: None,
+                    tags: None,
+                    deletion_vector: None,
+                    base_row_id: None,
+                    default_row_commit_version: None,
+                    clustering_provider: None,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn commit_groups_respect_the_byte_budget() {
+        let groups = commit_groups(vec![bin(&[40]), bin(&[40]), bin(&[40]), bin(&[200])], 100);
+        let sizes: Vec<Vec<u64>> = groups
+            .iter()
+            .map(|g| g.iter().map(Bin::bytes).collect())
+            .collect();
+        assert_eq!(sizes, vec![vec![40, 40], vec![40], vec![200]]);
+    }
+}

@@ -1,0 +1,389 @@
+//! VACUUM (SPEC.md §17): deleting data and deletion-vector files that no version inside the
+//! retention window references.
+//!
+//! **What is protected.** The retention window starts at the cutoff, the store's clock
+//! minus the retention (`delta.deletedFileRetentionDuration`, 7 days by default). The
+//! version current at the cutoff (the newest committed at or before it) and every later
+//! version may still be read, so the protected set is exactly: the live files of that
+//! version, plus every file added by a later commit, plus the deletion-vector and
+//! change-data files those reference. It is computed from the log itself, not from
+//! tombstones (which checkpoints drop once they expire under the table's own retention).
+//!
+//! **What is deleted.** Candidates come from the log's tombstones (**lite**: no listing) or
+//! from a listing of the table directory (**full**: skips `_delta_log` and every path
+//! segment starting with `_` or `.` unless it is a partition directory `name=value`). A
+//! candidate is deleted only if it is not protected, lies inside the table root, and (full
+//! mode) its modification time is at or before the cutoff: a younger unreferenced file may
+//! belong to a writer that has not committed yet.
+//!
+//! **Safety rails.** A retention shorter than the table's is refused unless forced. Writer
+//! features alluvium does not know are refused (`vacuumProtocolCheck` asks exactly that of
+//! every engine; alluvium checks always). A run that deletes writes `VACUUM START` and
+//! `VACUUM END` commits (commitInfo only) around the deletes, as Spark does, so the history
+//! shows it. Deletes run in parallel on a bounded pool.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use alluvium_mvcc::{MvccError, Snapshot, Transaction, VersionSpec};
+use alluvium_storage::{FileLocation, StorePath};
+use alluvium_txlog::actions::{Action, Add};
+use alluvium_txlog::commit::decode_commit;
+use alluvium_txlog::dv::DvLocation;
+use alluvium_txlog::features::check_write_supported;
+use alluvium_txlog::log_path::{DELTA_LOG_DIR, commit_path};
+use alluvium_txlog::path::{TableRoot, resolve};
+use alluvium_txlog::segment::{earliest_readable_version, list_log_from};
+use alluvium_txlog::{LogError, Version};
+use rayon::prelude::*;
+use serde_json::json;
+
+use crate::{MaintenanceError, Result};
+
+const HOUR_MS: i64 = 3_600_000;
+
+/// Where candidates come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum VacuumMode {
+    /// Files the log removed (tombstones): no listing of the table directory.
+    Lite,
+    /// Every file under the table directory.
+    #[default]
+    Full,
+}
+
+/// How to vacuum.
+#[derive(Debug, Clone)]
+pub struct VacuumOptions {
+    /// Retention in hours; the table's `delta.deletedFileRetentionDuration` when `None`.
+    pub retention_hours: Option<f64>,
+    /// Allow a retention shorter than the table's.
+    pub force: bool,
+    /// Only report what would be deleted.
+    pub dry_run: bool,
+    /// Candidates from tombstones or from a listing.
+    pub mode: VacuumMode,
+    /// Concurrent deletes.
+    pub parallelism: usize,
+    /// The current time on the store's clock.
+    pub now_ms: i64,
+}
+
+impl Default for VacuumOptions {
+    fn default() -> Self {
+        VacuumOptions {
+            retention_hours: None,
+            force: false,
+            dry_run: false,
+            mode: VacuumMode::Full,
+            parallelism: 16,
+            now_ms: 0,
+        }
+    }
+}
+
+/// What a run did (or would do).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VacuumReport {
+    /// Files deleted (or to delete), sorted.
+    pub deleted: Vec<StorePath>,
+    /// Their total size in bytes, where known.
+    pub bytes: u64,
+    /// Files looked at (listed, or tombstones).
+    pub candidates: usize,
+    /// Protected files (referenced by a version inside the window).
+    pub protected: usize,
+    /// Unreferenced files kept because they are younger than the cutoff.
+    pub kept_young: usize,
+    /// The cutoff (ms since the epoch).
+    pub cutoff_ms: i64,
+    /// The oldest version whose files were protected.
+    pub oldest_protected_version: Version,
+    /// Deletes that failed (the file stays; a later run retries), with the reason.
+    pub failed: Vec<String>,
+    /// `VACUUM START` / `VACUUM END` versions (none in a dry run or when nothing went).
+    pub versions: Vec<Version>,
+    /// True for a dry run.
+    pub dry_run: bool,
+    /// Wall time in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+/// The table-relative path of a referenced file, if it lies inside the table root.
+fn relative(path: &str, root: &TableRoot) -> Option<String> {
+    match resolve(path, root) {
+        Ok(FileLocation::Table(p)) => Some(p.as_str().to_string()),
+        _ => None,
+    }
+}
+
+fn protect_add(add: &Add, root: &TableRoot, out: &mut HashSet<String>) {
+    if let Some(p) = relative(&add.path, root) {
+        out.insert(p);
+    }
+    if let Some(dv) = &add.deletion_vector {
+        match dv.location() {
+            Ok(DvLocation::Relative { path, .. }) => {
+                out.insert(path);
+            }
+            Ok(DvLocation::Absolute { uri, .. }) => {
+                if let Some(p) = relative(&uri, root) {
+                    out.insert(p);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The version current at `cutoff_ms`: the newest committed at or before it, or the
+/// earliest readable version when the cutoff is older than the log.
+fn version_at_cutoff(latest: &Snapshot, cutoff_ms: i64) -> Result<Snapshot> {
+    if latest.timestamp_ms() <= cutoff_ms {
+        return Ok(latest.clone());
+    }
+    match Snapshot::load(latest.store().clone(), VersionSpec::Timestamp(cutoff_ms)) {
+        Ok(s) if s.version() <= latest.version() => Ok(s),
+        Ok(_) => Ok(latest.clone()),
+        Err(MvccError::Log(LogError::TimestampOutOfRange { .. })) => {
+            let listing = list_log_from(latest.store_ref(), 0)?;
+            let earliest = earliest_readable_version(&listing).unwrap_or(latest.version());
+            Ok(Snapshot::load(
+                latest.store().clone(),
+                VersionSpec::Version(earliest.min(latest.version())),
+            )?)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Every file a version in `from.version() ..= latest` references (see the module docs).
+fn protected_files(from: &Snapshot, latest: &Snapshot) -> Result<HashSet<String>> {
+    let root = latest.root();
+    let mut out = HashSet::new();
+    for add in from.files() {
+        protect_add(add, root, &mut out);
+    }
+    let store = latest.store_ref();
+    let versions: Vec<Version> = (from.version() + 1..=latest.version()).collect();
+    let commits: Vec<Result<Vec<Action>>> = versions
+        .par_iter()
+        .map(|v| {
+            let p = commit_path(*v);
+            let bytes = store.get(&p)?;
+            Ok(decode_commit(p.as_str(), &bytes)?)
+        })
+        .collect();
+    for actions in commits {
+        for a in actions? {
+            match a {
+                Action::Add(add) => protect_add(&add, root, &mut out),
+                Action::Cdc(cdc) => {
+                    if let Some(p) = relative(&cdc.path, root) {
+                        out.insert(p);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// True for paths VACUUM never lists: the log, and hidden files or directories (a segment
+/// starting with `_` or `.`), except partition directories (`name=value`).
+fn hidden(path: &str) -> bool {
+    if path == DELTA_LOG_DIR || path.starts_with(&format!("{DELTA_LOG_DIR}/")) {
+        return true;
+    }
+    let segments: Vec<&str> = path.split('/').collect();
+    let last = segments.len().saturating_sub(1);
+    segments
+        .iter()
+        .enumerate()
+        .any(|(i, s)| (s.starts_with('_') || s.starts_with('.')) && (i == last || !s.contains('=')))
+}
+
+/// One candidate: path, size if known, modification time if known.
+type Candidate = (StorePath, Option<u64>, Option<i64>);
+
+fn candidates(latest: &Snapshot, mode: VacuumMode, cutoff_ms: i64) -> Result<Vec<Candidate>> {
+    let root = latest.root();
+    match mode {
+        VacuumMode::Full => Ok(latest
+            .store_ref()
+            .list_tree(None)?
+            .into_iter()
+            .filter(|m| !hidden(m.path.as_str()))
+            .map(|m| (m.path, Some(m.size), Some(m.last_modified_ms)))
+            .collect()),
+        VacuumMode::Lite => {
+            let mut seen = HashSet::new();
+            let mut out = Vec::new();
+            for rm in latest.state().tombstones() {
+                if rm.deletion_timestamp.unwrap_or(0) > cutoff_ms {
+                    continue;
+                }
+                let mut paths = vec![relative(&rm.path, root)];
+                if let Some(dv) = &rm.deletion_vector
+                    && let Ok(DvLocation::Relative { path, .. }) = dv.location()
+                {
+                    paths.push(Some(path));
+                }
+                for p in paths.into_iter().flatten() {
+                    if seen.insert(p.clone())
+                        && let Ok(sp) = StorePath::parse(p)
+                    {
+                        let size = rm.size.and_then(|s| u64::try_from(s).ok());
+                        out.push((sp, size, None));
+                    }
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// Commits a commitInfo-only transaction recording a VACUUM phase.
+fn record(
+    snapshot: &Snapshot,
+    operation: &str,
+    parameters: &[(&str, serde_json::Value)],
+    metrics: &[(&str, String)],
+) -> Result<Version> {
+    let mut txn = Transaction::new(snapshot, operation);
+    for (k, v) in parameters {
+        txn.set_parameter(k, v.clone());
+    }
+    for (k, v) in metrics {
+        txn.set_metric(k, v);
+    }
+    Ok(txn.commit()?.version)
+}
+
+/// Runs VACUUM on the latest version `latest` of a table (see the module docs).
+///
+/// # Errors
+/// [`MaintenanceError::RetentionTooShort`] (unless forced), unsupported writer features,
+/// log and storage errors while computing what is protected (nothing is deleted then).
+/// Failed deletes do not fail the run: they are listed in the report.
+pub fn vacuum(latest: &Snapshot, options: &VacuumOptions) -> Result<VacuumReport> {
+    let started = Instant::now();
+    let schema = latest.schema();
+    check_write_supported(latest.protocol(), latest.metadata(), schema)?;
+    let table_ms = latest.properties().deleted_file_retention_ms();
+    let retention_ms = match options.retention_hours {
+        Some(h) if !(h.is_finite() && h >= 0.0) => {
+            return Err(MaintenanceError::Refused(format!(
+                "VACUUM retention must be a non-negative number of hours, not {h}"
+            )));
+        }
+        Some(h) => (h * HOUR_MS as f64) as i64,
+        None => table_ms,
+    };
+    if retention_ms < table_ms && !options.force {
+        return Err(MaintenanceError::RetentionTooShort {
+            requested_hours: retention_ms as f64 / HOUR_MS as f64,
+            minimum_hours: table_ms as f64 / HOUR_MS as f64,
+        });
+    }
+    let cutoff_ms = options.now_ms.saturating_sub(retention_ms);
+    let from = version_at_cutoff(latest, cutoff_ms)?;
+    let protected = protected_files(&from, latest)?;
+    let listed = candidates(latest, options.mode, cutoff_ms)?;
+    let mut report = VacuumReport {
+        candidates: listed.len(),
+        protected: protected.len(),
+        cutoff_ms,
+        oldest_protected_version: from.version(),
+        dry_run: options.dry_run,
+        ..Default::default()
+    };
+    let mut doomed: Vec<(StorePath, Option<u64>)> = Vec::new();
+    for (path, size, modified) in listed {
+        if protected.contains(path.as_str()) {
+            continue;
+        }
+        if modified.is_some_and(|m| m > cutoff_ms) {
+            report.kept_young += 1;
+            continue;
+        }
+        doomed.push((path, size));
+    }
+    doomed.sort_by(|a, b| a.0.cmp(&b.0));
+    report.bytes = doomed.iter().filter_map(|(_, s)| *s).sum();
+    report.deleted = doomed.iter().map(|(p, _)| p.clone()).collect();
+    if options.dry_run || doomed.is_empty() {
+        report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        return Ok(report);
+    }
+
+    let start_version = record(
+        latest,
+        "VACUUM START",
+        &[
+            ("retentionCheckEnabled", json!(!options.force)),
+            ("specifiedRetentionMillis", json!(retention_ms)),
+            ("defaultRetentionMillis", json!(table_ms)),
+        ],
+        &[
+            ("numFilesToDelete", doomed.len().to_string()),
+            ("sizeOfDataToDelete", report.bytes.to_string()),
+        ],
+    )?;
+    report.versions.push(start_version);
+
+    let store = latest.store_ref();
+    let delete = |p: &StorePath| store.delete(p).map_err(|e| format!("{p}: {e}"));
+    let results: Vec<std::result::Result<(), String>> = match rayon::ThreadPoolBuilder::new()
+        .num_threads(options.parallelism.max(1))
+        .build()
+    {
+        Ok(pool) => pool.install(|| doomed.par_iter().map(|(p, _)| delete(p)).collect()),
+        Err(_) => doomed.iter().map(|(p, _)| delete(p)).collect(),
+    };
+    report.failed = results.into_iter().filter_map(|r| r.err()).collect();
+    let deleted = doomed.len() - report.failed.len();
+
+    let after = latest.refresh()?;
+    let end_version = record(
+        &after,
+        "VACUUM END",
+        &[(
+            "status",
+            json!(if report.failed.is_empty() {
+                "COMPLETED"
+            } else {
+                "FAILED"
+            }),
+        )],
+        &[
+            ("numDeletedFiles", deleted.to_string()),
+            ("numVacuumedDirectories", "0".to_string()),
+        ],
+    )?;
+    report.versions.push(end_version);
+    report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_paths_spare_partition_directories() {
+        assert!(hidden("_delta_log/00000000000000000000.json"));
+        assert!(hidden("_change_data/cdc-1.parquet"));
+        assert!(hidden(".hidden/x.parquet"));
+        assert!(hidden("p=1/_temp.parquet"));
+        assert!(hidden("p=1/.part.crc"));
+        assert!(!hidden("part-0.parquet"));
+        assert!(!hidden("p=1/part-0.parquet"));
+        assert!(
+            !hidden("_p=1/part-0.parquet"),
+            "a partition column named _p"
+        );
+        assert!(!hidden("ab/deletion_vector_x.bin"));
+    }
+}

@@ -1,0 +1,490 @@
+//! OPTIMIZE and VACUUM (SPEC.md §16, §17): rows never change, concurrent appends never
+//! fail, Z-order makes point filters prune, and VACUUM deletes exactly the files no version
+//! inside the retention window references.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use alluvium::compaction::MaintenanceError;
+use alluvium::compaction::optimize::OptimizeOptions;
+use alluvium::compaction::vacuum::{VacuumMode, VacuumOptions};
+use alluvium::storage::{InMemoryStore, ObjectStore, StorePath};
+use alluvium::txlog::actions::Action;
+use alluvium::txlog::commit::decode_commit;
+use alluvium::txlog::log_path::commit_path;
+use alluvium::{Error, ScanBuilder, Table, VersionSpec, WriteOptions};
+use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+const DAY_MS: i64 = 86_400_000;
+
+fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("x", DataType::Int64, true),
+        Field::new("y", DataType::Int64, true),
+        Field::new("p", DataType::Utf8, true),
+    ]))
+}
+
+fn batch(rows: &[(i64, i64, &str)]) -> RecordBatch {
+    RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from(
+                rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+            )) as ArrayRef,
+            Arc::new(Int64Array::from(
+                rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+            )),
+            Arc::new(StringArray::from(
+                rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+            )),
+        ],
+    )
+    .unwrap()
+}
+
+/// A table on an in-memory store with a manual clock, partitioned by `p`.
+fn table(props: &[(&str, &str)]) -> (Table, Arc<InMemoryStore>) {
+    let store = Arc::new(InMemoryStore::new().with_manual_clock(1_700_000_000_000));
+    let t = Table::from_store(store.clone());
+    let props: HashMap<String, String> = props
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    t.create(&schema(), &["p".into()], &props).unwrap();
+    (t, store)
+}
+
+fn rows_at(t: &Table, spec: VersionSpec) -> Vec<(i64, i64, String)> {
+    let batches = ScanBuilder::new(t.snapshot_at(spec).unwrap())
+        .with_columns(["x", "y", "p"])
+        .build()
+        .unwrap()
+        .execute()
+        .unwrap();
+    let mut out = Vec::new();
+    for b in &batches {
+        let x = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        let y = b.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+        let p = b.column(2).as_any().downcast_ref::<StringArray>().unwrap();
+        for i in 0..b.num_rows() {
+            out.push((x.value(i), y.value(i), p.value(i).to_string()));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn commit_actions(t: &Table, v: u64) -> Vec<Action> {
+    let p = commit_path(v);
+    decode_commit(p.as_str(), &t.store().get(&p).unwrap()).unwrap()
+}
+
+fn append_small_files(t: &Table, n: i64) {
+    for i in 0..n {
+        let p = if i % 2 == 0 { "a" } else { "b" };
+        t.append(
+            [batch(&[(i, i * 10, p), (i + 1000, 0, p)])],
+            &WriteOptions::default(),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn bin_packing_compacts_each_partition_and_keeps_every_row() {
+    let (t, _) = table(&[]);
+    append_small_files(&t, 20);
+    let before_version = t.snapshot().unwrap().version();
+    let before = rows_at(&t, VersionSpec::Latest);
+    assert_eq!(t.snapshot().unwrap().num_files(), 20);
+
+    let report = t.optimize(&OptimizeOptions::default()).unwrap();
+    assert_eq!(report.versions, vec![before_version + 1]);
+    assert_eq!((report.files_removed, report.files_added), (20, 2));
+    assert_eq!(report.partitions_optimized, 2);
+    let s = t.snapshot().unwrap();
+    assert_eq!(s.num_files(), 2, "one file per partition");
+    assert_eq!(rows_at(&t, VersionSpec::Latest), before);
+    assert_eq!(
+        rows_at(&t, VersionSpec::Version(before_version)),
+        before,
+        "time travel"
+    );
+
+    // The commit: OPTIMIZE, dataChange=false everywhere, metrics present.
+    let actions = commit_actions(&t, before_version + 1);
+    let ci = actions
+        .iter()
+        .find_map(|a| {
+            if let Action::CommitInfo(c) = a {
+                Some(c.clone())
+            } else {
+                None
+            }
+        })
+        .unwrap();
+    assert_eq!(ci.operation(), Some("OPTIMIZE"));
+    let json = serde_json::to_value(&ci).unwrap();
+    assert_eq!(json["operationMetrics"]["numRemovedFiles"], "20");
+    assert_eq!(json["operationMetrics"]["numAddedFiles"], "2");
+    assert_eq!(json["isBlindAppend"], false);
+    for a in &actions {
+        match a {
+            Action::Add(a) => assert!(!a.data_change),
+            Action::Remove(r) => assert!(!r.data_change),
+            _ => {}
+        }
+    }
+    // Nothing left to do.
+    assert!(
+        t.optimize(&OptimizeOptions::default())
+            .unwrap()
+            .versions
+            .is_empty()
+    );
+}
+
+#[test]
+fn filters_select_partitions_and_budgets_split_commits() {
+    let (t, _) = table(&[]);
+    append_small_files(&t, 20);
+    let v = t.snapshot().unwrap().version();
+    let r = t
+        .optimize(&OptimizeOptions {
+            partition_filter: Some("p = 'a'".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!((r.files_removed, r.partitions_optimized), (10, 1));
+    assert_eq!(t.snapshot().unwrap().num_files(), 11);
+    let e = t
+        .optimize(&OptimizeOptions {
+            partition_filter: Some("x > 3".into()),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("only use partition columns"), "{e}");
+
+    // Partition b in several commits: a budget below one bin's bytes commits bin by bin,
+    // and a tiny target makes several bins.
+    let sizes: Vec<i64> = t.snapshot().unwrap().files().map(|f| f.size).collect();
+    let target = u64::try_from(sizes.iter().max().unwrap() * 3).unwrap();
+    let r = t
+        .optimize(&OptimizeOptions {
+            target_size: Some(target),
+            max_commit_bytes: 1,
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(r.versions.len() >= 3, "{r:?}");
+    assert_eq!(r.versions[0], v + 2);
+    assert_eq!(
+        rows_at(&t, VersionSpec::Latest),
+        rows_at(&t, VersionSpec::Version(v))
+    );
+}
+
+/// A point filter on either Z-order column reads a small fraction of the files it read
+/// before, on the same rows.
+#[test]
+fn zorder_makes_point_filters_prune_on_every_column() {
+    let (t, _) = table(&[]);
+    let mut rng = StdRng::seed_from_u64(7);
+    for _ in 0..40 {
+        let rows: Vec<(i64, i64, &str)> = (0..250)
+            .map(|_| (rng.random_range(0..1000), rng.random_range(0..1000), "z"))
+            .collect();
+        t.append([batch(&rows)], &WriteOptions::default()).unwrap();
+    }
+    let scanned = |t: &Table, f: &str| {
+        ScanBuilder::new(t.snapshot().unwrap())
+            .with_filter_str(f)
+            .unwrap()
+            .build()
+            .unwrap()
+            .files()
+            .len()
+    };
+    let before = rows_at(&t, VersionSpec::Latest);
+    let probes = ["x = 500", "y = 500", "x = 17", "y = 901"];
+    let before_counts: Vec<usize> = probes.iter().map(|f| scanned(&t, f)).collect();
+    assert!(before_counts.iter().all(|c| *c >= 38), "{before_counts:?}");
+
+    let total: i64 = t.snapshot().unwrap().files().map(|f| f.size).sum();
+    let r = t
+        .optimize(&OptimizeOptions {
+            zorder_by: vec!["x".into(), "y".into()],
+            target_size: Some(u64::try_from(total / 40).unwrap()),
+            ..Default::default()
+        })
+        .unwrap();
+    let files = t.snapshot().unwrap().num_files();
+    assert!(
+        files >= 20,
+        "Z-order output should be many files, got {files}: {r:?}"
+    );
+    assert_eq!(rows_at(&t, VersionSpec::Latest), before);
+    for f in probes {
+        let after = scanned(&t, f);
+        assert!(
+            after * 4 <= files,
+            "{f}: scans {after} of {files} files after Z-order (before: all)"
+        );
+    }
+    let json = serde_json::to_value(
+        commit_actions(&t, r.versions[0])
+            .iter()
+            .find_map(|a| {
+                if let Action::CommitInfo(c) = a {
+                    Some(c.clone())
+                } else {
+                    None
+                }
+            })
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json["operationParameters"]["zOrderBy"], "[\"x\",\"y\"]");
+}
+
+/// Appends from several threads keep committing during a multi-commit OPTIMIZE; neither
+/// fails, and the rows are exactly everything appended.
+#[test]
+fn optimize_and_concurrent_appends_both_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_str().unwrap().to_string();
+    let t = Table::open_local(&path, false).unwrap();
+    t.create(&schema(), &["p".into()], &HashMap::new()).unwrap();
+    append_small_files(&t, 40);
+    let mut expected = rows_at(&t, VersionSpec::Latest);
+    let writers: Vec<_> = (0..3)
+        .map(|w| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let t = Table::open_local(&path, false).unwrap();
+                let mut mine = Vec::new();
+                for i in 0..15 {
+                    let row = (10_000 + w * 100 + i, w, if i % 2 == 0 { "a" } else { "b" });
+                    t.append([batch(&[row])], &WriteOptions::default())
+                        .unwrap_or_else(|e| panic!("writer {w}: {e}"));
+                    mine.push((row.0, row.1, row.2.to_string()));
+                }
+                mine
+            })
+        })
+        .collect();
+    let o = Table::open_local(&path, false).unwrap();
+    let sizes: Vec<i64> = o.snapshot().unwrap().files().map(|f| f.size).collect();
+    let mut optimized = 0;
+    for _ in 0..3 {
+        let r = o
+            .optimize(&OptimizeOptions {
+                target_size: Some(u64::try_from(sizes.iter().max().unwrap() * 4).unwrap()),
+                max_commit_bytes: 1,
+                ..Default::default()
+            })
+            .unwrap_or_else(|e| panic!("optimize: {e}"));
+        optimized += r.versions.len();
+    }
+    for w in writers {
+        expected.extend(w.join().unwrap());
+    }
+    expected.sort();
+    assert!(
+        optimized >= 3,
+        "OPTIMIZE should have committed several times"
+    );
+    assert_eq!(rows_at(&o, VersionSpec::Latest), expected);
+}
+
+fn data_files(store: &dyn ObjectStore) -> Vec<String> {
+    let mut v: Vec<String> = store
+        .list_tree(None)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.path.as_str().to_string())
+        .filter(|p| !p.starts_with("_delta_log"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn vacuum_deletes_only_what_no_retained_version_needs() {
+    let (t, store) = table(&[]);
+    append_small_files(&t, 6);
+    let v_old = t.snapshot().unwrap().version();
+    let old_rows = rows_at(&t, VersionSpec::Latest);
+    // Day 0: OPTIMIZE makes the 6 small files unreferenced by the latest version.
+    t.optimize(&OptimizeOptions::default()).unwrap();
+    let live: Vec<String> = t
+        .snapshot()
+        .unwrap()
+        .files()
+        .map(|f| f.path.clone())
+        .collect();
+    assert_eq!(data_files(store.as_ref()).len(), 8);
+    // An orphan (a writer that died before committing) and files VACUUM must never touch.
+    for p in ["p=a/orphan.parquet", "_hidden/x.parquet", "p=a/.tmp.crc"] {
+        store
+            .put(&StorePath::parse(p).unwrap(), vec![1u8; 10].into())
+            .unwrap();
+    }
+
+    // Too short a retention is refused; forced it is allowed.
+    let e = t
+        .vacuum(&VacuumOptions {
+            retention_hours: Some(1.0),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Maintenance(MaintenanceError::RetentionTooShort { .. })
+        ),
+        "{e}"
+    );
+
+    // Inside the window nothing goes: the version before OPTIMIZE still needs its files.
+    store.advance_clock(2 * DAY_MS);
+    let r = t.vacuum(&VacuumOptions::default()).unwrap();
+    assert!(r.deleted.is_empty(), "{:?}", r.deleted);
+    assert_eq!(rows_at(&t, VersionSpec::Version(v_old)), old_rows);
+
+    // 8 days later: the rewritten inputs and the orphan go, in a dry run first.
+    store.advance_clock(6 * DAY_MS + 1);
+    let dry = t
+        .vacuum(&VacuumOptions {
+            dry_run: true,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(dry.deleted.len(), 7, "{:?}", dry.deleted);
+    assert!(
+        dry.deleted
+            .iter()
+            .any(|p| p.as_str() == "p=a/orphan.parquet")
+    );
+    assert_eq!(
+        data_files(store.as_ref()).len(),
+        11,
+        "a dry run deletes nothing"
+    );
+    let v_before = t.snapshot().unwrap().version();
+    let r = t.vacuum(&VacuumOptions::default()).unwrap();
+    assert_eq!(r.deleted, dry.deleted);
+    assert_eq!(r.versions, vec![v_before + 1, v_before + 2]);
+    let mut left = data_files(store.as_ref());
+    left.retain(|p| !p.starts_with('_') && !p.contains("/."));
+    let mut expected = live.clone();
+    expected.sort();
+    assert_eq!(left, expected);
+    assert!(
+        store
+            .head(&StorePath::parse("_hidden/x.parquet").unwrap())
+            .is_ok()
+    );
+    assert!(
+        store
+            .head(&StorePath::parse("p=a/.tmp.crc").unwrap())
+            .is_ok()
+    );
+    assert_eq!(rows_at(&t, VersionSpec::Latest), old_rows);
+    let ops: Vec<String> = [v_before + 1, v_before + 2]
+        .iter()
+        .map(|v| {
+            commit_actions(&t, *v)
+                .iter()
+                .find_map(|a| match a {
+                    Action::CommitInfo(c) => c.operation().map(str::to_string),
+                    _ => None,
+                })
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(ops, ["VACUUM START", "VACUUM END"]);
+    // Again: nothing left.
+    assert!(
+        t.vacuum(&VacuumOptions::default())
+            .unwrap()
+            .deleted
+            .is_empty()
+    );
+}
+
+#[test]
+fn vacuum_lite_uses_tombstones_and_keeps_young_orphans() {
+    let (t, store) = table(&[]);
+    append_small_files(&t, 4);
+    t.delete("x = 0", &WriteOptions::default()).unwrap();
+    store.advance_clock(8 * DAY_MS);
+    // Written after the cutoff: an in-flight writer's file, unreferenced but young.
+    store
+        .put(
+            &StorePath::parse("p=b/young.parquet").unwrap(),
+            vec![0u8; 4].into(),
+        )
+        .unwrap();
+    store
+        .put(
+            &StorePath::parse("p=b/old-orphan.parquet").unwrap(),
+            vec![0u8; 4].into(),
+        )
+        .unwrap();
+    store.advance_clock(8 * DAY_MS);
+    store
+        .put(
+            &StorePath::parse("p=b/young2.parquet").unwrap(),
+            vec![0u8; 4].into(),
+        )
+        .unwrap();
+
+    let lite = t
+        .vacuum(&VacuumOptions {
+            mode: VacuumMode::Lite,
+            dry_run: true,
+            ..Default::default()
+        })
+        .unwrap();
+    // The file the delete rewrote (its tombstone), not the orphans: lite never lists.
+    assert_eq!(lite.deleted.len(), 1, "{:?}", lite.deleted);
+    let full = t
+        .vacuum(&VacuumOptions {
+            dry_run: true,
+            ..Default::default()
+        })
+        .unwrap();
+    let names: Vec<&str> = full.deleted.iter().map(|p| p.as_str()).collect();
+    assert!(names.contains(&"p=b/old-orphan.parquet") && names.contains(&"p=b/young.parquet"));
+    assert!(
+        !names.contains(&"p=b/young2.parquet"),
+        "younger than the cutoff: {names:?}"
+    );
+    assert_eq!(full.kept_young, 1);
+}
+
+#[test]
+fn auto_compaction_compacts_the_partitions_a_commit_wrote() {
+    let (t, _) = table(&[
+        ("delta.autoOptimize.autoCompact", "true"),
+        ("alluvium.autoCompact.minNumFiles", "5"),
+    ]);
+    let mut compactions = 0;
+    for i in 0..12 {
+        let o = t
+            .append([batch(&[(i, 0, "a")])], &WriteOptions::default())
+            .unwrap();
+        if let Some(Ok(v)) = &o.report().unwrap().auto_compaction {
+            compactions += v.len();
+        }
+    }
+    assert!(compactions >= 2, "auto-compaction should have run");
+    assert!(t.snapshot().unwrap().num_files() < 5);
+    assert_eq!(rows_at(&t, VersionSpec::Latest).len(), 12);
+}
