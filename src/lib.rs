@@ -40,7 +40,7 @@ pub use describe::{ProtocolDescription, TableDescription, describe};
 pub use error::{Error, Result};
 pub use history::{CommitEntry, history};
 pub use scan::{Scan, ScanBuilder};
-pub use table::Table;
+pub use table::{STORAGE_OPTIONS_ENV, Table};
 pub use write::{DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};
 
 /// What alluvium calls itself in `commitInfo.engineInfo` and Parquet `created_by`.

@@ -5,9 +5,58 @@ use std::sync::Arc;
 
 use alluvium_mvcc::snapshot::VersionedCache;
 use alluvium_mvcc::{Snapshot, VersionSpec};
-use alluvium_storage::{InMemoryStore, LocalFsStore, StoreRef};
+use alluvium_storage::{InMemoryStore, LocalFsStore, StoreRef, remote_scheme};
 
 use crate::{Error, Result};
+
+/// Environment variable holding options for object-store tables opened with
+/// [`Table::open`]: comma-separated `key=value` pairs, the keys of
+/// [`Table::open_with_options`] (for example `single_writer=true,concurrency=16`).
+pub const STORAGE_OPTIONS_ENV: &str = "ALLUVIUM_STORAGE_OPTIONS";
+
+/// The pairs of [`STORAGE_OPTIONS_ENV`] (none if unset).
+fn env_options() -> Result<Vec<(String, String)>> {
+    let Ok(text) = std::env::var(STORAGE_OPTIONS_ENV) else {
+        return Ok(Vec::new());
+    };
+    parse_option_pairs(&text)
+        .map_err(|bad| Error::InvalidArgument(format!("{STORAGE_OPTIONS_ENV}: {bad}")))
+}
+
+/// Parses `k=v,k=v` (blank items ignored); the error names the malformed item.
+fn parse_option_pairs(text: &str) -> std::result::Result<Vec<(String, String)>, String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(|item| match item.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(format!("expected key=value, got {item:?}")),
+        })
+        .collect()
+}
+
+/// Opens an object-store table (feature `s3`).
+#[cfg(feature = "s3")]
+fn open_remote<K: AsRef<str>, V: AsRef<str>>(location: &str, pairs: &[(K, V)]) -> Result<Table> {
+    let options = alluvium_storage::RemoteOptions::from_pairs(
+        pairs
+            .iter()
+            .map(|(k, v)| (k.as_ref().to_string(), v.as_ref().to_string())),
+    )?;
+    Ok(Table::from_store(Arc::new(
+        alluvium_storage::RemoteStore::open(location, &options)?,
+    )))
+}
+
+/// Without the `s3` feature object-store locations are refused.
+#[cfg(not(feature = "s3"))]
+fn open_remote<K: AsRef<str>, V: AsRef<str>>(location: &str, _pairs: &[(K, V)]) -> Result<Table> {
+    Err(Error::InvalidArgument(format!(
+        "{location}: this build of alluvium has no object-store support (cargo feature `s3`)"
+    )))
+}
 
 /// A Delta table at a location. Cheap to clone (clones share the snapshot cache);
 /// thread-safe.
@@ -21,23 +70,88 @@ pub struct Table {
 }
 
 impl Table {
-    /// Opens the table at `location`: a local path or a `file://` URI.
+    /// Opens the table at `location`: a local path, a `file://` URI, or (with the default
+    /// cargo feature `s3`) an object-store URI: `s3://bucket/prefix` (also `s3a://`),
+    /// `gs://bucket/prefix`, `az://container/prefix` (also `azure://`, `abfs[s]://`).
+    ///
+    /// Object stores are configured from the environment: the `object_store` crate's
+    /// variables (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+    /// `AWS_REGION`, `AWS_ALLOW_HTTP`, ...; `GOOGLE_*`, `AZURE_*`) and alluvium's
+    /// [`STORAGE_OPTIONS_ENV`] (comma-separated `key=value` pairs as accepted by
+    /// [`open_with_options`](Self::open_with_options), e.g. `single_writer=true`).
     ///
     /// Opening does no I/O; a missing table is reported by the first read.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for URIs of unsupported schemes.
+    /// [`Error::InvalidArgument`] for URIs of unsupported schemes (or object-store URIs in a
+    /// build without the `s3` feature) and malformed [`STORAGE_OPTIONS_ENV`];
+    /// [`Error::Storage`] for a bad object-store configuration.
     pub fn open(location: &str) -> Result<Table> {
+        if remote_scheme(location).is_some() {
+            return open_remote(location, &env_options()?);
+        }
         Self::open_local(location, true)
+    }
+
+    /// Opens the table at `location` with explicit options, which win over the
+    /// environment (unlike [`open`](Self::open), [`STORAGE_OPTIONS_ENV`] is not read).
+    ///
+    /// For object-store locations the keys are alluvium's own:
+    /// * `put_if_absent`: `probe` (default: find out with a scratch object when a writer
+    ///   first commits), `true` (the store gives conditional creates) or `false`;
+    /// * `single_writer`: `true` declares that at most one writer uses the table at a time,
+    ///   which lets writes go ahead on a store without put-if-absent (default `false`);
+    /// * `concurrency`: requests in flight per batch of reads or deletes (default 32);
+    ///
+    /// and every `object_store` configuration key, e.g. `aws_endpoint`,
+    /// `aws_access_key_id`, `aws_secret_access_key`, `aws_region`, `aws_allow_http`,
+    /// `google_service_account`, `azure_storage_account_name`.
+    ///
+    /// For local locations the one key is `fsync` (`true` by default; see
+    /// [`open_local`](Self::open_local)).
+    ///
+    /// # Errors
+    /// As [`open`](Self::open); [`Error::InvalidArgument`] for a key that does not apply
+    /// to the location; [`Error::Storage`] for a bad key or value of an object store.
+    pub fn open_with_options(location: &str, options: &[(&str, &str)]) -> Result<Table> {
+        if remote_scheme(location).is_some() {
+            return open_remote(location, options);
+        }
+        let mut durable = true;
+        for (k, v) in options {
+            match k.trim().to_ascii_lowercase().as_str() {
+                "fsync" => {
+                    durable = match v.trim().to_ascii_lowercase().as_str() {
+                        "true" | "1" | "yes" | "on" => true,
+                        "false" | "0" | "no" | "off" => false,
+                        _ => {
+                            return Err(Error::InvalidArgument(format!(
+                                "fsync={v}: expected true or false"
+                            )));
+                        }
+                    }
+                }
+                other => {
+                    return Err(Error::InvalidArgument(format!(
+                        "option {other} does not apply to the local table {location}"
+                    )));
+                }
+            }
+        }
+        Self::open_local(location, durable)
     }
 
     /// Opens a local table choosing whether writes are fsynced (`durable`, the default of
     /// [`open`](Self::open)). Without fsync a power loss may lose acknowledged commits;
-    /// a process crash cannot.
+    /// a process crash cannot. An object-store location is opened as by
+    /// [`open`](Self::open) (`durable` does not apply: a stored object is durable).
     ///
     /// # Errors
     /// As [`open`](Self::open).
     pub fn open_local(location: &str, durable: bool) -> Result<Table> {
+        if remote_scheme(location).is_some() {
+            return Self::open(location);
+        }
         let path = if let Some(rest) = location.strip_prefix("file://") {
             rest.to_string()
         } else if location.contains("://") {
@@ -104,5 +218,50 @@ impl Table {
     /// See [`Snapshot::load`].
     pub fn snapshot_at(&self, spec: VersionSpec) -> Result<Snapshot> {
         Ok(Snapshot::load(self.store.clone(), spec)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_pairs_parse() {
+        assert_eq!(
+            parse_option_pairs(" single_writer=true, concurrency = 4 ,").unwrap(),
+            vec![
+                ("single_writer".to_string(), "true".to_string()),
+                ("concurrency".to_string(), "4".to_string())
+            ]
+        );
+        assert!(parse_option_pairs("single_writer").is_err());
+        assert!(parse_option_pairs("=x").is_err());
+        assert!(parse_option_pairs("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn local_options_are_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = dir.path().to_str().unwrap();
+        assert!(Table::open_with_options(loc, &[("fsync", "false")]).is_ok());
+        assert!(Table::open_with_options(loc, &[("fsync", "maybe")]).is_err());
+        assert!(Table::open_with_options(loc, &[("aws_region", "x")]).is_err());
+    }
+
+    #[cfg(feature = "s3")]
+    #[test]
+    fn remote_locations_open_without_io() {
+        let t = Table::open_with_options(
+            "s3://bucket/some/table",
+            &[
+                ("aws_endpoint", "http://127.0.0.1:1"),
+                ("aws_region", "us-east-1"),
+                ("single_writer", "true"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(t.uri(), "s3://bucket/some/table");
+        assert!(t.store().single_writer());
+        assert!(Table::open_with_options("s3://bucket/t", &[("single_writer", "maybe")]).is_err());
     }
 }

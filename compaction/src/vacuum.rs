@@ -335,12 +335,23 @@ pub fn vacuum(latest: &Snapshot, options: &VacuumOptions) -> Result<VacuumReport
 
     let store = latest.store_ref();
     let delete = |p: &StorePath| store.delete(p).map_err(|e| format!("{p}: {e}"));
-    let results: Vec<std::result::Result<(), String>> = match rayon::ThreadPoolBuilder::new()
-        .num_threads(options.parallelism.max(1))
-        .build()
-    {
-        Ok(pool) => pool.install(|| doomed.par_iter().map(|(p, _)| delete(p)).collect()),
-        Err(_) => doomed.iter().map(|(p, _)| delete(p)).collect(),
+    // Object stores delete in bounded concurrent (or bulk) requests themselves.
+    let results: Vec<std::result::Result<(), String>> = if store.fetches_concurrently() {
+        let paths: Vec<StorePath> = doomed.iter().map(|(p, _)| p.clone()).collect();
+        let results = store.delete_many(&paths);
+        paths
+            .iter()
+            .zip(results)
+            .map(|(p, r)| r.map_err(|e| format!("{p}: {e}")))
+            .collect()
+    } else {
+        match rayon::ThreadPoolBuilder::new()
+            .num_threads(options.parallelism.max(1))
+            .build()
+        {
+            Ok(pool) => pool.install(|| doomed.par_iter().map(|(p, _)| delete(p)).collect()),
+            Err(_) => doomed.iter().map(|(p, _)| delete(p)).collect(),
+        }
     };
     report.failed = results.into_iter().filter_map(|r| r.err()).collect();
     let deleted = doomed.len() - report.failed.len();

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::mvcc::MvccError;
+use alluvium::storage::RequestCounts;
 use alluvium::txlog::path::resolve;
 use alluvium::{Error, Result, Table, VersionSpec, WriteOptions};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch};
@@ -254,6 +255,7 @@ struct LoadRun {
     files: usize,
     list_calls: u32,
     snapshot_ms: f64,
+    requests: RequestCounts,
 }
 
 /// Opens the table, loads the snapshot and resolves every live file's location: what a
@@ -270,6 +272,7 @@ fn load_once(table: &str, spec: VersionSpec) -> Result<LoadRun> {
         files: files.len(),
         list_calls: report.list_calls,
         snapshot_ms: report.load_micros as f64 / 1000.0,
+        requests: report.requests,
     })
 }
 
@@ -307,10 +310,11 @@ fn append(a: AppendArgs) -> Result<()> {
         .map(|w| {
             let n = a.commits / a.writers + usize::from(w < a.commits % a.writers);
             let dir = a.dir.clone();
-            std::thread::spawn(move || -> Result<(Vec<f64>, u32)> {
+            std::thread::spawn(move || -> Result<(Vec<f64>, u32, RequestCounts)> {
                 let t = Table::open_local(&dir, durable)?;
                 let mut lat = Vec::with_capacity(n);
                 let mut retries = 0;
+                let mut requests = RequestCounts::default();
                 // Rows identify (process, writer, sequence) so that runs from several
                 // processes on one table can be checked for loss and duplication.
                 let writer_id = std::process::id() as usize * 1000 + w;
@@ -319,19 +323,24 @@ fn append(a: AppendArgs) -> Result<()> {
                     let o = t.append([one_row(writer_id, i)?], &WriteOptions::default())?;
                     lat.push(s.elapsed().as_secs_f64() * 1000.0);
                     retries += o.report().map_or(0, |r| r.attempts.saturating_sub(1));
+                    requests = requests
+                        + o.report()
+                            .map_or_else(RequestCounts::default, |r| r.requests);
                 }
-                Ok((lat, retries))
+                Ok((lat, retries, requests))
             })
         })
         .collect();
     let mut latencies = Vec::new();
     let mut retries = 0u32;
+    let mut requests = RequestCounts::default();
     for h in handles {
-        let (l, r) = h
+        let (l, r, q) = h
             .join()
             .map_err(|_| Error::InvalidArgument("a writer thread panicked".into()))??;
         latencies.extend(l);
         retries += r;
+        requests = requests + q;
     }
     let elapsed = started.elapsed().as_secs_f64();
     let end_version = table.snapshot()?.version();
@@ -347,7 +356,8 @@ fn append(a: AppendArgs) -> Result<()> {
         json!({"bench": "append", "commits": a.commits, "writers": a.writers, "durable": durable,
                "commits_per_s": round3(a.commits as f64 / elapsed), "p50_ms": round3(pct(0.5)), "p99_ms": round3(pct(0.99)),
                "retries": retries, "retries_per_commit": round3(f64::from(retries) / a.commits as f64),
-               "versions": end_version - start_version, "lost": (a.commits as u64).saturating_sub(end_version - start_version)})
+               "versions": end_version - start_version, "lost": (a.commits as u64).saturating_sub(end_version - start_version),
+               "commit_requests": requests_json(&requests)})
     );
     Ok(())
 }
@@ -368,12 +378,14 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
             let mut times = Vec::with_capacity(a.repeat);
             let mut snapshot_times = Vec::with_capacity(a.repeat);
             let mut list_calls = 0;
+            let mut requests = first.requests;
             for _ in 0..a.repeat {
                 let started = Instant::now();
                 let run = load_once(&a.table, spec)?;
                 times.push(started.elapsed().as_secs_f64() * 1000.0);
                 snapshot_times.push(run.snapshot_ms);
                 list_calls = list_calls.max(run.list_calls);
+                requests = run.requests;
             }
             let (median, min, max) = summary(times);
             let (snapshot_median, _, _) = summary(snapshot_times);
@@ -382,11 +394,16 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
                 json!({"bench": "load", "version": first.version, "files": first.files,
                        "repeat": a.repeat, "median_ms": round3(median), "min_ms": round3(min),
                        "max_ms": round3(max), "snapshot_median_ms": round3(snapshot_median),
-                       "list_calls": list_calls})
+                       "list_calls": list_calls, "requests": requests_json(&requests)})
             );
             Ok(())
         }
     }
+}
+
+/// Request counts of one operation as JSON (all zeros on stores that do not count).
+fn requests_json(r: &RequestCounts) -> serde_json::Value {
+    json!({"list": r.list, "get": r.get, "head": r.head, "put": r.put, "delete": r.delete, "other": r.other})
 }
 
 fn round3(x: f64) -> f64 {

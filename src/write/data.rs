@@ -2,7 +2,13 @@
 //! directories, each with its statistics, uploaded with put-if-absent under a unique name.
 //!
 //! Memory is bounded by the files open at once (one per partition being written, each at
-//! most the target size), never by the size of the input.
+//! most the target size) plus, on object stores, the closed files waiting to be uploaded
+//! (at most [`MAX_PENDING_UPLOAD_BYTES`], or one file), never by the size of the input.
+//!
+//! On stores whose requests are slow but can run many at a time
+//! ([`ObjectStore::fetches_concurrently`]: object stores), closed files are uploaded in
+//! parallel batches of at most [`MAX_PENDING_UPLOAD_BYTES`] in flight, on up to
+//! [`UPLOAD_THREADS`] threads; elsewhere each file is uploaded when it is closed.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -27,6 +33,13 @@ use parquet::file::properties::WriterProperties;
 
 use crate::scan::scan_fields;
 use crate::{Error, Result};
+
+/// Most bytes of closed data files held for one parallel upload batch (a single larger
+/// file is uploaded on its own).
+pub const MAX_PENDING_UPLOAD_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Most uploads of one batch in flight at once.
+pub const UPLOAD_THREADS: usize = 8;
 
 /// Default target size of a data file.
 pub const DEFAULT_TARGET_FILE_SIZE: u64 = 128 * 1024 * 1024;
@@ -55,6 +68,9 @@ pub(crate) struct FileSink<'a> {
     codec: &'static str,
     open: HashMap<Vec<u8>, OpenFile>,
     done: Vec<Add>,
+    /// Closed files not yet uploaded (object stores only), with their `add` actions.
+    pending: Vec<(StorePath, bytes::Bytes, Add)>,
+    pending_bytes: u64,
     elapsed: std::time::Duration,
 }
 
@@ -227,6 +243,8 @@ impl<'a> FileSink<'a> {
             codec: codec_name,
             open: HashMap::new(),
             done: Vec::new(),
+            pending: Vec::new(),
+            pending_bytes: 0,
             elapsed: std::time::Duration::ZERO,
         })
     }
@@ -309,7 +327,7 @@ impl<'a> FileSink<'a> {
             let (partition_values, dir) = self.partition_values(batch)?;
             let name = format!(
                 "part-{:05}-{}.c000.{}.parquet",
-                self.done.len() + self.open.len(),
+                self.done.len() + self.pending.len() + self.open.len(),
                 uuid::Uuid::new_v4(),
                 self.codec
             );
@@ -354,11 +372,10 @@ impl<'a> FileSink<'a> {
     }
 
     fn close(&mut self, file: OpenFile) -> Result<()> {
-        let bytes = file.writer.into_inner()?;
+        let bytes = bytes::Bytes::from(file.writer.into_inner()?);
         let size = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
         let path = StorePath::parse(file.key.clone())?;
-        self.store.put_if_absent(&path, bytes.into())?;
-        self.done.push(Add {
+        let add = Add {
             path: encode_path(&file.key),
             partition_values: file.partition_values,
             size,
@@ -370,15 +387,80 @@ impl<'a> FileSink<'a> {
             base_row_id: None,
             default_row_commit_version: None,
             clustering_provider: None,
-        });
+        };
+        if !self.store.fetches_concurrently() {
+            self.store.put_if_absent(&path, bytes)?;
+            self.done.push(add);
+            return Ok(());
+        }
+        self.pending_bytes += bytes.len() as u64;
+        self.pending.push((path, bytes, add));
+        if self.pending_bytes >= MAX_PENDING_UPLOAD_BYTES {
+            self.upload_pending()?;
+        }
         Ok(())
+    }
+
+    /// Uploads the pending files in parallel (at most [`UPLOAD_THREADS`] at a time). The
+    /// files that were uploaded join `done` (so [`abort`](Self::abort) deletes them) even
+    /// when another failed.
+    ///
+    /// # Errors
+    /// The first failed upload.
+    fn upload_pending(&mut self) -> Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        self.pending_bytes = 0;
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let results: Vec<std::sync::Mutex<Option<Result<()>>>> = pending
+            .iter()
+            .map(|_| std::sync::Mutex::new(None))
+            .collect();
+        let store = self.store;
+        std::thread::scope(|scope| {
+            for _ in 0..UPLOAD_THREADS.min(pending.len()) {
+                scope.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((path, bytes, _)) = pending.get(i) else {
+                            break;
+                        };
+                        let r = store
+                            .put_if_absent(path, bytes.clone())
+                            .map_err(Error::from);
+                        if let Some(slot) = results.get(i)
+                            && let Ok(mut slot) = slot.lock()
+                        {
+                            *slot = Some(r);
+                        }
+                    }
+                });
+            }
+        });
+        let mut first_error = None;
+        for ((_, _, add), result) in pending.into_iter().zip(results) {
+            match result.into_inner().ok().flatten() {
+                Some(Ok(())) => self.done.push(add),
+                Some(Err(e)) => {
+                    first_error.get_or_insert(e);
+                }
+                None => {
+                    first_error.get_or_insert(Error::InvalidArgument(
+                        "a data-file upload did not run".into(),
+                    ));
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 
     /// Closes every open file and returns the `add` actions (in creation order) and the time
     /// spent writing.
     ///
     /// # Errors
-    /// A failure closing a file; every file this sink wrote is deleted then.
+    /// A failure closing or uploading a file; every file this sink wrote is deleted then.
     pub(crate) fn finish(mut self) -> Result<(Vec<Add>, std::time::Duration)> {
         let started = Instant::now();
         let open: Vec<OpenFile> = self.open.drain().map(|(_, f)| f).collect();
@@ -388,11 +470,15 @@ impl<'a> FileSink<'a> {
                 return Err(e);
             }
         }
+        if let Err(e) = self.upload_pending() {
+            self.abort();
+            return Err(e);
+        }
         self.elapsed += started.elapsed();
         Ok((self.done, self.elapsed))
     }
 
-    /// Gives up: deletes the files already written (open ones were never uploaded).
+    /// Gives up: deletes the files already uploaded (open and pending ones never were).
     pub(crate) fn abort(self) {
         discard(self.store, &self.done);
     }

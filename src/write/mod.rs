@@ -289,7 +289,11 @@ impl Table {
         finish(self, txn, options)
     }
 
+    /// The snapshot a write reads, once the store is known to let this writer commit
+    /// (put-if-absent or single-writer mode; checked before any data file is uploaded, so
+    /// a refused write leaves nothing behind).
     fn read_snapshot(&self, options: &WriteOptions) -> Result<Snapshot> {
+        alluvium_mvcc::transaction::check_can_commit(self.store().as_ref())?;
         match &options.read_snapshot {
             Some(s) => Ok(s.clone()),
             None => self.snapshot(),
