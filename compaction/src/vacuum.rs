@@ -11,7 +11,8 @@
 //!
 //! **What is deleted.** Candidates come from the log's tombstones (**lite**: no listing) or
 //! from a listing of the table directory (**full**: skips `_delta_log` and every path
-//! segment starting with `_` or `.` unless it is a partition directory `name=value`). A
+//! segment starting with `_` or `.` unless it is a partition directory `name=value` or the
+//! top-level `_change_data`). A
 //! candidate is deleted only if it is not protected, lies inside the table root, and (full
 //! mode) its modification time is at or before the cutoff: a younger unreferenced file may
 //! belong to a writer that has not committed yet.
@@ -91,6 +92,9 @@ pub struct VacuumReport {
     pub bytes: u64,
     /// Files looked at (listed, or tombstones).
     pub candidates: usize,
+    /// Their total size in bytes, where known (full mode: the table's data footprint
+    /// before the run).
+    pub candidate_bytes: u64,
     /// Protected files (referenced by a version inside the window).
     pub protected: usize,
     /// Unreferenced files kept because they are younger than the cutoff.
@@ -190,18 +194,23 @@ fn protected_files(from: &Snapshot, latest: &Snapshot) -> Result<HashSet<String>
     Ok(out)
 }
 
+/// The directory of change-data files: hidden by its name, but VACUUM cleans it like data
+/// (its files are referenced by `cdc` actions, protected like adds while retained).
+const CHANGE_DATA_DIR: &str = "_change_data";
+
 /// True for paths VACUUM never lists: the log, and hidden files or directories (a segment
-/// starting with `_` or `.`), except partition directories (`name=value`).
+/// starting with `_` or `.`), except partition directories (`name=value`) and the top-level
+/// `_change_data` directory (as Delta-Spark's VACUUM).
 fn hidden(path: &str) -> bool {
     if path == DELTA_LOG_DIR || path.starts_with(&format!("{DELTA_LOG_DIR}/")) {
         return true;
     }
     let segments: Vec<&str> = path.split('/').collect();
     let last = segments.len().saturating_sub(1);
-    segments
-        .iter()
-        .enumerate()
-        .any(|(i, s)| (s.starts_with('_') || s.starts_with('.')) && (i == last || !s.contains('=')))
+    segments.iter().enumerate().any(|(i, s)| {
+        let exempt_dir = i != last && (s.contains('=') || (i == 0 && *s == CHANGE_DATA_DIR));
+        (s.starts_with('_') || s.starts_with('.')) && !exempt_dir
+    })
 }
 
 /// One candidate: path, size if known, modification time if known.
@@ -293,6 +302,7 @@ pub fn vacuum(latest: &Snapshot, options: &VacuumOptions) -> Result<VacuumReport
     let listed = candidates(latest, options.mode, cutoff_ms)?;
     let mut report = VacuumReport {
         candidates: listed.len(),
+        candidate_bytes: listed.iter().filter_map(|(_, size, _)| *size).sum(),
         protected: protected.len(),
         cutoff_ms,
         oldest_protected_version: from.version(),
@@ -385,7 +395,10 @@ mod tests {
     #[test]
     fn hidden_paths_spare_partition_directories() {
         assert!(hidden("_delta_log/00000000000000000000.json"));
-        assert!(hidden("_change_data/cdc-1.parquet"));
+        assert!(!hidden("_change_data/cdc-1.parquet"));
+        assert!(hidden("_change_data/_tmp/cdc-1.parquet"));
+        assert!(hidden("p=1/_change_data/cdc-1.parquet"));
+        assert!(hidden("_change_data"));
         assert!(hidden(".hidden/x.parquet"));
         assert!(hidden("p=1/_temp.parquet"));
         assert!(hidden("p=1/.part.crc"));

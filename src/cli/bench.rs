@@ -32,6 +32,10 @@ pub enum BenchCommand {
     /// Load the latest snapshot, commit `--commits` more (log-only), and time refreshing the
     /// snapshot incrementally.
     Refresh(RefreshArgs),
+    /// OPTIMIZE a fresh copy of a local table `--repeat` times (load, plan, rewrite, commit).
+    Optimize(super::bench_maintenance::OptimizeBenchArgs),
+    /// Generate a table with `--files` unreferenced old data files, then time a full VACUUM.
+    Vacuum(super::bench_maintenance::VacuumBenchArgs),
 }
 
 /// Arguments of `bench gen-log`.
@@ -368,6 +372,8 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::GenLog(a) => gen_log(a),
         BenchCommand::Checkpoint(a) => checkpoint_bench(a),
         BenchCommand::Refresh(a) => refresh_bench(a),
+        BenchCommand::Optimize(a) => super::bench_maintenance::optimize(a),
+        BenchCommand::Vacuum(a) => super::bench_maintenance::vacuum(a),
         BenchCommand::Load(a) => {
             if a.repeat == 0 {
                 return Err(Error::InvalidArgument("--repeat must be at least 1".into()));

@@ -2,6 +2,7 @@
 //! what it returns; no protocol logic lives here.
 
 mod bench;
+mod bench_maintenance;
 mod demo;
 mod files;
 mod history;

@@ -169,12 +169,24 @@ pub fn vacuum(a: VacuumArgs) -> Result<()> {
         }
     }
     let gone = report.deleted.len() - report.failed.len();
+    // What the directory holds after the run (a dry run changes nothing).
+    let (after_deleted, bytes_deleted) = if a.dry_run {
+        (0, 0)
+    } else {
+        (gone, report.bytes)
+    };
     println!(
-        "{verb} {gone} file(s) ({}) in {secs:.2} s; {} candidate(s) {} -> {}; {} protected, {} younger than the retention kept{}",
+        "{verb} {gone} file(s) ({}) in {secs:.2} s; {} {} file(s) ({}) -> {} file(s) ({}); {} protected, {} younger than the retention kept{}",
         mib(report.bytes),
-        if a.lite { "from tombstones" } else { "listed" },
+        if a.lite {
+            "tombstones:"
+        } else {
+            "table directory:"
+        },
         report.candidates,
-        report.candidates - if a.dry_run { 0 } else { gone },
+        mib(report.candidate_bytes),
+        report.candidates - after_deleted,
+        mib(report.candidate_bytes.saturating_sub(bytes_deleted)),
         report.protected,
         report.kept_young,
         if report.failed.is_empty() {
@@ -186,7 +198,7 @@ pub fn vacuum(a: VacuumArgs) -> Result<()> {
     println!(
         "{}",
         json!({"dry_run": a.dry_run, "deleted": gone, "bytes": report.bytes,
-               "candidates": report.candidates, "protected": report.protected,
+               "candidates": report.candidates, "candidate_bytes": report.candidate_bytes, "protected": report.protected,
                "kept_young": report.kept_young, "failed": report.failed,
                "cutoff_ms": report.cutoff_ms, "versions": report.versions,
                "seconds": (secs * 1000.0).round() / 1000.0})

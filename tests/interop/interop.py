@@ -30,6 +30,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import time
 import os
 import shutil
 import subprocess
@@ -257,11 +258,76 @@ def case_s3() -> None:
             print(f"  agree: {what} ({mine['rows']} rows)")
 
 
+def age_log(table: str, upto: int, days: float) -> None:
+    """Dates commits 0..=upto (and every data file) `days` back, in version order (one
+    second apart, so commit times stay monotonic), as if written long ago."""
+    base = time.time() - days * 86400
+    log = os.path.join(table, "_delta_log")
+    for f in log_files(table):
+        if f.endswith(".json") and f[:20].isdigit() and int(f[:20]) <= upto:
+            t = base + int(f[:20])
+            os.utime(os.path.join(log, f), (t, t))
+    for dirpath, dirnames, filenames in os.walk(table):
+        dirnames[:] = [d for d in dirnames if d != "_delta_log"]
+        for f in filenames:
+            if f.endswith(".parquet"):
+                os.utime(os.path.join(dirpath, f), (base, base))
+
+
+def case_optimize_vacuum() -> None:
+    print("alluvium OPTIMIZE and VACUUM, peers read every retained version")
+    table = os.path.join(WORK, "maintained")
+    first = os.path.join(WORK, "mv_first.parquet")
+    pq.write_table(all_types(0, 9), first)
+    alluvium("create", table, "--schema-from", first, "--partition-by", "part")
+    for i in range(6):  # many small files per partition
+        chunk = os.path.join(WORK, f"mv_chunk_{i}.parquet")
+        pq.write_table(all_types(i * 100, 9 + i), chunk)
+        alluvium("append", table, chunk)
+    alluvium("delete", table, "--filter", "id IN (1, 102, 203) OR part = 'R&D'")
+    before = json.loads(alluvium("inspect", table, "--json"))["version"]
+    expected = {v: ours(table, v) for v in range(1, before + 1)}
+    summary = json.loads(alluvium("optimize", table).strip().splitlines()[-1])
+    if summary["files_removed"] <= summary["files_added"]:
+        FAILURES.append(f"optimize_vacuum: OPTIMIZE did not compact: {summary}")
+    optimized = json.loads(alluvium("inspect", table, "--json"))["version"]
+    for v in range(1, optimized + 1):
+        mine = ours(table, v)
+        if mine["rows_sha256"] != expected[min(v, before)]["rows_sha256"]:
+            FAILURES.append(f"optimize_vacuum: rows at v{v} changed by OPTIMIZE")
+        compare("after OPTIMIZE", table, v, mine=mine)
+    # Z-order over a string, a timestamp and a double column: rows unchanged again.
+    alluvium("optimize", table, "--zorder", "str,ts,d")
+    mine = ours(table, None)
+    if mine["rows_sha256"] != expected[before]["rows_sha256"]:
+        FAILURES.append("optimize_vacuum: rows changed by Z-order")
+    compare("after Z-order", table, None, mine=mine)
+    # Everything up to the DELETE is 10 days old: a VACUUM at the default 7-day retention
+    # may delete the files only versions before it read, and must keep the rest.
+    age_log(table, before, 10)
+    dry = alluvium("vacuum", table, "--dry-run").strip().splitlines()
+    planned = json.loads(dry[-1])["deleted"]
+    done = json.loads(alluvium("vacuum", table).strip().splitlines()[-1])
+    if planned == 0 or done["deleted"] != planned:
+        FAILURES.append(f"optimize_vacuum: VACUUM planned {planned} and deleted {done['deleted']} files")
+    latest = json.loads(alluvium("inspect", table, "--json"))["version"]
+    for v in range(before, latest + 1):  # the retained versions
+        mine = ours(table, v)
+        if mine["rows_sha256"] != expected[before]["rows_sha256"]:
+            FAILURES.append(f"optimize_vacuum: alluvium reads v{v} differently after VACUUM")
+        compare("after VACUUM", table, v, mine=mine)
+    try:  # outside the window: its removed files are gone, so reading it must fail
+        ours(table, before - 1)
+        FAILURES.append(f"optimize_vacuum: v{before - 1} (outside the retention) still reads after VACUUM")
+    except RuntimeError as e:
+        print(f"  expected: v{before - 1} is no longer readable: {str(e)[:100]}")
+
+
 def main() -> int:
     if os.path.exists(WORK):
         shutil.rmtree(WORK)
     os.makedirs(WORK)
-    for case in (case_alluvium_writes, case_deltars_writes, case_checkpoints):
+    for case in (case_alluvium_writes, case_deltars_writes, case_checkpoints, case_optimize_vacuum):
         try:
             case()
         except Exception as e:  # noqa: BLE001
