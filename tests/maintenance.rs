@@ -3,7 +3,6 @@
 //! inside the retention window references.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[allow(dead_code)]
 mod common;
 
 use std::collections::HashMap;
