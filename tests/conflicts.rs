@@ -336,6 +336,36 @@ fn compaction_vs_delete_of_its_input_conflicts() {
     assert_eq!(ids(&t), vec![3]);
 }
 
+/// A rewrite whose read files are not live at its read version is refused before it
+/// writes: the conflict check only looks at later commits, so it could not catch the stale
+/// read (the OPTIMIZE bug of `tests/maintenance.rs::a_delete_between_optimize_commits_is_not_undone`).
+#[test]
+fn a_rewrite_of_files_not_live_at_its_read_version_is_refused() {
+    let t = table();
+    let old = t.snapshot().unwrap();
+    t.delete("p = 'x'", &WriteOptions::default()).unwrap();
+    let fresh = t.snapshot().unwrap();
+    let stale = old
+        .files()
+        .find(|a| a.partition_values.get("p") == Some(Some("x")))
+        .cloned()
+        .unwrap();
+    let mut txn = Transaction::new(&fresh, "OPTIMIZE");
+    txn.read_file(&stale);
+    txn.remove_file(Remove::from_add(&stale, 1, false));
+    let e = txn.commit().unwrap_err();
+    assert!(
+        matches!(&e, MvccError::InvalidOperation(m) if m.contains("not live")),
+        "{e}"
+    );
+    assert_eq!(
+        t.snapshot().unwrap().version(),
+        fresh.version(),
+        "nothing committed"
+    );
+    assert_eq!(ids(&t), vec![3]);
+}
+
 #[test]
 fn same_application_concurrently_conflicts() {
     let t = table();

@@ -566,3 +566,51 @@ fn vacuum_makes_the_writer_protocol_check_first() {
     let r = t.vacuum(&VacuumOptions::default()).unwrap();
     assert_eq!(r.deleted, [orphan]);
 }
+
+/// Regression: OPTIMIZE commits its plan in groups; a DELETE that commits between two
+/// groups and removes input files of a later group must not be undone by that group
+/// (rewriting files that are no longer live would resurrect the deleted rows).
+#[test]
+fn a_delete_between_optimize_commits_is_not_undone() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (t, _) = table(&[]);
+    for i in 0..4 {
+        t.append(
+            [batch(&[
+                (i, 0, "a"),
+                (i + 10, 1, "a"),
+                (i + 20, 0, "b"),
+                (i + 30, 1, "b"),
+            ])],
+            &WriteOptions::default(),
+        )
+        .unwrap();
+    }
+    let deleter = t.clone();
+    let deleted = AtomicBool::new(false);
+    let r = t
+        .optimize_with_progress(
+            &OptimizeOptions {
+                max_commit_bytes: 1, // one commit per bin: one per partition
+                ..Default::default()
+            },
+            &|p| {
+                if matches!(
+                    p,
+                    alluvium::compaction::optimize::Progress::Committed { .. }
+                ) && !deleted.swap(true, Ordering::SeqCst)
+                {
+                    deleter.delete("y = 0", &WriteOptions::default()).unwrap();
+                }
+            },
+        )
+        .unwrap();
+    assert!(deleted.load(Ordering::SeqCst));
+    let rows = rows_at(&t, VersionSpec::Latest);
+    assert!(
+        rows.iter().all(|r| r.1 == 1),
+        "deleted rows came back: {rows:?} (report {r:?})"
+    );
+    assert_eq!(rows.len(), 8);
+    assert_eq!(r.bins_dropped, 1, "{r:?}");
+}

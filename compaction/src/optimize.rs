@@ -356,6 +356,11 @@ pub fn optimize(
     let mut base = snapshot.clone();
     let target = plan.target_size;
     for group in commit_groups(plan.bins, options.max_commit_bytes) {
+        // `base` moves on after every commit and may include concurrent commits: a bin
+        // whose inputs one of them removed must not be rewritten (its rows would come back).
+        let (group, gone): (Vec<Bin>, Vec<Bin>) =
+            group.into_iter().partition(|bin| inputs_live(&base, bin));
+        report.bins_dropped += gone.len();
         let rewritten: Vec<std::result::Result<Vec<Add>, _>> = group
             .par_iter()
             .map(|bin| {

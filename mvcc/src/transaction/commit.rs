@@ -108,6 +108,19 @@ impl Transaction {
                 "the table is append-only (delta.appendOnly=true): rows cannot be deleted or overwritten".into(),
             ));
         }
+        // What the transaction read must be live at its read version: the conflict check
+        // only looks at later commits, so a stale read would go unnoticed and its rewrite
+        // would bring removed rows back.
+        if let Some(base) = &self.base {
+            for (path, dv) in &self.read_files {
+                if base.state().file(path, dv.as_ref()).is_none() {
+                    return Err(MvccError::InvalidOperation(format!(
+                        "file {path} was read as live but is not live at version {}",
+                        base.version()
+                    )));
+                }
+            }
+        }
         let parts = &metadata.partition_columns;
         for a in &self.adds {
             if a.partition_values.len() != parts.len() {
