@@ -910,6 +910,18 @@ mod tests {
         assert!(corrupt_reason(read_parquet_actions("x.parquet", file)).contains("field 1"));
     }
 
+    /// Found by the `checkpoint_parquet` fuzz target (a fourth timeout, 17 s on 465 bytes):
+    /// a page header with an over-long varint, which the parquet crate decodes with shifts
+    /// that wrap modulo 64 while the screen dropped the bits past 64. The two readings then
+    /// parted, and the crate skipped a huge list the screen never saw.
+    #[test]
+    fn fuzz_regression_overlong_varint_is_read_as_the_crate_reads_it() {
+        let file = Bytes::from_static(include_bytes!(
+            "../../../fuzz/seeds/checkpoint_parquet/fuzz-found-slow-page-header-skip.parquet"
+        ));
+        assert!(corrupt_reason(read_parquet_actions("x.parquet", file)).contains("page header"));
+    }
+
     #[test]
     fn footer_list_of_booleans_is_refused() {
         // Field 100 (unknown), long-form header: list<bool> of 2^31 - 1 elements, which the

@@ -296,19 +296,20 @@ impl Walker<'_> {
         Ok(b)
     }
 
-    /// An unsigned LEB128 varint; bits beyond 64 are dropped, as the `parquet` crate does.
+    /// An unsigned LEB128 varint, decoded exactly as the `parquet` crate decodes it: its
+    /// shifts wrap modulo 64, so the groups of an over-long varint are OR-ed back into the
+    /// low bits rather than dropped. (Dropping them made this walk see a different length
+    /// or field id than the crate for the same bytes: a fuzz-found timeout.)
     fn varint(&mut self) -> Result<u64, String> {
         let mut value = 0u64;
         let mut shift = 0u32;
         loop {
             let b = self.byte()?;
-            if shift < 64 {
-                value |= u64::from(b & 0x7f) << shift;
-            }
+            value |= u64::from(b & 0x7f).wrapping_shl(shift);
             if b & 0x80 == 0 {
                 return Ok(value);
             }
-            shift = shift.saturating_add(7);
+            shift = shift.wrapping_add(7);
         }
     }
 
@@ -393,9 +394,13 @@ impl Walker<'_> {
         if ty == STOP {
             return Ok(None);
         }
+        // As the crate: a long-form id is a zigzag varint truncated to i16; a delta that
+        // overflows is an error.
         *last_id = match header >> 4 {
             0 => zigzag(self.varint()?) as i16,
-            delta => last_id.wrapping_add(i16::from(delta)),
+            delta => last_id
+                .checked_add(i16::from(delta))
+                .ok_or_else(|| format!("Thrift field id overflows at offset {}", self.pos))?,
         };
         Ok(Some((*last_id, ty)))
     }
@@ -414,6 +419,10 @@ impl Walker<'_> {
         let mut last_id = 0;
         let mut found = None;
         while let Some((id, code)) = self.field_header(&mut last_id)? {
+            if fields.is_empty() {
+                // Skipped, as the crate skips: it reads every field id relative to 0.
+                last_id = 0;
+            }
             let value = self.field(fields, id, code, depth)?;
             if Some(id) == want {
                 found = value;
@@ -649,6 +658,23 @@ pub(crate) fn check_page_headers(data: &[u8], metadata: &ParquetMetaData) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn varints_wrap_their_shifts_like_the_parquet_crate() {
+        // Ten continuation bytes put the eleventh group at shift 70, which the crate's
+        // `wrapping_shl` turns into shift 6.
+        let mut bytes = vec![0x80; 10];
+        bytes.push(0x01);
+        assert_eq!(Walker::new(&bytes).varint(), Ok(64));
+        assert_eq!(Walker::new(&[0xac, 0x02]).varint(), Ok(300));
+    }
+
+    #[test]
+    fn field_id_deltas_that_overflow_are_refused() {
+        // Long-form id 32767, then a delta of 1.
+        let bytes = [0x05, 0xfe, 0xff, 0x03, 0x00, 0x15, 0x00, 0x00];
+        assert!(walk(&bytes).unwrap_err().contains("overflows"));
+    }
 
     fn walk(bytes: &[u8]) -> Result<Option<i64>, String> {
         Walker::new(bytes).strukt(PAGE_HEADER, MAX_DEPTH, Some(COMPRESSED_PAGE_SIZE))
