@@ -62,20 +62,31 @@ pub fn commit(version: u64, files: u64) -> Result<Bytes> {
 /// # Errors
 /// Storage errors; `TableAlreadyExists` if the table exists.
 pub fn create_log(table: &Table, commits: u64, files_per_commit: u64) -> Result<()> {
+    create_table(table)?;
+    append_commits(table.store().as_ref(), 1, commits, files_per_commit)
+}
+
+/// Creates the table synthetic commits belong to (columns `id` long and `name` string),
+/// with a checkpoint interval so large that the policy never writes one: callers place
+/// checkpoints themselves.
+///
+/// # Errors
+/// Storage errors; `TableAlreadyExists` if the table exists.
+pub fn create_table(table: &Table) -> Result<()> {
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, true),
         Field::new("name", DataType::Utf8, true),
     ]));
-    // A very large interval keeps the checkpoint policy out: callers place checkpoints.
     let props = HashMap::from([(
         "delta.checkpointInterval".to_string(),
         "1000000000".to_string(),
     )]);
     table.create(&schema, &[], &props)?;
-    append_commits(table.store().as_ref(), 1, commits, files_per_commit)
+    Ok(())
 }
 
-/// Puts the synthetic commits `from..=to`.
+/// Puts the synthetic commits `from..=to`, encoding and putting them in parallel (the log
+/// is only complete when this returns).
 ///
 /// # Errors
 /// Storage errors (`AlreadyExists` if a version is taken).
@@ -85,8 +96,9 @@ pub fn append_commits(
     to: u64,
     files_per_commit: u64,
 ) -> Result<()> {
-    for v in from..=to {
+    use rayon::prelude::*;
+    (from..=to).into_par_iter().try_for_each(|v| {
         store.put_if_absent(&commit_path(v), commit(v, files_per_commit)?)?;
-    }
-    Ok(())
+        Ok(())
+    })
 }

@@ -87,49 +87,24 @@ fn peak_rss_mib() -> Option<f64> {
 
 /// The commit file of one synthetic version: commitInfo and `files` adds with statistics.
 fn gen_log(a: GenLogArgs) -> Result<()> {
-    use alluvium::txlog::log_path::commit_path;
+    use alluvium::synthetic::{append_commits, create_table};
     let table = Table::open_local(&a.dir, false)?;
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, true),
-        Field::new("name", DataType::Utf8, true),
-    ]));
-    // One checkpoint at the end, placed by hand: a very large interval keeps the policy out.
-    let props = HashMap::from([(
-        "delta.checkpointInterval".to_string(),
-        "1000000000".to_string(),
-    )]);
-    table.create(&schema, &[], &props)?;
-    let store = table.store().clone();
+    create_table(&table)?;
+    let store = table.store().as_ref();
     let started = Instant::now();
+    // One checkpoint `--tail` commits before the end, placed by hand.
     let checkpoint_at = a.commits.saturating_sub(a.tail);
     let mut checkpoint_ms = 0.0;
     let mut rss_before_checkpoint = None;
-    let batch: u64 = 2000;
-    let mut v = 1;
-    while v <= a.commits {
-        let end = (v + batch - 1).min(a.commits).min(if v <= checkpoint_at {
-            checkpoint_at
-        } else {
-            a.commits
-        });
-        let versions: Vec<u64> = (v..=end).collect();
-        let results: Vec<Result<()>> = rayon_map(&versions, |version| {
-            store.put_if_absent(
-                &commit_path(*version),
-                alluvium::synthetic::commit(*version, a.files_per_commit)?,
-            )?;
-            Ok(())
-        });
-        results.into_iter().collect::<Result<Vec<_>>>()?;
-        if end == checkpoint_at && checkpoint_at > 0 {
-            let snapshot = table.snapshot_at(VersionSpec::Version(checkpoint_at))?;
-            rss_before_checkpoint = peak_rss_mib();
-            let s = Instant::now();
-            alluvium::compaction::checkpoint(&snapshot, &Default::default(), 1_700_000_000_000)?;
-            checkpoint_ms = s.elapsed().as_secs_f64() * 1000.0;
-        }
-        v = end + 1;
+    if checkpoint_at > 0 {
+        append_commits(store, 1, checkpoint_at, a.files_per_commit)?;
+        let snapshot = table.snapshot_at(VersionSpec::Version(checkpoint_at))?;
+        rss_before_checkpoint = peak_rss_mib();
+        let s = Instant::now();
+        alluvium::compaction::checkpoint(&snapshot, &Default::default(), 1_700_000_000_000)?;
+        checkpoint_ms = s.elapsed().as_secs_f64() * 1000.0;
     }
+    append_commits(store, checkpoint_at + 1, a.commits, a.files_per_commit)?;
     println!(
         "{}",
         json!({"bench": "gen-log", "commits": a.commits, "files": a.commits * a.files_per_commit, "checkpoint_version": checkpoint_at,
@@ -137,11 +112,6 @@ fn gen_log(a: GenLogArgs) -> Result<()> {
                "peak_rss_mib_before_checkpoint": rss_before_checkpoint, "peak_rss_mib": peak_rss_mib()})
     );
     Ok(())
-}
-
-fn rayon_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
-    use rayon::prelude::*;
-    items.par_iter().map(f).collect()
 }
 
 fn checkpoint_bench(a: CheckpointBenchArgs) -> Result<()> {
