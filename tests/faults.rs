@@ -21,47 +21,27 @@ mod common;
 #[path = "common/fault_workload.rs"]
 mod fault_workload;
 
-use std::sync::Arc;
 
-use alluvium::storage::{Fault, InMemoryStore, LocalFsStore};
+use alluvium::storage::Fault;
 use alluvium::txlog::log_path::LogFileKind;
 use alluvium::txlog::segment::list_log_from;
 use fault_workload::*;
 
-fn in_memory() -> Setup {
-    let store = Arc::new(InMemoryStore::new().with_manual_clock(1_700_000_000_000));
-    let clock = store.clone();
-    Setup {
-        store,
-        advance: Box::new(move |ms| clock.advance_clock(ms)),
-        _dir: None,
-    }
-}
-
-fn on_disk() -> Setup {
-    let dir = tempfile::tempdir().unwrap();
-    Setup {
-        store: Arc::new(LocalFsStore::new(dir.path()).with_durability(false)),
-        advance: Box::new(|_| {}),
-        _dir: Some(dir),
-    }
-}
-
 #[test]
 fn every_fault_at_every_operation_in_memory() {
-    sweep(WORKLOAD, in_memory);
+    sweep(WORKLOAD, Setup::in_memory);
 }
 
 #[test]
 fn every_fault_at_every_operation_on_local_disk() {
-    sweep(WORKLOAD, on_disk);
+    sweep(WORKLOAD, Setup::on_disk);
 }
 
 /// Faults in every write of automatic and explicit checkpoints and of log cleanup.
 #[test]
 fn every_fault_while_checkpointing_and_cleaning_in_memory() {
     // Without faults the workload does checkpoint and remove old commits.
-    let setup = in_memory();
+    let setup = Setup::in_memory();
     run_with_fault(&setup, CHECKPOINT_WORKLOAD, 0, Fault::ErrorBefore);
     let listing = list_log_from(setup.store.as_ref(), 0).unwrap();
     assert!(
@@ -73,10 +53,10 @@ fn every_fault_while_checkpointing_and_cleaning_in_memory() {
         listing.iter().all(|f| f.version > 0),
         "cleanup removed nothing: {listing:?}"
     );
-    sweep(CHECKPOINT_WORKLOAD, in_memory);
+    sweep(CHECKPOINT_WORKLOAD, Setup::in_memory);
 }
 
 #[test]
 fn every_fault_while_checkpointing_on_local_disk() {
-    sweep(CHECKPOINT_WORKLOAD, on_disk);
+    sweep(CHECKPOINT_WORKLOAD, Setup::on_disk);
 }

@@ -9,15 +9,19 @@
 //! * it stays writable.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/fault_workload.rs"]
+mod fault_workload;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::compaction::optimize::OptimizeOptions;
 use alluvium::compaction::vacuum::{VacuumMode, VacuumOptions};
-use alluvium::storage::{Fault, FaultyStore, InMemoryStore, LocalFsStore, StoreRef};
+use alluvium::storage::{Fault, FaultyStore};
 use alluvium::{ScanBuilder, Table, VersionSpec, WriteOptions};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
+use fault_workload::Setup;
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -81,35 +85,6 @@ fn rows_at(t: &Table, spec: VersionSpec) -> Result<Vec<(i64, i64)>, String> {
     Ok(out)
 }
 
-struct Setup {
-    store: StoreRef,
-    advance: Box<dyn Fn(i64)>,
-    on_disk: bool,
-    _dir: Option<tempfile::TempDir>,
-}
-
-fn in_memory() -> Setup {
-    let store = Arc::new(InMemoryStore::new().with_manual_clock(1_700_000_000_000));
-    let clock = store.clone();
-    Setup {
-        store,
-        advance: Box::new(move |ms| clock.advance_clock(ms)),
-        on_disk: false,
-        _dir: None,
-    }
-}
-
-fn on_disk() -> Setup {
-    let dir = tempfile::tempdir().unwrap();
-    Setup {
-        store: Arc::new(LocalFsStore::new(dir.path()).with_durability(false)),
-        advance: Box::new(|_| {}),
-        on_disk: true,
-        _dir: Some(dir),
-    }
-}
-
-/// Builds the table (12 small files in two partitions, one delete) without faults.
 fn build(setup: &Setup) -> Vec<(i64, i64)> {
     let t = Table::from_store(setup.store.clone());
     t.create(&schema(), &["p".into()], &HashMap::new()).unwrap();
@@ -142,7 +117,7 @@ fn run(t: &Table, op: Op, setup: &Setup) -> alluvium::Result<()> {
                 mode,
                 ..Default::default()
             };
-            if setup.on_disk {
+            if !setup.clock_moves {
                 o.retention_hours = Some(0.0);
                 o.force = true;
             }
@@ -178,7 +153,7 @@ fn run_with_fault(make: &dyn Fn() -> Setup, at: u64, fault: Fault) -> u64 {
         "{ctx}: rows changed"
     );
     // Every version inside the retention window still reads whole.
-    let window_start = if setup.on_disk {
+    let window_start = if !setup.clock_moves {
         latest.version()
     } else {
         let cutoff = setup.store.now_ms() - 7 * DAY_MS;
@@ -216,10 +191,10 @@ fn sweep(make: &dyn Fn() -> Setup) {
 
 #[test]
 fn every_fault_in_optimize_and_vacuum_in_memory() {
-    sweep(&in_memory);
+    sweep(&Setup::in_memory);
 }
 
 #[test]
 fn every_fault_in_optimize_and_vacuum_on_local_disk() {
-    sweep(&on_disk);
+    sweep(&Setup::on_disk);
 }

@@ -406,6 +406,7 @@ fn remote_setup(root: &RemoteStore) -> fault_workload::Setup {
     fault_workload::Setup {
         store: Arc::new(store),
         advance: Box::new(|_| {}),
+        clock_moves: false,
         _dir: None,
     }
 }

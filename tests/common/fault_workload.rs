@@ -181,8 +181,39 @@ pub struct Setup {
     /// Moves the store clock forward by this many milliseconds (a no-op where the clock
     /// cannot move).
     pub advance: Box<dyn Fn(i64)>,
+    /// Whether `advance` moves the store's clock (false where files get the wall clock's
+    /// times, so waiting out a retention is not possible).
+    pub clock_moves: bool,
     /// Keeps a temporary directory alive.
     pub _dir: Option<tempfile::TempDir>,
+}
+
+impl Setup {
+    /// A fresh in-memory store with a manual clock.
+    pub fn in_memory() -> Setup {
+        let store =
+            Arc::new(alluvium::storage::InMemoryStore::new().with_manual_clock(1_700_000_000_000));
+        let clock = store.clone();
+        Setup {
+            store,
+            advance: Box::new(move |ms| clock.advance_clock(ms)),
+            clock_moves: true,
+            _dir: None,
+        }
+    }
+
+    /// A fresh local directory (without fsync: faults here are injected, not power cuts).
+    pub fn on_disk() -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        Setup {
+            store: Arc::new(
+                alluvium::storage::LocalFsStore::new(dir.path()).with_durability(false),
+            ),
+            advance: Box::new(|_| {}),
+            clock_moves: false,
+            _dir: Some(dir),
+        }
+    }
 }
 
 /// Runs `workload` with one fault and checks the invariants. Returns the number of store
