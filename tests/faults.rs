@@ -21,7 +21,6 @@ mod common;
 #[path = "common/fault_workload.rs"]
 mod fault_workload;
 
-
 use alluvium::storage::Fault;
 use alluvium::txlog::log_path::LogFileKind;
 use alluvium::txlog::segment::list_log_from;
