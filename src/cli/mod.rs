@@ -22,6 +22,7 @@ mod output;
 pub mod report;
 mod scan;
 mod text;
+mod verify;
 mod write;
 
 use std::process::ExitCode;
@@ -67,6 +68,10 @@ enum Command {
     /// Build a partitioned table with concurrent writers, a delete, an overwrite and time
     /// travel, printing each step.
     Demo(demo::DemoArgs),
+    /// Check a table without changing it: the log, checkpoints, `_last_checkpoint`, data
+    /// files and deletion vectors (--deep: also statistics against the data). Exits 0 for a
+    /// clean table, 3 when something is wrong (one line per finding), 1 if it cannot check.
+    Verify(verify::VerifyArgs),
     /// Measure alluvium.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -121,6 +126,7 @@ pub fn run() -> Result<ExitCode> {
         }
     };
     let done = match cli.command {
+        Command::Verify(a) => return verify::run(a),
         Command::Scan(a) => scan::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Files(a) => files::run(a),
