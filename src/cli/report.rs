@@ -51,5 +51,10 @@ pub fn print_after_write(text: &str) {
 /// Whether `e` is a write to a pipe whose reader went away (`alluvium scan t | head`): the
 /// command ends with a non-zero status but without an error message, like other Unix tools.
 pub fn is_broken_pipe(e: &Error) -> bool {
-    matches!(e, Error::Io { source, .. } if source.kind() == ErrorKind::BrokenPipe)
+    match e {
+        Error::Io { source, .. } | Error::Arrow(arrow_schema::ArrowError::IoError(_, source)) => {
+            source.kind() == ErrorKind::BrokenPipe
+        }
+        _ => false,
+    }
 }

@@ -2,6 +2,7 @@
 //! of the recorded size, and every deletion vector decodes (checksum, size) to the number
 //! of rows its descriptor states.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use alluvium_mvcc::Snapshot;
@@ -21,13 +22,16 @@ fn local_path(uri: &str) -> Option<PathBuf> {
     rest.starts_with('/').then(|| PathBuf::from(rest))
 }
 
-/// Checks the data files and deletion vectors of `snapshot`, in path order.
-pub(super) fn check_files(snapshot: &Snapshot, report: &mut VerifyReport) {
+/// Checks the data files and deletion vectors of `snapshot`, in path order; returns the
+/// paths (as in the log) of the files found missing or damaged.
+pub(super) fn check_files(snapshot: &Snapshot, report: &mut VerifyReport) -> HashSet<String> {
+    let mut bad = HashSet::new();
     let store = snapshot.store().as_ref();
     let mut adds: Vec<&Add> = snapshot.files().collect();
     adds.sort_by(|a, b| a.path.cmp(&b.path));
     for add in adds {
         report.files_checked += 1;
+        let before = report.findings.len();
         match resolve(&add.path, snapshot.root()) {
             Ok(location) => check_file(store, add, &location, report),
             Err(e) => report.findings.push(Finding::new(
@@ -39,7 +43,11 @@ pub(super) fn check_files(snapshot: &Snapshot, report: &mut VerifyReport) {
         if add.deletion_vector.is_some() {
             check_deletion_vector(store, add, report);
         }
+        if report.findings.len() > before {
+            bad.insert(add.path.clone());
+        }
     }
+    bad
 }
 
 /// What the filesystem holds at a local path: its size if it is a regular file (following

@@ -29,7 +29,7 @@ pub struct VerifyOptions {
 }
 
 /// The kinds of damage `verify` reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum FindingKind {
@@ -190,9 +190,9 @@ impl Table {
                 return Ok(report);
             }
         };
-        files::check_files(&snapshot, &mut report);
+        let damaged = files::check_files(&snapshot, &mut report);
         if options.deep {
-            stats::check_stats(&snapshot, &mut report);
+            stats::check_stats(&snapshot, &damaged, &mut report);
         }
         Ok(report)
     }
