@@ -51,10 +51,24 @@ pub fn print_after_write(text: &str) {
 /// Whether `e` is a write to a pipe whose reader went away (`alluvium scan t | head`): the
 /// command ends with a non-zero status but without an error message, like other Unix tools.
 pub fn is_broken_pipe(e: &Error) -> bool {
-    match e {
-        Error::Io { source, .. } | Error::Arrow(arrow_schema::ArrowError::IoError(_, source)) => {
-            source.kind() == ErrorKind::BrokenPipe
+    // The writers of the output formats wrap the I/O error in their own (arrow, parquet):
+    // look through the chain of sources.
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = next {
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && io.kind() == ErrorKind::BrokenPipe
+        {
+            return true;
         }
-        _ => false,
+        if let Some(parquet::errors::ParquetError::External(inner)) =
+            err.downcast_ref::<parquet::errors::ParquetError>()
+            && inner
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == ErrorKind::BrokenPipe)
+        {
+            return true;
+        }
+        next = err.source();
     }
+    false
 }
