@@ -445,3 +445,27 @@ fn files_and_table_output_escape_control_characters() {
     assert_eq!(files.lines().count(), 2, "{files:?}");
     assert!(files.contains("evil\\nfake.parquet\\u{1b}[2J"), "{files:?}");
 }
+
+#[test]
+fn inspect_escapes_control_characters_in_table_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let t = t.to_str().unwrap();
+    let csv = dir.path().join("a.csv");
+    std::fs::write(&csv, "id,name\n1,alice\n").unwrap();
+    ok(&[
+        "create",
+        t,
+        "--schema-from",
+        csv.to_str().unwrap(),
+        "--property",
+        "user.note=x\u{1b}[2Jy\nversion: 99",
+    ]);
+    let out = ok(&["inspect", t]);
+    assert!(!out.contains('\u{1b}'), "{out:?}");
+    assert!(
+        out.contains("user.note = x\\u{1b}[2Jy\\nversion: 99"),
+        "{out}"
+    );
+    assert_eq!(out.lines().filter(|l| l.starts_with("version:")).count(), 1);
+}
