@@ -637,3 +637,28 @@ fn every_readable_conformance_table_verifies_clean() {
     assert!(checked > 100, "only {checked} tables checked");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// A multi-part checkpoint with a part missing is not a complete checkpoint: reported,
+/// and (with the commits all present) nothing else is wrong.
+#[test]
+fn an_incomplete_multi_part_checkpoint_is_reported() {
+    let (_dir, root) = built();
+    let table = Table::open(root.to_str().unwrap()).unwrap();
+    let out = table
+        .checkpoint(&CheckpointConfig { part_size: Some(2) })
+        .unwrap();
+    assert!(out.files.len() > 1, "{:?}", out.files);
+    assert!(run_verify(&root, None, false).is_clean());
+    std::fs::remove_file(root.join(out.files[1].as_str())).unwrap();
+    let report = verify_read_only(&root);
+    assert_eq!(
+        kinds(&report),
+        // _last_checkpoint now names a checkpoint that is not complete.
+        BTreeSet::from([
+            FindingKind::UnreadableCheckpoint,
+            FindingKind::LastCheckpoint
+        ]),
+        "{:?}",
+        report.findings
+    );
+}
