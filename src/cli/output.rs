@@ -10,6 +10,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use clap::ValueEnum;
 
+use super::report::output_error;
 use super::text::escape_control;
 
 /// Output formats of `scan`.
@@ -42,6 +43,15 @@ pub fn destination(path: Option<&str>) -> Result<Box<dyn Write + Send>> {
 
 /// Writes `batches` (of `schema`) in `format`.
 pub fn write(
+    format: Format,
+    schema: SchemaRef,
+    batches: &[RecordBatch],
+    out: Box<dyn Write + Send>,
+) -> Result<()> {
+    write_format(format, schema, batches, out).map_err(|e| output_error(e, "output"))
+}
+
+fn write_format(
     format: Format,
     schema: SchemaRef,
     batches: &[RecordBatch],

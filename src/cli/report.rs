@@ -14,7 +14,7 @@ use std::io::{ErrorKind, Write};
 
 use alluvium::{Error, Result};
 
-/// The context of stdout errors (also how `main` recognizes them).
+/// The context of errors writing to stdout.
 pub const STDOUT: &str = "stdout";
 
 fn stdout_error(e: std::io::Error) -> Error {
@@ -50,25 +50,32 @@ pub fn print_after_write(text: &str) {
 
 /// Whether `e` is a write to a pipe whose reader went away (`alluvium scan t | head`): the
 /// command ends with a non-zero status but without an error message, like other Unix tools.
+/// Only output errors qualify ([`Error::Io`], which the library uses for local files
+/// outside the table; see [`output_error`]): a broken connection to a store stays an error.
 pub fn is_broken_pipe(e: &Error) -> bool {
-    // The writers of the output formats wrap the I/O error in their own (arrow, parquet):
-    // look through the chain of sources.
-    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    matches!(e, Error::Io { source, .. } if source.kind() == ErrorKind::BrokenPipe)
+}
+
+/// An error from writing output (`context`: what was being written). The format writers
+/// wrap I/O errors in their own (arrow, parquet); a broken pipe among them is brought out
+/// as [`Error::Io`] so that [`is_broken_pipe`] recognizes it.
+pub fn output_error(e: Error, context: &str) -> Error {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(&e);
     while let Some(err) = next {
-        if let Some(io) = err.downcast_ref::<std::io::Error>()
-            && io.kind() == ErrorKind::BrokenPipe
-        {
-            return true;
-        }
-        if let Some(parquet::errors::ParquetError::External(inner)) =
-            err.downcast_ref::<parquet::errors::ParquetError>()
-            && inner
-                .downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == ErrorKind::BrokenPipe)
-        {
-            return true;
+        let pipe = |io: &std::io::Error| io.kind() == ErrorKind::BrokenPipe;
+        let broken = err.downcast_ref::<std::io::Error>().is_some_and(pipe)
+            || matches!(
+                err.downcast_ref::<parquet::errors::ParquetError>(),
+                Some(parquet::errors::ParquetError::External(inner))
+                    if inner.downcast_ref::<std::io::Error>().is_some_and(pipe)
+            );
+        if broken {
+            return Error::Io {
+                context: context.to_string(),
+                source: ErrorKind::BrokenPipe.into(),
+            };
         }
         next = err.source();
     }
-    false
+    e
 }
