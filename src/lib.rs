@@ -29,6 +29,7 @@ pub mod scan;
 #[doc(hidden)]
 pub mod synthetic;
 mod table;
+mod verify;
 mod write;
 
 pub use alluvium_compaction as compaction;
@@ -41,6 +42,7 @@ pub use error::{Error, Result};
 pub use history::{CommitEntry, history};
 pub use scan::{Scan, ScanBuilder};
 pub use table::{STORAGE_OPTIONS_ENV, Table};
+pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
 pub use write::{DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};
 
 /// What alluvium calls itself in `commitInfo.engineInfo` and Parquet `created_by`.

@@ -1,9 +1,16 @@
 //! The `alluvium` command-line tool. Every failure prints one line on stderr and exits
-//! non-zero; internal panics are caught and reported the same way.
+//! non-zero; internal panics are caught and reported the same way. Nothing here writes with
+//! `eprintln!`, which panics when stderr is closed.
 
 mod cli;
 
+use std::io::Write;
 use std::process::ExitCode;
+
+/// Writes one line to stderr; a closed stderr is ignored (there is nowhere left to report).
+fn error_line(text: &str) {
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
 
 fn main() -> ExitCode {
     // One line, no backtrace: a panic is a bug, but the tool's contract is one error line.
@@ -18,15 +25,17 @@ fn main() -> ExitCode {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!(
+        error_line(&format!(
             "error: internal error (please report): {}{at}",
             msg.replace('\n', " ")
-        );
+        ));
     }));
     match std::panic::catch_unwind(cli::run) {
-        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Ok(status)) => status,
+        // The reader of our output went away: nothing more to say to anyone.
+        Ok(Err(e)) if cli::report::is_broken_pipe(&e) => ExitCode::from(1),
         Ok(Err(e)) => {
-            eprintln!("error: {}", cli::one_line(&e));
+            error_line(&format!("error: {}", cli::one_line(&e)));
             ExitCode::from(1)
         }
         Err(_) => ExitCode::from(101),

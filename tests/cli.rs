@@ -278,3 +278,194 @@ fn demo_runs() {
     let out = ok(&["demo", dir.path().join("demo").to_str().unwrap()]);
     assert!(out.contains("history") && out.contains("DELETE") && out.contains("time travel"));
 }
+
+/// Runs `args` with stdout a pipe whose reader is already gone, so every write to it
+/// fails (EPIPE).
+fn run_with_closed_stdout(args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    Command::new(BIN)
+        .args(args)
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+fn table_version(t: &str) -> u64 {
+    alluvium::Table::open(t)
+        .unwrap()
+        .snapshot()
+        .unwrap()
+        .version()
+}
+
+/// A write whose commit landed exits 0 even when its report cannot be printed (it used to
+/// panic with exit 101, and a script retrying on failure appended twice); it says so on
+/// stderr, in one line.
+#[test]
+fn writes_that_landed_exit_zero_with_stdout_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let t = t.to_str().unwrap();
+    let csv = dir.path().join("a.csv");
+    std::fs::write(&csv, "id,name\n1,alice\n2,bob\n").unwrap();
+    let csv = csv.to_str().unwrap();
+    let one = dir.path().join("one.csv");
+    std::fs::write(&one, "id,name\n1,carol\n").unwrap();
+    let one = one.to_str().unwrap();
+    let steps: Vec<(Vec<&str>, Option<u64>)> = vec![
+        (vec!["create", t, "--schema-from", csv], Some(0)),
+        (vec!["append", t, csv], Some(1)),
+        (vec!["append", t, csv], Some(2)),
+        (vec!["overwrite", t, one, "--filter", "id = 1"], Some(3)),
+        (vec!["delete", t, "--filter", "id = 2"], Some(4)),
+        (vec!["checkpoint", t], None),
+        (vec!["cleanup-log", t], None),
+        (vec!["optimize", t], None),
+        (vec!["vacuum", t, "--retention-hours", "0", "--force"], None),
+    ];
+    for (args, version) in steps {
+        let o = run_with_closed_stdout(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("internal error"), "{args:?}: {err}");
+        assert!(err.lines().count() <= 1, "{args:?}: {err}");
+        if let Some(v) = version {
+            // Exactly one commit per command: nothing retried, nothing lost.
+            assert_eq!(table_version(t), v, "{args:?}");
+            assert!(err.starts_with("warning: "), "{args:?}: {err}");
+        }
+    }
+}
+
+/// Commands whose output is their result fail when it cannot be written, never with a
+/// panic, and quietly for a closed pipe.
+#[test]
+fn reads_with_stdout_closed_fail_quietly_without_panicking() {
+    let t = conformance("basic_partitioned");
+    let dir = tempfile::tempdir().unwrap();
+    let demo = dir.path().join("demo");
+    for args in [
+        vec!["scan", &t],
+        vec!["scan", &t, "--format", "csv"],
+        vec!["scan", &t, "--format", "jsonl"],
+        vec!["scan", &t, "--format", "parquet"],
+        vec!["files", &t],
+        vec!["history", &t],
+        vec!["history", &t, "--json"],
+        vec!["inspect", &t],
+        vec!["inspect", &t, "--json"],
+        vec!["verify", &t],
+        vec!["cleanup-log", &t, "--dry-run"],
+        vec!["vacuum", &t, "--dry-run"],
+        vec!["bench", "load", &t, "--repeat", "1"],
+        vec!["demo", demo.to_str().unwrap()],
+    ] {
+        let o = run_with_closed_stdout(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_ne!(o.status.code(), Some(101), "{args:?} panicked: {err}");
+        assert_ne!(
+            o.status.code(),
+            Some(0),
+            "{args:?} must report the lost output"
+        );
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn history_limit_zero_prints_nothing() {
+    let t = conformance("basic_partitioned");
+    assert_eq!(ok(&["history", &t, "--limit", "0"]), "");
+    assert_eq!(ok(&["history", &t, "--limit", "0", "--json"]).trim(), "[]");
+    fails(&["history", "/nonexistent/table", "--limit", "0"]);
+}
+
+#[test]
+fn create_refuses_bad_partition_columns_and_properties() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let t = t.to_str().unwrap();
+    let csv = dir.path().join("a.csv");
+    std::fs::write(&csv, "id,name\n1,alice\n").unwrap();
+    let csv = csv.to_str().unwrap();
+    let e = fails(&[
+        "create",
+        t,
+        "--schema-from",
+        csv,
+        "--partition-by",
+        "name,name",
+    ]);
+    assert!(e.contains("listed twice"), "{e}");
+    let e = fails(&["create", t, "--schema-from", csv, "--partition-by", "nope"]);
+    assert!(e.contains("not in the schema"), "{e}");
+    for p in [
+        "delta.checkpointInterval=0",
+        "delta.targetFileSize=-1",
+        "delta.logRetentionDuration=interval -1 days",
+    ] {
+        let e = fails(&["create", t, "--schema-from", csv, "--property", p]);
+        assert!(e.contains(p.split('=').next().unwrap()), "{e}");
+    }
+    assert!(!Path::new(t).join("_delta_log").exists());
+}
+
+/// A path or value holding a newline or terminal escape cannot forge output lines or
+/// colour the terminal: `files` and `scan --format table` print such characters escaped.
+#[test]
+fn files_and_table_output_escape_control_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let t = t.to_str().unwrap();
+    let rows = dir.path().join("a.jsonl");
+    std::fs::write(
+        &rows,
+        "{\"id\":1,\"name\":\"line\\nforged | 2 | row\\u001b[31m\"}\n{\"id\":2,\"name\":\"plain\"}\n",
+    )
+    .unwrap();
+    ok(&["append", t, rows.to_str().unwrap(), "--create"]);
+    let out = ok(&["scan", t]);
+    assert!(!out.contains('\u{1b}'), "{out:?}");
+    assert!(out.contains("line\\nforged | 2 | row\\u{1b}[31m"), "{out}");
+    // Header, borders and two rows: no forged line.
+    assert_eq!(out.lines().count(), 6, "{out}");
+    // CSV keeps values exact (quoted), as before.
+    assert!(ok(&["scan", t, "--format", "csv"]).contains("\"line\nforged"));
+
+    // A hostile file name in the log (the file need not exist to be listed).
+    let evil = r#"{"add":{"path":"evil\nfake.parquet\u001b[2J","partitionValues":{},"size":1,"modificationTime":0,"dataChange":true}}"#;
+    std::fs::write(
+        Path::new(t).join("_delta_log/00000000000000000002.json"),
+        format!("{evil}\n"),
+    )
+    .unwrap();
+    let files = ok(&["files", t]);
+    assert_eq!(files.lines().count(), 2, "{files:?}");
+    assert!(files.contains("evil\\nfake.parquet\\u{1b}[2J"), "{files:?}");
+}
+
+#[test]
+fn inspect_escapes_control_characters_in_table_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let t = t.to_str().unwrap();
+    let csv = dir.path().join("a.csv");
+    std::fs::write(&csv, "id,name\n1,alice\n").unwrap();
+    ok(&[
+        "create",
+        t,
+        "--schema-from",
+        csv.to_str().unwrap(),
+        "--property",
+        "user.note=x\u{1b}[2Jy\nversion: 99",
+    ]);
+    let out = ok(&["inspect", t]);
+    assert!(!out.contains('\u{1b}'), "{out:?}");
+    assert!(
+        out.contains("user.note = x\\u{1b}[2Jy\\nversion: 99"),
+        "{out}"
+    );
+    assert_eq!(out.lines().filter(|l| l.starts_with("version:")).count(), 1);
+}

@@ -380,3 +380,49 @@ fn walk(p: &std::path::Path) -> Vec<String> {
     }
     out
 }
+
+/// Partition columns must name distinct columns of the schema, and property values the
+/// engine would silently replace by a default are refused; nothing is created either way.
+#[test]
+fn create_refuses_bad_partitioning_and_out_of_range_properties() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Table::open(dir.path().join("t").to_str().unwrap()).unwrap();
+    let no_props = HashMap::new();
+    for (partitions, why) in [
+        (vec!["part", "part"], "listed twice"),
+        (vec!["part", "PART"], "listed twice"),
+        (vec!["nope"], "not in the schema"),
+    ] {
+        let partitions: Vec<String> = partitions.into_iter().map(String::from).collect();
+        let e = t.create(&schema(), &partitions, &no_props).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+        assert!(e.to_string().contains(why), "{partitions:?}: {e}");
+    }
+    for (k, v) in [
+        ("delta.checkpointInterval", "0"),
+        ("delta.checkpointInterval", "-3"),
+        ("delta.targetFileSize", "-1"),
+        ("delta.targetFileSize", "0"),
+        ("delta.dataSkippingNumIndexedCols", "-2"),
+        ("delta.logRetentionDuration", "interval -1 days"),
+        ("delta.deletedFileRetentionDuration", "-7 days"),
+        ("delta.setTransactionRetentionDuration", "interval 2 months"),
+        ("delta.enableExpiredLogCleanup", "yes"),
+        ("delta.checkpointPolicy", "v3"),
+    ] {
+        let props = HashMap::from([(k.to_string(), v.to_string())]);
+        let e = t.create(&schema(), &[], &props).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{k}={v}: {e}");
+        assert!(e.to_string().contains(k), "{k}={v}: {e}");
+    }
+    assert!(t.snapshot().is_err(), "nothing may have been created");
+    let ok = HashMap::from([
+        ("delta.checkpointInterval".to_string(), "1".to_string()),
+        ("delta.targetFileSize".to_string(), "1048576".to_string()),
+        (
+            "delta.dataSkippingNumIndexedCols".to_string(),
+            "-1".to_string(),
+        ),
+    ]);
+    t.create(&schema(), &["part".to_string()], &ok).unwrap();
+}

@@ -105,7 +105,7 @@ fn gen_log(a: GenLogArgs) -> Result<()> {
         checkpoint_ms = s.elapsed().as_secs_f64() * 1000.0;
     }
     append_commits(store, checkpoint_at + 1, a.commits, a.files_per_commit)?;
-    println!(
+    outln!(
         "{}",
         json!({"bench": "gen-log", "commits": a.commits, "files": a.commits * a.files_per_commit, "checkpoint_version": checkpoint_at,
                "seconds": round3(started.elapsed().as_secs_f64()), "checkpoint_ms": round3(checkpoint_ms),
@@ -129,7 +129,7 @@ fn checkpoint_bench(a: CheckpointBenchArgs) -> Result<()> {
         alluvium_now(),
     )?;
     let ms = started.elapsed().as_secs_f64() * 1000.0;
-    println!(
+    outln!(
         "{}",
         json!({"bench": "checkpoint", "version": out.version, "files": snapshot.num_files(), "load_ms": round3(load_ms),
                "checkpoint_ms": round3(ms), "checkpoint_bytes": out.hint.size_in_bytes, "parts": out.files.len(),
@@ -169,7 +169,7 @@ fn refresh_bench(a: RefreshArgs) -> Result<()> {
         snapshot = next;
     }
     let (median, min, max) = summary(times);
-    println!(
+    outln!(
         "{}",
         json!({"bench": "refresh", "new_commits": a.commits, "files": snapshot.num_files(), "version": snapshot.version(),
                "median_ms": round3(median), "min_ms": round3(min), "max_ms": round3(max),
@@ -325,7 +325,7 @@ fn append(a: AppendArgs) -> Result<()> {
             .copied()
             .unwrap_or(0.0)
     };
-    println!(
+    outln!(
         "{}",
         json!({"bench": "append", "commits": a.commits, "writers": a.writers, "durable": durable,
                "commits_per_s": round3(a.commits as f64 / elapsed), "p50_ms": round3(pct(0.5)), "p99_ms": round3(pct(0.99)),
@@ -365,7 +365,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
             }
             let (median, min, max) = summary(times);
             let (snapshot_median, _, _) = summary(snapshot_times);
-            println!(
+            outln!(
                 "{}",
                 json!({"bench": "load", "version": first.version, "files": first.files,
                        "repeat": a.repeat, "median_ms": round3(median), "min_ms": round3(min),

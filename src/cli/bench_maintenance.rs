@@ -83,7 +83,7 @@ pub fn optimize(a: OptimizeBenchArgs) -> Result<()> {
     let _ = std::fs::remove_dir_all(&work);
     let (median, min, max) = summary(times);
     let r = last.unwrap_or_default();
-    println!(
+    outln!(
         "{}",
         json!({"bench": "optimize", "repeat": a.repeat, "files_removed": r.files_removed,
                "files_added": r.files_added, "bytes_removed": r.bytes_removed,
@@ -149,7 +149,7 @@ pub fn vacuum(a: VacuumBenchArgs) -> Result<()> {
             a.files
         )));
     }
-    println!(
+    outln!(
         "{}",
         json!({"bench": "vacuum", "mode": "full", "unreferenced": a.files, "partitions": partitions,
                "deleted": report.deleted.len(), "live_files": live_after,

@@ -80,12 +80,12 @@ pub fn run(a: DemoArgs) -> Result<()> {
             .to_string_lossy()
             .into_owned()
     });
-    println!("1. create a table partitioned by region at {dir}");
+    outln!("1. create a table partitioned by region at {dir}");
     let table = Table::open(&dir)?;
     let r = table.create(&schema(), &["region".to_string()], &HashMap::new())?;
-    println!("   version {}: schema id/region/amount/ts", r.version);
+    outln!("   version {}: schema id/region/amount/ts", r.version);
 
-    println!(
+    outln!(
         "2. four writers append concurrently, five commits each, each with its own table handle"
     );
     let handles: Vec<_> = (0..4)
@@ -115,16 +115,16 @@ pub fn run(a: DemoArgs) -> Result<()> {
     }
     versions.sort_unstable();
     let after_appends = *versions.last().unwrap_or(&0);
-    println!(
+    outln!(
         "   20 commits landed as versions {:?}..={after_appends} ({retries} retries after losing a race)",
         versions.first().unwrap_or(&0)
     );
-    println!("   rows: {}", count(&table, VersionSpec::Latest, None)?);
+    outln!("   rows: {}", count(&table, VersionSpec::Latest, None)?);
 
-    println!("3. delete the rows with amount < 10 (copy-on-write)");
+    outln!("3. delete the rows with amount < 10 (copy-on-write)");
     let o = table.delete("amount < 10", &WriteOptions::default())?;
     if let Some(r) = o.report() {
-        println!(
+        outln!(
             "   version {}: {} files removed, {} added; rows now {}",
             r.version,
             r.files_removed,
@@ -133,20 +133,20 @@ pub fn run(a: DemoArgs) -> Result<()> {
         );
     }
 
-    println!("4. overwrite region EU (replaceWhere region = 'EU')");
+    outln!("4. overwrite region EU (replaceWhere region = 'EU')");
     let o = table.overwrite(
         [eu_batch()?],
         Some("region = 'EU'"),
         &WriteOptions::default(),
     )?;
-    println!(
+    outln!(
         "   version {}: EU rows now {}",
         version(&o),
         count(&table, VersionSpec::Latest, Some("region = 'EU'"))?
     );
 
-    println!("5. time travel");
-    println!(
+    outln!("5. time travel");
+    outln!(
         "   version {after_appends}: {} rows, {} in EU",
         count(&table, VersionSpec::Version(after_appends), None)?,
         count(
@@ -156,7 +156,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         )?
     );
     let latest = table.snapshot()?;
-    println!(
+    outln!(
         "   as of {} ms (the latest commit's time): version {}",
         latest.timestamp_ms(),
         table
@@ -164,10 +164,10 @@ pub fn run(a: DemoArgs) -> Result<()> {
             .version()
     );
 
-    println!("6. checkpoints (automatic every delta.checkpointInterval = 10 commits)");
+    outln!("6. checkpoints (automatic every delta.checkpointInterval = 10 commits)");
     let fresh = Table::open(&dir)?.snapshot()?;
     let r = fresh.report();
-    println!(
+    outln!(
         "   a fresh load of version {} replays checkpoint {} plus {} commit(s), {} listing",
         fresh.version(),
         fresh
@@ -177,7 +177,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         r.list_calls
     );
 
-    println!("7. history");
+    outln!("7. history");
     for e in history(table.store().as_ref(), None)? {
         let op = e
             .commit_info
@@ -191,9 +191,9 @@ pub fn run(a: DemoArgs) -> Result<()> {
             .and_then(|c| c.operation_parameters())
             .map(|p| p.to_string())
             .unwrap_or_default();
-        println!("   {:>3}  {:<12} {}", e.version, op, params);
+        outln!("   {:>3}  {:<12} {}", e.version, op, params);
     }
-    println!("table left at {dir}; try: alluvium inspect {dir}");
+    outln!("table left at {dir}; try: alluvium inspect {dir}");
     Ok(())
 }
 

@@ -1,4 +1,5 @@
-//! `alluvium files`.
+//! `alluvium files`. Paths are printed with control characters escaped, one per line, so a
+//! hostile file name cannot forge lines.
 
 use std::io::Write;
 
@@ -7,6 +8,7 @@ use alluvium::{Error, Result, VersionSpec};
 use clap::Args;
 
 use super::open;
+use super::text::escape_control;
 
 /// Arguments of `files`.
 #[derive(Debug, Args)]
@@ -23,7 +25,9 @@ pub fn run(a: FilesArgs) -> Result<()> {
     let snapshot = open(&a.table)?.snapshot_at(spec)?;
     let mut paths: Vec<String> = snapshot
         .files()
-        .map(|f| resolve(&f.path, snapshot.root()).map(|l| l.to_string()))
+        .map(|f| {
+            resolve(&f.path, snapshot.root()).map(|l| escape_control(&l.to_string()).into_owned())
+        })
         .collect::<std::result::Result<_, _>>()?;
     paths.sort();
     let mut out = std::io::BufWriter::new(std::io::stdout());

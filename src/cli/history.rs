@@ -7,6 +7,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::open;
+use super::text::escape_control;
 
 /// Arguments of `history`.
 #[derive(Debug, Args)]
@@ -30,13 +31,16 @@ fn iso(ms: i64) -> String {
 
 pub fn run(a: HistoryArgs) -> Result<()> {
     let table = open(&a.table)?;
-    let entries = history(table.store().as_ref(), a.limit)?;
+    // At least one entry is read even for `--limit 0`, to tell an empty answer from a
+    // missing table.
+    let mut entries = history(table.store().as_ref(), a.limit.map(|l| l.max(1)))?;
     if entries.is_empty() {
         return Err(alluvium::txlog::LogError::TableNotFound {
             location: table.uri(),
         }
         .into());
     }
+    entries.truncate(a.limit.unwrap_or(usize::MAX));
     let mut out = std::io::stdout().lock();
     let io = |e| Error::Io {
         context: "stdout".into(),
@@ -58,6 +62,9 @@ pub fn run(a: HistoryArgs) -> Result<()> {
             })
             .collect();
         writeln!(out, "{}", Value::Array(rows)).map_err(io)?;
+        return out.flush().map_err(io);
+    }
+    if entries.is_empty() {
         return Ok(());
     }
     writeln!(
@@ -77,10 +84,10 @@ pub fn run(a: HistoryArgs) -> Result<()> {
             "{:>8}  {:<24}  {:<20}  {}",
             e.version,
             iso(e.timestamp_ms),
-            ci.and_then(|c| c.operation()).unwrap_or("-"),
+            escape_control(ci.and_then(|c| c.operation()).unwrap_or("-")),
             params
         )
         .map_err(io)?;
     }
-    Ok(())
+    out.flush().map_err(io)
 }

@@ -1,10 +1,12 @@
-//! `alluvium inspect`.
+//! `alluvium inspect`. Names and values from the table (columns, properties, ids) are
+//! printed with control characters escaped in the text form.
 
 use std::io::Write;
 
 use alluvium::{Error, Result, describe};
 use clap::Args;
 
+use super::text::escape_control;
 use super::{VersionArgs, open};
 
 /// Arguments of `inspect`.
@@ -51,7 +53,10 @@ pub fn run(a: InspectArgs) -> Result<()> {
         d.version,
         iso(d.timestamp_ms)
     ));
-    text.push_str(&format!("table id:         {}\n", d.table_id));
+    text.push_str(&format!(
+        "table id:         {}\n",
+        escape_control(&d.table_id)
+    ));
     text.push_str(&format!(
         "protocol:         reader {} writer {}{}{}\n",
         p.min_reader_version,
@@ -96,25 +101,32 @@ pub fn run(a: InspectArgs) -> Result<()> {
     for f in &snapshot.schema().fields {
         text.push_str(&format!(
             "  {} {}{}\n",
-            f.name,
-            type_text(&f.data_type),
+            escape_control(&f.name),
+            escape_control(&type_text(&f.data_type)),
             if f.nullable { "" } else { " NOT NULL" }
         ));
     }
     if !d.configuration.is_empty() {
         text.push_str("properties:\n");
         for (k, v) in &d.configuration {
-            text.push_str(&format!("  {k} = {v}\n"));
+            text.push_str(&format!(
+                "  {} = {}\n",
+                escape_control(k),
+                escape_control(v)
+            ));
         }
     }
     if !d.app_transactions.is_empty() {
         text.push_str("app transactions:\n");
         for (k, v) in &d.app_transactions {
-            text.push_str(&format!("  {k} = {v}\n"));
+            text.push_str(&format!("  {} = {v}\n", escape_control(k)));
         }
     }
     if !d.domains.is_empty() {
-        text.push_str(&format!("domains:          {}\n", d.domains.join(", ")));
+        text.push_str(&format!(
+            "domains:          {}\n",
+            escape_control(&d.domains.join(", "))
+        ));
     }
     out.write_all(text.as_bytes()).map_err(io)
 }

@@ -1,6 +1,14 @@
 //! Command-line parsing and dispatch. Commands are thin: each calls the library and formats
 //! what it returns; no protocol logic lives here.
 
+/// `println!` that fails the command instead of panicking when stdout is closed (see
+/// [`report`]); for commands whose output is their result.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::report::print_line(format_args!($($arg)*))?
+    };
+}
+
 mod bench;
 mod bench_maintenance;
 mod demo;
@@ -11,8 +19,13 @@ mod inspect;
 mod maintenance;
 mod optimize;
 mod output;
+pub mod report;
 mod scan;
+mod text;
+mod verify;
 mod write;
+
+use std::process::ExitCode;
 
 use alluvium::{Error, Result, Table, VersionSpec};
 use clap::{Args, Parser, Subcommand};
@@ -55,6 +68,10 @@ enum Command {
     /// Build a partitioned table with concurrent writers, a delete, an overwrite and time
     /// travel, printing each step.
     Demo(demo::DemoArgs),
+    /// Check a table without changing it: the log, checkpoints, `_last_checkpoint`, data
+    /// files and deletion vectors (--deep: also statistics against the data). Exits 0 for a
+    /// clean table, 3 when something is wrong (one line per finding), 1 if it cannot check.
+    Verify(verify::VerifyArgs),
     /// Measure alluvium.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -99,8 +116,8 @@ fn open(table: &str) -> Result<Table> {
     Table::open(table)
 }
 
-/// Parses the command line and runs the command.
-pub fn run() -> Result<()> {
+/// Parses the command line and runs the command; the exit status for success or findings.
+pub fn run() -> Result<ExitCode> {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -108,7 +125,8 @@ pub fn run() -> Result<()> {
             e.exit();
         }
     };
-    match cli.command {
+    let done = match cli.command {
+        Command::Verify(a) => return verify::run(a),
         Command::Scan(a) => scan::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Files(a) => files::run(a),
@@ -123,7 +141,8 @@ pub fn run() -> Result<()> {
         Command::Vacuum(a) => optimize::vacuum(a),
         Command::Demo(a) => demo::run(a),
         Command::Bench(b) => bench::run(b),
-    }
+    };
+    done.map(|()| ExitCode::SUCCESS)
 }
 
 /// An error as one line of text.

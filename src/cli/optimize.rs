@@ -13,6 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use super::open;
+use super::report::print_after_write;
 
 /// Arguments of `optimize`.
 #[derive(Debug, Args)]
@@ -113,13 +114,13 @@ pub fn optimize(a: OptimizeArgs) -> Result<()> {
             .sum::<u64>(),
     );
     let secs = started.elapsed().as_secs_f64();
-    if report.versions.is_empty() {
-        println!(
+    let summary = if report.versions.is_empty() {
+        format!(
             "nothing to optimize: {files_before} files, {}",
             mib(bytes_before)
-        );
+        )
     } else {
-        println!(
+        format!(
             "optimized in {secs:.2} s: {files_before} files ({}) -> {files_after} files ({}); rewrote {} files into {} in {} partition(s), version(s) {:?}",
             mib(bytes_before),
             mib(bytes_after),
@@ -127,17 +128,17 @@ pub fn optimize(a: OptimizeArgs) -> Result<()> {
             report.files_added,
             report.partitions_optimized,
             report.versions
-        );
-    }
-    println!(
-        "{}",
+        )
+    };
+    print_after_write(&format!(
+        "{summary}\n{}\n",
         json!({"versions": report.versions, "files_before": files_before, "bytes_before": bytes_before,
                "files_after": files_after, "bytes_after": bytes_after,
                "files_removed": report.files_removed, "files_added": report.files_added,
                "bytes_removed": report.bytes_removed, "bytes_added": report.bytes_added,
                "partitions_optimized": report.partitions_optimized,
                "bins_dropped": report.bins_dropped, "seconds": (secs * 1000.0).round() / 1000.0})
-    );
+    ));
     Ok(())
 }
 
@@ -163,9 +164,10 @@ pub fn vacuum(a: VacuumArgs) -> Result<()> {
     let report = result?;
     let secs = started.elapsed().as_secs_f64();
     let verb = if a.dry_run { "would delete" } else { "deleted" };
+    let mut text = String::new();
     if a.dry_run {
         for p in &report.deleted {
-            println!("{verb} {p}");
+            text.push_str(&format!("{verb} {p}\n"));
         }
     }
     let gone = report.deleted.len() - report.failed.len();
@@ -175,7 +177,7 @@ pub fn vacuum(a: VacuumArgs) -> Result<()> {
     } else {
         (gone, report.bytes)
     };
-    println!(
+    text.push_str(&format!(
         "{verb} {gone} file(s) ({}) in {secs:.2} s; {} {} file(s) ({}) -> {} file(s) ({}); {} protected, {} younger than the retention kept{}",
         mib(report.bytes),
         if a.lite {
@@ -194,14 +196,21 @@ pub fn vacuum(a: VacuumArgs) -> Result<()> {
         } else {
             format!("; {} delete(s) failed, run again", report.failed.len())
         }
-    );
-    println!(
-        "{}",
+    ));
+    text.push('\n');
+    text.push_str(&format!(
+        "{}\n",
         json!({"dry_run": a.dry_run, "deleted": gone, "bytes": report.bytes,
                "candidates": report.candidates, "candidate_bytes": report.candidate_bytes, "protected": report.protected,
                "kept_young": report.kept_young, "failed": report.failed,
                "cutoff_ms": report.cutoff_ms, "versions": report.versions,
                "seconds": (secs * 1000.0).round() / 1000.0})
-    );
+    ));
+    // A dry run changed nothing: its listing is its result, and a lost one is a failure.
+    if a.dry_run {
+        outln!("{}", text.trim_end_matches('\n'));
+    } else {
+        print_after_write(&text);
+    }
     Ok(())
 }

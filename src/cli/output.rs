@@ -10,6 +10,9 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use clap::ValueEnum;
 
+use super::report::output_error;
+use super::text::escape_control;
+
 /// Output formats of `scan`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -43,6 +46,15 @@ pub fn write(
     format: Format,
     schema: SchemaRef,
     batches: &[RecordBatch],
+    out: Box<dyn Write + Send>,
+) -> Result<()> {
+    write_format(format, schema, batches, out).map_err(|e| output_error(e, "output"))
+}
+
+fn write_format(
+    format: Format,
+    schema: SchemaRef,
+    batches: &[RecordBatch],
     mut out: Box<dyn Write + Send>,
 ) -> Result<()> {
     match format {
@@ -54,7 +66,8 @@ pub fn write(
             } else {
                 batches
             };
-            let text = arrow::util::pretty::pretty_format_batches(shown)?;
+            let escaped = shown.iter().map(escaped_text).collect::<Result<Vec<_>>>()?;
+            let text = arrow::util::pretty::pretty_format_batches(&escaped)?;
             writeln!(out, "{text}").map_err(io("stdout"))?;
         }
         Format::Csv => {
@@ -91,6 +104,33 @@ pub fn write(
         }
     }
     out.flush().map_err(io("output"))
+}
+
+/// The batch as text columns with control characters escaped (see [`escape_control`]), for
+/// the aligned table: a newline or ANSI escape inside a value would otherwise break the
+/// layout or forge rows. Values are rendered as the table printer renders them (same
+/// formatter, nulls empty), so output without such characters is unchanged.
+fn escaped_text(b: &RecordBatch) -> Result<RecordBatch> {
+    // As the table printer: a value that cannot be formatted shows as an error text.
+    let options = FormatOptions::default().with_display_error(true);
+    let mut fields = Vec::with_capacity(b.num_columns());
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(b.num_columns());
+    for (field, c) in b.schema().fields().iter().zip(b.columns()) {
+        let f = ArrayFormatter::try_new(c.as_ref(), &options)?;
+        columns.push(Arc::new(StringArray::from_iter((0..c.len()).map(|i| {
+            c.is_valid(i)
+                .then(|| escape_control(&f.value(i).to_string()).into_owned())
+        }))));
+        fields.push(Field::new(
+            escape_control(field.name()).into_owned(),
+            DataType::Utf8,
+            true,
+        ));
+    }
+    Ok(RecordBatch::try_new(
+        Arc::new(Schema::new(fields)),
+        columns,
+    )?)
 }
 
 fn is_nested(t: &DataType) -> bool {

@@ -10,6 +10,7 @@ use clap::Args;
 
 use super::input::{infer_schema, read_batches};
 use super::open;
+use super::report::print_after_write;
 
 /// Arguments of `create`.
 #[derive(Debug, Args)]
@@ -80,9 +81,13 @@ fn parse_property(s: &str) -> std::result::Result<(String, String), String> {
         .ok_or_else(|| format!("expected key=value, got {s:?}"))
 }
 
+/// Prints the report of a commit that landed; a closed stdout cannot fail the command now.
 fn print_report(r: &CommitReport) {
-    println!("committed version {}", r.version);
-    println!("{}", r.to_json());
+    print_after_write(&format!(
+        "committed version {}\n{}\n",
+        r.version,
+        r.to_json()
+    ));
 }
 
 fn print_outcome(o: &WriteOutcome) {
@@ -92,11 +97,9 @@ fn print_outcome(o: &WriteOutcome) {
             app_id,
             recorded_version,
             table_version,
-        } => {
-            println!(
-                "skipped: application {app_id} already committed version {recorded_version} (table version {table_version})"
-            );
-        }
+        } => print_after_write(&format!(
+            "skipped: application {app_id} already committed version {recorded_version} (table version {table_version})\n"
+        )),
     }
 }
 

@@ -79,45 +79,16 @@ fn is_protocol_request(key: &str) -> bool {
         || key == "delta.minWriterVersion"
 }
 
+/// Refuses property values the engine would ignore (see
+/// [`alluvium_txlog::properties::validate_property`]).
 fn check_properties(props: &HashMap<String, String>) -> Result<()> {
-    let bad = |k: &str, v: &str, why: &str| {
-        Err(Error::InvalidArgument(format!(
-            "table property {k}={v}: {why}"
-        )))
-    };
-    for (k, v) in props {
-        match k.as_str() {
-            "delta.checkpointInterval"
-            | "delta.dataSkippingNumIndexedCols"
-            | "delta.targetFileSize"
-                if v.trim().parse::<i64>().is_err() =>
-            {
-                return bad(k, v, "not an integer");
-            }
-            "delta.logRetentionDuration"
-            | "delta.deletedFileRetentionDuration"
-            | "delta.setTransactionRetentionDuration" => {
-                if let Err(e) = alluvium_txlog::properties::parse_interval_ms(v) {
-                    return bad(k, v, &e);
-                }
-            }
-            "delta.appendOnly"
-            | "delta.enableChangeDataFeed"
-            | "delta.enableDeletionVectors"
-            | "delta.enableInCommitTimestamps"
-            | "delta.checkpoint.writeStatsAsJson"
-            | "delta.checkpoint.writeStatsAsStruct"
-                if !v.eq_ignore_ascii_case("true") && !v.eq_ignore_ascii_case("false") =>
-            {
-                return bad(k, v, "not true or false");
-            }
-            "delta.columnMapping.mode"
-                if !matches!(v.to_ascii_lowercase().as_str(), "none" | "name" | "id") =>
-            {
-                return bad(k, v, "must be none, name or id");
-            }
-            _ => {}
-        }
+    // Sorted, so that with several bad values the error names the same one every time.
+    let mut keys: Vec<&String> = props.keys().collect();
+    keys.sort();
+    for k in keys {
+        let v = &props[k];
+        alluvium_txlog::properties::validate_property(k, v)
+            .map_err(|why| Error::InvalidArgument(format!("table property {k}={v}: {why}")))?;
     }
     Ok(())
 }
@@ -167,11 +138,17 @@ impl Table {
                 )));
             }
         }
-        let mut partitions = Vec::new();
+        let mut partitions: Vec<String> = Vec::new();
         for p in partition_by {
             let f = schema.field(p).ok_or_else(|| {
                 Error::InvalidArgument(format!("partition column `{p}` is not in the schema"))
             })?;
+            // Column names are case-insensitive: `a,A` names one column twice.
+            if partitions.iter().any(|q| q.eq_ignore_ascii_case(&f.name)) {
+                return Err(Error::InvalidArgument(format!(
+                    "partition column `{p}` is listed twice"
+                )));
+            }
             if f.data_type.as_primitive().is_none() {
                 return Err(Error::InvalidArgument(format!(
                     "partition column `{p}` must be of a primitive type"

@@ -3,7 +3,8 @@
 //!
 //! Every accessor falls back to the documented default when a property is absent, and also
 //! when it is malformed: a bad value must not make a table unreadable. Writers validate the
-//! values they set.
+//! values they set with [`validate_property`], which refuses exactly the values the
+//! accessors would ignore.
 
 use std::collections::HashMap;
 
@@ -176,6 +177,71 @@ impl TableProperties<'_> {
     }
 }
 
+/// Checks a value a writer is about to set for a property the engine interprets: the
+/// accessors above would silently replace anything refused here by the default (for
+/// example `delta.checkpointInterval=0`, a negative `delta.targetFileSize`, a negative
+/// retention, `delta.appendOnly=yes`), so accepting it would store a setting that does
+/// not do what it says. Keys the engine does not interpret are accepted as they are.
+///
+/// # Errors
+/// Why the value is refused.
+pub fn validate_property(key: &str, value: &str) -> Result<(), String> {
+    let v = value.trim();
+    let integer = || v.parse::<i64>().map_err(|_| "not an integer".to_string());
+    match key {
+        CHECKPOINT_INTERVAL => match integer()? {
+            n if n > 0 => Ok(()),
+            _ => Err("must be a positive number of commits".into()),
+        },
+        TARGET_FILE_SIZE => match integer()? {
+            n if n > 0 => Ok(()),
+            _ => Err("must be a positive number of bytes".into()),
+        },
+        NUM_INDEXED_COLS => match integer()? {
+            n if n >= -1 => Ok(()),
+            _ => Err("must be -1 (all columns) or a number of columns".into()),
+        },
+        ICT_ENABLEMENT_VERSION => v
+            .parse::<u64>()
+            .map(|_| ())
+            .map_err(|_| "not a version".into()),
+        ICT_ENABLEMENT_TIMESTAMP => integer().map(|_| ()),
+        LOG_RETENTION | DELETED_FILE_RETENTION | SET_TXN_RETENTION => {
+            parse_interval_ms(v).map(|_| ())
+        }
+        APPEND_ONLY
+        | ENABLE_CDF
+        | "delta.enableChangeDataCapture"
+        | ENABLE_DELETION_VECTORS
+        | ENABLE_ICT
+        | ENABLE_EXPIRED_LOG_CLEANUP
+        | WRITE_STATS_AS_JSON
+        | WRITE_STATS_AS_STRUCT
+        | AUTO_COMPACT => {
+            if v.eq_ignore_ascii_case("true") || v.eq_ignore_ascii_case("false") {
+                Ok(())
+            } else {
+                Err("not true or false".into())
+            }
+        }
+        CHECKPOINT_POLICY => {
+            if v.eq_ignore_ascii_case("classic") || v.eq_ignore_ascii_case("v2") {
+                Ok(())
+            } else {
+                Err("must be classic or v2".into())
+            }
+        }
+        "delta.columnMapping.mode" => {
+            if matches!(v.to_ascii_lowercase().as_str(), "none" | "name" | "id") {
+                Ok(())
+            } else {
+                Err("must be none, name or id".into())
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Splits a comma-separated column list, honouring backtick quoting (`` `a,b`.c ``).
 pub fn split_column_list(v: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -284,6 +350,42 @@ mod tests {
         let p = TableProperties(&m);
         assert_eq!(p.checkpoint_interval(), 10);
         assert_eq!(p.log_retention_ms(), 30 * MS_PER_DAY);
+    }
+
+    #[test]
+    fn validation_refuses_what_accessors_would_ignore() {
+        for (k, v) in [
+            (CHECKPOINT_INTERVAL, "0"),
+            (CHECKPOINT_INTERVAL, "-5"),
+            (CHECKPOINT_INTERVAL, "ten"),
+            (TARGET_FILE_SIZE, "0"),
+            (TARGET_FILE_SIZE, "-1"),
+            (NUM_INDEXED_COLS, "-2"),
+            (LOG_RETENTION, "interval -1 days"),
+            (DELETED_FILE_RETENTION, "-1 hours"),
+            (SET_TXN_RETENTION, "interval 1 month"),
+            (APPEND_ONLY, "yes"),
+            (ENABLE_EXPIRED_LOG_CLEANUP, "1"),
+            (AUTO_COMPACT, "on"),
+            (CHECKPOINT_POLICY, "v3"),
+            (ICT_ENABLEMENT_VERSION, "-1"),
+            ("delta.columnMapping.mode", "names"),
+        ] {
+            assert!(validate_property(k, v).is_err(), "{k}={v}");
+            // Each refused value is one the accessors replace by a default.
+        }
+        for (k, v) in [
+            (CHECKPOINT_INTERVAL, "1"),
+            (TARGET_FILE_SIZE, " 1048576 "),
+            (NUM_INDEXED_COLS, "-1"),
+            (NUM_INDEXED_COLS, "0"),
+            (LOG_RETENTION, "interval 0 seconds"),
+            (APPEND_ONLY, "TRUE"),
+            (CHECKPOINT_POLICY, "v2"),
+            ("user.anything", "-1"),
+        ] {
+            assert!(validate_property(k, v).is_ok(), "{k}={v}");
+        }
     }
 
     #[test]

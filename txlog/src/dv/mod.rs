@@ -155,6 +155,40 @@ pub fn read_deletion_vector(
     store: &dyn alluvium_storage::ObjectStore,
     dv: &DeletionVectorDescriptor,
 ) -> Result<roaring::RoaringTreemap> {
+    let bitmap = read_deletion_vector_bitmap(store, dv)?;
+    if i64::try_from(bitmap.len()).ok() != Some(dv.cardinality) {
+        return Err(LogError::CorruptDeletionVector {
+            location: dv_location_text(dv),
+            reason: format!(
+                "bitmap holds {} rows, descriptor says {}",
+                bitmap.len(),
+                dv.cardinality
+            ),
+        });
+    }
+    Ok(bitmap)
+}
+
+/// Where a DV's bitmap lives, for messages: the file, or `inline`.
+fn dv_location_text(dv: &DeletionVectorDescriptor) -> String {
+    match dv.location() {
+        Ok(DvLocation::Inline(_)) => "inline".into(),
+        Ok(DvLocation::Relative { path, .. }) => path,
+        Ok(DvLocation::Absolute { uri, .. }) => uri,
+        Err(_) => dv.path_or_inline_dv.clone(),
+    }
+}
+
+/// Reads and decodes the bitmap of a deletion vector, checking its size and checksum but
+/// not its cardinality (so a checker can tell the two kinds of damage apart; readers use
+/// [`read_deletion_vector`]).
+///
+/// # Errors
+/// As [`read_deletion_vector`].
+pub fn read_deletion_vector_bitmap(
+    store: &dyn alluvium_storage::ObjectStore,
+    dv: &DeletionVectorDescriptor,
+) -> Result<roaring::RoaringTreemap> {
     let size = usize::try_from(dv.size_in_bytes).unwrap_or(0);
     let entry_len = 4 + size as u64 + 4;
     let (shown, bitmap) = match dv.location()? {
@@ -174,21 +208,10 @@ pub fn read_deletion_vector(
             (uri, decode_file_entry(&data, size))
         }
     };
-    let bitmap = bitmap.map_err(|reason| LogError::CorruptDeletionVector {
-        location: shown.clone(),
+    bitmap.map_err(|reason| LogError::CorruptDeletionVector {
+        location: shown,
         reason,
-    })?;
-    if i64::try_from(bitmap.len()).ok() != Some(dv.cardinality) {
-        return Err(LogError::CorruptDeletionVector {
-            location: shown,
-            reason: format!(
-                "bitmap holds {} rows, descriptor says {}",
-                bitmap.len(),
-                dv.cardinality
-            ),
-        });
-    }
-    Ok(bitmap)
+    })
 }
 
 fn slice_entry(data: bytes::Bytes, offset: u64, len: u64, shown: &str) -> Result<bytes::Bytes> {

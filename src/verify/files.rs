@@ -1,0 +1,172 @@
+//! File checks of `verify`: every data file a version references exists, is a regular file
+//! of the recorded size, and every deletion vector decodes (checksum, size) to the number
+//! of rows its descriptor states.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use alluvium_mvcc::Snapshot;
+use alluvium_storage::{FileLocation, ObjectStore};
+use alluvium_txlog::LogError;
+use alluvium_txlog::actions::Add;
+use alluvium_txlog::dv::{DvLocation, read_deletion_vector_bitmap};
+use alluvium_txlog::path::resolve;
+
+use super::{Finding, FindingKind, VerifyReport};
+
+/// The local filesystem path of a `file:` URI (`file:///x`, `file:/x`), if it is one.
+fn local_path(uri: &str) -> Option<PathBuf> {
+    let rest = uri
+        .strip_prefix("file://")
+        .or_else(|| uri.strip_prefix("file:"))?;
+    rest.starts_with('/').then(|| PathBuf::from(rest))
+}
+
+/// Checks the data files and deletion vectors of `snapshot`, in path order; returns the
+/// paths (as in the log) of the files found missing or damaged.
+pub(super) fn check_files(snapshot: &Snapshot, report: &mut VerifyReport) -> HashSet<String> {
+    let mut bad = HashSet::new();
+    let store = snapshot.store().as_ref();
+    let mut adds: Vec<&Add> = snapshot.files().collect();
+    adds.sort_by(|a, b| a.path.cmp(&b.path));
+    for add in adds {
+        report.files_checked += 1;
+        let before = report.findings.len();
+        match resolve(&add.path, snapshot.root()) {
+            Ok(location) => check_file(store, add, &location, report),
+            Err(e) => report.findings.push(Finding::new(
+                FindingKind::MissingFile,
+                add.path.as_str(),
+                format!("the path cannot be resolved: {e}"),
+            )),
+        }
+        if add.deletion_vector.is_some() {
+            check_deletion_vector(store, add, report);
+        }
+        if report.findings.len() > before {
+            bad.insert(add.path.clone());
+        }
+    }
+    bad
+}
+
+/// What the filesystem holds at a local path: its size if it is a regular file (following
+/// symlinks, as readers do), or a finding.
+fn local_file(path: &std::path::Path, shown: &str) -> Result<u64, Finding> {
+    match std::fs::metadata(path) {
+        Ok(md) if md.is_file() => Ok(md.len()),
+        Ok(md) => Err(Finding::new(
+            FindingKind::NotRegularFile,
+            shown,
+            format!("is a {}, not a regular file", kind_name(&md.file_type())),
+        )),
+        Err(e) => Err(Finding::new(FindingKind::MissingFile, shown, e.to_string())),
+    }
+}
+
+fn kind_name(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "FIFO";
+        }
+        if t.is_socket() {
+            return "socket";
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return "device";
+        }
+    }
+    if t.is_dir() {
+        "directory"
+    } else {
+        "special file"
+    }
+}
+
+/// The size of the file at `location`, or the finding that says why there is none.
+fn file_size(store: &dyn ObjectStore, location: &FileLocation) -> Result<u64, Finding> {
+    let shown = location.as_str();
+    match location {
+        FileLocation::Table(path) => match store.head(path) {
+            Ok(meta) => Ok(meta.size),
+            // Stores report anything but a regular file as absent (or refuse to read it);
+            // on a local table, ask the filesystem which it is.
+            Err(e) => match local_path(&store.root_uri()) {
+                Some(root) => {
+                    let mut full = root;
+                    full.extend(path.as_str().split('/'));
+                    local_file(&full, shown)
+                }
+                None => Err(Finding::new(FindingKind::MissingFile, shown, e.to_string())),
+            },
+        },
+        FileLocation::External(uri) => match local_path(uri) {
+            Some(p) => local_file(&p, shown),
+            None => store
+                .get_external(uri)
+                .map(|b| b.len() as u64)
+                .map_err(|e| Finding::new(FindingKind::MissingFile, shown, e.to_string())),
+        },
+    }
+}
+
+fn check_file(
+    store: &dyn ObjectStore,
+    add: &Add,
+    location: &FileLocation,
+    report: &mut VerifyReport,
+) {
+    match file_size(store, location) {
+        Ok(size) if i64::try_from(size).ok() == Some(add.size) => {}
+        Ok(size) => report.findings.push(Finding::new(
+            FindingKind::FileSizeMismatch,
+            location.as_str(),
+            format!("is {size} bytes; the log records {}", add.size),
+        )),
+        Err(finding) => report.findings.push(finding),
+    }
+}
+
+fn check_deletion_vector(store: &dyn ObjectStore, add: &Add, report: &mut VerifyReport) {
+    let Some(dv) = add.deletion_vector.as_deref() else {
+        return;
+    };
+    report.deletion_vectors_checked += 1;
+    let location = match dv.location() {
+        Ok(DvLocation::Relative { path, .. }) => path,
+        Ok(DvLocation::Absolute { uri, .. }) => uri,
+        Ok(DvLocation::Inline(_)) | Err(_) => format!("{} (inline deletion vector)", add.path),
+    };
+    match read_deletion_vector_bitmap(store, dv) {
+        Ok(bitmap) if i64::try_from(bitmap.len()).ok() == Some(dv.cardinality) => {}
+        Ok(bitmap) => report.findings.push(Finding::new(
+            FindingKind::DeletionVectorCardinality,
+            location,
+            format!(
+                "the deletion vector of {} holds {} row(s); its descriptor says {}",
+                add.path,
+                bitmap.len(),
+                dv.cardinality
+            ),
+        )),
+        Err(e) if e.is_not_found() => report.findings.push(Finding::new(
+            FindingKind::MissingDeletionVector,
+            location,
+            format!("the deletion vector of {} is missing: {e}", add.path),
+        )),
+        Err(e) => report.findings.push(Finding::new(
+            FindingKind::CorruptDeletionVector,
+            location,
+            format!("the deletion vector of {}: {}", add.path, describe(&e)),
+        )),
+    }
+}
+
+fn describe(e: &LogError) -> String {
+    match e {
+        LogError::CorruptDeletionVector { reason, .. } => reason.clone(),
+        other => other.to_string(),
+    }
+}

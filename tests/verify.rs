@@ -1,0 +1,664 @@
+//! `verify` (Table::verify and `alluvium verify`): a clean table reports nothing, and each
+//! kind of damage, made by hand on a table built here, is reported as its finding kind and
+//! changes nothing on disk; every readable conformance table verifies clean, or is listed
+//! with the finding kinds it has and why.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use alluvium::compaction::CheckpointConfig;
+use alluvium::storage::{InMemoryStore, StorePath};
+use alluvium::{FindingKind, Table, VerifyOptions, VerifyReport, WriteOptions};
+use arrow::array::{Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+
+const BIN: &str = env!("CARGO_BIN_EXE_alluvium");
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance")
+}
+
+fn run_verify(root: &Path, version: Option<u64>, deep: bool) -> VerifyReport {
+    Table::open(root.to_str().unwrap())
+        .unwrap()
+        .verify(&VerifyOptions { version, deep })
+        .unwrap()
+}
+
+fn kinds(r: &VerifyReport) -> BTreeSet<FindingKind> {
+    r.findings.iter().map(|f| f.kind).collect()
+}
+
+fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("name", DataType::Utf8, true),
+    ]))
+}
+
+fn batch(ids: &[i64]) -> RecordBatch {
+    let names: Vec<String> = ids.iter().map(|i| format!("n{i}")).collect();
+    RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from(ids.to_vec())),
+            Arc::new(StringArray::from(names)),
+        ],
+    )
+    .unwrap()
+}
+
+/// Versions 0 (create) to 4 (appends), with a checkpoint of version 2 and its
+/// `_last_checkpoint`.
+fn build(table: &Table) {
+    table.create(&schema(), &[], &HashMap::new()).unwrap();
+    for v in 1..=4i64 {
+        table
+            .append([batch(&[v * 10, v * 10 + 1])], &WriteOptions::default())
+            .unwrap();
+        if v == 2 {
+            table.checkpoint(&CheckpointConfig::default()).unwrap();
+        }
+    }
+}
+
+fn built() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    build(&Table::open(root.to_str().unwrap()).unwrap());
+    (dir, root)
+}
+
+fn log(root: &Path, name: &str) -> PathBuf {
+    root.join("_delta_log").join(name)
+}
+
+fn commit(root: &Path, v: u64) -> PathBuf {
+    log(root, &format!("{v:020}.json"))
+}
+
+/// A live data file of the latest version (the first in path order).
+fn data_file(root: &Path) -> PathBuf {
+    let snapshot = Table::open(root.to_str().unwrap())
+        .unwrap()
+        .snapshot()
+        .unwrap();
+    let mut paths: Vec<String> = snapshot.files().map(|a| a.path.clone()).collect();
+    paths.sort();
+    root.join(&paths[0])
+}
+
+/// Every path below `root` with its size and modification time.
+fn tree(root: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime, bool)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let md = std::fs::symlink_metadata(e.path()).unwrap();
+            if md.is_dir() {
+                stack.push(e.path());
+            }
+            out.insert(e.path(), (md.len(), md.modified().unwrap(), md.is_dir()));
+        }
+    }
+    out
+}
+
+/// Verifies (deep) and checks nothing below the table changed.
+fn verify_read_only(root: &Path) -> VerifyReport {
+    let before = tree(root);
+    let report = run_verify(root, None, true);
+    assert_eq!(before, tree(root), "verify changed the table directory");
+    report
+}
+
+#[test]
+fn a_clean_table_has_no_findings() {
+    let (_dir, root) = built();
+    let report = verify_read_only(&root);
+    assert!(report.is_clean(), "{:?}", report.findings);
+    assert_eq!(report.version, 4);
+    assert_eq!(report.commits_checked, 5);
+    assert_eq!(report.checkpoints_checked, 1);
+    assert_eq!(report.checkpoints_compared, 1);
+    assert_eq!(report.files_checked, 4);
+    assert_eq!(report.files_read, 4);
+}
+
+/// Each kind of damage to a built table, the finding kind it must produce, and whether
+/// only `--deep` sees it.
+type Damage = (&'static str, fn(&Path), FindingKind, bool);
+
+fn damages() -> Vec<Damage> {
+    vec![
+        (
+            "commit 3 deleted",
+            |r| std::fs::remove_file(commit(r, 3)).unwrap(),
+            FindingKind::NonContiguousLog,
+            false,
+        ),
+        (
+            "commit 3 garbage",
+            |r| std::fs::write(commit(r, 3), "{not json\n").unwrap(),
+            FindingKind::UnreadableCommit,
+            false,
+        ),
+        (
+            "commit 3 truncated",
+            |r| {
+                let text = std::fs::read(commit(r, 3)).unwrap();
+                std::fs::write(commit(r, 3), &text[..text.len() / 2]).unwrap();
+            },
+            FindingKind::UnreadableCommit,
+            false,
+        ),
+        (
+            "checkpoint overwritten with random bytes",
+            |r| {
+                std::fs::write(
+                    log(r, &format!("{:020}.checkpoint.parquet", 2)),
+                    [7u8; 4096],
+                )
+                .unwrap();
+            },
+            FindingKind::UnreadableCheckpoint,
+            false,
+        ),
+        (
+            "checkpoint of version 2 holds version 1's state",
+            |r| {
+                // A classic checkpoint does not name its version: version 1's, renamed, is
+                // readable but lacks the file version 2 added.
+                let t = Table::open(r.to_str().unwrap()).unwrap();
+                let s1 = t.snapshot_at(alluvium::VersionSpec::Version(1)).unwrap();
+                alluvium::compaction::checkpoint(&s1, &CheckpointConfig::default(), 0).unwrap();
+                std::fs::rename(
+                    log(r, &format!("{:020}.checkpoint.parquet", 1)),
+                    log(r, &format!("{:020}.checkpoint.parquet", 2)),
+                )
+                .unwrap();
+            },
+            FindingKind::CheckpointMismatch,
+            false,
+        ),
+        (
+            "_last_checkpoint beyond the log",
+            |r| {
+                std::fs::write(log(r, "_last_checkpoint"), r#"{"version":9,"size":4}"#).unwrap();
+            },
+            FindingKind::LastCheckpoint,
+            false,
+        ),
+        (
+            "_last_checkpoint names a missing checkpoint",
+            |r| {
+                std::fs::write(log(r, "_last_checkpoint"), r#"{"version":3,"size":4}"#).unwrap();
+            },
+            FindingKind::LastCheckpoint,
+            false,
+        ),
+        (
+            "_last_checkpoint with a wrong action count",
+            |r| {
+                std::fs::write(log(r, "_last_checkpoint"), r#"{"version":2,"size":40}"#).unwrap();
+            },
+            FindingKind::LastCheckpoint,
+            false,
+        ),
+        (
+            "_last_checkpoint with a wrong byte size",
+            |r| {
+                std::fs::write(
+                    log(r, "_last_checkpoint"),
+                    r#"{"version":2,"sizeInBytes":1}"#,
+                )
+                .unwrap();
+            },
+            FindingKind::LastCheckpoint,
+            false,
+        ),
+        (
+            "_last_checkpoint with a wrong part count",
+            |r| {
+                std::fs::write(log(r, "_last_checkpoint"), r#"{"version":2,"parts":3}"#).unwrap();
+            },
+            FindingKind::LastCheckpoint,
+            false,
+        ),
+        (
+            "_last_checkpoint with a wrong checksum",
+            |r| {
+                std::fs::write(
+                    log(r, "_last_checkpoint"),
+                    r#"{"version":2,"checksum":"00"}"#,
+                )
+                .unwrap();
+            },
+            FindingKind::LastCheckpoint,
+            false,
+        ),
+        (
+            "_last_checkpoint not JSON",
+            |r| {
+                std::fs::write(log(r, "_last_checkpoint"), "garbage").unwrap();
+            },
+            FindingKind::LastCheckpoint,
+            false,
+        ),
+        (
+            "data file deleted",
+            |r| std::fs::remove_file(data_file(r)).unwrap(),
+            FindingKind::MissingFile,
+            false,
+        ),
+        (
+            "data file grown",
+            |r| {
+                use std::io::Write;
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(data_file(r))
+                    .unwrap();
+                f.write_all(b"extra").unwrap();
+            },
+            FindingKind::FileSizeMismatch,
+            false,
+        ),
+        (
+            "data file replaced by a directory",
+            |r| {
+                let f = data_file(r);
+                std::fs::remove_file(&f).unwrap();
+                std::fs::create_dir(&f).unwrap();
+            },
+            FindingKind::NotRegularFile,
+            false,
+        ),
+        (
+            "data file replaced by a FIFO",
+            |r| {
+                let f = data_file(r);
+                std::fs::remove_file(&f).unwrap();
+                assert!(Command::new("mkfifo").arg(&f).status().unwrap().success());
+            },
+            FindingKind::NotRegularFile,
+            false,
+        ),
+        (
+            "numRecords wrong",
+            |r| edit(&commit(r, 3), r#"\"numRecords\":2"#, r#"\"numRecords\":3"#),
+            FindingKind::StatsMismatch,
+            true,
+        ),
+        (
+            "minValues above the data",
+            |r| {
+                edit(
+                    &commit(r, 3),
+                    r#"\"minValues\":{\"id\":30"#,
+                    r#"\"minValues\":{\"id\":31"#,
+                )
+            },
+            FindingKind::StatsMismatch,
+            true,
+        ),
+        (
+            "maxValues below the data",
+            |r| {
+                edit(
+                    &commit(r, 3),
+                    r#"\"maxValues\":{\"id\":31"#,
+                    r#"\"maxValues\":{\"id\":30"#,
+                )
+            },
+            FindingKind::StatsMismatch,
+            true,
+        ),
+        (
+            "nullCount wrong",
+            |r| {
+                edit(
+                    &commit(r, 3),
+                    r#"\"nullCount\":{\"id\":0"#,
+                    r#"\"nullCount\":{\"id\":1"#,
+                )
+            },
+            FindingKind::StatsMismatch,
+            true,
+        ),
+    ]
+}
+
+/// Replaces `from` (which must occur) by `to` in a file.
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(
+        text.contains(from),
+        "{from} not in {}: {text}",
+        path.display()
+    );
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+}
+
+#[test]
+fn each_kind_of_damage_is_reported_and_nothing_is_changed() {
+    for (what, damage, kind, deep_only) in damages() {
+        let (_dir, root) = built();
+        damage(&root);
+        let report = verify_read_only(&root);
+        assert!(
+            kinds(&report).contains(&kind),
+            "{what}: expected {kind}, got {:?}",
+            report.findings
+        );
+        let shallow = run_verify(&root, None, false);
+        assert_eq!(
+            kinds(&shallow).contains(&kind),
+            !deep_only,
+            "{what}: without --deep: {:?}",
+            shallow.findings
+        );
+        // The CLI prints each finding on one line and exits 3.
+        let o = Command::new(BIN)
+            .args(["verify", root.to_str().unwrap(), "--deep"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(3), "{what}");
+        let out = String::from_utf8(o.stdout).unwrap();
+        assert_eq!(
+            out.lines().count(),
+            report.findings.len() + 1,
+            "{what}: {out}"
+        );
+        assert!(out.contains(&format!("{kind}: ")), "{what}: {out}");
+    }
+}
+
+#[test]
+fn log_cleanup_gaps_below_a_checkpoint_are_not_findings() {
+    let (_dir, root) = built();
+    // What log cleanup leaves: the commits up to the checkpoint gone.
+    for v in 0..=1 {
+        std::fs::remove_file(commit(&root, v)).unwrap();
+    }
+    let report = verify_read_only(&root);
+    assert!(report.is_clean(), "{:?}", report.findings);
+    // With the commits gone the checkpoint cannot be compared, only read.
+    assert_eq!(report.checkpoints_compared, 0);
+    assert_eq!(report.checkpoints_checked, 1);
+}
+
+#[test]
+fn version_limits_what_is_checked() {
+    let (_dir, root) = built();
+    std::fs::write(commit(&root, 3), "{not json\n").unwrap();
+    std::fs::write(log(&root, "_last_checkpoint"), "garbage").unwrap();
+    let report = run_verify(&root, Some(2), true);
+    assert!(report.is_clean(), "{:?}", report.findings);
+    assert_eq!(report.version, 2);
+    let report = run_verify(&root, Some(3), false);
+    assert_eq!(
+        kinds(&report),
+        BTreeSet::from([
+            FindingKind::UnreadableCommit,
+            FindingKind::UnreadableSnapshot
+        ])
+    );
+    let err = Table::open(root.to_str().unwrap())
+        .unwrap()
+        .verify(&VerifyOptions {
+            version: Some(9),
+            deep: false,
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("latest version is 4"), "{err}");
+}
+
+/// Deletion vectors: a flipped byte fails the checksum, an edited descriptor the
+/// cardinality, a deleted file is missing.
+#[test]
+fn deletion_vector_damage_is_reported() {
+    const DV: &str = "deletion_vector_899cef78-06b3-4c14-b024-03860e62cd40.bin";
+    let (_d, clean) = common::copy_table("basic-dv-no-checkpoint");
+    let report = verify_read_only(&clean);
+    assert!(report.is_clean(), "{:?}", report.findings);
+    assert_eq!(report.deletion_vectors_checked, 1);
+
+    let (_d, root) = common::copy_table("basic-dv-no-checkpoint");
+    let mut bytes = std::fs::read(root.join(DV)).unwrap();
+    bytes[1 + 4 + 10] ^= 0x40; // inside the bitmap of the entry at offset 1
+    std::fs::write(root.join(DV), bytes).unwrap();
+    assert_eq!(
+        kinds(&verify_read_only(&root)),
+        BTreeSet::from([FindingKind::CorruptDeletionVector])
+    );
+
+    let (_d, root) = common::copy_table("basic-dv-no-checkpoint");
+    edit(
+        &commit(&root, 1),
+        r#""cardinality":2"#,
+        r#""cardinality":3"#,
+    );
+    assert_eq!(
+        kinds(&verify_read_only(&root)),
+        BTreeSet::from([FindingKind::DeletionVectorCardinality])
+    );
+
+    let (_d, root) = common::copy_table("basic-dv-no-checkpoint");
+    std::fs::remove_file(root.join(DV)).unwrap();
+    assert_eq!(
+        kinds(&verify_read_only(&root)),
+        BTreeSet::from([FindingKind::MissingDeletionVector])
+    );
+}
+
+/// Verify is store-agnostic: the same checks on the in-memory store.
+#[test]
+fn in_memory_tables_are_verified_too() {
+    let store = Arc::new(InMemoryStore::new());
+    let table = Table::from_store(store.clone());
+    build(&table);
+    let options = VerifyOptions {
+        version: None,
+        deep: true,
+    };
+    assert!(table.verify(&options).unwrap().is_clean());
+    let path = table
+        .snapshot()
+        .unwrap()
+        .files()
+        .next()
+        .unwrap()
+        .path
+        .clone();
+    use alluvium::storage::ObjectStore;
+    store.delete(&StorePath::parse(path).unwrap()).unwrap();
+    store
+        .put(
+            &StorePath::parse("_delta_log/00000000000000000003.json").unwrap(),
+            bytes::Bytes::from_static(b"{oops"),
+        )
+        .unwrap();
+    let report = Table::from_store(store).verify(&options).unwrap();
+    assert_eq!(
+        kinds(&report),
+        BTreeSet::from([
+            FindingKind::UnreadableCommit,
+            FindingKind::UnreadableSnapshot
+        ])
+    );
+}
+
+#[test]
+fn cli_exit_status_and_json() {
+    let (_dir, root) = built();
+    let t = root.to_str().unwrap();
+    let o = Command::new(BIN).args(["verify", t]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.starts_with("clean: version 4"), "{out}");
+    std::fs::remove_file(data_file(&root)).unwrap();
+    let o = Command::new(BIN)
+        .args(["verify", t, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["clean"], false);
+    assert_eq!(v["version"], 4);
+    assert_eq!(v["findings"][0]["kind"], "missing-file");
+    assert!(
+        v["findings"][0]["location"]
+            .as_str()
+            .unwrap()
+            .ends_with(".parquet")
+    );
+    // No table: an error (exit 1), not a finding.
+    let o = Command::new(BIN)
+        .args(["verify", "/nonexistent/table"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+}
+
+/// Conformance tables that do not verify clean: the finding kinds they have and why (the
+/// table is as upstream shipped it; each finding is true).
+const KNOWN_FINDINGS: &[(&str, &[&str], &str)] = &[
+    ("app-txn-with-last-updated", &["missing-file"], LOG_ONLY),
+    ("checkpoint", &["missing-file"], LOG_ONLY),
+    ("checkpoints", &["missing-file"], LOG_ONLY),
+    ("checkpoints_vacuumed", &["missing-file"], LOG_ONLY),
+    (
+        "delete-re-add-same-file-different-transactions",
+        &["missing-file"],
+        LOG_ONLY,
+    ),
+    ("err-log-table_a", &["missing-file"], LOG_ONLY),
+    ("err-log-table_b", &["missing-file"], LOG_ONLY),
+    (
+        "log-replay-special-characters-b",
+        &["missing-file"],
+        LOG_ONLY,
+    ),
+    ("table-with-domain-metadata", &["missing-file"], LOG_ONLY),
+    (
+        "with_checkpoint_no_last_checkpoint",
+        &["missing-file"],
+        LOG_ONLY,
+    ),
+    (
+        "latest_not_checkpointed",
+        &["missing-file", "last-checkpoint"],
+        "data file absent upstream; the hand-written _last_checkpoint says 1 action for a 4-action checkpoint",
+    ),
+    (
+        "checkpoint_with_partitions",
+        &["missing-file", "last-checkpoint"],
+        "data files absent upstream; _last_checkpoint's size is the checkpoint's byte count, not its actions",
+    ),
+    (
+        "table_failed_last_checkpoint_update",
+        &["last-checkpoint"],
+        "the hand-written _last_checkpoint says 6 actions for a 4-action checkpoint",
+    ),
+    (
+        "corrupted-last-checkpoint-kernel",
+        &["last-checkpoint"],
+        "_last_checkpoint is deliberately empty",
+    ),
+    (
+        "issue_1374",
+        &["last-checkpoint", "stats-mismatch"],
+        "written by a delta-rs with the bug of its issue 1374 (_last_checkpoint size in bytes) and timestamp minima above the data",
+    ),
+    (
+        "parquet_row_group_skipping",
+        &["checkpoint-mismatch"],
+        "the checkpoint was generated apart from the commits: another table id, schema and properties",
+    ),
+    (
+        "parsed-stats",
+        &["stats-mismatch"],
+        "the data files lack ts_col, which the statistics describe as never null",
+    ),
+    (
+        "table_with_edge_timestamps",
+        &["stats-mismatch"],
+        "the writer's minima for timestamps at the edge of the range are wrong (year 9999 for data in 1816)",
+    ),
+];
+
+const LOG_ONLY: &str = "log-only fixture: upstream ships no data files";
+
+#[test]
+fn every_readable_conformance_table_verifies_clean() {
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(data_dir().join("MANIFEST.json")).unwrap()).unwrap();
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for e in manifest["tables"].as_array().unwrap() {
+        let name = e["name"].as_str().unwrap();
+        let root = data_dir().join(e["table_root"].as_str().unwrap());
+        if e["test_usage"] == "expect-error"
+            || Table::open(root.to_str().unwrap())
+                .unwrap()
+                .snapshot()
+                .is_err()
+        {
+            continue;
+        }
+        checked += 1;
+        let before = tree(&root);
+        let report = run_verify(&root, None, true);
+        assert_eq!(before, tree(&root), "{name}: verify changed the table");
+        let found: BTreeSet<String> = report.findings.iter().map(|f| f.kind.to_string()).collect();
+        let expected: BTreeSet<String> = KNOWN_FINDINGS
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, k, _)| k.iter().map(ToString::to_string).collect())
+            .unwrap_or_default();
+        if found != expected {
+            wrong.push(format!(
+                "{name}: expected {expected:?}, found {found:?}{}",
+                report
+                    .findings
+                    .first()
+                    .map(|f| format!(" (first: {f})"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    assert!(checked > 100, "only {checked} tables checked");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// A multi-part checkpoint with a part missing is not a complete checkpoint: reported,
+/// and (with the commits all present) nothing else is wrong.
+#[test]
+fn an_incomplete_multi_part_checkpoint_is_reported() {
+    let (_dir, root) = built();
+    let table = Table::open(root.to_str().unwrap()).unwrap();
+    let out = table
+        .checkpoint(&CheckpointConfig { part_size: Some(2) })
+        .unwrap();
+    assert!(out.files.len() > 1, "{:?}", out.files);
+    assert!(run_verify(&root, None, false).is_clean());
+    std::fs::remove_file(root.join(out.files[1].as_str())).unwrap();
+    let report = verify_read_only(&root);
+    assert_eq!(
+        kinds(&report),
+        // _last_checkpoint now names a checkpoint that is not complete.
+        BTreeSet::from([
+            FindingKind::UnreadableCheckpoint,
+            FindingKind::LastCheckpoint
+        ]),
+        "{:?}",
+        report.findings
+    );
+}
