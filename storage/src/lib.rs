@@ -25,9 +25,12 @@ mod counts;
 mod error;
 mod faulty;
 mod local;
+mod local_reach;
 mod location;
 mod memory;
+mod no_follow;
 mod path;
+mod reach;
 #[cfg(feature = "object-store")]
 mod remote;
 mod remote_options;
