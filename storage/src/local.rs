@@ -112,7 +112,7 @@ impl LocalFsStore {
     /// Writes `data` to a fresh hidden temporary file in `dir` and fsyncs it.
     fn write_temp(&self, dir: &Path, name: &str, data: &[u8]) -> Result<PathBuf> {
         self.create_dirs(dir)?;
-        let tmp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
+        let tmp = dir.join(crate::temp_name::temp_name(name));
         let write = || -> io::Result<()> {
             let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
             f.write_all(data)?;
