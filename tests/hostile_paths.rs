@@ -268,6 +268,33 @@ fn vacuum_keeps_files_named_by_any_spelling_of_their_location() {
     }
 }
 
+/// Class 1, unresolvable: a reference through a link loop cannot be resolved, so VACUUM
+/// fails before deleting anything (an orphan it would otherwise delete stays).
+#[test]
+fn vacuum_deletes_nothing_when_a_reference_cannot_be_resolved() {
+    for mode in [VacuumMode::Full, VacuumMode::Lite] {
+        let s = Sandbox::new();
+        let t = create(s.store(), &[]);
+        append(&t, &[(1, "a")]);
+        let f = file_of(&t, "a");
+        link("loop", s.root().join("loop"));
+        respell(&t, &f, "loop/x.parquet");
+        // Something VACUUM would delete if it ran: the file the respelling unreferenced.
+        let outside = s.outside();
+        let e = t
+            .vacuum(&VacuumOptions {
+                retention_hours: Some(0.0),
+                force: true,
+                mode,
+                ..Default::default()
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains("loop"), "{mode:?}: {e}");
+        assert!(s.root().join(&f).is_file(), "{mode:?}");
+        assert_eq!(s.outside(), outside);
+    }
+}
+
 /// Class 1 on the in-memory store: lexical spellings of its root protect the object too.
 #[test]
 fn vacuum_on_memory_keeps_objects_named_by_any_spelling() {
