@@ -8,7 +8,8 @@ pub(crate) fn temp_name(name: &str) -> String {
     format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple())
 }
 
-/// Whether `file_name` (one path segment) is a temporary name as [`temp_name`] makes them.
+/// Whether `file_name` (one path segment) is a temporary name as the local store makes them
+/// (see the module docs).
 pub fn is_temp_name(file_name: &str) -> bool {
     let Some(inner) = file_name
         .strip_prefix('.')
