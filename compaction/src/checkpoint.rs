@@ -29,13 +29,15 @@ pub struct CheckpointConfig {
 /// Writes a checkpoint of `snapshot` and publishes it in `_last_checkpoint`.
 ///
 /// # Errors
-/// Storage errors, or a written file that does not read back as written; in both cases
+/// A table with writer features alluvium does not support (nothing is written); storage
+/// errors, or a written file that does not read back as written; in both cases
 /// `_last_checkpoint` is left untouched and the table stays readable.
 pub fn checkpoint(
     snapshot: &Snapshot,
     config: &CheckpointConfig,
     now_ms: i64,
 ) -> Result<CheckpointOutput> {
+    snapshot.check_writable()?;
     let options = CheckpointOptions {
         part_size: config.part_size,
         now_ms,

@@ -4,14 +4,17 @@
 //!
 //! 1. The cutoff is now minus the retention, truncated down to midnight UTC (as Spark).
 //! 2. Among the commits whose file time is at or before the cutoff, take the newest; the
-//!    *anchor* is the newest complete checkpoint at or below it.
+//!    *anchor* is the newest complete checkpoint at or below it that reads back whole
+//!    (every part and sidecar decodes, with a protocol and a metaData action). A checkpoint
+//!    that does not is never an anchor: the commits below it may be the only readable
+//!    history, so an older checkpoint anchors instead, or nothing is deleted.
 //! 3. Delete commits, checksum files and checkpoints below the anchor (oldest first, so an
 //!    interrupted cleanup still leaves a contiguous suffix), compaction files starting below
 //!    it, and sidecars no retained checkpoint references that are over a day old.
 //! 4. The anchor's own commit file is kept (its commitInfo and in-commit timestamp).
 //!
 //! Nothing is deleted when the table requires checkpoint protection below a version the
-//! anchor has not reached.
+//! anchor has not reached, nor on a table with writer features alluvium does not support.
 
 use std::collections::HashSet;
 
@@ -19,6 +22,7 @@ use alluvium_mvcc::Snapshot;
 use alluvium_storage::{ObjectStore, StorePath};
 use alluvium_txlog::Version;
 use alluvium_txlog::actions::Action;
+use alluvium_txlog::checkpoint::{ActionSink, CheckpointFiles, visit_checkpoint};
 use alluvium_txlog::features::supports_writer_feature;
 use alluvium_txlog::log_path::{DELTA_LOG_DIR, LogFileKind, SIDECAR_DIR};
 use alluvium_txlog::segment::{complete_checkpoints, earliest_readable_version, list_log_from};
@@ -43,8 +47,10 @@ pub struct CleanupReport {
 /// Removes expired log files of the table `snapshot` belongs to (see the module docs).
 ///
 /// # Errors
-/// Storage errors. Deleting is idempotent: a failed cleanup can simply run again.
+/// Unsupported writer features (nothing is deleted); storage errors. Deleting is
+/// idempotent: a failed cleanup can simply run again.
 pub fn cleanup_log(snapshot: &Snapshot, now_ms: i64, dry_run: bool) -> Result<CleanupReport> {
+    snapshot.check_writable()?;
     let store = snapshot.store_ref();
     let props = snapshot.properties();
     let cutoff = (now_ms - props.log_retention_ms()).div_euclid(DAY_MS) * DAY_MS;
@@ -67,8 +73,18 @@ pub fn cleanup_log(snapshot: &Snapshot, now_ms: i64, dry_run: bool) -> Result<Cl
         return Ok(report);
     };
     let checkpoints = complete_checkpoints(&listing);
-    let Some((&anchor, _)) = checkpoints.range(..=newest_expired).next_back() else {
+    if checkpoints.range(..=newest_expired).next().is_none() {
         report.skipped = Some("no checkpoint at or below the expired commits".into());
+        return Ok(report);
+    }
+    let Some(anchor) = checkpoints
+        .range(..=newest_expired)
+        .rev()
+        .find(|(_, cp)| reads_back_whole(store, cp))
+        .map(|(&v, _)| v)
+    else {
+        report.skipped =
+            Some("no checkpoint at or below the expired commits reads back whole".into());
         return Ok(report);
     };
     if supports_writer_feature(snapshot.protocol(), "checkpointProtection")
@@ -115,6 +131,33 @@ pub fn cleanup_log(snapshot: &Snapshot, now_ms: i64, dry_run: bool) -> Result<Cl
         }
     }
     finish(store, report, doomed, dry_run)
+}
+
+/// Counts what a checkpoint holds while it is read, without keeping it.
+#[derive(Default)]
+struct Tally {
+    protocol: bool,
+    metadata: bool,
+}
+
+impl ActionSink for Tally {
+    fn accept(&mut self, actions: Vec<Action>) -> alluvium_txlog::Result<()> {
+        for a in &actions {
+            match a {
+                Action::Protocol(_) => self.protocol = true,
+                Action::Metadata(_) => self.metadata = true,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a checkpoint can stand for the commits below it: every file of it (parts and
+/// sidecars) reads and decodes, and it holds a protocol and a metaData action.
+fn reads_back_whole(store: &dyn ObjectStore, cp: &CheckpointFiles) -> bool {
+    let mut tally = Tally::default();
+    visit_checkpoint(store, cp, &mut tally).is_ok() && tally.protocol && tally.metadata
 }
 
 fn read_checkpoint_sidecar_refs(

@@ -333,7 +333,8 @@ fn inputs_live(snapshot: &Snapshot, bin: &Bin) -> bool {
 /// Runs OPTIMIZE on `snapshot`'s table (see the module docs).
 ///
 /// # Errors
-/// Planning errors; a rewrite failure (after deleting what the failed group wrote; groups
+/// Unsupported writer features (before anything is written); planning errors; a rewrite
+/// failure (after deleting what the failed group wrote; groups
 /// committed before stay); a commit failure other than a conflict on input files
 /// (`CommitOutcomeUnknown` keeps the group's files: the commit may have landed).
 pub fn optimize(
@@ -343,6 +344,8 @@ pub fn optimize(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<OptimizeReport> {
     let started = Instant::now();
+    // Before any file is rewritten: a refused commit would leave the rewrites behind.
+    snapshot.check_writable()?;
     let plan = plan(snapshot, options)?;
     let mut report = OptimizeReport {
         considered_files: plan.considered_files,

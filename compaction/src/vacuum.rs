@@ -9,16 +9,25 @@
 //! change-data files those reference. It is computed from the log itself, not from
 //! tombstones (which checkpoints drop once they expire under the table's own retention).
 //!
+//! References are resolved by the store the way its reader resolves them
+//! ([`alluvium_storage::ObjectStore::reachable_objects`]): an absolute URI spelled
+//! differently from the root (`//`, `/./`, `/x/../`, a linked directory) protects the file
+//! it reaches; a reference that cannot be resolved with certainty fails the run before
+//! anything is deleted.
+//!
 //! **What is deleted.** Candidates come from the log's tombstones (**lite**: no listing) or
 //! from a listing of the table directory (**full**: skips `_delta_log` and every path
 //! segment starting with `_` or `.` unless it is a partition directory `name=value` or the
-//! top-level `_change_data`). A
+//! top-level `_change_data`; but lists the hidden temporary files killed writers left in
+//! the directories alluvium writes to, log included). A
 //! candidate is deleted only if it is not protected, lies inside the table root, and (full
-//! mode) its modification time is at or before the cutoff: a younger unreferenced file may
-//! belong to a writer that has not committed yet.
+//! mode) its modification time is at or before the cutoff: a younger unreferenced file (or
+//! temporary file) may belong to a writer that has not committed yet. Deletes go through
+//! the store, which never follows a link below the root (a tombstone through
+//! `evil -> ../outside` is a failed delete, not a deleted outside file).
 //!
 //! **Safety rails.** A retention shorter than the table's is refused unless forced. Writer
-//! features alluvium does not know are refused (`vacuumProtocolCheck` asks exactly that of
+//! features alluvium does not support are refused (`vacuumProtocolCheck` asks exactly that of
 //! every engine; alluvium checks always). A run that deletes writes `VACUUM START` and
 //! `VACUUM END` commits (commitInfo only) around the deletes, as Spark does, so the history
 //! shows it. Deletes run in parallel on a bounded pool.
@@ -27,12 +36,11 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use alluvium_mvcc::{MvccError, Snapshot, Transaction, VersionSpec};
-use alluvium_storage::{FileLocation, StorePath};
+use alluvium_storage::{FileLocation, StorePath, is_temp_name};
 use alluvium_txlog::actions::{Action, Add};
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::dv::DvLocation;
-use alluvium_txlog::features::check_write_supported;
-use alluvium_txlog::log_path::{DELTA_LOG_DIR, commit_path};
+use alluvium_txlog::log_path::{DELTA_LOG_DIR, SIDECAR_DIR, commit_path};
 use alluvium_txlog::path::{TableRoot, resolve};
 use alluvium_txlog::segment::{earliest_readable_version, list_log_from};
 use alluvium_txlog::{LogError, Version};
@@ -121,20 +129,24 @@ fn relative(path: &str, root: &TableRoot) -> Option<String> {
     }
 }
 
-fn protect_add(add: &Add, root: &TableRoot, out: &mut HashSet<String>) {
-    if let Some(p) = relative(&add.path, root) {
-        out.insert(p);
+/// Collects where a referenced file lives. A path the reader refuses too (not UTF-8, or
+/// escaping the root) locates nothing.
+fn locate(path: &str, root: &TableRoot, out: &mut Vec<FileLocation>) {
+    if let Ok(loc) = resolve(path, root) {
+        out.push(loc);
     }
+}
+
+fn locate_add(add: &Add, root: &TableRoot, out: &mut Vec<FileLocation>) {
+    locate(&add.path, root, out);
     if let Some(dv) = &add.deletion_vector {
         match dv.location() {
             Ok(DvLocation::Relative { path, .. }) => {
-                out.insert(path);
-            }
-            Ok(DvLocation::Absolute { uri, .. }) => {
-                if let Some(p) = relative(&uri, root) {
-                    out.insert(p);
+                if let Ok(p) = StorePath::parse(path) {
+                    out.push(FileLocation::Table(p));
                 }
             }
+            Ok(DvLocation::Absolute { uri, .. }) => locate(&uri, root, out),
             _ => {}
         }
     }
@@ -161,12 +173,14 @@ fn version_at_cutoff(latest: &Snapshot, cutoff_ms: i64) -> Result<Snapshot> {
     }
 }
 
-/// Every file a version in `from.version() ..= latest` references (see the module docs).
+/// Every object a version in `from.version() ..= latest` may read (see the module docs):
+/// the references are resolved by the store the way its reader resolves them, so that a
+/// file named by another spelling of its path, or through a link, is still protected.
 fn protected_files(from: &Snapshot, latest: &Snapshot) -> Result<HashSet<String>> {
     let root = latest.root();
-    let mut out = HashSet::new();
+    let mut locations = Vec::new();
     for add in from.files() {
-        protect_add(add, root, &mut out);
+        locate_add(add, root, &mut locations);
     }
     let store = latest.store_ref();
     let versions: Vec<Version> = (from.version() + 1..=latest.version()).collect();
@@ -181,17 +195,19 @@ fn protected_files(from: &Snapshot, latest: &Snapshot) -> Result<HashSet<String>
     for actions in commits {
         for a in actions? {
             match a {
-                Action::Add(add) => protect_add(&add, root, &mut out),
-                Action::Cdc(cdc) => {
-                    if let Some(p) = relative(&cdc.path, root) {
-                        out.insert(p);
-                    }
-                }
+                Action::Add(add) => locate_add(&add, root, &mut locations),
+                Action::Cdc(cdc) => locate(&cdc.path, root, &mut locations),
                 _ => {}
             }
         }
     }
-    Ok(out)
+    // A reference the store cannot resolve with certainty fails the run here, before
+    // anything is deleted.
+    Ok(store
+        .reachable_objects(&locations)?
+        .into_iter()
+        .map(|p| p.as_str().to_string())
+        .collect())
 }
 
 /// The directory of change-data files: hidden by its name, but VACUUM cleans it like data
@@ -216,6 +232,18 @@ fn hidden(path: &str) -> bool {
 /// One candidate: path, size if known, modification time if known.
 type Candidate = (StorePath, Option<u64>, Option<i64>);
 
+/// True for a temporary file a killed writer of this store left behind (see
+/// [`is_temp_name`]) in a directory alluvium writes to: data and partition directories,
+/// `_change_data`, the log and its sidecars.
+fn abandoned_temp(path: &str) -> bool {
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+    is_temp_name(name)
+        && (dir.is_empty()
+            || dir == DELTA_LOG_DIR
+            || dir == format!("{DELTA_LOG_DIR}/{SIDECAR_DIR}")
+            || !hidden(&format!("{dir}/x")))
+}
+
 fn candidates(latest: &Snapshot, mode: VacuumMode, cutoff_ms: i64) -> Result<Vec<Candidate>> {
     let root = latest.root();
     match mode {
@@ -223,7 +251,7 @@ fn candidates(latest: &Snapshot, mode: VacuumMode, cutoff_ms: i64) -> Result<Vec
             .store_ref()
             .list_tree(None)?
             .into_iter()
-            .filter(|m| !hidden(m.path.as_str()))
+            .filter(|m| !hidden(m.path.as_str()) || abandoned_temp(m.path.as_str()))
             .map(|m| (m.path, Some(m.size), Some(m.last_modified_ms)))
             .collect()),
         VacuumMode::Lite => {
@@ -278,8 +306,7 @@ fn record(
 /// Failed deletes do not fail the run: they are listed in the report.
 pub fn vacuum(latest: &Snapshot, options: &VacuumOptions) -> Result<VacuumReport> {
     let started = Instant::now();
-    let schema = latest.schema();
-    check_write_supported(latest.protocol(), latest.metadata(), schema)?;
+    latest.check_writable()?;
     let table_ms = latest.properties().deleted_file_retention_ms();
     let retention_ms = match options.retention_hours {
         Some(h) if !(h.is_finite() && h >= 0.0) => {
@@ -391,6 +418,25 @@ pub fn vacuum(latest: &Snapshot, options: &VacuumOptions) -> Result<VacuumReport
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn abandoned_temps_are_listed_where_alluvium_writes() {
+        let t = ".part-0.parquet.0123456789abcdef0123456789abcdef.tmp";
+        for dir in [
+            "",
+            "p=1/",
+            "_p=1/q=2/",
+            "_delta_log/",
+            "_delta_log/_sidecars/",
+        ] {
+            assert!(abandoned_temp(&format!("{dir}{t}")), "{dir}");
+        }
+        for dir in [".hidden/", "_other/", "p=1/_x/"] {
+            assert!(!abandoned_temp(&format!("{dir}{t}")), "{dir}");
+        }
+        assert!(!abandoned_temp("p=1/.part-0.parquet.crc"));
+        assert!(!abandoned_temp("_delta_log/00000000000000000000.json"));
+    }
 
     #[test]
     fn hidden_paths_spare_partition_directories() {

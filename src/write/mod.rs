@@ -267,14 +267,19 @@ impl Table {
     }
 
     /// The snapshot a write reads, once the store is known to let this writer commit
-    /// (put-if-absent or single-writer mode; checked before any data file is uploaded, so
-    /// a refused write leaves nothing behind).
+    /// (put-if-absent or single-writer mode) and the table's writer features are supported;
+    /// both are checked before any data file is uploaded, so a refused write leaves nothing
+    /// behind.
     fn read_snapshot(&self, options: &WriteOptions) -> Result<Snapshot> {
         alluvium_mvcc::transaction::check_can_commit(self.store().as_ref())?;
-        match &options.read_snapshot {
-            Some(s) => Ok(s.clone()),
-            None => self.snapshot(),
-        }
+        let snapshot = match &options.read_snapshot {
+            Some(s) => s.clone(),
+            None => self.snapshot()?,
+        };
+        // Before any data file is uploaded: a table with writer features alluvium does not
+        // support is refused whole, not after the upload (which would leave orphans).
+        snapshot.check_writable()?;
+        Ok(snapshot)
     }
 
     fn write_batches<I>(

@@ -6,7 +6,7 @@ use std::ops::Range;
 use bytes::Bytes;
 
 use crate::counts::{RequestCounters, RequestKind};
-use crate::{ObjectMeta, ObjectStore, RequestCounts, Result, StorePath, StoreRef};
+use crate::{FileLocation, ObjectMeta, ObjectStore, RequestCounts, Result, StorePath, StoreRef};
 
 /// Wraps a store and counts every call: a `get`, `get_range` or `get_external` is a GET, a
 /// listing a LIST, `put` and `put_if_absent` a PUT, and so on; a batch call counts one
@@ -110,6 +110,10 @@ impl ObjectStore for CountingStore {
 
     fn now_ms(&self) -> i64 {
         self.inner.now_ms()
+    }
+
+    fn reachable_objects(&self, locations: &[FileLocation]) -> Result<Vec<StorePath>> {
+        self.inner.reachable_objects(locations)
     }
 
     fn supports_put_if_absent(&self) -> bool {

@@ -15,7 +15,7 @@ use std::ops::Range;
 use bytes::Bytes;
 
 use crate::sync::{AtomicBool, AtomicU64, Ordering};
-use crate::{ObjectMeta, ObjectStore, Result, StorageError, StorePath, StoreRef};
+use crate::{FileLocation, ObjectMeta, ObjectStore, Result, StorageError, StorePath, StoreRef};
 
 /// Which fault to inject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,6 +184,10 @@ impl ObjectStore for FaultyStore {
 
     fn now_ms(&self) -> i64 {
         self.inner.now_ms()
+    }
+
+    fn reachable_objects(&self, locations: &[FileLocation]) -> Result<Vec<StorePath>> {
+        self.inner.reachable_objects(locations)
     }
 }
 

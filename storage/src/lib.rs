@@ -25,14 +25,18 @@ mod counts;
 mod error;
 mod faulty;
 mod local;
+mod local_reach;
 mod location;
 mod memory;
+mod no_follow;
 mod path;
+mod reach;
 #[cfg(feature = "object-store")]
 mod remote;
 mod remote_options;
 mod store;
 pub mod sync;
+mod temp_name;
 
 pub use counting::CountingStore;
 pub use counts::{RequestCounters, RequestCounts, RequestKind};
@@ -46,3 +50,4 @@ pub use path::StorePath;
 pub use remote::RemoteStore;
 pub use remote_options::{PutIfAbsentSupport, REMOTE_SCHEMES, RemoteOptions, remote_scheme};
 pub use store::{ObjectMeta, ObjectStore, StoreRef};
+pub use temp_name::is_temp_name;

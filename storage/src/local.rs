@@ -8,7 +8,8 @@ use std::time::UNIX_EPOCH;
 
 use bytes::Bytes;
 
-use crate::{ObjectMeta, ObjectStore, Result, StorageError, StorePath};
+use crate::no_follow::check_no_linked_dirs;
+use crate::{FileLocation, ObjectMeta, ObjectStore, Result, StorageError, StorePath};
 
 /// Objects at least this large are memory-mapped instead of copied into memory.
 const MMAP_THRESHOLD: u64 = 256 * 1024;
@@ -111,7 +112,7 @@ impl LocalFsStore {
     /// Writes `data` to a fresh hidden temporary file in `dir` and fsyncs it.
     fn write_temp(&self, dir: &Path, name: &str, data: &[u8]) -> Result<PathBuf> {
         self.create_dirs(dir)?;
-        let tmp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
+        let tmp = dir.join(crate::temp_name::temp_name(name));
         let write = || -> io::Result<()> {
             let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
             f.write_all(data)?;
@@ -173,7 +174,7 @@ fn mtime_ms(md: &fs::Metadata) -> i64 {
 }
 
 /// Turns a `file:` URI or an absolute path into a filesystem path.
-fn external_path(uri: &str) -> Option<PathBuf> {
+pub(crate) fn external_path(uri: &str) -> Option<PathBuf> {
     let rest = if let Some(r) = uri.strip_prefix("file://localhost/") {
         format!("/{r}")
     } else if let Some(r) = uri.strip_prefix("file://") {
@@ -231,6 +232,7 @@ impl ObjectStore for LocalFsStore {
     }
 
     fn put_if_absent(&self, path: &StorePath, data: Bytes) -> Result<()> {
+        check_no_linked_dirs(&self.root, path)?;
         let target = self.full(path);
         let dir = target
             .parent()
@@ -250,6 +252,7 @@ impl ObjectStore for LocalFsStore {
     }
 
     fn put(&self, path: &StorePath, data: Bytes) -> Result<()> {
+        check_no_linked_dirs(&self.root, path)?;
         let target = self.full(path);
         let dir = target
             .parent()
@@ -343,11 +346,16 @@ impl ObjectStore for LocalFsStore {
     }
 
     fn delete(&self, path: &StorePath) -> Result<()> {
+        check_no_linked_dirs(&self.root, path)?;
         match fs::remove_file(self.full(path)) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(StorageError::io("delete", path.as_str(), e)),
         }
+    }
+
+    fn reachable_objects(&self, locations: &[FileLocation]) -> Result<Vec<StorePath>> {
+        crate::local_reach::reachable_objects(&self.root, locations)
     }
 
     fn get_external(&self, uri: &str) -> Result<Bytes> {

@@ -124,6 +124,26 @@ pub trait ObjectStore: Debug + Send + Sync + 'static {
         })
     }
 
+    /// The objects of this store that reading any of `locations` may reach, as
+    /// table-relative paths, in no particular order (duplicates allowed). VACUUM keeps
+    /// every one of them: an object missing here could be deleted while a reader needs it,
+    /// one too many is only kept.
+    ///
+    /// A table path reaches itself; an absolute URI reaches the object it names inside the
+    /// root however it is spelled (`//`, `/./`, `/x/../`). Stores with symbolic links
+    /// ([`crate::LocalFsStore`]) also resolve links the way the reader's open does. The
+    /// default normalises URIs lexically against [`root_uri`](Self::root_uri).
+    ///
+    /// # Errors
+    /// A location whose target cannot be worked out with certainty (the caller must then
+    /// keep everything).
+    fn reachable_objects(&self, locations: &[FileLocation]) -> Result<Vec<StorePath>> {
+        Ok(crate::reach::lexically_reachable(
+            &self.root_uri(),
+            locations,
+        ))
+    }
+
     /// Reads a file wherever it lives.
     fn get_location(&self, location: &FileLocation) -> Result<Bytes> {
         match location {

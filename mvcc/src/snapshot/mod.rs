@@ -132,6 +132,22 @@ impl Snapshot {
         &self.schema
     }
 
+    /// Refuses to write to or delete from this table when it needs a writer protocol
+    /// version or writer feature alluvium does not support. Every operation that writes or
+    /// deletes (commits, data writes, checkpoints, log cleanup, OPTIMIZE, VACUUM) calls this
+    /// before touching anything.
+    ///
+    /// # Errors
+    /// [`crate::MvccError::Log`] with the unsupported version or feature.
+    pub fn check_writable(&self) -> crate::Result<()> {
+        alluvium_txlog::features::check_write_supported(
+            self.protocol(),
+            self.metadata(),
+            self.schema(),
+        )?;
+        Ok(())
+    }
+
     /// The partition columns (logical names).
     pub fn partition_columns(&self) -> &[String] {
         &self.state.metadata().partition_columns
