@@ -82,152 +82,111 @@ enum Ty {
 
 use Ty::{Binary, Bool, Byte, Double, Int, List, Struct};
 
-const EMPTY: &[(i16, Ty)] = &[];
-const KEY_VALUE: &[(i16, Ty)] = &[(1, Binary), (2, Binary)];
-const TIME_UNIT: &[(i16, Ty)] = &[(1, Struct(EMPTY)), (2, Struct(EMPTY)), (3, Struct(EMPTY))];
-const TIME_TYPE: &[(i16, Ty)] = &[(1, Bool), (2, Struct(TIME_UNIT))];
-const LOGICAL_TYPE: &[(i16, Ty)] = &[
-    (1, Struct(EMPTY)),
-    (2, Struct(EMPTY)),
-    (3, Struct(EMPTY)),
-    (4, Struct(EMPTY)),
-    (5, Struct(&[(1, Int), (2, Int)])),
-    (6, Struct(EMPTY)),
-    (7, Struct(TIME_TYPE)),
-    (8, Struct(TIME_TYPE)),
-    (10, Struct(&[(1, Byte), (2, Bool)])),
-    (11, Struct(EMPTY)),
-    (12, Struct(EMPTY)),
-    (13, Struct(EMPTY)),
-    (14, Struct(EMPTY)),
-    (15, Struct(EMPTY)),
-    (16, Struct(&[(1, Byte)])),
-    (17, Struct(&[(1, Binary)])),
-    (18, Struct(&[(1, Binary), (2, Int)])),
-    (19, Struct(EMPTY)),
-];
-const SCHEMA_ELEMENT: &[(i16, Ty)] = &[
-    (1, Int),
-    (2, Int),
-    (3, Int),
-    (4, Binary),
-    (5, Int),
-    (6, Int),
-    (7, Int),
-    (8, Int),
-    (9, Int),
-    (10, Struct(LOGICAL_TYPE)),
-];
-const STATISTICS: &[(i16, Ty)] = &[
-    (1, Binary),
-    (2, Binary),
-    (3, Int),
-    (4, Int),
-    (5, Binary),
-    (6, Binary),
-    (7, Bool),
-    (8, Bool),
-    (9, Int),
-];
-const BOUNDING_BOX: &[(i16, Ty)] = &[
-    (1, Double),
-    (2, Double),
-    (3, Double),
-    (4, Double),
-    (5, Double),
-    (6, Double),
-    (7, Double),
-    (8, Double),
-];
-const COLUMN_META_DATA: &[(i16, Ty)] = &[
-    (1, Int),
-    (2, List(&Int)),
-    (3, List(&Binary)),
-    (4, Int),
-    (5, Int),
-    (6, Int),
-    (7, Int),
-    (8, List(&Struct(KEY_VALUE))),
-    (9, Int),
-    (10, Int),
-    (11, Int),
-    (12, Struct(STATISTICS)),
-    (13, List(&Struct(&[(1, Int), (2, Int), (3, Int)]))),
-    (14, Int),
-    (15, Int),
-    (16, Struct(&[(1, Int), (2, List(&Int)), (3, List(&Int))])),
-    (17, Struct(&[(1, Struct(BOUNDING_BOX)), (2, List(&Int))])),
-];
-const COLUMN_CHUNK: &[(i16, Ty)] = &[
-    (1, Binary),
-    (2, Int),
-    (3, Struct(COLUMN_META_DATA)),
-    (4, Int),
-    (5, Int),
-    (6, Int),
-    (7, Int),
-    (
-        8,
-        Struct(&[
-            (1, Struct(EMPTY)),
-            (2, Struct(&[(1, List(&Binary)), (2, Binary)])),
-        ]),
-    ),
-    (9, Binary),
-];
-const ROW_GROUP: &[(i16, Ty)] = &[
-    (1, List(&Struct(COLUMN_CHUNK))),
-    (2, Int),
-    (3, Int),
-    (4, List(&Struct(&[(1, Int), (2, Bool), (3, Bool)]))),
-    (5, Int),
-    (6, Int),
-    (7, Int),
-];
-const COLUMN_ORDER: &[(i16, Ty)] = &[(1, Struct(EMPTY)), (2, Struct(EMPTY)), (3, Struct(EMPTY))];
-const AES_GCM: &[(i16, Ty)] = &[(1, Binary), (2, Binary), (3, Bool)];
-const FILE_META_DATA: &[(i16, Ty)] = &[
-    (1, Int),
-    (2, List(&Struct(SCHEMA_ELEMENT))),
-    (3, Int),
-    (4, List(&Struct(ROW_GROUP))),
-    (5, List(&Struct(KEY_VALUE))),
-    (6, Binary),
-    (7, List(&Struct(COLUMN_ORDER))),
-    (8, Struct(&[(1, Struct(AES_GCM)), (2, Struct(AES_GCM))])),
-    (9, Binary),
-];
-const PAGE_HEADER: &[(i16, Ty)] = &[
-    (1, Int),
-    (2, Int),
-    (3, Int),
-    (4, Int),
-    (
-        5,
-        Struct(&[
-            (1, Int),
-            (2, Int),
-            (3, Int),
-            (4, Int),
-            (5, Struct(STATISTICS)),
-        ]),
-    ),
-    (6, Struct(EMPTY)),
-    (7, Struct(&[(1, Int), (2, Int), (3, Bool)])),
-    (
-        8,
-        Struct(&[
-            (1, Int),
-            (2, Int),
-            (3, Int),
-            (4, Int),
-            (5, Int),
-            (6, Int),
-            (7, Bool),
-            (8, Struct(STATISTICS)),
-        ]),
-    ),
-];
+/// The known fields of a struct: id and type, in id order.
+type Fields = &'static [(i16, Ty)];
+
+// The structs of `parquet.thrift` that the `parquet` crate reads from a footer or a page
+// header, with the fields it reads (named in the comments, in id order). Unions are structs.
+#[rustfmt::skip]
+mod spec {
+    use super::Fields;
+    use super::Ty::{Binary, Bool, Byte, Double, Int, List, Struct};
+
+    /// Empty structs (the members of `TimeUnit`, `ColumnOrder`, ...) and skipped ones.
+    pub(super) const EMPTY: Fields = &[];
+    /// key, value
+    const KEY_VALUE: Fields = &[(1, Binary), (2, Binary)];
+    /// MILLIS, MICROS, NANOS
+    const TIME_UNIT: Fields = &[(1, Struct(EMPTY)), (2, Struct(EMPTY)), (3, Struct(EMPTY))];
+    /// isAdjustedToUTC, unit (`TimeType` and `TimestampType`)
+    const TIME_TYPE: Fields = &[(1, Bool), (2, Struct(TIME_UNIT))];
+    /// STRING, MAP, LIST, ENUM, DECIMAL {scale, precision}, DATE, TIME, TIMESTAMP,
+    /// INTEGER {bitWidth, isSigned}, UNKNOWN, JSON, BSON, UUID, FLOAT16,
+    /// VARIANT {specification_version}, GEOMETRY {crs}, GEOGRAPHY {crs, algorithm}, 19
+    const LOGICAL_TYPE: Fields = &[
+        (1, Struct(EMPTY)), (2, Struct(EMPTY)), (3, Struct(EMPTY)), (4, Struct(EMPTY)),
+        (5, Struct(&[(1, Int), (2, Int)])), (6, Struct(EMPTY)), (7, Struct(TIME_TYPE)),
+        (8, Struct(TIME_TYPE)), (10, Struct(&[(1, Byte), (2, Bool)])), (11, Struct(EMPTY)),
+        (12, Struct(EMPTY)), (13, Struct(EMPTY)), (14, Struct(EMPTY)), (15, Struct(EMPTY)),
+        (16, Struct(&[(1, Byte)])), (17, Struct(&[(1, Binary)])),
+        (18, Struct(&[(1, Binary), (2, Int)])), (19, Struct(EMPTY)),
+    ];
+    /// type, type_length, repetition_type, name, num_children, converted_type, scale,
+    /// precision, field_id, logicalType
+    pub(super) const SCHEMA_ELEMENT: Fields = &[
+        (1, Int), (2, Int), (3, Int), (4, Binary), (5, Int), (6, Int), (7, Int), (8, Int),
+        (9, Int), (10, Struct(LOGICAL_TYPE)),
+    ];
+    /// max, min, null_count, distinct_count, max_value, min_value, is_max_value_exact,
+    /// is_min_value_exact, 9
+    const STATISTICS: Fields = &[
+        (1, Binary), (2, Binary), (3, Int), (4, Int), (5, Binary), (6, Binary), (7, Bool),
+        (8, Bool), (9, Int),
+    ];
+    /// xmin, xmax, ymin, ymax, zmin, zmax, mmin, mmax
+    const BOUNDING_BOX: Fields = &[
+        (1, Double), (2, Double), (3, Double), (4, Double), (5, Double), (6, Double),
+        (7, Double), (8, Double),
+    ];
+    /// type, encodings, path_in_schema, codec, num_values, total_uncompressed_size,
+    /// total_compressed_size, key_value_metadata, data_page_offset, index_page_offset,
+    /// dictionary_page_offset, statistics, encoding_stats {page_type, encoding, count},
+    /// bloom_filter_offset, bloom_filter_length, size_statistics
+    /// {unencoded_byte_array_data_bytes, repetition_level_histogram,
+    /// definition_level_histogram}, geospatial_statistics {bbox, geospatial_types}
+    pub(super) const COLUMN_META_DATA: Fields = &[
+        (1, Int), (2, List(&Int)), (3, List(&Binary)), (4, Int), (5, Int), (6, Int), (7, Int),
+        (8, List(&Struct(KEY_VALUE))), (9, Int), (10, Int), (11, Int), (12, Struct(STATISTICS)),
+        (13, List(&Struct(&[(1, Int), (2, Int), (3, Int)]))), (14, Int), (15, Int),
+        (16, Struct(&[(1, Int), (2, List(&Int)), (3, List(&Int))])),
+        (17, Struct(&[(1, Struct(BOUNDING_BOX)), (2, List(&Int))])),
+    ];
+    /// ENCRYPTION_WITH_FOOTER_KEY, ENCRYPTION_WITH_COLUMN_KEY {path_in_schema, key_metadata}
+    const COLUMN_CRYPTO_META_DATA: Fields =
+        &[(1, Struct(EMPTY)), (2, Struct(&[(1, List(&Binary)), (2, Binary)]))];
+    /// file_path, file_offset, meta_data, offset_index_offset, offset_index_length,
+    /// column_index_offset, column_index_length, crypto_metadata, encrypted_column_metadata
+    const COLUMN_CHUNK: Fields = &[
+        (1, Binary), (2, Int), (3, Struct(COLUMN_META_DATA)), (4, Int), (5, Int), (6, Int),
+        (7, Int), (8, Struct(COLUMN_CRYPTO_META_DATA)), (9, Binary),
+    ];
+    /// columns, total_byte_size, num_rows, sorting_columns {column_idx, descending,
+    /// nulls_first}, file_offset, total_compressed_size, ordinal
+    const ROW_GROUP: Fields = &[
+        (1, List(&Struct(COLUMN_CHUNK))), (2, Int), (3, Int),
+        (4, List(&Struct(&[(1, Int), (2, Bool), (3, Bool)]))), (5, Int), (6, Int), (7, Int),
+    ];
+    /// TYPE_ORDER, 2, 3
+    const COLUMN_ORDER: Fields = &[(1, Struct(EMPTY)), (2, Struct(EMPTY)), (3, Struct(EMPTY))];
+    /// aad_prefix, aad_file_unique, supply_aad_prefix (`AesGcmV1` and `AesGcmCtrV1`)
+    const AES_GCM: Fields = &[(1, Binary), (2, Binary), (3, Bool)];
+    /// version, schema, num_rows, row_groups, key_value_metadata, created_by, column_orders,
+    /// encryption_algorithm {AES_GCM_V1, AES_GCM_CTR_V1}, footer_signing_key_metadata
+    pub(super) const FILE_META_DATA: Fields = &[
+        (1, Int), (2, List(&Struct(SCHEMA_ELEMENT))), (3, Int), (4, List(&Struct(ROW_GROUP))),
+        (5, List(&Struct(KEY_VALUE))), (6, Binary), (7, List(&Struct(COLUMN_ORDER))),
+        (8, Struct(&[(1, Struct(AES_GCM)), (2, Struct(AES_GCM))])), (9, Binary),
+    ];
+    /// num_values, encoding, definition_level_encoding, repetition_level_encoding,
+    /// statistics
+    const DATA_PAGE_HEADER: Fields =
+        &[(1, Int), (2, Int), (3, Int), (4, Int), (5, Struct(STATISTICS))];
+    /// num_values, num_nulls, num_rows, encoding, definition_levels_byte_length,
+    /// repetition_levels_byte_length, is_compressed, statistics
+    const DATA_PAGE_HEADER_V2: Fields = &[
+        (1, Int), (2, Int), (3, Int), (4, Int), (5, Int), (6, Int), (7, Bool),
+        (8, Struct(STATISTICS)),
+    ];
+    /// type, uncompressed_page_size, compressed_page_size, crc, data_page_header,
+    /// index_page_header, dictionary_page_header {num_values, encoding, is_sorted},
+    /// data_page_header_v2
+    pub(super) const PAGE_HEADER: Fields = &[
+        (1, Int), (2, Int), (3, Int), (4, Int), (5, Struct(DATA_PAGE_HEADER)), (6, Struct(EMPTY)),
+        (7, Struct(&[(1, Int), (2, Int), (3, Bool)])), (8, Struct(DATA_PAGE_HEADER_V2)),
+    ];
+}
+
+use spec::{EMPTY, FILE_META_DATA, PAGE_HEADER, SCHEMA_ELEMENT};
 
 impl Ty {
     /// Whether a value declared with type `code` is encoded as this type: exactly this type,
@@ -426,7 +385,7 @@ impl Walker<'_> {
     /// is refused: a reader that truncates it would follow another layout.)
     fn strukt(
         &mut self,
-        fields: &[(i16, Ty)],
+        fields: Fields,
         depth: u32,
         want: Option<i16>,
     ) -> Result<Option<i32>, String> {
@@ -448,7 +407,7 @@ impl Walker<'_> {
     /// Walks field `id` declared as `code` of a struct whose known fields are `fields`.
     fn field(
         &mut self,
-        fields: &[(i16, Ty)],
+        fields: Fields,
         id: i16,
         code: u8,
         depth: u32,
@@ -636,6 +595,7 @@ pub(crate) fn check_page_headers(data: &[u8], metadata: &ParquetMetaData) -> Res
 
 #[cfg(test)]
 mod tests {
+    use super::spec::COLUMN_META_DATA;
     use super::*;
 
     fn walk(bytes: &[u8]) -> Result<Option<i32>, String> {
@@ -668,6 +628,45 @@ mod tests {
                  in the workspace Cargo.toml"
             );
         }
+    }
+
+    /// The screen refuses no checkpoint or sidecar of the conformance tables (written by
+    /// Spark, delta-rs and others) that the `parquet` crate reads.
+    #[test]
+    fn files_of_the_conformance_tables_pass_the_screen() {
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+        fn parquet_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    parquet_files(&path, out);
+                } else if path.extension().is_some_and(|e| e == "parquet")
+                    && path.to_string_lossy().contains("_delta_log")
+                {
+                    out.push(path);
+                }
+            }
+        }
+        let tables = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/data/conformance/tables");
+        let mut files = Vec::new();
+        parquet_files(&tables, &mut files);
+        assert!(files.len() > 100, "{} checkpoint files", files.len());
+        let mut screened = 0;
+        for path in files {
+            let data = Bytes::from(std::fs::read(&path).unwrap());
+            let read = ParquetRecordBatchReaderBuilder::try_new(data.clone())
+                .and_then(|b| b.build())
+                .map(|r| r.collect::<Result<Vec<_>, _>>());
+            let Ok(Ok(_)) = read else { continue };
+            let builder = ParquetRecordBatchReaderBuilder::try_new(data.clone()).unwrap();
+            check_footer(&data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            check_page_headers(&data, builder.metadata())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            screened += 1;
+        }
+        assert!(screened > 100, "{screened} files screened");
     }
 
     #[test]
