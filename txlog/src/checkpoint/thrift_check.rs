@@ -93,7 +93,7 @@ mod spec {
     use super::Ty::{Binary, Bool, Byte, Double, Int, List, Struct};
 
     /// Empty structs (the members of `TimeUnit`, `ColumnOrder`, ...) and skipped ones.
-    pub(super) const EMPTY: Fields = &[];
+    const EMPTY: Fields = &[];
     /// key, value
     const KEY_VALUE: Fields = &[(1, Binary), (2, Binary)];
     /// MILLIS, MICROS, NANOS
@@ -186,7 +186,7 @@ mod spec {
     ];
 }
 
-use spec::{EMPTY, FILE_META_DATA, PAGE_HEADER, SCHEMA_ELEMENT};
+use spec::{FILE_META_DATA, PAGE_HEADER, SCHEMA_ELEMENT};
 
 impl Ty {
     /// Whether a value declared with type `code` is encoded as this type: exactly this type,
