@@ -21,8 +21,9 @@
 //! * nesting at most [`MAX_DEPTH`] values deep, and schemas at most [`MAX_SCHEMA_DEPTH`]
 //!   groups deep.
 //!
-//! Writers (parquet-mr, parquet-cpp, arrow-rs) produce exactly this encoding. The tables list
-//! the fields the crate reads, so an upgrade of `parquet` must be re-checked against them:
+//! Thrift writers produce exactly this encoding (every checkpoint of the conformance tables,
+//! from Spark and delta-rs among others, passes). The tables list the fields the crate
+//! reads, so an upgrade of `parquet` must be re-checked against them:
 //! the workspace pins it, and a test fails when the locked version leaves
 //! [`SCREENED_PARQUET_VERSION`]. [`GuardedBytes`] adds a second fence: the crate's readers
 //! fail instead of reporting end of file twice.
