@@ -1,32 +1,49 @@
-//! Guards around the `parquet` crate's Thrift decoding of a checkpoint's footer and page
-//! headers, which can spin for minutes or overflow the stack on a few hostile bytes:
+//! A strict screen over a checkpoint's Thrift (footer and page headers), run before the
+//! `parquet` crate decodes them, because that decoder can spin for minutes or overflow the
+//! stack on a few hostile bytes: it skips unknown lists of booleans without reading their
+//! elements, reads a known field as its expected type whatever type the bytes declare, and
+//! builds schemas recursively.
 //!
-//! * skipping an unknown field skips a list of booleans without reading its elements
-//!   (2^31 iterations for a 6-byte list header);
-//! * page headers are decoded from a [`Read`], and skipping past its end succeeds silently,
-//!   so a huge list of doubles or UUIDs at the end of the file is "skipped" element by
-//!   element;
-//! * the schema and the column readers are built recursively, so a few kilobytes of nested
-//!   groups overflow the stack (about 500 levels on a 2 MiB thread, rayon's default).
+//! The screen does not imitate the crate. It accepts only the canonical compact-protocol
+//! encoding that every reader, strict or lenient, reads the same way, and refuses anything
+//! else as a corrupt checkpoint:
 //!
-//! [`GuardedBytes`] closes the second hole: its readers fail instead of reporting end of
-//! file twice. [`check_footer`] and [`check_page_headers`] close the other two by reading
-//! the footer and the page headers first, the way the `parquet` crate (60.x) will: known
-//! fields by their ids, following the tables below (which mirror its readers), unknown
-//! fields skipped by their declared types with its semantics. A known field whose declared
-//! type does not match is refused, since the crate would read it as the expected type
-//! and the two readings would part. The walk takes time linear in the input: collections
-//! may not be larger than the input (booleans, which take no bytes when skipped, are
-//! allowed one per byte of input), and schemas may not nest deeper than
-//! [`MAX_SCHEMA_DEPTH`].
+//! * varints of at most ten bytes, with no padding groups and no bits past 64;
+//! * field ids that strictly increase within a struct (no duplicates, no overflow), and a
+//!   stop byte that is exactly zero;
+//! * known fields (the tables below, from `parquet.thrift`) declared with their own type
+//!   (any integer width for an integer), list elements of the declared type;
+//! * unknown fields of the basic types only (no UUIDs), and no non-empty collection of
+//!   booleans (readers disagree on whether such elements take a byte);
+//! * collection sizes written in the short form when they fit it, no larger than
+//!   `i32::MAX`, and no larger than the bytes left (every accepted element takes at least one
+//!   byte, so the walk is linear in its input);
+//! * nesting at most [`MAX_DEPTH`] values deep, and schemas at most [`MAX_SCHEMA_DEPTH`]
+//!   groups deep.
+//!
+//! Thrift writers produce exactly this encoding (every checkpoint of the conformance tables,
+//! from Spark and delta-rs among others, passes). The tables list the fields the crate
+//! reads, so an upgrade of `parquet` must be re-checked against them:
+//! the workspace pins it, and a test fails when the locked version leaves
+//! [`SCREENED_PARQUET_VERSION`]. [`GuardedBytes`] adds a second fence: the crate's readers
+//! fail instead of reporting end of file twice.
 
 use std::io::Read;
 
 use bytes::Bytes;
 use parquet::file::metadata::ParquetMetaData;
 
-/// Nesting limit, as the `parquet` crate's own skipping uses.
-const MAX_DEPTH: u32 = 64;
+/// The `parquet` release whose Thrift decoder the field tables were checked against.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) const SCREENED_PARQUET_VERSION: &str = "60.1.0";
+
+/// The deepest nesting of structs and collections accepted (Parquet metadata nests about
+/// eight deep; the crate's own limit is 64).
+const MAX_DEPTH: u32 = 32;
+
+/// The deepest nesting of groups accepted in a checkpoint's schema (Arrow C++ has the same
+/// limit for nested types).
+pub(crate) const MAX_SCHEMA_DEPTH: usize = 64;
 
 // Thrift compact-protocol type codes.
 const STOP: u8 = 0;
@@ -42,7 +59,6 @@ const LIST: u8 = 9;
 const SET: u8 = 10;
 const MAP: u8 = 11;
 const STRUCT: u8 = 12;
-const UUID: u8 = 13;
 
 /// `PageHeader.compressed_page_size` (field 3, i32).
 const COMPRESSED_PAGE_SIZE: i16 = 3;
@@ -51,11 +67,7 @@ const FILE_SCHEMA: i16 = 2;
 /// `SchemaElement.num_children` (field 5, i32).
 const NUM_CHILDREN: i16 = 5;
 
-/// The deepest nesting of groups accepted in a checkpoint's schema (Arrow C++ has the same
-/// limit for nested types).
-pub(crate) const MAX_SCHEMA_DEPTH: usize = 64;
-
-/// The type the `parquet` crate reads a known field as.
+/// The type a known field has in `parquet.thrift`.
 #[derive(Clone, Copy)]
 enum Ty {
     /// i16, i32, i64 and enums: a zigzag varint.
@@ -71,446 +83,387 @@ enum Ty {
 
 use Ty::{Binary, Bool, Byte, Double, Int, List, Struct};
 
-const EMPTY: &[(i16, Ty)] = &[];
-const KEY_VALUE: &[(i16, Ty)] = &[(1, Binary), (2, Binary)];
-const TIME_UNIT: &[(i16, Ty)] = &[(1, Struct(EMPTY)), (2, Struct(EMPTY)), (3, Struct(EMPTY))];
-const TIME_TYPE: &[(i16, Ty)] = &[(1, Bool), (2, Struct(TIME_UNIT))];
-const LOGICAL_TYPE: &[(i16, Ty)] = &[
-    (1, Struct(EMPTY)),
-    (2, Struct(EMPTY)),
-    (3, Struct(EMPTY)),
-    (4, Struct(EMPTY)),
-    (5, Struct(&[(1, Int), (2, Int)])),
-    (6, Struct(EMPTY)),
-    (7, Struct(TIME_TYPE)),
-    (8, Struct(TIME_TYPE)),
-    (10, Struct(&[(1, Byte), (2, Bool)])),
-    (11, Struct(EMPTY)),
-    (12, Struct(EMPTY)),
-    (13, Struct(EMPTY)),
-    (14, Struct(EMPTY)),
-    (15, Struct(EMPTY)),
-    (16, Struct(&[(1, Byte)])),
-    (17, Struct(&[(1, Binary)])),
-    (18, Struct(&[(1, Binary), (2, Int)])),
-    (19, Struct(EMPTY)),
-];
-const SCHEMA_ELEMENT: &[(i16, Ty)] = &[
-    (1, Int),
-    (2, Int),
-    (3, Int),
-    (4, Binary),
-    (5, Int),
-    (6, Int),
-    (7, Int),
-    (8, Int),
-    (9, Int),
-    (10, Struct(LOGICAL_TYPE)),
-];
-const STATISTICS: &[(i16, Ty)] = &[
-    (1, Binary),
-    (2, Binary),
-    (3, Int),
-    (4, Int),
-    (5, Binary),
-    (6, Binary),
-    (7, Bool),
-    (8, Bool),
-    (9, Int),
-];
-const BOUNDING_BOX: &[(i16, Ty)] = &[
-    (1, Double),
-    (2, Double),
-    (3, Double),
-    (4, Double),
-    (5, Double),
-    (6, Double),
-    (7, Double),
-    (8, Double),
-];
-const COLUMN_META_DATA: &[(i16, Ty)] = &[
-    (1, Int),
-    (2, List(&Int)),
-    (3, List(&Binary)),
-    (4, Int),
-    (5, Int),
-    (6, Int),
-    (7, Int),
-    (8, List(&Struct(KEY_VALUE))),
-    (9, Int),
-    (10, Int),
-    (11, Int),
-    (12, Struct(STATISTICS)),
-    (13, List(&Struct(&[(1, Int), (2, Int), (3, Int)]))),
-    (14, Int),
-    (15, Int),
-    (16, Struct(&[(1, Int), (2, List(&Int)), (3, List(&Int))])),
-    (17, Struct(&[(1, Struct(BOUNDING_BOX)), (2, List(&Int))])),
-];
-const COLUMN_CHUNK: &[(i16, Ty)] = &[
-    (1, Binary),
-    (2, Int),
-    (3, Struct(COLUMN_META_DATA)),
-    (4, Int),
-    (5, Int),
-    (6, Int),
-    (7, Int),
-    (
-        8,
-        Struct(&[
-            (1, Struct(EMPTY)),
-            (2, Struct(&[(1, List(&Binary)), (2, Binary)])),
-        ]),
-    ),
-    (9, Binary),
-];
-const ROW_GROUP: &[(i16, Ty)] = &[
-    (1, List(&Struct(COLUMN_CHUNK))),
-    (2, Int),
-    (3, Int),
-    (4, List(&Struct(&[(1, Int), (2, Bool), (3, Bool)]))),
-    (5, Int),
-    (6, Int),
-    (7, Int),
-];
-const COLUMN_ORDER: &[(i16, Ty)] = &[(1, Struct(EMPTY)), (2, Struct(EMPTY)), (3, Struct(EMPTY))];
-const AES_GCM: &[(i16, Ty)] = &[(1, Binary), (2, Binary), (3, Bool)];
-const FILE_META_DATA: &[(i16, Ty)] = &[
-    (1, Int),
-    (2, List(&Struct(SCHEMA_ELEMENT))),
-    (3, Int),
-    (4, List(&Struct(ROW_GROUP))),
-    (5, List(&Struct(KEY_VALUE))),
-    (6, Binary),
-    (7, List(&Struct(COLUMN_ORDER))),
-    (8, Struct(&[(1, Struct(AES_GCM)), (2, Struct(AES_GCM))])),
-    (9, Binary),
-];
-const PAGE_HEADER: &[(i16, Ty)] = &[
-    (1, Int),
-    (2, Int),
-    (3, Int),
-    (4, Int),
-    (
-        5,
-        Struct(&[
-            (1, Int),
-            (2, Int),
-            (3, Int),
-            (4, Int),
-            (5, Struct(STATISTICS)),
-        ]),
-    ),
-    (6, Struct(EMPTY)),
-    (7, Struct(&[(1, Int), (2, Int), (3, Bool)])),
-    (
-        8,
-        Struct(&[
-            (1, Int),
-            (2, Int),
-            (3, Int),
-            (4, Int),
-            (5, Int),
-            (6, Int),
-            (7, Bool),
-            (8, Struct(STATISTICS)),
-        ]),
-    ),
-];
+/// The known fields of a struct: id and type, in id order.
+type Fields = &'static [(i16, Ty)];
 
-/// The class of wire encodings a type code stands for (`None` for invalid codes); types in
-/// one class are read alike.
-fn wire_class(code: u8) -> Option<u8> {
-    Some(match code {
-        BOOL_TRUE | BOOL_FALSE => BOOL_TRUE,
-        I16 | I32 | I64 => I32,
-        LIST | SET => LIST,
-        BYTE | DOUBLE | BINARY | MAP | STRUCT | UUID => code,
-        _ => return None,
-    })
+// The structs of `parquet.thrift` that the `parquet` crate reads from a footer or a page
+// header, with the fields it reads (named in the comments, in id order). Unions are structs.
+#[rustfmt::skip]
+mod spec {
+    use super::Fields;
+    use super::Ty::{Binary, Bool, Byte, Double, Int, List, Struct};
+
+    /// Empty structs (the members of `TimeUnit`, `ColumnOrder`, ...) and skipped ones.
+    const EMPTY: Fields = &[];
+    /// key, value
+    const KEY_VALUE: Fields = &[(1, Binary), (2, Binary)];
+    /// MILLIS, MICROS, NANOS
+    const TIME_UNIT: Fields = &[(1, Struct(EMPTY)), (2, Struct(EMPTY)), (3, Struct(EMPTY))];
+    /// isAdjustedToUTC, unit (`TimeType` and `TimestampType`)
+    const TIME_TYPE: Fields = &[(1, Bool), (2, Struct(TIME_UNIT))];
+    /// STRING, MAP, LIST, ENUM, DECIMAL {scale, precision}, DATE, TIME, TIMESTAMP,
+    /// INTEGER {bitWidth, isSigned}, UNKNOWN, JSON, BSON, UUID, FLOAT16,
+    /// VARIANT {specification_version}, GEOMETRY {crs}, GEOGRAPHY {crs, algorithm}, 19
+    const LOGICAL_TYPE: Fields = &[
+        (1, Struct(EMPTY)), (2, Struct(EMPTY)), (3, Struct(EMPTY)), (4, Struct(EMPTY)),
+        (5, Struct(&[(1, Int), (2, Int)])), (6, Struct(EMPTY)), (7, Struct(TIME_TYPE)),
+        (8, Struct(TIME_TYPE)), (10, Struct(&[(1, Byte), (2, Bool)])), (11, Struct(EMPTY)),
+        (12, Struct(EMPTY)), (13, Struct(EMPTY)), (14, Struct(EMPTY)), (15, Struct(EMPTY)),
+        (16, Struct(&[(1, Byte)])), (17, Struct(&[(1, Binary)])),
+        (18, Struct(&[(1, Binary), (2, Int)])), (19, Struct(EMPTY)),
+    ];
+    /// type, type_length, repetition_type, name, num_children, converted_type, scale,
+    /// precision, field_id, logicalType
+    pub(super) const SCHEMA_ELEMENT: Fields = &[
+        (1, Int), (2, Int), (3, Int), (4, Binary), (5, Int), (6, Int), (7, Int), (8, Int),
+        (9, Int), (10, Struct(LOGICAL_TYPE)),
+    ];
+    /// max, min, null_count, distinct_count, max_value, min_value, is_max_value_exact,
+    /// is_min_value_exact, 9
+    const STATISTICS: Fields = &[
+        (1, Binary), (2, Binary), (3, Int), (4, Int), (5, Binary), (6, Binary), (7, Bool),
+        (8, Bool), (9, Int),
+    ];
+    /// xmin, xmax, ymin, ymax, zmin, zmax, mmin, mmax
+    const BOUNDING_BOX: Fields = &[
+        (1, Double), (2, Double), (3, Double), (4, Double), (5, Double), (6, Double),
+        (7, Double), (8, Double),
+    ];
+    /// type, encodings, path_in_schema, codec, num_values, total_uncompressed_size,
+    /// total_compressed_size, key_value_metadata, data_page_offset, index_page_offset,
+    /// dictionary_page_offset, statistics, encoding_stats {page_type, encoding, count},
+    /// bloom_filter_offset, bloom_filter_length, size_statistics
+    /// {unencoded_byte_array_data_bytes, repetition_level_histogram,
+    /// definition_level_histogram}, geospatial_statistics {bbox, geospatial_types}
+    pub(super) const COLUMN_META_DATA: Fields = &[
+        (1, Int), (2, List(&Int)), (3, List(&Binary)), (4, Int), (5, Int), (6, Int), (7, Int),
+        (8, List(&Struct(KEY_VALUE))), (9, Int), (10, Int), (11, Int), (12, Struct(STATISTICS)),
+        (13, List(&Struct(&[(1, Int), (2, Int), (3, Int)]))), (14, Int), (15, Int),
+        (16, Struct(&[(1, Int), (2, List(&Int)), (3, List(&Int))])),
+        (17, Struct(&[(1, Struct(BOUNDING_BOX)), (2, List(&Int))])),
+    ];
+    /// ENCRYPTION_WITH_FOOTER_KEY, ENCRYPTION_WITH_COLUMN_KEY {path_in_schema, key_metadata}
+    const COLUMN_CRYPTO_META_DATA: Fields =
+        &[(1, Struct(EMPTY)), (2, Struct(&[(1, List(&Binary)), (2, Binary)]))];
+    /// file_path, file_offset, meta_data, offset_index_offset, offset_index_length,
+    /// column_index_offset, column_index_length, crypto_metadata, encrypted_column_metadata
+    const COLUMN_CHUNK: Fields = &[
+        (1, Binary), (2, Int), (3, Struct(COLUMN_META_DATA)), (4, Int), (5, Int), (6, Int),
+        (7, Int), (8, Struct(COLUMN_CRYPTO_META_DATA)), (9, Binary),
+    ];
+    /// columns, total_byte_size, num_rows, sorting_columns {column_idx, descending,
+    /// nulls_first}, file_offset, total_compressed_size, ordinal
+    const ROW_GROUP: Fields = &[
+        (1, List(&Struct(COLUMN_CHUNK))), (2, Int), (3, Int),
+        (4, List(&Struct(&[(1, Int), (2, Bool), (3, Bool)]))), (5, Int), (6, Int), (7, Int),
+    ];
+    /// TYPE_ORDER, 2, 3
+    const COLUMN_ORDER: Fields = &[(1, Struct(EMPTY)), (2, Struct(EMPTY)), (3, Struct(EMPTY))];
+    /// aad_prefix, aad_file_unique, supply_aad_prefix (`AesGcmV1` and `AesGcmCtrV1`)
+    const AES_GCM: Fields = &[(1, Binary), (2, Binary), (3, Bool)];
+    /// version, schema, num_rows, row_groups, key_value_metadata, created_by, column_orders,
+    /// encryption_algorithm {AES_GCM_V1, AES_GCM_CTR_V1}, footer_signing_key_metadata
+    pub(super) const FILE_META_DATA: Fields = &[
+        (1, Int), (2, List(&Struct(SCHEMA_ELEMENT))), (3, Int), (4, List(&Struct(ROW_GROUP))),
+        (5, List(&Struct(KEY_VALUE))), (6, Binary), (7, List(&Struct(COLUMN_ORDER))),
+        (8, Struct(&[(1, Struct(AES_GCM)), (2, Struct(AES_GCM))])), (9, Binary),
+    ];
+    /// num_values, encoding, definition_level_encoding, repetition_level_encoding,
+    /// statistics
+    const DATA_PAGE_HEADER: Fields =
+        &[(1, Int), (2, Int), (3, Int), (4, Int), (5, Struct(STATISTICS))];
+    /// num_values, num_nulls, num_rows, encoding, definition_levels_byte_length,
+    /// repetition_levels_byte_length, is_compressed, statistics
+    const DATA_PAGE_HEADER_V2: Fields = &[
+        (1, Int), (2, Int), (3, Int), (4, Int), (5, Int), (6, Int), (7, Bool),
+        (8, Struct(STATISTICS)),
+    ];
+    /// type, uncompressed_page_size, compressed_page_size, crc, data_page_header,
+    /// index_page_header, dictionary_page_header {num_values, encoding, is_sorted},
+    /// data_page_header_v2
+    pub(super) const PAGE_HEADER: Fields = &[
+        (1, Int), (2, Int), (3, Int), (4, Int), (5, Struct(DATA_PAGE_HEADER)), (6, Struct(EMPTY)),
+        (7, Struct(&[(1, Int), (2, Int), (3, Bool)])), (8, Struct(DATA_PAGE_HEADER_V2)),
+    ];
 }
 
-impl Ty {
-    fn wire_class(self) -> u8 {
-        match self {
-            Int => I32,
-            Byte => BYTE,
-            Double => DOUBLE,
-            Binary => BINARY,
-            Bool => BOOL_TRUE,
-            Struct(_) => STRUCT,
-            List(_) => LIST,
-        }
-    }
+use spec::{FILE_META_DATA, PAGE_HEADER, SCHEMA_ELEMENT};
 
-    fn min_len(self) -> usize {
+impl Ty {
+    /// Whether a value declared with type `code` is encoded as this type: exactly this type,
+    /// except that every integer width is the same zigzag varint.
+    fn declared_as(self, code: u8) -> bool {
         match self {
-            Double => 8,
-            Bool => 0,
-            _ => 1,
+            Int => matches!(code, I16 | I32 | I64),
+            Byte => code == BYTE,
+            Double => code == DOUBLE,
+            Binary => code == BINARY,
+            Bool => matches!(code, BOOL_TRUE | BOOL_FALSE),
+            Struct(_) => code == STRUCT,
+            List(_) => code == LIST,
         }
     }
+}
+
+/// The fewest bytes a collection element of type `code` takes, `None` for types refused as
+/// elements (booleans, whose size readers disagree on, and codes past `STRUCT`).
+fn element_len(code: u8) -> Option<u64> {
+    match code {
+        DOUBLE => Some(8),
+        BYTE..=STRUCT => Some(1),
+        _ => None,
+    }
+}
+
+/// One level deeper than `depth` levels left.
+fn deeper(depth: u32) -> Result<u32, String> {
+    depth
+        .checked_sub(1)
+        .ok_or_else(|| format!("Thrift data nested deeper than {MAX_DEPTH} levels"))
 }
 
 struct Walker<'a> {
     buf: &'a [u8],
     pos: usize,
-    /// Collection elements that take no bytes (booleans, as the `parquet` crate skips them)
-    /// still allowed: one per byte of input.
-    free_elements: usize,
-}
-
-impl<'a> Walker<'a> {
-    fn new(buf: &'a [u8]) -> Self {
-        Walker {
-            buf,
-            pos: 0,
-            free_elements: buf.len(),
-        }
-    }
 }
 
 impl Walker<'_> {
-    fn remaining(&self) -> usize {
-        self.buf.len() - self.pos
+    fn new(buf: &[u8]) -> Walker<'_> {
+        Walker { buf, pos: 0 }
     }
 
-    fn take(&mut self, n: usize) -> Result<(), String> {
+    fn error<T>(&self, what: impl std::fmt::Display) -> Result<T, String> {
+        Err(format!("{what} at offset {}", self.pos))
+    }
+
+    fn remaining(&self) -> u64 {
+        (self.buf.len() - self.pos) as u64
+    }
+
+    fn take(&mut self, n: u64) -> Result<(), String> {
         if n > self.remaining() {
-            return Err(format!(
-                "Thrift data needs {n} bytes at offset {}, {} left",
-                self.pos,
+            return self.error(format_args!(
+                "Thrift data needs {n} bytes, {} left,",
                 self.remaining()
             ));
         }
-        self.pos += n;
+        self.pos += n as usize;
         Ok(())
     }
 
     fn byte(&mut self) -> Result<u8, String> {
-        let b = *self
-            .buf
-            .get(self.pos)
-            .ok_or_else(|| format!("Thrift data truncated at offset {}", self.pos))?;
+        let Some(&b) = self.buf.get(self.pos) else {
+            return self.error("Thrift data truncated");
+        };
         self.pos += 1;
         Ok(b)
     }
 
-    /// An unsigned LEB128 varint, decoded exactly as the `parquet` crate decodes it: its
-    /// shifts wrap modulo 64, so the groups of an over-long varint are OR-ed back into the
-    /// low bits rather than dropped. (Dropping them made this walk see a different length
-    /// or field id than the crate for the same bytes: a fuzz-found timeout.)
+    /// A canonical unsigned LEB128 varint: at most ten bytes, no bits past 64, and no
+    /// trailing zero group (which would make a second encoding of the same value).
     fn varint(&mut self) -> Result<u64, String> {
         let mut value = 0u64;
-        let mut shift = 0u32;
-        loop {
+        for i in 0..10 {
             let b = self.byte()?;
-            value |= u64::from(b & 0x7f).wrapping_shl(shift);
+            if (i == 9 && b > 1) || (i > 0 && b == 0) {
+                return self.error("non-canonical Thrift varint");
+            }
+            value |= u64::from(b & 0x7f) << (7 * i);
             if b & 0x80 == 0 {
                 return Ok(value);
             }
-            shift = shift.wrapping_add(7);
         }
+        self.error("over-long Thrift varint")
     }
 
-    /// A count of elements that each take at least `min_len` bytes.
-    fn count(&mut self, n: u64, min_len: usize) -> Result<usize, String> {
-        let fits = match usize::try_from(n) {
-            Ok(n) if min_len == 0 => n <= self.free_elements,
-            Ok(n) => n
-                .checked_mul(min_len)
-                .is_some_and(|len| len <= self.remaining()),
-            Err(_) => false,
-        };
-        if !fits {
-            return Err(format!(
-                "Thrift collection of {n} elements at offset {} exceeds the {} bytes left",
-                self.pos,
+    fn int(&mut self) -> Result<i64, String> {
+        let v = self.varint()?;
+        Ok((v >> 1) as i64 ^ -((v & 1) as i64))
+    }
+
+    /// A size (of a binary value or a collection) whose `n` items take at least `item_len`
+    /// bytes each: at most `i32::MAX`, and no more than the bytes left.
+    fn size(&mut self, n: u64, item_len: u64) -> Result<u64, String> {
+        if n > i32::MAX as u64 || n.saturating_mul(item_len) > self.remaining() {
+            return self.error(format_args!(
+                "Thrift size {n} exceeds the {} bytes left",
                 self.remaining()
             ));
         }
-        if min_len == 0 {
-            self.free_elements -= n as usize;
-        }
-        Ok(n as usize)
+        Ok(n)
     }
 
-    /// Skips a value of type `ty` as the `parquet` crate does: a boolean takes no bytes,
-    /// not even as a collection element (where the wire format has one byte).
-    fn skip(&mut self, ty: u8, depth: u32) -> Result<(), String> {
-        if depth == 0 {
-            return Err("Thrift data nested too deeply".into());
+    fn binary(&mut self) -> Result<(), String> {
+        let n = self.varint()?;
+        let n = self.size(n, 1)?;
+        self.take(n)
+    }
+
+    /// The header of a list or set: the element type and the number of elements. Elements
+    /// of a non-empty collection must be of a type [`element_len`] accepts.
+    fn list_header(&mut self) -> Result<(u8, u64), String> {
+        let header = self.byte()?;
+        let elem = header & 0x0f;
+        let n = match header >> 4 {
+            15 => match self.varint()? {
+                n if n < 15 => return self.error("Thrift list size in the long form"),
+                n => n,
+            },
+            n => u64::from(n),
+        };
+        if n == 0 {
+            return match elem {
+                BOOL_TRUE..=STRUCT => Ok((elem, 0)),
+                _ => self.error(format_args!("invalid Thrift element type {elem}")),
+            };
         }
-        match ty {
+        let Some(len) = element_len(elem) else {
+            return self.error(format_args!("Thrift list of element type {elem}"));
+        };
+        Ok((elem, self.size(n, len)?))
+    }
+
+    /// Skips a value declared as `code` (of a field the tables do not know).
+    fn skip(&mut self, code: u8, depth: u32) -> Result<(), String> {
+        match code {
             BOOL_TRUE | BOOL_FALSE => Ok(()),
             BYTE => self.take(1),
             I16 | I32 | I64 => self.varint().map(drop),
             DOUBLE => self.take(8),
-            UUID => self.take(16),
-            BINARY => {
-                let len = self.varint()?;
-                self.take(usize::try_from(len).unwrap_or(usize::MAX))
-            }
+            BINARY => self.binary(),
             LIST | SET => {
-                let header = self.byte()?;
-                let elem = header & 0x0f;
-                let n = match header >> 4 {
-                    15 => self.varint()?,
-                    n => u64::from(n),
-                };
-                if n == 0 {
-                    return Ok(());
-                }
-                for _ in 0..self.count(n, min_len(elem)?)? {
-                    self.skip(elem, depth - 1)?;
-                }
-                Ok(())
+                let depth = deeper(depth)?;
+                let (elem, n) = self.list_header()?;
+                (0..n).try_for_each(|_| self.skip(elem, depth))
             }
             MAP => {
+                let depth = deeper(depth)?;
                 let n = self.varint()?;
                 if n == 0 {
                     return Ok(());
                 }
                 let kv = self.byte()?;
                 let (key, value) = (kv >> 4, kv & 0x0f);
-                for _ in 0..self.count(n, min_len(key)? + min_len(value)?)? {
-                    self.skip(key, depth - 1)?;
-                    self.skip(value, depth - 1)?;
+                let (Some(k), Some(v)) = (element_len(key), element_len(value)) else {
+                    return self.error(format_args!("Thrift map of types {key} and {value}"));
+                };
+                for _ in 0..self.size(n, k + v)? {
+                    self.skip(key, depth)?;
+                    self.skip(value, depth)?;
                 }
                 Ok(())
             }
-            STRUCT => self.strukt(EMPTY, depth - 1, None).map(drop),
-            other => Err(format!(
-                "invalid Thrift type {other} at offset {}",
-                self.pos
-            )),
+            STRUCT => self.strukt(&[], depth, None).map(drop),
+            other => self.error(format_args!("unsupported Thrift type {other}")),
         }
     }
 
     /// The next field header of a struct, `None` at its stop byte.
     fn field_header(&mut self, last_id: &mut i16) -> Result<Option<(i16, u8)>, String> {
         let header = self.byte()?;
-        let ty = header & 0x0f;
-        if ty == STOP {
+        let code = header & 0x0f;
+        if header == STOP {
             return Ok(None);
         }
-        // As the crate: a long-form id is a zigzag varint truncated to i16; a delta that
-        // overflows is an error.
-        *last_id = match header >> 4 {
-            0 => zigzag(self.varint()?) as i16,
-            delta => last_id
-                .checked_add(i16::from(delta))
-                .ok_or_else(|| format!("Thrift field id overflows at offset {}", self.pos))?,
+        if code == STOP {
+            return self.error(format_args!("Thrift stop byte {header:#04x}"));
+        }
+        let id = match header >> 4 {
+            0 => self.int()?,
+            delta => i64::from(*last_id) + i64::from(delta),
         };
-        Ok(Some((*last_id, ty)))
+        match i16::try_from(id) {
+            Ok(id) if id > *last_id => {
+                *last_id = id;
+                Ok(Some((id, code)))
+            }
+            _ => self.error(format_args!("Thrift field id {id} after {last_id}")),
+        }
     }
 
-    /// Walks a struct the `parquet` crate reads as `fields`, up to and including its stop
-    /// byte; returns the value of the integer field `want`, if present.
+    /// Walks a struct whose known fields are `fields`, up to and including its stop byte;
+    /// returns the value of the i32 field `want`, if present. (A value out of the i32 range
+    /// is refused: a reader that truncates it would follow another layout.)
     fn strukt(
         &mut self,
-        fields: &[(i16, Ty)],
+        fields: Fields,
         depth: u32,
         want: Option<i16>,
-    ) -> Result<Option<i64>, String> {
-        if depth == 0 {
-            return Err("Thrift data nested too deeply".into());
-        }
+    ) -> Result<Option<i32>, String> {
+        let depth = deeper(depth)?;
         let mut last_id = 0;
         let mut found = None;
         while let Some((id, code)) = self.field_header(&mut last_id)? {
-            if fields.is_empty() {
-                // Skipped, as the crate skips: it reads every field id relative to 0.
-                last_id = 0;
-            }
             let value = self.field(fields, id, code, depth)?;
             if Some(id) == want {
-                found = value;
+                match value.map(i32::try_from).transpose() {
+                    Ok(v) => found = v,
+                    Err(_) => return self.error(format_args!("field {id} out of the i32 range")),
+                }
             }
         }
         Ok(found)
     }
 
-    /// Walks field `id` declared as `code` of a struct read as `fields`.
+    /// Walks field `id` declared as `code` of a struct whose known fields are `fields`.
     fn field(
         &mut self,
-        fields: &[(i16, Ty)],
+        fields: Fields,
         id: i16,
         code: u8,
         depth: u32,
     ) -> Result<Option<i64>, String> {
-        let Some(&(_, ty)) = fields.iter().find(|(f, _)| *f == id) else {
-            self.skip(code, depth)?;
-            return Ok(None);
-        };
-        if wire_class(code) != Some(ty.wire_class()) {
-            return Err(format!(
+        match fields.iter().find(|(f, _)| *f == id) {
+            None => self.skip(code, depth).map(|()| None),
+            Some(&(_, ty)) if ty.declared_as(code) => self.read(ty, depth),
+            Some(_) => self.error(format_args!(
                 "field {id} declared with Thrift type {code} where another is expected"
-            ));
+            )),
         }
-        self.read(ty, depth)
     }
 
     /// Reads a value of type `ty`; returns it if it is an integer.
     fn read(&mut self, ty: Ty, depth: u32) -> Result<Option<i64>, String> {
-        if depth == 0 {
-            return Err("Thrift data nested too deeply".into());
-        }
         match ty {
-            Int => return Ok(Some(zigzag(self.varint()?))),
+            Int => return self.int().map(Some),
             Byte => self.take(1)?,
             Double => self.take(8)?,
-            Binary => {
-                let len = self.varint()?;
-                self.take(usize::try_from(len).unwrap_or(usize::MAX))?;
-            }
+            Binary => self.binary()?,
             Bool => {}
             Struct(fields) => {
-                self.strukt(fields, depth - 1, None)?;
+                self.strukt(fields, depth, None)?;
             }
             List(elem) => {
-                for _ in 0..self.list_header(*elem)? {
-                    self.read(*elem, depth - 1)?;
+                let depth = deeper(depth)?;
+                for _ in 0..self.typed_list_header(*elem)? {
+                    self.read(*elem, depth)?;
                 }
             }
         }
         Ok(None)
     }
 
-    /// Reads the header of a list whose elements are read as `elem`; returns their count.
-    fn list_header(&mut self, elem: Ty) -> Result<usize, String> {
-        let header = self.byte()?;
-        let n = match header >> 4 {
-            15 => self.varint()?,
-            n => u64::from(n),
-        };
-        if n == 0 {
-            return Ok(0);
+    /// The header of a list whose elements are `elem`; returns their count.
+    fn typed_list_header(&mut self, elem: Ty) -> Result<u64, String> {
+        match self.list_header()? {
+            (code, n) if n > 0 && !elem.declared_as(code) => self.error(format_args!(
+                "list declared with element type {code} where another is expected"
+            )),
+            (_, n) => Ok(n),
         }
-        if wire_class(header & 0x0f) != Some(elem.wire_class()) {
-            return Err(format!(
-                "list at offset {} declared with element type {} where another is expected",
-                self.pos,
-                header & 0x0f
-            ));
-        }
-        self.count(n, elem.min_len())
     }
 
     /// Walks a `FileMetaData` struct, checking the nesting of its schema.
     fn file_metadata(&mut self) -> Result<(), String> {
         let mut last_id = 0;
         while let Some((id, code)) = self.field_header(&mut last_id)? {
-            if id != FILE_SCHEMA {
+            if id != FILE_SCHEMA || code != LIST {
                 self.field(FILE_META_DATA, id, code, MAX_DEPTH)?;
                 continue;
             }
-            if wire_class(code) != Some(LIST) {
-                return Err(format!("schema declared with Thrift type {code}"));
-            }
             // Groups still expecting children, innermost last.
-            let mut open: Vec<i64> = Vec::new();
-            for _ in 0..self.list_header(Struct(SCHEMA_ELEMENT))? {
+            let mut open: Vec<i32> = Vec::new();
+            for _ in 0..self.typed_list_header(Struct(SCHEMA_ELEMENT))? {
                 let children = self.strukt(SCHEMA_ELEMENT, MAX_DEPTH - 1, Some(NUM_CHILDREN))?;
                 if open.len() > MAX_SCHEMA_DEPTH {
                     return Err(format!(
@@ -587,21 +540,6 @@ impl Read for GuardedReader {
     }
 }
 
-/// The fewest bytes a collection element of type `ty` takes.
-fn min_len(ty: u8) -> Result<usize, String> {
-    match ty {
-        DOUBLE => Ok(8),
-        UUID => Ok(16),
-        BOOL_TRUE | BOOL_FALSE => Ok(0),
-        BYTE..=STRUCT => Ok(1),
-        other => Err(format!("invalid Thrift element type {other}")),
-    }
-}
-
-fn zigzag(v: u64) -> i64 {
-    (v >> 1) as i64 ^ -((v & 1) as i64)
-}
-
 /// Checks the footer (`FileMetaData`) of a Parquet file. Files without a plain footer are
 /// left for the `parquet` crate to reject.
 pub(crate) fn check_footer(data: &[u8]) -> Result<(), String> {
@@ -615,13 +553,14 @@ pub(crate) fn check_footer(data: &[u8]) -> Result<(), String> {
     let Some(start) = body.len().checked_sub(len) else {
         return Ok(());
     };
-    let mut w = Walker::new(&body[start..]);
-    w.file_metadata()
+    Walker::new(&body[start..])
+        .file_metadata()
         .map_err(|e| format!("malformed footer: {e}"))
 }
 
-/// Checks every page header of every column chunk, following the chunks' pages exactly as
-/// the `parquet` crate's page reader does. Chunks whose layout that reader rejects anyway
+/// Checks every page header of every column chunk, following the chunks' pages as the
+/// `parquet` crate's page reader does (from the dictionary page, or the first data page,
+/// on by each header's `compressed_page_size`). Chunks whose layout that reader rejects anyway
 /// (out of range, inconsistent sizes) are not followed further.
 pub(crate) fn check_page_headers(data: &[u8], metadata: &ParquetMetaData) -> Result<(), String> {
     for column in metadata.row_groups().iter().flat_map(|rg| rg.columns()) {
@@ -657,37 +596,117 @@ pub(crate) fn check_page_headers(data: &[u8], metadata: &ParquetMetaData) -> Res
 
 #[cfg(test)]
 mod tests {
+    use super::spec::COLUMN_META_DATA;
     use super::*;
 
-    #[test]
-    fn varints_wrap_their_shifts_like_the_parquet_crate() {
-        // Ten continuation bytes put the eleventh group at shift 70, which the crate's
-        // `wrapping_shl` turns into shift 6.
-        let mut bytes = vec![0x80; 10];
-        bytes.push(0x01);
-        assert_eq!(Walker::new(&bytes).varint(), Ok(64));
-        assert_eq!(Walker::new(&[0xac, 0x02]).varint(), Ok(300));
+    fn walk(bytes: &[u8]) -> Result<Option<i32>, String> {
+        Walker::new(bytes).strukt(PAGE_HEADER, MAX_DEPTH, Some(COMPRESSED_PAGE_SIZE))
+    }
+
+    /// The `parquet` version in a lock file's `[[package]]` entry for it.
+    fn locked_parquet(lock: &str) -> Option<&str> {
+        let entry = lock
+            .split("[[package]]")
+            .find(|p| p.lines().any(|l| l.trim() == "name = \"parquet\""))?;
+        entry
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("version = \""))
+            .and_then(|v| v.strip_suffix('"'))
     }
 
     #[test]
-    fn field_id_deltas_that_overflow_are_refused() {
+    fn the_locked_parquet_version_is_the_screened_one() {
+        for lock in ["../Cargo.lock", "../fuzz/Cargo.lock"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(lock);
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(
+                locked_parquet(&text),
+                Some(SCREENED_PARQUET_VERSION),
+                "{lock} locks another parquet release than the one the Thrift screen \
+                 (txlog/src/checkpoint/thrift_check.rs) was checked against: re-check its \
+                 field tables against the new release's Thrift decoder (which fields it \
+                 reads, as which types), then update SCREENED_PARQUET_VERSION and the pin \
+                 in the workspace Cargo.toml"
+            );
+        }
+    }
+
+    /// The screen refuses no checkpoint or sidecar of the conformance tables (written by
+    /// Spark, delta-rs and others) that the `parquet` crate reads.
+    #[test]
+    fn files_of_the_conformance_tables_pass_the_screen() {
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+        fn parquet_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    parquet_files(&path, out);
+                } else if path.extension().is_some_and(|e| e == "parquet")
+                    && path.to_string_lossy().contains("_delta_log")
+                {
+                    out.push(path);
+                }
+            }
+        }
+        let tables = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/data/conformance/tables");
+        let mut files = Vec::new();
+        parquet_files(&tables, &mut files);
+        assert!(files.len() > 100, "{} checkpoint files", files.len());
+        let mut screened = 0;
+        for path in files {
+            let data = Bytes::from(std::fs::read(&path).unwrap());
+            let read = ParquetRecordBatchReaderBuilder::try_new(data.clone())
+                .and_then(|b| b.build())
+                .map(|r| r.collect::<Result<Vec<_>, _>>());
+            let Ok(Ok(_)) = read else { continue };
+            let builder = ParquetRecordBatchReaderBuilder::try_new(data.clone()).unwrap();
+            check_footer(&data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            check_page_headers(&data, builder.metadata())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            screened += 1;
+        }
+        assert!(screened > 100, "{screened} files screened");
+    }
+
+    #[test]
+    fn varints_must_be_canonical() {
+        assert_eq!(Walker::new(&[0xac, 0x02]).varint(), Ok(300));
+        let mut max = vec![0xff; 9];
+        max.push(0x01);
+        assert_eq!(Walker::new(&max).varint(), Ok(u64::MAX));
+        // Bits past 64, an eleventh byte, a padding group.
+        max[9] = 0x02;
+        assert!(Walker::new(&max).varint().is_err());
+        let mut long = vec![0x80; 10];
+        long.push(0x01);
+        assert!(Walker::new(&long).varint().unwrap_err().contains("varint"));
+        assert!(Walker::new(&[0x81, 0x00]).varint().is_err());
+        assert_eq!(Walker::new(&[0x00]).varint(), Ok(0));
+    }
+
+    #[test]
+    fn field_ids_must_increase() {
         // Long-form id 32767, then a delta of 1.
         let bytes = [0x05, 0xfe, 0xff, 0x03, 0x00, 0x15, 0x00, 0x00];
-        assert!(walk(&bytes).unwrap_err().contains("overflows"));
-    }
-
-    fn walk(bytes: &[u8]) -> Result<Option<i64>, String> {
-        Walker::new(bytes).strukt(PAGE_HEADER, MAX_DEPTH, Some(COMPRESSED_PAGE_SIZE))
+        assert!(walk(&bytes).unwrap_err().contains("field id 32768"));
+        // Field 1 twice, field 2 then 1 in the long form, field 0.
+        assert!(walk(&[0x15, 0x00, 0x05, 0x02, 0x00, 0x00]).is_err());
+        assert!(walk(&[0x25, 0x00, 0x05, 0x02, 0x00, 0x00]).is_err());
+        assert!(walk(&[0x05, 0x00, 0x00, 0x00]).is_err());
+        // A stop byte with bits in its high nibble.
+        assert!(walk(&[0x15, 0x00, 0x10]).unwrap_err().contains("stop"));
     }
 
     #[test]
     fn walks_well_formed_structs() {
         // A page header {1: 0, 2: -1, 3: 100} with an unknown field 9: struct {1: list<i32>
-        // [1, -1], 2: map<i32, double> {1: 0.0}, 3: binary "ab", 4: true}.
+        // [1, -1], 2: map<i32, double> {1: 0.0}, 3: binary "ab", 4: true, 5: set<binary> []}.
         let mut s = vec![0x15, 0x00, 0x15, 0x01, 0x15, 0xc8, 0x01, 0x6c];
         s.extend_from_slice(&[0x19, 0x25, 0x02, 0x01, 0x1b, 0x01, 0x57, 0x02]);
         s.extend_from_slice(&[0; 8]);
-        s.extend_from_slice(&[0x18, 0x02, b'a', b'b', 0x11, 0x00, 0x00]);
+        s.extend_from_slice(&[0x18, 0x02, b'a', b'b', 0x11, 0x1a, 0x08, 0x00, 0x00]);
         assert_eq!(walk(&s), Ok(Some(100)));
         // Long-form field ids and a struct without the wanted field.
         assert_eq!(walk(&[0x05, 0xc8, 0x01, 0x03, 0x00]), Ok(None));
@@ -699,6 +718,11 @@ mod tests {
             0x15, 0x00, 0x1c, 0x18, 0x01, b'z', 0x18, 0x01, b'a', 0x51, 0x00, 0x00, 0x00,
         ];
         assert_eq!(walk(&[&s[..], &stats].concat()), Ok(Some(1)));
+        // A list of 15 elements takes the long form.
+        let mut s = vec![0x99, 0xf5, 0x0f];
+        s.extend_from_slice(&[0; 15]);
+        s.push(0x00);
+        assert_eq!(walk(&s), Ok(None));
     }
 
     #[test]
@@ -707,15 +731,27 @@ mod tests {
         // reads a varint there whatever the declaration.
         assert!(walk(&[0x38, 0x02, 0x00, 0x00, 0x00]).is_err());
         assert!(walk(&[0x39, 0x15, 0x01, 0x00]).is_err());
-        // A list of the wrong element type.
+        // A list of the wrong element type, a set where a list is expected.
         let s = [0x29, 0x18, 0x01, b'x', 0x00];
-        assert!(
-            Walker::new(&s)
-                .strukt(COLUMN_META_DATA, MAX_DEPTH, None)
-                .is_err()
-        );
-        // Integer widths are interchangeable: all varints.
+        let metadata = |s: &[u8]| Walker::new(s).strukt(COLUMN_META_DATA, MAX_DEPTH, None);
+        assert!(metadata(&s).is_err());
+        assert!(metadata(&[0x2a, 0x15, 0x00, 0x00]).is_err());
+        assert!(metadata(&[0x29, 0x15, 0x00, 0x00]).is_ok());
+        // Integer widths are interchangeable: all varints. Values the crate reads as i32
+        // must fit one.
         assert_eq!(walk(&[0x36, 0x04, 0x00]), Ok(Some(2)));
+        assert!(walk(&[0x36, 0x80, 0x80, 0x80, 0x80, 0x10, 0x00]).is_err());
+    }
+
+    #[test]
+    fn unknown_fields_of_unsupported_types_are_refused() {
+        // A UUID, an invalid type code, and as list elements.
+        let mut s = vec![0x9d];
+        s.extend_from_slice(&[0; 17]);
+        assert!(walk(&s).unwrap_err().contains("type 13"));
+        assert!(walk(&[0x9e, 0x00]).is_err());
+        assert!(walk(&[0x99, 0x1d, 0x00]).is_err());
+        assert!(walk(&[0x99, 0x0e, 0x00]).is_err());
     }
 
     #[test]
@@ -735,33 +771,42 @@ mod tests {
     }
 
     #[test]
-    fn boolean_elements_take_no_bytes_but_are_bounded() {
-        // Unknown field 9, list<bool> of 3, then field 3 (100) right after the list header,
-        // as the parquet crate reads it.
-        assert_eq!(
-            walk(&[0x99, 0x31, 0x05, 0x06, 0xc8, 0x01, 0x00]),
-            Ok(Some(100))
+    fn collections_of_booleans_are_refused_unless_empty() {
+        // Unknown field 9, list<bool> of 3: the parquet crate skips it without reading a
+        // byte, the spec reads three.
+        assert!(
+            walk(&[0x99, 0x31, 0x01, 0x01, 0x01, 0x00])
+                .unwrap_err()
+                .contains("element type 1")
         );
-        // 6 bytes of input allow 6 such elements in all.
-        assert!(walk(&[0x99, 0x61, 0x00, 0x00, 0x00, 0x00]).is_ok());
-        assert!(walk(&[0x99, 0x81, 0x00, 0x00, 0x00, 0x00, 0x00]).is_err());
-        assert!(walk(&[0x99, 0x41, 0x19, 0x41, 0x00, 0x00]).is_err());
+        assert!(walk(&[0x9a, 0x12, 0x01, 0x00]).is_err());
+        assert_eq!(walk(&[0x99, 0x01, 0x00]), Ok(None));
+        // map<i32, bool> and map<bool, i32> of one entry.
+        assert!(walk(&[0x9b, 0x01, 0x51, 0x02, 0x01, 0x00]).is_err());
+        assert!(walk(&[0x9b, 0x01, 0x15, 0x01, 0x02, 0x00]).is_err());
     }
 
     #[test]
     fn rejects_collections_larger_than_their_input() {
-        // An unknown field 9 holding list<bool> of 2^31 - 1 elements: 6 bytes of input.
-        assert!(walk(&[0x99, 0xf1, 0xff, 0xff, 0xff, 0xff, 0x07, 0x00]).is_err());
-        // list<uuid> of 16 elements with 20 bytes left.
-        let mut s = vec![0x99, 0xfd, 0x10];
+        // An unknown field 9 holding list<i32> of 2^31 - 1 elements: 6 bytes of input.
+        assert!(walk(&[0x99, 0xf5, 0xff, 0xff, 0xff, 0xff, 0x07, 0x00]).is_err());
+        // list<double> of 3 with 20 bytes left; a size past i32::MAX.
+        let mut s = vec![0x99, 0x37];
         s.extend_from_slice(&[0; 20]);
         assert!(walk(&s).is_err());
-        // map<bool, bool> of 2^31 - 1 entries.
-        assert!(walk(&[0x9b, 0xff, 0xff, 0xff, 0xff, 0x07, 0x11, 0x00]).is_err());
-        // Binary running past the end, truncation, a bad type, deep nesting.
+        assert!(walk(&[0x99, 0xf5, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x00]).is_err());
+        // A short list in the long form.
+        assert!(
+            walk(&[0x99, 0xf5, 0x01, 0x00, 0x00])
+                .unwrap_err()
+                .contains("long form")
+        );
+        // map<i32, i32> of 2^31 - 1 entries.
+        assert!(walk(&[0x9b, 0xff, 0xff, 0xff, 0xff, 0x07, 0x55, 0x00]).is_err());
+        // Binary running past the end, truncation, deep nesting.
         assert!(walk(&[0x98, 0x7f, 0x00]).is_err());
         assert!(walk(&[0x15]).is_err());
-        assert!(walk(&[0x1e, 0x00]).is_err());
-        assert!(walk(&[0x1c; 200]).is_err());
+        assert!(walk(&[0x9c; 200]).unwrap_err().contains("deeper"));
+        assert!(walk(&[0x99, 0x19, 0x19, 0x19, 0x19, 0x19, 0x19].repeat(10)).is_err());
     }
 }

@@ -1,22 +1,6 @@
 //! Z85 (ZeroMQ RFC 32), the base-85 text encoding Delta uses for deletion-vector UUIDs and
-//! inline deletion vectors.
-
-const ALPHABET: &[u8; 85] =
-    b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
-
-const INVALID: u8 = 0xff;
-
-const fn decode_table() -> [u8; 256] {
-    let mut t = [INVALID; 256];
-    let mut i = 0;
-    while i < 85 {
-        t[ALPHABET[i] as usize] = i as u8;
-        i += 1;
-    }
-    t
-}
-
-static DECODE: [u8; 256] = decode_table();
+//! inline deletion vectors: the `z85` crate's codec, held to the standard (no `#` tails)
+//! and to Delta's zero padding, with errors that say where the text is bad.
 
 /// Why a Z85 string could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,47 +25,48 @@ impl std::fmt::Display for Z85Error {
 
 /// Decodes Z85 text into bytes (4 bytes per 5 characters).
 ///
+/// Only standard Z85 is accepted: the `z85` crate also reads a last group led by `#` as a
+/// shorter, padded tail (its own extension), which the standard refuses because such a
+/// group overflows 32 bits.
+///
 /// # Errors
-/// See [`Z85Error`].
+/// See [`Z85Error`]; the first bad group, and within it the first bad character, is reported.
 pub fn decode(text: &str) -> Result<Vec<u8>, Z85Error> {
     let bytes = text.as_bytes();
     if !bytes.len().is_multiple_of(5) {
         return Err(Z85Error::BadLength(bytes.len()));
     }
-    let mut out = Vec::with_capacity(bytes.len() / 5 * 4);
-    for (g, chunk) in bytes.chunks_exact(5).enumerate() {
-        let mut value: u64 = 0;
-        for (i, &c) in chunk.iter().enumerate() {
-            let d = DECODE[c as usize];
-            if d == INVALID {
-                return Err(Z85Error::BadChar(g * 5 + i));
-            }
-            value = value * 85 + u64::from(d);
-        }
-        let value = u32::try_from(value).map_err(|_| Z85Error::Overflow(g * 5))?;
-        out.extend_from_slice(&value.to_be_bytes());
+    let tail = bytes.len().checked_sub(5).filter(|&t| bytes[t] == b'#');
+    let Some(tail) = tail else {
+        return z85::decode(bytes).map_err(from_crate);
+    };
+    // Decoded with a valid leading digit instead, to find any earlier error in order.
+    let mut standard = bytes.to_vec();
+    standard[tail] = b'0';
+    z85::decode(&standard).map_err(from_crate)?;
+    Err(Z85Error::Overflow(tail))
+}
+
+/// The error of a decode by the `z85` crate (of text whose length is a multiple of 5 and
+/// that has no `#` tail, so that its offsets are right).
+fn from_crate(e: z85::DecodeError) -> Z85Error {
+    match e {
+        z85::DecodeError::InvalidLength(n) => Z85Error::BadLength(n),
+        z85::DecodeError::InvalidByte(i, _) => Z85Error::BadChar(i),
+        z85::DecodeError::InvalidChunk(i) => Z85Error::Overflow(i),
+        z85::DecodeError::InvalidTail => Z85Error::Overflow(0),
     }
-    Ok(out)
 }
 
 /// Encodes bytes as Z85. The input is zero-padded to a multiple of 4 bytes first (as Delta
 /// does for inline deletion vectors; the descriptor's size says how many bytes are real).
 pub fn encode(data: &[u8]) -> String {
-    let mut out = String::with_capacity(data.len().div_ceil(4) * 5);
-    for chunk in data.chunks(4) {
-        let mut word = [0u8; 4];
-        word[..chunk.len()].copy_from_slice(chunk);
-        let mut value = u32::from_be_bytes(word);
-        let mut group = [0u8; 5];
-        for slot in group.iter_mut().rev() {
-            *slot = ALPHABET[(value % 85) as usize];
-            value /= 85;
-        }
-        for c in group {
-            out.push(char::from(c));
-        }
+    if data.len().is_multiple_of(4) {
+        return z85::encode(data);
     }
-    out
+    let mut padded = data.to_vec();
+    padded.resize(data.len().next_multiple_of(4), 0);
+    z85::encode(padded)
 }
 
 #[cfg(test)]
@@ -100,6 +85,15 @@ mod tests {
         assert_eq!(decode("abcd"), Err(Z85Error::BadLength(4)));
         assert_eq!(decode("abc\"d"), Err(Z85Error::BadChar(3)));
         assert_eq!(decode("#####"), Err(Z85Error::Overflow(0)));
+        // Groups led by `#` overflow, also last (where the `z85` crate reads a padded tail),
+        // unless an earlier character is bad.
+        assert_eq!(decode("HelloWorld#0000"), Err(Z85Error::Overflow(10)));
+        assert_eq!(decode("#0000Hello"), Err(Z85Error::Overflow(0)));
+        assert_eq!(decode("Hel\"oWorld#0000"), Err(Z85Error::BadChar(3)));
+        assert_eq!(decode("Hello#0\"00"), Err(Z85Error::BadChar(7)));
+        assert_eq!(decode("Hello~0000"), Err(Z85Error::BadChar(5)));
+        assert_eq!(decode("é000"), Err(Z85Error::BadChar(0)));
+        assert_eq!(decode(""), Ok(Vec::new()));
     }
 
     #[test]
