@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use alluvium_storage::ObjectStore;
 
+use crate::actions::Action;
 use crate::checkpoint::CheckpointFiles;
 use crate::log_path::{CheckpointKind, LogFile, LogFileKind, Version, classify, log_dir};
 use crate::{LogError, Result};
@@ -354,6 +355,41 @@ impl LogSegment {
         }
         steps
     }
+}
+
+/// Checks that the decoded actions of log compaction `file` can stand for the commits it
+/// covers, as far as the file alone can tell. Trusting a compaction that is not whole would
+/// silently drop the actions it lost, so every check here errs towards falling back:
+/// * it must hold at least one action: a compaction exists to carry its commits' actions,
+///   so an empty (or blank) file is a writer that died or a file that was cut off;
+/// * one that starts at version 0 must hold a `protocol` and a `metaData` action, which
+///   commit 0 always has and reconciliation never removes.
+///
+/// A file cut in the middle of a line does not reach this check: the line fails to parse.
+/// A cut exactly at a line boundary after both of those actions leaves a file no different
+/// from a whole one, which only a comparison with the commits could reveal (SPEC.md §10).
+///
+/// # Errors
+/// [`LogError::IncompleteCompaction`] naming the file and what it lacks.
+pub fn check_compaction(file: &LogFile, actions: &[Action]) -> Result<()> {
+    let fail = |reason: &str| {
+        Err(LogError::IncompleteCompaction {
+            path: file.meta.path.to_string(),
+            reason: reason.to_string(),
+        })
+    };
+    if actions.is_empty() {
+        return fail("it holds no actions");
+    }
+    if file.version == 0 {
+        if !actions.iter().any(|a| matches!(a, Action::Protocol(_))) {
+            return fail("it starts at version 0 but holds no protocol action");
+        }
+        if !actions.iter().any(|a| matches!(a, Action::Metadata(_))) {
+            return fail("it starts at version 0 but holds no metaData action");
+        }
+    }
+    Ok(())
 }
 
 /// The earliest version that can be reconstructed from a full listing of the log: 0 if
