@@ -42,10 +42,12 @@ pub(crate) fn readable_as(stored: &ArrowType, want: &PrimitiveType) -> bool {
             A::Float32 | A::Float64 | A::Int8 | A::Int16 | A::Int32
         ),
         P::Date => matches!(stored, A::Date32 | A::Date64),
-        // Any unit and zone label: Parquet's INT96 and its millisecond, microsecond and
-        // nanosecond timestamps all store instants (see `conform`).
+        // Any unit, with or without the UTC flag: Parquet's INT96 (which has no flag) and
+        // its millisecond, microsecond and nanosecond timestamps all store instants as
+        // Spark and older writers wrote them (see `conform`).
         P::Timestamp => matches!(stored, A::Timestamp(_, _)),
-        P::TimestampNtz => matches!(stored, A::Timestamp(_, _) | A::Date32),
+        // A timestamp flagged as UTC is an instant, not a wall-clock time: not this type.
+        P::TimestampNtz => matches!(stored, A::Timestamp(_, None) | A::Date32),
         P::Decimal(p, s) => match stored {
             A::Decimal32(sp, ss)
             | A::Decimal64(sp, ss)
