@@ -468,6 +468,10 @@ fn type_cases() -> Vec<(&'static str, ArrowType)> {
             "timestamp_ntz",
             ArrowType::Timestamp(TimeUnit::Microsecond, None),
         ),
+        ("decimal(3,0)", ArrowType::Decimal128(3, 0)),
+        ("decimal(4,1)", ArrowType::Decimal128(4, 1)),
+        ("decimal(4,2)", ArrowType::Decimal128(4, 2)),
+        ("decimal(6,1)", ArrowType::Decimal128(6, 1)),
         ("decimal(9,0)", ArrowType::Decimal128(9, 0)),
         ("decimal(10,0)", ArrowType::Decimal128(10, 0)),
         ("decimal(10,2)", ArrowType::Decimal128(10, 2)),
@@ -510,9 +514,13 @@ fn allowed(stored: &str, declared: &str) -> bool {
     let Some((p, s)) = decimal_of(declared) else {
         return false;
     };
-    let fits = |digits: i64| p - s >= digits; // decimal(digits + k1, k2), k1 >= k2 >= 0
+    // decimal(digits + k1, k2), k1 >= k2 >= 0, with the digits each integer type can have
+    // (PROTOCOL.md says 10 for byte and short; Delta Spark writes byte as decimal(4,1)).
+    let fits = |digits: i64| p - s >= digits;
     match stored {
-        "byte" | "short" | "integer" => fits(10),
+        "byte" => fits(3),
+        "short" => fits(5),
+        "integer" => fits(10),
         "long" => fits(20),
         _ => decimal_of(stored).is_some_and(|(sp, ss)| {
             let (k1, k2) = (p - sp, s - ss);

@@ -12,8 +12,10 @@ use arrow_schema::DataType as ArrowType;
 /// * floating point: float -> double, and byte, short, integer -> double;
 /// * date -> timestamp_ntz;
 /// * decimal(p, s) -> decimal(p + k1, s + k2) with k1 >= k2 >= 0;
-/// * byte, short, integer -> decimal(10 + k1, k2) and long -> decimal(20 + k1, k2), with
-///   k1 >= k2 >= 0.
+/// * integers -> decimal(d + k1, k2) with k1 >= k2 >= 0, where d is the digits the integer
+///   type can have: 3 for byte, 5 for short, 10 for integer, 20 for long. PROTOCOL.md states
+///   10 for byte and short; Delta Spark widens byte to decimal(4,1) and short to
+///   decimal(6,1) (the `type-widening` golden table), which lose no digit either.
 ///
 /// A column stored with Arrow's null type holds only nulls and reads as any type; a
 /// dictionary-encoded column reads as its values would.
@@ -55,7 +57,9 @@ pub(crate) fn readable_as(stored: &ArrowType, want: &PrimitiveType) -> bool {
             | A::Decimal256(sp, ss) => {
                 decimal_widens(u32::from(*sp), i32::from(*ss), u32::from(*p), i32::from(*s))
             }
-            A::Int8 | A::Int16 | A::Int32 => integer_digits_fit(10, *p, *s),
+            A::Int8 => integer_digits_fit(3, *p, *s),
+            A::Int16 => integer_digits_fit(5, *p, *s),
+            A::Int32 => integer_digits_fit(10, *p, *s),
             A::Int64 => integer_digits_fit(20, *p, *s),
             _ => false,
         },
@@ -97,5 +101,10 @@ mod tests {
         assert!(!integer_digits_fit(10, 12, 3));
         assert!(!integer_digits_fit(20, 19, 0));
         assert!(integer_digits_fit(20, 38, 18));
+        assert!(
+            integer_digits_fit(3, 4, 1),
+            "byte as decimal(4,1), as Delta Spark widens"
+        );
+        assert!(!integer_digits_fit(3, 3, 1));
     }
 }

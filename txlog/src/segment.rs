@@ -670,4 +670,36 @@ mod tests {
         ]);
         assert_eq!(earliest_readable_version(&files), Some(2));
     }
+
+    /// An empty compaction, and one from version 0 without protocol or metaData, is not
+    /// whole; one from a later version needs neither.
+    #[test]
+    fn a_compaction_is_whole_only_with_what_its_range_must_hold() {
+        use crate::commit::decode_commit;
+        let files = listing(&[
+            (
+                "00000000000000000000.00000000000000000002.compacted.json",
+                1,
+            ),
+            (
+                "00000000000000000003.00000000000000000004.compacted.json",
+                1,
+            ),
+        ]);
+        let (from_zero, later) = (&files[0], &files[1]);
+        let protocol = r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}"#;
+        let metadata = r#"{"metaData":{"id":"x","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[]}","partitionColumns":[],"configuration":{}}}"#;
+        let add = r#"{"add":{"path":"a","partitionValues":{},"size":1,"modificationTime":1,"dataChange":true}}"#;
+        let actions = |lines: &[&str]| decode_commit("c", lines.join("\n").as_bytes()).unwrap();
+        let whole = |f: &LogFile, lines: &[&str]| check_compaction(f, &actions(lines)).is_ok();
+        assert!(!whole(from_zero, &[]));
+        assert!(!whole(later, &[]));
+        assert!(!whole(from_zero, &[add]));
+        assert!(!whole(from_zero, &[add, protocol]));
+        assert!(!whole(from_zero, &[add, metadata]));
+        assert!(whole(from_zero, &[add, metadata, protocol]));
+        assert!(whole(later, &[add]));
+        let err = check_compaction(from_zero, &[]).unwrap_err().to_string();
+        assert!(err.contains("00000000000000000000.00000000000000000002.compacted.json"));
+    }
 }
