@@ -93,6 +93,18 @@ pub enum MvccError {
         /// What failed.
         reason: String,
     },
+    /// Writing the commit file failed with an error that proves nothing was written (no
+    /// space, quota, permission denied, read-only filesystem: see
+    /// [`StorageError::is_definite`]). Nothing was committed; the transaction's data files
+    /// are deleted. Reported at once: retrying the same write cannot succeed.
+    #[error("cannot write commit version {version}, nothing was committed: {source}")]
+    CommitWriteFailed {
+        /// The version attempted.
+        version: Version,
+        /// The store's refusal.
+        #[source]
+        source: StorageError,
+    },
     /// The retry time budget ran out before the transaction could commit; nothing was
     /// committed.
     #[error(

@@ -1,7 +1,7 @@
 //! Conforming the arrays read from a data file to the table's logical types: matching
 //! nested fields by name, physical name or field id (column mapping), filling columns the
 //! file lacks with nulls (schema evolution), and widening types (type widening, Parquet
-//! timestamp flavours).
+//! timestamp flavours; which conversions are allowed is `widening`'s).
 
 use std::sync::Arc;
 
@@ -12,6 +12,7 @@ use arrow_array::{Array, ArrayRef, ListArray, MapArray, NullArray, StructArray, 
 use arrow_cast::{CastOptions, cast_with_options};
 use arrow_schema::{DataType as ArrowType, Field, Fields};
 
+use super::widening::readable_as;
 use crate::{Error, Result};
 
 /// The logical Arrow type of a Delta type as a scan produces it: every field nullable
@@ -120,10 +121,14 @@ fn conform_type(
 ) -> Result<ArrayRef> {
     match dt {
         DataType::Primitive(PrimitiveType::Void) => Ok(Arc::new(NullArray::new(arr.len()))),
-        DataType::Primitive(_) => {
+        DataType::Primitive(want) => {
             let target = scan_type(dt)?;
             if arr.data_type() == &target {
                 return Ok(arr.clone());
+            }
+            // Only the protocol's widenings convert; any other cast would change values.
+            if !readable_as(arr.data_type(), want) {
+                return Err(mismatch(column, arr.data_type(), dt));
             }
             let options = CastOptions {
                 safe: false,

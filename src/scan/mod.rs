@@ -9,6 +9,7 @@
 
 mod conform;
 mod file;
+mod widening;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -8,6 +8,10 @@
 //!   fails too, as if the process died; the test then reopens the table from the inner store
 //!   alone. On a durable local filesystem this is also what a power loss leaves, because
 //!   every acknowledged write was fsynced (file and directory) before it returned.
+//!
+//! The injected error is of kind [`io::ErrorKind::Other`] (an outcome the caller cannot
+//! know) unless [`FaultyStore::with_error_kind`] names another, such as
+//! [`io::ErrorKind::StorageFull`] for a disk-full refusal.
 
 use std::io;
 use std::ops::Range;
@@ -48,6 +52,7 @@ pub struct FaultyStore {
     fault: Fault,
     count: AtomicU64,
     dead: AtomicBool,
+    kind: io::ErrorKind,
 }
 
 impl FaultyStore {
@@ -59,7 +64,17 @@ impl FaultyStore {
             fault,
             count: AtomicU64::new(0),
             dead: AtomicBool::new(false),
+            kind: io::ErrorKind::Other,
         }
+    }
+
+    /// Injects errors of `kind` instead of [`io::ErrorKind::Other`]. Pair a kind that
+    /// proves nothing happened ([`StorageError::is_definite`]) with the faults that have no
+    /// effect ([`Fault::ErrorBefore`], [`Fault::CrashBefore`]), as a real store would.
+    #[must_use]
+    pub fn with_error_kind(mut self, kind: io::ErrorKind) -> Self {
+        self.kind = kind;
+        self
     }
 
     /// Operations performed so far.
@@ -72,37 +87,37 @@ impl FaultyStore {
         self.dead.load(Ordering::SeqCst)
     }
 
-    fn injected(op: &'static str, path: &str) -> StorageError {
+    fn injected(&self, op: &'static str, path: &str) -> StorageError {
         StorageError::Io {
             op,
             path: path.to_string(),
-            source: io::Error::other("injected fault"),
+            source: io::Error::new(self.kind, "injected fault"),
         }
     }
 
     /// Runs `f` under the fault plan.
     fn run<T>(&self, op: &'static str, path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
         if self.dead.load(Ordering::SeqCst) {
-            return Err(Self::injected(op, path));
+            return Err(self.injected(op, path));
         }
         let n = self.count.fetch_add(1, Ordering::SeqCst) + 1;
         if n != self.at {
             return f();
         }
         match self.fault {
-            Fault::ErrorBefore => Err(Self::injected(op, path)),
+            Fault::ErrorBefore => Err(self.injected(op, path)),
             Fault::CrashBefore => {
                 self.dead.store(true, Ordering::SeqCst);
-                Err(Self::injected(op, path))
+                Err(self.injected(op, path))
             }
             Fault::ErrorAfter => {
                 let _ = f();
-                Err(Self::injected(op, path))
+                Err(self.injected(op, path))
             }
             Fault::CrashAfter => {
                 let _ = f();
                 self.dead.store(true, Ordering::SeqCst);
-                Err(Self::injected(op, path))
+                Err(self.injected(op, path))
             }
         }
     }

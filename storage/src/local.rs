@@ -128,9 +128,41 @@ impl LocalFsStore {
         Ok(tmp)
     }
 
-    fn read_file(path: &Path, shown: &str) -> Result<Bytes> {
-        let mut file = File::open(path).map_err(|e| map_io("read", shown, e))?;
-        let len = file.metadata().map_err(|e| map_io("read", shown, e))?.len();
+    /// Opens `path` for reading if it is a regular file, and returns it with its size.
+    ///
+    /// The open does not block (`O_NONBLOCK`: opening a FIFO for reading would otherwise
+    /// wait for a writer forever); the type is then checked on the open handle, so a name
+    /// swapped between a check and the open cannot slip a FIFO or a device through.
+    fn open_regular(path: &Path, shown: &str) -> Result<(File, u64)> {
+        let mut options = OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NONBLOCK);
+        }
+        let file = options.open(path).map_err(|e| map_io("read", shown, e))?;
+        let md = file.metadata().map_err(|e| map_io("read", shown, e))?;
+        if !md.is_file() {
+            return Err(StorageError::NotAFile {
+                path: shown.to_string(),
+                kind: file_kind(&md.file_type()),
+            });
+        }
+        Ok((file, md.len()))
+    }
+
+    /// Reads a whole regular file, at most `limit` bytes of it (refusing larger ones), and
+    /// never more than the size it had when opened.
+    fn read_file(path: &Path, shown: &str, limit: Option<u64>) -> Result<Bytes> {
+        let (file, len) = Self::open_regular(path, shown)?;
+        if let Some(limit) = limit.filter(|l| len > *l) {
+            return Err(StorageError::TooLarge {
+                path: shown.to_string(),
+                size: len,
+                limit,
+            });
+        }
         if len >= MMAP_THRESHOLD {
             // SAFETY: objects are immutable once visible (created whole by put/put_if_absent,
             // then only deleted); nothing truncates or rewrites a file in place, so the
@@ -139,7 +171,8 @@ impl LocalFsStore {
             return Ok(Bytes::from_owner(map));
         }
         let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-        file.read_to_end(&mut buf)
+        file.take(len)
+            .read_to_end(&mut buf)
             .map_err(|e| map_io("read", shown, e))?;
         Ok(Bytes::from(buf))
     }
@@ -160,6 +193,33 @@ fn map_io(op: &'static str, path: &str, e: io::Error) -> StorageError {
         }
     } else {
         StorageError::io(op, path, e)
+    }
+}
+
+/// A name for what a non-regular file is, for messages.
+fn file_kind(ft: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "fifo";
+        }
+        if ft.is_char_device() {
+            return "character device";
+        }
+        if ft.is_block_device() {
+            return "block device";
+        }
+        if ft.is_socket() {
+            return "socket";
+        }
+    }
+    if ft.is_dir() {
+        "directory"
+    } else if ft.is_symlink() {
+        "symbolic link"
+    } else {
+        "special file"
     }
 }
 
@@ -200,12 +260,25 @@ impl ObjectStore for LocalFsStore {
     }
 
     fn get(&self, path: &StorePath) -> Result<Bytes> {
-        Self::read_file(&self.full(path), path.as_str())
+        Self::read_file(&self.full(path), path.as_str(), None)
+    }
+
+    fn get_limited(&self, path: &StorePath, limit: u64) -> Result<Bytes> {
+        Self::read_file(&self.full(path), path.as_str(), Some(limit))
     }
 
     fn get_range(&self, path: &StorePath, range: Range<u64>) -> Result<Bytes> {
         let shown = path.as_str();
-        let mut file = File::open(self.full(path)).map_err(|e| map_io("read", shown, e))?;
+        let (mut file, size) = Self::open_regular(&self.full(path), shown)?;
+        // Checked before allocating: a range from a hostile footer must not reserve memory
+        // for bytes the file does not have.
+        if range.end > size {
+            return Err(StorageError::io(
+                "read range",
+                shown,
+                io::Error::new(io::ErrorKind::UnexpectedEof, "range past end of object"),
+            ));
+        }
         let len = range.end.saturating_sub(range.start);
         let len = usize::try_from(len).map_err(|_| {
             StorageError::io(
@@ -241,7 +314,8 @@ impl ObjectStore for LocalFsStore {
         let linked = fs::hard_link(&tmp, &target);
         let _ = fs::remove_file(&tmp);
         match linked {
-            Ok(()) => self.sync_dir(&dir),
+            // The object is visible now: a failed fsync must not read as "nothing written".
+            Ok(()) => self.sync_dir(&dir).map_err(StorageError::into_ambiguous),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 Err(StorageError::AlreadyExists {
                     path: path.to_string(),
@@ -365,7 +439,7 @@ impl ObjectStore for LocalFsStore {
                 reason: format!("a local store cannot read {uri}"),
             });
         };
-        Self::read_file(&path, uri)
+        Self::read_file(&path, uri, None)
     }
 }
 
@@ -489,6 +563,54 @@ mod tests {
                 .get_range(&p("big"), data.len() as u64..data.len() as u64 + 4)
                 .is_err()
         );
+    }
+
+    /// Names that are not regular files are refused by every read, without blocking (a
+    /// FIFO) and without reading (a device, a directory); a limited read refuses a larger
+    /// file without reading it; a range past the end fails before allocating for it.
+    #[cfg(unix)]
+    #[test]
+    fn reads_open_only_regular_files_and_stay_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFsStore::new(dir.path()).with_durability(false);
+        let fifo = dir.path().join("fifo");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero")).unwrap();
+        fs::create_dir(dir.path().join("dir")).unwrap();
+        for (name, kind) in [
+            ("fifo", "fifo"),
+            ("zero", "character device"),
+            ("dir", "directory"),
+        ] {
+            let reads = [
+                store.get(&p(name)),
+                store.get_limited(&p(name), 10),
+                store.get_range(&p(name), 0..4),
+                store.get_external(&dir.path().join(name).display().to_string()),
+            ];
+            for r in reads {
+                match r {
+                    Err(StorageError::NotAFile { kind: k, .. }) => assert_eq!(k, kind, "{name}"),
+                    other => panic!("{name}: {other:?}"),
+                }
+            }
+        }
+        store.put(&p("f"), Bytes::from(vec![7u8; 100])).unwrap();
+        assert_eq!(store.get_limited(&p("f"), 100).unwrap().len(), 100);
+        assert!(matches!(
+            store.get_limited(&p("f"), 99),
+            Err(StorageError::TooLarge {
+                size: 100,
+                limit: 99,
+                ..
+            })
+        ));
+        let err = store.get_range(&p("f"), 0..u64::MAX).unwrap_err();
+        assert!(err.to_string().contains("past end"), "{err}");
     }
 
     #[test]

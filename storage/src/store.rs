@@ -45,9 +45,36 @@ pub trait ObjectStore: Debug + Send + Sync + 'static {
 
     /// Reads a whole object.
     ///
+    /// Reads only ever open regular files, and read no more than the size the object had
+    /// when it was opened: a FIFO, a device or a directory under an object's name is an
+    /// error, never a hang or an endless read (SPEC.md §10).
+    ///
     /// # Errors
-    /// [`StorageError::NotFound`] if it does not exist.
+    /// [`StorageError::NotFound`] if it does not exist; [`StorageError::NotAFile`] if the
+    /// name holds something other than a regular file.
     fn get(&self, path: &StorePath) -> Result<Bytes>;
+
+    /// Reads a whole object that may be at most `limit` bytes long (small control files
+    /// such as `_last_checkpoint`, whose size no listing vouches for).
+    ///
+    /// The default reads the object and then checks its length; stores that can learn the
+    /// size before reading (the local store) refuse without reading.
+    ///
+    /// # Errors
+    /// [`StorageError::TooLarge`] if the object is longer than `limit`; as [`get`](Self::get)
+    /// otherwise.
+    fn get_limited(&self, path: &StorePath, limit: u64) -> Result<Bytes> {
+        let bytes = self.get(path)?;
+        let size = bytes.len() as u64;
+        if size > limit {
+            return Err(StorageError::TooLarge {
+                path: path.to_string(),
+                size,
+                limit,
+            });
+        }
+        Ok(bytes)
+    }
 
     /// Reads `range` (byte offsets, end exclusive) of an object.
     ///

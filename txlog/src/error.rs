@@ -72,6 +72,15 @@ pub enum LogError {
         /// What was wrong.
         reason: String,
     },
+    /// A log compaction file cannot stand for the commits it covers: it is empty or misses
+    /// actions any whole compaction of its range holds. Readers fall back to the commits.
+    #[error("log compaction {path} is not whole: {reason}")]
+    IncompleteCompaction {
+        /// The `x.y.compacted.json` file.
+        path: String,
+        /// What is missing.
+        reason: String,
+    },
     /// A checkpoint or sidecar file is unreadable or inconsistent.
     #[error("corrupt checkpoint {path}: {reason}")]
     CorruptCheckpoint {

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use alluvium_storage::ObjectStore;
 
+use crate::actions::Action;
 use crate::checkpoint::CheckpointFiles;
 use crate::log_path::{CheckpointKind, LogFile, LogFileKind, Version, classify, log_dir};
 use crate::{LogError, Result};
@@ -356,6 +357,41 @@ impl LogSegment {
     }
 }
 
+/// Checks that the decoded actions of log compaction `file` can stand for the commits it
+/// covers, as far as the file alone can tell. Trusting a compaction that is not whole would
+/// silently drop the actions it lost, so every check here errs towards falling back:
+/// * it must hold at least one action: a compaction exists to carry its commits' actions,
+///   so an empty (or blank) file is a writer that died or a file that was cut off;
+/// * one that starts at version 0 must hold a `protocol` and a `metaData` action, which
+///   commit 0 always has and reconciliation never removes.
+///
+/// A file cut in the middle of a line does not reach this check: the line fails to parse.
+/// A cut exactly at a line boundary after both of those actions leaves a file no different
+/// from a whole one, which only a comparison with the commits could reveal (SPEC.md §10).
+///
+/// # Errors
+/// [`LogError::IncompleteCompaction`] naming the file and what it lacks.
+pub fn check_compaction(file: &LogFile, actions: &[Action]) -> Result<()> {
+    let fail = |reason: &str| {
+        Err(LogError::IncompleteCompaction {
+            path: file.meta.path.to_string(),
+            reason: reason.to_string(),
+        })
+    };
+    if actions.is_empty() {
+        return fail("it holds no actions");
+    }
+    if file.version == 0 {
+        if !actions.iter().any(|a| matches!(a, Action::Protocol(_))) {
+            return fail("it starts at version 0 but holds no protocol action");
+        }
+        if !actions.iter().any(|a| matches!(a, Action::Metadata(_))) {
+            return fail("it starts at version 0 but holds no metaData action");
+        }
+    }
+    Ok(())
+}
+
 /// The earliest version that can be reconstructed from a full listing of the log: 0 if
 /// every commit from 0 to the latest is present, else the oldest complete checkpoint from
 /// which the commits up to the latest are contiguous.
@@ -633,5 +669,37 @@ mod tests {
             (&c(5), 1),
         ]);
         assert_eq!(earliest_readable_version(&files), Some(2));
+    }
+
+    /// An empty compaction, and one from version 0 without protocol or metaData, is not
+    /// whole; one from a later version needs neither.
+    #[test]
+    fn a_compaction_is_whole_only_with_what_its_range_must_hold() {
+        use crate::commit::decode_commit;
+        let files = listing(&[
+            (
+                "00000000000000000000.00000000000000000002.compacted.json",
+                1,
+            ),
+            (
+                "00000000000000000003.00000000000000000004.compacted.json",
+                1,
+            ),
+        ]);
+        let (from_zero, later) = (&files[0], &files[1]);
+        let protocol = r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}"#;
+        let metadata = r#"{"metaData":{"id":"x","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[]}","partitionColumns":[],"configuration":{}}}"#;
+        let add = r#"{"add":{"path":"a","partitionValues":{},"size":1,"modificationTime":1,"dataChange":true}}"#;
+        let actions = |lines: &[&str]| decode_commit("c", lines.join("\n").as_bytes()).unwrap();
+        let whole = |f: &LogFile, lines: &[&str]| check_compaction(f, &actions(lines)).is_ok();
+        assert!(!whole(from_zero, &[]));
+        assert!(!whole(later, &[]));
+        assert!(!whole(from_zero, &[add]));
+        assert!(!whole(from_zero, &[add, protocol]));
+        assert!(!whole(from_zero, &[add, metadata]));
+        assert!(whole(from_zero, &[add, metadata, protocol]));
+        assert!(whole(later, &[add]));
+        let err = check_compaction(from_zero, &[]).unwrap_err().to_string();
+        assert!(err.contains("00000000000000000000.00000000000000000002.compacted.json"));
     }
 }

@@ -25,7 +25,9 @@ use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::replay::{Replay, TableState};
 use alluvium_txlog::schema::StructType;
-use alluvium_txlog::segment::{LogSegment, ReplayStep, list_log_from, probe_commits_from};
+use alluvium_txlog::segment::{
+    LogSegment, ReplayStep, check_compaction, list_log_from, probe_commits_from,
+};
 
 use super::{Snapshot, SnapshotReport, VersionSpec, timestamps};
 use crate::Result;
@@ -187,6 +189,14 @@ fn replay_segment(
             .collect();
         let read = read_commits(store.as_ref(), &files);
         for (step, actions) in window.iter().zip(read) {
+            // A compaction that parses but is not whole is as unusable as one that does
+            // not parse.
+            let actions = match step {
+                ReplayStep::Compaction { file, .. } => {
+                    actions.and_then(|a| check_compaction(file, &a).map(|()| a))
+                }
+                ReplayStep::Commit(_) => actions,
+            };
             match (step, actions) {
                 (ReplayStep::Commit(file), actions) => {
                     let actions = actions?;

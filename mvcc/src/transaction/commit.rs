@@ -240,8 +240,13 @@ impl Transaction {
     /// * [`MvccError::Conflict`] (nothing committed; the transaction's new data files are
     ///   deleted) when a concurrent commit conflicts;
     /// * [`MvccError::TableAlreadyExists`] when creating a table that exists;
+    /// * [`MvccError::CommitWriteFailed`] (nothing committed; data files deleted) at once
+    ///   when the put fails with an error that proves nothing was written
+    ///   ([`alluvium_storage::StorageError::is_definite`]);
     /// * [`MvccError::CommitOutcomeUnknown`] when a put failed and reading the version back
-    ///   failed too (data files are kept: the commit may have landed);
+    ///   failed too, or when the budget ran out while an earlier put of this transaction
+    ///   failed without proof that it had no effect and may still land (data files are
+    ///   kept: the commit may have landed or may land);
     /// * [`MvccError::RetryBudgetExhausted`] after the time budget (nothing committed);
     /// * [`MvccError::StorageCapabilityMissing`] when the store does not give put-if-absent
     ///   and is not in single-writer mode (nothing committed);
@@ -264,6 +269,7 @@ impl Transaction {
                     MvccError::Conflict { .. }
                         | MvccError::TableAlreadyExists { .. }
                         | MvccError::RetryBudgetExhausted { .. }
+                        | MvccError::CommitWriteFailed { .. }
                 );
                 if definite {
                     self.discard_data_files(&root);
@@ -303,6 +309,10 @@ impl Transaction {
             ..Default::default()
         };
         let mut conflict_time = Duration::ZERO;
+        // The error of a put at the current version that failed without proof of having no
+        // effect, and that no read-back has settled yet: that put may still land (a remote
+        // request in flight), so giving up must not be reported as "nothing committed".
+        let mut unsettled_put: Option<String> = None;
         loop {
             report.attempts += 1;
             let now = self.store.now_ms();
@@ -312,12 +322,32 @@ impl Transaction {
             let taken = match store.put_if_absent(&path, bytes.into()) {
                 Ok(()) => None,
                 Err(e) if e.is_already_exists() => Some(self.holder(store, version)),
+                // Nothing was written: retrying cannot help and no read-back is needed.
+                // Unless an earlier put of this version may still land.
+                Err(source) if source.is_definite() => {
+                    return Err(match unsettled_put {
+                        Some(earlier) => MvccError::CommitOutcomeUnknown {
+                            version,
+                            txn_id: self.txn_id.clone(),
+                            reason: format!(
+                                "an earlier put failed ({earlier}) and may still land; the last one was refused ({source})"
+                            ),
+                        },
+                        None => MvccError::CommitWriteFailed { version, source },
+                    });
+                }
                 // The put failed, possibly after its effect: settle it by reading back.
-                Err(put_err) => Some(self.holder(store, version).map_err(|read_err| MvccError::CommitOutcomeUnknown {
-                    version,
-                    txn_id: self.txn_id.clone(),
-                    reason: format!("put failed ({put_err}) and reading the version back failed ({read_err})"),
-                })),
+                Err(put_err) => {
+                    let holder = self.holder(store, version).map_err(|read_err| MvccError::CommitOutcomeUnknown {
+                        version,
+                        txn_id: self.txn_id.clone(),
+                        reason: format!("put failed ({put_err}) and reading the version back failed ({read_err})"),
+                    });
+                    if matches!(holder, Ok(Holder::Nobody)) {
+                        unsettled_put = Some(put_err.to_string());
+                    }
+                    Some(holder)
+                }
             };
             let winner = match taken {
                 None => {
@@ -347,6 +377,8 @@ impl Transaction {
                 Some(Ok(Holder::Theirs(actions))) => Some(actions),
             };
             if let Some(actions) = winner {
+                // Another commit holds this version: none of our puts to it can land now.
+                unsettled_put = None;
                 if version == 0 {
                     return Err(MvccError::TableAlreadyExists {
                         location: store.root_uri(),
@@ -378,6 +410,15 @@ impl Transaction {
             // Lost (or failed before its effect): back off, within the budget.
             let elapsed = started.elapsed();
             if elapsed >= self.policy.budget {
+                if let Some(put_err) = unsettled_put {
+                    return Err(MvccError::CommitOutcomeUnknown {
+                        version,
+                        txn_id: self.txn_id.clone(),
+                        reason: format!(
+                            "the retry budget ran out after a put failed ({put_err}) that may still land"
+                        ),
+                    });
+                }
                 return Err(MvccError::RetryBudgetExhausted {
                     attempts: report.attempts,
                     elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),

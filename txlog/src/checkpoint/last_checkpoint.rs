@@ -40,10 +40,17 @@ pub struct LastCheckpointHint {
     pub v2_checkpoint: Option<Value>,
 }
 
-/// Reads the hint. Any failure (missing, empty, unparseable, unreadable, or a checksum that
-/// does not match) yields `None`: the caller then lists the log from the beginning.
+/// The most `_last_checkpoint` may hold. Real hints are a few hundred bytes (a few KiB with
+/// a `checkpointSchema` of a wide table); a larger file is not a hint and is not read.
+pub const LAST_CHECKPOINT_LIMIT: u64 = 64 * 1024;
+
+/// Reads the hint. Any failure (missing, empty, unparseable, unreadable, not a regular file,
+/// larger than [`LAST_CHECKPOINT_LIMIT`], or a checksum that does not match) yields `None`:
+/// the caller then lists the log from the beginning.
 pub fn read_last_checkpoint(store: &dyn ObjectStore) -> Option<LastCheckpointHint> {
-    let bytes = store.get(&log_path(LAST_CHECKPOINT)).ok()?;
+    let bytes = store
+        .get_limited(&log_path(LAST_CHECKPOINT), LAST_CHECKPOINT_LIMIT)
+        .ok()?;
     let value: Value = serde_json::from_slice(&bytes).ok()?;
     if let Some(stored) = value.get("checksum").and_then(Value::as_str)
         && stored != json_checksum(&value)

@@ -10,7 +10,8 @@ mod thrift_check;
 mod writer;
 
 pub use last_checkpoint::{
-    LastCheckpointHint, json_checksum, read_last_checkpoint, write_last_checkpoint,
+    LAST_CHECKPOINT_LIMIT, LastCheckpointHint, json_checksum, read_last_checkpoint,
+    write_last_checkpoint,
 };
 pub use reader::{
     ActionSink, CheckpointFiles, read_checkpoint, read_parquet_actions, visit_checkpoint,
