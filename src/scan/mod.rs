@@ -9,6 +9,7 @@
 
 mod conform;
 mod file;
+mod variant;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -23,8 +24,9 @@ use rayon::prelude::*;
 
 use crate::{Error, Result};
 
-pub(crate) use conform::{scan_fields, scan_type};
+pub(crate) use conform::{conform as conform_column, scan_fields, scan_type};
 pub(crate) use file::read_whole_file as read_file;
+pub use variant::{variants_as_json, variants_as_json_schema};
 
 /// Builds a [`Scan`].
 #[derive(Debug, Clone)]

@@ -25,18 +25,21 @@ pub const SUPPORTED_READER_FEATURES: &[&str] = &[
     "vacuumProtocolCheck",
     "typeWidening",
     "typeWidening-preview",
+    // Variant columns are read in their unshredded form; shredded files are folded back.
+    "variantType",
+    "variantType-preview",
+    "variantShredding",
+    "variantShredding-preview",
+    // Geometry and geography columns are read as WKB binary.
+    "geospatial",
 ];
 
 /// Why a known reader feature is not supported (for the error message).
 fn unsupported_reader_detail(feature: &str) -> Option<&'static str> {
     Some(match feature {
-        "variantType" | "variantType-preview" | "variantShredding" | "variantShredding-preview" => {
-            "variant columns are not readable by alluvium yet"
-        }
         "catalogManaged" | "catalogOwned-preview" => {
             "the table's commits are managed by a catalog; a filesystem engine must not read or write it directly"
         }
-        "geospatial" => "geometry and geography columns are not supported",
         "collations" | "collations-preview" => "collated string comparisons are not supported",
         _ => return None,
     })
@@ -89,6 +92,14 @@ pub const SUPPORTED_WRITER_FEATURES: &[&str] = &[
     "typeWidening-preview",
     "checkpointProtection",
     "allowColumnDefaults",
+    // Rows with variant or geospatial values are written as they arrive (unshredded
+    // variants, WKB geometries); shredding is optional for writers and no statistics are
+    // written for these columns.
+    "variantType",
+    "variantType-preview",
+    "variantShredding",
+    "variantShredding-preview",
+    "geospatial",
 ];
 
 fn writer_refusal(feature: &str, detail: String) -> LogError {
@@ -533,8 +544,8 @@ mod tests {
             e,
             LogError::UnsupportedProtocolVersion { version: 99, .. }
         ));
-        let e = check_read_supported(&p(3, 7, Some(&["variantType-preview"]), None)).unwrap_err();
-        assert!(e.to_string().contains("variantType-preview"), "{e}");
+        let e = check_read_supported(&p(3, 7, Some(&["catalogManaged"]), None)).unwrap_err();
+        assert!(e.to_string().contains("catalogManaged"), "{e}");
     }
 
     #[test]
