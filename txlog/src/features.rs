@@ -457,6 +457,32 @@ mod write_tests {
     }
 
     #[test]
+    fn listed_but_unused_variant_features_never_block_reads_or_writes() {
+        // delta-rs 1.6 lists `variantType` on every table with deletion vectors.
+        let delta_rs = Protocol {
+            min_reader_version: 3,
+            min_writer_version: 7,
+            reader_features: Some(vec!["deletionVectors".into(), "variantType".into()]),
+            writer_features: Some(vec!["deletionVectors".into(), "variantType".into()]),
+        };
+        check_write_supported(&delta_rs, &meta(&[]), &schema(None)).unwrap();
+        for f in [
+            "variantType-preview",
+            "variantShredding-preview",
+            "variantShredding",
+            "geospatial",
+        ] {
+            let p = Protocol {
+                min_reader_version: 3,
+                min_writer_version: 7,
+                reader_features: Some(vec![f.into()]),
+                writer_features: Some(vec![f.into()]),
+            };
+            check_write_supported(&p, &meta(&[]), &schema(None)).unwrap();
+        }
+    }
+
+    #[test]
     fn write_gate() {
         let legacy = Protocol {
             min_reader_version: 1,
