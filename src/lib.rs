@@ -39,7 +39,7 @@ pub use alluvium_txlog as txlog;
 pub use describe::{ProtocolDescription, TableDescription, describe};
 pub use error::{Error, Result};
 pub use history::{CommitEntry, history};
-pub use scan::{Scan, ScanBuilder, variants_as_json, variants_as_json_schema};
+pub use scan::{Scan, ScanBuilder, conform_variant, variants_as_json, variants_as_json_schema};
 pub use table::{STORAGE_OPTIONS_ENV, Table};
 pub use write::{DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};
 

@@ -26,7 +26,7 @@ use crate::{Error, Result};
 
 pub(crate) use conform::{conform as conform_column, scan_fields, scan_type};
 pub(crate) use file::read_whole_file as read_file;
-pub use variant::{variants_as_json, variants_as_json_schema};
+pub use variant::{conform_variant, variants_as_json, variants_as_json_schema};
 
 /// Builds a [`Scan`].
 #[derive(Debug, Clone)]

@@ -76,14 +76,16 @@ fn validate(
     Ok(())
 }
 
-/// Converts a stored variant column to the canonical unshredded variant struct
-/// (`metadata`, `value` binaries), folding shredded `typed_value` columns back into
-/// `value`. A row is null where the stored struct is null or holds no value at all.
+/// Converts a variant column as stored in Parquet (a struct of `metadata` and `value`
+/// binaries, optionally shredded with a `typed_value` tree) to the canonical unshredded
+/// variant struct (`metadata`, `value` binaries), folding shredded values back into
+/// `value` and validating every value. A row is null where the stored struct is null or
+/// holds no value at all. Scans call this for every variant column they read.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] naming `column` if the column is not a variant struct or a
 /// value is malformed.
-pub(crate) fn conform_variant(arr: &ArrayRef, column: &str) -> Result<ArrayRef> {
+pub fn conform_variant(arr: &ArrayRef, column: &str) -> Result<ArrayRef> {
     let Some(source) = arr.as_struct_opt() else {
         return Err(malformed(
             column,

@@ -242,9 +242,10 @@ fn field_type(f: &Field, column: &str) -> Result<DataType> {
                 Some(Value::String(s)) => s.clone(),
                 Some(other) => other.to_string(),
             };
+            // GeoArrow: no `edges` means planar (a geometry); any named edges, a geography.
             let algorithm = params.get("edges").and_then(Value::as_str);
             Ok(DataType::Geospatial(Box::new(match algorithm {
-                None | Some("planar") => GeoType {
+                None => GeoType {
                     kind: GeoKind::Geometry,
                     crs,
                     algorithm: None,
