@@ -388,3 +388,102 @@ fn cli_renders_variants_as_json_and_refuses_them_from_text_input() {
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
 }
+
+#[test]
+fn tables_created_with_variant_or_geospatial_columns_get_the_features_and_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    // A geometry column from GeoArrow WKB, appended as plain binary too.
+    let geo = Field::new("g", DataType::Binary, true).with_metadata(HashMap::from([
+        (EXTENSION_NAME_KEY.to_string(), "geoarrow.wkb".to_string()),
+        (
+            EXTENSION_METADATA_KEY.to_string(),
+            r#"{"crs":"EPSG:4326"}"#.to_string(),
+        ),
+    ]));
+    // WKB of POINT(1 2), little endian.
+    let mut point = vec![1u8, 1, 0, 0, 0];
+    point.extend(1f64.to_le_bytes());
+    point.extend(2f64.to_le_bytes());
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        geo,
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from(vec![1, 2])),
+            Arc::new(BinaryArray::from(vec![Some(point.as_slice()), None])),
+        ],
+    )
+    .unwrap();
+    let t = open(&dir.path().join("geo"));
+    t.create(&schema, &[], &HashMap::new()).unwrap();
+    let p = t.snapshot().unwrap().protocol().clone();
+    assert!(p.has_reader_feature("geospatial"), "{p:?}");
+    t.append([batch.clone()], &WriteOptions::default()).unwrap();
+    let plain = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("g", DataType::Binary, true),
+        ])),
+        batch.columns().to_vec(),
+    )
+    .unwrap();
+    t.append([plain], &WriteOptions::default()).unwrap();
+    let out = ScanBuilder::new(t.snapshot().unwrap())
+        .build()
+        .unwrap()
+        .execute()
+        .unwrap();
+    assert_eq!(out.iter().map(RecordBatch::num_rows).sum::<usize>(), 4);
+    for b in &out {
+        let g = b.schema().field_with_name("g").unwrap().clone();
+        assert_eq!(
+            g.metadata()[EXTENSION_METADATA_KEY],
+            r#"{"crs":"EPSG:4326"}"#
+        );
+        let col = b.column(1).as_any().downcast_ref::<BinaryArray>().unwrap();
+        assert_eq!(col.value(0), point.as_slice());
+        assert!(col.is_null(1));
+    }
+    let described =
+        String::from_utf8(cli(&["inspect", dir.path().join("geo").to_str().unwrap()]).stdout)
+            .unwrap();
+    assert!(described.contains("g geometry(EPSG:4326)"), "{described}");
+
+    // A variant column from the table's own batches: a new table of variants.
+    let src = open(&conformance_table("unshredded-variant"));
+    let batches = ScanBuilder::new(src.snapshot().unwrap())
+        .with_columns(["id", "v"])
+        .build()
+        .unwrap()
+        .execute()
+        .unwrap();
+    let t = open(&dir.path().join("var"));
+    t.create(&batches[0].schema(), &[], &HashMap::new())
+        .unwrap();
+    assert!(
+        t.snapshot()
+            .unwrap()
+            .protocol()
+            .has_reader_feature("variantType")
+    );
+    t.append(batches, &WriteOptions::default()).unwrap();
+    let a = json_rows(&t);
+    let b: Vec<String> = {
+        let batches = ScanBuilder::new(src.snapshot().unwrap())
+            .with_columns(["id", "v"])
+            .build()
+            .unwrap()
+            .execute()
+            .unwrap();
+        let shown: Vec<RecordBatch> = batches
+            .iter()
+            .map(|b| variants_as_json(b).unwrap())
+            .collect();
+        let mut rows = common::canon_rows(&shown);
+        rows.sort();
+        rows
+    };
+    assert_eq!(a, b);
+}

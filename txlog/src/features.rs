@@ -312,6 +312,18 @@ pub fn minimal_protocol(
     }) {
         push(&mut reader, "timestampNtz");
     }
+    if schema.fields.iter().any(|f| {
+        f.data_type
+            .any_type(&mut |t| *t == DataType::Primitive(PrimitiveType::Variant))
+    }) {
+        push(&mut reader, "variantType");
+    }
+    if schema.fields.iter().any(|f| {
+        f.data_type
+            .any_type(&mut |t| matches!(t, DataType::Geospatial(_)))
+    }) {
+        push(&mut reader, "geospatial");
+    }
     if on("delta.enableDeletionVectors") {
         push(&mut reader, "deletionVectors");
     }
@@ -448,6 +460,18 @@ mod write_tests {
             true,
         )]);
         assert!(minimal_protocol(&ntz, &conf(&[])).has_reader_feature("timestampNtz"));
+        // Variant and geospatial columns, even nested, need their (reader-writer) features.
+        let nested = StructType::from_json(
+            r#"{"type":"struct","fields":[
+            {"name":"s","type":{"type":"struct","fields":[{"name":"v","type":"variant","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}},
+            {"name":"g","type":{"type":"array","elementType":"geometry(OGC:CRS84)","containsNull":true},"nullable":true,"metadata":{}}
+        ]}"#,
+        )
+        .unwrap();
+        let p = minimal_protocol(&nested, &conf(&[]));
+        for f in ["variantType", "geospatial"] {
+            assert!(p.has_reader_feature(f) && p.has_writer_feature(f), "{p:?}");
+        }
         let p = minimal_protocol(
             &schema(None),
             &conf(&[("delta.columnMapping.mode", "name")]),
