@@ -314,7 +314,7 @@ pub fn minimal_protocol(
     }
     if schema.fields.iter().any(|f| {
         f.data_type
-            .any_type(&mut |t| *t == DataType::Primitive(PrimitiveType::Variant))
+            .any_primitive(&mut |p| p == PrimitiveType::Variant)
     }) {
         push(&mut reader, "variantType");
     }

@@ -238,15 +238,9 @@ impl DataType {
         }
     }
 
-    /// Visits every primitive type in the tree.
+    /// Whether any primitive type in the tree matches `f`.
     pub fn any_primitive(&self, f: &mut impl FnMut(PrimitiveType) -> bool) -> bool {
-        match self {
-            DataType::Primitive(p) => f(*p),
-            DataType::Struct(s) => s.fields.iter().any(|fld| fld.data_type.any_primitive(f)),
-            DataType::Array(a) => a.element_type.any_primitive(f),
-            DataType::Map(m) => m.key_type.any_primitive(f) || m.value_type.any_primitive(f),
-            DataType::Geospatial(_) => false,
-        }
+        self.any_type(&mut |t| matches!(t, DataType::Primitive(p) if f(*p)))
     }
 
     /// Whether this type is, or nests, a type matching `pred`.
