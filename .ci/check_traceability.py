@@ -104,8 +104,9 @@ def check_path_citation(cite):
 
 def check_module_citation(cite):
     """`crate::module[::name | ::{a, b}]`: a list of problems."""
-    # An inline `mod tests` lives in its module's file: `m::tests::f` is checked as `m::f`.
-    parts = [p for p in cite.split("::") if p != "tests"]
+    # An inline test module (`mod tests`, `mod write_tests`) lives in its module's file:
+    # `m::tests::f` is checked as `m::f`.
+    parts = [p for p in cite.split("::") if p != "tests" and not p.endswith("_tests")]
     if parts[-1].startswith("{"):
         files = module_files(parts[:-1])
         if files is None:

@@ -40,7 +40,7 @@ pub use alluvium_txlog as txlog;
 pub use describe::{ProtocolDescription, TableDescription, describe};
 pub use error::{Error, Result};
 pub use history::{CommitEntry, history};
-pub use scan::{Scan, ScanBuilder};
+pub use scan::{Scan, ScanBuilder, conform_variant, variants_as_json, variants_as_json_schema};
 pub use table::{STORAGE_OPTIONS_ENV, Table};
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
 pub use write::{DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};

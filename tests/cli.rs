@@ -163,8 +163,8 @@ fn errors_are_one_line_with_non_zero_exit() {
     fails(&["scan", &t, "--columns", "nope"]);
     fails(&["scan", &t, "--timestamp", "not a time"]);
     fails(&["inspect", &conformance("deltalog-invalid-protocol-version")]);
-    let e = fails(&["scan", &conformance("table-with-geo")]);
-    assert!(e.contains("geospatial"), "{e}");
+    let e = fails(&["scan", &conformance("catalog-owned-preview")]);
+    assert!(e.contains("catalog"), "{e}");
     fails(&["delete", &t, "--filter", "number = 1 AND"]);
     fails(&["append", &t, "/nonexistent.csv"]);
     fails(&["bench", "load", "/nonexistent/table", "--repeat", "1"]);

@@ -12,10 +12,6 @@
 //! For every table that is not an expected error, the snapshot facts are checked too:
 //! version, protocol, partition and schema columns, live files, app transactions, domains.
 //!
-//! Tables whose features are out of scope sit in `OUT_OF_SCOPE` with a reason; they must
-//! fail closed with `UnsupportedFeature` naming the feature (asserted, so that support
-//! arriving later is noticed).
-//!
 //! Run one table: `cargo test --test conformance -- <name-substring>`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -31,45 +27,6 @@ use arrow::util::pretty::pretty_format_batches;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rayon::prelude::*;
 use serde_json::Value;
-
-/// Tables that use features alluvium does not read yet: (table, feature it must name, why).
-const OUT_OF_SCOPE: &[(&str, &str, &str)] = &[
-    (
-        "unshredded-variant",
-        "variantType-preview",
-        "variant columns are out of scope for now",
-    ),
-    (
-        "spark-shredded-variant-preview-delta",
-        "variantShredding-preview",
-        "variant columns are out of scope for now",
-    ),
-    (
-        "variant-stats-nested-no-checkpoint",
-        "variantShredding-preview",
-        "variant columns are out of scope for now",
-    ),
-    (
-        "variant-stats-no-checkpoint",
-        "variantType",
-        "variant columns are out of scope for now",
-    ),
-    (
-        "variant-stats-state-reconstruction",
-        "variantType",
-        "variant columns are out of scope for now",
-    ),
-    (
-        "variant-stats-with-struct-no-checkpoint",
-        "variantShredding-preview",
-        "variant columns are out of scope for now",
-    ),
-    (
-        "table-with-geo",
-        "geospatial",
-        "geometry/geography columns are out of scope for now",
-    ),
-];
 
 /// Expected results we believe are wrong upstream: (table, column, proof). The column is
 /// left out of the row comparison (every other column is compared strictly) and our value
@@ -160,7 +117,7 @@ fn main() {
         }
     }
     println!(
-        "\nconformance: {pass} passed, {skip} skipped (out of scope, failing closed), {fail} failed, of {}",
+        "\nconformance: {pass} passed, {skip} skipped (upstream divergence), {fail} failed, of {}",
         results.len()
     );
     if fail > 0 {
@@ -172,9 +129,6 @@ fn run_entry(e: &Value) -> Outcome {
     let name = e["name"].as_str().unwrap();
     let root = data_dir().join(e["table_root"].as_str().unwrap());
     let usage = e["test_usage"].as_str().unwrap();
-    if let Some((_, feature, reason)) = OUT_OF_SCOPE.iter().find(|(n, _, _)| *n == name) {
-        return check_fails_closed(&root, feature, reason);
-    }
     if usage == "expect-error" {
         return check_expected_error(name, &root, e);
     }
@@ -204,25 +158,6 @@ fn full_scan(snapshot: &Snapshot) -> Result<Vec<RecordBatch>, String> {
         .build()
         .and_then(|s| s.execute())
         .map_err(|e| format!("scan failed: {e}"))
-}
-
-fn check_fails_closed(root: &Path, feature: &str, reason: &str) -> Outcome {
-    let result = table(root)
-        .snapshot()
-        .and_then(|s| ScanBuilder::new(s).build().and_then(|s| s.execute()));
-    match result {
-        Err(err) => match err.as_log_error() {
-            Some(LogError::UnsupportedFeature { feature: f, .. }) if f == feature => {
-                Outcome::Skip(format!("{reason}; fails closed: {err}"))
-            }
-            _ => Outcome::Fail(format!(
-                "expected UnsupportedFeature `{feature}`, got: {err}"
-            )),
-        },
-        Ok(_) => Outcome::Fail(format!(
-            "out-of-scope table read without error: remove it from OUT_OF_SCOPE ({reason})"
-        )),
-    }
 }
 
 fn check_expected_error(name: &str, root: &Path, e: &Value) -> Outcome {

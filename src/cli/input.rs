@@ -73,12 +73,34 @@ fn schema_of(path: &str, k: Kind, known: Option<&Schema>) -> Result<SchemaRef> {
                 .iter()
                 .find(|k| k.name().eq_ignore_ascii_case(f.name()))
             {
-                Some(k) => Field::new(f.name(), k.data_type().clone(), true),
-                None => f.as_ref().clone(),
+                // Text has no variant encoding to parse: refuse rather than guess one.
+                Some(k) if holds_variant(k) => Err(Error::InvalidArgument(format!(
+                    "{path}: column `{}` is a variant column; variant values cannot be written \
+                     from CSV or JSON lines input (use Parquet with the arrow.parquet.variant type)",
+                    k.name()
+                ))),
+                Some(k) => Ok(Field::new(f.name(), k.data_type().clone(), true)),
+                None => Ok(f.as_ref().clone()),
             }
         })
-        .collect();
+        .collect::<Result<_>>()?;
     Ok(Arc::new(Schema::new(fields)))
+}
+
+/// Whether a table field is, or nests, a variant (by its Arrow extension type).
+fn holds_variant(f: &Field) -> bool {
+    use arrow::datatypes::DataType as T;
+    f.metadata()
+        .get(alluvium::txlog::schema::EXTENSION_NAME_KEY)
+        .map(String::as_str)
+        == Some(alluvium::txlog::schema::VARIANT_EXTENSION)
+        || match f.data_type() {
+            T::Struct(fs) => fs.iter().any(|c| holds_variant(c)),
+            T::List(c) | T::LargeList(c) | T::FixedSizeList(c, _) | T::Map(c, _) => {
+                holds_variant(c)
+            }
+            _ => false,
+        }
 }
 
 /// The schema a new table would get from this file.

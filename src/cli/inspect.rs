@@ -135,6 +135,7 @@ fn type_text(t: &alluvium::txlog::schema::DataType) -> String {
     use alluvium::txlog::schema::DataType;
     match t {
         DataType::Primitive(p) => p.name(),
+        DataType::Geospatial(g) => g.name(),
         DataType::Struct(s) => format!(
             "struct<{}>",
             s.fields

@@ -57,6 +57,17 @@ fn write_format(
     batches: &[RecordBatch],
     mut out: Box<dyn Write + Send>,
 ) -> Result<()> {
+    // Text formats show variant values as JSON text; Parquet keeps the variant type.
+    let rendered: Vec<RecordBatch>;
+    let (schema, batches) = if format == Format::Parquet {
+        (schema, batches)
+    } else {
+        rendered = batches
+            .iter()
+            .map(alluvium::variants_as_json)
+            .collect::<Result<_>>()?;
+        (alluvium::variants_as_json_schema(&schema)?, &rendered[..])
+    };
     match format {
         Format::Table => {
             let empty;

@@ -6,31 +6,36 @@
 use std::sync::Arc;
 
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::schema::{DataType, PrimitiveType, StructField};
+use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, extension_metadata};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, ListArray, MapArray, NullArray, StructArray, new_null_array};
 use arrow_cast::{CastOptions, cast_with_options};
 use arrow_schema::{DataType as ArrowType, Field, Fields};
 
+use super::variant::conform_variant;
 use super::widening::readable_as;
 use crate::{Error, Result};
+
+/// A scan field: `scan_type` plus the extension-type metadata of variant and geospatial
+/// values (which must match between the schema and every batch).
+fn scan_field(name: &str, dt: &DataType, nullable: bool) -> Result<Field> {
+    Ok(Field::new(name, scan_type(dt)?, nullable).with_metadata(extension_metadata(dt)))
+}
 
 /// The logical Arrow type of a Delta type as a scan produces it: every field nullable
 /// (files may hold nulls the schema does not admit; scans never fail on that), map keys
 /// excepted.
 pub(crate) fn scan_type(dt: &DataType) -> Result<ArrowType> {
     Ok(match dt {
-        DataType::Primitive(_) => alluvium_txlog::schema::arrow_type(dt)?,
+        DataType::Primitive(_) | DataType::Geospatial(_) => alluvium_txlog::schema::arrow_type(dt)?,
         DataType::Struct(s) => ArrowType::Struct(scan_fields(&s.fields)?),
-        DataType::Array(a) => ArrowType::List(Arc::new(Field::new(
-            "element",
-            scan_type(&a.element_type)?,
-            true,
-        ))),
+        DataType::Array(a) => {
+            ArrowType::List(Arc::new(scan_field("element", &a.element_type, true)?))
+        }
         DataType::Map(m) => {
             let entries = Fields::from(vec![
-                Field::new("key", scan_type(&m.key_type)?, false),
-                Field::new("value", scan_type(&m.value_type)?, true),
+                scan_field("key", &m.key_type, false)?,
+                scan_field("value", &m.value_type, true)?,
             ]);
             ArrowType::Map(
                 Arc::new(Field::new("key_value", ArrowType::Struct(entries), false)),
@@ -44,7 +49,7 @@ pub(crate) fn scan_type(dt: &DataType) -> Result<ArrowType> {
 pub(crate) fn scan_fields(fields: &[StructField]) -> Result<Fields> {
     fields
         .iter()
-        .map(|f| Ok(Field::new(&f.name, scan_type(&f.data_type)?, true)))
+        .map(|f| scan_field(&f.name, &f.data_type, true))
         .collect::<Result<Vec<_>>>()
         .map(Fields::from)
 }
@@ -97,6 +102,7 @@ fn mismatch(column: &str, found: &ArrowType, want: &DataType) -> Error {
 fn type_name(dt: &DataType) -> String {
     match dt {
         DataType::Primitive(p) => p.name(),
+        DataType::Geospatial(g) => g.name(),
         DataType::Struct(_) => "struct".into(),
         DataType::Array(_) => "array".into(),
         DataType::Map(_) => "map".into(),
@@ -121,11 +127,17 @@ fn conform_type(
 ) -> Result<ArrayRef> {
     match dt {
         DataType::Primitive(PrimitiveType::Void) => Ok(Arc::new(NullArray::new(arr.len()))),
-        DataType::Primitive(want) => {
+        DataType::Primitive(PrimitiveType::Variant) => conform_variant(arr, column),
+        DataType::Primitive(_) | DataType::Geospatial(_) => {
             let target = scan_type(dt)?;
             if arr.data_type() == &target {
                 return Ok(arr.clone());
             }
+            // Geospatial values are WKB: stored as binary, read through binary's rules.
+            let want = match dt {
+                DataType::Primitive(p) => p,
+                _ => &PrimitiveType::Binary,
+            };
             // Only the protocol's widenings convert; any other cast would change values.
             if !readable_as(arr.data_type(), want) {
                 return Err(mismatch(column, arr.data_type(), dt));
@@ -193,7 +205,10 @@ fn conform_type(
                 mode,
                 &format!("{column}.element"),
             )?;
-            let field = Arc::new(Field::new("element", values.data_type().clone(), true));
+            let field = Arc::new(
+                Field::new("element", values.data_type().clone(), true)
+                    .with_metadata(extension_metadata(&at.element_type)),
+            );
             Ok(Arc::new(ListArray::try_new(
                 field,
                 list.offsets().clone(),
@@ -214,7 +229,8 @@ fn conform_type(
             )?;
             let entry_fields = Fields::from(vec![
                 Field::new("key", keys.data_type().clone(), false),
-                Field::new("value", values.data_type().clone(), true),
+                Field::new("value", values.data_type().clone(), true)
+                    .with_metadata(extension_metadata(&mt.value_type)),
             ]);
             let entries = StructArray::try_new(entry_fields.clone(), vec![keys, values], None)?;
             let field = Arc::new(Field::new(

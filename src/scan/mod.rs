@@ -9,6 +9,7 @@
 
 mod conform;
 mod file;
+mod variant;
 mod widening;
 
 use std::collections::BTreeSet;
@@ -24,8 +25,9 @@ use rayon::prelude::*;
 
 use crate::{Error, Result};
 
-pub(crate) use conform::{scan_fields, scan_type};
+pub(crate) use conform::{conform as conform_column, scan_fields, scan_type};
 pub(crate) use file::read_whole_file as read_file;
+pub use variant::{conform_variant, variants_as_json, variants_as_json_schema};
 
 /// Builds a [`Scan`].
 #[derive(Debug, Clone)]

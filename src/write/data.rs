@@ -109,7 +109,7 @@ fn physical_field(f: &StructField, mode: ColumnMappingMode) -> Result<Field> {
 
 fn physical_type(t: &DataType, mode: ColumnMappingMode) -> Result<ArrowType> {
     Ok(match t {
-        DataType::Primitive(_) => crate::scan::scan_type(t)?,
+        DataType::Primitive(_) | DataType::Geospatial(_) => crate::scan::scan_type(t)?,
         DataType::Struct(s) => ArrowType::Struct(
             s.fields
                 .iter()

@@ -3,18 +3,22 @@
 
 use std::sync::Arc;
 
-use alluvium_txlog::schema::{DataType, StructField, StructType, from_arrow_schema};
+use alluvium_txlog::column_mapping::ColumnMappingMode;
+use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType, from_arrow_schema};
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_cast::{CastOptions, cast_with_options};
 use arrow_schema::{Schema, SchemaRef};
 
-use crate::scan::scan_fields;
+use crate::scan::{conform_column, scan_fields};
 use crate::{Error, Result};
 
 /// Delta types equal, ignoring nullability and field metadata.
 pub(crate) fn same_type(a: &DataType, b: &DataType) -> bool {
     match (a, b) {
         (DataType::Primitive(x), DataType::Primitive(y)) => x == y,
+        (DataType::Geospatial(x), DataType::Geospatial(y)) => x == y,
+        // WKB arriving as plain binary is stored as it is.
+        (DataType::Geospatial(_), DataType::Primitive(PrimitiveType::Binary)) => true,
         (DataType::Struct(x), DataType::Struct(y)) => {
             x.fields.len() == y.fields.len()
                 && x.fields.iter().zip(&y.fields).all(|(f, g)| {
@@ -32,6 +36,7 @@ pub(crate) fn same_type(a: &DataType, b: &DataType) -> bool {
 fn type_name(t: &DataType) -> String {
     match t {
         DataType::Primitive(p) => p.name(),
+        DataType::Geospatial(g) => g.name(),
         DataType::Struct(s) => format!(
             "struct<{}>",
             s.fields
@@ -151,7 +156,14 @@ pub(crate) fn conform(
         let col = match idx {
             Some(i) => {
                 let c = batch.column(i);
-                if c.data_type() == tf.data_type() {
+                if f.data_type
+                    .any_type(&mut |t| *t == DataType::Primitive(PrimitiveType::Variant))
+                {
+                    // Variant bytes are validated (and shredded input folded back) exactly
+                    // as a scan would, so no malformed value reaches a data file.
+                    conform_column(c, f, ColumnMappingMode::None, &f.name)
+                        .map_err(|e| Error::SchemaMismatch(e.to_string()))?
+                } else if c.data_type() == tf.data_type() {
                     c.clone()
                 } else if let (
                     arrow_schema::DataType::Timestamp(_, _),

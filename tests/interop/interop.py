@@ -12,6 +12,12 @@ Cases:
   deltars_writes    delta-rs creates a table; alluvium appends to it; delta-rs and DuckDB
                     must read exactly what alluvium reads, and alluvium exactly what they
                     wrote before.
+  deltars_dv_variant_type
+                    delta-rs creates a table with deletion vectors enabled (delta-rs 1.6 then
+                    lists `variantType` in both feature lists without any variant column) and
+                    deletes from it; alluvium must read it exactly as delta-rs does, then
+                    append to and delete from it keeping the feature lists; delta-rs, DuckDB
+                    and polars must read exactly what alluvium reads.
   checkpoints       alluvium writes classic, struct-stats, multi-part and V2 (sidecar)
                     checkpoints; in a copy of each table the JSON commits below the
                     checkpoint are removed, and delta-rs and DuckDB must read from it exactly
@@ -66,10 +72,10 @@ def ours(table: str, version: int | None) -> dict:
 
 
 def compare(case: str, table: str, version: int | None, mine: dict | None = None,
-            unsupported_ok: bool = False) -> None:
+            unsupported_ok: bool = False, engines: list[str] | None = None) -> None:
     if mine is None:
         mine = ours(table, version)
-    for engine in ENGINES:
+    for engine in engines or ENGINES:
         peer = oracle.run_read(table, version, engine)
         what = f"{case} v{version if version is not None else 'latest'} {engine}"
         if peer["status"] == "unsupported" and unsupported_ok:
@@ -157,6 +163,39 @@ def case_deltars_writes() -> None:
     alluvium("delete", table, "--filter", "id < 5")
     compare("deltars_writes", table, None)
     compare("deltars_writes", table, 1)
+
+
+def protocol_of(table: str) -> dict:
+    """Versions and feature sets (order-independent) as alluvium reads them."""
+    p = json.loads(alluvium("inspect", table, "--json"))["protocol"]
+    return {k: sorted(v) if isinstance(v, list) else v for k, v in p.items()}
+
+
+def case_deltars_dv_variant_type() -> None:
+    print("delta-rs table with deletion vectors (lists variantType), alluvium reads, appends, deletes")
+    from deltalake import DeltaTable, write_deltalake
+
+    table = os.path.join(WORK, "deltars_dv_table")
+    data = pa.table({
+        "id": pa.array(range(40), pa.int64()),
+        "name": pa.array([f"n{i}" if i % 6 else None for i in range(40)], pa.string()),
+    })
+    write_deltalake(table, data, configuration={"delta.enableDeletionVectors": "true"})
+    DeltaTable(table).delete("id < 3")
+    proto = protocol_of(table)
+    print(f"  delta-rs protocol: {proto}")
+    before = oracle.run_read(table, None, "deltalake")
+    mine = ours(table, None)
+    if before.get("rows_sha256") != mine["rows_sha256"]:
+        FAILURES.append(f"deltars_dv_variant_type: alluvium reads delta-rs's table differently "
+                        f"({mine['rows']} vs {before.get('rows')} rows)")
+    more = os.path.join(WORK, "dv_more.parquet")
+    pq.write_table(data.slice(0, 10).set_column(0, "id", pa.array(range(100, 110), pa.int64())), more)
+    alluvium("append", table, more)
+    alluvium("delete", table, "--filter", "id = 5 OR id = 101 OR id > 35")
+    if protocol_of(table) != proto:
+        FAILURES.append(f"deltars_dv_variant_type: alluvium changed the protocol: {proto} -> {protocol_of(table)}")
+    compare("deltars_dv_variant_type", table, None, engines=["deltalake", "duckdb", "polars"])
 
 
 def log_files(table: str) -> list[str]:
@@ -327,7 +366,8 @@ def main() -> int:
     if os.path.exists(WORK):
         shutil.rmtree(WORK)
     os.makedirs(WORK)
-    for case in (case_alluvium_writes, case_deltars_writes, case_checkpoints, case_optimize_vacuum):
+    for case in (case_alluvium_writes, case_deltars_writes, case_deltars_dv_variant_type,
+                 case_checkpoints, case_optimize_vacuum):
         try:
             case()
         except Exception as e:  # noqa: BLE001

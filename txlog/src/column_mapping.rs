@@ -75,7 +75,7 @@ impl ColumnMappingMode {
 
     fn physical_type(&self, t: &DataType) -> DataType {
         match t {
-            DataType::Primitive(_) => t.clone(),
+            DataType::Primitive(_) | DataType::Geospatial(_) => t.clone(),
             DataType::Struct(s) => DataType::Struct(Box::new(self.physical_schema(s))),
             DataType::Array(a) => {
                 let mut a = (**a).clone();
@@ -123,7 +123,7 @@ pub fn assign_column_mapping(schema: &mut StructType, mut max_id: i64) -> i64 {
                         visit(&mut s.fields, max_id);
                     }
                 }
-                DataType::Primitive(_) => {}
+                DataType::Primitive(_) | DataType::Geospatial(_) => {}
             }
         }
     }

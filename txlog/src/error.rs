@@ -168,14 +168,6 @@ pub enum LogError {
 }
 
 impl LogError {
-    pub(crate) fn unsupported_reader(feature: impl Into<String>, detail: Option<String>) -> Self {
-        LogError::UnsupportedFeature {
-            side: FeatureSide::Reader,
-            feature: feature.into(),
-            detail,
-        }
-    }
-
     pub(crate) fn corrupt_checkpoint(path: impl Into<String>, reason: impl ToString) -> Self {
         LogError::CorruptCheckpoint {
             path: path.into(),

@@ -25,18 +25,21 @@ pub const SUPPORTED_READER_FEATURES: &[&str] = &[
     "vacuumProtocolCheck",
     "typeWidening",
     "typeWidening-preview",
+    // Variant columns are read in their unshredded form; shredded files are folded back.
+    "variantType",
+    "variantType-preview",
+    "variantShredding",
+    "variantShredding-preview",
+    // Geometry and geography columns are read as WKB binary.
+    "geospatial",
 ];
 
 /// Why a known reader feature is not supported (for the error message).
 fn unsupported_reader_detail(feature: &str) -> Option<&'static str> {
     Some(match feature {
-        "variantType" | "variantType-preview" | "variantShredding" | "variantShredding-preview" => {
-            "variant columns are not readable by alluvium yet"
-        }
         "catalogManaged" | "catalogOwned-preview" => {
             "the table's commits are managed by a catalog; a filesystem engine must not read or write it directly"
         }
-        "geospatial" => "geometry and geography columns are not supported",
         "collations" | "collations-preview" => "collated string comparisons are not supported",
         _ => return None,
     })
@@ -89,6 +92,14 @@ pub const SUPPORTED_WRITER_FEATURES: &[&str] = &[
     "typeWidening-preview",
     "checkpointProtection",
     "allowColumnDefaults",
+    // Rows with variant or geospatial values are written as they arrive (unshredded
+    // variants, WKB geometries); shredding is optional for writers and no statistics are
+    // written for these columns.
+    "variantType",
+    "variantType-preview",
+    "variantShredding",
+    "variantShredding-preview",
+    "geospatial",
 ];
 
 fn writer_refusal(feature: &str, detail: String) -> LogError {
@@ -301,6 +312,18 @@ pub fn minimal_protocol(
     }) {
         push(&mut reader, "timestampNtz");
     }
+    if schema.fields.iter().any(|f| {
+        f.data_type
+            .any_primitive(&mut |p| p == PrimitiveType::Variant)
+    }) {
+        push(&mut reader, "variantType");
+    }
+    if schema.fields.iter().any(|f| {
+        f.data_type
+            .any_type(&mut |t| matches!(t, DataType::Geospatial(_)))
+    }) {
+        push(&mut reader, "geospatial");
+    }
     if on("delta.enableDeletionVectors") {
         push(&mut reader, "deletionVectors");
     }
@@ -437,12 +460,50 @@ mod write_tests {
             true,
         )]);
         assert!(minimal_protocol(&ntz, &conf(&[])).has_reader_feature("timestampNtz"));
+        // Variant and geospatial columns, even nested, need their (reader-writer) features.
+        let nested = StructType::from_json(
+            r#"{"type":"struct","fields":[
+            {"name":"s","type":{"type":"struct","fields":[{"name":"v","type":"variant","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}},
+            {"name":"g","type":{"type":"array","elementType":"geometry(OGC:CRS84)","containsNull":true},"nullable":true,"metadata":{}}
+        ]}"#,
+        )
+        .unwrap();
+        let p = minimal_protocol(&nested, &conf(&[]));
+        for f in ["variantType", "geospatial"] {
+            assert!(p.has_reader_feature(f) && p.has_writer_feature(f), "{p:?}");
+        }
         let p = minimal_protocol(
             &schema(None),
             &conf(&[("delta.columnMapping.mode", "name")]),
         );
         assert_eq!((p.min_reader_version, p.min_writer_version), (2, 5));
         check_write_supported(&p, &meta(&[]), &schema(None)).unwrap();
+    }
+
+    #[test]
+    fn listed_but_unused_variant_features_never_block_reads_or_writes() {
+        // delta-rs 1.6 lists `variantType` on every table with deletion vectors.
+        let delta_rs = Protocol {
+            min_reader_version: 3,
+            min_writer_version: 7,
+            reader_features: Some(vec!["deletionVectors".into(), "variantType".into()]),
+            writer_features: Some(vec!["deletionVectors".into(), "variantType".into()]),
+        };
+        check_write_supported(&delta_rs, &meta(&[]), &schema(None)).unwrap();
+        for f in [
+            "variantType-preview",
+            "variantShredding-preview",
+            "variantShredding",
+            "geospatial",
+        ] {
+            let p = Protocol {
+                min_reader_version: 3,
+                min_writer_version: 7,
+                reader_features: Some(vec![f.into()]),
+                writer_features: Some(vec![f.into()]),
+            };
+            check_write_supported(&p, &meta(&[]), &schema(None)).unwrap();
+        }
     }
 
     #[test]
@@ -533,8 +594,8 @@ mod tests {
             e,
             LogError::UnsupportedProtocolVersion { version: 99, .. }
         ));
-        let e = check_read_supported(&p(3, 7, Some(&["variantType-preview"]), None)).unwrap_err();
-        assert!(e.to_string().contains("variantType-preview"), "{e}");
+        let e = check_read_supported(&p(3, 7, Some(&["catalogManaged"]), None)).unwrap_err();
+        assert!(e.to_string().contains("catalogManaged"), "{e}");
     }
 
     #[test]

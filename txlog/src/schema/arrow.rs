@@ -11,6 +11,12 @@
 //! | decimal(p,s) | Decimal128(p, s) |
 //! | void | Null |
 //! | struct / array / map | Struct / List("element") / Map("key_value", "key", "value") |
+//! | variant | Struct(metadata: Binary, value: Binary), extension `arrow.parquet.variant` |
+//! | geometry(crs), geography(crs, algorithm) | Binary (WKB), extension `geoarrow.wkb` with `{"crs", "edges"}` |
+//!
+//! The two extension types live in the metadata of the field holding the value
+//! (`ARROW:extension:name`, `ARROW:extension:metadata`), so [`typed_field`] builds every
+//! field whose type may be one of them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -18,13 +24,67 @@ use std::sync::Arc;
 use arrow_schema::{DataType as ArrowType, Field, Fields, Schema, TimeUnit};
 use serde_json::{Map, Value};
 
-use super::{ArrayType, DataType, MapType, PrimitiveType, StructField, StructType};
+use super::{
+    ArrayType, DataType, GeoKind, GeoType, MapType, PrimitiveType, StructField, StructType,
+};
 use crate::{LogError, Result};
+
+/// Field-metadata key naming an Arrow extension type.
+pub const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
+/// Field-metadata key holding an Arrow extension type's parameters.
+pub const EXTENSION_METADATA_KEY: &str = "ARROW:extension:metadata";
+/// The canonical Arrow extension name of Parquet variant values.
+pub const VARIANT_EXTENSION: &str = "arrow.parquet.variant";
+/// The GeoArrow extension name of WKB geometries.
+pub const WKB_EXTENSION: &str = "geoarrow.wkb";
+
+/// The Arrow struct fields of an unshredded variant: `metadata` and `value` binaries.
+pub fn variant_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("metadata", ArrowType::Binary, false),
+        Field::new("value", ArrowType::Binary, false),
+    ])
+}
+
+/// The extension-type metadata an Arrow field of Delta type `dt` carries (empty unless
+/// `dt` is a variant or geospatial type).
+pub fn extension_metadata(dt: &DataType) -> HashMap<String, String> {
+    let mut m = HashMap::new();
+    match dt {
+        DataType::Primitive(PrimitiveType::Variant) => {
+            m.insert(EXTENSION_NAME_KEY.into(), VARIANT_EXTENSION.into());
+            m.insert(EXTENSION_METADATA_KEY.into(), String::new());
+        }
+        DataType::Geospatial(g) => {
+            let mut params = Map::new();
+            params.insert("crs".into(), Value::String(g.crs.clone()));
+            if let Some(a) = &g.algorithm {
+                params.insert("edges".into(), Value::String(a.clone()));
+            }
+            m.insert(EXTENSION_NAME_KEY.into(), WKB_EXTENSION.into());
+            m.insert(
+                EXTENSION_METADATA_KEY.into(),
+                Value::Object(params).to_string(),
+            );
+        }
+        _ => {}
+    }
+    m
+}
+
+/// An Arrow field named `name` of Delta type `dt`, with the extension-type metadata that
+/// variant and geospatial types need.
+///
+/// # Errors
+/// As [`arrow_type`].
+pub fn typed_field(name: &str, dt: &DataType, nullable: bool) -> Result<Field> {
+    Ok(Field::new(name, arrow_type(dt)?, nullable).with_metadata(extension_metadata(dt)))
+}
 
 /// The Arrow type of a Delta type.
 ///
 /// # Errors
-/// [`LogError::UnsupportedFeature`] for `variant`, which alluvium does not read yet.
+/// None today; kept fallible for types alluvium may not map.
 pub fn arrow_type(dt: &DataType) -> Result<ArrowType> {
     Ok(match dt {
         DataType::Primitive(p) => match p {
@@ -46,23 +106,19 @@ pub fn arrow_type(dt: &DataType) -> Result<ArrowType> {
                 ArrowType::Decimal128(*p, i8::try_from(*s).unwrap_or(i8::MAX))
             }
             PrimitiveType::Void => ArrowType::Null,
-            PrimitiveType::Variant => {
-                return Err(LogError::unsupported_reader(
-                    "variantType",
-                    Some("variant columns are not readable by alluvium yet".into()),
-                ));
-            }
+            PrimitiveType::Variant => ArrowType::Struct(variant_fields()),
         },
+        DataType::Geospatial(_) => ArrowType::Binary,
         DataType::Struct(s) => ArrowType::Struct(arrow_fields(s)?),
-        DataType::Array(a) => ArrowType::List(Arc::new(Field::new(
+        DataType::Array(a) => ArrowType::List(Arc::new(typed_field(
             "element",
-            arrow_type(&a.element_type)?,
+            &a.element_type,
             a.contains_null,
-        ))),
+        )?)),
         DataType::Map(m) => {
             let entries = Fields::from(vec![
-                Field::new("key", arrow_type(&m.key_type)?, false),
-                Field::new("value", arrow_type(&m.value_type)?, m.value_contains_null),
+                typed_field("key", &m.key_type, false)?,
+                typed_field("value", &m.value_type, m.value_contains_null)?,
             ]);
             ArrowType::Map(
                 Arc::new(Field::new("key_value", ArrowType::Struct(entries), false)),
@@ -89,8 +145,9 @@ fn metadata_strings(m: &Map<String, Value>) -> HashMap<String, String> {
 /// # Errors
 /// As [`arrow_type`].
 pub fn arrow_field(f: &StructField) -> Result<Field> {
-    Ok(Field::new(&f.name, arrow_type(&f.data_type)?, f.nullable)
-        .with_metadata(metadata_strings(&f.metadata)))
+    let mut metadata = metadata_strings(&f.metadata);
+    metadata.extend(extension_metadata(&f.data_type));
+    Ok(Field::new(&f.name, arrow_type(&f.data_type)?, f.nullable).with_metadata(metadata))
 }
 
 fn arrow_fields(s: &StructType) -> Result<Fields> {
@@ -142,13 +199,13 @@ fn delta_type(t: &ArrowType, field: &str) -> Result<DataType> {
         | ArrowType::LargeList(f)
         | ArrowType::FixedSizeList(f, _)
         | ArrowType::ListView(f) => Ok(DataType::Array(Box::new(ArrayType {
-            element_type: delta_type(f.data_type(), field)?,
+            element_type: field_type(f, field)?,
             contains_null: f.is_nullable(),
         }))),
         ArrowType::Map(entries, _) => match entries.data_type() {
             ArrowType::Struct(kv) if kv.len() == 2 => Ok(DataType::Map(Box::new(MapType {
-                key_type: delta_type(kv[0].data_type(), field)?,
-                value_type: delta_type(kv[1].data_type(), field)?,
+                key_type: field_type(&kv[0], field)?,
+                value_type: field_type(&kv[1], field)?,
                 value_contains_null: kv[1].is_nullable(),
             }))),
             _ => Err(LogError::InvalidSchema(format!(
@@ -161,16 +218,59 @@ fn delta_type(t: &ArrowType, field: &str) -> Result<DataType> {
     }
 }
 
+/// The Delta type of an Arrow field: its extension type (variant, WKB geometry) if it
+/// names one, else the type of its Arrow type.
+fn field_type(f: &Field, column: &str) -> Result<DataType> {
+    let ext = f.metadata().get(EXTENSION_NAME_KEY).map(String::as_str);
+    match ext {
+        Some(VARIANT_EXTENSION) => Ok(DataType::Primitive(PrimitiveType::Variant)),
+        Some(WKB_EXTENSION) => {
+            let params: Map<String, Value> = f
+                .metadata()
+                .get(EXTENSION_METADATA_KEY)
+                .filter(|m| !m.is_empty())
+                .map(|m| serde_json::from_str(m))
+                .transpose()
+                .map_err(|e| {
+                    LogError::InvalidSchema(format!(
+                        "column `{column}`: malformed {WKB_EXTENSION} metadata: {e}"
+                    ))
+                })?
+                .unwrap_or_default();
+            let crs = match params.get("crs") {
+                None | Some(Value::Null) => GeoType::DEFAULT_CRS.to_string(),
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+            };
+            // GeoArrow: no `edges` means planar (a geometry); any named edges, a geography.
+            let algorithm = params.get("edges").and_then(Value::as_str);
+            Ok(DataType::Geospatial(Box::new(match algorithm {
+                None => GeoType {
+                    kind: GeoKind::Geometry,
+                    crs,
+                    algorithm: None,
+                },
+                Some(a) => GeoType {
+                    kind: GeoKind::Geography,
+                    crs,
+                    algorithm: Some(a.to_string()),
+                },
+            })))
+        }
+        _ => delta_type(f.data_type(), column),
+    }
+}
+
 fn delta_field(f: &Field) -> Result<StructField> {
     let metadata = f
         .metadata()
         .iter()
-        .filter(|(k, _)| !k.starts_with("PARQUET:"))
+        .filter(|(k, _)| !k.starts_with("PARQUET:") && !k.starts_with("ARROW:extension:"))
         .map(|(k, v)| (k.clone(), Value::String(v.clone())))
         .collect();
     Ok(StructField {
         name: f.name().clone(),
-        data_type: delta_type(f.data_type(), f.name())?,
+        data_type: field_type(f, f.name())?,
         nullable: f.is_nullable(),
         metadata,
     })
@@ -216,13 +316,49 @@ mod tests {
     }
 
     #[test]
-    fn variant_is_refused_and_unsigned_has_no_delta_type() {
-        let v = DataType::Primitive(PrimitiveType::Variant);
-        assert!(matches!(
-            arrow_type(&v),
-            Err(LogError::UnsupportedFeature { .. })
-        ));
+    fn unsigned_has_no_delta_type() {
         let s = Schema::new(vec![Field::new("u", ArrowType::UInt32, true)]);
         assert!(from_arrow_schema(&s).is_err());
+    }
+
+    #[test]
+    fn variant_and_geospatial_types_round_trip_through_extension_types() {
+        let schema = StructType::from_json(
+            r#"{"type":"struct","fields":[
+            {"name":"v","type":"variant","nullable":true,"metadata":{}},
+            {"name":"l","type":{"type":"array","elementType":"variant","containsNull":true},"nullable":true,"metadata":{}},
+            {"name":"g","type":"geometry(EPSG:4326)","nullable":true,"metadata":{}},
+            {"name":"h","type":"geography(OGC:CRS84, karney)","nullable":true,"metadata":{}}
+        ]}"#,
+        )
+        .unwrap();
+        let arrow = arrow_schema(&schema).unwrap();
+        let v = arrow.field(0);
+        assert_eq!(v.data_type(), &ArrowType::Struct(variant_fields()));
+        assert_eq!(
+            v.metadata().get(EXTENSION_NAME_KEY).map(String::as_str),
+            Some(VARIANT_EXTENSION)
+        );
+        let ArrowType::List(element) = arrow.field(1).data_type() else {
+            panic!("not a list")
+        };
+        assert_eq!(
+            element
+                .metadata()
+                .get(EXTENSION_NAME_KEY)
+                .map(String::as_str),
+            Some(VARIANT_EXTENSION)
+        );
+        let g = arrow.field(2);
+        assert_eq!(g.data_type(), &ArrowType::Binary);
+        assert_eq!(
+            g.metadata()[EXTENSION_METADATA_KEY],
+            r#"{"crs":"EPSG:4326"}"#
+        );
+        assert_eq!(
+            arrow.field(3).metadata()[EXTENSION_METADATA_KEY],
+            r#"{"crs":"OGC:CRS84","edges":"karney"}"#
+        );
+        assert_eq!(from_arrow_schema(&arrow).unwrap(), schema);
     }
 }

@@ -9,7 +9,10 @@ mod arrow;
 
 use serde_json::{Map, Value, json};
 
-pub use self::arrow::{arrow_field, arrow_schema, arrow_type, from_arrow_schema};
+pub use self::arrow::{
+    EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, VARIANT_EXTENSION, WKB_EXTENSION, arrow_field,
+    arrow_schema, arrow_type, extension_metadata, from_arrow_schema, typed_field, variant_fields,
+};
 use crate::{LogError, Result};
 
 /// Field-metadata key holding a column-mapping id.
@@ -127,6 +130,90 @@ pub enum DataType {
     Array(Box<ArrayType>),
     /// A map.
     Map(Box<MapType>),
+    /// A geometry or geography (needs the `geospatial` feature), stored as WKB binary.
+    Geospatial(Box<GeoType>),
+}
+
+/// Which geospatial type a column has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GeoKind {
+    /// Planar coordinates: `geometry(<crs>)`.
+    Geometry,
+    /// Coordinates on a spheroid, with an edge interpolation algorithm:
+    /// `geography(<crs>, <algorithm>)`.
+    Geography,
+}
+
+/// A `geometry` or `geography` type: the coordinate reference system and, for geographies,
+/// the edge interpolation algorithm. Values are WKB (well-known binary).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GeoType {
+    /// Geometry or geography.
+    pub kind: GeoKind,
+    /// The coordinate reference system, e.g. `OGC:CRS84` (the default when none is named).
+    pub crs: String,
+    /// For geographies, the edge algorithm (`spherical` when none is named); `None` for
+    /// geometries.
+    pub algorithm: Option<String>,
+}
+
+impl GeoType {
+    /// The CRS assumed when a type names none.
+    pub const DEFAULT_CRS: &'static str = "OGC:CRS84";
+    /// The edge algorithm assumed when a geography names none.
+    pub const DEFAULT_ALGORITHM: &'static str = "spherical";
+
+    /// The Delta type name, e.g. `geometry(OGC:CRS84)` or `geography(OGC:CRS84, spherical)`.
+    pub fn name(&self) -> String {
+        match (&self.kind, &self.algorithm) {
+            (GeoKind::Geometry, _) => format!("geometry({})", self.crs),
+            (GeoKind::Geography, a) => format!(
+                "geography({}, {})",
+                self.crs,
+                a.as_deref().unwrap_or(Self::DEFAULT_ALGORITHM)
+            ),
+        }
+    }
+
+    /// Parses `geometry`, `geometry(<crs>)`, `geography`, `geography(<crs>)` or
+    /// `geography(<crs>, <algorithm>)`; `None` if `name` is not a geospatial type name.
+    ///
+    /// # Errors
+    /// [`LogError::InvalidSchema`] for a malformed argument list.
+    fn parse(name: &str) -> Result<Option<Self>> {
+        let (kind, rest) = if let Some(r) = name.strip_prefix("geometry") {
+            (GeoKind::Geometry, r)
+        } else if let Some(r) = name.strip_prefix("geography") {
+            (GeoKind::Geography, r)
+        } else {
+            return Ok(None);
+        };
+        let bad = || LogError::InvalidSchema(format!("invalid geospatial type {name:?}"));
+        let args: Vec<&str> = if rest.is_empty() {
+            Vec::new()
+        } else {
+            let inner = rest
+                .strip_prefix('(')
+                .and_then(|r| r.strip_suffix(')'))
+                .ok_or_else(bad)?;
+            inner.split(',').map(str::trim).collect()
+        };
+        if args.iter().any(|a| a.is_empty()) {
+            return Err(bad());
+        }
+        let crs = args.first().map_or(Self::DEFAULT_CRS, |c| *c).to_string();
+        let algorithm = match (kind, args.len()) {
+            (GeoKind::Geometry, 0 | 1) => None,
+            (GeoKind::Geography, 0 | 1) => Some(Self::DEFAULT_ALGORITHM.to_string()),
+            (GeoKind::Geography, 2) => Some(args[1].to_ascii_lowercase()),
+            _ => return Err(bad()),
+        };
+        Ok(Some(GeoType {
+            kind,
+            crs,
+            algorithm,
+        }))
+    }
 }
 
 impl DataType {
@@ -151,19 +238,28 @@ impl DataType {
         }
     }
 
-    /// Visits every primitive type in the tree.
+    /// Whether any primitive type in the tree matches `f`.
     pub fn any_primitive(&self, f: &mut impl FnMut(PrimitiveType) -> bool) -> bool {
-        match self {
-            DataType::Primitive(p) => f(*p),
-            DataType::Struct(s) => s.fields.iter().any(|fld| fld.data_type.any_primitive(f)),
-            DataType::Array(a) => a.element_type.any_primitive(f),
-            DataType::Map(m) => m.key_type.any_primitive(f) || m.value_type.any_primitive(f),
-        }
+        self.any_type(&mut |t| matches!(t, DataType::Primitive(p) if f(*p)))
+    }
+
+    /// Whether this type is, or nests, a type matching `pred`.
+    pub fn any_type(&self, pred: &mut impl FnMut(&DataType) -> bool) -> bool {
+        pred(self)
+            || match self {
+                DataType::Primitive(_) | DataType::Geospatial(_) => false,
+                DataType::Struct(s) => s.fields.iter().any(|fld| fld.data_type.any_type(pred)),
+                DataType::Array(a) => a.element_type.any_type(pred),
+                DataType::Map(m) => m.key_type.any_type(pred) || m.value_type.any_type(pred),
+            }
     }
 
     fn from_json(v: &Value) -> Result<Self> {
         match v {
-            Value::String(s) => Ok(DataType::Primitive(PrimitiveType::parse(s)?)),
+            Value::String(s) => match GeoType::parse(s)? {
+                Some(g) => Ok(DataType::Geospatial(Box::new(g))),
+                None => Ok(DataType::Primitive(PrimitiveType::parse(s)?)),
+            },
             Value::Object(o) => match o.get("type").and_then(Value::as_str) {
                 Some("struct") => Ok(DataType::Struct(Box::new(StructType::from_json_value(v)?))),
                 Some("array") => {
@@ -205,6 +301,7 @@ impl DataType {
     fn to_json(&self) -> Value {
         match self {
             DataType::Primitive(p) => Value::String(p.name()),
+            DataType::Geospatial(g) => Value::String(g.name()),
             DataType::Struct(s) => s.to_json_value(),
             DataType::Array(a) => json!({
                 "type": "array",
@@ -414,6 +511,47 @@ fn strip_prefix(e: &LogError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn geospatial_types_parse_with_defaults_and_round_trip() {
+        let dt = |t: &str| DataType::from_json(&Value::String(t.into()));
+        let g = |kind, crs: &str, alg: Option<&str>| {
+            DataType::Geospatial(Box::new(GeoType {
+                kind,
+                crs: crs.into(),
+                algorithm: alg.map(str::to_string),
+            }))
+        };
+        assert_eq!(
+            dt("geometry(OGC:CRS84)").unwrap(),
+            g(GeoKind::Geometry, "OGC:CRS84", None)
+        );
+        assert_eq!(
+            dt("geometry").unwrap(),
+            g(GeoKind::Geometry, "OGC:CRS84", None)
+        );
+        assert_eq!(
+            dt("geography(OGC:CRS84, spherical)").unwrap(),
+            g(GeoKind::Geography, "OGC:CRS84", Some("spherical"))
+        );
+        assert_eq!(
+            dt("geography(EPSG:4326)").unwrap(),
+            g(GeoKind::Geography, "EPSG:4326", Some("spherical"))
+        );
+        for bad in [
+            "geometry(",
+            "geometry()",
+            "geometry(a, b)",
+            "geography(a, b, c)",
+            "geography(, x)",
+            "geometryx",
+        ] {
+            assert!(dt(bad).is_err(), "{bad}");
+        }
+        for t in ["geometry(EPSG:3857)", "geography(OGC:CRS84, vincenty)"] {
+            assert_eq!(dt(t).unwrap().to_json(), Value::String(t.into()));
+        }
+    }
 
     const SCHEMA: &str = r#"{"type":"struct","fields":[
         {"name":"a","type":"integer","nullable":true,"metadata":{}},
