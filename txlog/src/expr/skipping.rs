@@ -202,8 +202,12 @@ fn spark_float_cmp(a: f64, b: f64) -> Ordering {
 }
 
 /// (may have null rows, may have non-null rows) for a data column.
+///
+/// A variant column's statistics are never trusted, its null counts included: writers
+/// disagree on whether a variant holding JSON `null` counts as null.
 fn null_possibilities(c: &BoundColumn, file: &FileSummary<'_>) -> (bool, bool) {
-    let Some(stats) = file.stats else {
+    let Some(stats) = file.stats.filter(|_| c.primitive() != Some(PrimitiveType::Variant))
+    else {
         return (true, true);
     };
     let nulls = stats.null_count(&c.physical_path);
@@ -318,7 +322,8 @@ mod tests {
             {"name":"ts","type":"timestamp","nullable":true,"metadata":{}},
             {"name":"f","type":"double","nullable":true,"metadata":{}},
             {"name":"d","type":"decimal(38,18)","nullable":true,"metadata":{}},
-            {"name":"p","type":"string","nullable":true,"metadata":{}}
+            {"name":"p","type":"string","nullable":true,"metadata":{}},
+            {"name":"v","type":"variant","nullable":true,"metadata":{}}
         ]}"#,
         )
         .unwrap()
@@ -396,6 +401,14 @@ mod tests {
         assert!(!check("x = 1", &[], Some(all_null)));
         assert!(check("x IS NULL", &[], Some(all_null)));
         assert!(!check("NOT (x = 1)", &[], Some(all_null)));
+    }
+
+    #[test]
+    fn variant_statistics_are_never_trusted() {
+        let no_nulls = r#"{"numRecords":3,"nullCount":{"v":0}}"#;
+        let all_null = r#"{"numRecords":3,"nullCount":{"v":3}}"#;
+        assert!(check("v IS NULL", &[], Some(no_nulls)));
+        assert!(check("v IS NOT NULL", &[], Some(all_null)));
     }
 
     #[test]
