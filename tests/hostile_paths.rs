@@ -358,6 +358,34 @@ fn vacuum_never_deletes_through_a_linked_directory() {
     }
 }
 
+/// Class 2: a tombstone naming the log or a hidden file is never a VACUUM LITE candidate
+/// (the same paths a full listing skips): a hostile `remove` of a commit file must not
+/// delete the table's history.
+#[test]
+fn vacuum_lite_never_deletes_the_log_or_hidden_files_named_by_tombstones() {
+    let s = Sandbox::new();
+    let t = create(s.store(), &[]);
+    append(&t, &[(1, "a")]);
+    fs::create_dir_all(s.root().join("_scratch")).unwrap();
+    fs::write(s.root().join("_scratch/x.parquet"), b"x").unwrap();
+    fs::write(s.root().join(".hidden.parquet"), b"x").unwrap();
+    let named = [
+        "_delta_log/00000000000000000000.json",
+        "_delta_log/00000000000000000001.json",
+        "_scratch/x.parquet",
+        ".hidden.parquet",
+    ];
+    for path in named {
+        tombstone(&t, path);
+    }
+    let r = vacuum_now(&t, VacuumMode::Lite);
+    assert!(r.deleted.is_empty(), "{:?}", r.deleted);
+    for path in named {
+        assert!(s.root().join(path).is_file(), "{path}");
+    }
+    assert_eq!(rows(&t), vec![(1, "a".into())]);
+}
+
 /// Class 2: data is never written through a linked partition directory (relative or
 /// absolute link, new or replacing an existing directory), and the write fails with the
 /// typed error.

@@ -19,7 +19,8 @@
 //! from a listing of the table directory (**full**: skips `_delta_log` and every path
 //! segment starting with `_` or `.` unless it is a partition directory `name=value` or the
 //! top-level `_change_data`; but lists the hidden temporary files killed writers left in
-//! the directories alluvium writes to, log included). A
+//! the directories alluvium writes to, log included). Tombstones naming a path the listing
+//! skips (the log, hidden files) are not candidates either. A
 //! candidate is deleted only if it is not protected, lies inside the table root, and (full
 //! mode) its modification time is at or before the cutoff: a younger unreferenced file (or
 //! temporary file) may belong to a writer that has not committed yet. Deletes go through
@@ -267,7 +268,9 @@ fn candidates(latest: &Snapshot, mode: VacuumMode, cutoff_ms: i64) -> Result<Vec
                 {
                     paths.push(Some(path));
                 }
-                for p in paths.into_iter().flatten() {
+                // A tombstone is only a claim of the log: the paths a listing never offers
+                // (the log itself, hidden files) are not candidates here either.
+                for p in paths.into_iter().flatten().filter(|p| !hidden(p)) {
                     if seen.insert(p.clone())
                         && let Ok(sp) = StorePath::parse(p)
                     {
