@@ -662,3 +662,19 @@ fn an_incomplete_multi_part_checkpoint_is_reported() {
         report.findings
     );
 }
+
+/// A commit named with the largest Delta version (`i64::MAX`) is a gap to report, not a
+/// hang or an overflow; one above it is no log file at all.
+#[test]
+fn a_commit_at_the_largest_version_is_a_gap() {
+    let (_dir, root) = built();
+    std::fs::copy(commit(&root, 4), log(&root, "18446744073709551615.json")).unwrap();
+    assert!(verify_read_only(&root).is_clean());
+    std::fs::copy(commit(&root, 4), log(&root, "09223372036854775807.json")).unwrap();
+    let report = verify_read_only(&root);
+    assert!(
+        kinds(&report).contains(&FindingKind::NonContiguousLog),
+        "{:?}",
+        report.findings
+    );
+}
