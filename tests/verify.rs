@@ -232,6 +232,17 @@ fn damages() -> Vec<Damage> {
             false,
         ),
         (
+            "_last_checkpoint larger than readers read (a valid hint padded with spaces)",
+            |r| {
+                let path = log(r, "_last_checkpoint");
+                let mut hint = std::fs::read(&path).unwrap();
+                hint.resize(hint.len() + 64 * 1024, b' ');
+                std::fs::write(path, hint).unwrap();
+            },
+            FindingKind::LastCheckpoint,
+            false,
+        ),
+        (
             "_last_checkpoint with a wrong checksum",
             |r| {
                 std::fs::write(
