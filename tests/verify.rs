@@ -506,6 +506,41 @@ fn in_memory_tables_are_verified_too() {
     );
 }
 
+/// An in-memory table's absolute `file://` data file is checked through its store (which
+/// cannot read it), not on the machine's filesystem, where it happens to exist.
+#[test]
+fn external_files_of_other_stores_are_not_looked_up_locally() {
+    let store = Arc::new(InMemoryStore::new());
+    let table = Table::from_store(store.clone());
+    build(&table);
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("x.parquet");
+    std::fs::write(&local, b"1234").unwrap();
+    let add = format!(
+        r#"{{"add":{{"path":"file://{}","partitionValues":{{}},"size":4,"modificationTime":1,"dataChange":true}}}}"#,
+        local.display()
+    );
+    use alluvium::storage::ObjectStore;
+    store
+        .put(
+            &StorePath::parse("_delta_log/00000000000000000005.json").unwrap(),
+            bytes::Bytes::from(add),
+        )
+        .unwrap();
+    let report = Table::from_store(store)
+        .verify(&VerifyOptions {
+            version: None,
+            deep: false,
+        })
+        .unwrap();
+    assert_eq!(
+        kinds(&report),
+        BTreeSet::from([FindingKind::MissingFile]),
+        "{:?}",
+        report.findings
+    );
+}
+
 #[test]
 fn cli_exit_status_and_json() {
     let (_dir, root) = built();
