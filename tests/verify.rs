@@ -232,6 +232,17 @@ fn damages() -> Vec<Damage> {
             false,
         ),
         (
+            "_last_checkpoint larger than readers read (a valid hint padded with spaces)",
+            |r| {
+                let path = log(r, "_last_checkpoint");
+                let mut hint = std::fs::read(&path).unwrap();
+                hint.resize(hint.len() + 64 * 1024, b' ');
+                std::fs::write(path, hint).unwrap();
+            },
+            FindingKind::LastCheckpoint,
+            false,
+        ),
+        (
             "_last_checkpoint with a wrong checksum",
             |r| {
                 std::fs::write(
@@ -495,6 +506,41 @@ fn in_memory_tables_are_verified_too() {
     );
 }
 
+/// An in-memory table's absolute `file://` data file is checked through its store (which
+/// cannot read it), not on the machine's filesystem, where it happens to exist.
+#[test]
+fn external_files_of_other_stores_are_not_looked_up_locally() {
+    let store = Arc::new(InMemoryStore::new());
+    let table = Table::from_store(store.clone());
+    build(&table);
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("x.parquet");
+    std::fs::write(&local, b"1234").unwrap();
+    let add = format!(
+        r#"{{"add":{{"path":"file://{}","partitionValues":{{}},"size":4,"modificationTime":1,"dataChange":true}}}}"#,
+        local.display()
+    );
+    use alluvium::storage::ObjectStore;
+    store
+        .put(
+            &StorePath::parse("_delta_log/00000000000000000005.json").unwrap(),
+            bytes::Bytes::from(add),
+        )
+        .unwrap();
+    let report = Table::from_store(store)
+        .verify(&VerifyOptions {
+            version: None,
+            deep: false,
+        })
+        .unwrap();
+    assert_eq!(
+        kinds(&report),
+        BTreeSet::from([FindingKind::MissingFile]),
+        "{:?}",
+        report.findings
+    );
+}
+
 #[test]
 fn cli_exit_status_and_json() {
     let (_dir, root) = built();
@@ -658,6 +704,22 @@ fn an_incomplete_multi_part_checkpoint_is_reported() {
             FindingKind::UnreadableCheckpoint,
             FindingKind::LastCheckpoint
         ]),
+        "{:?}",
+        report.findings
+    );
+}
+
+/// A commit named with the largest Delta version (`i64::MAX`) is a gap to report, not a
+/// hang or an overflow; one above it is no log file at all.
+#[test]
+fn a_commit_at_the_largest_version_is_a_gap() {
+    let (_dir, root) = built();
+    std::fs::copy(commit(&root, 4), log(&root, "18446744073709551615.json")).unwrap();
+    assert!(verify_read_only(&root).is_clean());
+    std::fs::copy(commit(&root, 4), log(&root, "09223372036854775807.json")).unwrap();
+    let report = verify_read_only(&root);
+    assert!(
+        kinds(&report).contains(&FindingKind::NonContiguousLog),
         "{:?}",
         report.findings
     );

@@ -102,13 +102,17 @@ fn file_size(store: &dyn ObjectStore, location: &FileLocation) -> Result<u64, Fi
                 None => Err(Finding::new(FindingKind::MissingFile, shown, e.to_string())),
             },
         },
-        FileLocation::External(uri) => match local_path(uri) {
-            Some(p) => local_file(&p, shown),
-            None => store
-                .get_external(uri)
-                .map(|b| b.len() as u64)
-                .map_err(|e| Finding::new(FindingKind::MissingFile, shown, e.to_string())),
-        },
+        // The local filesystem is where readers look only when the table itself is local;
+        // another store reads (or refuses) the URI itself.
+        FileLocation::External(uri) => {
+            match local_path(uri).filter(|_| local_path(&store.root_uri()).is_some()) {
+                Some(p) => local_file(&p, shown),
+                None => store
+                    .get_external(uri)
+                    .map(|b| b.len() as u64)
+                    .map_err(|e| Finding::new(FindingKind::MissingFile, shown, e.to_string())),
+            }
+        }
     }
 }
 

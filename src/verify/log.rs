@@ -7,7 +7,7 @@ use alluvium_storage::ObjectStore;
 use alluvium_txlog::LogError;
 use alluvium_txlog::actions::{Action, Metadata};
 use alluvium_txlog::checkpoint::{
-    CheckpointFiles, LastCheckpointHint, json_checksum, read_checkpoint,
+    CheckpointFiles, LAST_CHECKPOINT_LIMIT, LastCheckpointHint, json_checksum, read_checkpoint,
 };
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::features::supports_reader_feature;
@@ -421,7 +421,9 @@ fn check_last_checkpoint(
             detail,
         ));
     };
-    let bytes = match store.get(&path) {
+    // Bounded as readers bound it: a larger file is no hint to them (and must not be read
+    // whole here either).
+    let bytes = match store.get_limited(&path, LAST_CHECKPOINT_LIMIT) {
         Ok(b) => b,
         Err(e) if e.is_not_found() => return,
         Err(e) => return lie(format!("cannot be read: {e}")),

@@ -94,10 +94,16 @@ fn parse_digits(s: &str, len: usize) -> Option<u64> {
     }
 }
 
+/// A version in a file name: Delta versions are `long`s, so twenty digits above
+/// `i64::MAX` name no log file (and keep `version + 1` from overflowing everywhere).
+fn parse_version(s: &str) -> Option<Version> {
+    parse_digits(s, VERSION_LEN).filter(|v| i64::try_from(*v).is_ok())
+}
+
 /// Parses a log file name (no directory part).
 pub fn parse_log_file_name(name: &str) -> Option<(Version, LogFileKind)> {
     let mut parts = name.split('.');
-    let version = parse_digits(parts.next()?, VERSION_LEN)?;
+    let version = parse_version(parts.next()?)?;
     let rest: Vec<&str> = parts.collect();
     let kind = match rest.as_slice() {
         ["json"] => LogFileKind::Commit,
@@ -125,7 +131,7 @@ pub fn parse_log_file_name(name: &str) -> Option<(Version, LogFileKind)> {
             })
         }
         [end, "compacted", "json"] => {
-            let end = parse_digits(end, VERSION_LEN)?;
+            let end = parse_version(end)?;
             if end <= version {
                 return None;
             }
@@ -239,6 +245,10 @@ mod tests {
             "00000000000000000001.checkpoint.not-a-uuid.json",
             "00000000000000000006.00000000000000000004.compacted.json",
             "0000000000000000000a.json",
+            // Above i64::MAX: not a Delta version.
+            "09223372036854775808.json",
+            "18446744073709551615.json",
+            "00000000000000000001.18446744073709551615.compacted.json",
             "",
         ] {
             assert_eq!(parse_log_file_name(name), None, "{name}");

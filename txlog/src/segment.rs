@@ -32,10 +32,14 @@ pub fn list_log_from(store: &dyn ObjectStore, from: Version) -> Result<Vec<LogFi
     let (Some(&lo), Some(&hi)) = (commits.first(), commits.last()) else {
         return Ok(files);
     };
-    let missing: Vec<Version> = (lo..hi).filter(|v| !commits.contains(v)).collect();
-    if missing.is_empty() || missing.len() as u64 > MAX_GAP_PROBES {
+    // Counted before any version is enumerated: the span comes from file names, and one
+    // named near `u64::MAX` must not make a listing walk (or collect) 2^64 versions.
+    let listed_inside = u64::try_from(commits.len()).unwrap_or(u64::MAX);
+    let missing_count = (hi - lo).saturating_sub(listed_inside.saturating_sub(1));
+    if missing_count == 0 || missing_count > MAX_GAP_PROBES {
         return Ok(files);
     }
+    let missing: Vec<Version> = (lo..hi).filter(|v| !commits.contains(v)).collect();
     let mut found = false;
     for v in missing {
         match store.head(&crate::log_path::commit_path(v)) {
@@ -655,6 +659,25 @@ mod tests {
             LogSegment::build(&files, None, &[]),
             Err(LogError::NonContiguousLog { expected: 2, .. })
         ));
+    }
+
+    /// A commit named with the largest version is one huge gap, not 2^63 versions to walk:
+    /// the listing returns at once (it used to enumerate and collect them all).
+    #[test]
+    fn a_huge_version_gap_is_not_enumerated() {
+        let store = alluvium_storage::InMemoryStore::new();
+        let max = u64::try_from(i64::MAX).unwrap();
+        for v in [0, 1, max] {
+            store
+                .put(
+                    &crate::log_path::commit_path(v),
+                    bytes::Bytes::from_static(b"{}"),
+                )
+                .unwrap();
+        }
+        let files = list_log_from(&store, 0).unwrap();
+        let versions: Vec<u64> = files.iter().map(|f| f.version).collect();
+        assert_eq!(versions, [0, 1, max]);
     }
 
     #[test]
