@@ -206,7 +206,9 @@ fn spark_float_cmp(a: f64, b: f64) -> Ordering {
 /// A variant column's statistics are never trusted, its null counts included: writers
 /// disagree on whether a variant holding JSON `null` counts as null.
 fn null_possibilities(c: &BoundColumn, file: &FileSummary<'_>) -> (bool, bool) {
-    let Some(stats) = file.stats.filter(|_| c.primitive() != Some(PrimitiveType::Variant))
+    let Some(stats) = file
+        .stats
+        .filter(|_| c.primitive() != Some(PrimitiveType::Variant))
     else {
         return (true, true);
     };
