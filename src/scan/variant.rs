@@ -203,11 +203,16 @@ fn render(arr: &ArrayRef, f: &Field, column: &str) -> Result<(ArrayRef, Field)> 
         }
         ArrowType::Map(entries, sorted) => {
             let m = arr.as_map();
+            // Arrow guarantees a map's entries are a (key, value) struct; anything else is
+            // passed through untouched rather than indexed.
             let ArrowType::Struct(kv) = entries.data_type() else {
                 return Ok((arr.clone(), f.clone()));
             };
-            let (values, vf) = render(m.values(), &kv[1], &format!("{column}.value"))?;
-            let kv = Fields::from(vec![kv[0].as_ref().clone(), vf]);
+            let (Some(kf), Some(vf)) = (kv.first(), kv.get(1)) else {
+                return Ok((arr.clone(), f.clone()));
+            };
+            let (values, vf) = render(m.values(), vf, &format!("{column}.value"))?;
+            let kv = Fields::from(vec![kf.as_ref().clone(), vf]);
             let inner = StructArray::try_new(kv.clone(), vec![m.keys().clone(), values], None)?;
             let entries = Arc::new(Field::new(entries.name(), ArrowType::Struct(kv), false));
             let out = MapArray::try_new(

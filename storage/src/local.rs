@@ -336,7 +336,8 @@ impl ObjectStore for LocalFsStore {
             let _ = fs::remove_file(&tmp);
             return Err(StorageError::io("rename", path.as_str(), e));
         }
-        self.sync_dir(&dir)
+        // The rename has happened: a failed directory sync leaves the outcome unknown.
+        self.sync_dir(&dir).map_err(StorageError::into_ambiguous)
     }
 
     fn lists_from_key_cheaply(&self) -> bool {
