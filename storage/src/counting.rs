@@ -50,6 +50,12 @@ impl ObjectStore for CountingStore {
         self.inner.get(path)
     }
 
+    fn get_limited(&self, path: &StorePath, limit: u64) -> Result<Bytes> {
+        // Delegated, not defaulted: the inner store may refuse before reading.
+        self.count(RequestKind::Get, 1);
+        self.inner.get_limited(path, limit)
+    }
+
     fn get_range(&self, path: &StorePath, range: Range<u64>) -> Result<Bytes> {
         self.count(RequestKind::Get, 1);
         self.inner.get_range(path, range)

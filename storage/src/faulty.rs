@@ -132,6 +132,13 @@ impl ObjectStore for FaultyStore {
         self.run("read", path.as_str(), || self.inner.get(path))
     }
 
+    fn get_limited(&self, path: &StorePath, limit: u64) -> Result<Bytes> {
+        // Delegated, not defaulted: the inner store may refuse before reading.
+        self.run("read", path.as_str(), || {
+            self.inner.get_limited(path, limit)
+        })
+    }
+
     fn get_range(&self, path: &StorePath, range: Range<u64>) -> Result<Bytes> {
         self.run("read range", path.as_str(), || {
             self.inner.get_range(path, range)
