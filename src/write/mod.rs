@@ -83,10 +83,9 @@ fn is_protocol_request(key: &str) -> bool {
 /// [`alluvium_txlog::properties::validate_property`]).
 fn check_properties(props: &HashMap<String, String>) -> Result<()> {
     // Sorted, so that with several bad values the error names the same one every time.
-    let mut keys: Vec<&String> = props.keys().collect();
-    keys.sort();
-    for k in keys {
-        let v = &props[k];
+    let mut entries: Vec<(&String, &String)> = props.iter().collect();
+    entries.sort();
+    for (k, v) in entries {
         alluvium_txlog::properties::validate_property(k, v)
             .map_err(|why| Error::InvalidArgument(format!("table property {k}={v}: {why}")))?;
     }
