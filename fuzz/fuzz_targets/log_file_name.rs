@@ -110,7 +110,11 @@ fn check_generated(data: &[u8]) -> Result<()> {
         );
     } else {
         // Delta versions are longs: a name beyond i64::MAX is not a log file.
-        assert_eq!(parse_log_file_name(&name), None, "{name} parsed above i64::MAX");
+        assert_eq!(
+            parse_log_file_name(&name),
+            None,
+            "{name} parsed above i64::MAX"
+        );
     }
     Ok(())
 }

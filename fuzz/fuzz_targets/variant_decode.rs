@@ -87,7 +87,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let s = canonical.as_struct();
-    let (m, v) = (s.column(0).as_binary::<i32>(), s.column(1).as_binary::<i32>());
+    let (m, v) = (
+        s.column(0).as_binary::<i32>(),
+        s.column(1).as_binary::<i32>(),
+    );
     for i in 0..s.len() {
         if s.is_valid(i) {
             if let Err(e) = parquet_variant::Variant::try_new(m.value(i), v.value(i)) {
@@ -106,5 +109,9 @@ fuzz_target!(|data: &[u8]| {
         panic!("accepted column does not render: {e}");
     }
     let again = conform_variant(&canonical, "v").expect("canonical column conforms again");
-    assert_eq!(again.to_data(), canonical.to_data(), "conforming is not idempotent");
+    assert_eq!(
+        again.to_data(),
+        canonical.to_data(),
+        "conforming is not idempotent"
+    );
 });
