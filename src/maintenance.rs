@@ -28,8 +28,10 @@ impl Table {
     /// # Errors
     /// Storage errors; a failed checkpoint never damages the table.
     pub fn checkpoint(&self, config: &CheckpointConfig) -> Result<CheckpointOutput> {
-        let snapshot = self.snapshot()?;
-        Ok(checkpoint(&snapshot, config, self.store().now_ms())?)
+        self.run(|| {
+            let snapshot = self.snapshot()?;
+            Ok(checkpoint(&snapshot, config, self.store().now_ms())?)
+        })
     }
 
     /// Deletes log files older than `delta.logRetentionDuration`, only below a checkpoint
@@ -38,8 +40,10 @@ impl Table {
     /// # Errors
     /// Storage errors; cleanup is idempotent and can simply run again.
     pub fn cleanup_log(&self, dry_run: bool) -> Result<CleanupReport> {
-        let snapshot = self.snapshot()?;
-        Ok(cleanup_log(&snapshot, self.store().now_ms(), dry_run)?)
+        self.run(|| {
+            let snapshot = self.snapshot()?;
+            Ok(cleanup_log(&snapshot, self.store().now_ms(), dry_run)?)
+        })
     }
 
     /// Compacts small files (and, with `zorder_by`, clusters rows) of the latest version:
@@ -67,7 +71,7 @@ impl Table {
             now_ms: self.store().now_ms(),
             ..options.clone()
         };
-        let report = optimize(&snapshot, &options, &Rewriter, progress)?;
+        let report = self.run(|| optimize(&snapshot, &options, &Rewriter, progress))?;
         // Checkpoints (and log cleanup) due at the versions OPTIMIZE committed; their
         // failures never fail the OPTIMIZE, as for any commit.
         for version in &report.versions {
@@ -88,7 +92,7 @@ impl Table {
             now_ms: self.store().now_ms(),
             ..options.clone()
         };
-        Ok(vacuum(&snapshot, &options)?)
+        Ok(self.run(|| vacuum(&snapshot, &options))?)
     }
 
     /// Auto-compaction after a commit that added `adds` (`delta.autoOptimize.autoCompact`):
@@ -160,13 +164,16 @@ impl Table {
         if !should_checkpoint(&snapshot, version) {
             return None;
         }
-        let result = checkpoint(
-            &snapshot,
-            &CheckpointConfig::default(),
-            self.store().now_ms(),
-        )
-        .map(|o| o.version)
-        .map_err(|e| e.to_string());
+        let result = self
+            .run(|| {
+                checkpoint(
+                    &snapshot,
+                    &CheckpointConfig::default(),
+                    self.store().now_ms(),
+                )
+            })
+            .map(|o| o.version)
+            .map_err(|e| e.to_string());
         if result.is_ok() && snapshot.properties().enable_expired_log_cleanup() {
             // Cleanup problems are not the commit's problem either; the next checkpoint
             // retries them.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use alluvium_mvcc::snapshot::VersionedCache;
 use alluvium_mvcc::{Snapshot, VersionSpec};
-use alluvium_storage::{InMemoryStore, LocalFsStore, StoreRef, remote_scheme};
+use alluvium_storage::{InMemoryStore, LocalFsStore, StorageOptions, StoreRef, remote_scheme};
 
 use crate::{Error, Result};
 
@@ -39,20 +39,15 @@ fn parse_option_pairs(text: &str) -> std::result::Result<Vec<(String, String)>, 
 
 /// Opens an object-store table (feature `s3`).
 #[cfg(feature = "s3")]
-fn open_remote<K: AsRef<str>, V: AsRef<str>>(location: &str, pairs: &[(K, V)]) -> Result<Table> {
-    let options = alluvium_storage::RemoteOptions::from_pairs(
-        pairs
-            .iter()
-            .map(|(k, v)| (k.as_ref().to_string(), v.as_ref().to_string())),
-    )?;
+fn open_remote(location: &str, options: &StorageOptions) -> Result<Table> {
     Ok(Table::from_store(Arc::new(
-        alluvium_storage::RemoteStore::open(location, &options)?,
+        alluvium_storage::RemoteStore::open(location, options)?,
     )))
 }
 
 /// Without the `s3` feature object-store locations are refused.
 #[cfg(not(feature = "s3"))]
-fn open_remote<K: AsRef<str>, V: AsRef<str>>(location: &str, _pairs: &[(K, V)]) -> Result<Table> {
+fn open_remote(location: &str, _options: &StorageOptions) -> Result<Table> {
     Err(Error::InvalidArgument(format!(
         "{location}: this build of alluvium has no object-store support (cargo feature `s3`)"
     )))
@@ -63,10 +58,15 @@ fn open_remote<K: AsRef<str>, V: AsRef<str>>(location: &str, _pairs: &[(K, V)]) 
 ///
 /// The handle caches the newest snapshot it has seen; [`snapshot`](Self::snapshot) refreshes
 /// it incrementally (one listing, then only the new commits).
+///
+/// Parallel work (snapshot loads, checkpoints, OPTIMIZE, VACUUM) runs on rayon's global pool
+/// unless the embedder gives the table its own ([`with_thread_pool`](Self::with_thread_pool)).
 #[derive(Debug, Clone)]
 pub struct Table {
     store: StoreRef,
     cache: Arc<VersionedCache<Snapshot>>,
+    /// The embedder's rayon pool, if any (see [`run`](Self::run)).
+    pool: Option<Arc<rayon::ThreadPool>>,
 }
 
 impl Table {
@@ -88,7 +88,7 @@ impl Table {
     /// [`Error::Storage`] for a bad object-store configuration.
     pub fn open(location: &str) -> Result<Table> {
         if remote_scheme(location).is_some() {
-            return open_remote(location, &env_options()?);
+            return open_remote(location, &StorageOptions::from_pairs(env_options()?)?);
         }
         Self::open_local(location, true)
     }
@@ -115,7 +115,10 @@ impl Table {
     /// to the location; [`Error::Storage`] for a bad key or value of an object store.
     pub fn open_with_options(location: &str, options: &[(&str, &str)]) -> Result<Table> {
         if remote_scheme(location).is_some() {
-            return open_remote(location, options);
+            return open_remote(
+                location,
+                &StorageOptions::from_pairs(options.iter().copied())?,
+            );
         }
         let mut durable = true;
         for (k, v) in options {
@@ -139,6 +142,30 @@ impl Table {
             }
         }
         Self::open_local(location, durable)
+    }
+
+    /// Opens the table at `location` with typed [`StorageOptions`] (the same settings as
+    /// [`open_with_options`](Self::open_with_options), plus what has no text form, such as
+    /// the embedder's tokio runtime for object stores). The environment is read only by the
+    /// `object_store` crate's builders, as for [`open`](Self::open).
+    ///
+    /// A local location uses `fsync` and refuses `config` keys (object-store settings);
+    /// an object-store location ignores `fsync` (a stored object is durable).
+    ///
+    /// # Errors
+    /// As [`open_with_options`](Self::open_with_options); [`Error::Storage`] for a runtime
+    /// handle of a current-thread runtime.
+    pub fn open_with(location: &str, options: StorageOptions) -> Result<Table> {
+        if remote_scheme(location).is_some() {
+            return open_remote(location, &options);
+        }
+        if let Some(key) = options.config.keys().next() {
+            return Err(Error::InvalidArgument(format!(
+                "option {} does not apply to the local table {location}",
+                key.trim().to_ascii_lowercase()
+            )));
+        }
+        Self::open_local(location, options.fsync)
     }
 
     /// Opens a local table choosing whether writes are fsynced (`durable`, the default of
@@ -182,6 +209,25 @@ impl Table {
         Table {
             store,
             cache: Arc::new(VersionedCache::new()),
+            pool: None,
+        }
+    }
+
+    /// This table handle running its parallel work on `pool` instead of rayon's global
+    /// pool: snapshot loads, checkpoints (also those after commits), OPTIMIZE and VACUUM.
+    /// Clones of the returned handle share the pool; other handles are unaffected.
+    pub fn with_thread_pool(mut self, pool: Arc<rayon::ThreadPool>) -> Table {
+        self.pool = Some(pool);
+        self
+    }
+
+    /// Runs `f` on the table's thread pool ([`with_thread_pool`](Self::with_thread_pool)),
+    /// so that the parallel work inside it (a scan's `execute`, for instance) uses that
+    /// pool; without one, runs `f` here. Blocks until `f` returns.
+    pub fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(pool) => pool.install(f),
+            None => f(),
         }
     }
 
@@ -205,11 +251,13 @@ impl Table {
     /// # Errors
     /// See [`Snapshot::load`].
     pub fn snapshot(&self) -> Result<Snapshot> {
-        let fresh = match self.cache.get() {
-            Some(cached) => cached.refresh()?,
-            None => Snapshot::load(self.store.clone(), VersionSpec::Latest)?,
-        };
-        Ok((*self.cache.publish(Arc::new(fresh))).clone())
+        self.run(|| {
+            let fresh = match self.cache.get() {
+                Some(cached) => cached.refresh()?,
+                None => Snapshot::load(self.store.clone(), VersionSpec::Latest)?,
+            };
+            Ok((*self.cache.publish(Arc::new(fresh))).clone())
+        })
     }
 
     /// The snapshot of a version, or as of a timestamp.
@@ -217,12 +265,15 @@ impl Table {
     /// # Errors
     /// See [`Snapshot::load`].
     pub fn snapshot_at(&self, spec: VersionSpec) -> Result<Snapshot> {
-        Ok(Snapshot::load(self.store.clone(), spec)?)
+        self.run(|| Ok(Snapshot::load(self.store.clone(), spec)?))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use alluvium_storage::{ObjectMeta, Result as StoreResult, StorePath};
+    use bytes::Bytes;
+
     use super::*;
 
     #[test]
@@ -263,5 +314,106 @@ mod tests {
         assert_eq!(t.uri(), "s3://bucket/some/table");
         assert!(t.store().single_writer());
         assert!(Table::open_with_options("s3://bucket/t", &[("single_writer", "maybe")]).is_err());
+    }
+
+    /// A store that records the name of every thread that reads through it.
+    #[derive(Debug)]
+    struct ThreadRecorder {
+        inner: InMemoryStore,
+        readers: Arc<std::sync::Mutex<Vec<Option<String>>>>,
+    }
+
+    impl ThreadRecorder {
+        fn note(&self) {
+            let name = std::thread::current().name().map(String::from);
+            self.readers.lock().unwrap().push(name);
+        }
+    }
+
+    impl alluvium_storage::ObjectStore for ThreadRecorder {
+        fn root_uri(&self) -> String {
+            self.inner.root_uri()
+        }
+        fn get(&self, path: &StorePath) -> StoreResult<Bytes> {
+            self.note();
+            self.inner.get(path)
+        }
+        fn get_range(&self, path: &StorePath, range: std::ops::Range<u64>) -> StoreResult<Bytes> {
+            self.note();
+            self.inner.get_range(path, range)
+        }
+        fn head(&self, path: &StorePath) -> StoreResult<ObjectMeta> {
+            self.note();
+            self.inner.head(path)
+        }
+        fn put_if_absent(&self, path: &StorePath, data: Bytes) -> StoreResult<()> {
+            self.inner.put_if_absent(path, data)
+        }
+        fn put(&self, path: &StorePath, data: Bytes) -> StoreResult<()> {
+            self.inner.put(path, data)
+        }
+        fn list_dir_from(
+            &self,
+            dir: Option<&StorePath>,
+            start: &str,
+        ) -> StoreResult<Vec<ObjectMeta>> {
+            self.note();
+            self.inner.list_dir_from(dir, start)
+        }
+        fn list_tree(&self, dir: Option<&StorePath>) -> StoreResult<Vec<ObjectMeta>> {
+            self.note();
+            self.inner.list_tree(dir)
+        }
+        fn delete(&self, path: &StorePath) -> StoreResult<()> {
+            self.inner.delete(path)
+        }
+    }
+
+    #[test]
+    fn parallel_work_runs_on_the_embedders_pool() {
+        use arrow::array::{Int64Array, RecordBatch};
+        use arrow::datatypes::{DataType, Field, Schema};
+
+        let readers = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let store: StoreRef = Arc::new(ThreadRecorder {
+            inner: InMemoryStore::new(),
+            readers: readers.clone(),
+        });
+        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, true)]));
+        let setup = Table::from_store(store.clone());
+        setup.create(&schema, &[], &Default::default()).unwrap();
+        for i in 0..4 {
+            let batch =
+                RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(vec![i]))])
+                    .unwrap();
+            setup
+                .append([batch], &crate::WriteOptions::default())
+                .unwrap();
+        }
+        readers.lock().unwrap().clear();
+
+        let pool = Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(2)
+                .thread_name(|i| format!("embedder-{i}"))
+                .build()
+                .unwrap(),
+        );
+        let table = Table::from_store(store).with_thread_pool(pool);
+        assert_eq!(table.snapshot().unwrap().version(), 4);
+        table.snapshot_at(VersionSpec::Version(2)).unwrap();
+        table
+            .checkpoint(&alluvium_compaction::CheckpointConfig::default())
+            .unwrap();
+        let readers = readers.lock().unwrap();
+        assert!(!readers.is_empty());
+        for name in readers.iter() {
+            assert!(
+                name.as_deref().is_some_and(|n| n.starts_with("embedder-")),
+                "a read ran on {name:?}, not on the embedder's pool"
+            );
+        }
+        let ran_on = table.run(|| std::thread::current().name().map(String::from));
+        assert!(ran_on.is_some_and(|n| n.starts_with("embedder-")));
     }
 }

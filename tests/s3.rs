@@ -29,7 +29,7 @@ use std::sync::Arc;
 use alluvium::compaction::optimize::OptimizeOptions;
 use alluvium::compaction::vacuum::VacuumOptions;
 use alluvium::mvcc::MvccError;
-use alluvium::storage::{ObjectStore, RemoteOptions, RemoteStore, StorePath};
+use alluvium::storage::{ObjectStore, RemoteStore, StorageOptions, StorePath};
 use alluvium::txlog::log_path::LogFileKind;
 use alluvium::txlog::segment::list_log_from;
 use alluvium::{Error, ScanBuilder, Table, WriteOptions};
@@ -413,7 +413,7 @@ fn remote_setup(root: &RemoteStore) -> fault_workload::Setup {
 
 fn sweep_root(name: &str) -> Option<RemoteStore> {
     let uri = fresh_uri(name)?;
-    let options = RemoteOptions::from_pairs(pairs(&[("put_if_absent", "true")])).unwrap();
+    let options = StorageOptions::from_pairs(pairs(&[("put_if_absent", "true")])).unwrap();
     Some(RemoteStore::open(&uri, &options).unwrap())
 }
 

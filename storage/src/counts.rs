@@ -1,7 +1,7 @@
 //! Request counting: how many storage requests of each kind an operation made.
 //!
-//! Remote stores count the HTTP requests they send (retries included); [`crate::CountingStore`]
-//! counts the calls made through it on any store. An operation's cost is the difference of
+//! Remote stores count the HTTP requests they send (retries included); `CountingStore`
+//! (feature `testing`) counts the calls made through it on any store. An operation's cost is the difference of
 //! two readings ([`RequestCounts::since`]) taken around it. The counters belong to the store,
 //! not to the operation: when several operations share a store at the same time, each
 //! difference includes the others' requests made meanwhile.

@@ -11,43 +11,52 @@
 //! * [`InMemoryStore`]: a mutex-protected ordered map, used by tests, benches and the loom
 //!   models (it routes its locking through the [`sync`] shim).
 //! * `RemoteStore` (cargo feature `object-store`): `s3://`, `gs://` and `az://` locations
-//!   through the `object_store` crate, on a runtime the store owns.
+//!   through the `object_store` crate, on a runtime the store owns or the embedder's
+//!   ([`StorageOptions`]); no request spawns a thread.
 //!
-//! Wrappers: [`CountingStore`] counts requests by kind ([`RequestCounts`]); [`FaultyStore`]
-//! injects faults for the crash and fault tests.
+//! Test doubles (cargo feature `testing`, for the tests of the crates above): `CountingStore`
+//! counts calls by kind ([`RequestCounts`]); `FaultyStore` injects faults for the crash and
+//! fault tests.
 //!
 //! The contract of each method is documented on [`ObjectStore`]; SPEC.md §2 restates it and
 //! names the tests that check it.
+#![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+#[cfg(feature = "object-store")]
+mod blocking;
+#[cfg(any(test, feature = "testing"))]
 mod counting;
 mod counts;
 mod error;
+#[cfg(any(test, feature = "testing"))]
 mod faulty;
 mod local;
 mod local_reach;
 mod location;
 mod memory;
 mod no_follow;
+mod options;
 mod path;
 mod reach;
 #[cfg(feature = "object-store")]
 mod remote;
-mod remote_options;
 mod store;
 pub mod sync;
 mod temp_name;
 
+#[cfg(any(test, feature = "testing"))]
 pub use counting::CountingStore;
 pub use counts::{RequestCounters, RequestCounts, RequestKind};
 pub use error::{Result, StorageError};
+#[cfg(any(test, feature = "testing"))]
 pub use faulty::{Fault, FaultyStore};
 pub use local::LocalFsStore;
 pub use location::FileLocation;
 pub use memory::InMemoryStore;
+pub use options::{PutIfAbsentSupport, REMOTE_SCHEMES, StorageOptions, remote_scheme};
 pub use path::StorePath;
 #[cfg(feature = "object-store")]
 pub use remote::RemoteStore;
-pub use remote_options::{PutIfAbsentSupport, REMOTE_SCHEMES, RemoteOptions, remote_scheme};
 pub use store::{ObjectMeta, ObjectStore, StoreRef};
 pub use temp_name::is_temp_name;

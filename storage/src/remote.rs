@@ -12,10 +12,9 @@
 //! * batch reads and deletes run concurrently, at most `concurrency` requests at a time;
 //! * every HTTP request is counted by kind (retries included) for the operation reports.
 //!
-//! The rest of alluvium is synchronous. The store owns a small multi-threaded tokio runtime
-//! and blocks on it; any thread may call it, concurrently. A caller that is itself inside an
-//! async runtime (where blocking on another runtime would panic) gets its request run on a
-//! scoped helper thread instead.
+//! The rest of alluvium is synchronous. The store blocks on a tokio runtime, its own or the
+//! embedder's ([`StorageOptions::runtime`]); any thread may call it, concurrently, and no
+//! request spawns a thread (the bridge's rules are in `blocking.rs`).
 //!
 //! An `AlreadyExists` from a conditional create is not proof that another writer won: the
 //! crate retries some failures, and a retry of a create that had landed is refused too.
@@ -37,55 +36,21 @@ use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::path::Path;
 use object_store::{ClientOptions, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 
+use crate::blocking::Bridge;
 use crate::counts::{RequestCounters, RequestKind};
 use crate::{
-    ObjectMeta, ObjectStore, PutIfAbsentSupport, RemoteOptions, RequestCounts, Result,
-    StorageError, StorePath,
+    ObjectMeta, ObjectStore, PutIfAbsentSupport, RequestCounts, Result, StorageError,
+    StorageOptions, StorePath,
 };
 
 /// Objects per bulk delete request (the S3 limit).
 const DELETE_CHUNK: usize = 1000;
 
-/// Worker threads of the store's runtime: they only drive I/O; the calling threads run
-/// the request futures themselves.
-const RUNTIME_WORKERS: usize = 2;
-
-/// The runtime a store owns, shut down without blocking when dropped inside an async
-/// context (where a blocking shutdown would panic).
-struct OwnedRuntime(Option<tokio::runtime::Runtime>);
-
-impl OwnedRuntime {
-    fn runtime(&self) -> Result<&tokio::runtime::Runtime> {
-        self.0.as_ref().ok_or_else(|| StorageError::Unsupported {
-            op: "request",
-            reason: "the store's runtime has shut down".into(),
-        })
-    }
-}
-
-impl Drop for OwnedRuntime {
-    fn drop(&mut self) {
-        if let Some(rt) = self.0.take() {
-            if tokio::runtime::Handle::try_current().is_ok() {
-                rt.shutdown_background();
-            } else {
-                drop(rt);
-            }
-        }
-    }
-}
-
-impl fmt::Debug for OwnedRuntime {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("OwnedRuntime")
-    }
-}
-
 /// What one client shares between the stores made from it ([`RemoteStore::at`]).
 struct Client {
     store: Arc<dyn object_store::ObjectStore>,
     lister: Arc<dyn PaginatedListStore>,
-    runtime: OwnedRuntime,
+    runtime: Bridge,
     counters: Arc<RequestCounters>,
 }
 
@@ -304,14 +269,18 @@ impl RemoteStore {
     /// Opens the table at `uri` (`s3://bucket/prefix`, `s3a://`, `gs://bucket/prefix`,
     /// `az://container/prefix`, `abfss://container@account.dfs.core.windows.net/prefix`).
     ///
-    /// Configuration comes from the environment (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`,
-    /// `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ALLOW_HTTP`, ...; `GOOGLE_*`, `AZURE_*`),
-    /// then from `options.config`, which wins. Opening sends no request.
+    /// Configuration comes from the environment, read by the `object_store` crate's
+    /// builders (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+    /// `AWS_REGION`, `AWS_ALLOW_HTTP`, ...; `GOOGLE_*`, `AZURE_*`: the providers' usual
+    /// chains), then from `options.config`, which wins. Requests run on
+    /// `options.runtime` if given, else on a runtime the store starts. Opening sends no
+    /// request.
     ///
     /// # Errors
-    /// [`StorageError::InvalidConfig`] for an unknown scheme, a malformed URI or a bad
-    /// configuration key or value; [`StorageError::Io`] if the runtime cannot start.
-    pub fn open(uri: &str, options: &RemoteOptions) -> Result<RemoteStore> {
+    /// [`StorageError::InvalidConfig`] for an unknown scheme, a malformed URI, a bad
+    /// configuration key or value, or a current-thread runtime handle;
+    /// [`StorageError::Io`] if the store's own runtime cannot start.
+    pub fn open(uri: &str, options: &StorageOptions) -> Result<RemoteStore> {
         let uri = uri.trim_end_matches('/').to_string();
         let (bucket_uri, prefix) = split_uri(&uri)?;
         let scheme = bucket_uri
@@ -372,17 +341,12 @@ impl RemoteStore {
                 )));
             }
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(RUNTIME_WORKERS)
-            .thread_name("alluvium-io")
-            .enable_all()
-            .build()
-            .map_err(|e| StorageError::io("start I/O runtime", &uri, e))?;
+        let runtime = Bridge::new(options.runtime.clone(), &uri)?;
         Ok(RemoteStore {
             client: Arc::new(Client {
                 store,
                 lister,
-                runtime: OwnedRuntime(Some(runtime)),
+                runtime,
                 counters,
             }),
             uri,
@@ -460,21 +424,9 @@ impl RemoteStore {
         key.strip_prefix(self.prefix.as_str())?.strip_prefix('/')
     }
 
-    /// Runs a request future to completion on the store's runtime.
-    fn run<T: Send>(&self, fut: impl Future<Output = Result<T>> + Send) -> Result<T> {
-        let rt = self.client.runtime.runtime()?;
-        if tokio::runtime::Handle::try_current().is_err() {
-            return rt.block_on(fut);
-        }
-        // Inside an async runtime (the caller's, or a worker of ours): `block_on` would panic
-        // there, so block a helper thread instead.
-        std::thread::scope(|s| s.spawn(|| rt.block_on(fut)).join()).unwrap_or_else(|_| {
-            Err(StorageError::io(
-                "request",
-                &self.uri,
-                io::Error::other("the I/O helper thread panicked"),
-            ))
-        })
+    /// Runs a request future to completion on the store's runtime (see `blocking.rs`).
+    fn run<T>(&self, fut: impl Future<Output = Result<T>>) -> Result<T> {
+        self.client.runtime.block_on(fut)
     }
 
     /// Every object under `prefix`, following pagination: one LIST request per page.
@@ -875,18 +827,18 @@ mod tests {
 
     #[test]
     fn opening_checks_the_configuration() {
-        let o = RemoteOptions::from_pairs([("aws_no_such_key", "1")]).unwrap();
+        let o = StorageOptions::from_pairs([("aws_no_such_key", "1")]).unwrap();
         assert!(matches!(
             RemoteStore::open("s3://b/t", &o),
             Err(StorageError::InvalidConfig(_))
         ));
         assert!(matches!(
-            RemoteStore::open("ftp://b/t", &RemoteOptions::default()),
+            RemoteStore::open("ftp://b/t", &StorageOptions::default()),
             Err(StorageError::InvalidConfig(_))
         ));
         let s = RemoteStore::open(
             "s3://b/t/",
-            &RemoteOptions::from_pairs([("aws_region", "us-east-1")]).unwrap(),
+            &StorageOptions::from_pairs([("aws_region", "us-east-1")]).unwrap(),
         )
         .unwrap();
         assert_eq!(s.root_uri(), "s3://b/t");

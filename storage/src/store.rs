@@ -133,8 +133,8 @@ pub trait ObjectStore: Debug + Send + Sync + 'static {
     }
 
     /// The requests this store has made so far, by kind (see [`RequestCounts`]): remote
-    /// stores count what they send, [`crate::CountingStore`] counts the calls made through
-    /// it, other stores report zeros. Take the difference of two readings around an
+    /// stores count what they send, `CountingStore` (feature `testing`) counts the calls
+    /// made through it, other stores report zeros. Take the difference of two readings around an
     /// operation; concurrent operations on the same store are included in it.
     fn request_counts(&self) -> RequestCounts {
         RequestCounts::default()

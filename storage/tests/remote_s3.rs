@@ -11,7 +11,7 @@
 use std::sync::{Arc, Barrier};
 
 use alluvium_storage::{
-    ObjectStore, RemoteOptions, RemoteStore, RequestCounts, StorageError, StorePath,
+    ObjectStore, RemoteStore, RequestCounts, StorageError, StorageOptions, StorePath,
 };
 use bytes::Bytes;
 
@@ -21,7 +21,7 @@ fn endpoint() -> Option<String> {
         .filter(|e| !e.is_empty())
 }
 
-fn options(extra: &[(&str, &str)]) -> RemoteOptions {
+fn options(extra: &[(&str, &str)]) -> StorageOptions {
     let endpoint = endpoint().unwrap();
     let key = std::env::var("AWS_ACCESS_KEY_ID").unwrap_or_else(|_| "testkey".into());
     let secret = std::env::var("AWS_SECRET_ACCESS_KEY").unwrap_or_else(|_| "testsecret".into());
@@ -33,7 +33,7 @@ fn options(extra: &[(&str, &str)]) -> RemoteOptions {
         ("aws_region".into(), "us-east-1".into()),
     ];
     pairs.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    RemoteOptions::from_pairs(pairs).unwrap()
+    StorageOptions::from_pairs(pairs).unwrap()
 }
 
 /// A store under a fresh prefix, or `None` (test skipped) without an endpoint.
@@ -261,7 +261,8 @@ fn callers_inside_an_async_runtime_are_served() {
     let Some(s) = store("nested", &[]) else {
         return;
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
@@ -269,6 +270,35 @@ fn callers_inside_an_async_runtime_are_served() {
         s.put(&p("a"), Bytes::from_static(b"1")).unwrap();
         assert_eq!(s.get(&p("a")).unwrap(), Bytes::from_static(b"1"));
     });
+    // A current-thread runtime cannot be blocked: a typed error, not a hang or a panic.
+    let current = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let err = current.block_on(async { s.get(&p("a")) }).unwrap_err();
+    assert!(matches!(err, StorageError::Unsupported { .. }), "{err}");
     // Dropping the store inside an async context must not panic either.
     rt.block_on(async move { drop(s) });
+}
+
+#[test]
+fn requests_run_on_the_embedders_runtime() {
+    if endpoint().is_none() {
+        eprintln!("skipped embedder runtime: set ALLUVIUM_S3_ENDPOINT to run it");
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let bucket = std::env::var("ALLUVIUM_S3_BUCKET").unwrap_or_else(|_| "alluvium".into());
+    let uri = format!(
+        "s3://{bucket}/storage-tests/embedder-{}",
+        uuid::Uuid::new_v4().simple()
+    );
+    let s = RemoteStore::open(&uri, &options(&[]).with_runtime(rt.handle().clone())).unwrap();
+    s.put(&p("a"), Bytes::from_static(b"2")).unwrap();
+    assert_eq!(s.get(&p("a")).unwrap(), Bytes::from_static(b"2"));
+    rt.block_on(async { assert_eq!(s.get(&p("a")).unwrap(), Bytes::from_static(b"2")) });
 }
