@@ -316,6 +316,40 @@ mod tests {
         assert!(Table::open_with_options("s3://bucket/t", &[("single_writer", "maybe")]).is_err());
     }
 
+    #[test]
+    fn typed_options_open_local_and_remote_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = dir.path().to_str().unwrap();
+        assert!(Table::open_with(loc, StorageOptions::default().with_fsync(false)).is_ok());
+        let err = Table::open_with(
+            loc,
+            StorageOptions::default().with_config("aws_region", "x"),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidArgument(m) if m.contains("aws_region")),
+            "{err}"
+        );
+        #[cfg(feature = "s3")]
+        {
+            let t = Table::open_with(
+                "s3://bucket/t",
+                StorageOptions::default()
+                    .with_config("aws_region", "us-east-1")
+                    .with_single_writer(true),
+            )
+            .unwrap();
+            assert!(t.store().single_writer());
+            assert!(
+                Table::open_with(
+                    "s3://bucket/t",
+                    StorageOptions::default().with_config("aws_no_such_key", "1")
+                )
+                .is_err()
+            );
+        }
+    }
+
     /// A store that records the name of every thread that reads through it.
     #[derive(Debug)]
     struct ThreadRecorder {
