@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use alluvium_mvcc::snapshot::VersionedCache;
 use alluvium_mvcc::{Snapshot, VersionSpec};
-use alluvium_storage::{InMemoryStore, LocalFsStore, StorageOptions, StoreRef, remote_scheme};
+use alluvium_storage::{
+    InMemoryStore, LocalFsStore, StorageOptions, StoreRef, local_path, remote_scheme,
+};
 
 use crate::{Error, Result};
 
@@ -179,16 +181,12 @@ impl Table {
         if remote_scheme(location).is_some() {
             return Self::open(location);
         }
-        let path = if let Some(rest) = location.strip_prefix("file://") {
-            rest.to_string()
-        } else if location.contains("://") {
+        let Some(path) = local_path(location) else {
             return Err(Error::InvalidArgument(format!(
                 "unsupported table location {location}"
             )));
-        } else {
-            location.to_string()
         };
-        let path = Path::new(&path);
+        let path = Path::new(path);
         let absolute = match std::fs::canonicalize(path) {
             Ok(p) => p,
             Err(_) if path.is_absolute() => path.to_path_buf(),

@@ -44,6 +44,7 @@ mod remote;
 mod store;
 pub mod sync;
 mod temp_name;
+mod uri;
 
 #[cfg(any(test, feature = "testing"))]
 pub use counting::CountingStore;
@@ -54,9 +55,10 @@ pub use faulty::{Fault, FaultyStore};
 pub use local::LocalFsStore;
 pub use location::FileLocation;
 pub use memory::InMemoryStore;
-pub use options::{PutIfAbsentSupport, REMOTE_SCHEMES, StorageOptions, remote_scheme};
+pub use options::{PutIfAbsentSupport, REMOTE_SCHEMES, StorageOptions};
 pub use path::StorePath;
 #[cfg(feature = "object-store")]
 pub use remote::RemoteStore;
 pub use store::{ObjectMeta, ObjectStore, StoreRef};
 pub use temp_name::is_temp_name;
+pub use uri::{local_path, remote_scheme};

@@ -1,4 +1,4 @@
-//! How a table's storage is configured ([`StorageOptions`]) and which locations are remote.
+//! How a table's storage is configured ([`StorageOptions`]) and which URI schemes are remote.
 //!
 //! The options are compiled with or without the `object-store` feature, so that callers can
 //! parse them and report a missing feature cleanly. Nothing here reads the environment:
@@ -14,13 +14,6 @@ use crate::{Result, StorageError};
 /// URI schemes served by the remote backend: S3 (`s3`, `s3a`), Google Cloud Storage (`gs`)
 /// and Azure Blob Storage / ADLS Gen2 (`az`, `azure`, `abfs`, `abfss`).
 pub const REMOTE_SCHEMES: &[&str] = &["s3", "s3a", "gs", "az", "azure", "abfs", "abfss"];
-
-/// The scheme of `location` if it is an object-store URI (`s3://bucket/prefix`, ...).
-pub fn remote_scheme(location: &str) -> Option<&str> {
-    let (scheme, rest) = location.split_once("://")?;
-    (!rest.is_empty() && REMOTE_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()))
-        .then_some(scheme)
-}
 
 /// Whether the store gives put-if-absent (mutual exclusion of conditional creates).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -218,20 +211,6 @@ impl StorageOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn remote_schemes() {
-        assert_eq!(remote_scheme("s3://b/p"), Some("s3"));
-        assert_eq!(remote_scheme("S3A://b"), Some("S3A"));
-        assert_eq!(remote_scheme("gs://b/x/y"), Some("gs"));
-        assert_eq!(
-            remote_scheme("abfss://c@a.dfs.core.windows.net/t"),
-            Some("abfss")
-        );
-        assert_eq!(remote_scheme("s3://"), None);
-        assert_eq!(remote_scheme("file:///tmp/t"), None);
-        assert_eq!(remote_scheme("/tmp/t"), None);
-    }
 
     #[test]
     fn options_split_into_ours_and_the_crates() {

@@ -38,6 +38,7 @@ use object_store::{ClientOptions, ObjectStoreExt, PutMode, PutOptions, PutPayloa
 
 use crate::blocking::Bridge;
 use crate::counts::{RequestCounters, RequestKind};
+use crate::uri::bucket_and_prefix;
 use crate::{
     ObjectMeta, ObjectStore, PutIfAbsentSupport, RequestCounts, Result, StorageError,
     StorageOptions, StorePath,
@@ -160,24 +161,6 @@ fn map_err(op: &'static str, shown: &str, e: object_store::Error) -> StorageErro
     }
 }
 
-/// Splits `scheme://authority/path` into (`scheme://authority`, decoded path prefix).
-fn split_uri(uri: &str) -> Result<(String, String)> {
-    let bad = |why: &str| StorageError::InvalidConfig(format!("table location {uri}: {why}"));
-    let (scheme, rest) = uri.split_once("://").ok_or_else(|| bad("not a URI"))?;
-    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-    if authority.is_empty() {
-        return Err(bad("no bucket"));
-    }
-    let path = percent_encoding::percent_decode_str(path)
-        .decode_utf8()
-        .map_err(|_| bad("the path is not UTF-8 after percent-decoding"))?;
-    let prefix = path.trim_matches('/').to_string();
-    if !prefix.is_empty() {
-        StorePath::parse(prefix.clone()).map_err(|e| bad(&e.to_string()))?;
-    }
-    Ok((format!("{scheme}://{authority}"), prefix))
-}
-
 fn to_meta(rel: &str, meta: &object_store::ObjectMeta) -> Option<ObjectMeta> {
     Some(ObjectMeta {
         path: StorePath::parse(rel).ok()?,
@@ -282,7 +265,7 @@ impl RemoteStore {
     /// [`StorageError::Io`] if the store's own runtime cannot start.
     pub fn open(uri: &str, options: &StorageOptions) -> Result<RemoteStore> {
         let uri = uri.trim_end_matches('/').to_string();
-        let (bucket_uri, prefix) = split_uri(&uri)?;
+        let (bucket_uri, prefix) = bucket_and_prefix(&uri)?;
         let scheme = bucket_uri
             .split_once("://")
             .map(|(s, _)| s.to_ascii_lowercase())
@@ -788,24 +771,6 @@ impl ObjectStore for RemoteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn uris_split_into_bucket_and_prefix() {
-        assert_eq!(
-            split_uri("s3://b/a/t").unwrap(),
-            ("s3://b".to_string(), "a/t".to_string())
-        );
-        assert_eq!(
-            split_uri("s3://b").unwrap(),
-            ("s3://b".to_string(), String::new())
-        );
-        assert_eq!(
-            split_uri("gs://b/my%20table/").unwrap(),
-            ("gs://b".to_string(), "my table".to_string())
-        );
-        assert!(split_uri("s3:///x").is_err());
-        assert!(split_uri("s3://b/a/../x").is_err());
-    }
 
     #[test]
     fn http_requests_are_classified() {
