@@ -7,15 +7,8 @@
 //! compared with the store root. Filesystems add symbolic links on top (see
 //! `local_reach.rs`).
 
+use crate::uri::split_authority as split_uri;
 use crate::{FileLocation, StorePath};
-
-/// Splits `scheme://authority/path` into `scheme://authority` and `/path`.
-fn split_uri(uri: &str) -> Option<(&str, &str)> {
-    let i = uri.find("://")?;
-    let after = i + 3;
-    let path_start = uri[after..].find('/').map_or(uri.len(), |j| after + j);
-    Some((&uri[..path_start], &uri[path_start..]))
-}
 
 /// The segments of an absolute path after lexical normalisation (`..` at the top stays at
 /// the top, as on POSIX).

@@ -30,6 +30,14 @@ pub fn local_path(location: &str) -> Option<&str> {
     (!location.contains("://")).then_some(location)
 }
 
+/// Splits `scheme://authority/path` as written (no decoding, no normalisation) into
+/// `scheme://authority` and `/path` (empty if there is none); `None` without `://`.
+pub(crate) fn split_authority(uri: &str) -> Option<(&str, &str)> {
+    let after = uri.find("://")? + 3;
+    let path_start = uri[after..].find('/').map_or(uri.len(), |j| after + j);
+    Some((&uri[..path_start], &uri[path_start..]))
+}
+
 /// Whether a path segment, as written, is `.` or `..` (also percent-encoded), which URI
 /// parsing would resolve away instead of refusing.
 #[cfg(any(test, feature = "object-store"))]
@@ -59,9 +67,7 @@ pub(crate) fn bucket_and_prefix(uri: &str) -> Result<(String, String)> {
     }
     // `url` resolves `.` and `..` segments; a table location naming another place than it
     // spells is refused instead.
-    let written = uri
-        .split_once("://")
-        .map_or("", |(_, rest)| rest.split_once('/').map_or("", |(_, p)| p));
+    let written = split_authority(uri).map_or("", |(_, path)| path);
     if written.split('/').any(is_dot_segment) {
         return Err(bad(&format!(
             "invalid path {:?}: dot segments",
@@ -109,6 +115,17 @@ mod tests {
         assert_eq!(local_path("hdfs://nn/t"), None);
         assert_eq!(local_path("s3://b/t"), None);
         assert_eq!(local_path("a:b"), Some("a:b"));
+    }
+
+    #[test]
+    fn authorities_split_as_written() {
+        assert_eq!(
+            split_authority("s3://b/a/../k"),
+            Some(("s3://b", "/a/../k"))
+        );
+        assert_eq!(split_authority("memory://"), Some(("memory://", "")));
+        assert_eq!(split_authority("file:///x"), Some(("file://", "/x")));
+        assert_eq!(split_authority("/x"), None);
     }
 
     #[test]
