@@ -1,9 +1,10 @@
 //! Table locations given as URIs: which are remote, how a remote one splits into bucket and
-//! key prefix (parsed with the `url` crate; the checks around it keep what it would silently
-//! normalise, dot segments, an error), and what a `file://` location names.
+//! key prefix (feature `object-store`; parsed with the `url` crate, and the checks around it
+//! keep what it would silently normalise, dot segments, an error), and what a `file://`
+//! location names.
 
 use crate::options::REMOTE_SCHEMES;
-#[cfg(any(test, feature = "object-store"))]
+#[cfg(feature = "object-store")]
 use crate::{Result, StorageError, StorePath};
 
 /// The scheme of `location` (as written) if it is an object-store URI (`s3://bucket/prefix`,
@@ -40,7 +41,7 @@ pub(crate) fn split_authority(uri: &str) -> Option<(&str, &str)> {
 
 /// Whether a path segment, as written, is `.` or `..` (also percent-encoded), which URI
 /// parsing would resolve away instead of refusing.
-#[cfg(any(test, feature = "object-store"))]
+#[cfg(feature = "object-store")]
 fn is_dot_segment(segment: &str) -> bool {
     let s = segment.to_ascii_lowercase().replace("%2e", ".");
     s == "." || s == ".."
@@ -54,7 +55,7 @@ fn is_dot_segment(segment: &str) -> bool {
 /// [`StorageError::InvalidConfig`] naming the location if it is not a URI, has no bucket,
 /// a query or fragment, a path that is not UTF-8 after decoding, or a path that is not a
 /// valid relative store path (`.`/`..` segments, empty segments inside).
-#[cfg(any(test, feature = "object-store"))]
+#[cfg(feature = "object-store")]
 pub(crate) fn bucket_and_prefix(uri: &str) -> Result<(String, String)> {
     let bad = |why: &str| StorageError::InvalidConfig(format!("table location {uri}: {why}"));
     let url = url::Url::parse(uri).map_err(|e| bad(&format!("not a URI ({e})")))?;
@@ -128,6 +129,7 @@ mod tests {
         assert_eq!(split_authority("/x"), None);
     }
 
+    #[cfg(feature = "object-store")]
     #[test]
     fn uris_split_into_bucket_and_prefix() {
         let split = |u: &str| bucket_and_prefix(u).unwrap();
