@@ -1,48 +1,9 @@
 //! The `alluvium` command line: every command's output contract (formats and JSON keys other
 //! tools rely on), and errors as one stderr line with a non-zero exit.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::Path;
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_alluvium");
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(
-        o.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
-
-fn fails(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(!o.status.success(), "{args:?} should fail");
-    assert_ne!(o.status.code(), Some(101), "{args:?} panicked");
-    let err = String::from_utf8(o.stderr).unwrap();
-    assert_eq!(
-        err.trim_end().lines().count(),
-        1,
-        "{args:?}: error must be one line: {err:?}"
-    );
-    assert!(err.starts_with("error: "), "{err}");
-    err
-}
-
-fn conformance(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/conformance/tables")
-        .join(name)
-        .join("delta")
-        .to_string_lossy()
-        .into_owned()
-}
+use super::common::{BIN, conformance, fails, ok, run};
 
 #[test]
 fn inspect_json_has_the_contract_keys() {
@@ -242,37 +203,6 @@ fn write_commands_round_trip() {
 }
 
 #[test]
-fn bench_commands_print_their_json_keys() {
-    let load: serde_json::Value = serde_json::from_str(&ok(&[
-        "bench",
-        "load",
-        &conformance("basic-with-checkpoint"),
-        "--repeat",
-        "3",
-    ]))
-    .unwrap();
-    for key in ["median_ms", "min_ms", "max_ms"] {
-        assert!(load[key].as_f64().is_some(), "missing {key}");
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let append: serde_json::Value = serde_json::from_str(&ok(&[
-        "bench",
-        "append",
-        dir.path().to_str().unwrap(),
-        "--commits",
-        "6",
-        "--writers",
-        "2",
-        "--no-fsync",
-    ]))
-    .unwrap();
-    for key in ["commits_per_s", "p50_ms", "p99_ms", "retries"] {
-        assert!(append.get(key).is_some(), "missing {key}");
-    }
-    assert_eq!(append["lost"], 0);
-}
-
-#[test]
 fn demo_runs() {
     let dir = tempfile::tempdir().unwrap();
     let out = ok(&["demo", dir.path().join("demo").to_str().unwrap()]);
@@ -468,4 +398,35 @@ fn inspect_escapes_control_characters_in_table_values() {
         "{out}"
     );
     assert_eq!(out.lines().filter(|l| l.starts_with("version:")).count(), 1);
+}
+
+/// The measurements are the separate `alluvium-bench` binary: `bench` is a usage error here.
+#[test]
+fn bench_is_not_a_command_of_the_product() {
+    let o = run(&["bench", "load", &conformance("basic_partitioned")]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+}
+
+/// `ALLUVIUM_STORAGE_OPTIONS` is read by the CLI (the library reads no environment
+/// variable) and applies to object-store tables: a malformed value is one error line naming
+/// it, found before any request; local tables do not read it.
+#[test]
+fn storage_options_come_from_the_environment_for_object_stores_only() {
+    let with_bad_options = |table: &str| {
+        Command::new(BIN)
+            .args(["inspect", table])
+            .env("ALLUVIUM_STORAGE_OPTIONS", "single_writer")
+            .output()
+            .unwrap()
+    };
+    let o = with_bad_options("s3://bucket/table");
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: ALLUVIUM_STORAGE_OPTIONS: expected key=value"),
+        "{err}"
+    );
+    let o = with_bad_options(&conformance("basic_partitioned"));
+    assert!(o.status.success(), "{o:?}");
 }
