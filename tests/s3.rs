@@ -35,9 +35,9 @@ use alluvium::storage::{ObjectStore, RemoteOptions, RemoteStore, StorePath};
 use alluvium::txlog::log_path::LogFileKind;
 use alluvium::txlog::segment::list_log_from;
 use alluvium::{Error, ScanBuilder, Table, WriteOptions};
-use s3_server::{bucket, endpoint, fresh_uri, open, pairs};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
+use s3_server::{fresh_uri, open, pairs};
 
 fn scan_rows(table: &Table) -> Vec<String> {
     let batches = ScanBuilder::new(table.snapshot().unwrap())

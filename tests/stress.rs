@@ -11,14 +11,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::storage::InMemoryStore;
-use alluvium::txlog::actions::Action;
-use alluvium::txlog::commit::decode_commit;
-use alluvium::txlog::log_path::{LogFileKind, commit_path};
-use alluvium::txlog::segment::list_log_from;
-use alluvium::{ScanBuilder, Table, WriteOptions};
-use table_check::check_table;
-use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch};
+use alluvium::{Table, WriteOptions};
+use arrow::array::{ArrayRef, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
+use table_check::check_table;
 
 fn schema() -> Arc<Schema> {
     Arc::new(Schema::new(vec![

@@ -7,17 +7,14 @@
 mod common;
 mod verify_fixture;
 
-use verify_fixture::*;
-
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use alluvium::compaction::CheckpointConfig;
 use alluvium::storage::{InMemoryStore, StorePath};
-use alluvium::{FindingKind, Table, VerifyOptions, VerifyReport, WriteOptions};
-use arrow::array::{Int64Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Schema};
+use alluvium::{FindingKind, Table, VerifyOptions, VerifyReport};
+use verify_fixture::*;
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance")

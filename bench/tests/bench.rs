@@ -143,3 +143,30 @@ fn scan_prints_rows_bytes_and_each_timing() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: --repeat must be at least 1"));
 }
+
+/// Errors are one `error: ` line with exit 1 (the CLI's contract); a measurement whose
+/// output cannot be written (closed stdout) fails quietly, without a panic (moved from the
+/// CLI's tests with `bench`).
+#[test]
+fn errors_are_one_line_and_lost_output_fails_quietly() {
+    let o = Command::new(BIN)
+        .args(["load", "/nonexistent/table", "--repeat", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: "), "{err}");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let o = Command::new(BIN)
+        .args(["load", &conformance("basic_partitioned"), "--repeat", "1"])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(101), "panicked: {err}");
+    assert_ne!(o.status.code(), Some(0), "must report the lost output");
+    assert!(err.is_empty(), "{err}");
+}

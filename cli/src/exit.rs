@@ -95,7 +95,9 @@ mod tests {
         ] {
             let line = one_line(&e);
             assert!(
-                line.ends_with(" (with the alluvium CLI: ALLUVIUM_STORAGE_OPTIONS=single_writer=true)"),
+                line.ends_with(
+                    " (with the alluvium CLI: ALLUVIUM_STORAGE_OPTIONS=single_writer=true)"
+                ),
                 "{line}"
             );
         }

@@ -154,4 +154,3 @@ pub fn run() -> Result<ExitCode> {
     };
     done.map(|()| ExitCode::SUCCESS)
 }
-

@@ -189,10 +189,7 @@ pub fn conformance_dir() -> std::path::PathBuf {
 
 /// Copies a conformance table (its `delta` root) into a fresh temporary directory.
 pub fn copy_table(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    let src = conformance_dir()
-        .join("tables")
-        .join(name)
-        .join("delta");
+    let src = conformance_dir().join("tables").join(name).join("delta");
     let dir = tempfile::tempdir().unwrap();
     let dst = dir.path().join("table");
     copy_dir(&src, &dst);

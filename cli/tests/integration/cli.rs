@@ -1,6 +1,7 @@
 //! The `alluvium` command line: every command's output contract (formats and JSON keys other
 //! tools rely on), and errors as one stderr line with a non-zero exit.
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 use super::common::{BIN, conformance, fails, ok, run};
@@ -128,7 +129,6 @@ fn errors_are_one_line_with_non_zero_exit() {
     assert!(e.contains("catalog"), "{e}");
     fails(&["delete", &t, "--filter", "number = 1 AND"]);
     fails(&["append", &t, "/nonexistent.csv"]);
-    fails(&["bench", "load", "/nonexistent/table", "--repeat", "1"]);
     // Usage errors come from the argument parser (exit 2), never a panic.
     let o = run(&["scan"]);
     assert_eq!(o.status.code(), Some(2));
@@ -289,7 +289,6 @@ fn reads_with_stdout_closed_fail_quietly_without_panicking() {
         vec!["verify", &t],
         vec!["cleanup-log", &t, "--dry-run"],
         vec!["vacuum", &t, "--dry-run"],
-        vec!["bench", "load", &t, "--repeat", "1"],
         vec!["demo", demo.to_str().unwrap()],
     ] {
         let o = run_with_closed_stdout(&args);
