@@ -20,8 +20,9 @@
 //! * this crate: the facade and table operations.
 //!
 //! The `alluvium` command-line tool is the separate package `alluvium-cli`, and the
-//! measurements (`alluvium-bench`, with its synthetic-log generator) are `alluvium-bench`:
-//! neither is part of this library.
+//! measurements (binary `alluvium-bench`, with the synthetic-log generator) are the package
+//! `alluvium-bench`: neither is part of this library. Feature `s3` (off by default) adds
+//! object-store tables.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod describe;

@@ -94,7 +94,7 @@ pub struct CheckpointBenchArgs {
 /// Arguments of `bench refresh`.
 #[derive(Debug, Args)]
 pub struct RefreshArgs {
-    /// Table location (a table made by `bench gen-log`).
+    /// Table location (a table made by `gen-log`).
     table: String,
     /// New commits before the refresh.
     #[arg(long, default_value_t = 10)]
