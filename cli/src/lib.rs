@@ -50,7 +50,12 @@ pub use storage_options::{STORAGE_OPTIONS_ENV, open, open_with_fsync};
 
 /// alluvium: read and write Delta Lake tables.
 #[derive(Debug, Parser)]
-#[command(name = "alluvium", version, about)]
+// The help's first line is the library's description, as when the CLI was part of it.
+#[command(
+    name = "alluvium",
+    version,
+    about = "An embeddable storage engine for the Delta Lake transaction-log protocol"
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -429,3 +429,17 @@ fn storage_options_come_from_the_environment_for_object_stores_only() {
     let o = with_bad_options(&conformance("basic_partitioned"));
     assert!(o.status.success(), "{o:?}");
 }
+
+/// `--help` still opens with the line it had when the CLI was part of the library package
+/// (clap's `about` would otherwise take the CLI package's own description).
+#[test]
+fn help_keeps_its_first_line() {
+    let help = ok(&["--help"]);
+    assert!(
+        help.starts_with(
+            "An embeddable storage engine for the Delta Lake transaction-log protocol\n"
+        ),
+        "{help}"
+    );
+    assert!(ok(&["--version"]).starts_with("alluvium "));
+}
