@@ -8,7 +8,7 @@
 //! * `refresh/10` — incremental refresh of a loaded snapshot after 10 new commits.
 //!
 //! `cargo bench --bench snapshot_load`. For the 1,000,000-file scale figures use
-//! `alluvium bench gen-log` / `bench load` / `bench refresh` (see README).
+//! `alluvium-bench gen-log` / `load` / `refresh` (see README).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use alluvium::compaction::{CheckpointConfig, checkpoint};
@@ -25,7 +25,7 @@ fn table(checkpoints: bool) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().to_string_lossy().into_owned();
     let table = Table::open_local(&path, false).expect("open");
-    alluvium::synthetic::create_log(&table, COMMITS, FILES_PER_COMMIT).expect("generate");
+    alluvium_bench::synthetic::create_log(&table, COMMITS, FILES_PER_COMMIT).expect("generate");
     if checkpoints {
         for v in (CHECKPOINT_EVERY..=COMMITS).step_by(CHECKPOINT_EVERY as usize) {
             let at = table.snapshot_at(VersionSpec::Version(v)).expect("load");
@@ -69,7 +69,7 @@ fn bench(c: &mut Criterion) {
             let mut total = std::time::Duration::ZERO;
             for _ in 0..iters {
                 let next = base.version() + 1;
-                alluvium::synthetic::append_commits(
+                alluvium_bench::synthetic::append_commits(
                     table.store().as_ref(),
                     next,
                     next + 9,

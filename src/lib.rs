@@ -17,7 +17,12 @@
 //! * `alluvium-txlog`: the log format;
 //! * `alluvium-mvcc`: snapshots and transactions;
 //! * `alluvium-compaction`: maintenance;
-//! * this crate: the facade, table operations and the `alluvium` CLI.
+//! * this crate: the facade and table operations.
+//!
+//! The `alluvium` command-line tool is the separate package `alluvium-cli`, and the
+//! measurements (binary `alluvium-bench`, with the synthetic-log generator) are the package
+//! `alluvium-bench`: neither is part of this library. Feature `s3` (off by default) adds
+//! object-store tables.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod describe;
@@ -26,8 +31,6 @@ mod history;
 mod maintenance;
 mod rewrite;
 pub mod scan;
-#[doc(hidden)]
-pub mod synthetic;
 mod table;
 mod verify;
 mod write;
@@ -41,7 +44,7 @@ pub use describe::{ProtocolDescription, TableDescription, describe};
 pub use error::{Error, Result};
 pub use history::{CommitEntry, history};
 pub use scan::{Scan, ScanBuilder, conform_variant, variants_as_json, variants_as_json_schema};
-pub use table::{STORAGE_OPTIONS_ENV, Table};
+pub use table::Table;
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
 pub use write::{DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};
 

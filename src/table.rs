@@ -11,34 +11,6 @@ use alluvium_storage::{
 
 use crate::{Error, Result};
 
-/// Environment variable holding options for object-store tables opened with
-/// [`Table::open`]: comma-separated `key=value` pairs, the keys of
-/// [`Table::open_with_options`] (for example `single_writer=true,concurrency=16`).
-pub const STORAGE_OPTIONS_ENV: &str = "ALLUVIUM_STORAGE_OPTIONS";
-
-/// The pairs of [`STORAGE_OPTIONS_ENV`] (none if unset).
-fn env_options() -> Result<Vec<(String, String)>> {
-    let Ok(text) = std::env::var(STORAGE_OPTIONS_ENV) else {
-        return Ok(Vec::new());
-    };
-    parse_option_pairs(&text)
-        .map_err(|bad| Error::InvalidArgument(format!("{STORAGE_OPTIONS_ENV}: {bad}")))
-}
-
-/// Parses `k=v,k=v` (blank items ignored); the error names the malformed item.
-fn parse_option_pairs(text: &str) -> std::result::Result<Vec<(String, String)>, String> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|item| !item.is_empty())
-        .map(|item| match item.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => {
-                Ok((k.trim().to_string(), v.trim().to_string()))
-            }
-            _ => Err(format!("expected key=value, got {item:?}")),
-        })
-        .collect()
-}
-
 /// Opens an object-store table (feature `s3`).
 #[cfg(feature = "s3")]
 fn open_remote(location: &str, options: &StorageOptions) -> Result<Table> {
@@ -76,27 +48,28 @@ impl Table {
     /// cargo feature `s3`) an object-store URI: `s3://bucket/prefix` (also `s3a://`),
     /// `gs://bucket/prefix`, `az://container/prefix` (also `azure://`, `abfs[s]://`).
     ///
-    /// Object stores are configured from the environment: the `object_store` crate's
+    /// Object stores take their configuration from the `object_store` crate's environment
     /// variables (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
-    /// `AWS_REGION`, `AWS_ALLOW_HTTP`, ...; `GOOGLE_*`, `AZURE_*`) and alluvium's
-    /// [`STORAGE_OPTIONS_ENV`] (comma-separated `key=value` pairs as accepted by
-    /// [`open_with_options`](Self::open_with_options), e.g. `single_writer=true`).
+    /// `AWS_REGION`, `AWS_ALLOW_HTTP`, ...; `GOOGLE_*`, `AZURE_*`) and alluvium's defaults;
+    /// alluvium's own options are given with
+    /// [`open_with_options`](Self::open_with_options). The library reads no environment
+    /// variable of its own (the CLI reads `ALLUVIUM_STORAGE_OPTIONS` and passes the pairs).
     ///
     /// Opening does no I/O; a missing table is reported by the first read.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for URIs of unsupported schemes (or object-store URIs in a
-    /// build without the `s3` feature) and malformed [`STORAGE_OPTIONS_ENV`];
+    /// build without the `s3` feature);
     /// [`Error::Storage`] for a bad object-store configuration.
     pub fn open(location: &str) -> Result<Table> {
         if remote_scheme(location).is_some() {
-            return open_remote(location, &StorageOptions::from_pairs(env_options()?)?);
+            return open_remote(location, &StorageOptions::default());
         }
         Self::open_local(location, true)
     }
 
     /// Opens the table at `location` with explicit options, which win over the
-    /// environment (unlike [`open`](Self::open), [`STORAGE_OPTIONS_ENV`] is not read).
+    /// `object_store` crate's environment variables.
     ///
     /// For object-store locations the keys are alluvium's own:
     /// * `put_if_absent`: `probe` (default: find out with a scratch object when a writer
@@ -273,20 +246,6 @@ mod tests {
     use bytes::Bytes;
 
     use super::*;
-
-    #[test]
-    fn option_pairs_parse() {
-        assert_eq!(
-            parse_option_pairs(" single_writer=true, concurrency = 4 ,").unwrap(),
-            vec![
-                ("single_writer".to_string(), "true".to_string()),
-                ("concurrency".to_string(), "4".to_string())
-            ]
-        );
-        assert!(parse_option_pairs("single_writer").is_err());
-        assert!(parse_option_pairs("=x").is_err());
-        assert!(parse_option_pairs("").unwrap().is_empty());
-    }
 
     #[test]
     fn local_options_are_checked() {

@@ -10,8 +10,8 @@
 //!   bucket read back exactly as from local disk;
 //! * `create_append_delete_checkpoint_optimize_vacuum`: the write and maintenance paths
 //!   on `s3://`, with request counts in the reports;
-//! * `racing_writer_processes_commit_every_row_once`: 4 `alluvium append` processes x 25
-//!   appends on one table: contiguous versions, every row exactly once;
+//! * (`racing_writer_processes_commit_every_row_once`, 4 `alluvium append` processes x 25
+//!   appends on one table, is in the CLI package's tests);
 //! * `fault_sweep_over_s3` / `fault_sweep_while_checkpointing_over_s3`: the fault-injection
 //!   workload of `tests/faults.rs` over the S3 backend, lost responses included;
 //! * `writes_without_put_if_absent_are_refused_unless_single_writer`: the capability check.
@@ -21,6 +21,8 @@
 mod common;
 #[path = "common/fault_workload.rs"]
 mod fault_workload;
+#[path = "common/s3_server.rs"]
+mod s3_server;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -35,56 +37,7 @@ use alluvium::txlog::segment::list_log_from;
 use alluvium::{Error, ScanBuilder, Table, WriteOptions};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
-
-fn endpoint() -> Option<String> {
-    std::env::var("ALLUVIUM_S3_ENDPOINT")
-        .ok()
-        .filter(|e| !e.is_empty())
-}
-
-fn bucket() -> String {
-    std::env::var("ALLUVIUM_S3_BUCKET").unwrap_or_else(|_| "alluvium".into())
-}
-
-fn key_id() -> String {
-    std::env::var("AWS_ACCESS_KEY_ID").unwrap_or_else(|_| "testkey".into())
-}
-
-fn secret() -> String {
-    std::env::var("AWS_SECRET_ACCESS_KEY").unwrap_or_else(|_| "testsecret".into())
-}
-
-/// The connection options of the test server, plus `extra`.
-fn pairs(extra: &[(&str, &str)]) -> Vec<(String, String)> {
-    let mut p: Vec<(String, String)> = vec![
-        ("aws_endpoint".into(), endpoint().unwrap()),
-        ("aws_allow_http".into(), "true".into()),
-        ("aws_access_key_id".into(), key_id()),
-        ("aws_secret_access_key".into(), secret()),
-        ("aws_region".into(), "us-east-1".into()),
-    ];
-    p.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    p
-}
-
-/// A fresh table URI under the bucket, or `None` (test skipped) without an endpoint.
-fn fresh_uri(name: &str) -> Option<String> {
-    if endpoint().is_none() {
-        eprintln!("skipped {name}: set ALLUVIUM_S3_ENDPOINT to run it against an S3 server");
-        return None;
-    }
-    Some(format!(
-        "s3://{}/root-tests/{name}-{}",
-        bucket(),
-        uuid::Uuid::new_v4().simple()
-    ))
-}
-
-fn open(uri: &str, extra: &[(&str, &str)]) -> Table {
-    let p = pairs(extra);
-    let refs: Vec<(&str, &str)> = p.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    Table::open_with_options(uri, &refs).unwrap()
-}
+use s3_server::{fresh_uri, open, pairs};
 
 fn scan_rows(table: &Table) -> Vec<String> {
     let batches = ScanBuilder::new(table.snapshot().unwrap())
@@ -320,84 +273,6 @@ fn writes_without_put_if_absent_are_refused_unless_single_writer() {
         Error::Mvcc(MvccError::StorageCapabilityMissing { .. })
     ));
     assert_eq!(data_files(single.store().as_ref()).len(), 1);
-}
-
-/// Runs `alluvium` with the test server's connection in the environment.
-fn cli(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_alluvium"))
-        .args(args)
-        .env("AWS_ENDPOINT_URL", endpoint().unwrap())
-        .env("AWS_ALLOW_HTTP", "true")
-        .env("AWS_ACCESS_KEY_ID", key_id())
-        .env("AWS_SECRET_ACCESS_KEY", secret())
-        .env("AWS_REGION", "us-east-1")
-        .env("ALLUVIUM_STORAGE_OPTIONS", "put_if_absent=true")
-        .output()
-        .unwrap()
-}
-
-#[test]
-fn racing_writer_processes_commit_every_row_once() {
-    const WRITERS: usize = 4;
-    const APPENDS: usize = 25;
-    let Some(uri) = fresh_uri("race") else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let file = |w: usize, i: usize| dir.path().join(format!("w{w}-{i}.csv"));
-    for w in 0..WRITERS {
-        for i in 0..APPENDS {
-            std::fs::write(file(w, i), format!("writer,seq\n{w},{i}\n")).unwrap();
-        }
-    }
-    let out = cli(&[
-        "create",
-        &uri,
-        "--schema-from",
-        file(0, 0).to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    let workers: Vec<_> = (0..WRITERS)
-        .map(|w| {
-            let uri = uri.clone();
-            let files: Vec<String> = (0..APPENDS)
-                .map(|i| file(w, i).to_str().unwrap().to_string())
-                .collect();
-            std::thread::spawn(move || {
-                for f in files {
-                    let out = cli(&["append", &uri, &f]);
-                    assert!(
-                        out.status.success(),
-                        "{}",
-                        String::from_utf8_lossy(&out.stderr)
-                    );
-                }
-            })
-        })
-        .collect();
-    for h in workers {
-        h.join().unwrap();
-    }
-    let table = open(&uri, &[]);
-    let listing = list_log_from(table.store().as_ref(), 0).unwrap();
-    let versions: Vec<u64> = listing
-        .iter()
-        .filter(|f| f.kind == LogFileKind::Commit)
-        .map(|f| f.version)
-        .collect();
-    let n = (WRITERS * APPENDS) as u64;
-    assert_eq!(versions, (0..=n).collect::<Vec<_>>());
-    let batches = ScanBuilder::new(table.snapshot().unwrap())
-        .build()
-        .unwrap()
-        .execute()
-        .unwrap();
-    let rows = common::canon_rows(&batches);
-    let mut expected: Vec<String> = (0..WRITERS)
-        .flat_map(|w| (0..APPENDS).map(move |i| format!("{w} | {i}")))
-        .collect();
-    expected.sort();
-    assert_eq!(rows, expected);
 }
 
 /// A fault-sweep setup: a fresh prefix on one shared client (one runtime for all runs).

@@ -3,7 +3,7 @@ time of DeltaTable(uri, storage_options).file_uris(), and its requests counted f
 server's request log (lines appended during the loads).
 
 usage: PEERS_VENV/bin/python benches/peers/load_s3_delta_rs.py URI MOTO_LOG [REPEAT]
-(run next to `alluvium bench load URI --repeat N`, which prints its own request counts)
+(run next to `alluvium-bench load URI --repeat N`, which prints its own request counts)
 """
 import json, os, re, statistics, sys, time
 from deltalake import DeltaTable
@@ -18,7 +18,7 @@ def lines():
     with open(log, "rb") as f:
         return f.read().decode(errors="replace").splitlines()
 
-DeltaTable(uri, storage_options=opts).file_uris()  # warm-up, as alluvium's bench does
+DeltaTable(uri, storage_options=opts).file_uris()  # warm-up, as alluvium-bench does
 times, counts = [], None
 for _ in range(repeat):
     before = len(lines())

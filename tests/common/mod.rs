@@ -177,12 +177,19 @@ pub fn pretty_rows(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
+/// The repository's `tests/data/conformance`, found from the package that includes this
+/// module (the workspace root, or a member package such as the CLI's).
+pub fn conformance_dir() -> std::path::PathBuf {
+    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors()
+        .map(|p| p.join("tests/data/conformance"))
+        .find(|p| p.is_dir())
+        .unwrap_or_else(|| here.join("tests/data/conformance"))
+}
+
 /// Copies a conformance table (its `delta` root) into a fresh temporary directory.
 pub fn copy_table(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/conformance/tables")
-        .join(name)
-        .join("delta");
+    let src = conformance_dir().join("tables").join(name).join("delta");
     let dir = tempfile::tempdir().unwrap();
     let dst = dir.path().join("table");
     copy_dir(&src, &dst);

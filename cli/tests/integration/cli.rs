@@ -1,48 +1,10 @@
 //! The `alluvium` command line: every command's output contract (formats and JSON keys other
 //! tools rely on), and errors as one stderr line with a non-zero exit.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_alluvium");
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(
-        o.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
-
-fn fails(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(!o.status.success(), "{args:?} should fail");
-    assert_ne!(o.status.code(), Some(101), "{args:?} panicked");
-    let err = String::from_utf8(o.stderr).unwrap();
-    assert_eq!(
-        err.trim_end().lines().count(),
-        1,
-        "{args:?}: error must be one line: {err:?}"
-    );
-    assert!(err.starts_with("error: "), "{err}");
-    err
-}
-
-fn conformance(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/conformance/tables")
-        .join(name)
-        .join("delta")
-        .to_string_lossy()
-        .into_owned()
-}
+use super::common::{BIN, conformance, fails, ok, run};
 
 #[test]
 fn inspect_json_has_the_contract_keys() {
@@ -167,7 +129,6 @@ fn errors_are_one_line_with_non_zero_exit() {
     assert!(e.contains("catalog"), "{e}");
     fails(&["delete", &t, "--filter", "number = 1 AND"]);
     fails(&["append", &t, "/nonexistent.csv"]);
-    fails(&["bench", "load", "/nonexistent/table", "--repeat", "1"]);
     // Usage errors come from the argument parser (exit 2), never a panic.
     let o = run(&["scan"]);
     assert_eq!(o.status.code(), Some(2));
@@ -239,37 +200,6 @@ fn write_commands_round_trip() {
         ])
         .starts_with("committed version 1")
     );
-}
-
-#[test]
-fn bench_commands_print_their_json_keys() {
-    let load: serde_json::Value = serde_json::from_str(&ok(&[
-        "bench",
-        "load",
-        &conformance("basic-with-checkpoint"),
-        "--repeat",
-        "3",
-    ]))
-    .unwrap();
-    for key in ["median_ms", "min_ms", "max_ms"] {
-        assert!(load[key].as_f64().is_some(), "missing {key}");
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let append: serde_json::Value = serde_json::from_str(&ok(&[
-        "bench",
-        "append",
-        dir.path().to_str().unwrap(),
-        "--commits",
-        "6",
-        "--writers",
-        "2",
-        "--no-fsync",
-    ]))
-    .unwrap();
-    for key in ["commits_per_s", "p50_ms", "p99_ms", "retries"] {
-        assert!(append.get(key).is_some(), "missing {key}");
-    }
-    assert_eq!(append["lost"], 0);
 }
 
 #[test]
@@ -359,7 +289,6 @@ fn reads_with_stdout_closed_fail_quietly_without_panicking() {
         vec!["verify", &t],
         vec!["cleanup-log", &t, "--dry-run"],
         vec!["vacuum", &t, "--dry-run"],
-        vec!["bench", "load", &t, "--repeat", "1"],
         vec!["demo", demo.to_str().unwrap()],
     ] {
         let o = run_with_closed_stdout(&args);
@@ -468,4 +397,49 @@ fn inspect_escapes_control_characters_in_table_values() {
         "{out}"
     );
     assert_eq!(out.lines().filter(|l| l.starts_with("version:")).count(), 1);
+}
+
+/// The measurements are the separate `alluvium-bench` binary: `bench` is a usage error here.
+#[test]
+fn bench_is_not_a_command_of_the_product() {
+    let o = run(&["bench", "load", &conformance("basic_partitioned")]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+}
+
+/// `ALLUVIUM_STORAGE_OPTIONS` is read by the CLI (the library reads no environment
+/// variable) and applies to object-store tables: a malformed value is one error line naming
+/// it, found before any request; local tables do not read it.
+#[test]
+fn storage_options_come_from_the_environment_for_object_stores_only() {
+    let with_bad_options = |table: &str| {
+        Command::new(BIN)
+            .args(["inspect", table])
+            .env("ALLUVIUM_STORAGE_OPTIONS", "single_writer")
+            .output()
+            .unwrap()
+    };
+    let o = with_bad_options("s3://bucket/table");
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: ALLUVIUM_STORAGE_OPTIONS: expected key=value"),
+        "{err}"
+    );
+    let o = with_bad_options(&conformance("basic_partitioned"));
+    assert!(o.status.success(), "{o:?}");
+}
+
+/// `--help` still opens with the line it had when the CLI was part of the library package
+/// (clap's `about` would otherwise take the CLI package's own description).
+#[test]
+fn help_keeps_its_first_line() {
+    let help = ok(&["--help"]);
+    assert!(
+        help.starts_with(
+            "An embeddable storage engine for the Delta Lake transaction-log protocol\n"
+        ),
+        "{help}"
+    );
+    assert!(ok(&["--version"]).starts_with("alluvium "));
 }

@@ -1,17 +1,31 @@
-//! Command-line parsing and dispatch. Commands are thin: each calls the library and formats
-//! what it returns; no protocol logic lives here.
+//! The `alluvium` command-line tool: argument parsing, dispatch, and the formatting of what
+//! the library returns (tables, CSV, JSON lines, reports, progress bars).
+//!
+//! This package owns everything only a command line needs: `clap`, `indicatif`, arrow's
+//! CSV/JSON/pretty-print writers, the environment variable [`STORAGE_OPTIONS_ENV`], exit
+//! codes, and every message naming a flag or an environment variable (hints added to the
+//! library's typed errors when they are printed, see [`error_line`]). Commands are thin: each
+//! calls the `alluvium` library's public API and formats the result; no protocol logic lives
+//! here, and nothing here is reachable from the library.
+//!
+//! The library part of this package is the plumbing other command-line tools of the project
+//! share (the `alluvium-bench` binary): opening a table as the CLI does ([`open`]), printing
+//! without panicking ([`report`], [`outln!`]) and running a command with the one-line error
+//! contract ([`main_with`]).
+#![deny(missing_docs)]
 
 /// `println!` that fails the command instead of panicking when stdout is closed (see
-/// [`report`]); for commands whose output is their result.
+/// [`report`]); for commands whose output is their result. Expands to an expression using
+/// `?`, so the enclosing function returns `alluvium::Result`.
+#[macro_export]
 macro_rules! outln {
     ($($arg:tt)*) => {
-        $crate::cli::report::print_line(format_args!($($arg)*))?
+        $crate::report::print_line(format_args!($($arg)*))?
     };
 }
 
-mod bench;
-mod bench_maintenance;
 mod demo;
+mod exit;
 mod files;
 mod history;
 mod input;
@@ -21,18 +35,27 @@ mod optimize;
 mod output;
 pub mod report;
 mod scan;
+mod storage_options;
 mod text;
 mod verify;
 mod write;
 
 use std::process::ExitCode;
 
-use alluvium::{Error, Result, Table, VersionSpec};
+use alluvium::{Error, Result, VersionSpec};
 use clap::{Args, Parser, Subcommand};
+
+pub use exit::{error_line, main_with};
+pub use storage_options::{STORAGE_OPTIONS_ENV, open, open_with_fsync};
 
 /// alluvium: read and write Delta Lake tables.
 #[derive(Debug, Parser)]
-#[command(name = "alluvium", version, about)]
+// The help's first line is the library's description, as when the CLI was part of it.
+#[command(
+    name = "alluvium",
+    version,
+    about = "An embeddable storage engine for the Delta Lake transaction-log protocol"
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -72,14 +95,11 @@ enum Command {
     /// files and deletion vectors (--deep: also statistics against the data). Exits 0 for a
     /// clean table, 3 when something is wrong (one line per finding), 1 if it cannot check.
     Verify(verify::VerifyArgs),
-    /// Measure alluvium.
-    #[command(subcommand)]
-    Bench(bench::BenchCommand),
 }
 
 /// Selects a version of a table.
 #[derive(Debug, Args, Clone)]
-pub struct VersionArgs {
+struct VersionArgs {
     /// Read this version.
     #[arg(long, conflicts_with = "timestamp")]
     version: Option<u64>,
@@ -112,10 +132,6 @@ fn parse_timestamp_arg(t: &str) -> Result<i64> {
     })
 }
 
-fn open(table: &str) -> Result<Table> {
-    Table::open(table)
-}
-
 /// Parses the command line and runs the command; the exit status for success or findings.
 pub fn run() -> Result<ExitCode> {
     let cli = match Cli::try_parse() {
@@ -140,12 +156,6 @@ pub fn run() -> Result<ExitCode> {
         Command::Optimize(a) => optimize::optimize(a),
         Command::Vacuum(a) => optimize::vacuum(a),
         Command::Demo(a) => demo::run(a),
-        Command::Bench(b) => bench::run(b),
     };
     done.map(|()| ExitCode::SUCCESS)
-}
-
-/// An error as one line of text.
-pub fn one_line(e: &Error) -> String {
-    e.to_string().replace(['\n', '\r'], " ")
 }

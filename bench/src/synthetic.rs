@@ -7,13 +7,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium_storage::ObjectStore;
-use alluvium_txlog::actions::{Action, Add, CommitInfo, OptStringMap};
-use alluvium_txlog::log_path::commit_path;
-use arrow_schema::{DataType, Field, Schema};
+use alluvium::storage::ObjectStore;
+use alluvium::txlog::actions::{Action, Add, CommitInfo, OptStringMap};
+use alluvium::txlog::log_path::commit_path;
+use alluvium::{Result, Table};
+use arrow::datatypes::{DataType, Field, Schema};
 use bytes::Bytes;
-
-use crate::{Result, Table};
 
 /// The commit of `version`: a `commitInfo` and `files` adds, each with statistics for the
 /// columns `id` (long) and `name` (string). Identical for identical arguments.
@@ -25,7 +24,7 @@ pub fn commit(version: u64, files: u64) -> Result<Bytes> {
     let ts = 1_700_000_000_000i64.saturating_add(i64::try_from(version).unwrap_or(i64::MAX));
     ci.set("timestamp", ts);
     ci.set("operation", "WRITE");
-    ci.set("engineInfo", crate::ENGINE);
+    ci.set("engineInfo", alluvium::ENGINE);
     ci.set("txnId", format!("00000000-0000-4000-8000-{version:012x}"));
     let mut actions = vec![Action::CommitInfo(ci)];
     for i in 0..files {
@@ -53,7 +52,7 @@ pub fn commit(version: u64, files: u64) -> Result<Bytes> {
             clustering_provider: None,
         }));
     }
-    Ok(alluvium_txlog::commit::encode_commit(&actions)?.into())
+    Ok(alluvium::txlog::commit::encode_commit(&actions)?.into())
 }
 
 /// Creates a table (schema `id long, name string`, no automatic checkpoints) in `table` and

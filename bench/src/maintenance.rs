@@ -1,4 +1,4 @@
-//! `alluvium bench optimize` and `alluvium bench vacuum`: OPTIMIZE and VACUUM timed inside
+//! `alluvium-bench optimize` and `alluvium-bench vacuum`: OPTIMIZE and VACUUM timed inside
 //! one process, on scratch copies so that the input table is never changed.
 
 use std::collections::HashMap;
@@ -14,7 +14,9 @@ use arrow::datatypes::{DataType, Field, Schema};
 use clap::Args;
 use serde_json::json;
 
-use super::bench::summary;
+use alluvium_cli::outln;
+
+use super::{round3, summary};
 
 /// Arguments of `bench optimize`.
 #[derive(Debug, Args)]
@@ -164,8 +166,4 @@ fn rayon_for<R: Send>(
 ) -> Vec<R> {
     use rayon::prelude::*;
     range.into_par_iter().map(f).collect()
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }

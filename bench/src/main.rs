@@ -1,22 +1,46 @@
-//! `alluvium bench`: measurements inside one process, printed as one JSON line.
+//! `alluvium-bench`: measurements of alluvium inside one process, each printed as one JSON
+//! line (timings in milliseconds, medians over `--repeat` runs, request counts).
+//!
+//! A separate binary so that the product (`alluvium`) and the library carry no benchmark
+//! scaffolding; it uses the library's public API, the synthetic-log generator of this
+//! package ([`alluvium_bench::synthetic`]) and the CLI's plumbing (opening tables with
+//! `ALLUVIUM_STORAGE_OPTIONS`, printing, the one-line error contract).
+
+mod maintenance;
+mod scan;
 
 use std::time::Instant;
 
 use std::collections::HashMap;
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use alluvium::mvcc::MvccError;
 use alluvium::storage::RequestCounts;
 use alluvium::txlog::path::resolve;
-use alluvium::{Error, Result, Table, VersionSpec, WriteOptions};
+use alluvium::{Error, Result, VersionSpec, WriteOptions};
+use alluvium_bench::synthetic;
+use alluvium_cli::{open, open_with_fsync, outln};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
-use clap::{Args, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use serde_json::json;
+
+fn main() -> ExitCode {
+    alluvium_cli::main_with(run)
+}
+
+/// alluvium-bench: measure alluvium (one JSON line per run).
+#[derive(Debug, Parser)]
+#[command(name = "alluvium-bench", version, about)]
+struct Bench {
+    #[command(subcommand)]
+    command: BenchCommand,
+}
 
 /// What to measure.
 #[derive(Debug, Subcommand)]
-pub enum BenchCommand {
+enum BenchCommand {
     /// Cold-load a snapshot and list its live files, `--repeat` times, each with a fresh
     /// table handle (no cache).
     Load(LoadArgs),
@@ -33,9 +57,12 @@ pub enum BenchCommand {
     /// snapshot incrementally.
     Refresh(RefreshArgs),
     /// OPTIMIZE a fresh copy of a local table `--repeat` times (load, plan, rewrite, commit).
-    Optimize(super::bench_maintenance::OptimizeBenchArgs),
+    Optimize(maintenance::OptimizeBenchArgs),
     /// Generate a table with `--files` unreferenced old data files, then time a full VACUUM.
-    Vacuum(super::bench_maintenance::VacuumBenchArgs),
+    Vacuum(maintenance::VacuumBenchArgs),
+    /// Scan a table to Arrow in this process `--repeat` times (no output formatting): the
+    /// engine's read path alone.
+    Scan(scan::ScanBenchArgs),
 }
 
 /// Arguments of `bench gen-log`.
@@ -67,7 +94,7 @@ pub struct CheckpointBenchArgs {
 /// Arguments of `bench refresh`.
 #[derive(Debug, Args)]
 pub struct RefreshArgs {
-    /// Table location (a table made by `bench gen-log`).
+    /// Table location (a table made by `gen-log`).
     table: String,
     /// New commits before the refresh.
     #[arg(long, default_value_t = 10)]
@@ -87,8 +114,8 @@ fn peak_rss_mib() -> Option<f64> {
 
 /// The commit file of one synthetic version: commitInfo and `files` adds with statistics.
 fn gen_log(a: GenLogArgs) -> Result<()> {
-    use alluvium::synthetic::{append_commits, create_table};
-    let table = Table::open_local(&a.dir, false)?;
+    use synthetic::{append_commits, create_table};
+    let table = open_with_fsync(&a.dir, false)?;
     create_table(&table)?;
     let store = table.store().as_ref();
     let started = Instant::now();
@@ -115,7 +142,7 @@ fn gen_log(a: GenLogArgs) -> Result<()> {
 }
 
 fn checkpoint_bench(a: CheckpointBenchArgs) -> Result<()> {
-    let table = Table::open(&a.table)?;
+    let table = open(&a.table)?;
     let load = Instant::now();
     let snapshot = table.snapshot()?;
     let load_ms = load.elapsed().as_secs_f64() * 1000.0;
@@ -147,7 +174,7 @@ fn alluvium_now() -> i64 {
 
 fn refresh_bench(a: RefreshArgs) -> Result<()> {
     use alluvium::txlog::log_path::commit_path;
-    let table = Table::open(&a.table)?;
+    let table = open(&a.table)?;
     let mut snapshot = table.snapshot()?;
     let mut times = Vec::new();
     let mut lists = 0;
@@ -158,7 +185,7 @@ fn refresh_bench(a: RefreshArgs) -> Result<()> {
         for v in base + 1..=base + a.commits {
             table
                 .store()
-                .put_if_absent(&commit_path(v), alluvium::synthetic::commit(v, 10)?)?;
+                .put_if_absent(&commit_path(v), synthetic::commit(v, 10)?)?;
         }
         let started = Instant::now();
         let next = snapshot.refresh()?;
@@ -209,7 +236,7 @@ pub struct LoadArgs {
 }
 
 /// Median, min and max of durations in milliseconds.
-pub fn summary(mut ms: Vec<f64>) -> (f64, f64, f64) {
+fn summary(mut ms: Vec<f64>) -> (f64, f64, f64) {
     ms.sort_by(f64::total_cmp);
     let n = ms.len();
     if n == 0 {
@@ -235,7 +262,7 @@ struct LoadRun {
 /// Opens the table, loads the snapshot and resolves every live file's location: what a
 /// query engine needs before planning. Dropping the snapshot is part of the run.
 fn load_once(table: &str, spec: VersionSpec) -> Result<LoadRun> {
-    let snapshot = Table::open(table)?.snapshot_at(spec)?;
+    let snapshot = open(table)?.snapshot_at(spec)?;
     let files: Vec<String> = snapshot
         .files()
         .map(|f| resolve(&f.path, snapshot.root()).map(|l| l.to_string()))
@@ -271,7 +298,7 @@ fn append(a: AppendArgs) -> Result<()> {
         ));
     }
     let durable = !a.no_fsync;
-    let table = Table::open_local(&a.dir, durable)?;
+    let table = open_with_fsync(&a.dir, durable)?;
     if table.snapshot().is_err() {
         match table.create(&one_row(0, 0)?.schema(), &[], &HashMap::new()) {
             Ok(_) | Err(Error::Mvcc(MvccError::TableAlreadyExists { .. })) => {}
@@ -285,7 +312,7 @@ fn append(a: AppendArgs) -> Result<()> {
             let n = a.commits / a.writers + usize::from(w < a.commits % a.writers);
             let dir = a.dir.clone();
             std::thread::spawn(move || -> Result<(Vec<f64>, u32, RequestCounts)> {
-                let t = Table::open_local(&dir, durable)?;
+                let t = open_with_fsync(&dir, durable)?;
                 let mut lat = Vec::with_capacity(n);
                 let mut retries = 0;
                 let mut requests = RequestCounts::default();
@@ -336,14 +363,21 @@ fn append(a: AppendArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn run(cmd: BenchCommand) -> Result<()> {
-    match cmd {
+/// Parses the command line and runs the measurement.
+fn run() -> Result<ExitCode> {
+    let cmd = match Bench::try_parse() {
+        Ok(b) => b.command,
+        // Help and version go to stdout with success; usage errors exit 2 via clap.
+        Err(e) => e.exit(),
+    };
+    let done = match cmd {
         BenchCommand::Append(a) => append(a),
         BenchCommand::GenLog(a) => gen_log(a),
         BenchCommand::Checkpoint(a) => checkpoint_bench(a),
         BenchCommand::Refresh(a) => refresh_bench(a),
-        BenchCommand::Optimize(a) => super::bench_maintenance::optimize(a),
-        BenchCommand::Vacuum(a) => super::bench_maintenance::vacuum(a),
+        BenchCommand::Optimize(a) => maintenance::optimize(a),
+        BenchCommand::Vacuum(a) => maintenance::vacuum(a),
+        BenchCommand::Scan(a) => scan::run(a),
         BenchCommand::Load(a) => {
             if a.repeat == 0 {
                 return Err(Error::InvalidArgument("--repeat must be at least 1".into()));
@@ -374,7 +408,8 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
             );
             Ok(())
         }
-    }
+    };
+    done.map(|()| ExitCode::SUCCESS)
 }
 
 /// Request counts of one operation as JSON (all zeros on stores that do not count).
@@ -382,6 +417,7 @@ fn requests_json(r: &RequestCounts) -> serde_json::Value {
     json!({"list": r.list, "get": r.get, "head": r.head, "put": r.put, "delete": r.delete, "other": r.other})
 }
 
+/// `x` rounded to three decimals (microseconds, for milliseconds).
 fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }

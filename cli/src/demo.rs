@@ -81,7 +81,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
             .into_owned()
     });
     outln!("1. create a table partitioned by region at {dir}");
-    let table = Table::open(&dir)?;
+    let table = crate::open(&dir)?;
     let r = table.create(&schema(), &["region".to_string()], &HashMap::new())?;
     outln!("   version {}: schema id/region/amount/ts", r.version);
 
@@ -92,7 +92,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         .map(|w| {
             let dir = dir.clone();
             std::thread::spawn(move || -> Result<Vec<(u64, u32)>> {
-                let t = Table::open(&dir)?;
+                let t = crate::open(&dir)?;
                 let mut out = Vec::new();
                 for round in 0..5 {
                     let o = t.append([batch(w, round)?], &WriteOptions::default())?;
@@ -165,7 +165,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
     );
 
     outln!("6. checkpoints (automatic every delta.checkpointInterval = 10 commits)");
-    let fresh = Table::open(&dir)?.snapshot()?;
+    let fresh = crate::open(&dir)?.snapshot()?;
     let r = fresh.report();
     outln!(
         "   a fresh load of version {} replays checkpoint {} plus {} commit(s), {} listing",

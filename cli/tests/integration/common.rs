@@ -1,0 +1,55 @@
+//! Running the `alluvium` binary and finding the conformance tables, for every test file of
+//! the CLI package.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// The `alluvium` binary cargo built for these tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_alluvium");
+
+/// Runs the binary with `args`.
+pub fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+/// Runs the binary with `args`, which must succeed; its stdout.
+pub fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Runs the binary with `args`, which must fail with one `error: ` line on stderr (not a
+/// panic); that line.
+pub fn fails(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(!o.status.success(), "{args:?} should fail");
+    assert_ne!(o.status.code(), Some(101), "{args:?} panicked");
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: error must be one line: {err:?}"
+    );
+    assert!(err.starts_with("error: "), "{err}");
+    err
+}
+
+/// The `delta` directory of a conformance table of the repository's test data.
+pub fn conformance(name: &str) -> String {
+    conformance_data()
+        .join("tables")
+        .join(name)
+        .join("delta")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The repository's conformance data (`tests/data/conformance` of the workspace root).
+pub fn conformance_data() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/conformance")
+}

@@ -1,0 +1,17 @@
+//! Integration tests of the `alluvium` binary, linked into one test binary: the command
+//! line's contract (commands, flags, output formats, exit statuses, one-line errors).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod cli;
+mod common;
+mod s3;
+mod variant;
+mod verify;
+
+// Fixtures shared with the library's integration tests (the repository's `tests/`).
+#[path = "../../../tests/common/mod.rs"]
+mod root_common;
+#[path = "../../../tests/common/s3_server.rs"]
+mod s3_server;
+#[path = "../../../tests/verify_fixture/mod.rs"]
+mod verify_fixture;
