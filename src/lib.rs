@@ -8,13 +8,14 @@
 //!     .with_columns(["id", "region"])
 //!     .with_filter_str("region = 'EU' AND id > 10")?
 //!     .build()?
-//!     .execute()?;
+//!     .execute_to_vec()?;
 //! # Ok(()) }
 //! ```
 //!
 //! Layers (each a crate; dependencies point down only):
 //! * `alluvium-storage`: object stores;
 //! * `alluvium-txlog`: the log format;
+//! * `alluvium-datafile`: reading and writing data files, the OPTIMIZE rewrite;
 //! * `alluvium-mvcc`: snapshots and transactions;
 //! * `alluvium-compaction`: maintenance;
 //! * this crate: the facade, table operations and the `alluvium` CLI.
@@ -24,7 +25,6 @@ mod describe;
 mod error;
 mod history;
 mod maintenance;
-mod rewrite;
 pub mod scan;
 #[doc(hidden)]
 pub mod synthetic;
@@ -33,6 +33,8 @@ mod verify;
 mod write;
 
 pub use alluvium_compaction as compaction;
+pub use alluvium_datafile as datafile;
+pub use alluvium_datafile::FileTask;
 pub use alluvium_mvcc as mvcc;
 pub use alluvium_mvcc::{Snapshot, VersionSpec};
 pub use alluvium_storage as storage;
@@ -40,7 +42,10 @@ pub use alluvium_txlog as txlog;
 pub use describe::{ProtocolDescription, TableDescription, describe};
 pub use error::{Error, Result};
 pub use history::{CommitEntry, history};
-pub use scan::{Scan, ScanBuilder, conform_variant, variants_as_json, variants_as_json_schema};
+pub use scan::{
+    Scan, ScanBatches, ScanBuilder, conform_variant, read_file, variants_as_json,
+    variants_as_json_schema,
+};
 pub use table::{STORAGE_OPTIONS_ENV, Table};
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
 pub use write::{DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};

@@ -66,7 +66,7 @@ fn rows_at(t: &Table, spec: VersionSpec) -> Vec<(i64, i64, String)> {
         .with_columns(["x", "y", "p"])
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     let mut out = Vec::new();
     for b in &batches {
@@ -496,7 +496,7 @@ fn all_rows(snapshot: alluvium::Snapshot) -> Vec<String> {
     let batches = ScanBuilder::new(snapshot)
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     let mut rows = common::canon_rows(&batches);
     rows.sort();

@@ -132,7 +132,7 @@ fn every_file_of_a_write_is_uploaded_once_and_committed() {
     let rows: usize = ScanBuilder::new(snapshot)
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap()
         .iter()
         .map(RecordBatch::num_rows)

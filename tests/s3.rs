@@ -90,7 +90,7 @@ fn scan_rows(table: &Table) -> Vec<String> {
     let batches = ScanBuilder::new(table.snapshot().unwrap())
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     common::canon_rows(&batches)
 }
@@ -187,7 +187,7 @@ fn ids(table: &Table) -> Vec<i64> {
         .with_columns(["id"])
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     let mut out: Vec<i64> = batches
         .iter()
@@ -257,12 +257,7 @@ fn create_append_delete_checkpoint_optimize_vacuum() {
     assert_eq!(ids(&open(&uri, &[])), expected);
 
     let before = data_files(table.store().as_ref());
-    let opt = table
-        .optimize(&OptimizeOptions {
-            now_ms: 0,
-            ..Default::default()
-        })
-        .unwrap();
+    let opt = table.optimize(&OptimizeOptions::default()).unwrap();
     assert!(opt.files_removed > 2, "{opt:?}");
     assert_eq!(opt.files_added, 2, "one file per partition: {opt:?}");
     assert_eq!(ids(&table), expected);
@@ -390,7 +385,7 @@ fn racing_writer_processes_commit_every_row_once() {
     let batches = ScanBuilder::new(table.snapshot().unwrap())
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     let rows = common::canon_rows(&batches);
     let mut expected: Vec<String> = (0..WRITERS)

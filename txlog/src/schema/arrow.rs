@@ -17,16 +17,23 @@
 //! The two extension types live in the metadata of the field holding the value
 //! (`ARROW:extension:name`, `ARROW:extension:metadata`), so [`typed_field`] builds every
 //! field whose type may be one of them.
+//!
+//! [`arrow_type_as`] is the one mapping; an [`ArrowForm`] picks the naming (logical names,
+//! or physical names and field ids under column mapping) and the nullability (declared, or
+//! all nullable) of the Arrow form: as declared for checkpoints, all nullable with logical
+//! names for scans, physical for the data files a writer produces.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_schema::{DataType as ArrowType, Field, Fields, Schema, TimeUnit};
+pub use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 use serde_json::{Map, Value};
 
 use super::{
     ArrayType, DataType, GeoKind, GeoType, MapType, PrimitiveType, StructField, StructType,
 };
+use crate::column_mapping::ColumnMappingMode;
 use crate::{LogError, Result};
 
 /// Field-metadata key naming an Arrow extension type.
@@ -72,20 +79,105 @@ pub fn extension_metadata(dt: &DataType) -> HashMap<String, String> {
     m
 }
 
+/// How the fields of an Arrow form of a Delta type are named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrowNaming {
+    /// Logical names, with the extension-type metadata of variant and geospatial values:
+    /// the form scans return and checkpoints store.
+    Logical,
+    /// Physical names under this column-mapping mode, each field carrying its field id
+    /// ([`PARQUET_FIELD_ID_META_KEY`]) when the mode maps columns: the form data files
+    /// store. No extension-type metadata (what a data file stores is the plain layout).
+    Physical(ColumnMappingMode),
+}
+
+/// Which nullability the Arrow form of a Delta type declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrowNullability {
+    /// As the Delta schema declares it (`nullable`, `containsNull`, `valueContainsNull`),
+    /// with each struct field's Delta metadata carried as strings (logical naming only).
+    Declared,
+    /// Every field nullable, map keys excepted: files may hold nulls the schema does not
+    /// admit, and reading them never fails on that.
+    AllNullable,
+}
+
+/// One Arrow form of Delta types: its naming and its nullability.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArrowForm {
+    /// How fields are named.
+    pub naming: ArrowNaming,
+    /// Which nullability fields declare.
+    pub nullability: ArrowNullability,
+}
+
+impl ArrowForm {
+    /// The schema as declared: logical names, declared nullability and field metadata
+    /// (checkpoints, the Arrow schema of a table).
+    pub const DECLARED: ArrowForm = ArrowForm {
+        naming: ArrowNaming::Logical,
+        nullability: ArrowNullability::Declared,
+    };
+
+    /// What scans return: logical names, every field nullable.
+    pub const SCAN: ArrowForm = ArrowForm {
+        naming: ArrowNaming::Logical,
+        nullability: ArrowNullability::AllNullable,
+    };
+
+    /// What data files store under column-mapping `mode`: physical names and field ids,
+    /// every field nullable.
+    pub const fn physical(mode: ColumnMappingMode) -> ArrowForm {
+        ArrowForm {
+            naming: ArrowNaming::Physical(mode),
+            nullability: ArrowNullability::AllNullable,
+        }
+    }
+
+    fn nullable(self, declared: bool) -> bool {
+        match self.nullability {
+            ArrowNullability::Declared => declared,
+            ArrowNullability::AllNullable => true,
+        }
+    }
+
+    /// A field that is not a struct field (list element, map key or value).
+    fn inner_field(self, name: &str, dt: &DataType, declared_nullable: bool) -> Result<Field> {
+        let field = Field::new(
+            name,
+            arrow_type_as(dt, self)?,
+            self.nullable(declared_nullable),
+        );
+        Ok(match self.naming {
+            ArrowNaming::Logical => field.with_metadata(extension_metadata(dt)),
+            ArrowNaming::Physical(_) => field,
+        })
+    }
+}
+
 /// An Arrow field named `name` of Delta type `dt`, with the extension-type metadata that
 /// variant and geospatial types need.
 ///
 /// # Errors
 /// As [`arrow_type`].
 pub fn typed_field(name: &str, dt: &DataType, nullable: bool) -> Result<Field> {
-    Ok(Field::new(name, arrow_type(dt)?, nullable).with_metadata(extension_metadata(dt)))
+    ArrowForm::DECLARED.inner_field(name, dt, nullable)
 }
 
-/// The Arrow type of a Delta type.
+/// The Arrow type of a Delta type as declared ([`ArrowForm::DECLARED`]).
 ///
 /// # Errors
 /// None today; kept fallible for types alluvium may not map.
 pub fn arrow_type(dt: &DataType) -> Result<ArrowType> {
+    arrow_type_as(dt, ArrowForm::DECLARED)
+}
+
+/// The Arrow type of a Delta type in the given form: the one Delta-to-Arrow type mapping
+/// (see the module docs for the table).
+///
+/// # Errors
+/// None today; kept fallible for types alluvium may not map.
+pub fn arrow_type_as(dt: &DataType, form: ArrowForm) -> Result<ArrowType> {
     Ok(match dt {
         DataType::Primitive(p) => match p {
             PrimitiveType::String => ArrowType::Utf8,
@@ -109,16 +201,16 @@ pub fn arrow_type(dt: &DataType) -> Result<ArrowType> {
             PrimitiveType::Variant => ArrowType::Struct(variant_fields()),
         },
         DataType::Geospatial(_) => ArrowType::Binary,
-        DataType::Struct(s) => ArrowType::Struct(arrow_fields(s)?),
-        DataType::Array(a) => ArrowType::List(Arc::new(typed_field(
+        DataType::Struct(s) => ArrowType::Struct(arrow_fields_as(&s.fields, form)?),
+        DataType::Array(a) => ArrowType::List(Arc::new(form.inner_field(
             "element",
             &a.element_type,
             a.contains_null,
         )?)),
         DataType::Map(m) => {
             let entries = Fields::from(vec![
-                typed_field("key", &m.key_type, false)?,
-                typed_field("value", &m.value_type, m.value_contains_null)?,
+                form.inner_field("key", &m.key_type, false)?,
+                form.inner_field("value", &m.value_type, m.value_contains_null)?,
             ]);
             ArrowType::Map(
                 Arc::new(Field::new("key_value", ArrowType::Struct(entries), false)),
@@ -140,30 +232,67 @@ fn metadata_strings(m: &Map<String, Value>) -> HashMap<String, String> {
         .collect()
 }
 
-/// The Arrow field of a Delta field (logical name, metadata as strings).
+/// The Arrow field of a Delta field as declared (logical name, metadata as strings).
 ///
 /// # Errors
 /// As [`arrow_type`].
 pub fn arrow_field(f: &StructField) -> Result<Field> {
-    let mut metadata = metadata_strings(&f.metadata);
-    metadata.extend(extension_metadata(&f.data_type));
-    Ok(Field::new(&f.name, arrow_type(&f.data_type)?, f.nullable).with_metadata(metadata))
+    arrow_field_as(f, ArrowForm::DECLARED)
 }
 
-fn arrow_fields(s: &StructType) -> Result<Fields> {
-    s.fields
+/// The Arrow field of a Delta struct field in the given form.
+///
+/// # Errors
+/// As [`arrow_type`].
+pub fn arrow_field_as(f: &StructField, form: ArrowForm) -> Result<Field> {
+    let (name, metadata) = match form.naming {
+        ArrowNaming::Logical => {
+            let mut metadata = match form.nullability {
+                ArrowNullability::Declared => metadata_strings(&f.metadata),
+                ArrowNullability::AllNullable => HashMap::new(),
+            };
+            metadata.extend(extension_metadata(&f.data_type));
+            (f.name.as_str(), metadata)
+        }
+        ArrowNaming::Physical(mode) => {
+            let mut metadata = HashMap::new();
+            if mode != ColumnMappingMode::None
+                && let Some(id) = f.column_id()
+            {
+                metadata.insert(PARQUET_FIELD_ID_META_KEY.to_string(), id.to_string());
+            }
+            (mode.physical_name(f), metadata)
+        }
+    };
+    Ok(Field::new(
+        name,
+        arrow_type_as(&f.data_type, form)?,
+        form.nullable(f.nullable),
+    )
+    .with_metadata(metadata))
+}
+
+/// The Arrow fields of Delta struct fields in the given form.
+///
+/// # Errors
+/// As [`arrow_type`].
+pub fn arrow_fields_as(fields: &[StructField], form: ArrowForm) -> Result<Fields> {
+    fields
         .iter()
-        .map(arrow_field)
+        .map(|f| arrow_field_as(f, form))
         .collect::<Result<Vec<_>>>()
         .map(Fields::from)
 }
 
-/// The Arrow schema of a Delta schema.
+/// The Arrow schema of a Delta schema as declared.
 ///
 /// # Errors
 /// As [`arrow_type`].
 pub fn arrow_schema(s: &StructType) -> Result<Schema> {
-    Ok(Schema::new(arrow_fields(s)?))
+    Ok(Schema::new(arrow_fields_as(
+        &s.fields,
+        ArrowForm::DECLARED,
+    )?))
 }
 
 fn delta_type(t: &ArrowType, field: &str) -> Result<DataType> {
