@@ -6,7 +6,7 @@ backticked citation there:
 
 * `path/to/file.rs` or `path/to/script.py`: the file (or directory) exists;
 * `path/to/file.rs::name` and `path/to/file.rs::{a, b}`: each `fn name` is in that file;
-* `crate::module` and `crate::module::name` (crates storage, txlog, mvcc, compaction and
+* `crate::module` and `crate::module::name` (crates storage, txlog, datafile, mvcc, compaction and
   alluvium for the facade): the module file exists, and `fn name` is in it or its directory;
 * after "fuzz target": `fuzz/fuzz_targets/<name>.rs` exists;
 * after "conformance" (with shell globs such as `v2-*`): a table of that name is in
@@ -29,6 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CRATES = {
     "storage": "storage/src",
     "txlog": "txlog/src",
+    "datafile": "datafile/src",
     "mvcc": "mvcc/src",
     "compaction": "compaction/src",
     "alluvium": "src",

@@ -352,6 +352,9 @@ fn vacuum_deletes_only_what_no_retained_version_needs() {
         ),
         "{e}"
     );
+    // The library names its option, not a CLI flag.
+    assert!(e.to_string().contains("VacuumOptions::force"), "{e}");
+    assert!(!e.to_string().contains("--force"), "{e}");
 
     // Inside the window nothing goes: the version before OPTIMIZE still needs its files.
     store.advance_clock(2 * DAY_MS);

@@ -205,12 +205,13 @@ pub fn arrow_type_as(dt: &DataType, form: ArrowForm) -> Result<ArrowType> {
         DataType::Array(a) => ArrowType::List(Arc::new(form.inner_field(
             "element",
             &a.element_type,
-            a.contains_null,
+            form.nullable(a.contains_null),
         )?)),
         DataType::Map(m) => {
+            // Map keys are never null, in every form.
             let entries = Fields::from(vec![
                 form.inner_field("key", &m.key_type, false)?,
-                form.inner_field("value", &m.value_type, m.value_contains_null)?,
+                form.inner_field("value", &m.value_type, form.nullable(m.value_contains_null))?,
             ]);
             ArrowType::Map(
                 Arc::new(Field::new("key_value", ArrowType::Struct(entries), false)),
@@ -489,5 +490,74 @@ mod tests {
             r#"{"crs":"OGC:CRS84","edges":"karney"}"#
         );
         assert_eq!(from_arrow_schema(&arrow).unwrap(), schema);
+    }
+
+    #[test]
+    fn the_forms_differ_only_in_naming_nullability_and_metadata() {
+        let schema = StructType::from_json(
+            r#"{"type":"struct","fields":[
+            {"name":"s","type":{"type":"struct","fields":[
+                {"name":"v","type":"variant","nullable":false,"metadata":{"delta.columnMapping.id":2,"delta.columnMapping.physicalName":"col-v"}}
+            ]},"nullable":false,"metadata":{"delta.columnMapping.id":1,"delta.columnMapping.physicalName":"col-s","comment":"c"}},
+            {"name":"m","type":{"type":"map","keyType":"string","valueType":{"type":"array","elementType":"long","containsNull":false},"valueContainsNull":false},"nullable":false,"metadata":{"delta.columnMapping.id":3,"delta.columnMapping.physicalName":"col-m"}}
+        ]}"#,
+        )
+        .unwrap();
+        let form = |f: ArrowForm| arrow_fields_as(&schema.fields, f).unwrap();
+
+        // Declared: logical names, declared nullability, Delta metadata and extension types.
+        let declared = form(ArrowForm::DECLARED);
+        assert_eq!(declared, arrow_schema(&schema).unwrap().fields().clone());
+        assert_eq!(declared[0].name(), "s");
+        assert!(!declared[0].is_nullable());
+        assert_eq!(declared[0].metadata()["comment"], "c");
+        let ArrowType::Struct(inner) = declared[0].data_type() else {
+            panic!("not a struct")
+        };
+        assert!(!inner[0].is_nullable());
+        assert_eq!(inner[0].metadata()[EXTENSION_NAME_KEY], VARIANT_EXTENSION);
+
+        // Scan: logical names, every field nullable but map keys, extension types only.
+        let scan = form(ArrowForm::SCAN);
+        assert_eq!(scan[0].name(), "s");
+        assert!(scan[0].is_nullable());
+        assert!(!scan[0].metadata().contains_key("comment"));
+        let ArrowType::Struct(inner) = scan[0].data_type() else {
+            panic!("not a struct")
+        };
+        assert!(inner[0].is_nullable());
+        assert_eq!(inner[0].metadata()[EXTENSION_NAME_KEY], VARIANT_EXTENSION);
+        let ArrowType::Map(entries, false) = scan[1].data_type() else {
+            panic!("not a map")
+        };
+        let ArrowType::Struct(kv) = entries.data_type() else {
+            panic!("no entries")
+        };
+        assert!(!kv[0].is_nullable() && kv[1].is_nullable());
+        let ArrowType::List(element) = kv[1].data_type() else {
+            panic!("not a list")
+        };
+        assert!(element.is_nullable());
+
+        // Physical: physical names with field ids, nested too; no extension types.
+        let physical = form(ArrowForm::physical(ColumnMappingMode::Name));
+        assert_eq!(physical[0].name(), "col-s");
+        assert!(physical[0].is_nullable());
+        assert_eq!(
+            physical[0].metadata(),
+            &HashMap::from([(PARQUET_FIELD_ID_META_KEY.to_string(), "1".to_string())])
+        );
+        let ArrowType::Struct(inner) = physical[0].data_type() else {
+            panic!("not a struct")
+        };
+        assert_eq!(inner[0].name(), "col-v");
+        assert_eq!(inner[0].metadata()[PARQUET_FIELD_ID_META_KEY], "2");
+        assert!(!inner[0].metadata().contains_key(EXTENSION_NAME_KEY));
+        assert_eq!(physical[1].name(), "col-m");
+
+        // Without column mapping the physical form keeps logical names and has no ids.
+        let plain = form(ArrowForm::physical(ColumnMappingMode::None));
+        assert_eq!(plain[0].name(), "s");
+        assert!(plain[0].metadata().is_empty());
     }
 }
