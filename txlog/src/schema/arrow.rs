@@ -141,13 +141,10 @@ impl ArrowForm {
         }
     }
 
-    /// A field that is not a struct field (list element, map key or value).
-    fn inner_field(self, name: &str, dt: &DataType, declared_nullable: bool) -> Result<Field> {
-        let field = Field::new(
-            name,
-            arrow_type_as(dt, self)?,
-            self.nullable(declared_nullable),
-        );
+    /// A field that is not a struct field (list element, map key or value), of the given
+    /// nullability.
+    fn inner_field(self, name: &str, dt: &DataType, nullable: bool) -> Result<Field> {
+        let field = Field::new(name, arrow_type_as(dt, self)?, nullable);
         Ok(match self.naming {
             ArrowNaming::Logical => field.with_metadata(extension_metadata(dt)),
             ArrowNaming::Physical(_) => field,
