@@ -59,3 +59,20 @@ impl Error {
         }
     }
 }
+
+/// Data-file errors map onto the facade's own variants, so callers match them as before the
+/// data-file layer had its own crate.
+impl From<alluvium_datafile::DataFileError> for Error {
+    fn from(e: alluvium_datafile::DataFileError) -> Self {
+        use alluvium_datafile::DataFileError as D;
+        match e {
+            D::Log(e) => Error::Log(e),
+            D::Storage(e) => Error::Storage(e),
+            D::Arrow(e) => Error::Arrow(e),
+            D::Parquet(e) => Error::Parquet(e),
+            D::InvalidArgument(m) => Error::InvalidArgument(m),
+            // The enum is non-exhaustive: a future variant keeps its message.
+            other => Error::InvalidArgument(other.to_string()),
+        }
+    }
+}

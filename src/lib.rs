@@ -8,13 +8,14 @@
 //!     .with_columns(["id", "region"])
 //!     .with_filter_str("region = 'EU' AND id > 10")?
 //!     .build()?
-//!     .execute()?;
+//!     .execute_to_vec()?;
 //! # Ok(()) }
 //! ```
 //!
 //! Layers (each a crate; dependencies point down only):
 //! * `alluvium-storage`: object stores;
 //! * `alluvium-txlog`: the log format;
+//! * `alluvium-datafile`: reading and writing data files, the OPTIMIZE rewrite;
 //! * `alluvium-mvcc`: snapshots and transactions;
 //! * `alluvium-compaction`: maintenance;
 //! * this crate: the facade and table operations.
@@ -29,13 +30,14 @@ mod describe;
 mod error;
 mod history;
 mod maintenance;
-mod rewrite;
 pub mod scan;
 mod table;
 mod verify;
 mod write;
 
 pub use alluvium_compaction as compaction;
+pub use alluvium_datafile as datafile;
+pub use alluvium_datafile::FileTask;
 pub use alluvium_mvcc as mvcc;
 pub use alluvium_mvcc::{Snapshot, VersionSpec};
 pub use alluvium_storage as storage;
@@ -43,7 +45,10 @@ pub use alluvium_txlog as txlog;
 pub use describe::{ProtocolDescription, TableDescription, describe};
 pub use error::{Error, Result};
 pub use history::{CommitEntry, history};
-pub use scan::{Scan, ScanBuilder, conform_variant, variants_as_json, variants_as_json_schema};
+pub use scan::{
+    Scan, ScanBatches, ScanBuilder, conform_variant, read_file, variants_as_json,
+    variants_as_json_schema,
+};
 pub use table::Table;
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
 pub use write::{DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};

@@ -14,7 +14,6 @@ use alluvium_txlog::Version;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::checkpoint::CheckpointOutput;
 
-use crate::rewrite::Rewriter;
 use crate::{Result, Table};
 
 /// Files below the target size a partition must hold before auto-compaction rewrites it,
@@ -67,11 +66,7 @@ impl Table {
         progress: &(dyn Fn(Progress) + Sync),
     ) -> Result<OptimizeReport> {
         let snapshot = self.snapshot()?;
-        let options = OptimizeOptions {
-            now_ms: self.store().now_ms(),
-            ..options.clone()
-        };
-        let report = self.run(|| optimize(&snapshot, &options, &Rewriter, progress))?;
+        let report = self.run(|| optimize(&snapshot, options, progress))?;
         // Checkpoints (and log cleanup) due at the versions OPTIMIZE committed; their
         // failures never fail the OPTIMIZE, as for any commit.
         for version in &report.versions {

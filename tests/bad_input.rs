@@ -253,7 +253,11 @@ fn missing_data_file_is_named() {
     let victim = s.files().next().unwrap().path.clone();
     let decoded = alluvium::txlog::path::percent_decode(&victim).unwrap();
     fs::remove_file(t.join(&decoded)).unwrap();
-    let e = ScanBuilder::new(s).build().unwrap().execute().unwrap_err();
+    let e = ScanBuilder::new(s)
+        .build()
+        .unwrap()
+        .execute_to_vec()
+        .unwrap_err();
     match log_err(&e) {
         LogError::DataFile { path, reason } => {
             assert_eq!(path, &decoded);
@@ -275,7 +279,11 @@ fn paths_escaping_the_table_root_are_never_read() {
         .unwrap()
         .snapshot()
         .unwrap();
-    let e = ScanBuilder::new(s).build().unwrap().execute().unwrap_err();
+    let e = ScanBuilder::new(s)
+        .build()
+        .unwrap()
+        .execute_to_vec()
+        .unwrap_err();
     assert!(
         matches!(log_err(&e), LogError::InvalidAction { path, .. } if path == "../secret.parquet"),
         "{e}"

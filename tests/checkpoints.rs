@@ -289,7 +289,7 @@ fn rows(path: &std::path::Path) -> usize {
     alluvium::ScanBuilder::new(s)
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap()
         .iter()
         .map(|b| b.num_rows())

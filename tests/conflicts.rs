@@ -68,7 +68,7 @@ fn ids(t: &Table) -> Vec<i64> {
         .with_columns(["id"])
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     let mut out: Vec<i64> = batches
         .iter()

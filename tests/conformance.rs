@@ -156,14 +156,14 @@ fn table(root: &Path) -> Table {
 fn full_scan(snapshot: &Snapshot) -> Result<Vec<RecordBatch>, String> {
     ScanBuilder::new(snapshot.clone())
         .build()
-        .and_then(|s| s.execute())
+        .and_then(|s| s.execute_to_vec())
         .map_err(|e| format!("scan failed: {e}"))
 }
 
 fn check_expected_error(name: &str, root: &Path, e: &Value) -> Outcome {
     let result = table(root)
         .snapshot()
-        .and_then(|s| ScanBuilder::new(s).build().and_then(|s| s.execute()));
+        .and_then(|s| ScanBuilder::new(s).build().and_then(|s| s.execute_to_vec()));
     let Err(err) = result else {
         return Outcome::Fail(format!(
             "expected an error ({}), but the table loaded",
@@ -468,7 +468,7 @@ fn compare_expected(snapshot: &Snapshot, ours: &[RecordBatch], exp: &Value) -> R
                     ScanBuilder::new(snapshot.clone())
                         .with_columns(cols)
                         .build()
-                        .and_then(|s| s.execute())
+                        .and_then(|s| s.execute_to_vec())
                         .map_err(|e| format!("projected scan: {e}"))?
                 }
                 None => ours.to_vec(),

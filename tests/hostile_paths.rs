@@ -65,7 +65,7 @@ fn rows(t: &Table) -> Vec<(i64, String)> {
         .with_columns(["x", "p"])
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     let mut out = Vec::new();
     for b in &batches {

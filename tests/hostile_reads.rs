@@ -137,7 +137,7 @@ fn special_files_as_data_files_are_refused_by_name() {
             let t = Table::from_store(store.clone());
             let err = ScanBuilder::new(t.snapshot().unwrap())
                 .build()
-                .and_then(|s| s.execute())
+                .and_then(|s| s.execute_to_vec())
                 .unwrap_err()
                 .to_string();
             assert!(
@@ -569,7 +569,7 @@ fn stored_types_read_only_through_protocol_widenings() {
                 let t = Table::from_store(store.clone());
                 let result = ScanBuilder::new(t.snapshot().unwrap())
                     .build()
-                    .and_then(|s| s.execute());
+                    .and_then(|s| s.execute_to_vec());
                 let ctx = format!("{stored} stored, {declared} declared");
                 if allowed(stored, declared) {
                     let batches = result.unwrap_or_else(|e| panic!("{ctx}: {e}"));

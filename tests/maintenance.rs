@@ -66,7 +66,7 @@ fn rows_at(t: &Table, spec: VersionSpec) -> Vec<(i64, i64, String)> {
         .with_columns(["x", "y", "p"])
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     let mut out = Vec::new();
     for b in &batches {
@@ -352,6 +352,9 @@ fn vacuum_deletes_only_what_no_retained_version_needs() {
         ),
         "{e}"
     );
+    // The library names its option, not a CLI flag.
+    assert!(e.to_string().contains("VacuumOptions::force"), "{e}");
+    assert!(!e.to_string().contains("--force"), "{e}");
 
     // Inside the window nothing goes: the version before OPTIMIZE still needs its files.
     store.advance_clock(2 * DAY_MS);
@@ -496,7 +499,7 @@ fn all_rows(snapshot: alluvium::Snapshot) -> Vec<String> {
     let batches = ScanBuilder::new(snapshot)
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     let mut rows = common::canon_rows(&batches);
     rows.sort();

@@ -71,7 +71,7 @@ fn rows_at(t: &Table, spec: VersionSpec) -> Result<Vec<(i64, i64)>, String> {
     let batches = ScanBuilder::new(snapshot)
         .with_columns(["x", "y"])
         .build()
-        .and_then(|s| s.execute())
+        .and_then(|s| s.execute_to_vec())
         .map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for b in &batches {

@@ -23,6 +23,11 @@ struct ConcurrentStore {
     inner: InMemoryStore,
     uploads: AtomicUsize,
     fail_at: usize,
+    /// The name of the thread of every data-file upload, and the most uploads seen in
+    /// flight at once.
+    upload_threads: std::sync::Mutex<Vec<Option<String>>>,
+    in_flight: AtomicUsize,
+    most_in_flight: AtomicUsize,
 }
 
 impl ConcurrentStore {
@@ -31,6 +36,9 @@ impl ConcurrentStore {
             inner: InMemoryStore::new(),
             uploads: AtomicUsize::new(0),
             fail_at,
+            upload_threads: std::sync::Mutex::new(Vec::new()),
+            in_flight: AtomicUsize::new(0),
+            most_in_flight: AtomicUsize::new(0),
         }
     }
 }
@@ -50,6 +58,14 @@ impl ObjectStore for ConcurrentStore {
     }
     fn put_if_absent(&self, path: &StorePath, data: Bytes) -> StorageResult<()> {
         if path.as_str().ends_with(".parquet") && !path.as_str().starts_with("_delta_log") {
+            let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most_in_flight.fetch_max(now, Ordering::SeqCst);
+            self.upload_threads
+                .lock()
+                .unwrap()
+                .push(std::thread::current().name().map(str::to_string));
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
             let n = self.uploads.fetch_add(1, Ordering::SeqCst) + 1;
             if n == self.fail_at {
                 return Err(StorageError::Io {
@@ -132,7 +148,7 @@ fn every_file_of_a_write_is_uploaded_once_and_committed() {
     let rows: usize = ScanBuilder::new(snapshot)
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap()
         .iter()
         .map(RecordBatch::num_rows)
@@ -153,4 +169,35 @@ fn a_failed_upload_fails_the_write_and_removes_the_uploaded_files() {
     assert!(e.to_string().contains("injected upload failure"), "{e}");
     assert_eq!(data_files(store.as_ref()), 0);
     assert_eq!(table.snapshot().unwrap().version(), 0);
+}
+
+/// Uploads run as tasks on the caller's rayon pool (an embedder's pool here), never on
+/// threads of their own, at most eight at a time.
+#[test]
+fn uploads_run_on_the_current_rayon_pool_at_most_eight_at_once() {
+    let store = Arc::new(ConcurrentStore::new(0));
+    let table = Table::from_store(store.clone());
+    table
+        .create(&schema(), &["p".into()], &HashMap::new())
+        .unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(12)
+        .thread_name(|i| format!("embedder-{i}"))
+        .build()
+        .unwrap();
+    pool.install(|| {
+        table
+            .append([batch(400, 40)], &WriteOptions::default())
+            .unwrap()
+    });
+    let threads = store.upload_threads.lock().unwrap().clone();
+    assert_eq!(threads.len(), 40);
+    for t in &threads {
+        assert!(
+            t.as_deref().is_some_and(|n| n.starts_with("embedder-")),
+            "an upload ran on {t:?}, not on the pool"
+        );
+    }
+    let most = store.most_in_flight.load(Ordering::SeqCst);
+    assert!((1..=8).contains(&most), "{most} uploads in flight");
 }

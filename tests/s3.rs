@@ -43,7 +43,7 @@ fn scan_rows(table: &Table) -> Vec<String> {
     let batches = ScanBuilder::new(table.snapshot().unwrap())
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     common::canon_rows(&batches)
 }
@@ -140,7 +140,7 @@ fn ids(table: &Table) -> Vec<i64> {
         .with_columns(["id"])
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     let mut out: Vec<i64> = batches
         .iter()
@@ -210,12 +210,7 @@ fn create_append_delete_checkpoint_optimize_vacuum() {
     assert_eq!(ids(&open(&uri, &[])), expected);
 
     let before = data_files(table.store().as_ref());
-    let opt = table
-        .optimize(&OptimizeOptions {
-            now_ms: 0,
-            ..Default::default()
-        })
-        .unwrap();
+    let opt = table.optimize(&OptimizeOptions::default()).unwrap();
     assert!(opt.files_removed > 2, "{opt:?}");
     assert_eq!(opt.files_added, 2, "one file per partition: {opt:?}");
     assert_eq!(ids(&table), expected);

@@ -24,7 +24,7 @@ fn json_rows(t: &Table) -> Vec<String> {
     let batches = ScanBuilder::new(t.snapshot().unwrap())
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     let shown: Vec<RecordBatch> = batches
         .iter()
@@ -47,7 +47,7 @@ fn json_objects(t: &Table) -> Vec<serde_json::Value> {
     let batches = ScanBuilder::new(t.snapshot().unwrap())
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     let mut out = Vec::new();
     let mut w = arrow::json::LineDelimitedWriter::new(&mut out);
@@ -129,7 +129,7 @@ fn variant_columns_scan_as_the_canonical_extension_type() {
         assert_eq!(c.data_type(), &DataType::Binary);
     }
     // Batches agree with the schema, nested variants included.
-    let batches = scan.execute().unwrap();
+    let batches = scan.execute_to_vec().unwrap();
     assert_eq!(batches[0].schema(), schema);
 }
 
@@ -142,7 +142,12 @@ fn variant_stats_are_ignored_and_other_columns_still_skip() {
             .unwrap()
             .build()
             .unwrap();
-        let rows = scan.execute().unwrap().iter().map(|b| b.num_rows()).sum();
+        let rows = scan
+            .execute_to_vec()
+            .unwrap()
+            .iter()
+            .map(|b| b.num_rows())
+            .sum();
         (scan.files().len(), rows)
     };
     assert_eq!(count("i = 103"), (1, 1));
@@ -168,7 +173,7 @@ fn geospatial_columns_keep_type_and_crs_in_field_metadata() {
         geog.metadata()[EXTENSION_METADATA_KEY],
         r#"{"crs":"OGC:CRS84","edges":"spherical"}"#
     );
-    assert!(scan.execute().unwrap().is_empty());
+    assert!(scan.execute_to_vec().unwrap().is_empty());
 }
 
 #[test]
@@ -180,7 +185,7 @@ fn append_delete_and_optimize_on_a_variant_table() {
     let batches = ScanBuilder::new(t.snapshot().unwrap())
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     t.append(batches, &WriteOptions::default()).unwrap();
     let mut doubled: Vec<String> = before.iter().chain(&before).cloned().collect();
@@ -306,7 +311,7 @@ fn malformed_variant_bytes_are_a_typed_error_naming_file_and_column() {
     let err = ScanBuilder::new(t.snapshot().unwrap())
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap_err()
         .to_string();
     assert!(err.contains("bad.parquet"), "{err}");
@@ -322,7 +327,7 @@ fn appending_malformed_variant_values_is_refused() {
         .with_columns(["id", "v"])
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     let b = &batches[0];
     let v = b.column(1).as_any().downcast_ref::<StructArray>().unwrap();
@@ -390,7 +395,7 @@ fn tables_created_with_variant_or_geospatial_columns_get_the_features_and_round_
     let out = ScanBuilder::new(t.snapshot().unwrap())
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     assert_eq!(out.iter().map(RecordBatch::num_rows).sum::<usize>(), 4);
     for b in &out {
@@ -412,7 +417,7 @@ fn tables_created_with_variant_or_geospatial_columns_get_the_features_and_round_
         .with_columns(["id", "v"])
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     let t = open(&dir.path().join("var"));
     t.create(&batches[0].schema(), &[], &HashMap::new())
@@ -430,7 +435,7 @@ fn tables_created_with_variant_or_geospatial_columns_get_the_features_and_round_
             .with_columns(["id", "v"])
             .build()
             .unwrap()
-            .execute()
+            .execute_to_vec()
             .unwrap();
         let shown: Vec<RecordBatch> = batches
             .iter()

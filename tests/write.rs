@@ -60,7 +60,7 @@ fn rows(t: &Table, version: Option<u64>) -> Vec<String> {
         .with_columns(["id", "part", "value"])
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     common::canon_rows(&batches)
 }
@@ -111,7 +111,7 @@ fn append_and_read_back_with_special_partition_values() {
         .unwrap();
     assert_eq!(scan.files().len(), 1);
     assert_eq!(
-        scan.execute()
+        scan.execute_to_vec()
             .unwrap()
             .iter()
             .map(|b| b.num_rows())

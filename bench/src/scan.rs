@@ -54,7 +54,8 @@ fn scan_once(a: &ScanBenchArgs, spec: VersionSpec) -> Result<ScanRun> {
     let scan = builder.build()?;
     let mut rows = 0;
     let mut bytes = 0;
-    for batch in scan.execute()? {
+    for batch in scan.execute() {
+        let batch = batch?;
         rows += batch.num_rows();
         bytes += batch.get_array_memory_size();
     }

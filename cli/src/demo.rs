@@ -63,7 +63,7 @@ fn count(table: &Table, spec: VersionSpec, filter: Option<&str>) -> Result<usize
         b = b.with_filter_str(f)?;
     }
     Ok(b.build()?
-        .execute()?
+        .execute_to_vec()?
         .iter()
         .map(RecordBatch::num_rows)
         .sum())

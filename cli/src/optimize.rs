@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use alluvium::Result;
+use alluvium::compaction::MaintenanceError;
 use alluvium::compaction::optimize::{OptimizeOptions, Progress};
 use alluvium::compaction::vacuum::{VacuumMode, VacuumOptions};
 use alluvium::txlog::properties::split_column_list;
@@ -161,7 +162,16 @@ pub fn vacuum(a: VacuumArgs) -> Result<()> {
     let started = Instant::now();
     let result = table.vacuum(&options);
     spinner.finish_and_clear();
-    let report = result?;
+    let report = result.map_err(|e| match e {
+        // The library names its option; the CLI names its flag.
+        alluvium::Error::Maintenance(MaintenanceError::RetentionTooShort {
+            requested_hours,
+            minimum_hours,
+        }) => alluvium::Error::InvalidArgument(format!(
+            "VACUUM retention of {requested_hours} hours is shorter than the table's deletedFileRetentionDuration ({minimum_hours} hours); use --force to override"
+        )),
+        e => e,
+    })?;
     let secs = started.elapsed().as_secs_f64();
     let verb = if a.dry_run { "would delete" } else { "deleted" };
     let mut text = String::new();

@@ -37,7 +37,7 @@ pub fn run(a: ScanArgs) -> Result<()> {
         builder = builder.with_filter_str(f)?;
     }
     let scan = builder.build()?;
-    let batches = scan.execute()?;
+    let batches = scan.execute_to_vec()?;
     write(
         a.format,
         scan.schema(),

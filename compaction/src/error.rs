@@ -1,5 +1,6 @@
 //! The maintenance error type.
 
+use alluvium_datafile::DataFileError;
 use alluvium_mvcc::MvccError;
 use alluvium_storage::StorageError;
 use alluvium_txlog::LogError;
@@ -22,12 +23,12 @@ pub enum MaintenanceError {
     Refused(String),
     /// Rewriting data files failed (OPTIMIZE); nothing of the failed commit group landed.
     #[error("rewriting data files failed: {0}")]
-    Rewrite(Box<dyn std::error::Error + Send + Sync>),
+    Rewrite(#[from] DataFileError),
     /// VACUUM would use a retention shorter than the table's
     /// `delta.deletedFileRetentionDuration`; files that versions inside the table's window
-    /// still reference could be deleted. Pass `force` to do it anyway.
+    /// still reference could be deleted. Set `VacuumOptions::force` to do it anyway.
     #[error(
-        "VACUUM retention of {requested_hours} hours is shorter than the table's deletedFileRetentionDuration ({minimum_hours} hours); use --force to override"
+        "VACUUM retention of {requested_hours} hours is shorter than the table's deletedFileRetentionDuration ({minimum_hours} hours); VacuumOptions::force overrides it"
     )]
     RetentionTooShort {
         /// The retention asked for.

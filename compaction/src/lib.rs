@@ -2,7 +2,8 @@
 //! (bin-packing and Z-order) and VACUUM.
 //!
 //! Maintenance decides here and commits through `alluvium-mvcc` transactions; checkpoints
-//! are written by `alluvium-txlog`'s checkpoint writer. Nothing here ever fails a user's
+//! are written by `alluvium-txlog`'s checkpoint writer, and OPTIMIZE rewrites data files
+//! through `alluvium-datafile`. Nothing here ever fails a user's
 //! commit: post-commit work reports its errors instead.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
@@ -11,10 +12,9 @@ mod error;
 pub mod log_cleanup;
 pub mod optimize;
 pub mod vacuum;
-pub mod zorder;
 
 pub use checkpoint::{CheckpointConfig, checkpoint, should_checkpoint};
 pub use error::{MaintenanceError, Result};
 pub use log_cleanup::{CleanupReport, cleanup_log};
-pub use optimize::{BinRewriter, OptimizeOptions, OptimizeReport, optimize};
+pub use optimize::{OptimizeOptions, OptimizeReport, optimize};
 pub use vacuum::{VacuumMode, VacuumOptions, VacuumReport, vacuum};

@@ -6,8 +6,8 @@
 //!    file with a deletion vector, which the rewrite purges), smallest first, into bins of
 //!    at most the target size; a bin of one file without a deletion vector is left alone.
 //!    Z-order takes every file of each partition as one bin.
-//! 2. **Rewrite**: a [`BinRewriter`] (the facade, which owns data-file I/O) reads each bin
-//!    with its deletion vectors applied and writes new files. Bins are rewritten in parallel
+//! 2. **Rewrite**: `alluvium_datafile::rewrite_files` reads each bin with its deletion
+//!    vectors applied and writes new files. Bins are rewritten in parallel
 //!    and committed in groups of at most `max_commit_bytes` input bytes, so an interrupted
 //!    run keeps the groups already committed.
 //! 3. **Commit** each group as one transaction: every input file read and removed, every
@@ -23,6 +23,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
+use alluvium_datafile::{TableLayout, discard, rewrite_files};
 use alluvium_mvcc::{ConflictKind, MvccError, Snapshot, Transaction};
 use alluvium_txlog::actions::{Add, Remove};
 use alluvium_txlog::expr::{FileSummary, Predicate, bind, may_match, parse_expr};
@@ -51,9 +52,6 @@ pub struct OptimizeOptions {
     pub zorder_by: Vec<String>,
     /// Input bytes per commit: larger runs are split into several commits.
     pub max_commit_bytes: u64,
-    /// The current time on the store's clock (the removes' deletion timestamp); the
-    /// facade fills it from the store.
-    pub now_ms: i64,
 }
 
 /// A partition: its `column=value` pairs as the log spells them, sorted by column.
@@ -67,7 +65,6 @@ impl Default for OptimizeOptions {
             target_size: None,
             zorder_by: Vec::new(),
             max_commit_bytes: DEFAULT_MAX_COMMIT_BYTES,
-            now_ms: 0,
         }
     }
 }
@@ -100,28 +97,6 @@ pub struct Plan {
     pub target_size: u64,
     /// Live files in the selected partitions.
     pub considered_files: usize,
-}
-
-/// Rewrites the rows of a bin into new data files (the facade implements it: data-file I/O
-/// lives above this crate).
-pub trait BinRewriter: Sync {
-    /// Reads every row of `bin` (deletion vectors applied), sorted by the Z-order of
-    /// `zorder_by` when it is not empty, and writes them as new files of about
-    /// `target_size` bytes in the bin's partition, returning their `add` actions with
-    /// `dataChange=false`. On error, files already written are deleted.
-    ///
-    /// # Errors
-    /// Any failure reading or writing, boxed.
-    fn rewrite(
-        &self,
-        snapshot: &Snapshot,
-        bin: &Bin,
-        zorder_by: &[String],
-        target_size: u64,
-    ) -> std::result::Result<Vec<Add>, Box<dyn std::error::Error + Send + Sync>>;
-
-    /// Deletes files written by [`rewrite`](Self::rewrite) that will not be committed.
-    fn discard(&self, snapshot: &Snapshot, files: &[Add]);
 }
 
 /// Progress of a run, for progress bars.
@@ -340,7 +315,6 @@ fn inputs_live(snapshot: &Snapshot, bin: &Bin) -> bool {
 pub fn optimize(
     snapshot: &Snapshot,
     options: &OptimizeOptions,
-    rewriter: &dyn BinRewriter,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<OptimizeReport> {
     let started = Instant::now();
@@ -364,10 +338,11 @@ pub fn optimize(
         let (group, gone): (Vec<Bin>, Vec<Bin>) =
             group.into_iter().partition(|bin| inputs_live(&base, bin));
         report.bins_dropped += gone.len();
+        let layout = table_layout(&base);
         let rewritten: Vec<std::result::Result<Vec<Add>, _>> = group
             .par_iter()
             .map(|bin| {
-                let out = rewriter.rewrite(&base, bin, &options.zorder_by, target);
+                let out = rewrite_files(&layout, &bin.files, &options.zorder_by, target);
                 progress(Progress::BinDone { bytes: bin.bytes() });
                 out
             })
@@ -382,7 +357,7 @@ pub fn optimize(
         }
         if let Some(e) = failure {
             for (_, adds) in &outputs {
-                rewriter.discard(&base, adds);
+                discard(base.store_ref(), adds);
             }
             return Err(MaintenanceError::Rewrite(e));
         }
@@ -390,7 +365,9 @@ pub fn optimize(
             if outputs.is_empty() {
                 break;
             }
-            let txn = optimize_transaction(&base, &outputs, options, target);
+            // The removes' deletion timestamp, on the store's clock.
+            let now_ms = base.store().now_ms();
+            let txn = optimize_transaction(&base, &outputs, options, target, now_ms);
             match txn.commit() {
                 Ok(r) => {
                     progress(Progress::Committed { version: r.version });
@@ -418,14 +395,14 @@ pub fn optimize(
                         .into_iter()
                         .partition(|(bin, _)| inputs_live(&base, bin));
                     for (_, adds) in &drop {
-                        rewriter.discard(&base, adds);
+                        discard(base.store_ref(), adds);
                     }
                     report.bins_dropped += drop.len();
                     outputs = keep;
                     if outputs.len() == before {
                         // Nothing to drop, yet it conflicted: give up rather than loop.
                         for (_, adds) in &outputs {
-                            rewriter.discard(&base, adds);
+                            discard(base.store_ref(), adds);
                         }
                         return Err(MaintenanceError::Refused(
                             "OPTIMIZE kept conflicting although all its input files are live"
@@ -436,7 +413,7 @@ pub fn optimize(
                 Err(e @ MvccError::CommitOutcomeUnknown { .. }) => return Err(e.into()),
                 Err(e) => {
                     for (_, adds) in &outputs {
-                        rewriter.discard(&base, adds);
+                        discard(base.store_ref(), adds);
                     }
                     return Err(e.into());
                 }
@@ -448,11 +425,24 @@ pub fn optimize(
     Ok(report)
 }
 
+/// What the data-file layer needs to know about `snapshot`'s table.
+fn table_layout(snapshot: &Snapshot) -> TableLayout {
+    TableLayout {
+        store: snapshot.store().clone(),
+        root: snapshot.root().clone(),
+        schema: snapshot.schema().clone(),
+        partition_columns: snapshot.partition_columns().to_vec(),
+        column_mapping: snapshot.column_mapping(),
+        configuration: snapshot.metadata().configuration.clone(),
+    }
+}
+
 fn optimize_transaction(
     base: &Snapshot,
     outputs: &[(Bin, Vec<Add>)],
     options: &OptimizeOptions,
     target: u64,
+    now_ms: i64,
 ) -> Transaction {
     let mut txn = Transaction::new(base, "OPTIMIZE");
     txn.set_discard_on_failure(false);
@@ -465,7 +455,7 @@ fn optimize_transaction(
         partitions.insert(&bin.partition);
         for f in &bin.files {
             txn.read_file(f);
-            txn.remove_file(Remove::from_add(f, options.now_ms, false));
+            txn.remove_file(Remove::from_add(f, now_ms, false));
             removed += 1;
             removed_bytes += u64::try_from(f.size).unwrap_or(0);
         }

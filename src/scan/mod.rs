@@ -2,32 +2,82 @@
 //!
 //! 1. Plan: bind the filter to the schema and keep only files whose partition values and
 //!    statistics say they may hold a matching row (see `alluvium_txlog::expr`).
-//! 2. Read each kept file (in parallel): the needed columns by their physical name or field
-//!    id, conformed to the logical types; deleted rows (deletion vectors) dropped; partition
+//! 2. Read each kept file (a bounded window of files at a time, in parallel; see
+//!    `alluvium_datafile::read`): the needed columns by their physical name or field id,
+//!    conformed to the logical types; deleted rows (deletion vectors) dropped; partition
 //!    columns materialized from the log; the filter applied row by row.
 //! 3. Output columns in schema order (or the order asked for), logical names.
+//!
+//! [`Scan::execute`] streams the batches; [`Scan::file_tasks`] and [`read_file`] let an
+//! engine distribute the files of a scan itself.
 
-mod conform;
-mod file;
-mod variant;
-mod widening;
-
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use alluvium_datafile::{FileBatches, FileTask, ReadPlan, TableLayout};
 use alluvium_mvcc::Snapshot;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match, parse_expr};
 use alluvium_txlog::stats::FileStats;
-use arrow_array::RecordBatch;
-use arrow_schema::{Schema, SchemaRef};
-use rayon::prelude::*;
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::SchemaRef;
 
-use crate::{Error, Result};
+use crate::Result;
 
-pub(crate) use conform::{conform as conform_column, scan_fields, scan_type};
-pub(crate) use file::read_whole_file as read_file;
-pub use variant::{conform_variant, variants_as_json, variants_as_json_schema};
+/// Reads one file task of a scan ([`Scan::file_tasks`]): its non-empty batches in file
+/// order, of the scan's schema. Memory holds that one file's rows.
+///
+/// # Errors
+/// A missing or unreadable data file, a corrupt deletion vector, or a column that cannot
+/// be read as its logical type; each names the file.
+pub fn read_file(task: &FileTask) -> Result<Vec<RecordBatch>> {
+    Ok(alluvium_datafile::read_file(task)?)
+}
+
+/// A stored variant column folded into Arrow's canonical unshredded variant, every value
+/// validated: see `alluvium_datafile::conform_variant`.
+///
+/// # Errors
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming `column` if the column
+/// is not a variant struct or a value is malformed.
+pub fn conform_variant(arr: &ArrayRef, column: &str) -> Result<ArrayRef> {
+    Ok(alluvium_datafile::conform_variant(arr, column)?)
+}
+
+/// `batch` with every variant value replaced by its JSON text, for text output formats:
+/// see `alluvium_datafile::variants_as_json`.
+///
+/// # Errors
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming the column if a variant
+/// value is malformed.
+pub fn variants_as_json(batch: &RecordBatch) -> Result<RecordBatch> {
+    Ok(alluvium_datafile::variants_as_json(batch)?)
+}
+
+/// The schema [`variants_as_json`] gives batches of `schema`.
+///
+/// # Errors
+/// None in practice.
+pub fn variants_as_json_schema(schema: &SchemaRef) -> Result<SchemaRef> {
+    Ok(alluvium_datafile::variants_as_json_schema(schema)?)
+}
+
+/// What the data-file layer needs to know about `snapshot`'s table.
+pub(crate) fn table_layout(snapshot: &Snapshot) -> TableLayout {
+    TableLayout {
+        store: snapshot.store().clone(),
+        root: snapshot.root().clone(),
+        schema: snapshot.schema().clone(),
+        partition_columns: snapshot.partition_columns().to_vec(),
+        column_mapping: snapshot.column_mapping(),
+        configuration: snapshot.metadata().configuration.clone(),
+    }
+}
+
+/// Every row of one file of `snapshot` (all columns, deletion vector applied), for
+/// copy-on-write rewrites and verification.
+pub(crate) fn read_whole_file(snapshot: &Snapshot, add: &Add) -> Result<Vec<RecordBatch>> {
+    Ok(ReadPlan::all(table_layout(snapshot))?.read_file(add)?)
+}
 
 /// Builds a [`Scan`].
 #[derive(Debug, Clone)]
@@ -35,6 +85,7 @@ pub struct ScanBuilder {
     snapshot: Snapshot,
     columns: Option<Vec<String>>,
     filter: Option<Expr>,
+    files_in_flight: Option<usize>,
 }
 
 impl ScanBuilder {
@@ -44,6 +95,7 @@ impl ScanBuilder {
             snapshot,
             columns: None,
             filter: None,
+            files_in_flight: None,
         }
     }
 
@@ -69,83 +121,63 @@ impl ScanBuilder {
         Ok(self.with_filter(parse_expr(filter)?))
     }
 
+    /// Read at most `files` files at a time in [`Scan::execute`] (at least 1); the default
+    /// is [`default_files_in_flight`]. Fewer files in flight hold less memory and read less
+    /// ahead; more keep more threads busy on small files.
+    #[must_use]
+    pub fn with_files_in_flight(mut self, files: usize) -> Self {
+        self.files_in_flight = Some(files.max(1));
+        self
+    }
+
     /// Plans the scan: resolves columns, binds the filter and skips files.
     ///
     /// # Errors
     /// Unknown columns, an invalid filter, or an unreadable schema.
     pub fn build(self) -> Result<Scan> {
-        self.plan(None)
+        self.plan()
     }
 
-    /// Plans a scan of exactly these files (no skipping).
-    pub(crate) fn build_for_files(self, files: Vec<Add>) -> Result<Scan> {
-        self.plan(Some(files))
-    }
-
-    fn plan(self, only: Option<Vec<Add>>) -> Result<Scan> {
+    fn plan(self) -> Result<Scan> {
         let snapshot = self.snapshot;
-        let schema = snapshot.schema();
-        let output: Vec<usize> = match &self.columns {
-            None => (0..schema.fields.len()).collect(),
-            Some(cols) => cols
-                .iter()
-                .map(|c| {
-                    schema
-                        .index_of(c)
-                        .ok_or_else(|| Error::InvalidArgument(format!("unknown column `{c}`")))
-                })
-                .collect::<Result<_>>()?,
-        };
         let predicate = match &self.filter {
             Some(f) => Some(bind(
                 f,
-                schema,
+                snapshot.schema(),
                 snapshot.partition_columns(),
                 snapshot.column_mapping(),
             )?),
             None => None,
         };
-        let mut read: BTreeSet<usize> = output.iter().copied().collect();
-        if let Some(p) = &predicate {
-            for c in p.columns() {
-                if let Some(i) = schema.index_of(&c.path[0]) {
-                    read.insert(i);
-                }
-            }
-        }
-        let read: Vec<usize> = read.into_iter().collect();
-        let read_fields: Vec<_> = read.iter().map(|i| schema.fields[*i].clone()).collect();
-        let read_schema = Arc::new(Schema::new(scan_fields(&read_fields)?));
-        let output_schema = Arc::new(
-            read_schema.project(
-                &output
-                    .iter()
-                    .map(|o| read.iter().position(|r| r == o).unwrap_or(0))
-                    .collect::<Vec<_>>(),
-            )?,
-        );
+        let plan = Arc::new(ReadPlan::new(
+            table_layout(&snapshot),
+            self.columns.as_deref(),
+            predicate,
+        )?);
         let total = snapshot.num_files();
-        let mut files: Vec<Add> = match (only, &predicate) {
-            (Some(files), _) => files,
-            (None, Some(p)) => snapshot
+        let mut files: Vec<Add> = match plan.predicate() {
+            Some(p) => snapshot
                 .files()
                 .filter(|a| file_may_match(p, a))
                 .cloned()
                 .collect(),
-            (None, None) => snapshot.files().cloned().collect(),
+            None => snapshot.files().cloned().collect(),
         };
         files.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(Scan {
             snapshot,
-            read,
-            output,
-            read_schema,
-            output_schema,
-            predicate,
+            plan,
             files,
             files_total: total,
+            files_in_flight: self.files_in_flight.unwrap_or_else(default_files_in_flight),
         })
     }
+}
+
+/// Files a scan reads at a time by default: twice the threads of the current rayon pool,
+/// and at least 16, so that small files keep every thread busy.
+pub fn default_files_in_flight() -> usize {
+    (2 * rayon::current_num_threads()).max(16)
 }
 
 fn file_may_match(p: &Predicate, add: &Add) -> bool {
@@ -167,21 +199,21 @@ fn file_may_match(p: &Predicate, add: &Add) -> bool {
 #[derive(Debug, Clone)]
 pub struct Scan {
     snapshot: Snapshot,
-    /// Schema field indexes read from files (output plus filter columns), ascending.
-    read: Vec<usize>,
-    /// Schema field indexes of the output, in output order.
-    output: Vec<usize>,
-    read_schema: SchemaRef,
-    output_schema: SchemaRef,
-    predicate: Option<Predicate>,
+    plan: Arc<ReadPlan>,
     files: Vec<Add>,
     files_total: usize,
+    files_in_flight: usize,
 }
 
 impl Scan {
     /// The Arrow schema of the output.
     pub fn schema(&self) -> SchemaRef {
-        self.output_schema.clone()
+        self.plan.schema()
+    }
+
+    /// The snapshot scanned.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
     }
 
     /// The files the scan will read (after skipping), sorted by path.
@@ -194,46 +226,52 @@ impl Scan {
         self.files_total
     }
 
-    /// Reads every planned file, in parallel, and returns the batches in file order.
-    ///
-    /// # Errors
-    /// The first failure: a missing or unreadable data file, a corrupt deletion vector, or
-    /// a column that cannot be read as its logical type; each names the file.
-    pub fn execute(&self) -> Result<Vec<RecordBatch>> {
-        let per_file: Vec<Vec<RecordBatch>> = self
-            .files
-            .par_iter()
-            .map(|add| file::read_file(self, add))
-            .collect::<Result<_>>()?;
-        Ok(per_file
-            .into_iter()
-            .flatten()
-            .filter(|b| b.num_rows() > 0)
-            .collect())
+    /// The scan as one owned task per file (in [`files`](Self::files) order), to read with
+    /// [`read_file`] on any thread (tasks are `Send + Clone`): the batches of all tasks,
+    /// in order, are what [`execute`](Self::execute) yields.
+    pub fn file_tasks(&self) -> Vec<FileTask> {
+        self.files
+            .iter()
+            .map(|add| FileTask::new(self.plan.clone(), add.clone()))
+            .collect()
     }
 
-    /// Reads the files in order, a window of `window` files in parallel at a time, handing
-    /// each file's non-empty batches to `sink`: memory stays bounded by the window, not by
-    /// the scan.
+    /// Reads the planned files as a stream of non-empty batches, in file order.
+    ///
+    /// Files are read a window at a time (see [`ScanBuilder::with_files_in_flight`]), in
+    /// parallel on the current rayon pool; the next window is read only once the batches
+    /// of the previous one were taken. Memory holds the decoded rows of at most that many
+    /// files, not the whole scan; dropping the iterator stops reading.
+    ///
+    /// Each item is a batch or the first failure (after which the stream ends): a missing
+    /// or unreadable data file, a corrupt deletion vector, or a column that cannot be read
+    /// as its logical type; each names the file.
+    pub fn execute(&self) -> ScanBatches {
+        ScanBatches(FileBatches::new(
+            self.plan.clone(),
+            self.files.clone(),
+            self.files_in_flight,
+        ))
+    }
+
+    /// Reads every planned file and collects the batches, in file order: the whole result
+    /// in memory. [`execute`](Self::execute) streams instead.
     ///
     /// # Errors
-    /// As [`execute`](Self::execute), and whatever `sink` returns.
-    pub(crate) fn for_each_file(
-        &self,
-        window: usize,
-        mut sink: impl FnMut(Vec<RecordBatch>) -> Result<()>,
-    ) -> Result<()> {
-        for chunk in self.files.chunks(window.max(1)) {
-            let read: Vec<Result<Vec<RecordBatch>>> = chunk
-                .par_iter()
-                .map(|add| file::read_file(self, add))
-                .collect();
-            for batches in read {
-                let batches: Vec<RecordBatch> =
-                    batches?.into_iter().filter(|b| b.num_rows() > 0).collect();
-                sink(batches)?;
-            }
-        }
-        Ok(())
+    /// As [`execute`](Self::execute).
+    pub fn execute_to_vec(&self) -> Result<Vec<RecordBatch>> {
+        self.execute().collect()
+    }
+}
+
+/// The batches of a [`Scan`], streamed: see [`Scan::execute`].
+#[derive(Debug)]
+pub struct ScanBatches(FileBatches);
+
+impl Iterator for ScanBatches {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(|r| r.map_err(Into::into))
     }
 }

@@ -9,13 +9,13 @@
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
+use alluvium_datafile::StatsCollector;
 use alluvium_mvcc::Snapshot;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::scalar::Scalar;
 use alluvium_txlog::schema::{DataType, StructField, StructType};
 use alluvium_txlog::stats::{FileStats, stat_scalar};
-use alluvium_txlog::stats_writer::StatsCollector;
 
 use super::{Finding, FindingKind, VerifyReport};
 
@@ -46,7 +46,7 @@ pub(super) fn check_stats(snapshot: &Snapshot, skip: &HashSet<String>, report: &
         // The whole physical file: statistics do not see deletion vectors.
         let mut physical = add.clone();
         physical.deletion_vector = None;
-        let batches = match crate::scan::read_file(snapshot, &physical) {
+        let batches = match crate::scan::read_whole_file(snapshot, &physical) {
             Ok(b) => b,
             Err(e) => {
                 report.findings.push(unreadable(e.to_string()));

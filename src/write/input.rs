@@ -9,8 +9,8 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_cast::{CastOptions, cast_with_options};
 use arrow_schema::{Schema, SchemaRef};
 
-use crate::scan::{conform_column, scan_fields};
 use crate::{Error, Result};
+use alluvium_datafile::read::{conform as conform_column, scan_fields};
 
 /// Delta types equal, ignoring nullability and field metadata.
 pub(crate) fn same_type(a: &DataType, b: &DataType) -> bool {

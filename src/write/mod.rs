@@ -5,15 +5,16 @@
 //! records what it read, then commits through [`alluvium_mvcc::Transaction`]. Conflicts are
 //! returned to the caller, typed and saying whether re-running the operation is safe.
 
-pub(crate) mod data;
 mod input;
 
 use std::collections::HashMap;
 
+use alluvium_datafile::evaluate;
+use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
 use alluvium_mvcc::{CommitReport, RetryPolicy, Snapshot, Transaction};
 use alluvium_txlog::actions::{Add, Format, Metadata, Remove};
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
-use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, evaluate, may_match, parse_expr};
+use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match, parse_expr};
 use alluvium_txlog::features::minimal_protocol;
 use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::schema::{StructType, from_arrow_schema};
@@ -21,8 +22,7 @@ use alluvium_txlog::stats::FileStats;
 use arrow_array::{BooleanArray, RecordBatch};
 use arrow_schema::Schema;
 
-pub use data::DEFAULT_TARGET_FILE_SIZE;
-use data::{FileSink, discard};
+pub use alluvium_datafile::DEFAULT_TARGET_FILE_SIZE;
 
 use crate::{Error, Result, Table};
 
@@ -350,13 +350,17 @@ impl Table {
             .map(|m| m.configuration.clone())
             .unwrap_or_default();
         let mut sink = FileSink::new(
-            self.store().as_ref(),
-            &schema,
-            &partitions,
-            &configuration,
-            snapshot.column_mapping(),
-            options.target_file_size,
-            true,
+            SinkTable {
+                store: self.store().as_ref(),
+                schema: &schema,
+                partition_columns: &partitions,
+                configuration: &configuration,
+                column_mapping: snapshot.column_mapping(),
+            },
+            FileSinkOptions {
+                target_size: options.target_file_size,
+                data_change: true,
+            },
         )?;
         let mut rows: u64 = 0;
         let result = (|| -> Result<()> {
@@ -506,13 +510,17 @@ fn remove_matching(
         .cloned()
         .collect();
     let mut sink = FileSink::new(
-        table.store().as_ref(),
-        snapshot.schema(),
-        snapshot.partition_columns(),
-        &snapshot.metadata().configuration,
-        snapshot.column_mapping(),
-        options.target_file_size,
-        true,
+        SinkTable {
+            store: table.store().as_ref(),
+            schema: snapshot.schema(),
+            partition_columns: snapshot.partition_columns(),
+            configuration: &snapshot.metadata().configuration,
+            column_mapping: snapshot.column_mapping(),
+        },
+        FileSinkOptions {
+            target_size: options.target_file_size,
+            data_change: true,
+        },
     )?;
     let mut rewrote = false;
     for add in &candidates {
@@ -523,7 +531,7 @@ fn remove_matching(
             metrics.deleted_rows += rows_of(add).unwrap_or(0);
             continue;
         }
-        let batches = crate::scan::read_file(snapshot, add)?;
+        let batches = crate::scan::read_whole_file(snapshot, add)?;
         let (mut matched, mut total) = (0usize, 0usize);
         let mut keeps: Vec<(RecordBatch, BooleanArray)> = Vec::new();
         for b in batches {

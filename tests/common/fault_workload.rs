@@ -160,7 +160,7 @@ pub fn rows_of(table: &Table) -> Vec<(i64, String)> {
         .with_columns(["id", "p"])
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     let mut out = Vec::new();
     for b in &batches {

@@ -212,6 +212,8 @@ fn copy_dir(src: &std::path::Path, dst: &std::path::Path) {
 /// Total rows of a full scan of the latest snapshot.
 pub fn count_rows(table: &std::path::Path) -> alluvium::Result<usize> {
     let snapshot = alluvium::Table::open(table.to_str().unwrap())?.snapshot()?;
-    let batches = alluvium::ScanBuilder::new(snapshot).build()?.execute()?;
+    let batches = alluvium::ScanBuilder::new(snapshot)
+        .build()?
+        .execute_to_vec()?;
     Ok(batches.iter().map(RecordBatch::num_rows).sum())
 }

@@ -41,7 +41,7 @@ pub fn check_table(table: &Table, expected_commits: u64, expected_rows: &HashMap
     }
     let snap = table.snapshot().unwrap();
     assert_eq!(snap.version(), expected_commits);
-    let batches = ScanBuilder::new(snap).build().unwrap().execute().unwrap();
+    let batches = ScanBuilder::new(snap).build().unwrap().execute_to_vec().unwrap();
     let mut seen: BTreeMap<(i64, i64), usize> = BTreeMap::new();
     for b in &batches {
         let w = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();

@@ -20,7 +20,6 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod actions;
-pub mod arrow_util;
 pub mod checkpoint;
 pub mod column_mapping;
 pub mod commit;
@@ -38,7 +37,6 @@ pub mod scalar;
 pub mod schema;
 pub mod segment;
 pub mod stats;
-pub mod stats_writer;
 pub mod value_text;
 
 pub use error::{FeatureSide, LogError, Result};

@@ -443,3 +443,21 @@ fn help_keeps_its_first_line() {
     );
     assert!(ok(&["--version"]).starts_with("alluvium "));
 }
+
+/// The library's refusal of a short VACUUM retention names its option; the CLI's names the
+/// flag, with the message it always printed.
+#[test]
+fn vacuum_with_a_short_retention_names_the_force_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let t = t.to_str().unwrap();
+    let csv = dir.path().join("a.csv");
+    std::fs::write(&csv, "id,name\n1,alice\n").unwrap();
+    let csv = csv.to_str().unwrap();
+    ok(&["create", t, "--schema-from", csv]);
+    let err = fails(&["vacuum", t, "--retention-hours", "0"]);
+    assert!(
+        err.contains("is shorter than the table's deletedFileRetentionDuration (168 hours); use --force to override"),
+        "{err}"
+    );
+}

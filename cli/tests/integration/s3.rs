@@ -79,7 +79,7 @@ fn racing_writer_processes_commit_every_row_once() {
     let batches = ScanBuilder::new(table.snapshot().unwrap())
         .build()
         .unwrap()
-        .execute()
+        .execute_to_vec()
         .unwrap();
     let rows = super::root_common::canon_rows(&batches);
     let mut expected: Vec<String> = (0..WRITERS)

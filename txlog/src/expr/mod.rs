@@ -1,5 +1,6 @@
-//! Predicates over table columns: the `--filter` language, binding to a schema, data
-//! skipping over partition values and statistics, and row-level evaluation on Arrow batches.
+//! Predicates over table columns: the `--filter` language, binding to a schema, and data
+//! skipping over partition values and statistics. Row-level evaluation on Arrow batches is
+//! `alluvium-datafile`'s (`alluvium_datafile::eval`).
 //!
 //! Semantics are SQL's three-valued logic: a row matches when the predicate is TRUE (not
 //! FALSE, not NULL). Floating-point comparisons use the total order Spark uses (NaN equals
@@ -7,13 +8,11 @@
 //! file is skipped only when no row of it can make the predicate TRUE.
 
 mod bind;
-mod eval;
 mod parse;
 mod skipping;
 
 pub use bind::{BoundColumn, Predicate, bind};
-pub use eval::evaluate;
-pub use parse::parse_expr;
+pub use parse::{MAX_EXPR_DEPTH, parse_expr};
 pub use skipping::{FileSummary, may_match};
 
 use crate::scalar::Scalar;

@@ -174,7 +174,7 @@ fn lex(s: &str) -> Result<Vec<Tok>> {
 /// and OR chains are built as balanced trees, so `n` terms add about `log2(n)` levels).
 /// Parsing, binding, data skipping, evaluation and dropping all recurse over the tree; at
 /// this depth they fit a 2 MiB thread stack even in debug builds.
-pub(crate) const MAX_EXPR_DEPTH: usize = 64;
+pub const MAX_EXPR_DEPTH: usize = 64;
 
 fn too_deep() -> LogError {
     err(format!(

@@ -17,16 +17,23 @@
 //! The two extension types live in the metadata of the field holding the value
 //! (`ARROW:extension:name`, `ARROW:extension:metadata`), so [`typed_field`] builds every
 //! field whose type may be one of them.
+//!
+//! [`arrow_type_as`] is the one mapping; an [`ArrowForm`] picks the naming (logical names,
+//! or physical names and field ids under column mapping) and the nullability (declared, or
+//! all nullable) of the Arrow form: as declared for checkpoints, all nullable with logical
+//! names for scans, physical for the data files a writer produces.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_schema::{DataType as ArrowType, Field, Fields, Schema, TimeUnit};
+pub use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 use serde_json::{Map, Value};
 
 use super::{
     ArrayType, DataType, GeoKind, GeoType, MapType, PrimitiveType, StructField, StructType,
 };
+use crate::column_mapping::ColumnMappingMode;
 use crate::{LogError, Result};
 
 /// Field-metadata key naming an Arrow extension type.
@@ -72,20 +79,102 @@ pub fn extension_metadata(dt: &DataType) -> HashMap<String, String> {
     m
 }
 
+/// How the fields of an Arrow form of a Delta type are named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrowNaming {
+    /// Logical names, with the extension-type metadata of variant and geospatial values:
+    /// the form scans return and checkpoints store.
+    Logical,
+    /// Physical names under this column-mapping mode, each field carrying its field id
+    /// ([`PARQUET_FIELD_ID_META_KEY`]) when the mode maps columns: the form data files
+    /// store. No extension-type metadata (what a data file stores is the plain layout).
+    Physical(ColumnMappingMode),
+}
+
+/// Which nullability the Arrow form of a Delta type declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrowNullability {
+    /// As the Delta schema declares it (`nullable`, `containsNull`, `valueContainsNull`),
+    /// with each struct field's Delta metadata carried as strings (logical naming only).
+    Declared,
+    /// Every field nullable, map keys excepted: files may hold nulls the schema does not
+    /// admit, and reading them never fails on that.
+    AllNullable,
+}
+
+/// One Arrow form of Delta types: its naming and its nullability.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArrowForm {
+    /// How fields are named.
+    pub naming: ArrowNaming,
+    /// Which nullability fields declare.
+    pub nullability: ArrowNullability,
+}
+
+impl ArrowForm {
+    /// The schema as declared: logical names, declared nullability and field metadata
+    /// (checkpoints, the Arrow schema of a table).
+    pub const DECLARED: ArrowForm = ArrowForm {
+        naming: ArrowNaming::Logical,
+        nullability: ArrowNullability::Declared,
+    };
+
+    /// What scans return: logical names, every field nullable.
+    pub const SCAN: ArrowForm = ArrowForm {
+        naming: ArrowNaming::Logical,
+        nullability: ArrowNullability::AllNullable,
+    };
+
+    /// What data files store under column-mapping `mode`: physical names and field ids,
+    /// every field nullable.
+    pub const fn physical(mode: ColumnMappingMode) -> ArrowForm {
+        ArrowForm {
+            naming: ArrowNaming::Physical(mode),
+            nullability: ArrowNullability::AllNullable,
+        }
+    }
+
+    fn nullable(self, declared: bool) -> bool {
+        match self.nullability {
+            ArrowNullability::Declared => declared,
+            ArrowNullability::AllNullable => true,
+        }
+    }
+
+    /// A field that is not a struct field (list element, map key or value), of the given
+    /// nullability.
+    fn inner_field(self, name: &str, dt: &DataType, nullable: bool) -> Result<Field> {
+        let field = Field::new(name, arrow_type_as(dt, self)?, nullable);
+        Ok(match self.naming {
+            ArrowNaming::Logical => field.with_metadata(extension_metadata(dt)),
+            ArrowNaming::Physical(_) => field,
+        })
+    }
+}
+
 /// An Arrow field named `name` of Delta type `dt`, with the extension-type metadata that
 /// variant and geospatial types need.
 ///
 /// # Errors
 /// As [`arrow_type`].
 pub fn typed_field(name: &str, dt: &DataType, nullable: bool) -> Result<Field> {
-    Ok(Field::new(name, arrow_type(dt)?, nullable).with_metadata(extension_metadata(dt)))
+    ArrowForm::DECLARED.inner_field(name, dt, nullable)
 }
 
-/// The Arrow type of a Delta type.
+/// The Arrow type of a Delta type as declared ([`ArrowForm::DECLARED`]).
 ///
 /// # Errors
 /// None today; kept fallible for types alluvium may not map.
 pub fn arrow_type(dt: &DataType) -> Result<ArrowType> {
+    arrow_type_as(dt, ArrowForm::DECLARED)
+}
+
+/// The Arrow type of a Delta type in the given form: the one Delta-to-Arrow type mapping
+/// (see the module docs for the table).
+///
+/// # Errors
+/// None today; kept fallible for types alluvium may not map.
+pub fn arrow_type_as(dt: &DataType, form: ArrowForm) -> Result<ArrowType> {
     Ok(match dt {
         DataType::Primitive(p) => match p {
             PrimitiveType::String => ArrowType::Utf8,
@@ -109,16 +198,17 @@ pub fn arrow_type(dt: &DataType) -> Result<ArrowType> {
             PrimitiveType::Variant => ArrowType::Struct(variant_fields()),
         },
         DataType::Geospatial(_) => ArrowType::Binary,
-        DataType::Struct(s) => ArrowType::Struct(arrow_fields(s)?),
-        DataType::Array(a) => ArrowType::List(Arc::new(typed_field(
+        DataType::Struct(s) => ArrowType::Struct(arrow_fields_as(&s.fields, form)?),
+        DataType::Array(a) => ArrowType::List(Arc::new(form.inner_field(
             "element",
             &a.element_type,
-            a.contains_null,
+            form.nullable(a.contains_null),
         )?)),
         DataType::Map(m) => {
+            // Map keys are never null, in every form.
             let entries = Fields::from(vec![
-                typed_field("key", &m.key_type, false)?,
-                typed_field("value", &m.value_type, m.value_contains_null)?,
+                form.inner_field("key", &m.key_type, false)?,
+                form.inner_field("value", &m.value_type, form.nullable(m.value_contains_null))?,
             ]);
             ArrowType::Map(
                 Arc::new(Field::new("key_value", ArrowType::Struct(entries), false)),
@@ -140,30 +230,67 @@ fn metadata_strings(m: &Map<String, Value>) -> HashMap<String, String> {
         .collect()
 }
 
-/// The Arrow field of a Delta field (logical name, metadata as strings).
+/// The Arrow field of a Delta field as declared (logical name, metadata as strings).
 ///
 /// # Errors
 /// As [`arrow_type`].
 pub fn arrow_field(f: &StructField) -> Result<Field> {
-    let mut metadata = metadata_strings(&f.metadata);
-    metadata.extend(extension_metadata(&f.data_type));
-    Ok(Field::new(&f.name, arrow_type(&f.data_type)?, f.nullable).with_metadata(metadata))
+    arrow_field_as(f, ArrowForm::DECLARED)
 }
 
-fn arrow_fields(s: &StructType) -> Result<Fields> {
-    s.fields
+/// The Arrow field of a Delta struct field in the given form.
+///
+/// # Errors
+/// As [`arrow_type`].
+pub fn arrow_field_as(f: &StructField, form: ArrowForm) -> Result<Field> {
+    let (name, metadata) = match form.naming {
+        ArrowNaming::Logical => {
+            let mut metadata = match form.nullability {
+                ArrowNullability::Declared => metadata_strings(&f.metadata),
+                ArrowNullability::AllNullable => HashMap::new(),
+            };
+            metadata.extend(extension_metadata(&f.data_type));
+            (f.name.as_str(), metadata)
+        }
+        ArrowNaming::Physical(mode) => {
+            let mut metadata = HashMap::new();
+            if mode != ColumnMappingMode::None
+                && let Some(id) = f.column_id()
+            {
+                metadata.insert(PARQUET_FIELD_ID_META_KEY.to_string(), id.to_string());
+            }
+            (mode.physical_name(f), metadata)
+        }
+    };
+    Ok(Field::new(
+        name,
+        arrow_type_as(&f.data_type, form)?,
+        form.nullable(f.nullable),
+    )
+    .with_metadata(metadata))
+}
+
+/// The Arrow fields of Delta struct fields in the given form.
+///
+/// # Errors
+/// As [`arrow_type`].
+pub fn arrow_fields_as(fields: &[StructField], form: ArrowForm) -> Result<Fields> {
+    fields
         .iter()
-        .map(arrow_field)
+        .map(|f| arrow_field_as(f, form))
         .collect::<Result<Vec<_>>>()
         .map(Fields::from)
 }
 
-/// The Arrow schema of a Delta schema.
+/// The Arrow schema of a Delta schema as declared.
 ///
 /// # Errors
 /// As [`arrow_type`].
 pub fn arrow_schema(s: &StructType) -> Result<Schema> {
-    Ok(Schema::new(arrow_fields(s)?))
+    Ok(Schema::new(arrow_fields_as(
+        &s.fields,
+        ArrowForm::DECLARED,
+    )?))
 }
 
 fn delta_type(t: &ArrowType, field: &str) -> Result<DataType> {
@@ -360,5 +487,74 @@ mod tests {
             r#"{"crs":"OGC:CRS84","edges":"karney"}"#
         );
         assert_eq!(from_arrow_schema(&arrow).unwrap(), schema);
+    }
+
+    #[test]
+    fn the_forms_differ_only_in_naming_nullability_and_metadata() {
+        let schema = StructType::from_json(
+            r#"{"type":"struct","fields":[
+            {"name":"s","type":{"type":"struct","fields":[
+                {"name":"v","type":"variant","nullable":false,"metadata":{"delta.columnMapping.id":2,"delta.columnMapping.physicalName":"col-v"}}
+            ]},"nullable":false,"metadata":{"delta.columnMapping.id":1,"delta.columnMapping.physicalName":"col-s","comment":"c"}},
+            {"name":"m","type":{"type":"map","keyType":"string","valueType":{"type":"array","elementType":"long","containsNull":false},"valueContainsNull":false},"nullable":false,"metadata":{"delta.columnMapping.id":3,"delta.columnMapping.physicalName":"col-m"}}
+        ]}"#,
+        )
+        .unwrap();
+        let form = |f: ArrowForm| arrow_fields_as(&schema.fields, f).unwrap();
+
+        // Declared: logical names, declared nullability, Delta metadata and extension types.
+        let declared = form(ArrowForm::DECLARED);
+        assert_eq!(declared, arrow_schema(&schema).unwrap().fields().clone());
+        assert_eq!(declared[0].name(), "s");
+        assert!(!declared[0].is_nullable());
+        assert_eq!(declared[0].metadata()["comment"], "c");
+        let ArrowType::Struct(inner) = declared[0].data_type() else {
+            panic!("not a struct")
+        };
+        assert!(!inner[0].is_nullable());
+        assert_eq!(inner[0].metadata()[EXTENSION_NAME_KEY], VARIANT_EXTENSION);
+
+        // Scan: logical names, every field nullable but map keys, extension types only.
+        let scan = form(ArrowForm::SCAN);
+        assert_eq!(scan[0].name(), "s");
+        assert!(scan[0].is_nullable());
+        assert!(!scan[0].metadata().contains_key("comment"));
+        let ArrowType::Struct(inner) = scan[0].data_type() else {
+            panic!("not a struct")
+        };
+        assert!(inner[0].is_nullable());
+        assert_eq!(inner[0].metadata()[EXTENSION_NAME_KEY], VARIANT_EXTENSION);
+        let ArrowType::Map(entries, false) = scan[1].data_type() else {
+            panic!("not a map")
+        };
+        let ArrowType::Struct(kv) = entries.data_type() else {
+            panic!("no entries")
+        };
+        assert!(!kv[0].is_nullable() && kv[1].is_nullable());
+        let ArrowType::List(element) = kv[1].data_type() else {
+            panic!("not a list")
+        };
+        assert!(element.is_nullable());
+
+        // Physical: physical names with field ids, nested too; no extension types.
+        let physical = form(ArrowForm::physical(ColumnMappingMode::Name));
+        assert_eq!(physical[0].name(), "col-s");
+        assert!(physical[0].is_nullable());
+        assert_eq!(
+            physical[0].metadata(),
+            &HashMap::from([(PARQUET_FIELD_ID_META_KEY.to_string(), "1".to_string())])
+        );
+        let ArrowType::Struct(inner) = physical[0].data_type() else {
+            panic!("not a struct")
+        };
+        assert_eq!(inner[0].name(), "col-v");
+        assert_eq!(inner[0].metadata()[PARQUET_FIELD_ID_META_KEY], "2");
+        assert!(!inner[0].metadata().contains_key(EXTENSION_NAME_KEY));
+        assert_eq!(physical[1].name(), "col-m");
+
+        // Without column mapping the physical form keeps logical names and has no ids.
+        let plain = form(ArrowForm::physical(ColumnMappingMode::None));
+        assert_eq!(plain[0].name(), "s");
+        assert!(plain[0].metadata().is_empty());
     }
 }

@@ -4,12 +4,14 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, make_array};
 use arrow_buffer::NullBuffer;
 
-use crate::{LogError, Result};
+use alluvium_txlog::LogError;
+
+use crate::Result;
 
 /// The array of a (possibly nested) column, with the nulls of its parent structs applied.
 ///
 /// # Errors
-/// [`LogError::InvalidExpression`] if the column is not in the batch.
+/// [`LogError::InvalidExpression`] (as [`crate::DataFileError::Log`]) if the column is not in the batch.
 pub fn leaf_array(batch: &RecordBatch, path: &[String]) -> Result<ArrayRef> {
     let missing =
         || LogError::InvalidExpression(format!("column `{}` is not in the batch", path.join(".")));

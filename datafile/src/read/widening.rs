@@ -19,7 +19,7 @@ use arrow_schema::DataType as ArrowType;
 ///
 /// A column stored with Arrow's null type holds only nulls and reads as any type; a
 /// dictionary-encoded column reads as its values would.
-pub(crate) fn readable_as(stored: &ArrowType, want: &PrimitiveType) -> bool {
+pub(super) fn readable_as(stored: &ArrowType, want: &PrimitiveType) -> bool {
     use ArrowType as A;
     use PrimitiveType as P;
     match stored {

@@ -1,5 +1,5 @@
-//! Row-level evaluation of a predicate over an Arrow batch whose columns carry the table's
-//! logical names and types (as produced by a scan).
+//! Row-level evaluation of a bound predicate (`alluvium_txlog::expr`) over an Arrow batch
+//! whose columns carry the table's logical names and types (as a scan produces them).
 
 use arrow_arith::boolean::{and_kleene, is_not_null, is_null, not, or_kleene};
 use arrow_array::cast::AsArray;
@@ -8,17 +8,18 @@ use arrow_cast::cast;
 use arrow_ord::cmp;
 use arrow_schema::{DataType as ArrowType, TimeUnit};
 
-use super::CmpOp;
-use super::bind::{BoundColumn, Predicate};
+use alluvium_txlog::LogError;
+use alluvium_txlog::expr::{BoundColumn, CmpOp, Predicate};
+use alluvium_txlog::scalar::Scalar;
+
+use crate::Result;
 use crate::arrow_util::leaf_array;
-use crate::scalar::Scalar;
-use crate::{LogError, Result};
 
 /// Evaluates `pred` on every row of `batch`: TRUE, FALSE or NULL per row.
 ///
 /// # Errors
-/// [`LogError::InvalidExpression`] if a referenced column is missing from the batch or has
-/// an incompatible type.
+/// [`LogError::InvalidExpression`] (as [`crate::DataFileError::Log`]) if a referenced
+/// column is missing from the batch or has an incompatible type.
 pub fn evaluate(pred: &Predicate, batch: &RecordBatch) -> Result<BooleanArray> {
     let n = batch.num_rows();
     Ok(match pred {
@@ -129,6 +130,7 @@ fn column(batch: &RecordBatch, c: &BoundColumn) -> Result<ArrayRef> {
             "column `{}` is not in the scanned data",
             c.display_name()
         ))
+        .into()
     })
 }
 
@@ -141,10 +143,9 @@ mod tests {
     use arrow_schema::{Field, Schema};
 
     use super::*;
-    use crate::column_mapping::ColumnMappingMode;
-    use crate::expr::parse::MAX_EXPR_DEPTH;
-    use crate::expr::{bind, parse_expr};
-    use crate::schema::StructType;
+    use alluvium_txlog::column_mapping::ColumnMappingMode;
+    use alluvium_txlog::expr::{MAX_EXPR_DEPTH, bind, parse_expr};
+    use alluvium_txlog::schema::StructType;
 
     fn batch() -> (RecordBatch, StructType) {
         let schema = StructType::from_json(r#"{"type":"struct","fields":[
@@ -249,8 +250,8 @@ mod tests {
 
     #[test]
     fn expressions_at_the_depth_limit_work_on_a_small_stack() {
-        use crate::actions::OptStringMap;
-        use crate::expr::{FileSummary, may_match};
+        use alluvium_txlog::actions::OptStringMap;
+        use alluvium_txlog::expr::{FileSummary, may_match};
 
         let deepest = [
             format!("{}i = 1", "NOT ".repeat(MAX_EXPR_DEPTH - 2)),

@@ -6,7 +6,10 @@
 use std::sync::Arc;
 
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, extension_metadata};
+use alluvium_txlog::schema::{
+    ArrowForm, DataType, PARQUET_FIELD_ID_META_KEY, PrimitiveType, StructField, arrow_fields_as,
+    arrow_type_as, extension_metadata,
+};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, ListArray, MapArray, NullArray, StructArray, new_null_array};
 use arrow_cast::{CastOptions, cast_with_options};
@@ -14,48 +17,23 @@ use arrow_schema::{DataType as ArrowType, Field, Fields};
 
 use super::variant::conform_variant;
 use super::widening::readable_as;
-use crate::{Error, Result};
+use crate::{DataFileError, Result};
 
-/// A scan field: `scan_type` plus the extension-type metadata of variant and geospatial
-/// values (which must match between the schema and every batch).
-fn scan_field(name: &str, dt: &DataType, nullable: bool) -> Result<Field> {
-    Ok(Field::new(name, scan_type(dt)?, nullable).with_metadata(extension_metadata(dt)))
+/// The logical Arrow type of a Delta type as a scan produces it ([`ArrowForm::SCAN`]).
+pub(super) fn scan_type(dt: &DataType) -> Result<ArrowType> {
+    Ok(arrow_type_as(dt, ArrowForm::SCAN)?)
 }
 
-/// The logical Arrow type of a Delta type as a scan produces it: every field nullable
-/// (files may hold nulls the schema does not admit; scans never fail on that), map keys
-/// excepted.
-pub(crate) fn scan_type(dt: &DataType) -> Result<ArrowType> {
-    Ok(match dt {
-        DataType::Primitive(_) | DataType::Geospatial(_) => alluvium_txlog::schema::arrow_type(dt)?,
-        DataType::Struct(s) => ArrowType::Struct(scan_fields(&s.fields)?),
-        DataType::Array(a) => {
-            ArrowType::List(Arc::new(scan_field("element", &a.element_type, true)?))
-        }
-        DataType::Map(m) => {
-            let entries = Fields::from(vec![
-                scan_field("key", &m.key_type, false)?,
-                scan_field("value", &m.value_type, true)?,
-            ]);
-            ArrowType::Map(
-                Arc::new(Field::new("key_value", ArrowType::Struct(entries), false)),
-                false,
-            )
-        }
-    })
-}
-
-/// Nullable Arrow fields of a struct's Delta fields (logical names).
-pub(crate) fn scan_fields(fields: &[StructField]) -> Result<Fields> {
-    fields
-        .iter()
-        .map(|f| scan_field(&f.name, &f.data_type, true))
-        .collect::<Result<Vec<_>>>()
-        .map(Fields::from)
+/// Nullable Arrow fields of a struct's Delta fields (logical names), as a scan produces them.
+///
+/// # Errors
+/// As `alluvium_txlog::schema::arrow_type_as`.
+pub fn scan_fields(fields: &[StructField]) -> Result<Fields> {
+    Ok(arrow_fields_as(fields, ArrowForm::SCAN)?)
 }
 
 /// Finds the child of a file struct (or the file's root fields) that stores `field`.
-pub(crate) fn find_source(
+pub(super) fn find_source(
     file_fields: &Fields,
     field: &StructField,
     mode: ColumnMappingMode,
@@ -78,11 +56,11 @@ pub(crate) fn find_source(
             let by_id = id.as_ref().and_then(|id| {
                 file_fields
                     .iter()
-                    .position(|f| f.metadata().get("PARQUET:field_id") == Some(id))
+                    .position(|f| f.metadata().get(PARQUET_FIELD_ID_META_KEY) == Some(id))
             });
             let file_has_ids = file_fields
                 .iter()
-                .any(|f| f.metadata().contains_key("PARQUET:field_id"));
+                .any(|f| f.metadata().contains_key(PARQUET_FIELD_ID_META_KEY));
             if by_id.is_some() || file_has_ids {
                 by_id
             } else {
@@ -92,8 +70,8 @@ pub(crate) fn find_source(
     }
 }
 
-fn mismatch(column: &str, found: &ArrowType, want: &DataType) -> Error {
-    Error::InvalidArgument(format!(
+fn mismatch(column: &str, found: &ArrowType, want: &DataType) -> DataFileError {
+    DataFileError::InvalidArgument(format!(
         "column `{column}` is stored as {found}, which cannot be read as {}",
         type_name(want)
     ))
@@ -110,7 +88,7 @@ fn type_name(dt: &DataType) -> String {
 }
 
 /// Converts `arr` (as stored in a file) to the logical type of `field`.
-pub(crate) fn conform(
+pub fn conform(
     arr: &ArrayRef,
     field: &StructField,
     mode: ColumnMappingMode,

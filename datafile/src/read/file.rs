@@ -1,9 +1,8 @@
-//! Reading one data file of a scan.
+//! Reading one data file with a [`ReadPlan`].
 
 use alluvium_txlog::LogError;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::dv::read_deletion_vector;
-use alluvium_txlog::expr::evaluate;
 use alluvium_txlog::partition::parse_partition_value;
 use alluvium_txlog::path::resolve;
 use alluvium_txlog::schema::{DataType, StructField};
@@ -14,37 +13,38 @@ use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use roaring::RoaringTreemap;
 
-use super::Scan;
+use super::ReadPlan;
 use super::conform::{conform, find_source, scan_type};
-use crate::{Error, Result};
+use crate::eval::evaluate;
+use crate::{DataFileError, Result};
 
 const BATCH_ROWS: usize = 64 * 1024;
 
-fn file_error(path: &str, reason: impl ToString) -> Error {
-    Error::Log(LogError::data_file(path, reason))
+fn file_error(path: &str, reason: impl ToString) -> DataFileError {
+    DataFileError::Log(LogError::data_file(path, reason))
 }
 
 /// Reads one file: data columns, deletion vector, partition values, filter, projection.
-pub(super) fn read_file(scan: &Scan, add: &Add) -> Result<Vec<RecordBatch>> {
-    let snapshot = &scan.snapshot;
-    let schema = snapshot.schema();
-    let mode = snapshot.column_mapping();
-    let location = resolve(&add.path, snapshot.root())?;
+pub(super) fn read_file(scan: &ReadPlan, add: &Add) -> Result<Vec<RecordBatch>> {
+    let layout = &scan.layout;
+    let schema = &layout.schema;
+    let mode = layout.column_mapping;
+    let location = resolve(&add.path, &layout.root)?;
     let shown = location.to_string();
-    let bytes: Bytes = snapshot.store().get_location(&location).map_err(|e| {
+    let bytes: Bytes = layout.store.get_location(&location).map_err(|e| {
         if e.is_not_found() {
             file_error(&shown, "the data file referenced by the log is missing")
         } else {
-            Error::Storage(e)
+            DataFileError::Storage(e)
         }
     })?;
     let deleted = match &add.deletion_vector {
-        Some(dv) => Some(read_deletion_vector(snapshot.store_ref(), dv)?),
+        Some(dv) => Some(read_deletion_vector(layout.store.as_ref(), dv)?),
         None => None,
     };
 
     // Partition values as constant columns, parsed once per file.
-    let partition_cols = &snapshot.metadata().partition_columns;
+    let partition_cols = &layout.partition_columns;
     let mut constants: Vec<Option<(alluvium_txlog::scalar::Scalar, arrow_schema::DataType)>> =
         Vec::new();
     for &i in &scan.read {
@@ -68,7 +68,7 @@ pub(super) fn read_file(scan: &Scan, add: &Add) -> Result<Vec<RecordBatch>> {
     if let Some(d) = &deleted
         && d.max().is_some_and(|m| m >= total_rows)
     {
-        return Err(Error::Log(LogError::CorruptDeletionVector {
+        return Err(DataFileError::Log(LogError::CorruptDeletionVector {
             location: shown,
             reason: format!(
                 "deletes row {} of a file with {total_rows} rows",
@@ -207,16 +207,6 @@ fn partition_value(
         ));
     };
     Ok(parse_partition_value(&f.name, raw, ty)?)
-}
-
-/// Every row of one file of `snapshot` (all columns, deletion vector applied), for
-/// copy-on-write rewrites.
-pub(crate) fn read_whole_file(
-    snapshot: &alluvium_mvcc::Snapshot,
-    add: &Add,
-) -> Result<Vec<RecordBatch>> {
-    let scan = super::ScanBuilder::new(snapshot.clone()).build_for_files(vec![add.clone()])?;
-    read_file(&scan, add)
 }
 
 #[cfg(test)]

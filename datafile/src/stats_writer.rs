@@ -26,13 +26,14 @@ use arrow_array::types::{
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType as ArrowType;
 
+use alluvium_txlog::column_mapping::ColumnMappingMode;
+use alluvium_txlog::properties::TableProperties;
+use alluvium_txlog::scalar::Scalar;
+use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType};
+use alluvium_txlog::value_text::{format_date, format_decimal};
+
 use crate::Result;
 use crate::arrow_util::leaf_array;
-use crate::column_mapping::ColumnMappingMode;
-use crate::properties::TableProperties;
-use crate::scalar::Scalar;
-use crate::schema::{DataType, PrimitiveType, StructField, StructType};
-use crate::value_text::{format_date, format_decimal};
 
 /// Characters kept of string bounds.
 pub const STRING_PREFIX_LENGTH: usize = 32;
@@ -130,7 +131,7 @@ impl StatsCollector {
     /// statistics.
     ///
     /// # Errors
-    /// [`LogError::InvalidExpression`] if a stats column is missing from the batch.
+    /// [`alluvium_txlog::LogError::InvalidExpression`] if a stats column is missing from the batch.
     pub fn update(&mut self, batch: &RecordBatch) -> Result<()> {
         self.num_records += i64::try_from(batch.num_rows()).unwrap_or(i64::MAX);
         for leaf in &mut self.leaves {
@@ -381,7 +382,7 @@ mod tests {
     use arrow_schema::{Field, Schema};
 
     use super::*;
-    use crate::stats::{FileStats, stat_scalar};
+    use alluvium_txlog::stats::{FileStats, stat_scalar};
 
     fn schema() -> StructType {
         StructType::from_json(r#"{"type":"struct","fields":[

@@ -12,7 +12,7 @@
 use arrow_array::{ArrayRef, UInt32Array};
 use arrow_row::{RowConverter, SortField};
 
-use crate::{MaintenanceError, Result};
+use crate::{DataFileError, Result};
 
 /// Bits of rank kept per column.
 fn bits_per_column(columns: usize) -> u32 {
@@ -22,10 +22,10 @@ fn bits_per_column(columns: usize) -> u32 {
 /// The dense rank of every row of `column`, spread over the 32-bit range.
 fn spread_ranks(column: &ArrayRef) -> Result<Vec<u32>> {
     let converter = RowConverter::new(vec![SortField::new(column.data_type().clone())])
-        .map_err(|e| MaintenanceError::Refused(format!("cannot Z-order this column: {e}")))?;
+        .map_err(|e| DataFileError::InvalidArgument(format!("cannot Z-order this column: {e}")))?;
     let rows = converter
         .convert_columns(std::slice::from_ref(column))
-        .map_err(|e| MaintenanceError::Refused(format!("cannot Z-order this column: {e}")))?;
+        .map_err(|e| DataFileError::InvalidArgument(format!("cannot Z-order this column: {e}")))?;
     let mut order: Vec<usize> = (0..rows.num_rows()).collect();
     order.sort_unstable_by(|a, b| rows.row(*a).cmp(&rows.row(*b)));
     let mut dense = vec![0u64; rows.num_rows()];
@@ -58,12 +58,12 @@ fn interleave(values: &[u32], bits: u32) -> u128 {
 /// The Z-order key of every row of `columns` (all of the same length).
 ///
 /// # Errors
-/// [`MaintenanceError::Refused`] for a column type that has no order, or columns of
+/// [`DataFileError::InvalidArgument`] for a column type that has no order, or columns of
 /// different lengths.
 pub fn zorder_keys(columns: &[ArrayRef]) -> Result<Vec<u128>> {
     let rows = columns.first().map_or(0, |c| c.len());
     if columns.iter().any(|c| c.len() != rows) {
-        return Err(MaintenanceError::Refused(
+        return Err(DataFileError::InvalidArgument(
             "Z-order columns have different lengths".into(),
         ));
     }

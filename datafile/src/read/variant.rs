@@ -13,21 +13,21 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use alluvium_txlog::schema::{EXTENSION_NAME_KEY, VARIANT_EXTENSION, variant_fields};
-use arrow::buffer::NullBuffer;
 use arrow_array::cast::AsArray;
 use arrow_array::{
     Array, ArrayRef, BinaryArray, ListArray, MapArray, RecordBatch, RecordBatchOptions,
     StringArray, StructArray,
 };
+use arrow_buffer::NullBuffer;
 use arrow_cast::cast;
 use arrow_schema::{DataType as ArrowType, Field, Fields, Schema, SchemaRef};
 use parquet_variant::{Variant, VariantMetadata};
 use parquet_variant_compute::{VariantArray, unshred_variant, variant_to_json};
 
-use crate::{Error, Result};
+use crate::{DataFileError, Result};
 
-fn malformed(column: &str, reason: impl std::fmt::Display) -> Error {
-    Error::InvalidArgument(format!(
+fn malformed(column: &str, reason: impl std::fmt::Display) -> DataFileError {
+    DataFileError::InvalidArgument(format!(
         "column `{column}`: malformed variant value: {reason}"
     ))
 }
@@ -83,7 +83,7 @@ fn validate(
 /// holds no value at all. Scans call this for every variant column they read.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] naming `column` if the column is not a variant struct or a
+/// [`DataFileError::InvalidArgument`] naming `column` if the column is not a variant struct or a
 /// value is malformed.
 pub fn conform_variant(arr: &ArrayRef, column: &str) -> Result<ArrayRef> {
     let Some(source) = arr.as_struct_opt() else {
@@ -149,9 +149,9 @@ pub fn conform_variant(arr: &ArrayRef, column: &str) -> Result<ArrayRef> {
 /// row, null where the variant is null.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] naming `column` if `arr` is not a variant struct or holds
+/// [`DataFileError::InvalidArgument`] naming `column` if `arr` is not a variant struct or holds
 /// malformed bytes.
-pub(crate) fn variant_json(arr: &ArrayRef, column: &str) -> Result<StringArray> {
+pub(super) fn variant_json(arr: &ArrayRef, column: &str) -> Result<StringArray> {
     let Some(source) = arr.as_struct_opt() else {
         return Err(malformed(column, "not a variant struct"));
     };
@@ -232,7 +232,7 @@ fn render(arr: &ArrayRef, f: &Field, column: &str) -> Result<(ArrayRef, Field)> 
 /// replaced by its JSON text, for text output formats; other columns unchanged.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] naming the column if a variant value is malformed.
+/// [`DataFileError::InvalidArgument`] naming the column if a variant value is malformed.
 pub fn variants_as_json(batch: &RecordBatch) -> Result<RecordBatch> {
     let schema = batch.schema();
     let mut columns = Vec::with_capacity(batch.num_columns());
@@ -314,7 +314,7 @@ mod tests {
         );
         let list = ListArray::try_new(
             element.clone(),
-            arrow::buffer::OffsetBuffer::from_lengths([3]),
+            arrow_buffer::OffsetBuffer::from_lengths([3]),
             out,
             None,
         )

@@ -7,8 +7,9 @@
 //!
 //! On stores whose requests are slow but can run many at a time
 //! ([`ObjectStore::fetches_concurrently`]: object stores), closed files are uploaded in
-//! parallel batches of at most [`MAX_PENDING_UPLOAD_BYTES`] in flight, on up to
-//! [`UPLOAD_THREADS`] threads; elsewhere each file is uploaded when it is closed.
+//! parallel batches of at most [`MAX_PENDING_UPLOAD_BYTES`] in flight, at most
+//! [`UPLOAD_THREADS`] at a time on the current rayon pool (no thread is spawned); elsewhere
+//! each file is uploaded when it is closed.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,25 +22,63 @@ use alluvium_txlog::partition::{partition_dir_segment, serialize_partition_value
 use alluvium_txlog::path::encode_path;
 use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::scalar::scalar_at;
-use alluvium_txlog::schema::{DataType, StructField, StructType};
-use alluvium_txlog::stats_writer::StatsCollector;
+use alluvium_txlog::schema::{ArrowForm, StructField, StructType, arrow_field_as};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, ListArray, MapArray, RecordBatch, StructArray, UInt32Array};
-use arrow_schema::{DataType as ArrowType, Field, Fields, Schema, SchemaRef};
+use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use arrow_select::take::take_record_batch;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
-use crate::scan::scan_fields;
-use crate::{Error, Result};
+use crate::read::scan_fields;
+use crate::stats_writer::StatsCollector;
+use crate::{DataFileError, Result};
 
 /// Most bytes of closed data files held for one parallel upload batch (a single larger
 /// file is uploaded on its own).
 pub const MAX_PENDING_UPLOAD_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Most uploads of one batch in flight at once.
+/// Most uploads of one batch in flight at once (tasks on the current rayon pool).
 pub const UPLOAD_THREADS: usize = 8;
+
+/// `created_by` of the Parquet files written.
+const CREATED_BY: &str = concat!("alluvium ", env!("CARGO_PKG_VERSION"));
+
+/// The table a [`FileSink`] writes into.
+#[derive(Debug, Clone, Copy)]
+pub struct SinkTable<'a> {
+    /// The table's store.
+    pub store: &'a dyn ObjectStore,
+    /// The logical schema of the rows written (all columns, partition columns included).
+    pub schema: &'a StructType,
+    /// The partition columns.
+    pub partition_columns: &'a [String],
+    /// The table properties (compression codec, target file size, statistics columns).
+    pub configuration: &'a HashMap<String, String>,
+    /// The column-mapping mode (physical names and field ids in the files).
+    pub column_mapping: ColumnMappingMode,
+}
+
+/// How a [`FileSink`] writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSinkOptions {
+    /// Target size of a file; `delta.targetFileSize`, then [`DEFAULT_TARGET_FILE_SIZE`],
+    /// when `None`.
+    pub target_size: Option<u64>,
+    /// The `dataChange` flag of the returned `add` actions: `false` for rewrites that keep
+    /// the table's rows (OPTIMIZE).
+    pub data_change: bool,
+}
+
+impl Default for FileSinkOptions {
+    fn default() -> Self {
+        FileSinkOptions {
+            target_size: None,
+            data_change: true,
+        }
+    }
+}
 
 /// Default target size of a data file.
 pub const DEFAULT_TARGET_FILE_SIZE: u64 = 128 * 1024 * 1024;
@@ -51,8 +90,13 @@ struct OpenFile {
     partition_values: OptStringMap,
 }
 
-/// Writes the rows of one operation into data files and returns their `add` actions.
-pub(crate) struct FileSink<'a> {
+/// Writes the rows of one operation into data files and returns their `add` actions, for
+/// the caller to commit (or to [`discard`]).
+///
+/// Rows are grouped by partition value into one open file per partition; a file is closed
+/// when it reaches the target size. Each file's name is unique, and it is uploaded with
+/// put-if-absent.
+pub struct FileSink<'a> {
     store: &'a dyn ObjectStore,
     table: StructType,
     data_schema: StructType,
@@ -86,53 +130,6 @@ fn compression(configuration: &HashMap<String, String>) -> (Compression, &'stati
         Some("gzip") => (Compression::GZIP(Default::default()), "gz"),
         _ => (Compression::SNAPPY, "snappy"),
     }
-}
-
-/// The Parquet field of a logical field: physical name and, under column mapping, the
-/// field id, recursively.
-fn physical_field(f: &StructField, mode: ColumnMappingMode) -> Result<Field> {
-    let mut field = Field::new(
-        mode.physical_name(f),
-        physical_type(&f.data_type, mode)?,
-        true,
-    );
-    if mode != ColumnMappingMode::None
-        && let Some(id) = f.column_id()
-    {
-        field = field.with_metadata(HashMap::from([(
-            "PARQUET:field_id".to_string(),
-            id.to_string(),
-        )]));
-    }
-    Ok(field)
-}
-
-fn physical_type(t: &DataType, mode: ColumnMappingMode) -> Result<ArrowType> {
-    Ok(match t {
-        DataType::Primitive(_) | DataType::Geospatial(_) => crate::scan::scan_type(t)?,
-        DataType::Struct(s) => ArrowType::Struct(
-            s.fields
-                .iter()
-                .map(|f| physical_field(f, mode))
-                .collect::<Result<Vec<_>>>()?
-                .into(),
-        ),
-        DataType::Array(a) => ArrowType::List(Arc::new(Field::new(
-            "element",
-            physical_type(&a.element_type, mode)?,
-            true,
-        ))),
-        DataType::Map(m) => {
-            let entries = Fields::from(vec![
-                Field::new("key", physical_type(&m.key_type, mode)?, false),
-                Field::new("value", physical_type(&m.value_type, mode)?, true),
-            ]);
-            ArrowType::Map(
-                Arc::new(Field::new("key_value", ArrowType::Struct(entries), false)),
-                false,
-            )
-        }
-    })
 }
 
 /// Re-labels a logical array with the physical nested field names.
@@ -186,16 +183,23 @@ fn to_physical(arr: &ArrayRef, target: &ArrowType) -> Result<ArrayRef> {
 }
 
 impl<'a> FileSink<'a> {
-    /// A sink for a table with `table` schema, partitioned by `partition_columns`.
-    pub(crate) fn new(
-        store: &'a dyn ObjectStore,
-        table: &StructType,
-        partition_columns: &[String],
-        configuration: &HashMap<String, String>,
-        mode: ColumnMappingMode,
-        target_size: Option<u64>,
-        data_change: bool,
-    ) -> Result<Self> {
+    /// A sink writing rows of `table`'s schema into its data files.
+    ///
+    /// # Errors
+    /// [`DataFileError::InvalidArgument`] for a
+    /// partition column not in the schema.
+    pub fn new(table: SinkTable<'a>, options: FileSinkOptions) -> Result<Self> {
+        let SinkTable {
+            store,
+            schema: table,
+            partition_columns,
+            configuration,
+            column_mapping: mode,
+        } = table;
+        let FileSinkOptions {
+            target_size,
+            data_change,
+        } = options;
         let is_part = |f: &StructField| {
             partition_columns
                 .iter()
@@ -205,7 +209,9 @@ impl<'a> FileSink<'a> {
             .iter()
             .map(|p| {
                 table.index_of(p).ok_or_else(|| {
-                    Error::InvalidArgument(format!("partition column `{p}` is not in the schema"))
+                    DataFileError::InvalidArgument(format!(
+                        "partition column `{p}` is not in the schema"
+                    ))
                 })
             })
             .collect::<Result<_>>()?;
@@ -216,12 +222,12 @@ impl<'a> FileSink<'a> {
             data_idx.iter().map(|i| table.fields[*i].clone()).collect();
         let physical: Vec<Field> = data_fields
             .iter()
-            .map(|f| physical_field(f, mode))
-            .collect::<Result<_>>()?;
+            .map(|f| arrow_field_as(f, ArrowForm::physical(mode)))
+            .collect::<alluvium_txlog::Result<_>>()?;
         let (codec, codec_name) = compression(configuration);
         let props = WriterProperties::builder()
             .set_compression(codec)
-            .set_created_by(crate::ENGINE.into())
+            .set_created_by(CREATED_BY.into())
             .build();
         let target = target_size
             .or_else(|| TableProperties(configuration).target_file_size())
@@ -250,7 +256,10 @@ impl<'a> FileSink<'a> {
     }
 
     /// Writes a batch conformed to the table's logical schema (all columns).
-    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+    ///
+    /// # Errors
+    /// A batch that does not match the schema, a failure encoding or uploading a file.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let started = Instant::now();
         if batch.num_rows() == 0 {
             return Ok(());
@@ -263,10 +272,10 @@ impl<'a> FileSink<'a> {
                 .iter()
                 .map(|i| batch.column(*i).clone())
                 .collect();
-            let converter = arrow::row::RowConverter::new(
+            let converter = arrow_row::RowConverter::new(
                 columns
                     .iter()
-                    .map(|c| arrow::row::SortField::new(c.data_type().clone()))
+                    .map(|c| arrow_row::SortField::new(c.data_type().clone()))
                     .collect(),
             )?;
             let rows = converter.convert_columns(&columns)?;
@@ -280,7 +289,7 @@ impl<'a> FileSink<'a> {
                 });
                 entry.push(
                     u32::try_from(i)
-                        .map_err(|_| Error::InvalidArgument("batch too large".into()))?,
+                        .map_err(|_| DataFileError::InvalidArgument("batch too large".into()))?,
                 );
             }
             for key in order {
@@ -299,7 +308,7 @@ impl<'a> FileSink<'a> {
         for &i in &self.partition_idx {
             let f = &self.table.fields[i];
             let ty = f.data_type.as_primitive().ok_or_else(|| {
-                Error::InvalidArgument(format!(
+                DataFileError::InvalidArgument(format!(
                     "partition column `{}` must be of a primitive type",
                     f.name
                 ))
@@ -360,7 +369,7 @@ impl<'a> FileSink<'a> {
             let file = self
                 .open
                 .get_mut(&key)
-                .ok_or_else(|| Error::InvalidArgument("open file vanished".into()))?;
+                .ok_or_else(|| DataFileError::InvalidArgument("open file vanished".into()))?;
             file.writer.write(&physical)?;
             file.stats.update(&logical)?;
             (file.writer.bytes_written() + file.writer.in_progress_size()) as u64 >= self.target
@@ -419,9 +428,11 @@ impl<'a> FileSink<'a> {
             .map(|_| std::sync::Mutex::new(None))
             .collect();
         let store = self.store;
-        std::thread::scope(|scope| {
+        // At most UPLOAD_THREADS tasks on the current pool, each taking the next file until
+        // none is left: uploads stay bounded without spawning threads.
+        rayon::scope(|scope| {
             for _ in 0..UPLOAD_THREADS.min(pending.len()) {
-                scope.spawn(|| {
+                scope.spawn(|_| {
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some((path, bytes, _)) = pending.get(i) else {
@@ -429,7 +440,7 @@ impl<'a> FileSink<'a> {
                         };
                         let r = store
                             .put_if_absent(path, bytes.clone())
-                            .map_err(Error::from);
+                            .map_err(DataFileError::from);
                         if let Some(slot) = results.get(i)
                             && let Ok(mut slot) = slot.lock()
                         {
@@ -447,7 +458,7 @@ impl<'a> FileSink<'a> {
                     first_error.get_or_insert(e);
                 }
                 None => {
-                    first_error.get_or_insert(Error::InvalidArgument(
+                    first_error.get_or_insert(DataFileError::InvalidArgument(
                         "a data-file upload did not run".into(),
                     ));
                 }
@@ -461,7 +472,7 @@ impl<'a> FileSink<'a> {
     ///
     /// # Errors
     /// A failure closing or uploading a file; every file this sink wrote is deleted then.
-    pub(crate) fn finish(mut self) -> Result<(Vec<Add>, std::time::Duration)> {
+    pub fn finish(mut self) -> Result<(Vec<Add>, std::time::Duration)> {
         let started = Instant::now();
         let open: Vec<OpenFile> = self.open.drain().map(|(_, f)| f).collect();
         for f in open {
@@ -479,13 +490,14 @@ impl<'a> FileSink<'a> {
     }
 
     /// Gives up: deletes the files already uploaded (open and pending ones never were).
-    pub(crate) fn abort(self) {
+    pub fn abort(self) {
         discard(self.store, &self.done);
     }
 }
 
-/// Deletes files written by a sink whose transaction will not commit.
-pub(crate) fn discard(store: &dyn ObjectStore, adds: &[Add]) {
+/// Deletes files written by a sink whose transaction will not commit (best effort: a file
+/// that cannot be deleted is left for VACUUM).
+pub fn discard(store: &dyn ObjectStore, adds: &[Add]) {
     for a in adds {
         if let Ok(p) = alluvium_txlog::path::percent_decode(&a.path)
             .map_err(|_| ())

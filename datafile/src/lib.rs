@@ -1,0 +1,42 @@
+//! Data files for alluvium: everything that reads or writes the Parquet files of a Delta
+//! table, below the transaction layer.
+//!
+//! This crate owns:
+//! * **reading** data files ([`read`]): projection by physical name or field id (column
+//!   mapping), conforming what a file stores to the table's logical types (schema
+//!   evolution, type widening, variant and geospatial values), deletion vectors applied,
+//!   partition values materialised, a filter applied row by row; one file at a time
+//!   ([`read_file`] of a [`FileTask`]), so an engine can distribute a scan;
+//! * **writing** data files ([`sink`]): Parquet encoding with per-file statistics
+//!   ([`stats_writer`]), Hive-style partition directories, uploads with put-if-absent,
+//!   returning the `add` actions;
+//! * the **OPTIMIZE rewrite** of a set of files ([`rewrite`], with [`zorder`] clustering);
+//! * **expression evaluation** over record batches ([`eval`]); parsing, binding and file
+//!   skipping stay in `alluvium-txlog`, whose conflict checker needs predicates.
+//!
+//! It must not know snapshots, transactions or commits (`alluvium-mvcc` and above build a
+//! [`TableLayout`] from a snapshot and commit the `add`s this crate returns), the CLI,
+//! environment variables, or any facade type. It depends on `alluvium-storage` and
+//! `alluvium-txlog` only.
+#![deny(missing_docs)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
+mod arrow_util;
+mod error;
+pub mod eval;
+pub mod read;
+pub mod rewrite;
+pub mod sink;
+pub mod stats_writer;
+pub mod zorder;
+
+pub use arrow_util::leaf_array;
+pub use error::{DataFileError, Result};
+pub use eval::evaluate;
+pub use read::{
+    FileBatches, FileTask, ReadPlan, TableLayout, conform_variant, read_file, variants_as_json,
+    variants_as_json_schema,
+};
+pub use rewrite::rewrite_files;
+pub use sink::{DEFAULT_TARGET_FILE_SIZE, FileSink, FileSinkOptions, SinkTable, discard};
+pub use stats_writer::StatsCollector;

@@ -1,0 +1,184 @@
+//! Reading data files: a [`ReadPlan`] (columns, filter, schemas of one read of a table)
+//! applied to one file at a time ([`ReadPlan::read_file`], or [`read_file`] of an owned
+//! [`FileTask`]), or to a list of files as a stream of batches ([`FileBatches`]).
+//!
+//! Per file: the needed columns by their physical name or field id, conformed to the
+//! logical types (`conform`, `widening`, `variant`); deleted rows (deletion vectors)
+//! dropped; partition columns materialised from the `add` action; the filter applied row by
+//! row; the output columns projected, with logical names.
+
+mod conform;
+mod file;
+mod stream;
+mod variant;
+mod widening;
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use alluvium_storage::StoreRef;
+use alluvium_txlog::actions::Add;
+use alluvium_txlog::column_mapping::ColumnMappingMode;
+use alluvium_txlog::expr::Predicate;
+use alluvium_txlog::path::TableRoot;
+use alluvium_txlog::schema::StructType;
+use arrow_array::RecordBatch;
+use arrow_schema::{Schema, SchemaRef};
+
+pub use conform::{conform, scan_fields};
+pub use stream::FileBatches;
+pub use variant::{conform_variant, variants_as_json, variants_as_json_schema};
+
+use crate::{DataFileError, Result};
+
+/// What reading or writing a table's data files needs to know about the table. The layers
+/// above take it from a snapshot, which this crate does not know.
+#[derive(Debug, Clone)]
+pub struct TableLayout {
+    /// The table's store.
+    pub store: StoreRef,
+    /// The table root (to resolve absolute `add` paths).
+    pub root: TableRoot,
+    /// The logical schema.
+    pub schema: StructType,
+    /// The partition columns, as the metadata names them.
+    pub partition_columns: Vec<String>,
+    /// The column-mapping mode in force.
+    pub column_mapping: ColumnMappingMode,
+    /// The table properties (what writers need: codec, target size, statistics columns).
+    pub configuration: HashMap<String, String>,
+}
+
+/// One planned read of a table's data files: which columns are read and output, the filter
+/// applied to rows, and the Arrow schemas. Plain data: cheap to share (`Arc`) across threads.
+#[derive(Debug, Clone)]
+pub struct ReadPlan {
+    pub(crate) layout: TableLayout,
+    /// Schema field indexes read from files (output plus filter columns), ascending.
+    pub(crate) read: Vec<usize>,
+    /// Schema field indexes of the output, in output order.
+    pub(crate) output: Vec<usize>,
+    pub(crate) read_schema: SchemaRef,
+    output_schema: SchemaRef,
+    pub(crate) predicate: Option<Predicate>,
+}
+
+impl ReadPlan {
+    /// A read of `columns` (top-level, in this order; all columns in schema order when
+    /// `None`) of the rows matching `predicate` (bound to `layout.schema`).
+    ///
+    /// # Errors
+    /// [`DataFileError::InvalidArgument`] for a column not in the schema; a schema that has
+    /// no Arrow form.
+    pub fn new(
+        layout: TableLayout,
+        columns: Option<&[String]>,
+        predicate: Option<Predicate>,
+    ) -> Result<Self> {
+        let schema = &layout.schema;
+        let output: Vec<usize> = match columns {
+            None => (0..schema.fields.len()).collect(),
+            Some(cols) => cols
+                .iter()
+                .map(|c| {
+                    schema.index_of(c).ok_or_else(|| {
+                        DataFileError::InvalidArgument(format!("unknown column `{c}`"))
+                    })
+                })
+                .collect::<Result<_>>()?,
+        };
+        let mut read: BTreeSet<usize> = output.iter().copied().collect();
+        if let Some(p) = &predicate {
+            for c in p.columns() {
+                if let Some(i) = schema.index_of(&c.path[0]) {
+                    read.insert(i);
+                }
+            }
+        }
+        let read: Vec<usize> = read.into_iter().collect();
+        let read_fields: Vec<_> = read.iter().map(|i| schema.fields[*i].clone()).collect();
+        let read_schema = Arc::new(Schema::new(scan_fields(&read_fields)?));
+        let output_schema = Arc::new(
+            read_schema.project(
+                &output
+                    .iter()
+                    .map(|o| read.iter().position(|r| r == o).unwrap_or(0))
+                    .collect::<Vec<_>>(),
+            )?,
+        );
+        Ok(ReadPlan {
+            layout,
+            read,
+            output,
+            read_schema,
+            output_schema,
+            predicate,
+        })
+    }
+
+    /// A read of every column and row (deletion vectors applied): what rewrites need.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn all(layout: TableLayout) -> Result<Self> {
+        Self::new(layout, None, None)
+    }
+
+    /// The table this plan reads.
+    pub fn layout(&self) -> &TableLayout {
+        &self.layout
+    }
+
+    /// The Arrow schema of the batches this plan produces.
+    pub fn schema(&self) -> SchemaRef {
+        self.output_schema.clone()
+    }
+
+    /// The filter applied to rows, if any.
+    pub fn predicate(&self) -> Option<&Predicate> {
+        self.predicate.as_ref()
+    }
+
+    /// Reads one data file of the table: its non-empty batches, in file order.
+    ///
+    /// # Errors
+    /// A missing or unreadable data file, a corrupt deletion vector, a bad partition
+    /// value, or a column that cannot be read as its logical type; each names the file.
+    pub fn read_file(&self, add: &Add) -> Result<Vec<RecordBatch>> {
+        file::read_file(self, add)
+    }
+}
+
+/// One file of a planned read, owned: `Send + Clone`, so an engine can hand the files of a
+/// scan to its own workers and read each with [`read_file`].
+#[derive(Debug, Clone)]
+pub struct FileTask {
+    plan: Arc<ReadPlan>,
+    add: Add,
+}
+
+impl FileTask {
+    /// The task of reading `add` with `plan`.
+    pub fn new(plan: Arc<ReadPlan>, add: Add) -> Self {
+        FileTask { plan, add }
+    }
+
+    /// The file.
+    pub fn add(&self) -> &Add {
+        &self.add
+    }
+
+    /// The plan it is read with.
+    pub fn plan(&self) -> &Arc<ReadPlan> {
+        &self.plan
+    }
+}
+
+/// Reads one file task: its non-empty batches in file order, of the plan's schema. Memory
+/// holds that one file's rows.
+///
+/// # Errors
+/// As [`ReadPlan::read_file`].
+pub fn read_file(task: &FileTask) -> Result<Vec<RecordBatch>> {
+    task.plan.read_file(&task.add)
+}
