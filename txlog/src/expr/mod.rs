@@ -7,6 +7,7 @@
 //! file is skipped only when no row of it can make the predicate TRUE.
 
 mod bind;
+mod display;
 mod eval;
 mod parse;
 mod skipping;
