@@ -6,12 +6,12 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use alluvium::storage::InMemoryStore;
-use alluvium::txlog::actions::Action;
-use alluvium::txlog::commit::decode_commit;
-use alluvium::txlog::log_path::{LogFileKind, commit_path};
-use alluvium::txlog::segment::list_log_from;
 use alluvium::{ScanBuilder, Table, WriteOptions};
+use alluvium_storage::InMemoryStore;
+use alluvium_txlog::actions::Action;
+use alluvium_txlog::commit::decode_commit;
+use alluvium_txlog::log_path::{LogFileKind, commit_path};
+use alluvium_txlog::segment::list_log_from;
 use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use alluvium::compaction::CheckpointConfig;
-use alluvium::storage::{InMemoryStore, StorePath};
 use alluvium::{FindingKind, Table, VerifyOptions, VerifyReport, WriteOptions};
+use alluvium_compaction::CheckpointConfig;
+use alluvium_storage::{InMemoryStore, StorePath};
 use arrow::array::{Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 
@@ -177,7 +177,7 @@ fn damages() -> Vec<Damage> {
                 // readable but lacks the file version 2 added.
                 let t = Table::open(r.to_str().unwrap()).unwrap();
                 let s1 = t.snapshot_at(alluvium::VersionSpec::Version(1)).unwrap();
-                alluvium::compaction::checkpoint(&s1, &CheckpointConfig::default(), 0).unwrap();
+                alluvium_compaction::checkpoint(&s1, &CheckpointConfig::default(), 0).unwrap();
                 std::fs::rename(
                     log(r, &format!("{:020}.checkpoint.parquet", 1)),
                     log(r, &format!("{:020}.checkpoint.parquet", 2)),
@@ -488,7 +488,7 @@ fn in_memory_tables_are_verified_too() {
         .unwrap()
         .path
         .clone();
-    use alluvium::storage::ObjectStore;
+    use alluvium_storage::ObjectStore;
     store.delete(&StorePath::parse(path).unwrap()).unwrap();
     store
         .put(
@@ -520,7 +520,7 @@ fn external_files_of_other_stores_are_not_looked_up_locally() {
         r#"{{"add":{{"path":"file://{}","partitionValues":{{}},"size":4,"modificationTime":1,"dataChange":true}}}}"#,
         local.display()
     );
-    use alluvium::storage::ObjectStore;
+    use alluvium_storage::ObjectStore;
     store
         .put(
             &StorePath::parse("_delta_log/00000000000000000005.json").unwrap(),

@@ -8,8 +8,8 @@ mod common;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::txlog::LogError;
 use alluvium::{Error, ScanBuilder, Table, VersionSpec, WriteOptions, WriteOutcome};
+use alluvium_txlog::LogError;
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 
@@ -69,7 +69,7 @@ fn expect(rows: &[(i64, Option<&str>, &str)]) -> Vec<String> {
     common::canon_rows(&[batch(rows)])
 }
 
-fn committed(o: WriteOutcome) -> alluvium::txlog::Version {
+fn committed(o: WriteOutcome) -> alluvium_txlog::Version {
     match o {
         WriteOutcome::Committed(r) => r.version,
         other => panic!("{other:?}"),
@@ -140,7 +140,7 @@ fn overwrite_replace_where_and_delete() {
     );
     // replaceWhere on a partition: only partition a is replaced.
     let v = committed(
-        t.overwrite(
+        t.overwrite_str(
             [batch(&[(10, Some("a"), "new")])],
             Some("part = 'a'"),
             &WriteOptions::default(),
@@ -157,7 +157,7 @@ fn overwrite_replace_where_and_delete() {
     );
     // New rows must match the predicate.
     let e = t
-        .overwrite(
+        .overwrite_str(
             [batch(&[(11, Some("b"), "bad")])],
             Some("part = 'a'"),
             &WriteOptions::default(),
@@ -173,7 +173,7 @@ fn overwrite_replace_where_and_delete() {
         .unwrap(),
     );
     committed(
-        t.delete("value = 'drop' OR id = 3", &WriteOptions::default())
+        t.delete_str("value = 'drop' OR id = 3", &WriteOptions::default())
             .unwrap(),
     );
     assert_eq!(
@@ -185,14 +185,17 @@ fn overwrite_replace_where_and_delete() {
         ])
     );
     // Delete of a whole partition.
-    committed(t.delete("part = 'c'", &WriteOptions::default()).unwrap());
+    committed(
+        t.delete_str("part = 'c'", &WriteOptions::default())
+            .unwrap(),
+    );
     assert_eq!(
         rows(&t, None),
         expect(&[(10, Some("a"), "new"), (20, Some("b"), "keep")])
     );
     // Full overwrite.
     committed(
-        t.overwrite(
+        t.overwrite_str(
             [batch(&[(99, None, "only")])],
             None,
             &WriteOptions::default(),
@@ -290,7 +293,7 @@ fn schema_is_enforced_and_merged_on_request() {
 fn idempotent_writes_skip_replays() {
     let (_d, t) = new_table(false);
     let opts = |v| WriteOptions {
-        app_transaction: Some(("sink".into(), v)),
+        app_transaction: Some(alluvium::AppTransaction::new("sink", v)),
         ..Default::default()
     };
     committed(t.append([batch(&[(1, None, "a")])], &opts(5)).unwrap());
@@ -320,7 +323,7 @@ fn creating_twice_is_a_typed_error() {
     assert!(
         matches!(
             e,
-            Error::Mvcc(alluvium::mvcc::MvccError::TableAlreadyExists { .. })
+            Error::Mvcc(alluvium_mvcc::MvccError::TableAlreadyExists { .. })
         ),
         "{e}"
     );
@@ -336,7 +339,9 @@ fn append_only_tables_refuse_deletes() {
         t.append([batch(&[(1, None, "a")])], &WriteOptions::default())
             .unwrap(),
     );
-    let e = t.delete("id = 1", &WriteOptions::default()).unwrap_err();
+    let e = t
+        .delete_str("id = 1", &WriteOptions::default())
+        .unwrap_err();
     assert!(e.to_string().contains("append-only"), "{e}");
     // Nothing was left behind: only the original data file exists.
     let files: Vec<_> = walk(dir.path())

@@ -124,7 +124,7 @@ pub enum MvccError {
     /// has it, or, if only one writer ever uses the table at a time, open the store in
     /// single-writer mode (`single_writer=true`).
     #[error(
-        "{location} does not give {capability}, which concurrent writers need to commit safely; nothing was written (if only one writer uses this table at a time, open it in single-writer mode: option single_writer=true, or ALLUVIUM_STORAGE_OPTIONS=single_writer=true for the CLI)"
+        "{location} does not give {capability}, which concurrent writers need to commit safely; nothing was written (if only one writer uses this table at a time, open it in single-writer mode: option single_writer=true)"
     )]
     StorageCapabilityMissing {
         /// The missing capability (`put-if-absent`).

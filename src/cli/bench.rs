@@ -5,10 +5,10 @@ use std::time::Instant;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::mvcc::MvccError;
-use alluvium::storage::RequestCounts;
-use alluvium::txlog::path::resolve;
+use alluvium::MvccError;
+use alluvium::RequestCounts;
 use alluvium::{Error, Result, Table, VersionSpec, WriteOptions};
+use alluvium_txlog::path::resolve;
 use arrow::array::{ArrayRef, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 use clap::{Args, Subcommand};
@@ -101,7 +101,7 @@ fn gen_log(a: GenLogArgs) -> Result<()> {
         let snapshot = table.snapshot_at(VersionSpec::Version(checkpoint_at))?;
         rss_before_checkpoint = peak_rss_mib();
         let s = Instant::now();
-        alluvium::compaction::checkpoint(&snapshot, &Default::default(), 1_700_000_000_000)?;
+        alluvium_compaction::checkpoint(&snapshot, &Default::default(), 1_700_000_000_000)?;
         checkpoint_ms = s.elapsed().as_secs_f64() * 1000.0;
     }
     append_commits(store, checkpoint_at + 1, a.commits, a.files_per_commit)?;
@@ -121,9 +121,9 @@ fn checkpoint_bench(a: CheckpointBenchArgs) -> Result<()> {
     let load_ms = load.elapsed().as_secs_f64() * 1000.0;
     let rss_loaded = peak_rss_mib();
     let started = Instant::now();
-    let out = alluvium::compaction::checkpoint(
+    let out = alluvium_compaction::checkpoint(
         &snapshot,
-        &alluvium::compaction::CheckpointConfig {
+        &alluvium_compaction::CheckpointConfig {
             part_size: a.part_size,
         },
         alluvium_now(),
@@ -146,7 +146,7 @@ fn alluvium_now() -> i64 {
 }
 
 fn refresh_bench(a: RefreshArgs) -> Result<()> {
-    use alluvium::txlog::log_path::commit_path;
+    use alluvium_txlog::log_path::commit_path;
     let table = Table::open(&a.table)?;
     let mut snapshot = table.snapshot()?;
     let mut times = Vec::new();

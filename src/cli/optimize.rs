@@ -5,9 +5,9 @@
 use std::time::{Duration, Instant};
 
 use alluvium::Result;
-use alluvium::compaction::optimize::{OptimizeOptions, Progress};
-use alluvium::compaction::vacuum::{VacuumMode, VacuumOptions};
-use alluvium::txlog::properties::split_column_list;
+use alluvium::{OptimizeOptions, Progress};
+use alluvium::{VacuumMode, VacuumOptions};
+use alluvium_txlog::properties::split_column_list;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -83,7 +83,7 @@ pub fn optimize(a: OptimizeArgs) -> Result<()> {
             .sum::<u64>(),
     );
     let mut options = OptimizeOptions {
-        partition_filter: a.filter,
+        partition_filter: a.filter.as_deref().map(alluvium::parse_expr).transpose()?,
         target_size: a.target_size,
         zorder_by: a
             .zorder
