@@ -614,3 +614,22 @@ fn a_delete_between_optimize_commits_is_not_undone() {
     assert_eq!(rows.len(), 8);
     assert_eq!(r.bins_dropped, 1, "{r:?}");
 }
+
+/// The checkpoint due at a version OPTIMIZE committed is written, and its outcome reported
+/// in the summary (it used to be discarded).
+#[test]
+fn optimize_reports_the_post_commit_checkpoint_of_each_version() {
+    let (t, _) = table(&[("delta.checkpointInterval", "1")]);
+    append_small_files(&t, 4);
+    let summary = t.optimize(&OptimizeOptions::default()).unwrap();
+    assert_eq!(summary.versions.len(), 1);
+    let v = summary.versions[0];
+    assert_eq!(summary.post_commits.len(), 1);
+    let (at, post) = &summary.post_commits[0];
+    assert_eq!(*at, v);
+    assert!(matches!(post.checkpoint, Some(Ok(c)) if c == v), "{post:?}");
+    assert!(
+        post.log_cleanup.is_some(),
+        "cleanup follows a checkpoint by default"
+    );
+}

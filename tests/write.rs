@@ -431,3 +431,54 @@ fn create_refuses_bad_partitioning_and_out_of_range_properties() {
     ]);
     t.create(&schema(), &["part".to_string()], &ok).unwrap();
 }
+
+/// The `predicate` a commit recorded in `commitInfo.operationParameters`.
+fn recorded_predicate(t: &Table, version: u64) -> String {
+    let entries = alluvium::history(t.store().as_ref(), None).unwrap();
+    let entry = entries.iter().find(|e| e.version == version).unwrap();
+    let info = entry.commit_info.as_ref().unwrap();
+    let text = info.0["operationParameters"]["predicate"].as_str().unwrap();
+    serde_json::from_str::<Vec<String>>(text).unwrap().remove(0)
+}
+
+/// Typed predicates (`Expr`) drive delete and replaceWhere like their text forms, and are
+/// recorded in the commit as SQL text; the `_str` forms record the text as written.
+#[test]
+fn typed_predicates_delete_and_replace_rows() {
+    use alluvium::{CmpOp, Expr, Literal};
+    let (_d, t) = new_table(true);
+    committed(
+        t.append(
+            [batch(&[
+                (1, Some("a"), "x"),
+                (2, Some("a"), "y"),
+                (3, Some("b"), "z"),
+            ])],
+            &WriteOptions::default(),
+        )
+        .unwrap(),
+    );
+    let in_a = Expr::column("part").cmp(CmpOp::Eq, Literal::String("a".into()));
+    let v = committed(
+        t.overwrite(
+            [batch(&[(10, Some("a"), "new")])],
+            Some(&in_a),
+            &WriteOptions::default(),
+        )
+        .unwrap(),
+    );
+    assert_eq!(recorded_predicate(&t, v), "part = 'a'");
+    assert_eq!(
+        rows(&t, None),
+        expect(&[(10, Some("a"), "new"), (3, Some("b"), "z")])
+    );
+    let big = Expr::column("id")
+        .cmp(CmpOp::Gt, Literal::Number("5".into()))
+        .or(Expr::column("value").cmp(CmpOp::Eq, Literal::String("it's".into())));
+    let v = committed(t.delete(&big, &WriteOptions::default()).unwrap());
+    assert_eq!(recorded_predicate(&t, v), "id > 5 OR value = 'it''s'");
+    assert_eq!(rows(&t, None), expect(&[(3, Some("b"), "z")]));
+    let v = committed(t.delete_str("id=3", &WriteOptions::default()).unwrap());
+    assert_eq!(recorded_predicate(&t, v), "id=3", "the text as written");
+    assert_eq!(rows(&t, None), expect(&[]));
+}

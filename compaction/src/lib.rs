@@ -5,6 +5,7 @@
 //! are written by `alluvium-txlog`'s checkpoint writer. Nothing here ever fails a user's
 //! commit: post-commit work reports its errors instead.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![deny(missing_docs)]
 
 pub mod checkpoint;
 mod error;
