@@ -63,7 +63,7 @@ impl Transaction {
     /// have the table's columns (by name, in any order; nullable columns may be missing).
     ///
     /// # Errors
-    /// [`Error::SchemaMismatch`] for batches that do not fit the table; storage errors.
+    /// [`Error::SchemaMismatch`](crate::Error::SchemaMismatch) for batches that do not fit the table; storage errors.
     /// Files already uploaded by a failed call are deleted.
     pub fn write_files<I>(&mut self, batches: I) -> Result<Vec<Add>>
     where
@@ -126,7 +126,7 @@ impl Transaction {
     /// table creation.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a value the engine would ignore or misread.
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a value the engine would ignore or misread.
     pub fn set_properties(&mut self, properties: &HashMap<String, String>) -> Result<()> {
         check_properties(properties)?;
         let mut metadata = self
@@ -182,7 +182,7 @@ impl Transaction {
     /// fail the commit.
     ///
     /// # Errors
-    /// Conflicts ([`Error::conflict_kind`]), an exhausted retry budget, an unknown outcome
+    /// Conflicts ([`Error::conflict_kind`](crate::Error::conflict_kind)), an exhausted retry budget, an unknown outcome
     /// ([`crate::ErrorKind::CommitOutcomeUnknown`]), storage failures.
     pub fn commit(self) -> Result<CommitSummary> {
         self.table.commit_with_policy(self.txn)
