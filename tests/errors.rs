@@ -199,3 +199,29 @@ fn an_unsettled_commit_is_commit_outcome_unknown() {
     }
     assert_eq!(unknown, 1, "the commit put was the one faulted");
 }
+
+/// A data file OPTIMIZE cannot read arrives through compaction's boxed rewriter error:
+/// still classified by what went wrong.
+#[test]
+fn a_corrupt_data_file_inside_optimize_is_corrupt() {
+    let store: StoreRef = Arc::new(InMemoryStore::new());
+    let t = table_on(store.clone());
+    t.append([batch(&[3], "x")], &WriteOptions::default())
+        .unwrap();
+    let victim = t.snapshot().unwrap().files().next().cloned().unwrap();
+    store
+        .put(
+            &alluvium::StorePath::parse(victim.path.as_str()).unwrap(),
+            "not parquet".into(),
+        )
+        .unwrap();
+    let e = t.optimize(&OptimizeOptions::default()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            alluvium::Error::Maintenance(alluvium::MaintenanceError::Rewrite(_))
+        ),
+        "{e:?}"
+    );
+    assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+}
