@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use alluvium::compaction::optimize::OptimizeOptions;
 use alluvium::{Table, WriteOptions};
+use alluvium_compaction::optimize::OptimizeOptions;
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};

@@ -11,9 +11,9 @@
 //! `alluvium-bench gen-log` / `load` / `refresh` (see README).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use alluvium::compaction::{CheckpointConfig, checkpoint};
-use alluvium::txlog::path::resolve;
 use alluvium::{Table, VersionSpec};
+use alluvium_compaction::{CheckpointConfig, checkpoint};
+use alluvium_txlog::path::resolve;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 const COMMITS: u64 = 10_000;

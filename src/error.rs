@@ -1,6 +1,9 @@
-//! The facade error type: every lower layer's error, wrapped.
+//! The facade error type: every lower layer's error, wrapped, plus a flat classification
+//! ([`ErrorKind`]) so that an embedder decides what to do without matching through the
+//! layers that raised it.
 
-use alluvium_mvcc::MvccError;
+use alluvium_compaction::MaintenanceError;
+use alluvium_mvcc::{ConflictKind, MvccError};
 use alluvium_storage::StorageError;
 use alluvium_txlog::LogError;
 
@@ -19,7 +22,7 @@ pub enum Error {
     Log(#[from] LogError),
     /// Maintenance failure.
     #[error(transparent)]
-    Maintenance(#[from] alluvium_compaction::MaintenanceError),
+    Maintenance(#[from] MaintenanceError),
     /// Storage failure.
     #[error(transparent)]
     Storage(#[from] StorageError),
@@ -46,10 +49,159 @@ pub enum Error {
     },
 }
 
+/// What kind of failure an [`Error`] is, whichever layer raised it: the flat classification
+/// an embedder acts on. New kinds may be added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// What was asked for does not exist: no table at the location, a version or timestamp
+    /// outside the table's history, a missing object.
+    NotFound,
+    /// What was to be created exists already (a table, an object).
+    AlreadyExists,
+    /// A concurrent commit conflicts with the operation; nothing was committed. See
+    /// [`Error::conflict_kind`] and [`Error::is_retryable`].
+    Conflict,
+    /// The commit loop ran out of its retry time budget under contention; nothing was
+    /// committed and running the operation again is safe.
+    Contention,
+    /// Whether the commit landed could not be determined: read the table (the commit's
+    /// `txnId`) before retrying.
+    CommitOutcomeUnknown,
+    /// The table needs a protocol version or feature alluvium does not implement, or the
+    /// store lacks a capability the operation needs.
+    Unsupported,
+    /// The table's files are damaged or violate the protocol (malformed commits, corrupt
+    /// checkpoints or deletion vectors, unreadable data files, paths escaping the table).
+    Corrupt,
+    /// The caller's input is invalid: an argument, a predicate, a schema, data that does not
+    /// match the table, a storage option.
+    InvalidInput,
+    /// The table's properties or state forbid the operation (an append-only table, a VACUUM
+    /// retention below the table's).
+    Refused,
+    /// Storage or local I/O failed (timeouts, permissions, a full disk).
+    Io,
+    /// Anything else (Arrow or Parquet failures).
+    Other,
+}
+
+/// The innermost error of a wrapped chain, typed.
+enum Cause<'a> {
+    Storage(&'a StorageError),
+    Log(&'a LogError),
+    Mvcc(&'a MvccError),
+    Maintenance(&'a MaintenanceError),
+    DataFile(&'a alluvium_datafile::DataFileError),
+    Facade(&'a Error),
+}
+
+fn datafile_cause(e: &alluvium_datafile::DataFileError) -> Cause<'_> {
+    use alluvium_datafile::DataFileError as D;
+    match e {
+        D::Log(l) => log_cause(l),
+        D::Storage(s) => Cause::Storage(s),
+        other => Cause::DataFile(other),
+    }
+}
+
+fn log_cause(e: &LogError) -> Cause<'_> {
+    match e {
+        LogError::Storage(s) => Cause::Storage(s),
+        other => Cause::Log(other),
+    }
+}
+
+fn mvcc_cause(e: &MvccError) -> Cause<'_> {
+    match e {
+        MvccError::Log(l) => log_cause(l),
+        other => Cause::Mvcc(other),
+    }
+}
+
+fn maintenance_cause(e: &MaintenanceError) -> Cause<'_> {
+    match e {
+        MaintenanceError::Log(l) => log_cause(l),
+        MaintenanceError::Mvcc(m) => mvcc_cause(m),
+        // OPTIMIZE's rewrite reads and writes data files.
+        MaintenanceError::Rewrite(inner) => datafile_cause(inner),
+        other => Cause::Maintenance(other),
+    }
+}
+
 impl Error {
-    /// The underlying log error, if any (looking through the mvcc wrapper).
+    fn cause(&self) -> Cause<'_> {
+        match self {
+            Error::Mvcc(m) => mvcc_cause(m),
+            Error::Log(l) => log_cause(l),
+            Error::Maintenance(m) => maintenance_cause(m),
+            Error::Storage(s) => Cause::Storage(s),
+            other => Cause::Facade(other),
+        }
+    }
+
+    /// What kind of failure this is, looking through the layers that wrapped it.
+    pub fn kind(&self) -> ErrorKind {
+        match self.cause() {
+            Cause::Storage(e) => storage_kind(e),
+            Cause::Log(e) => log_kind(e),
+            Cause::Mvcc(e) => match e {
+                MvccError::Conflict { .. } => ErrorKind::Conflict,
+                MvccError::TableAlreadyExists { .. } => ErrorKind::AlreadyExists,
+                MvccError::CommitOutcomeUnknown { .. } => ErrorKind::CommitOutcomeUnknown,
+                MvccError::CommitWriteFailed { .. } => ErrorKind::Io,
+                MvccError::RetryBudgetExhausted { .. } => ErrorKind::Contention,
+                MvccError::InvalidOperation(_) => ErrorKind::Refused,
+                MvccError::StorageCapabilityMissing { .. } => ErrorKind::Unsupported,
+                _ => ErrorKind::Other,
+            },
+            Cause::Maintenance(e) => match e {
+                MaintenanceError::Refused(_) | MaintenanceError::RetentionTooShort { .. } => {
+                    ErrorKind::Refused
+                }
+                _ => ErrorKind::Other,
+            },
+            Cause::DataFile(e) => match e {
+                alluvium_datafile::DataFileError::Parquet(_) => ErrorKind::Corrupt,
+                alluvium_datafile::DataFileError::InvalidArgument(_) => ErrorKind::InvalidInput,
+                _ => ErrorKind::Other,
+            },
+            Cause::Facade(e) => match e {
+                Error::InvalidArgument(_) | Error::SchemaMismatch(_) => ErrorKind::InvalidInput,
+                Error::Io { .. } => ErrorKind::Io,
+                _ => ErrorKind::Other,
+            },
+        }
+    }
+
+    /// Whether running the whole operation again, from a fresh snapshot, is safe and may
+    /// succeed: a conflict whose kind allows it ([`ConflictKind::is_retryable`]: not a
+    /// metadata or protocol change), or an exhausted retry budget. False for everything
+    /// else, including an unknown commit outcome (read the table first).
+    pub fn is_retryable(&self) -> bool {
+        match self.cause() {
+            Cause::Mvcc(e) => e.is_retryable(),
+            _ => false,
+        }
+    }
+
+    /// The kind of write conflict, if this is one (whichever operation raised it: a write,
+    /// a transaction, OPTIMIZE).
+    pub fn conflict_kind(&self) -> Option<ConflictKind> {
+        match self.cause() {
+            Cause::Mvcc(e) => e.conflict_kind(),
+            _ => None,
+        }
+    }
+
+    /// True when what was asked for does not exist ([`ErrorKind::NotFound`]).
+    pub fn is_not_found(&self) -> bool {
+        self.kind() == ErrorKind::NotFound
+    }
+
+    /// The underlying log error, if any (looking through the mvcc and maintenance
+    /// wrappers).
     pub fn as_log_error(&self) -> Option<&LogError> {
-        use alluvium_compaction::MaintenanceError;
         match self {
             Error::Log(e)
             | Error::Mvcc(MvccError::Log(e))
@@ -74,5 +226,46 @@ impl From<alluvium_datafile::DataFileError> for Error {
             // The enum is non-exhaustive: a future variant keeps its message.
             other => Error::InvalidArgument(other.to_string()),
         }
+    }
+}
+
+fn storage_kind(e: &StorageError) -> ErrorKind {
+    match e {
+        StorageError::NotFound { .. } => ErrorKind::NotFound,
+        StorageError::AlreadyExists { .. } => ErrorKind::AlreadyExists,
+        // Paths come from the log: one escaping the table or naming a device is a hostile
+        // or damaged table, as is an object over the size allowed for it.
+        StorageError::InvalidPath { .. }
+        | StorageError::NotAFile { .. }
+        | StorageError::TooLarge { .. } => ErrorKind::Corrupt,
+        StorageError::InvalidConfig(_) => ErrorKind::InvalidInput,
+        StorageError::Unsupported { .. } => ErrorKind::Unsupported,
+        StorageError::Io { .. } => ErrorKind::Io,
+        _ => ErrorKind::Other,
+    }
+}
+
+fn log_kind(e: &LogError) -> ErrorKind {
+    match e {
+        LogError::Storage(s) => storage_kind(s),
+        LogError::TableNotFound { .. }
+        | LogError::VersionNotFound { .. }
+        | LogError::TimestampOutOfRange { .. } => ErrorKind::NotFound,
+        LogError::NonContiguousLog { .. }
+        | LogError::MalformedCommit { .. }
+        | LogError::IncompleteCompaction { .. }
+        | LogError::CorruptCheckpoint { .. }
+        | LogError::MissingAction { .. }
+        | LogError::InvalidAction { .. }
+        | LogError::InvalidPartitionValue { .. }
+        | LogError::CorruptDeletionVector { .. }
+        | LogError::DataFile { .. } => ErrorKind::Corrupt,
+        LogError::UnsupportedProtocolVersion { .. } | LogError::UnsupportedFeature { .. } => {
+            ErrorKind::Unsupported
+        }
+        LogError::InvalidSchema(_) | LogError::InvalidExpression(_) | LogError::Invalid(_) => {
+            ErrorKind::InvalidInput
+        }
+        _ => ErrorKind::Other,
     }
 }

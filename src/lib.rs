@@ -12,6 +12,12 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Everything an embedder needs is exported at the top level: the table handle and its
+//! operations ([`Table`]), snapshots and scans, one-commit [`Transaction`]s, predicates
+//! ([`Expr`]), the actions and schema types they carry, the reports and options of writes
+//! and maintenance, the storage trait and stores, and one [`Error`] with a flat
+//! [`ErrorKind`].
+//!
 //! Layers (each a crate; dependencies point down only):
 //! * `alluvium-storage`: object stores;
 //! * `alluvium-txlog`: the log format;
@@ -24,34 +30,75 @@
 //! measurements (binary `alluvium-bench`, with the synthetic-log generator) are the package
 //! `alluvium-bench`: neither is part of this library. Feature `s3` (off by default) adds
 //! object-store tables.
+//!
+//! The lower crates themselves are reachable as `alluvium::storage`, `alluvium::txlog`,
+//! `alluvium::datafile`, `alluvium::mvcc` and `alluvium::compaction` with the cargo feature
+//! `internal-api`, for experts who accept that their interfaces change without notice.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![deny(missing_docs)]
 
 mod describe;
 mod error;
 mod history;
 mod maintenance;
+mod report;
 pub mod scan;
 mod table;
+mod transaction;
 mod verify;
 mod write;
 
+#[cfg(feature = "internal-api")]
 pub use alluvium_compaction as compaction;
+#[cfg(feature = "internal-api")]
 pub use alluvium_datafile as datafile;
-pub use alluvium_datafile::FileTask;
+#[cfg(feature = "internal-api")]
 pub use alluvium_mvcc as mvcc;
-pub use alluvium_mvcc::{Snapshot, VersionSpec};
+#[cfg(feature = "internal-api")]
 pub use alluvium_storage as storage;
+#[cfg(feature = "internal-api")]
 pub use alluvium_txlog as txlog;
+
+// The curated surface. Tables, snapshots, scans, writes and transactions:
+pub use alluvium_mvcc::{CommitReport, ConflictKind, RetryPolicy, Snapshot, VersionSpec};
 pub use describe::{ProtocolDescription, TableDescription, describe};
-pub use error::{Error, Result};
 pub use history::{CommitEntry, history};
+pub use report::{CommitSummary, OptimizeSummary, PostCommit, StepOutcome};
 pub use scan::{
     Scan, ScanBatches, ScanBuilder, conform_variant, read_file, variants_as_json,
     variants_as_json_schema,
 };
+pub use alluvium_datafile::FileTask;
 pub use table::Table;
+pub use transaction::Transaction;
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
-pub use write::{DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};
+pub use write::{AppTransaction, DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};
+// Predicates, actions and schemas:
+pub use alluvium_txlog::Version;
+pub use alluvium_txlog::actions::{
+    Add, DomainMetadata, Format, Metadata, OptStringMap, Protocol, Remove,
+};
+pub use alluvium_txlog::expr::{CmpOp, Expr, Literal, parse_expr};
+pub use alluvium_txlog::scalar::Scalar;
+pub use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType};
+// Maintenance:
+pub use alluvium_compaction::optimize::Progress;
+pub use alluvium_compaction::{
+    CheckpointConfig, CleanupReport, OptimizeOptions, OptimizeReport, VacuumMode, VacuumOptions,
+    VacuumReport,
+};
+pub use alluvium_txlog::checkpoint::CheckpointOutput;
+pub use alluvium_txlog::dv::DeletionVectorDescriptor;
+// Storage:
+pub use alluvium_storage::{
+    InMemoryStore, LocalFsStore, ObjectMeta, ObjectStore, RequestCounts, StorePath, StoreRef,
+};
+// Errors (the lower layers' types are those the variants of `Error` wrap):
+pub use alluvium_compaction::MaintenanceError;
+pub use alluvium_mvcc::MvccError;
+pub use alluvium_storage::StorageError;
+pub use alluvium_txlog::{FeatureSide, LogError};
+pub use error::{Error, ErrorKind, Result};
 
 /// What alluvium calls itself in `commitInfo.engineInfo` and Parquet `created_by`.
 pub const ENGINE: &str = concat!("alluvium ", env!("CARGO_PKG_VERSION"));

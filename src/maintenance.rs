@@ -3,18 +3,20 @@
 //! supplies the store clock and the data-file rewriter.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use alluvium_compaction::optimize::{Progress, partition_key};
 use alluvium_compaction::{
-    CheckpointConfig, CleanupReport, OptimizeOptions, OptimizeReport, VacuumOptions, VacuumReport,
-    checkpoint, cleanup_log, optimize, should_checkpoint, vacuum,
+    CheckpointConfig, CleanupReport, OptimizeOptions, VacuumOptions, VacuumReport, checkpoint,
+    cleanup_log, optimize, should_checkpoint, vacuum,
 };
 use alluvium_mvcc::VersionSpec;
 use alluvium_txlog::Version;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::checkpoint::CheckpointOutput;
 
-use crate::{Result, Table};
+use crate::report::{OptimizeSummary, PostCommit, StepOutcome};
+use crate::{Error, Result, Table};
 
 /// Files below the target size a partition must hold before auto-compaction rewrites it,
 /// unless the table sets `alluvium.autoCompact.minNumFiles`.
@@ -47,12 +49,14 @@ impl Table {
 
     /// Compacts small files (and, with `zorder_by`, clusters rows) of the latest version:
     /// see `alluvium_compaction::optimize`. The rows of the table do not change; appends
-    /// may commit meanwhile.
+    /// may commit meanwhile. Each version it commits is followed by the post-commit
+    /// checkpoint and log-cleanup policy, whose results (never failures of the OPTIMIZE)
+    /// are in the summary.
     ///
     /// # Errors
     /// Bad options (a filter over data columns, an unknown Z-order column), read and write
     /// failures, and commit failures other than conflicts on input files.
-    pub fn optimize(&self, options: &OptimizeOptions) -> Result<OptimizeReport> {
+    pub fn optimize(&self, options: &OptimizeOptions) -> Result<OptimizeSummary> {
         self.optimize_with_progress(options, &|_| {})
     }
 
@@ -64,15 +68,20 @@ impl Table {
         &self,
         options: &OptimizeOptions,
         progress: &(dyn Fn(Progress) + Sync),
-    ) -> Result<OptimizeReport> {
+    ) -> Result<OptimizeSummary> {
         let snapshot = self.snapshot()?;
         let report = self.run(|| optimize(&snapshot, options, progress))?;
         // Checkpoints (and log cleanup) due at the versions OPTIMIZE committed; their
-        // failures never fail the OPTIMIZE, as for any commit.
-        for version in &report.versions {
-            let _ = self.post_commit(*version);
-        }
-        Ok(report)
+        // failures never fail the OPTIMIZE, as for any commit, but are reported.
+        let post_commits = report
+            .versions
+            .iter()
+            .map(|v| (*v, self.post_commit(*v)))
+            .collect();
+        Ok(OptimizeSummary {
+            report,
+            post_commits,
+        })
     }
 
     /// Deletes data and deletion-vector files no version inside the retention window
@@ -94,12 +103,15 @@ impl Table {
     /// OPTIMIZE the partitions it wrote that now hold at least
     /// `alluvium.autoCompact.minNumFiles` (default 50) files below the target size. `None`
     /// when it is off or nothing qualifies; never fails the commit.
-    pub(crate) fn auto_compact(
-        &self,
-        adds: &[Add],
-    ) -> Option<std::result::Result<Vec<Version>, String>> {
-        let snapshot = self.snapshot().ok()?;
-        if !snapshot.properties().auto_compact() || adds.is_empty() {
+    pub(crate) fn auto_compact(&self, adds: &[Add]) -> StepOutcome<OptimizeSummary> {
+        if adds.is_empty() {
+            return None;
+        }
+        let snapshot = match self.snapshot() {
+            Ok(s) => s,
+            Err(e) => return Some(Err(Arc::new(e))),
+        };
+        if !snapshot.properties().auto_compact() {
             return None;
         }
         let min_files = snapshot
@@ -134,46 +146,41 @@ impl Table {
             only_partitions: Some(due),
             ..Default::default()
         };
-        Some(
-            self.optimize(&options)
-                .map(|r| r.versions)
-                .map_err(|e| e.to_string()),
-        )
+        Some(self.optimize(&options).map_err(Arc::new))
     }
 
     /// Post-commit work after committing `version`: a checkpoint when the interval says so,
-    /// then log cleanup when enabled. Never fails: the outcome is reported.
-    pub(crate) fn post_commit(
-        &self,
-        version: Version,
-    ) -> Option<std::result::Result<Version, String>> {
+    /// then log cleanup when enabled. Never fails: the outcome of each step is reported.
+    pub(crate) fn post_commit(&self, version: Version) -> PostCommit {
+        let failed = |e: Error| PostCommit {
+            checkpoint: Some(Err(Arc::new(e))),
+            log_cleanup: None,
+        };
         let snapshot = match self.snapshot() {
             Ok(s) if s.version() == version => s,
-            Ok(s) if !should_checkpoint(&s, version) => return None,
+            Ok(s) if !should_checkpoint(&s, version) => return PostCommit::default(),
             Ok(_) => match self.snapshot_at(VersionSpec::Version(version)) {
                 Ok(s) => s,
-                Err(e) => return Some(Err(e.to_string())),
+                Err(e) => return failed(e),
             },
-            Err(e) => return Some(Err(e.to_string())),
+            Err(e) => return failed(e),
         };
         if !should_checkpoint(&snapshot, version) {
-            return None;
+            return PostCommit::default();
         }
-        let result = self
-            .run(|| {
-                checkpoint(
-                    &snapshot,
-                    &CheckpointConfig::default(),
-                    self.store().now_ms(),
-                )
-            })
+        let now = self.store().now_ms();
+        let checkpoint = self
+            .run(|| checkpoint(&snapshot, &CheckpointConfig::default(), now))
             .map(|o| o.version)
-            .map_err(|e| e.to_string());
-        if result.is_ok() && snapshot.properties().enable_expired_log_cleanup() {
-            // Cleanup problems are not the commit's problem either; the next checkpoint
-            // retries them.
-            let _ = cleanup_log(&snapshot, self.store().now_ms(), false);
+            .map_err(|e| Arc::new(Error::from(e)));
+        // Cleanup only below a checkpoint that was written; its problems are not the
+        // commit's either, and the next checkpoint retries them.
+        let log_cleanup = (checkpoint.is_ok()
+            && snapshot.properties().enable_expired_log_cleanup())
+        .then(|| cleanup_log(&snapshot, now, false).map_err(|e| Arc::new(Error::from(e))));
+        PostCommit {
+            checkpoint: Some(checkpoint),
+            log_cleanup,
         }
-        Some(result)
     }
 }

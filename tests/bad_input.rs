@@ -8,8 +8,8 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use alluvium::txlog::LogError;
 use alluvium::{Error, ScanBuilder, Table, VersionSpec};
+use alluvium_txlog::LogError;
 use common::{copy_table, count_rows};
 
 fn log(table: &Path, name: &str) -> std::path::PathBuf {
@@ -251,7 +251,7 @@ fn missing_data_file_is_named() {
         .snapshot()
         .unwrap();
     let victim = s.files().next().unwrap().path.clone();
-    let decoded = alluvium::txlog::path::percent_decode(&victim).unwrap();
+    let decoded = alluvium_txlog::path::percent_decode(&victim).unwrap();
     fs::remove_file(t.join(&decoded)).unwrap();
     let e = ScanBuilder::new(s)
         .build()

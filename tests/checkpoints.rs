@@ -13,16 +13,16 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use alluvium::compaction::CheckpointConfig;
-use alluvium::mvcc::Transaction;
-use alluvium::storage::{InMemoryStore, ObjectStore, StorePath, StoreRef};
-use alluvium::txlog::LogError;
-use alluvium::txlog::actions::{DomainMetadata, Protocol};
-use alluvium::txlog::commit::decode_commit;
-use alluvium::txlog::log_path::commit_path;
-use alluvium::txlog::path::TableRoot;
-use alluvium::txlog::replay::{Replay, TableState};
 use alluvium::{Snapshot, Table, VersionSpec, WriteOptions};
+use alluvium_compaction::CheckpointConfig;
+use alluvium_mvcc::Transaction;
+use alluvium_storage::{InMemoryStore, ObjectStore, StorePath, StoreRef};
+use alluvium_txlog::LogError;
+use alluvium_txlog::actions::{DomainMetadata, Protocol};
+use alluvium_txlog::commit::decode_commit;
+use alluvium_txlog::log_path::commit_path;
+use alluvium_txlog::path::TableRoot;
+use alluvium_txlog::replay::{Replay, TableState};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use rand::rngs::StdRng;
@@ -152,7 +152,7 @@ fn random_history(seed: u64) -> (Table, String) {
                     .unwrap();
             }
             4 => {
-                t.delete(
+                t.delete_str(
                     &format!("id % 3 = 0 AND id < {next_id}").replace("id % 3 = 0 AND ", ""),
                     &WriteOptions::default(),
                 )
@@ -161,7 +161,7 @@ fn random_history(seed: u64) -> (Table, String) {
             }
             5 => {
                 let target = p.unwrap_or("a");
-                t.overwrite(
+                t.overwrite_str(
                     [batch(&ids, Some(target), extra)],
                     Some(&format!("p = '{target}'")),
                     &WriteOptions::default(),
@@ -182,7 +182,10 @@ fn random_history(seed: u64) -> (Table, String) {
             7 => {
                 app_version += 1;
                 let o = WriteOptions {
-                    app_transaction: Some((format!("app{}", app_version % 2), app_version)),
+                    app_transaction: Some(alluvium::AppTransaction::new(
+                        format!("app{}", app_version % 2),
+                        app_version,
+                    )),
                     ..Default::default()
                 };
                 t.append([batch(&ids, p, extra)], &o).unwrap();
@@ -192,7 +195,7 @@ fn random_history(seed: u64) -> (Table, String) {
                 let s = t.snapshot().unwrap();
                 let mut p = s.protocol().clone();
                 let mut wf: Vec<String> =
-                    alluvium::txlog::features::legacy_writer_features(p.min_writer_version)
+                    alluvium_txlog::features::legacy_writer_features(p.min_writer_version)
                         .iter()
                         .map(|s| s.to_string())
                         .collect();
@@ -218,7 +221,7 @@ fn random_history(seed: u64) -> (Table, String) {
                 txn.commit().unwrap();
             }
             _ => {
-                t.delete(
+                t.delete_str(
                     &format!("id = {}", rng.random_range(0..next_id.max(1))),
                     &WriteOptions::default(),
                 )
@@ -309,7 +312,7 @@ fn our_last_checkpoint_hint_is_only_a_hint() {
     );
     assert_eq!(
         hint["checksum"].as_str().unwrap(),
-        alluvium::txlog::checkpoint::json_checksum(&hint)
+        alluvium_txlog::checkpoint::json_checksum(&hint)
     );
     assert_eq!(rows(dir.path()), 12);
     let cases: [&[u8]; 6] = [
@@ -390,7 +393,7 @@ fn writers_crossing_intervals_together_leave_readable_checkpoints() {
         );
         assert_eq!(s.num_files() as u64, v);
     }
-    let hint = alluvium::txlog::checkpoint::read_last_checkpoint(store.as_ref()).unwrap();
+    let hint = alluvium_txlog::checkpoint::read_last_checkpoint(store.as_ref()).unwrap();
     assert!(
         hint.version >= 58,
         "the hint moved backwards to {}",
@@ -420,7 +423,7 @@ fn v2_checkpoints_with_sidecars_read_back() {
         )
         .unwrap();
     }
-    t.delete("id = 4", &WriteOptions::default()).unwrap();
+    t.delete_str("id = 4", &WriteOptions::default()).unwrap();
     let out = t
         .checkpoint(&CheckpointConfig { part_size: Some(3) })
         .unwrap();
@@ -479,7 +482,7 @@ fn log_cleanup_keeps_retained_versions_and_reports_the_earliest() {
     assert!(
         matches!(
             e,
-            alluvium::mvcc::MvccError::Log(LogError::VersionNotFound { version: 7, .. })
+            alluvium_mvcc::MvccError::Log(LogError::VersionNotFound { version: 7, .. })
         ),
         "{msg}"
     );
@@ -553,7 +556,7 @@ fn file_time_travel_monotonizes_commit_times() {
     assert_eq!(at(10_399).unwrap(), 3);
     assert!(matches!(
         at(9_000),
-        Err(alluvium::mvcc::MvccError::Log(
+        Err(alluvium_mvcc::MvccError::Log(
             LogError::TimestampOutOfRange { .. }
         ))
     ));

@@ -10,9 +10,9 @@ mod common;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::mvcc::{ConflictKind, MvccError, Transaction};
-use alluvium::txlog::actions::{DomainMetadata, Remove};
-use alluvium::{Error, ScanBuilder, Snapshot, Table, WriteOptions, WriteOutcome};
+use alluvium::{Error, ErrorKind, ScanBuilder, Snapshot, Table, WriteOptions, WriteOutcome};
+use alluvium_mvcc::{ConflictKind, MvccError, Transaction};
+use alluvium_txlog::actions::{DomainMetadata, Remove};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 
@@ -55,11 +55,13 @@ fn pinned(s: &Snapshot) -> WriteOptions {
 fn kind(r: alluvium::Result<WriteOutcome>) -> Option<ConflictKind> {
     match r {
         Ok(_) => None,
-        Err(Error::Mvcc(e)) => Some(
-            e.conflict_kind()
-                .unwrap_or_else(|| panic!("not a conflict: {e}")),
-        ),
-        Err(e) => panic!("not a conflict: {e}"),
+        Err(e) => {
+            assert_eq!(e.kind(), ErrorKind::Conflict, "not a conflict: {e}");
+            Some(
+                e.conflict_kind()
+                    .unwrap_or_else(|| panic!("not a conflict: {e}")),
+            )
+        }
     }
 }
 
@@ -97,20 +99,20 @@ fn compact(t: &Table, base: &Snapshot, p: &str) -> alluvium::Result<()> {
     {
         txn.read_file(&add);
         txn.remove_file(Remove::from_add(&add, now, false));
-        let key = alluvium::txlog::path::percent_decode(&add.path).unwrap();
+        let key = alluvium_txlog::path::percent_decode(&add.path).unwrap();
         let new_key = key.replace(".parquet", ".compacted.parquet");
         let store = t.store();
         let bytes = store
-            .get(&alluvium::storage::StorePath::parse(key).unwrap())
+            .get(&alluvium_storage::StorePath::parse(key).unwrap())
             .unwrap();
         store
             .put(
-                &alluvium::storage::StorePath::parse(new_key.clone()).unwrap(),
+                &alluvium_storage::StorePath::parse(new_key.clone()).unwrap(),
                 bytes,
             )
             .unwrap();
         let mut new = add.clone();
-        new.path = alluvium::txlog::path::encode_path(&new_key);
+        new.path = alluvium_txlog::path::encode_path(&new_key);
         new.data_change = false;
         txn.add_file(new);
     }
@@ -132,7 +134,7 @@ fn blind_append_vs_blind_append_both_commit() {
 fn blind_append_vs_delete_commits() {
     let t = table();
     let s = t.snapshot().unwrap();
-    t.delete("p = 'x'", &WriteOptions::default()).unwrap();
+    t.delete_str("p = 'x'", &WriteOptions::default()).unwrap();
     assert_eq!(kind(t.append([batch(&[10], "x")], &pinned(&s))), None);
     assert_eq!(ids(&t), vec![3, 10]);
 }
@@ -179,7 +181,8 @@ fn blind_append_vs_metadata_change_conflicts() {
     .unwrap();
     let e = t.append([batch(&[10], "x")], &pinned(&s)).unwrap_err();
     assert!(e.to_string().contains("MetadataChanged"), "{e}");
-    assert!(!matches!(&e, Error::Mvcc(m) if m.is_retryable()));
+    assert_eq!(e.conflict_kind(), Some(ConflictKind::MetadataChanged));
+    assert!(!e.is_retryable());
 }
 
 #[test]
@@ -204,7 +207,7 @@ fn delete_vs_append_into_the_deleted_partition_conflicts() {
     t.append([batch(&[10], "x")], &WriteOptions::default())
         .unwrap();
     assert_eq!(
-        kind(t.delete("p = 'x'", &pinned(&s))),
+        kind(t.delete_str("p = 'x'", &pinned(&s))),
         Some(ConflictKind::ConcurrentAppend)
     );
     assert_eq!(
@@ -220,7 +223,7 @@ fn delete_vs_append_into_another_partition_commits() {
     let s = t.snapshot().unwrap();
     t.append([batch(&[10], "y")], &WriteOptions::default())
         .unwrap();
-    assert_eq!(kind(t.delete("p = 'x'", &pinned(&s))), None);
+    assert_eq!(kind(t.delete_str("p = 'x'", &pinned(&s))), None);
     assert_eq!(ids(&t), vec![3, 10]);
 }
 
@@ -228,17 +231,17 @@ fn delete_vs_append_into_another_partition_commits() {
 fn two_deletes_of_the_same_file_conflict() {
     let t = table();
     let s = t.snapshot().unwrap();
-    t.delete("p = 'x'", &WriteOptions::default()).unwrap();
+    t.delete_str("p = 'x'", &WriteOptions::default()).unwrap();
     assert_eq!(
-        kind(t.delete("p = 'x'", &pinned(&s))),
+        kind(t.delete_str("p = 'x'", &pinned(&s))),
         Some(ConflictKind::ConcurrentDeleteDelete)
     );
     // Rewrites of the same file too: each would resurrect the rows the other deleted.
     let t = table();
     let s = t.snapshot().unwrap();
-    t.delete("id = 1", &WriteOptions::default()).unwrap();
+    t.delete_str("id = 1", &WriteOptions::default()).unwrap();
     // B's rewrite also added a file where A reads, which Delta checks first.
-    let k = kind(t.delete("id = 2", &pinned(&s)));
+    let k = kind(t.delete_str("id = 2", &pinned(&s)));
     assert!(
         matches!(
             k,
@@ -255,29 +258,29 @@ fn delete_that_read_a_file_another_removed_conflicts() {
     let s = t.snapshot().unwrap();
     // B removes the x file; A reads it (its statistics cannot rule the predicate out) but
     // finds no row to delete.
-    t.delete("p = 'x'", &WriteOptions::default()).unwrap();
+    t.delete_str("p = 'x'", &WriteOptions::default()).unwrap();
     assert_eq!(
-        kind(t.delete("id > 1 AND id < 2", &pinned(&s))),
+        kind(t.delete_str("id > 1 AND id < 2", &pinned(&s))),
         Some(ConflictKind::ConcurrentDeleteRead)
     );
     // A predicate the statistics rule out reads no file and commits.
     let t = table();
     let s = t.snapshot().unwrap();
-    t.delete("p = 'x'", &WriteOptions::default()).unwrap();
-    assert_eq!(kind(t.delete("id = 100", &pinned(&s))), None);
+    t.delete_str("p = 'x'", &WriteOptions::default()).unwrap();
+    assert_eq!(kind(t.delete_str("id = 100", &pinned(&s))), None);
 }
 
 #[test]
 fn concurrent_predicate_overwrites_of_one_partition_conflict() {
     let t = table();
     let s = t.snapshot().unwrap();
-    t.overwrite(
+    t.overwrite_str(
         [batch(&[20], "x")],
         Some("p = 'x'"),
         &WriteOptions::default(),
     )
     .unwrap();
-    let k = kind(t.overwrite([batch(&[30], "x")], Some("p = 'x'"), &pinned(&s)));
+    let k = kind(t.overwrite_str([batch(&[30], "x")], Some("p = 'x'"), &pinned(&s)));
     assert!(
         matches!(
             k,
@@ -292,14 +295,14 @@ fn concurrent_predicate_overwrites_of_one_partition_conflict() {
 fn overwrites_of_different_partitions_commit() {
     let t = table();
     let s = t.snapshot().unwrap();
-    t.overwrite(
+    t.overwrite_str(
         [batch(&[20], "x")],
         Some("p = 'x'"),
         &WriteOptions::default(),
     )
     .unwrap();
     assert_eq!(
-        kind(t.overwrite([batch(&[30], "y")], Some("p = 'y'"), &pinned(&s))),
+        kind(t.overwrite_str([batch(&[30], "y")], Some("p = 'y'"), &pinned(&s))),
         None
     );
     assert_eq!(ids(&t), vec![20, 30]);
@@ -312,7 +315,7 @@ fn full_overwrite_vs_append_conflicts() {
     t.append([batch(&[10], "y")], &WriteOptions::default())
         .unwrap();
     assert_eq!(
-        kind(t.overwrite([batch(&[0], "x")], None, &pinned(&s))),
+        kind(t.overwrite_str([batch(&[0], "x")], None, &pinned(&s))),
         Some(ConflictKind::ConcurrentAppend)
     );
 }
@@ -321,15 +324,12 @@ fn full_overwrite_vs_append_conflicts() {
 fn compaction_vs_delete_of_its_input_conflicts() {
     let t = table();
     let s = t.snapshot().unwrap();
-    t.delete("p = 'x'", &WriteOptions::default()).unwrap();
+    t.delete_str("p = 'x'", &WriteOptions::default()).unwrap();
     let e = compact(&t, &s, "x").unwrap_err();
     assert!(
         matches!(
-            e,
-            Error::Mvcc(MvccError::Conflict {
-                kind: ConflictKind::ConcurrentDeleteDelete | ConflictKind::ConcurrentDeleteRead,
-                ..
-            })
+            e.conflict_kind(),
+            Some(ConflictKind::ConcurrentDeleteDelete | ConflictKind::ConcurrentDeleteRead)
         ),
         "{e}"
     );
@@ -343,7 +343,7 @@ fn compaction_vs_delete_of_its_input_conflicts() {
 fn a_rewrite_of_files_not_live_at_its_read_version_is_refused() {
     let t = table();
     let old = t.snapshot().unwrap();
-    t.delete("p = 'x'", &WriteOptions::default()).unwrap();
+    t.delete_str("p = 'x'", &WriteOptions::default()).unwrap();
     let fresh = t.snapshot().unwrap();
     let stale = old
         .files()
@@ -371,7 +371,7 @@ fn same_application_concurrently_conflicts() {
     let t = table();
     let s = t.snapshot().unwrap();
     let app = |v| WriteOptions {
-        app_transaction: Some(("etl".into(), v)),
+        app_transaction: Some(alluvium::AppTransaction::new("etl", v)),
         read_snapshot: Some(s.clone()),
         ..Default::default()
     };
@@ -398,7 +398,7 @@ fn same_domain_concurrently_conflicts() {
     };
     // Domain metadata needs the domainMetadata writer feature.
     let mut up = Transaction::new(&s, "UPGRADE");
-    up.set_protocol(alluvium::txlog::actions::Protocol {
+    up.set_protocol(alluvium_txlog::actions::Protocol {
         min_reader_version: 1,
         min_writer_version: 7,
         reader_features: None,
@@ -448,4 +448,5 @@ fn two_creators_one_wins_the_other_gets_a_typed_error() {
         matches!(e, Error::Mvcc(MvccError::TableAlreadyExists { .. })),
         "{e}"
     );
+    assert_eq!(e.kind(), ErrorKind::AlreadyExists);
 }

@@ -20,8 +20,8 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use alluvium::txlog::LogError;
 use alluvium::{ScanBuilder, Snapshot, Table};
+use alluvium_txlog::LogError;
 use arrow::array::RecordBatch;
 use arrow::util::pretty::pretty_format_batches;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -348,7 +348,7 @@ fn check_assertions(name: &str, s: &Snapshot) -> Result<(), String> {
         "log-replay-special-characters-b" => {
             let decoded: Vec<String> = s
                 .files()
-                .map(|a| alluvium::txlog::path::percent_decode(&a.path).unwrap())
+                .map(|a| alluvium_txlog::path::percent_decode(&a.path).unwrap())
                 .collect();
             if decoded != ["special p@#h"] {
                 return fail(format!("live files {decoded:?}"));

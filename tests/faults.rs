@@ -21,9 +21,9 @@ mod common;
 #[path = "common/fault_workload.rs"]
 mod fault_workload;
 
-use alluvium::storage::Fault;
-use alluvium::txlog::log_path::LogFileKind;
-use alluvium::txlog::segment::list_log_from;
+use alluvium_storage::Fault;
+use alluvium_txlog::log_path::LogFileKind;
+use alluvium_txlog::segment::list_log_from;
 use fault_workload::*;
 
 #[test]

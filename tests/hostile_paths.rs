@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use alluvium::compaction::CheckpointConfig;
-use alluvium::compaction::optimize::OptimizeOptions;
-use alluvium::compaction::vacuum::{VacuumMode, VacuumOptions};
-use alluvium::storage::{InMemoryStore, LocalFsStore, ObjectStore, StorePath, StoreRef};
-use alluvium::txlog::actions::{Action, Remove};
-use alluvium::txlog::log_path::commit_path;
 use alluvium::{ScanBuilder, Table, VersionSpec, WriteOptions};
+use alluvium_compaction::CheckpointConfig;
+use alluvium_compaction::optimize::OptimizeOptions;
+use alluvium_compaction::vacuum::{VacuumMode, VacuumOptions};
+use alluvium_storage::{InMemoryStore, LocalFsStore, ObjectStore, StorePath, StoreRef};
+use alluvium_txlog::actions::{Action, Remove};
+use alluvium_txlog::log_path::commit_path;
 use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 
@@ -193,7 +193,7 @@ fn tombstone(t: &Table, path: &str) {
         .unwrap();
 }
 
-fn vacuum_now(t: &Table, mode: VacuumMode) -> alluvium::compaction::VacuumReport {
+fn vacuum_now(t: &Table, mode: VacuumMode) -> alluvium_compaction::VacuumReport {
     t.vacuum(&VacuumOptions {
         retention_hours: Some(0.0),
         force: true,
@@ -414,7 +414,7 @@ fn writes_never_go_through_a_linked_partition_directory() {
         assert!(
             matches!(
                 &e,
-                alluvium::Error::Storage(alluvium::storage::StorageError::InvalidPath { .. })
+                alluvium::Error::Storage(alluvium_storage::StorageError::InvalidPath { .. })
             ) && e.to_string().contains("symbolic link"),
             "{dir} -> {target:?}: {e}"
         );
@@ -573,13 +573,13 @@ fn every_writing_operation_refuses_unsupported_writer_features() {
         (
             "overwrite",
             Box::new(|| {
-                t.overwrite([batch(&[(9, "a")])], None, &WriteOptions::default())
+                t.overwrite_str([batch(&[(9, "a")])], None, &WriteOptions::default())
                     .map(|_| ())
             }),
         ),
         (
             "delete",
-            Box::new(|| t.delete("x = 1", &WriteOptions::default()).map(|_| ())),
+            Box::new(|| t.delete_str("x = 1", &WriteOptions::default()).map(|_| ())),
         ),
     ];
     for (name, op) in ops {

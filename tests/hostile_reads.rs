@@ -23,12 +23,12 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use alluvium::mvcc::{MvccError, RetryPolicy};
-use alluvium::storage::{
+use alluvium::{Error, ScanBuilder, Table, WriteOptions};
+use alluvium_mvcc::{MvccError, RetryPolicy};
+use alluvium_storage::{
     Fault, FaultyStore, InMemoryStore, LocalFsStore, ObjectStore, StorePath, StoreRef,
 };
-use alluvium::txlog::log_path::commit_path;
-use alluvium::{Error, ScanBuilder, Table, WriteOptions};
+use alluvium_txlog::log_path::commit_path;
 use arrow::array::{ArrayRef, RecordBatch, new_null_array};
 use arrow::datatypes::{DataType as ArrowType, Field, Schema};
 use fault_workload::{batch, rows_of, schema};
@@ -159,14 +159,14 @@ fn special_or_oversized_last_checkpoint_is_ignored() {
             let store = local_store(dir.path());
             make_table(&store, APPENDS);
             Table::from_store(store.clone())
-                .checkpoint(&alluvium::compaction::CheckpointConfig::default())
+                .checkpoint(&alluvium_compaction::CheckpointConfig::default())
                 .unwrap();
             let hint = dir.path().join("_delta_log/_last_checkpoint");
             match special {
                 Some(s) => s.place(&hint),
                 None => {
                     let big =
-                        vec![b' '; alluvium::txlog::checkpoint::LAST_CHECKPOINT_LIMIT as usize + 1];
+                        vec![b' '; alluvium_txlog::checkpoint::LAST_CHECKPOINT_LIMIT as usize + 1];
                     std::fs::write(&hint, big).unwrap();
                 }
             }
@@ -187,7 +187,7 @@ fn special_files_in_the_log_are_never_opened() {
             let store = local_store(dir.path());
             make_table(&store, APPENDS);
             Table::from_store(store.clone())
-                .checkpoint(&alluvium::compaction::CheckpointConfig::default())
+                .checkpoint(&alluvium_compaction::CheckpointConfig::default())
                 .unwrap();
             let cp = store
                 .list_dir_from(Some(&p("_delta_log")), "")

@@ -8,14 +8,14 @@ mod common;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::compaction::MaintenanceError;
-use alluvium::compaction::optimize::OptimizeOptions;
-use alluvium::compaction::vacuum::{VacuumMode, VacuumOptions};
-use alluvium::storage::{InMemoryStore, ObjectStore, StorePath};
-use alluvium::txlog::actions::Action;
-use alluvium::txlog::commit::decode_commit;
-use alluvium::txlog::log_path::commit_path;
 use alluvium::{Error, ScanBuilder, Table, VersionSpec, WriteOptions};
+use alluvium_compaction::MaintenanceError;
+use alluvium_compaction::optimize::OptimizeOptions;
+use alluvium_compaction::vacuum::{VacuumMode, VacuumOptions};
+use alluvium_storage::{InMemoryStore, ObjectStore, StorePath};
+use alluvium_txlog::actions::Action;
+use alluvium_txlog::commit::decode_commit;
+use alluvium_txlog::log_path::commit_path;
 use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use rand::rngs::StdRng;
@@ -158,7 +158,7 @@ fn filters_select_partitions_and_budgets_split_commits() {
     let v = t.snapshot().unwrap().version();
     let r = t
         .optimize(&OptimizeOptions {
-            partition_filter: Some("p = 'a'".into()),
+            partition_filter: Some(alluvium::parse_expr("p = 'a'").unwrap()),
             ..Default::default()
         })
         .unwrap();
@@ -166,7 +166,7 @@ fn filters_select_partitions_and_budgets_split_commits() {
     assert_eq!(t.snapshot().unwrap().num_files(), 11);
     let e = t
         .optimize(&OptimizeOptions {
-            partition_filter: Some("x > 3".into()),
+            partition_filter: Some(alluvium::parse_expr("x > 3").unwrap()),
             ..Default::default()
         })
         .unwrap_err();
@@ -427,7 +427,7 @@ fn vacuum_deletes_only_what_no_retained_version_needs() {
 fn vacuum_lite_uses_tombstones_and_keeps_young_orphans() {
     let (t, store) = table(&[]);
     append_small_files(&t, 4);
-    t.delete("x = 0", &WriteOptions::default()).unwrap();
+    t.delete_str("x = 0", &WriteOptions::default()).unwrap();
     store.advance_clock(8 * DAY_MS);
     // Written after the cutoff: an in-flight writer's file, unreferenced but young.
     store
@@ -486,7 +486,7 @@ fn auto_compaction_compacts_the_partitions_a_commit_wrote() {
             .append([batch(&[(i, 0, "a")])], &WriteOptions::default())
             .unwrap();
         if let Some(Ok(v)) = &o.report().unwrap().auto_compaction {
-            compactions += v.len();
+            compactions += v.versions.len();
         }
     }
     assert!(compactions >= 2, "auto-compaction should have run");
@@ -598,12 +598,12 @@ fn a_delete_between_optimize_commits_is_not_undone() {
                 ..Default::default()
             },
             &|p| {
-                if matches!(
-                    p,
-                    alluvium::compaction::optimize::Progress::Committed { .. }
-                ) && !deleted.swap(true, Ordering::SeqCst)
+                if matches!(p, alluvium_compaction::optimize::Progress::Committed { .. })
+                    && !deleted.swap(true, Ordering::SeqCst)
                 {
-                    deleter.delete("y = 0", &WriteOptions::default()).unwrap();
+                    deleter
+                        .delete_str("y = 0", &WriteOptions::default())
+                        .unwrap();
                 }
             },
         )
@@ -616,4 +616,23 @@ fn a_delete_between_optimize_commits_is_not_undone() {
     );
     assert_eq!(rows.len(), 8);
     assert_eq!(r.bins_dropped, 1, "{r:?}");
+}
+
+/// The checkpoint due at a version OPTIMIZE committed is written, and its outcome reported
+/// in the summary (it used to be discarded).
+#[test]
+fn optimize_reports_the_post_commit_checkpoint_of_each_version() {
+    let (t, _) = table(&[("delta.checkpointInterval", "1")]);
+    append_small_files(&t, 4);
+    let summary = t.optimize(&OptimizeOptions::default()).unwrap();
+    assert_eq!(summary.versions.len(), 1);
+    let v = summary.versions[0];
+    assert_eq!(summary.post_commits.len(), 1);
+    let (at, post) = &summary.post_commits[0];
+    assert_eq!(*at, v);
+    assert!(matches!(post.checkpoint, Some(Ok(c)) if c == v), "{post:?}");
+    assert!(
+        post.log_cleanup.is_some(),
+        "cleanup follows a checkpoint by default"
+    );
 }

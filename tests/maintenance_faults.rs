@@ -15,10 +15,10 @@ mod fault_workload;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::compaction::optimize::OptimizeOptions;
-use alluvium::compaction::vacuum::{VacuumMode, VacuumOptions};
-use alluvium::storage::{Fault, FaultyStore};
 use alluvium::{ScanBuilder, Table, VersionSpec, WriteOptions};
+use alluvium_compaction::optimize::OptimizeOptions;
+use alluvium_compaction::vacuum::{VacuumMode, VacuumOptions};
+use alluvium_storage::{Fault, FaultyStore};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use fault_workload::Setup;
@@ -91,7 +91,7 @@ fn build(setup: &Setup) -> Vec<(i64, i64)> {
     for i in 0..12 {
         t.append([batch(i)], &WriteOptions::default()).unwrap();
     }
-    t.delete("x = 3", &WriteOptions::default()).unwrap();
+    t.delete_str("x = 3", &WriteOptions::default()).unwrap();
     rows_at(&t, VersionSpec::Latest).unwrap()
 }
 

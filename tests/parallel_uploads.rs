@@ -8,10 +8,10 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use alluvium::storage::{
+use alluvium::{ScanBuilder, Table, WriteOptions};
+use alluvium_storage::{
     InMemoryStore, ObjectMeta, ObjectStore, Result as StorageResult, StorageError, StorePath,
 };
-use alluvium::{ScanBuilder, Table, WriteOptions};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use bytes::Bytes;

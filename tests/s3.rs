@@ -28,13 +28,13 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
-use alluvium::compaction::optimize::OptimizeOptions;
-use alluvium::compaction::vacuum::VacuumOptions;
-use alluvium::mvcc::MvccError;
-use alluvium::storage::{ObjectStore, RemoteStore, StorageOptions, StorePath};
-use alluvium::txlog::log_path::LogFileKind;
-use alluvium::txlog::segment::list_log_from;
 use alluvium::{Error, ScanBuilder, Table, WriteOptions};
+use alluvium_compaction::optimize::OptimizeOptions;
+use alluvium_compaction::vacuum::VacuumOptions;
+use alluvium_mvcc::MvccError;
+use alluvium_storage::{ObjectStore, RemoteStore, StorageOptions, StorePath};
+use alluvium_txlog::log_path::LogFileKind;
+use alluvium_txlog::segment::list_log_from;
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use s3_server::{fresh_uri, open, pairs};
@@ -201,10 +201,12 @@ fn create_append_delete_checkpoint_optimize_vacuum() {
     assert_eq!(fresh.report().requests.list, 1, "{:?}", fresh.report());
     assert_eq!(ids(&table), expected);
 
-    table.delete("id = 41", &WriteOptions::default()).unwrap();
+    table
+        .delete_str("id = 41", &WriteOptions::default())
+        .unwrap();
     expected.retain(|i| *i != 41);
     let cp = table
-        .checkpoint(&alluvium::compaction::CheckpointConfig::default())
+        .checkpoint(&alluvium_compaction::CheckpointConfig::default())
         .unwrap();
     assert_eq!(cp.version, 12);
     assert_eq!(ids(&open(&uri, &[])), expected);

@@ -10,7 +10,7 @@ mod table_check;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::storage::InMemoryStore;
+use alluvium_storage::InMemoryStore;
 use alluvium::{Table, WriteOptions};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};

@@ -8,9 +8,9 @@ mod common;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::compaction::OptimizeOptions;
-use alluvium::txlog::schema::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, VARIANT_EXTENSION};
 use alluvium::{ScanBuilder, Table, WriteOptions, variants_as_json};
+use alluvium_compaction::OptimizeOptions;
+use alluvium_txlog::schema::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, VARIANT_EXTENSION};
 use arrow::array::{Array, ArrayRef, BinaryArray, Int64Array, RecordBatch, StructArray};
 use arrow::datatypes::{DataType, Field, Fields, Schema};
 use parquet::arrow::ArrowWriter;
@@ -192,7 +192,7 @@ fn append_delete_and_optimize_on_a_variant_table() {
     doubled.sort();
     assert_eq!(json_rows(&t), doubled);
 
-    t.delete("id >= 50", &WriteOptions::default()).unwrap();
+    t.delete_str("id >= 50", &WriteOptions::default()).unwrap();
     let mut kept: Vec<String> = doubled
         .iter()
         .filter(|r| {
@@ -251,7 +251,7 @@ fn delta_rs_style_dv_table_listing_variant_type_reads_appends_and_deletes() {
         .unwrap();
     t.append([id_batch(10..20)], &WriteOptions::default())
         .unwrap();
-    t.delete("id < 5", &WriteOptions::default()).unwrap();
+    t.delete_str("id < 5", &WriteOptions::default()).unwrap();
     let snap = t.snapshot().unwrap();
     assert_eq!(snap.protocol(), &p, "writes keep the feature lists");
     let rows = common::count_rows(&dir.path().join("t")).unwrap();

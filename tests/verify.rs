@@ -11,9 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use alluvium::compaction::CheckpointConfig;
-use alluvium::storage::{InMemoryStore, StorePath};
 use alluvium::{FindingKind, Table, VerifyOptions, VerifyReport};
+use alluvium_compaction::CheckpointConfig;
+use alluvium_storage::{InMemoryStore, StorePath};
 use verify_fixture::*;
 
 fn data_dir() -> PathBuf {
@@ -176,7 +176,7 @@ fn in_memory_tables_are_verified_too() {
         .unwrap()
         .path
         .clone();
-    use alluvium::storage::ObjectStore;
+    use alluvium_storage::ObjectStore;
     store.delete(&StorePath::parse(path).unwrap()).unwrap();
     store
         .put(
@@ -208,7 +208,7 @@ fn external_files_of_other_stores_are_not_looked_up_locally() {
         r#"{{"add":{{"path":"file://{}","partitionValues":{{}},"size":4,"modificationTime":1,"dataChange":true}}}}"#,
         local.display()
     );
-    use alluvium::storage::ObjectStore;
+    use alluvium_storage::ObjectStore;
     store
         .put(
             &StorePath::parse("_delta_log/00000000000000000005.json").unwrap(),

@@ -8,8 +8,8 @@ mod common;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::txlog::LogError;
 use alluvium::{Error, ScanBuilder, Table, VersionSpec, WriteOptions, WriteOutcome};
+use alluvium_txlog::LogError;
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 
@@ -69,7 +69,7 @@ fn expect(rows: &[(i64, Option<&str>, &str)]) -> Vec<String> {
     common::canon_rows(&[batch(rows)])
 }
 
-fn committed(o: WriteOutcome) -> alluvium::txlog::Version {
+fn committed(o: WriteOutcome) -> alluvium_txlog::Version {
     match o {
         WriteOutcome::Committed(r) => r.version,
         other => panic!("{other:?}"),
@@ -140,7 +140,7 @@ fn overwrite_replace_where_and_delete() {
     );
     // replaceWhere on a partition: only partition a is replaced.
     let v = committed(
-        t.overwrite(
+        t.overwrite_str(
             [batch(&[(10, Some("a"), "new")])],
             Some("part = 'a'"),
             &WriteOptions::default(),
@@ -157,7 +157,7 @@ fn overwrite_replace_where_and_delete() {
     );
     // New rows must match the predicate.
     let e = t
-        .overwrite(
+        .overwrite_str(
             [batch(&[(11, Some("b"), "bad")])],
             Some("part = 'a'"),
             &WriteOptions::default(),
@@ -173,7 +173,7 @@ fn overwrite_replace_where_and_delete() {
         .unwrap(),
     );
     committed(
-        t.delete("value = 'drop' OR id = 3", &WriteOptions::default())
+        t.delete_str("value = 'drop' OR id = 3", &WriteOptions::default())
             .unwrap(),
     );
     assert_eq!(
@@ -185,14 +185,17 @@ fn overwrite_replace_where_and_delete() {
         ])
     );
     // Delete of a whole partition.
-    committed(t.delete("part = 'c'", &WriteOptions::default()).unwrap());
+    committed(
+        t.delete_str("part = 'c'", &WriteOptions::default())
+            .unwrap(),
+    );
     assert_eq!(
         rows(&t, None),
         expect(&[(10, Some("a"), "new"), (20, Some("b"), "keep")])
     );
     // Full overwrite.
     committed(
-        t.overwrite(
+        t.overwrite_str(
             [batch(&[(99, None, "only")])],
             None,
             &WriteOptions::default(),
@@ -290,7 +293,7 @@ fn schema_is_enforced_and_merged_on_request() {
 fn idempotent_writes_skip_replays() {
     let (_d, t) = new_table(false);
     let opts = |v| WriteOptions {
-        app_transaction: Some(("sink".into(), v)),
+        app_transaction: Some(alluvium::AppTransaction::new("sink", v)),
         ..Default::default()
     };
     committed(t.append([batch(&[(1, None, "a")])], &opts(5)).unwrap());
@@ -320,7 +323,7 @@ fn creating_twice_is_a_typed_error() {
     assert!(
         matches!(
             e,
-            Error::Mvcc(alluvium::mvcc::MvccError::TableAlreadyExists { .. })
+            Error::Mvcc(alluvium_mvcc::MvccError::TableAlreadyExists { .. })
         ),
         "{e}"
     );
@@ -336,7 +339,9 @@ fn append_only_tables_refuse_deletes() {
         t.append([batch(&[(1, None, "a")])], &WriteOptions::default())
             .unwrap(),
     );
-    let e = t.delete("id = 1", &WriteOptions::default()).unwrap_err();
+    let e = t
+        .delete_str("id = 1", &WriteOptions::default())
+        .unwrap_err();
     assert!(e.to_string().contains("append-only"), "{e}");
     // Nothing was left behind: only the original data file exists.
     let files: Vec<_> = walk(dir.path())
@@ -425,4 +430,55 @@ fn create_refuses_bad_partitioning_and_out_of_range_properties() {
         ),
     ]);
     t.create(&schema(), &["part".to_string()], &ok).unwrap();
+}
+
+/// The `predicate` a commit recorded in `commitInfo.operationParameters`.
+fn recorded_predicate(t: &Table, version: u64) -> String {
+    let entries = alluvium::history(t.store().as_ref(), None).unwrap();
+    let entry = entries.iter().find(|e| e.version == version).unwrap();
+    let info = entry.commit_info.as_ref().unwrap();
+    let text = info.0["operationParameters"]["predicate"].as_str().unwrap();
+    serde_json::from_str::<Vec<String>>(text).unwrap().remove(0)
+}
+
+/// Typed predicates (`Expr`) drive delete and replaceWhere like their text forms, and are
+/// recorded in the commit as SQL text; the `_str` forms record the text as written.
+#[test]
+fn typed_predicates_delete_and_replace_rows() {
+    use alluvium::{CmpOp, Expr, Literal};
+    let (_d, t) = new_table(true);
+    committed(
+        t.append(
+            [batch(&[
+                (1, Some("a"), "x"),
+                (2, Some("a"), "y"),
+                (3, Some("b"), "z"),
+            ])],
+            &WriteOptions::default(),
+        )
+        .unwrap(),
+    );
+    let in_a = Expr::column("part").cmp(CmpOp::Eq, Literal::String("a".into()));
+    let v = committed(
+        t.overwrite(
+            [batch(&[(10, Some("a"), "new")])],
+            Some(&in_a),
+            &WriteOptions::default(),
+        )
+        .unwrap(),
+    );
+    assert_eq!(recorded_predicate(&t, v), "part = 'a'");
+    assert_eq!(
+        rows(&t, None),
+        expect(&[(10, Some("a"), "new"), (3, Some("b"), "z")])
+    );
+    let big = Expr::column("id")
+        .cmp(CmpOp::Gt, Literal::Number("5".into()))
+        .or(Expr::column("value").cmp(CmpOp::Eq, Literal::String("it's".into())));
+    let v = committed(t.delete(&big, &WriteOptions::default()).unwrap());
+    assert_eq!(recorded_predicate(&t, v), "id > 5 OR value = 'it''s'");
+    assert_eq!(rows(&t, None), expect(&[(3, Some("b"), "z")]));
+    let v = committed(t.delete_str("id=3", &WriteOptions::default()).unwrap());
+    assert_eq!(recorded_predicate(&t, v), "id=3", "the text as written");
+    assert_eq!(rows(&t, None), expect(&[]));
 }

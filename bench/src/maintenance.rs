@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use alluvium::compaction::optimize::OptimizeOptions;
-use alluvium::compaction::vacuum::{VacuumMode, VacuumOptions};
+use alluvium::OptimizeOptions;
 use alluvium::{Error, Result, Table, WriteOptions};
+use alluvium::{VacuumMode, VacuumOptions};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 use clap::Args;

@@ -122,7 +122,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
     outln!("   rows: {}", count(&table, VersionSpec::Latest, None)?);
 
     outln!("3. delete the rows with amount < 10 (copy-on-write)");
-    let o = table.delete("amount < 10", &WriteOptions::default())?;
+    let o = table.delete_str("amount < 10", &WriteOptions::default())?;
     if let Some(r) = o.report() {
         outln!(
             "   version {}: {} files removed, {} added; rows now {}",
@@ -134,7 +134,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
     }
 
     outln!("4. overwrite region EU (replaceWhere region = 'EU')");
-    let o = table.overwrite(
+    let o = table.overwrite_str(
         [eu_batch()?],
         Some("region = 'EU'"),
         &WriteOptions::default(),

@@ -35,7 +35,7 @@ pub fn run(a: HistoryArgs) -> Result<()> {
     // missing table.
     let mut entries = history(table.store().as_ref(), a.limit.map(|l| l.max(1)))?;
     if entries.is_empty() {
-        return Err(alluvium::txlog::LogError::TableNotFound {
+        return Err(alluvium::LogError::TableNotFound {
             location: table.uri(),
         }
         .into());

@@ -131,8 +131,8 @@ pub fn run(a: InspectArgs) -> Result<()> {
     out.write_all(text.as_bytes()).map_err(io)
 }
 
-fn type_text(t: &alluvium::txlog::schema::DataType) -> String {
-    use alluvium::txlog::schema::DataType;
+fn type_text(t: &alluvium::DataType) -> String {
+    use alluvium::DataType;
     match t {
         DataType::Primitive(p) => p.name(),
         DataType::Geospatial(g) => g.name(),

@@ -1,7 +1,7 @@
 //! `alluvium checkpoint`, `alluvium cleanup-log`.
 
+use alluvium::CheckpointConfig;
 use alluvium::Result;
-use alluvium::compaction::CheckpointConfig;
 use clap::Args;
 use serde_json::json;
 

@@ -84,7 +84,7 @@ pub fn optimize(a: OptimizeArgs) -> Result<()> {
             .sum::<u64>(),
     );
     let mut options = OptimizeOptions {
-        partition_filter: a.filter,
+        partition_filter: a.filter.as_deref().map(alluvium::parse_expr).transpose()?,
         target_size: a.target_size,
         zorder_by: a
             .zorder

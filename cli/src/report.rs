@@ -79,3 +79,41 @@ pub fn output_error(e: Error, context: &str) -> Error {
     }
     e
 }
+
+/// The report of a commit as the one JSON object `create`, `append`, `overwrite` and
+/// `delete` print (the field names and units are part of the CLI's output contract).
+pub fn commit_json(s: &alluvium::CommitSummary) -> serde_json::Value {
+    let r = &s.commit;
+    let ms = |d: std::time::Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
+    serde_json::json!({
+        "version": r.version,
+        "attempts": r.attempts,
+        "winning_commits_checked": r.winning_commits,
+        "resolved_by_read_back": r.resolved_by_read_back,
+        "files_added": r.files_added,
+        "files_removed": r.files_removed,
+        "bytes_added": r.bytes_added,
+        "bytes_removed": r.bytes_removed,
+        "write_data_ms": ms(r.write_data),
+        "conflict_check_ms": ms(r.conflict_check),
+        "commit_ms": ms(r.commit),
+        "txn_id": r.txn_id,
+        "requests": {
+            "list": r.requests.list,
+            "get": r.requests.get,
+            "head": r.requests.head,
+            "put": r.requests.put,
+            "delete": r.requests.delete,
+        },
+        "checkpoint": match &s.checkpoint {
+            None => serde_json::Value::Null,
+            Some(Ok(v)) => serde_json::json!({"version": v}),
+            Some(Err(e)) => serde_json::json!({"error": e.to_string()}),
+        },
+        "auto_compaction": match &s.auto_compaction {
+            None => serde_json::Value::Null,
+            Some(Ok(o)) => serde_json::json!({"versions": o.versions}),
+            Some(Err(e)) => serde_json::json!({"error": e.to_string()}),
+        },
+    })
+}

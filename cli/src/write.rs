@@ -2,15 +2,15 @@
 
 use std::collections::HashMap;
 
-use alluvium::mvcc::{CommitReport, MvccError};
+use alluvium::MvccError;
+use alluvium::{CommitSummary, Error, Result, Table, WriteOptions, WriteOutcome};
 use alluvium::txlog::schema::{StructType, arrow_schema};
-use alluvium::{Error, Result, Table, WriteOptions, WriteOutcome};
 use arrow::datatypes::Schema;
 use clap::Args;
 
 use super::input::{infer_schema, read_batches};
 use super::open;
-use super::report::print_after_write;
+use super::report::{commit_json, print_after_write};
 
 /// Arguments of `create`.
 #[derive(Debug, Args)]
@@ -82,11 +82,11 @@ fn parse_property(s: &str) -> std::result::Result<(String, String), String> {
 }
 
 /// Prints the report of a commit that landed; a closed stdout cannot fail the command now.
-fn print_report(r: &CommitReport) {
+fn print_report(r: &CommitSummary) {
     print_after_write(&format!(
         "committed version {}\n{}\n",
         r.version,
-        r.to_json()
+        commit_json(r)
     ));
 }
 
@@ -109,7 +109,7 @@ fn table_arrow_schema(table: &Table) -> Result<Option<Schema>> {
         Err(e)
             if matches!(
                 e.as_log_error(),
-                Some(alluvium::txlog::LogError::TableNotFound { .. })
+                Some(alluvium::LogError::TableNotFound { .. })
             ) =>
         {
             Ok(None)
@@ -144,7 +144,7 @@ pub fn append(a: AppendArgs) -> Result<()> {
     let batches = read_batches(&a.file, known.as_ref())?;
     if known.is_none() {
         if !a.create {
-            return Err(alluvium::txlog::LogError::TableNotFound {
+            return Err(alluvium::LogError::TableNotFound {
                 location: table.uri(),
             }
             .into());
@@ -162,7 +162,10 @@ pub fn append(a: AppendArgs) -> Result<()> {
     }
     let options = WriteOptions {
         merge_schema: a.merge_schema,
-        app_transaction: a.app_id.zip(a.app_version),
+        app_transaction: a
+            .app_id
+            .zip(a.app_version)
+            .map(|(id, v)| alluvium::AppTransaction::new(id, v)),
         ..Default::default()
     };
     print_outcome(&table.append(batches, &options)?);
@@ -172,17 +175,17 @@ pub fn append(a: AppendArgs) -> Result<()> {
 pub fn overwrite(a: OverwriteArgs) -> Result<()> {
     let table = open(&a.table)?;
     let known = table_arrow_schema(&table)?.ok_or_else(|| {
-        Error::from(alluvium::txlog::LogError::TableNotFound {
+        Error::from(alluvium::LogError::TableNotFound {
             location: table.uri(),
         })
     })?;
     let batches = read_batches(&a.file, Some(&known))?;
-    print_outcome(&table.overwrite(batches, a.filter.as_deref(), &WriteOptions::default())?);
+    print_outcome(&table.overwrite_str(batches, a.filter.as_deref(), &WriteOptions::default())?);
     Ok(())
 }
 
 pub fn delete(a: DeleteArgs) -> Result<()> {
     let table = open(&a.table)?;
-    print_outcome(&table.delete(&a.filter, &WriteOptions::default())?);
+    print_outcome(&table.delete_str(&a.filter, &WriteOptions::default())?);
     Ok(())
 }

@@ -6,6 +6,7 @@
 //! through `alluvium-datafile`. Nothing here ever fails a user's
 //! commit: post-commit work reports its errors instead.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![deny(missing_docs)]
 
 pub mod checkpoint;
 mod error;

@@ -26,7 +26,7 @@ use std::time::Instant;
 use alluvium_datafile::{TableLayout, discard, rewrite_files};
 use alluvium_mvcc::{ConflictKind, MvccError, Snapshot, Transaction};
 use alluvium_txlog::actions::{Add, Remove};
-use alluvium_txlog::expr::{FileSummary, Predicate, bind, may_match, parse_expr};
+use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match};
 use rayon::prelude::*;
 use serde_json::json;
 
@@ -42,7 +42,7 @@ pub const DEFAULT_MAX_COMMIT_BYTES: u64 = 10 * 1024 * 1024 * 1024;
 #[derive(Debug, Clone)]
 pub struct OptimizeOptions {
     /// Only partitions matching this predicate (over partition columns only).
-    pub partition_filter: Option<String>,
+    pub partition_filter: Option<Expr>,
     /// Only these partitions (`column=value` pairs, sorted by column), as auto-compaction
     /// selects the partitions a commit wrote.
     pub only_partitions: Option<BTreeSet<PartitionKey>>,
@@ -157,17 +157,16 @@ pub fn partition_key(add: &Add) -> PartitionKey {
 
 /// Binds a partition predicate; refuses one that reads data columns (OPTIMIZE selects
 /// whole partitions).
-fn partition_predicate(snapshot: &Snapshot, text: &str) -> Result<Predicate> {
-    let expr = parse_expr(text)?;
+fn partition_predicate(snapshot: &Snapshot, expr: &Expr) -> Result<Predicate> {
     let pred = bind(
-        &expr,
+        expr,
         snapshot.schema(),
         snapshot.partition_columns(),
         snapshot.column_mapping(),
     )?;
     if !pred.only_partition_columns() {
         return Err(MaintenanceError::Refused(format!(
-            "the OPTIMIZE filter `{text}` must only use partition columns ({})",
+            "the OPTIMIZE filter `{expr}` must only use partition columns ({})",
             snapshot.partition_columns().join(", ")
         )));
     }
@@ -203,7 +202,7 @@ pub fn plan(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<Plan> {
     }
     let filter = options
         .partition_filter
-        .as_deref()
+        .as_ref()
         .map(|f| partition_predicate(snapshot, f))
         .transpose()?;
     let mut partitions: BTreeMap<PartitionKey, Vec<&Add>> = BTreeMap::new();
@@ -468,7 +467,7 @@ fn optimize_transaction(
     let predicate = options
         .partition_filter
         .as_ref()
-        .map_or_else(Vec::new, |p| vec![p.clone()]);
+        .map_or_else(Vec::new, |p| vec![p.to_string()]);
     txn.set_parameter("predicate", json!(predicate).to_string());
     txn.set_parameter("zOrderBy", json!(options.zorder_by).to_string());
     txn.set_parameter("targetSize", target.to_string());

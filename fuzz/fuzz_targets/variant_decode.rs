@@ -99,8 +99,8 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let field = Field::new("v", canonical.data_type().clone(), true).with_metadata(
-        alluvium::txlog::schema::extension_metadata(&alluvium::txlog::schema::DataType::Primitive(
-            alluvium::txlog::schema::PrimitiveType::Variant,
+        alluvium_txlog::schema::extension_metadata(&alluvium_txlog::schema::DataType::Primitive(
+            alluvium_txlog::schema::PrimitiveType::Variant,
         )),
     );
     let batch = RecordBatch::try_new(Arc::new(Schema::new(vec![field])), vec![canonical.clone()])

@@ -158,3 +158,22 @@ impl From<StorageError> for MvccError {
         MvccError::Log(LogError::Storage(e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The layer below the CLI names the library option only: no environment variable, no
+    /// CLI (the CLI adds its own hint when it prints the error).
+    #[test]
+    fn the_capability_message_names_no_upper_layer() {
+        let text = MvccError::StorageCapabilityMissing {
+            capability: "put-if-absent",
+            location: "s3://b/t".into(),
+        }
+        .to_string();
+        assert!(text.contains("single_writer=true"), "{text}");
+        assert!(!text.contains("ALLUVIUM_STORAGE_OPTIONS"), "{text}");
+        assert!(!text.contains("CLI"), "{text}");
+    }
+}

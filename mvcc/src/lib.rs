@@ -4,6 +4,7 @@
 //! A [`Snapshot`] is the table at one version, loaded from the newest usable checkpoint plus
 //! the commits after it, and never changes afterwards; any number of threads may share it.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![deny(missing_docs)]
 
 mod error;
 mod par;

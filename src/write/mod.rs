@@ -5,13 +5,13 @@
 //! records what it read, then commits through [`alluvium_mvcc::Transaction`]. Conflicts are
 //! returned to the caller, typed and saying whether re-running the operation is safe.
 
-mod input;
+pub(crate) mod input;
 
 use std::collections::HashMap;
 
 use alluvium_datafile::evaluate;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
-use alluvium_mvcc::{CommitReport, RetryPolicy, Snapshot, Transaction};
+use alluvium_mvcc::{RetryPolicy, Snapshot, Transaction};
 use alluvium_txlog::actions::{Add, Format, Metadata, Remove};
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
 use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match, parse_expr};
@@ -24,6 +24,7 @@ use arrow_schema::Schema;
 
 pub use alluvium_datafile::DEFAULT_TARGET_FILE_SIZE;
 
+use crate::report::{CommitSummary, PostCommit};
 use crate::{Error, Result, Table};
 
 /// Options of write operations.
@@ -33,7 +34,7 @@ pub struct WriteOptions {
     pub merge_schema: bool,
     /// Idempotent write: skip if this application already committed this version or a later
     /// one; record it otherwise.
-    pub app_transaction: Option<(String, i64)>,
+    pub app_transaction: Option<AppTransaction>,
     /// Target size of data files (default: `delta.targetFileSize`, else 128 MiB).
     pub target_file_size: Option<u64>,
     /// The commit loop's retry policy.
@@ -45,11 +46,32 @@ pub struct WriteOptions {
     pub read_snapshot: Option<Snapshot>,
 }
 
+/// An application's idempotent-write marker (Delta's `txn` action): the application id
+/// and the version of its data that a write carries. A write whose application already
+/// recorded this version or a later one is skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AppTransaction {
+    /// The application id (`txn.appId`).
+    pub app_id: String,
+    /// The application's version of the data written (`txn.version`).
+    pub version: i64,
+}
+
+impl AppTransaction {
+    /// The marker of `app_id` at `version`.
+    pub fn new(app_id: impl Into<String>, version: i64) -> AppTransaction {
+        AppTransaction {
+            app_id: app_id.into(),
+            version,
+        }
+    }
+}
+
 /// What a write did.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum WriteOutcome {
     /// Committed as a new version (boxed: the report is large next to `Skipped`).
-    Committed(Box<CommitReport>),
+    Committed(Box<CommitSummary>),
     /// Nothing written: the application had already committed this version (or a later one).
     Skipped {
         /// The application id.
@@ -63,7 +85,7 @@ pub enum WriteOutcome {
 
 impl WriteOutcome {
     /// The commit report, if committed.
-    pub fn report(&self) -> Option<&CommitReport> {
+    pub fn report(&self) -> Option<&CommitSummary> {
         match self {
             WriteOutcome::Committed(r) => Some(r),
             WriteOutcome::Skipped { .. } => None,
@@ -81,7 +103,7 @@ fn is_protocol_request(key: &str) -> bool {
 
 /// Refuses property values the engine would ignore (see
 /// [`alluvium_txlog::properties::validate_property`]).
-fn check_properties(props: &HashMap<String, String>) -> Result<()> {
+pub(crate) fn check_properties(props: &HashMap<String, String>) -> Result<()> {
     // Sorted, so that with several bad values the error names the same one every time.
     let mut entries: Vec<(&String, &String)> = props.iter().collect();
     entries.sort();
@@ -104,7 +126,7 @@ impl Table {
         schema: &Schema,
         partition_by: &[String],
         properties: &HashMap<String, String>,
-    ) -> Result<CommitReport> {
+    ) -> Result<CommitSummary> {
         let mut delta_schema = from_arrow_schema(schema)?;
         for f in &mut delta_schema.fields {
             f.metadata.clear();
@@ -121,7 +143,7 @@ impl Table {
         mut schema: StructType,
         partition_by: &[String],
         properties: &HashMap<String, String>,
-    ) -> Result<CommitReport> {
+    ) -> Result<CommitSummary> {
         check_properties(properties)?;
         if schema.fields.is_empty() {
             return Err(Error::InvalidArgument(
@@ -197,7 +219,8 @@ impl Table {
         );
         txn.set_protocol(protocol);
         txn.set_metadata(metadata);
-        Ok(txn.commit()?)
+        // Creating runs no post-commit work: version 0 is never due a checkpoint.
+        Ok(CommitSummary::new(txn.commit()?, PostCommit::default()))
     }
 
     /// Appends `batches` (a blind append unless the schema is merged).
@@ -213,11 +236,32 @@ impl Table {
     }
 
     /// Replaces the whole table with `batches`, or, with `predicate`, only the rows matching
-    /// it (`replaceWhere`: every new row must match the predicate).
+    /// it (`replaceWhere`: every new row must match the predicate). The predicate is
+    /// recorded in the commit in its text form (`Expr`'s `Display`).
     ///
     /// # Errors
-    /// As [`append`](Self::append); new rows outside the predicate.
+    /// As [`append`](Self::append); predicates over unknown columns; new rows outside the
+    /// predicate.
     pub fn overwrite<I>(
+        &self,
+        batches: I,
+        predicate: Option<&Expr>,
+        options: &WriteOptions,
+    ) -> Result<WriteOutcome>
+    where
+        I: IntoIterator<Item = RecordBatch>,
+    {
+        let snapshot = self.read_snapshot(options)?;
+        let filter = predicate.map(|e| (e.clone(), e.to_string()));
+        self.write_batches(&snapshot, batches, options, WriteMode::Overwrite(filter))
+    }
+
+    /// [`overwrite`](Self::overwrite) with the predicate in the `--filter` language
+    /// (recorded in the commit as written).
+    ///
+    /// # Errors
+    /// As [`overwrite`](Self::overwrite); predicates that do not parse.
+    pub fn overwrite_str<I>(
         &self,
         batches: I,
         predicate: Option<&str>,
@@ -235,13 +279,33 @@ impl Table {
     }
 
     /// Deletes the rows matching `predicate`: files whose every row matches are removed,
-    /// files with some matching rows are rewritten without them.
+    /// files with some matching rows are rewritten without them. The predicate is recorded
+    /// in the commit in its text form (`Expr`'s `Display`).
     ///
     /// # Errors
-    /// Invalid predicates, append-only tables, unsupported features and commit errors.
-    pub fn delete(&self, predicate: &str, options: &WriteOptions) -> Result<WriteOutcome> {
+    /// Predicates over unknown columns, append-only tables, unsupported features and commit
+    /// errors.
+    pub fn delete(&self, predicate: &Expr, options: &WriteOptions) -> Result<WriteOutcome> {
+        self.delete_expr(predicate, &predicate.to_string(), options)
+    }
+
+    /// [`delete`](Self::delete) with the predicate in the `--filter` language (recorded in
+    /// the commit as written).
+    ///
+    /// # Errors
+    /// As [`delete`](Self::delete); predicates that do not parse.
+    pub fn delete_str(&self, predicate: &str, options: &WriteOptions) -> Result<WriteOutcome> {
+        self.delete_expr(&parse_expr(predicate)?, predicate, options)
+    }
+
+    /// Deletes the rows matching `expr`, recording `predicate` as its text.
+    fn delete_expr(
+        &self,
+        expr: &Expr,
+        predicate: &str,
+        options: &WriteOptions,
+    ) -> Result<WriteOutcome> {
         let snapshot = self.read_snapshot(options)?;
-        let expr = parse_expr(predicate)?;
         let mut txn = Transaction::new(&snapshot, "DELETE");
         txn.set_parameter(
             "predicate",
@@ -251,7 +315,7 @@ impl Table {
             return Ok(o);
         }
         let pred = bind(
-            &expr,
+            expr,
             snapshot.schema(),
             snapshot.partition_columns(),
             snapshot.column_mapping(),
@@ -443,7 +507,7 @@ fn outcome_if_done(
     if let Some(p) = options.retry {
         txn.set_retry_policy(p);
     }
-    let (app_id, version) = options.app_transaction.as_ref()?;
+    let AppTransaction { app_id, version } = options.app_transaction.as_ref()?;
     let now = snapshot.store().now_ms();
     if let Some(recorded) = txn.app_version(app_id, now)
         && recorded >= *version
@@ -459,18 +523,30 @@ fn outcome_if_done(
 }
 
 fn finish(table: &Table, txn: Transaction, _options: &WriteOptions) -> Result<WriteOutcome> {
-    let adds: Vec<Add> = if txn
-        .read_snapshot()
-        .is_some_and(|s| s.properties().auto_compact())
-    {
-        txn.added_files().to_vec()
-    } else {
-        Vec::new()
-    };
-    let mut report = txn.commit()?;
-    report.checkpoint = table.post_commit(report.version);
-    report.auto_compaction = table.auto_compact(&adds);
-    Ok(WriteOutcome::Committed(Box::new(report)))
+    Ok(WriteOutcome::Committed(Box::new(
+        table.commit_with_policy(txn)?,
+    )))
+}
+
+impl Table {
+    /// Commits `txn`, then runs the post-commit policy every operation shares: a
+    /// checkpoint when due, log cleanup, auto-compaction of the partitions it wrote. Their
+    /// failures are reported in the summary and never fail the commit.
+    pub(crate) fn commit_with_policy(&self, txn: Transaction) -> Result<CommitSummary> {
+        let adds: Vec<Add> = if txn
+            .read_snapshot()
+            .is_some_and(|s| s.properties().auto_compact())
+        {
+            txn.added_files().to_vec()
+        } else {
+            Vec::new()
+        };
+        let commit = txn.commit()?;
+        let post = self.post_commit(commit.version);
+        let mut summary = CommitSummary::new(commit, post);
+        summary.auto_compaction = self.auto_compact(&adds);
+        Ok(summary)
+    }
 }
 
 #[derive(Debug, Default)]

@@ -6,14 +6,14 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use alluvium::mvcc::MvccError;
-use alluvium::storage::{Fault, FaultyStore, StoreRef};
-use alluvium::txlog::LogError;
-use alluvium::txlog::actions::Action;
-use alluvium::txlog::commit::decode_commit;
-use alluvium::txlog::log_path::{LogFileKind, commit_path};
-use alluvium::txlog::segment::{earliest_readable_version, list_log_from};
 use alluvium::{Error, ScanBuilder, Table, WriteOptions, WriteOutcome};
+use alluvium_mvcc::MvccError;
+use alluvium_storage::{Fault, FaultyStore, StoreRef};
+use alluvium_txlog::LogError;
+use alluvium_txlog::actions::Action;
+use alluvium_txlog::commit::decode_commit;
+use alluvium_txlog::log_path::{LogFileKind, commit_path};
+use alluvium_txlog::segment::{earliest_readable_version, list_log_from};
 use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 
@@ -112,7 +112,7 @@ pub fn run(
         Op::Create => {
             return table
                 .create(&schema(), &["p".into()], &HashMap::new())
-                .map(|r| Some((r.txn_id, r.version)));
+                .map(|r| Some((r.commit.txn_id, r.commit.version)));
         }
         Op::CreateCheckpointing => {
             let props = HashMap::from([
@@ -124,14 +124,14 @@ pub fn run(
             ]);
             return table
                 .create(&schema(), &["p".into()], &props)
-                .map(|r| Some((r.txn_id, r.version)));
+                .map(|r| Some((r.commit.txn_id, r.commit.version)));
         }
         Op::AdvanceDays(d) => {
             advance(d * 86_400_000);
             return Ok(None);
         }
         Op::Checkpoint => {
-            table.checkpoint(&alluvium::compaction::CheckpointConfig::default())?;
+            table.checkpoint(&alluvium_compaction::CheckpointConfig::default())?;
             return Ok(None);
         }
         Op::CleanupLog => {
@@ -142,15 +142,15 @@ pub fn run(
         Op::AppendOnce(r, v) => table.append(
             [batch(r)],
             &WriteOptions {
-                app_transaction: Some(("app".into(), v)),
+                app_transaction: Some(alluvium::AppTransaction::new("app", v)),
                 ..o
             },
         )?,
-        Op::Delete(id) => table.delete(&format!("id = {id}"), &o)?,
-        Op::OverwriteP(p, r) => table.overwrite([batch(r)], Some(&format!("p = '{p}'")), &o)?,
+        Op::Delete(id) => table.delete_str(&format!("id = {id}"), &o)?,
+        Op::OverwriteP(p, r) => table.overwrite_str([batch(r)], Some(&format!("p = '{p}'")), &o)?,
     };
     Ok(match outcome {
-        WriteOutcome::Committed(r) => Some((r.txn_id, r.version)),
+        WriteOutcome::Committed(r) => Some((r.commit.txn_id, r.commit.version)),
         WriteOutcome::Skipped { .. } => None,
     })
 }
@@ -192,7 +192,7 @@ impl Setup {
     /// A fresh in-memory store with a manual clock.
     pub fn in_memory() -> Setup {
         let store =
-            Arc::new(alluvium::storage::InMemoryStore::new().with_manual_clock(1_700_000_000_000));
+            Arc::new(alluvium_storage::InMemoryStore::new().with_manual_clock(1_700_000_000_000));
         let clock = store.clone();
         Setup {
             store,
@@ -206,9 +206,7 @@ impl Setup {
     pub fn on_disk() -> Setup {
         let dir = tempfile::tempdir().unwrap();
         Setup {
-            store: Arc::new(
-                alluvium::storage::LocalFsStore::new(dir.path()).with_durability(false),
-            ),
+            store: Arc::new(alluvium_storage::LocalFsStore::new(dir.path()).with_durability(false)),
             advance: Box::new(|_| {}),
             clock_moves: false,
             _dir: Some(dir),

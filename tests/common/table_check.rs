@@ -4,10 +4,10 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use alluvium::txlog::actions::Action;
-use alluvium::txlog::commit::decode_commit;
-use alluvium::txlog::log_path::{LogFileKind, commit_path};
-use alluvium::txlog::segment::list_log_from;
+use alluvium_txlog::actions::Action;
+use alluvium_txlog::commit::decode_commit;
+use alluvium_txlog::log_path::{LogFileKind, commit_path};
+use alluvium_txlog::segment::list_log_from;
 use alluvium::{ScanBuilder, Table};
 use arrow::array::{Array, Int64Array};
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use alluvium::compaction::CheckpointConfig;
+use alluvium_compaction::CheckpointConfig;
 use alluvium::{FindingKind, Table, VerifyOptions, VerifyReport, WriteOptions};
 use arrow::array::{Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
@@ -129,7 +129,7 @@ pub fn damages() -> Vec<Damage> {
                 // readable but lacks the file version 2 added.
                 let t = Table::open(r.to_str().unwrap()).unwrap();
                 let s1 = t.snapshot_at(alluvium::VersionSpec::Version(1)).unwrap();
-                alluvium::compaction::checkpoint(&s1, &CheckpointConfig::default(), 0).unwrap();
+                alluvium_compaction::checkpoint(&s1, &CheckpointConfig::default(), 0).unwrap();
                 std::fs::rename(
                     log(r, &format!("{:020}.checkpoint.parquet", 1)),
                     log(r, &format!("{:020}.checkpoint.parquet", 2)),

@@ -8,6 +8,7 @@
 //! file is skipped only when no row of it can make the predicate TRUE.
 
 mod bind;
+mod display;
 mod parse;
 mod skipping;
 

@@ -1,0 +1,195 @@
+//! Embedder transactions: several operations' actions in ONE commit. An embedder writes
+//! data files through the engine's own writer (partition directories, physical column
+//! names, statistics, the table's target file size) and gets their [`Add`]s back, stages
+//! them with removes, property changes and application transactions, and commits once.
+//! The commit runs the same post-commit policy (checkpoint, log cleanup,
+//! auto-compaction) as the built-in operations.
+//!
+//! Conflict detection is the mvcc layer's: what the transaction read (files removed,
+//! files and application ids it looked at) is checked against every commit that landed
+//! since its snapshot.
+
+use std::collections::HashMap;
+
+use alluvium_mvcc::{RetryPolicy, Snapshot};
+use alluvium_txlog::actions::{Add, DomainMetadata, Metadata, Remove};
+use arrow_array::RecordBatch;
+
+use crate::report::CommitSummary;
+use crate::write::{AppTransaction, check_properties, input};
+use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
+use crate::{Result, Table};
+
+/// A transaction on one table, started by [`Table::transaction`]. Nothing is visible to
+/// readers until [`commit`](Self::commit). Data files written by
+/// [`write_files`](Self::write_files) and never committed (the transaction dropped, or
+/// its commit failed in a way that may have landed) stay in the table directory
+/// unreferenced, for VACUUM to delete.
+#[derive(Debug)]
+pub struct Transaction {
+    table: Table,
+    snapshot: Snapshot,
+    txn: alluvium_mvcc::Transaction,
+}
+
+impl Table {
+    /// Starts a transaction on the latest version, recorded in the log as `operation`
+    /// (`commitInfo.operation`, e.g. `WRITE` or the embedder's own name).
+    ///
+    /// # Errors
+    /// A store that cannot commit safely (no put-if-absent and not single-writer), a
+    /// missing table, writer features alluvium does not support: all refused before any
+    /// data file is written.
+    pub fn transaction(&self, operation: &str) -> Result<Transaction> {
+        alluvium_mvcc::transaction::check_can_commit(self.store().as_ref())?;
+        let snapshot = self.snapshot()?;
+        snapshot.check_writable()?;
+        Ok(Transaction {
+            table: self.clone(),
+            txn: alluvium_mvcc::Transaction::new(&snapshot, operation),
+            snapshot,
+        })
+    }
+}
+
+impl Transaction {
+    /// The snapshot the transaction read; it commits at a later version.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// Writes `batches` as data files of the table (schema and partitioning of the
+    /// snapshot read, the table's target file size) and returns their [`Add`]s, NOT yet
+    /// staged: pass them to [`add_files`](Self::add_files) to commit them. Batches must
+    /// have the table's columns (by name, in any order; nullable columns may be missing).
+    ///
+    /// # Errors
+    /// [`Error::SchemaMismatch`](crate::Error::SchemaMismatch) for batches that do not fit the table; storage errors.
+    /// Files already uploaded by a failed call are deleted.
+    pub fn write_files<I>(&mut self, batches: I) -> Result<Vec<Add>>
+    where
+        I: IntoIterator<Item = RecordBatch>,
+    {
+        let snapshot = &self.snapshot;
+        let schema = snapshot.schema();
+        let partitions = snapshot.partition_columns();
+        let target = input::logical_schema(schema)?;
+        let configuration = self
+            .txn
+            .effective_metadata()
+            .map(|m| m.configuration.clone())
+            .unwrap_or_default();
+        let mut sink = FileSink::new(
+            SinkTable {
+                store: self.table.store().as_ref(),
+                schema,
+                partition_columns: partitions,
+                configuration: &configuration,
+                column_mapping: snapshot.column_mapping(),
+            },
+            FileSinkOptions {
+                target_size: None,
+                data_change: true,
+            },
+        )?;
+        let fed = batches.into_iter().try_for_each(|b| {
+            input::check_schema(schema, &b.schema(), partitions, false)?;
+            Ok(sink.write(&input::conform(&b, schema, &target)?)?)
+        });
+        if let Err(e) = fed {
+            sink.abort();
+            return Err(e);
+        }
+        let (adds, elapsed) = sink.finish()?;
+        self.txn.add_write_time(elapsed);
+        Ok(adds)
+    }
+
+    /// Stages data files for adding: those [`write_files`](Self::write_files) returned, or
+    /// files the embedder wrote itself (paths relative to the table root).
+    pub fn add_files(&mut self, adds: impl IntoIterator<Item = Add>) {
+        for a in adds {
+            self.txn.add_file(a);
+        }
+    }
+
+    /// Stages the removal of a live file of the snapshot (`dataChange=true`), and records it
+    /// as read: a concurrent commit that removes it too makes this one conflict.
+    pub fn remove_file(&mut self, add: &Add) {
+        self.txn.read_file(add);
+        let now = self.table.store().now_ms();
+        self.txn.remove_file(Remove::from_add(add, now, true));
+    }
+
+    /// Records that the transaction's outcome depends on the whole table (as an overwrite
+    /// does): any concurrent commit that adds or removes data files conflicts.
+    pub fn read_whole_table(&mut self) {
+        self.txn.read_whole_table();
+    }
+
+    /// Sets table properties (merged into the current configuration), validated as at
+    /// table creation.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a value the engine would ignore or misread.
+    pub fn set_properties(&mut self, properties: &HashMap<String, String>) -> Result<()> {
+        check_properties(properties)?;
+        let mut metadata = self
+            .txn
+            .effective_metadata()
+            .cloned()
+            .unwrap_or_else(|| self.snapshot.metadata().clone());
+        metadata
+            .configuration
+            .extend(properties.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.txn.set_metadata(metadata);
+        Ok(())
+    }
+
+    /// Replaces the table's metadata (schema, partitioning, properties) as given. The
+    /// caller is responsible for its consistency with the table's data.
+    pub fn set_metadata(&mut self, metadata: Metadata) {
+        self.txn.set_metadata(metadata);
+    }
+
+    /// The version an application last recorded in the table (`txn` action), if any,
+    /// recording the look-up so that a concurrent commit by the same application conflicts.
+    pub fn app_version(&mut self, app_id: &str) -> Option<i64> {
+        let now = self.table.store().now_ms();
+        self.txn.app_version(app_id, now)
+    }
+
+    /// Records an application transaction (idempotent writes: check
+    /// [`app_version`](Self::app_version) first).
+    pub fn set_app_transaction(&mut self, app: &AppTransaction) {
+        let now = self.table.store().now_ms();
+        self.txn.set_app_transaction(&app.app_id, app.version, now);
+    }
+
+    /// Writes a metadata domain (`domainMetadata`).
+    pub fn set_domain(&mut self, domain: DomainMetadata) {
+        self.txn.set_domain(domain);
+    }
+
+    /// Sets `commitInfo.userMetadata`.
+    pub fn set_user_metadata(&mut self, text: impl Into<String>) {
+        self.txn.set_user_metadata(text);
+    }
+
+    /// Sets the commit loop's retry policy.
+    pub fn set_retry_policy(&mut self, policy: RetryPolicy) {
+        self.txn.set_retry_policy(policy);
+    }
+
+    /// Commits everything staged as one version, then runs the post-commit policy of the
+    /// built-in operations (a checkpoint when `delta.checkpointInterval` says so, log
+    /// cleanup, auto-compaction), whose failures are reported in the summary and never
+    /// fail the commit.
+    ///
+    /// # Errors
+    /// Conflicts ([`Error::conflict_kind`](crate::Error::conflict_kind)), an exhausted retry budget, an unknown outcome
+    /// ([`crate::ErrorKind::CommitOutcomeUnknown`]), storage failures.
+    pub fn commit(self) -> Result<CommitSummary> {
+        self.table.commit_with_policy(self.txn)
+    }
+}
