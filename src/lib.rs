@@ -60,6 +60,7 @@ pub use alluvium_storage as storage;
 pub use alluvium_txlog as txlog;
 
 // The curated surface. Tables, snapshots, scans, writes and transactions:
+pub use alluvium_datafile::FileTask;
 pub use alluvium_mvcc::{CommitReport, ConflictKind, RetryPolicy, Snapshot, VersionSpec};
 pub use describe::{ProtocolDescription, TableDescription, describe};
 pub use history::{CommitEntry, history};
@@ -68,7 +69,6 @@ pub use scan::{
     Scan, ScanBatches, ScanBuilder, conform_variant, read_file, variants_as_json,
     variants_as_json_schema,
 };
-pub use alluvium_datafile::FileTask;
 pub use table::Table;
 pub use transaction::Transaction;
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};

@@ -17,8 +17,8 @@ use arrow_array::RecordBatch;
 
 use crate::report::CommitSummary;
 use crate::write::{AppTransaction, check_properties, input};
-use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
 use crate::{Result, Table};
+use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
 
 /// A transaction on one table, started by [`Table::transaction`]. Nothing is visible to
 /// readers until [`commit`](Self::commit). Data files written by

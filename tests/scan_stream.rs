@@ -8,8 +8,8 @@ mod common;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium_storage::{CountingStore, InMemoryStore, ObjectStore, StorePath, StoreRef};
 use alluvium::{Error, FileTask, ScanBuilder, Table, WriteOptions, read_file};
+use alluvium_storage::{CountingStore, InMemoryStore, ObjectStore, StorePath, StoreRef};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 

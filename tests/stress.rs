@@ -10,8 +10,8 @@ mod table_check;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium_storage::InMemoryStore;
 use alluvium::{Table, WriteOptions};
+use alluvium_storage::InMemoryStore;
 use arrow::array::{ArrayRef, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 use table_check::check_table;

@@ -3,8 +3,8 @@
 
 use std::io::Write;
 
-use alluvium::{Error, Result, VersionSpec};
 use alluvium::txlog::path::resolve;
+use alluvium::{Error, Result, VersionSpec};
 use clap::Args;
 
 use super::open;

@@ -4,11 +4,11 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use alluvium::{ScanBuilder, Table};
 use alluvium_txlog::actions::Action;
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::log_path::{LogFileKind, commit_path};
 use alluvium_txlog::segment::list_log_from;
-use alluvium::{ScanBuilder, Table};
 use arrow::array::{Array, Int64Array};
 
 /// Checks I1-I3 on the final table: versions 0..=expected contiguous and parseable, every
@@ -41,7 +41,11 @@ pub fn check_table(table: &Table, expected_commits: u64, expected_rows: &HashMap
     }
     let snap = table.snapshot().unwrap();
     assert_eq!(snap.version(), expected_commits);
-    let batches = ScanBuilder::new(snap).build().unwrap().execute_to_vec().unwrap();
+    let batches = ScanBuilder::new(snap)
+        .build()
+        .unwrap()
+        .execute_to_vec()
+        .unwrap();
     let mut seen: BTreeMap<(i64, i64), usize> = BTreeMap::new();
     for b in &batches {
         let w = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use alluvium_compaction::CheckpointConfig;
 use alluvium::{FindingKind, Table, VerifyOptions, VerifyReport, WriteOptions};
+use alluvium_compaction::CheckpointConfig;
 use arrow::array::{Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 
