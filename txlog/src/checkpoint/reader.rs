@@ -12,8 +12,12 @@ use parquet::arrow::arrow_reader::{
 };
 use rayon::prelude::*;
 
-use super::columns::{IntCol, StructCol};
+use std::marker::PhantomData;
+
+use super::columns::{BoolCol, IntCol, MapCol, StrCol, StrListCol, StructCol};
+use super::layout::{Described, Kind, Presence, Spec};
 use super::parsed_values::{partition_text, struct_json};
+use super::schema::{PARTITION_VALUES_PARSED, STATS_PARSED};
 use super::thrift_check;
 use crate::actions::*;
 use crate::commit::decode_commit;
@@ -270,199 +274,171 @@ fn decode_row_group(
     Ok(())
 }
 
+/// Pre-downcast views of the fields of a described column, in the order of its description.
+enum View<'a> {
+    Str(StrCol<'a>),
+    Int(IntCol<'a>),
+    Bool(BoolCol<'a>),
+    Map(MapCol<'a>),
+    List(StrListCol<'a>),
+    Dv(DvCols<'a>),
+    Struct(Vec<View<'a>>),
+}
+
+impl View<'_> {
+    /// Whether row `i` holds a value (as the decoder would read it).
+    fn present(&self, i: usize) -> bool {
+        match self {
+            View::Str(c) => c.get(i).is_some(),
+            View::Int(c) => c.get(i).is_some(),
+            View::Bool(c) => c.get(i).is_some(),
+            View::Map(c) => c.is_valid(i),
+            View::List(c) => c.is_valid(i),
+            View::Dv(c) => c.get(i).is_some(),
+            View::Struct(_) => true,
+        }
+    }
+}
+
+/// The views of the fields `specs` describe, children of `parent`.
+fn views<'a, A>(parent: &StructCol<'a>, specs: &[Spec<A>]) -> Vec<View<'a>> {
+    specs
+        .iter()
+        .map(|spec| match &spec.kind {
+            Kind::Str(..) => View::Str(parent.string(spec.name)),
+            Kind::Long(..) | Kind::Int(..) => View::Int(parent.int(spec.name)),
+            Kind::Bool(..) => View::Bool(parent.boolean(spec.name)),
+            Kind::Map(..) => View::Map(parent.map(spec.name)),
+            Kind::List(..) => View::List(parent.strings(spec.name)),
+            Kind::Dv(..) => View::Dv(DvCols::of(&parent.strukt(spec.name))),
+            Kind::Struct(nested) => View::Struct(views(&parent.strukt(spec.name), nested)),
+        })
+        .collect()
+}
+
+/// Decodes the rows of one batch that hold an action `A`, as its description says.
+struct Decoder<'a, A: Described> {
+    column: StructCol<'a>,
+    views: Vec<View<'a>>,
+    action: PhantomData<A>,
+}
+
+impl<'a, A: Described> Decoder<'a, A> {
+    fn of(batch: &'a RecordBatch) -> Self {
+        let column = StructCol::of(batch.column_by_name(A::COLUMN));
+        let views = views(&column, A::FIELDS);
+        Decoder {
+            column,
+            views,
+            action: PhantomData,
+        }
+    }
+
+    /// The action in row `i`, if the row holds one (its column and key fields non-null).
+    fn decode(&self, path: &str, i: usize) -> Result<Option<A>> {
+        if !self.column.valid(i) {
+            return Ok(None);
+        }
+        let keys_present = A::FIELDS
+            .iter()
+            .zip(&self.views)
+            .all(|(spec, view)| spec.presence != Presence::Key || view.present(i));
+        if !keys_present {
+            return Ok(None);
+        }
+        let mut action = A::blank();
+        store(path, A::FIELDS, &self.views, &mut action, i)?;
+        Ok(Some(action))
+    }
+
+    /// Pushes the action in row `i` onto `out`; whether there was one.
+    fn push(&self, path: &str, i: usize, out: &mut Vec<Action>) -> Result<bool> {
+        Ok(match self.decode(path, i)? {
+            Some(action) => {
+                out.push(action.into_action());
+                true
+            }
+            None => false,
+        })
+    }
+}
+
+/// Stores the non-null fields of row `i` into `action`.
+fn store<A: Described>(
+    path: &str,
+    specs: &[Spec<A>],
+    views: &[View<'_>],
+    action: &mut A,
+    i: usize,
+) -> Result<()> {
+    for (spec, view) in specs.iter().zip(views) {
+        let present = match (&spec.kind, view) {
+            (Kind::Str(_, set), View::Str(c)) => c.get(i).map(|v| set(action, v)).is_some(),
+            (Kind::Long(_, set), View::Int(c)) => c.get(i).map(|v| set(action, v)).is_some(),
+            (Kind::Int(_, set), View::Int(c)) => match c.get(i) {
+                Some(v) if !set(action, v) => {
+                    return Err(LogError::corrupt_checkpoint(
+                        path,
+                        format!("{}.{} out of range at row {i}", A::COLUMN, spec.name),
+                    ));
+                }
+                v => v.is_some(),
+            },
+            (Kind::Bool(_, set), View::Bool(c)) => c.get(i).map(|v| set(action, v)).is_some(),
+            (Kind::Map(_, set), View::Map(c)) => c.get(i).map(|v| set(action, v)).is_some(),
+            (Kind::List(_, set), View::List(c)) => c.get(i).map(|v| set(action, v)).is_some(),
+            (Kind::Dv(_, set), View::Dv(c)) => c.get(i).map(|v| set(action, v)).is_some(),
+            (Kind::Struct(nested), View::Struct(v)) => {
+                store(path, nested, v, action, i)?;
+                true
+            }
+            _ => false,
+        };
+        if !present && spec.presence == Presence::Required {
+            return Err(LogError::corrupt_checkpoint(
+                path,
+                format!("{} without {} at row {i}", A::COLUMN, spec.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Converts one record batch of checkpoint rows into actions.
 fn batch_actions(path: &str, batch: &RecordBatch, out: &mut Vec<Action>) -> Result<()> {
-    let col = |name: &str| StructCol::of(batch.column_by_name(name));
-    let missing =
-        |what: &str, row: usize| LogError::corrupt_checkpoint(path, format!("{what} at row {row}"));
-
-    let add = col(ADD);
-    let add_path = add.string("path");
-    let add_pv = add.map("partitionValues");
-    let add_pv_parsed = add.strukt("partitionValues_parsed");
-    let add_size = add.int("size");
-    let add_mtime = add.int("modificationTime");
-    let add_dc = add.boolean("dataChange");
-    let add_stats = add.string("stats");
-    let add_stats_parsed = add.strukt("stats_parsed");
-    let add_tags = add.map("tags");
-    let add_dv = DvCols::of(&add.strukt("deletionVector"));
-    let add_base_row = add.int("baseRowId");
-    let add_drcv = add.int("defaultRowCommitVersion");
-    let add_cluster = add.string("clusteringProvider");
-
-    let rm = col(REMOVE);
-    let rm_path = rm.string("path");
-    let rm_ts = rm.int("deletionTimestamp");
-    let rm_dc = rm.boolean("dataChange");
-    let rm_ext = rm.boolean("extendedFileMetadata");
-    let rm_pv = rm.map("partitionValues");
-    let rm_size = rm.int("size");
-    let rm_tags = rm.map("tags");
-    let rm_dv = DvCols::of(&rm.strukt("deletionVector"));
-    let rm_base_row = rm.int("baseRowId");
-    let rm_drcv = rm.int("defaultRowCommitVersion");
-
-    let md = col(METADATA);
-    let md_id = md.string("id");
-    let md_name = md.string("name");
-    let md_desc = md.string("description");
-    let md_format = md.strukt("format");
-    let md_provider = md_format.string("provider");
-    let md_options = md_format.map("options");
-    let md_schema = md.string("schemaString");
-    let md_parts = md.strings("partitionColumns");
-    let md_created = md.int("createdTime");
-    let md_conf = md.map("configuration");
-
-    let proto = col(PROTOCOL);
-    let p_r = proto.int("minReaderVersion");
-    let p_w = proto.int("minWriterVersion");
-    let p_rf = proto.strings("readerFeatures");
-    let p_wf = proto.strings("writerFeatures");
-
-    let txn = col(TXN);
-    let t_app = txn.string("appId");
-    let t_ver = txn.int("version");
-    let t_last = txn.int("lastUpdated");
-
-    let dm = col(DOMAIN_METADATA);
-    let d_domain = dm.string("domain");
-    let d_conf = dm.string("configuration");
-    let d_removed = dm.boolean("removed");
-
-    let cm = col(CHECKPOINT_METADATA);
-    let cm_version = cm.int("version");
-    let cm_tags = cm.map("tags");
-
-    let sc = col(SIDECAR);
-    let sc_path = sc.string("path");
-    let sc_size = sc.int("sizeInBytes");
-    let sc_mtime = sc.int("modificationTime");
-    let sc_tags = sc.map("tags");
+    let add = Decoder::<Add>::of(batch);
+    // The typed columns stand in for the JSON ones when a writer left those out.
+    let add_pv = add.column.map("partitionValues");
+    let add_pv_parsed = add.column.strukt(PARTITION_VALUES_PARSED);
+    let add_stats_parsed = add.column.strukt(STATS_PARSED);
+    let remove = Decoder::<Remove>::of(batch);
+    let metadata = Decoder::<Metadata>::of(batch);
+    let protocol = Decoder::<Protocol>::of(batch);
+    let txn = Decoder::<SetTransaction>::of(batch);
+    let domain = Decoder::<DomainMetadata>::of(batch);
+    let checkpoint_metadata = Decoder::<CheckpointMetadata>::of(batch);
+    let sidecar = Decoder::<Sidecar>::of(batch);
 
     for i in 0..batch.num_rows() {
-        if add.valid(i)
-            && let Some(p) = add_path.get(i)
-        {
-            let partition_values = match add_pv.get(i) {
-                Some(m) => m,
-                None => parsed_partition_values(&add_pv_parsed, i),
-            };
-            let stats = match add_stats.get(i) {
-                Some(s) => Some(s.to_string()),
-                None if add_stats_parsed.valid(i) => add_stats_parsed
+        if let Some(mut a) = add.decode(path, i)? {
+            if !add_pv.is_valid(i) {
+                a.partition_values = parsed_partition_values(&add_pv_parsed, i);
+            }
+            if a.stats.is_none() && add_stats_parsed.valid(i) {
+                a.stats = add_stats_parsed
                     .0
-                    .map(|s| serde_json::Value::Object(struct_json(s, i)).to_string()),
-                None => None,
-            };
-            out.push(Action::Add(Add {
-                path: p.to_string(),
-                partition_values,
-                size: add_size
-                    .get(i)
-                    .ok_or_else(|| missing("add without size", i))?,
-                modification_time: add_mtime.get(i).unwrap_or(0),
-                data_change: add_dc.get(i).unwrap_or(false),
-                stats,
-                tags: add_tags.get(i),
-                deletion_vector: add_dv.get(i).map(Box::new),
-                base_row_id: add_base_row.get(i),
-                default_row_commit_version: add_drcv.get(i),
-                clustering_provider: add_cluster.get(i).map(str::to_string),
-            }));
+                    .map(|s| serde_json::Value::Object(struct_json(s, i)).to_string());
+            }
+            out.push(Action::Add(a));
             continue;
         }
-        if rm.valid(i)
-            && let Some(p) = rm_path.get(i)
-        {
-            out.push(Action::Remove(Remove {
-                path: p.to_string(),
-                deletion_timestamp: rm_ts.get(i),
-                data_change: rm_dc.get(i).unwrap_or(false),
-                extended_file_metadata: rm_ext.get(i),
-                partition_values: rm_pv.get(i),
-                size: rm_size.get(i),
-                stats: None,
-                tags: rm_tags.get(i),
-                deletion_vector: rm_dv.get(i).map(Box::new),
-                base_row_id: rm_base_row.get(i),
-                default_row_commit_version: rm_drcv.get(i),
-            }));
-            continue;
-        }
-        if md.valid(i)
-            && let Some(id) = md_id.get(i)
-        {
-            out.push(Action::Metadata(Metadata {
-                id: id.to_string(),
-                name: md_name.get(i).map(str::to_string),
-                description: md_desc.get(i).map(str::to_string),
-                format: Format {
-                    provider: md_provider.get(i).unwrap_or("parquet").to_string(),
-                    options: md_options.get_map(i).unwrap_or_default(),
-                },
-                schema_string: md_schema.get(i).unwrap_or_default().to_string(),
-                partition_columns: md_parts.get(i).unwrap_or_default(),
-                created_time: md_created.get(i),
-                configuration: md_conf.get_map(i).unwrap_or_default(),
-            }));
-            continue;
-        }
-        if proto.valid(i)
-            && let (Some(r), Some(w)) = (p_r.get(i), p_w.get(i))
-        {
-            out.push(Action::Protocol(Protocol {
-                min_reader_version: i32::try_from(r)
-                    .map_err(|_| missing("protocol version out of range", i))?,
-                min_writer_version: i32::try_from(w)
-                    .map_err(|_| missing("protocol version out of range", i))?,
-                reader_features: p_rf.get(i),
-                writer_features: p_wf.get(i),
-            }));
-            continue;
-        }
-        if txn.valid(i)
-            && let Some(app) = t_app.get(i)
-        {
-            out.push(Action::Txn(SetTransaction {
-                app_id: app.to_string(),
-                version: t_ver
-                    .get(i)
-                    .ok_or_else(|| missing("txn without version", i))?,
-                last_updated: t_last.get(i),
-            }));
-            continue;
-        }
-        if dm.valid(i)
-            && let Some(domain) = d_domain.get(i)
-        {
-            out.push(Action::DomainMetadata(DomainMetadata {
-                domain: domain.to_string(),
-                configuration: d_conf.get(i).unwrap_or_default().to_string(),
-                removed: d_removed.get(i).unwrap_or(false),
-            }));
-            continue;
-        }
-        if cm.valid(i)
-            && let Some(v) = cm_version.get(i)
-        {
-            out.push(Action::CheckpointMetadata(CheckpointMetadata {
-                version: v,
-                tags: cm_tags.get(i),
-            }));
-            continue;
-        }
-        if sc.valid(i)
-            && let Some(p) = sc_path.get(i)
-        {
-            out.push(Action::Sidecar(Sidecar {
-                path: p.to_string(),
-                size_in_bytes: sc_size.get(i).unwrap_or(0),
-                modification_time: sc_mtime.get(i).unwrap_or(0),
-                tags: sc_tags.get(i),
-            }));
-        }
+        let _found = remove.push(path, i, out)?
+            || metadata.push(path, i, out)?
+            || protocol.push(path, i, out)?
+            || txn.push(path, i, out)?
+            || domain.push(path, i, out)?
+            || checkpoint_metadata.push(path, i, out)?
+            || sidecar.push(path, i, out)?;
     }
     Ok(())
 }
@@ -481,8 +457,8 @@ fn parsed_partition_values(parsed: &StructCol<'_>, i: usize) -> OptStringMap {
 /// Columns of a deletion-vector descriptor struct.
 struct DvCols<'a> {
     s: StructCol<'a>,
-    storage: super::columns::StrCol<'a>,
-    path: super::columns::StrCol<'a>,
+    storage: StrCol<'a>,
+    path: StrCol<'a>,
     offset: IntCol<'a>,
     size: IntCol<'a>,
     cardinality: IntCol<'a>,
