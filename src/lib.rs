@@ -45,5 +45,4 @@ pub use table::{STORAGE_OPTIONS_ENV, Table};
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
 pub use write::{DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};
 
-/// What alluvium calls itself in `commitInfo.engineInfo` and Parquet `created_by`.
-pub const ENGINE: &str = concat!("alluvium ", env!("CARGO_PKG_VERSION"));
+pub use alluvium_txlog::ENGINE;

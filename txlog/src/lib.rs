@@ -42,4 +42,8 @@ pub mod stats_writer;
 pub mod value_text;
 
 pub use error::{FeatureSide, LogError, Result};
+
+/// What alluvium calls itself: the `engineInfo` of the commits it writes and the
+/// `created_by` of the Parquet files (checkpoints and data files) it writes.
+pub const ENGINE: &str = concat!("alluvium/", env!("CARGO_PKG_VERSION"));
 pub use log_path::Version;

@@ -522,7 +522,7 @@ fn column(name: &str, data_type: &DataType, rows: &[Row<'_>], parsed: &Parsed) -
 fn encode(schema: &SchemaRef, rows: &[Row<'_>], parsed: &Parsed) -> Result<Vec<u8>> {
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
-        .set_created_by(concat!("alluvium ", env!("CARGO_PKG_VERSION")).into())
+        .set_created_by(crate::ENGINE.into())
         // Row groups of one batch: the encoder buffers no more than a batch, and readers
         // can decode row groups in parallel.
         .set_max_row_group_row_count(Some(BATCH_ROWS))
