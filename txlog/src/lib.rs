@@ -4,7 +4,8 @@
 //! This crate is pure and deterministic: it decodes and encodes the log, decides which
 //! files reconstruct a version and reconciles their actions into a [`replay::TableState`].
 //! It reads and writes through [`alluvium_storage::ObjectStore`] but never retries, never
-//! sleeps and spawns no threads of its own (parallel decoding uses rayon's shared pool).
+//! sleeps and spawns no threads: parallel checkpoint decoding runs as tasks on rayon's
+//! current pool (the embedder's own, when it calls in from `ThreadPool::install`).
 //!
 //! Map of the modules (PROTOCOL.md section in brackets):
 //! * [`actions`], [`commit`]: actions and commit files ("Actions", "Delta Log Entries");

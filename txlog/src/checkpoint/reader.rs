@@ -93,7 +93,8 @@ pub fn read_parquet_actions(path: &str, data: Bytes) -> Result<Vec<Action>> {
 }
 
 /// Streams the actions of one Parquet checkpoint (or sidecar) file into `sink`, decoding
-/// row groups in parallel, a window of them at a time, and handing them over in file order.
+/// row groups in parallel on rayon's current pool, a window of them at a time, and handing
+/// them over in file order on the calling thread.
 ///
 /// # Errors
 /// As [`read_parquet_actions`], and whatever `sink` refuses.
@@ -120,95 +121,57 @@ pub fn visit_parquet_actions(path: &str, data: Bytes, sink: &mut dyn ActionSink)
         guarded(&mut || decode_row_group(path, &data, &metadata, &mask, group, &mut out))?;
         Ok(out)
     };
-    let workers = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(groups.saturating_sub(1));
-    if workers == 0 {
+    let window = rayon::current_num_threads().max(1);
+    if groups <= 1 || window == 1 {
         for group in 0..groups {
             sink.accept(decode(group)?)?;
         }
         return Ok(());
     }
-    pipeline(groups, workers, &decode, sink)
+    pipeline(groups, window, &decode, sink)
 }
 
-/// Decodes `groups` row groups on `workers` threads while the calling thread hands them to
-/// `sink` in order, so decoding overlaps with what the sink does (replay, for a load).
+/// Decodes `groups` row groups a window of `window` at a time on rayon's current pool while
+/// the calling thread hands the previous window to `sink` in order, so decoding overlaps
+/// with what the sink does (replay, for a load). No thread is spawned: the decoding runs as
+/// tasks of the pool (the caller's own, when it runs inside `ThreadPool::install`).
 ///
-/// Memory stays bounded: a worker takes the next group only when fewer than
-/// `2 * workers` decoded groups wait for the sink.
+/// Memory stays bounded by two windows of decoded row groups.
 fn pipeline(
     groups: usize,
-    workers: usize,
+    window: usize,
     decode: &(dyn Fn(usize) -> Result<Vec<Action>> + Sync),
     sink: &mut dyn ActionSink,
 ) -> Result<()> {
-    use std::collections::BTreeMap;
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::mpsc;
-
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    // Each taken group holds a ticket until the sink has consumed it.
-    let (tickets_tx, tickets_rx) = mpsc::sync_channel::<()>(2 * workers);
-    let tickets_rx = std::sync::Mutex::new(tickets_rx);
-    let (done_tx, done_rx) = mpsc::channel::<(usize, Result<Vec<Action>>)>();
-    for _ in 0..2 * workers {
-        let _ = tickets_tx.send(());
-    }
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            let done_tx = done_tx.clone();
-            let (next, stop, tickets_rx) = (&next, &stop, &tickets_rx);
-            scope.spawn(move || {
-                loop {
-                    let ticket = match tickets_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    if ticket.is_err() || stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let group = next.fetch_add(1, Ordering::Relaxed);
-                    if group >= groups {
-                        return;
-                    }
-                    if done_tx.send((group, decode(group))).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-        drop(done_tx);
-        let mut waiting: BTreeMap<usize, Result<Vec<Action>>> = BTreeMap::new();
-        let mut expected = 0;
-        let result = (|| {
-            while expected < groups {
-                let Some(decoded) = waiting.remove(&expected) else {
-                    match done_rx.recv() {
-                        Ok((group, decoded)) => {
-                            waiting.insert(group, decoded);
-                        }
-                        Err(_) => {
-                            return Err(LogError::Invalid(
-                                "a checkpoint decoder thread stopped early".into(),
-                            ));
-                        }
-                    }
-                    continue;
-                };
-                sink.accept(decoded?)?;
-                expected += 1;
-                let _ = tickets_tx.try_send(());
+    let decode_window = |start: usize| -> Vec<Result<Vec<Action>>> {
+        (start..groups.min(start + window))
+            .into_par_iter()
+            .map(decode)
+            .collect()
+    };
+    let mut current = decode_window(0);
+    let mut start = window;
+    loop {
+        let mut next = Vec::new();
+        let more = start < groups;
+        // The body runs on this thread (the sink needs neither `Send` nor `Sync`); the
+        // spawned decoding runs on the pool, and the scope waits for it before returning.
+        let handed = rayon::in_place_scope(|scope| {
+            if more {
+                let next = &mut next;
+                scope.spawn(move |_| *next = decode_window(start));
             }
-            Ok(())
-        })();
-        // Release the workers whatever happened: stop handing out groups, and close the
-        // ticket channel so a waiting worker wakes up and leaves.
-        stop.store(true, Ordering::Relaxed);
-        drop(tickets_tx);
-        result
-    })
+            current
+                .into_iter()
+                .try_for_each(|decoded| sink.accept(decoded?))
+        });
+        handed?;
+        if !more {
+            return Ok(());
+        }
+        current = next;
+        start += window;
+    }
 }
 
 /// Screens and opens a Parquet checkpoint file: its metadata, the projection of its action
@@ -940,6 +903,74 @@ mod tests {
             .join()
             .unwrap();
         assert_eq!(read.unwrap(), Vec::new());
+    }
+
+    /// Threads named like the test pool's (`/proc/self/task/*/comm`). On Linux a thread
+    /// inherits its creator's name, so a thread spawned from inside the pool counts too.
+    #[cfg(target_os = "linux")]
+    fn pool_threads() -> usize {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter(|t| {
+                std::fs::read_to_string(t.as_ref().unwrap().path().join("comm"))
+                    .is_ok_and(|c| c.starts_with("ckpt-pool"))
+            })
+            .count()
+    }
+
+    /// Decoding a checkpoint of many row groups runs on the caller's rayon pool and spawns
+    /// no OS thread (an embedder bounds the engine's threads by the pool it installs).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn decoding_runs_on_the_current_pool_and_spawns_no_thread() {
+        use parquet::file::properties::WriterProperties;
+
+        let n = 64;
+        let app: ArrayRef = Arc::new(StringArray::from(vec!["a"; n]));
+        let version: ArrayRef = Arc::new(Int64Array::from((0..n as i64).collect::<Vec<_>>()));
+        let txn = StructArray::from(vec![
+            (Arc::new(Field::new("appId", DataType::Utf8, true)), app),
+            (
+                Arc::new(Field::new("version", DataType::Int64, true)),
+                version,
+            ),
+        ]);
+        let schema = Schema::new(vec![Field::new("txn", txn.data_type().clone(), true)]);
+        let batch = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(txn)]).unwrap();
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(4))
+            .build();
+        let mut buf = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let data = Bytes::from(buf);
+
+        struct Threads(Vec<usize>, usize);
+        impl ActionSink for Threads {
+            fn accept(&mut self, actions: Vec<Action>) -> Result<()> {
+                self.0.push(pool_threads());
+                self.1 += actions.len();
+                Ok(())
+            }
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .thread_name(|i| format!("ckpt-pool-{i}"))
+            .build()
+            .unwrap();
+        let mut seen = Threads(Vec::new(), 0);
+        pool.install(|| visit_parquet_actions("x.parquet", data, &mut seen))
+            .unwrap();
+        assert_eq!(seen.1, n);
+        assert_eq!(seen.0, vec![2; n / 4], "threads seen while decoding");
+
+        // The control: a thread spawned from inside the pool is seen.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let spawned = pool.install(|| std::thread::spawn(move || rx.recv()));
+        assert_eq!(pool_threads(), 3);
+        drop(tx);
+        spawned.join().unwrap().unwrap_err();
     }
 
     #[test]
