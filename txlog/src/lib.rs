@@ -18,6 +18,7 @@
 //! * [`features`], [`properties`]: the protocol gate and table properties;
 //! * [`expr`]: predicates, data skipping and row filtering;
 //! * [`path`]: file paths in actions.
+#![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod actions;
