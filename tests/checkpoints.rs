@@ -674,7 +674,11 @@ fn commits_data_files_and_checkpoints_name_the_same_engine() {
     let created_by = |path: &std::path::Path| {
         let file = std::fs::File::open(path).unwrap();
         let reader = SerializedFileReader::new(file).unwrap();
-        reader.metadata().file_metadata().created_by().map(str::to_string)
+        reader
+            .metadata()
+            .file_metadata()
+            .created_by()
+            .map(str::to_string)
     };
     let (dir, _t) = table_with_checkpoint();
     let log = dir.path().join("_delta_log");
