@@ -100,5 +100,4 @@ pub use alluvium_storage::StorageError;
 pub use alluvium_txlog::{FeatureSide, LogError};
 pub use error::{Error, ErrorKind, Result};
 
-/// What alluvium calls itself in `commitInfo.engineInfo` and Parquet `created_by`.
-pub const ENGINE: &str = concat!("alluvium ", env!("CARGO_PKG_VERSION"));
+pub use alluvium_txlog::ENGINE;

@@ -668,3 +668,36 @@ fn log_compactions_stand_in_for_their_commits() {
     .unwrap();
     compare(true);
 }
+
+/// The engine name has one spelling: what commits carry in `commitInfo.engineInfo` is what
+/// data files and checkpoints carry in Parquet's `created_by`.
+#[test]
+fn commits_data_files_and_checkpoints_name_the_same_engine() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let created_by = |path: &std::path::Path| {
+        let file = std::fs::File::open(path).unwrap();
+        let reader = SerializedFileReader::new(file).unwrap();
+        reader
+            .metadata()
+            .file_metadata()
+            .created_by()
+            .map(str::to_string)
+    };
+    let (dir, _t) = table_with_checkpoint();
+    let log = dir.path().join("_delta_log");
+    let commit = std::fs::read_to_string(log.join("00000000000000000001.json")).unwrap();
+    let info = commit
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find_map(|v| v.get("commitInfo").cloned())
+        .unwrap();
+    assert_eq!(info["engineInfo"], alluvium::ENGINE);
+    let checkpoint = log.join("00000000000000000010.checkpoint.parquet");
+    assert_eq!(created_by(&checkpoint).as_deref(), Some(alluvium::ENGINE));
+    let data = std::fs::read_dir(dir.path().join("p=a"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .unwrap();
+    assert_eq!(created_by(&data).as_deref(), Some(alluvium::ENGINE));
+}

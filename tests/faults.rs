@@ -1,5 +1,5 @@
-//! Fault injection at every storage operation of a reference workload (reliability plan K;
-//! SPEC.md §10). For each operation k and each fault kind (error before the effect, error
+//! Fault injection at every storage operation of a reference workload (SPEC.md §10).
+//! For each operation k and each fault kind (error before the effect, error
 //! after it (lost response), crash before, crash after), the workload runs against a store
 //! that injects the fault at operation k. Afterwards the table, reopened from storage alone:
 //! * opens (or, if creation never landed, is reported as not found);

@@ -1,4 +1,4 @@
-//! Multi-writer stress (reliability plan C1/C2): many writers appending to one table at
+//! Multi-writer stress: many writers appending to one table at
 //! once must produce exactly contiguous new versions, every writer's rows exactly once, no
 //! writer error and no duplicated commit. SPEC.md §7, invariants I1-I3. (The same with
 //! 8 `alluvium-bench append` processes is in the bench package's tests.)

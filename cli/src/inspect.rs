@@ -102,7 +102,7 @@ pub fn run(a: InspectArgs) -> Result<()> {
         text.push_str(&format!(
             "  {} {}{}\n",
             escape_control(&f.name),
-            escape_control(&type_text(&f.data_type)),
+            escape_control(&format!("{:#}", f.data_type)),
             if f.nullable { "" } else { " NOT NULL" }
         ));
     }
@@ -129,26 +129,4 @@ pub fn run(a: InspectArgs) -> Result<()> {
         ));
     }
     out.write_all(text.as_bytes()).map_err(io)
-}
-
-fn type_text(t: &alluvium::DataType) -> String {
-    use alluvium::DataType;
-    match t {
-        DataType::Primitive(p) => p.name(),
-        DataType::Geospatial(g) => g.name(),
-        DataType::Struct(s) => format!(
-            "struct<{}>",
-            s.fields
-                .iter()
-                .map(|f| format!("{}: {}", f.name, type_text(&f.data_type)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        DataType::Array(a) => format!("array<{}>", type_text(&a.element_type)),
-        DataType::Map(m) => format!(
-            "map<{}, {}>",
-            type_text(&m.key_type),
-            type_text(&m.value_type)
-        ),
-    }
 }

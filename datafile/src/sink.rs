@@ -42,8 +42,6 @@ pub const MAX_PENDING_UPLOAD_BYTES: u64 = 64 * 1024 * 1024;
 /// Most uploads of one batch in flight at once (tasks on the current rayon pool).
 pub const UPLOAD_THREADS: usize = 8;
 
-/// `created_by` of the Parquet files written.
-const CREATED_BY: &str = concat!("alluvium ", env!("CARGO_PKG_VERSION"));
 
 /// The table a [`FileSink`] writes into.
 #[derive(Debug, Clone, Copy)]
@@ -227,7 +225,7 @@ impl<'a> FileSink<'a> {
         let (codec, codec_name) = compression(configuration);
         let props = WriterProperties::builder()
             .set_compression(codec)
-            .set_created_by(CREATED_BY.into())
+            .set_created_by(alluvium_txlog::ENGINE.into())
             .build();
         let target = target_size
             .or_else(|| TableProperties(configuration).target_file_size())

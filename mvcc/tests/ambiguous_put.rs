@@ -18,7 +18,7 @@ use alluvium_storage::{
     CountingStore, InMemoryStore, ObjectMeta, ObjectStore, Result, StorageError, StorePath,
     StoreRef,
 };
-use alluvium_txlog::actions::{Action, Add, Format, Metadata, OptStringMap, Protocol};
+use alluvium_txlog::actions::{Action, Add, Format, Metadata, Protocol};
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::log_path::{LogFileKind, commit_path};
 use alluvium_txlog::segment::list_log_from;
@@ -129,19 +129,7 @@ fn create_txn(store: StoreRef) -> Transaction {
 fn append_txn(store: StoreRef, name: &str) -> Transaction {
     let snap = Snapshot::load(store, VersionSpec::Latest).unwrap();
     let mut txn = Transaction::new(&snap, "WRITE");
-    txn.add_file(Add {
-        path: format!("{name}.parquet"),
-        partition_values: OptStringMap::default(),
-        size: 1,
-        modification_time: 1,
-        data_change: true,
-        stats: None,
-        tags: None,
-        deletion_vector: None,
-        base_row_id: None,
-        default_row_commit_version: None,
-        clustering_provider: None,
-    });
+    txn.add_file(Add::builder(format!("{name}.parquet"), 1, 1).build());
     txn
 }
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use alluvium_mvcc::{Snapshot, Transaction, VersionSpec};
 use alluvium_storage::{InMemoryStore, StoreRef};
-use alluvium_txlog::actions::{Action, Add, Format, Metadata, OptStringMap, Protocol};
+use alluvium_txlog::actions::{Action, Add, Format, Metadata, Protocol};
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::log_path::{LogFileKind, commit_path};
 use alluvium_txlog::segment::list_log_from;
@@ -45,19 +45,7 @@ fn create(store: &StoreRef) {
 fn append(store: StoreRef, writer: usize) -> (u64, String) {
     let snap = Snapshot::load(store, VersionSpec::Latest).unwrap();
     let mut txn = Transaction::new(&snap, "WRITE");
-    txn.add_file(Add {
-        path: format!("w{writer}.parquet"),
-        partition_values: OptStringMap::default(),
-        size: 1,
-        modification_time: 1,
-        data_change: true,
-        stats: None,
-        tags: None,
-        deletion_vector: None,
-        base_row_id: None,
-        default_row_commit_version: None,
-        clustering_provider: None,
-    });
+    txn.add_file(Add::builder(format!("w{writer}.parquet"), 1, 1).build());
     let id = txn.txn_id().to_string();
     let report = txn.commit().unwrap();
     (report.version, id)

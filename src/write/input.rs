@@ -33,27 +33,6 @@ pub(crate) fn same_type(a: &DataType, b: &DataType) -> bool {
     }
 }
 
-fn type_name(t: &DataType) -> String {
-    match t {
-        DataType::Primitive(p) => p.name(),
-        DataType::Geospatial(g) => g.name(),
-        DataType::Struct(s) => format!(
-            "struct<{}>",
-            s.fields
-                .iter()
-                .map(|f| format!("{}:{}", f.name, type_name(&f.data_type)))
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-        DataType::Array(a) => format!("array<{}>", type_name(&a.element_type)),
-        DataType::Map(m) => format!(
-            "map<{},{}>",
-            type_name(&m.key_type),
-            type_name(&m.value_type)
-        ),
-    }
-}
-
 /// Compares an input Arrow schema with the table schema. Returns the fields to add to the
 /// table (non-empty only with `merge_schema`). Nullable table columns the data lacks are
 /// written as nulls.
@@ -75,14 +54,11 @@ pub(crate) fn check_schema(
             None if f.nullable => {}
             None => problems.push(format!(
                 "NOT NULL column `{}` ({}) is missing from the data",
-                f.name,
-                type_name(&f.data_type)
+                f.name, f.data_type
             )),
             Some(g) if !same_type(&f.data_type, &g.data_type) => problems.push(format!(
                 "column `{}` is {} in the table but {} in the data",
-                f.name,
-                type_name(&f.data_type),
-                type_name(&g.data_type)
+                f.name, f.data_type, g.data_type
             )),
             Some(_) => {}
         }

@@ -1,4 +1,4 @@
-//! A fault-injecting store wrapper for crash and fault tests (reliability plan K).
+//! A fault-injecting store wrapper for crash and fault tests (SPEC.md §10, the fault model).
 //!
 //! It counts every operation and, at the chosen one, injects a fault:
 //! * [`Fault::ErrorBefore`]: the operation fails without effect (a request that never

@@ -28,15 +28,21 @@ impl ColumnMappingMode {
         {
             return ColumnMappingMode::None;
         }
-        match metadata
+        metadata
             .configuration
             .get(COLUMN_MAPPING_MODE)
-            .map(|s| s.to_ascii_lowercase())
-            .as_deref()
-        {
-            Some("name") => ColumnMappingMode::Name,
-            Some("id") => ColumnMappingMode::Id,
-            _ => ColumnMappingMode::None,
+            .and_then(|v| ColumnMappingMode::parse(v))
+            .unwrap_or(ColumnMappingMode::None)
+    }
+
+    /// Parses a [`COLUMN_MAPPING_MODE`] value: `none`, `name` or `id`, in any case (as
+    /// Delta's writers spell it; surrounding spaces are not part of any of them).
+    pub fn parse(value: &str) -> Option<ColumnMappingMode> {
+        match value.to_ascii_lowercase().as_str() {
+            "none" => Some(ColumnMappingMode::None),
+            "name" => Some(ColumnMappingMode::Name),
+            "id" => Some(ColumnMappingMode::Id),
+            _ => None,
         }
     }
 

@@ -53,14 +53,18 @@ pub enum LogError {
         reason: String,
     },
     /// The commits needed for a version are not contiguous.
-    #[error("the log is not contiguous: expected version {expected} after {after}, found {found}")]
+    #[error(
+        "the log is not contiguous: expected version {expected} after {}, found {}",
+        after.map_or_else(|| "the start of the log".to_string(), |v| format!("version {v}")),
+        found.map_or_else(|| "the end of the log".to_string(), |v| format!("version {v}"))
+    )]
     NonContiguousLog {
-        /// The version before the gap.
-        after: String,
+        /// The version before the gap (`None`: the start of the log).
+        after: Option<u64>,
         /// The version that should have followed.
         expected: u64,
-        /// What was found instead.
-        found: String,
+        /// The version found instead (`None`: the log ends before it).
+        found: Option<u64>,
     },
     /// A commit (or JSON checkpoint) could not be parsed.
     #[error("malformed log file {path} at line {line}: {reason}")]

@@ -351,22 +351,9 @@ impl<T: FileKeyed + Clone> FileSet<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actions::OptStringMap;
 
     fn add(path: &str, size: i64) -> Add {
-        Add {
-            path: path.into(),
-            partition_values: OptStringMap::default(),
-            size,
-            modification_time: 0,
-            data_change: true,
-            stats: None,
-            tags: None,
-            deletion_vector: None,
-            base_row_id: None,
-            default_row_commit_version: None,
-            clustering_provider: None,
-        }
+        Add::builder(path, size, 0).build()
     }
 
     fn sizes(s: &FileSet<Add>) -> Vec<(String, i64)> {

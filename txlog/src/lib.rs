@@ -4,7 +4,8 @@
 //! This crate is pure and deterministic: it decodes and encodes the log, decides which
 //! files reconstruct a version and reconciles their actions into a [`replay::TableState`].
 //! It reads and writes through [`alluvium_storage::ObjectStore`] but never retries, never
-//! sleeps and spawns no threads of its own (parallel decoding uses rayon's shared pool).
+//! sleeps and spawns no threads: parallel checkpoint decoding runs as tasks on rayon's
+//! current pool (the embedder's own, when it calls in from `ThreadPool::install`).
 //!
 //! Map of the modules (PROTOCOL.md section in brackets):
 //! * [`actions`], [`commit`]: actions and commit files ("Actions", "Delta Log Entries");
@@ -17,6 +18,7 @@
 //! * [`features`], [`properties`]: the protocol gate and table properties;
 //! * [`expr`]: predicates, data skipping and row filtering;
 //! * [`path`]: file paths in actions.
+#![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod actions;
@@ -40,4 +42,8 @@ pub mod stats;
 pub mod value_text;
 
 pub use error::{FeatureSide, LogError, Result};
+
+/// What alluvium calls itself: the `engineInfo` of the commits it writes and the
+/// `created_by` of the Parquet files (checkpoints and data files) it writes.
+pub const ENGINE: &str = concat!("alluvium/", env!("CARGO_PKG_VERSION"));
 pub use log_path::Version;

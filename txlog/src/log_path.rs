@@ -6,7 +6,7 @@
 //! | `V.json` | commit |
 //! | `V.checkpoint.parquet` | classic checkpoint |
 //! | `V.checkpoint.P.N.parquet` | part `P` of an `N`-part checkpoint (10-digit `P`, `N`) |
-//! | `V.checkpoint.<uuid>.json|parquet` | UUID-named V2 checkpoint |
+//! | `V.checkpoint.<uuid>.json`, `V.checkpoint.<uuid>.parquet` | UUID-named V2 checkpoint |
 //! | `X.Y.compacted.json` | log compaction of commits `X..=Y` |
 //! | `V.crc` | version checksum |
 //!

@@ -8,6 +8,8 @@
 
 use std::collections::HashMap;
 
+use crate::column_mapping::{COLUMN_MAPPING_MODE, ColumnMappingMode};
+
 /// `delta.checkpointInterval`.
 pub const CHECKPOINT_INTERVAL: &str = "delta.checkpointInterval";
 /// `delta.logRetentionDuration`.
@@ -231,13 +233,10 @@ pub fn validate_property(key: &str, value: &str) -> Result<(), String> {
                 Err("must be classic or v2".into())
             }
         }
-        "delta.columnMapping.mode" => {
-            if matches!(v.to_ascii_lowercase().as_str(), "none" | "name" | "id") {
-                Ok(())
-            } else {
-                Err("must be none, name or id".into())
-            }
-        }
+        // Untrimmed: the mode is read exactly as written (`ColumnMappingMode::of`).
+        COLUMN_MAPPING_MODE => ColumnMappingMode::parse(value)
+            .map(|_| ())
+            .ok_or_else(|| "must be none, name or id".into()),
         _ => Ok(()),
     }
 }
@@ -309,6 +308,23 @@ pub fn parse_interval_ms(text: &str) -> Result<i64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Validation refuses exactly the column-mapping modes readers would not honour: a
+    /// padded ` name ` used to pass validation and then read as no column mapping.
+    #[test]
+    fn column_mapping_mode_is_validated_as_it_is_read() {
+        for ok in ["none", "name", "id", "NAME", "Id"] {
+            assert!(validate_property(COLUMN_MAPPING_MODE, ok).is_ok(), "{ok}");
+            assert!(ColumnMappingMode::parse(ok).is_some(), "{ok}");
+        }
+        for bad in [" name ", "name ", "names", ""] {
+            assert!(
+                validate_property(COLUMN_MAPPING_MODE, bad).is_err(),
+                "{bad:?}"
+            );
+            assert_eq!(ColumnMappingMode::parse(bad), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn intervals() {

@@ -233,22 +233,10 @@ impl crate::checkpoint::ActionSink for Replay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actions::{Format, OptStringMap};
+    use crate::actions::Format;
 
     fn add(path: &str) -> Add {
-        Add {
-            path: path.into(),
-            partition_values: OptStringMap::default(),
-            size: 1,
-            modification_time: 1,
-            data_change: true,
-            stats: None,
-            tags: None,
-            deletion_vector: None,
-            base_row_id: None,
-            default_row_commit_version: None,
-            clustering_provider: None,
-        }
+        Add::builder(path, 1, 1).build()
     }
 
     fn remove(path: &str) -> Remove {

@@ -260,13 +260,9 @@ impl LogSegment {
                     return Err(e);
                 }
                 return Err(LogError::NonContiguousLog {
-                    after: if expected == 0 {
-                        "the start of the log".into()
-                    } else {
-                        format!("version {}", expected - 1)
-                    },
+                    after: expected.checked_sub(1),
                     expected,
-                    found: format!("version {v}"),
+                    found: Some(*v),
                 });
             }
             segment_commits.push((*f).clone());
@@ -283,9 +279,9 @@ impl LogSegment {
                 });
             }
             return Err(LogError::NonContiguousLog {
-                after: format!("version {}", expected.saturating_sub(1)),
+                after: Some(expected.saturating_sub(1)),
                 expected,
-                found: "the end of the log".into(),
+                found: None,
             });
         }
         let compactions = files
@@ -549,6 +545,55 @@ mod tests {
             LogSegment::build(&files, Some(13), &[]),
             Err(LogError::VersionNotFound { version: 13, .. })
         ));
+    }
+
+    /// The gap is reported with numbers (for callers) and the same text as ever (for people):
+    /// a missing commit in the middle, at the start and at the end of the log.
+    #[test]
+    fn a_gap_names_its_versions_as_numbers() {
+        let gap = |names: &[&str], end| match LogSegment::build(
+            &listing(&names.iter().map(|n| (*n, 1)).collect::<Vec<_>>()),
+            end,
+            &[],
+        ) {
+            Err(e @ LogError::NonContiguousLog { .. }) => e,
+            other => panic!("expected a gap, got {other:?}"),
+        };
+        let e = gap(&[&c(0), &c(1), &c(3)], None);
+        assert!(matches!(
+            e,
+            LogError::NonContiguousLog {
+                after: Some(1),
+                expected: 2,
+                found: Some(3)
+            }
+        ));
+        assert_eq!(
+            e.to_string(),
+            "the log is not contiguous: expected version 2 after version 1, found version 3"
+        );
+        let e = gap(&[&c(1), &c(2)], None);
+        assert!(matches!(
+            e,
+            LogError::NonContiguousLog {
+                after: None,
+                expected: 0,
+                found: Some(1)
+            }
+        ));
+        assert_eq!(
+            e.to_string(),
+            "the log is not contiguous: expected version 0 after the start of the log, found version 1"
+        );
+        let e = LogError::NonContiguousLog {
+            after: Some(1),
+            expected: 2,
+            found: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            "the log is not contiguous: expected version 2 after version 1, found the end of the log"
+        );
     }
 
     #[test]

@@ -335,9 +335,9 @@ fn new_commits(
         let expected = tail.last().map_or(from, |l| l.version + 1);
         if f.version != expected {
             return Err(LogError::NonContiguousLog {
-                after: format!("version {}", expected - 1),
+                after: Some(expected - 1),
                 expected,
-                found: format!("version {}", f.version),
+                found: Some(f.version),
             }
             .into());
         }

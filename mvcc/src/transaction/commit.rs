@@ -17,7 +17,7 @@ use alluvium_txlog::segment::list_log_from;
 use serde_json::Value;
 
 use super::conflict::{ReadWriteSet, check_winner, file_key};
-use super::{CommitReport, ENGINE_INFO, Transaction};
+use super::{CommitReport, Transaction};
 use crate::{MvccError, Result};
 
 /// Who holds a version that our put could not take.
@@ -164,7 +164,7 @@ impl Transaction {
         if let Some(u) = &self.user_metadata {
             ci.set("userMetadata", u.clone());
         }
-        ci.set("engineInfo", ENGINE_INFO);
+        ci.set("engineInfo", alluvium_txlog::ENGINE);
         ci.set("txnId", self.txn_id.clone());
         let mut actions = Vec::with_capacity(4 + self.adds.len() + self.removes.len());
         actions.push(Action::CommitInfo(ci));

@@ -29,9 +29,6 @@ pub use report::CommitReport;
 use crate::retry::RetryPolicy;
 use crate::snapshot::Snapshot;
 
-/// The `engineInfo` alluvium writes into `commitInfo`.
-pub const ENGINE_INFO: &str = concat!("alluvium/", env!("CARGO_PKG_VERSION"));
-
 /// A transaction being built. Dropping it without committing has no effect on the table.
 #[derive(Debug)]
 pub struct Transaction {

@@ -53,6 +53,107 @@ pub struct Add {
     pub clustering_provider: Option<String>,
 }
 
+impl Default for Add {
+    /// An add of an empty path, with no metadata, that changes data (as a JSON `add` without
+    /// `dataChange` reads).
+    fn default() -> Self {
+        Add {
+            path: String::new(),
+            partition_values: OptStringMap::default(),
+            size: 0,
+            modification_time: 0,
+            data_change: true,
+            stats: None,
+            tags: None,
+            deletion_vector: None,
+            base_row_id: None,
+            default_row_commit_version: None,
+            clustering_provider: None,
+        }
+    }
+}
+
+impl Add {
+    /// Starts an add of the file at `path` (a relative or absolute URI, as [`Add::path`]) of
+    /// `size` bytes written at `modification_time` (ms since the epoch); everything else is
+    /// as in [`Add::default`] until set.
+    pub fn builder(path: impl Into<String>, size: i64, modification_time: i64) -> AddBuilder {
+        AddBuilder(Add {
+            path: path.into(),
+            size,
+            modification_time,
+            ..Add::default()
+        })
+    }
+}
+
+/// Builds an [`Add`]; see [`Add::builder`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct AddBuilder(Add);
+
+impl AddBuilder {
+    /// Sets the serialized value of partition column `column` (physical name); `None` is NULL.
+    pub fn partition_value(mut self, column: impl Into<String>, value: Option<String>) -> Self {
+        self.0.partition_values.insert(column, value);
+        self
+    }
+
+    /// Replaces all partition values.
+    pub fn partition_values(mut self, values: OptStringMap) -> Self {
+        self.0.partition_values = values;
+        self
+    }
+
+    /// Whether the commit changes data (false for OPTIMIZE-like rearrangements).
+    pub fn data_change(mut self, data_change: bool) -> Self {
+        self.0.data_change = data_change;
+        self
+    }
+
+    /// The statistics JSON (see [`crate::stats`]).
+    pub fn stats(mut self, stats: impl Into<String>) -> Self {
+        self.0.stats = Some(stats.into());
+        self
+    }
+
+    /// The tags.
+    pub fn tags(mut self, tags: OptStringMap) -> Self {
+        self.0.tags = Some(tags);
+        self
+    }
+
+    /// The file's deletion vector.
+    pub fn deletion_vector(mut self, dv: DeletionVectorDescriptor) -> Self {
+        self.0.deletion_vector = Some(Box::new(dv));
+        self
+    }
+
+    /// Row tracking: the row id of the file's first row.
+    pub fn base_row_id(mut self, id: i64) -> Self {
+        self.0.base_row_id = Some(id);
+        self
+    }
+
+    /// Row tracking: the commit version that added the file's rows.
+    pub fn default_row_commit_version(mut self, version: i64) -> Self {
+        self.0.default_row_commit_version = Some(version);
+        self
+    }
+
+    /// Clustered tables: the clustering implementation.
+    pub fn clustering_provider(mut self, provider: impl Into<String>) -> Self {
+        self.0.clustering_provider = Some(provider.into());
+        self
+    }
+
+    /// The add.
+    #[must_use]
+    pub fn build(self) -> Add {
+        self.0
+    }
+}
+
 /// `remove`: a data file (identified by path and deletion vector) leaves the table; kept as a
 /// tombstone until `delta.deletedFileRetentionDuration` passes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -16,7 +16,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
 pub use commit_info::CommitInfo;
-pub use file::{Add, Cdc, Remove};
+pub use file::{Add, AddBuilder, Cdc, Remove};
 pub use maps::OptStringMap;
 pub use metadata::{Format, Metadata};
 pub use protocol::Protocol;

@@ -5,8 +5,6 @@
 //! for the same field, missing optional columns); every view here accepts all of them and
 //! reads a missing column as null, as the protocol requires.
 
-use std::collections::HashMap;
-
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int8Type, Int16Type, Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, BooleanArray, GenericListArray, MapArray, StructArray};
@@ -159,12 +157,9 @@ impl<'a> MapCol<'a> {
         Some(OptStringMap(out))
     }
 
-    pub(crate) fn get_map(&self, i: usize) -> Option<HashMap<String, String>> {
-        self.get(i).map(|m| {
-            m.0.into_iter()
-                .filter_map(|(k, v)| v.map(|v| (k, v)))
-                .collect()
-        })
+    /// Whether row `i` holds a map (possibly empty).
+    pub(crate) fn is_valid(&self, i: usize) -> bool {
+        self.0.as_ref().is_some_and(|(map, _, _)| map.is_valid(i))
     }
 }
 
@@ -187,6 +182,15 @@ impl<'a> StrListCol<'a> {
             return StrListCol::Large(l, StrCol::of(Some(l.values())));
         }
         StrListCol::Missing
+    }
+
+    /// Whether row `i` holds a list (possibly empty).
+    pub(crate) fn is_valid(&self, i: usize) -> bool {
+        match self {
+            StrListCol::List(l, _) => l.is_valid(i),
+            StrListCol::Large(l, _) => l.is_valid(i),
+            StrListCol::Missing => false,
+        }
     }
 
     pub(crate) fn get(&self, i: usize) -> Option<Vec<String>> {

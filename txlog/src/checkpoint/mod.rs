@@ -3,6 +3,7 @@
 
 mod columns;
 mod last_checkpoint;
+mod layout;
 mod parsed_values;
 mod reader;
 mod schema;

@@ -12,8 +12,12 @@ use parquet::arrow::arrow_reader::{
 };
 use rayon::prelude::*;
 
-use super::columns::{IntCol, StructCol};
+use std::marker::PhantomData;
+
+use super::columns::{BoolCol, IntCol, MapCol, StrCol, StrListCol, StructCol};
+use super::layout::{Described, Kind, Presence, Spec};
 use super::parsed_values::{partition_text, struct_json};
+use super::schema::{PARTITION_VALUES_PARSED, STATS_PARSED};
 use super::thrift_check;
 use crate::actions::*;
 use crate::commit::decode_commit;
@@ -89,7 +93,8 @@ pub fn read_parquet_actions(path: &str, data: Bytes) -> Result<Vec<Action>> {
 }
 
 /// Streams the actions of one Parquet checkpoint (or sidecar) file into `sink`, decoding
-/// row groups in parallel, a window of them at a time, and handing them over in file order.
+/// row groups in parallel on rayon's current pool, a window of them at a time, and handing
+/// them over in file order on the calling thread.
 ///
 /// # Errors
 /// As [`read_parquet_actions`], and whatever `sink` refuses.
@@ -116,95 +121,57 @@ pub fn visit_parquet_actions(path: &str, data: Bytes, sink: &mut dyn ActionSink)
         guarded(&mut || decode_row_group(path, &data, &metadata, &mask, group, &mut out))?;
         Ok(out)
     };
-    let workers = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(groups.saturating_sub(1));
-    if workers == 0 {
+    let window = rayon::current_num_threads().max(1);
+    if groups <= 1 || window == 1 {
         for group in 0..groups {
             sink.accept(decode(group)?)?;
         }
         return Ok(());
     }
-    pipeline(groups, workers, &decode, sink)
+    pipeline(groups, window, &decode, sink)
 }
 
-/// Decodes `groups` row groups on `workers` threads while the calling thread hands them to
-/// `sink` in order, so decoding overlaps with what the sink does (replay, for a load).
+/// Decodes `groups` row groups a window of `window` at a time on rayon's current pool while
+/// the calling thread hands the previous window to `sink` in order, so decoding overlaps
+/// with what the sink does (replay, for a load). No thread is spawned: the decoding runs as
+/// tasks of the pool (the caller's own, when it runs inside `ThreadPool::install`).
 ///
-/// Memory stays bounded: a worker takes the next group only when fewer than
-/// `2 * workers` decoded groups wait for the sink.
+/// Memory stays bounded by two windows of decoded row groups.
 fn pipeline(
     groups: usize,
-    workers: usize,
+    window: usize,
     decode: &(dyn Fn(usize) -> Result<Vec<Action>> + Sync),
     sink: &mut dyn ActionSink,
 ) -> Result<()> {
-    use std::collections::BTreeMap;
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::mpsc;
-
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    // Each taken group holds a ticket until the sink has consumed it.
-    let (tickets_tx, tickets_rx) = mpsc::sync_channel::<()>(2 * workers);
-    let tickets_rx = std::sync::Mutex::new(tickets_rx);
-    let (done_tx, done_rx) = mpsc::channel::<(usize, Result<Vec<Action>>)>();
-    for _ in 0..2 * workers {
-        let _ = tickets_tx.send(());
-    }
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            let done_tx = done_tx.clone();
-            let (next, stop, tickets_rx) = (&next, &stop, &tickets_rx);
-            scope.spawn(move || {
-                loop {
-                    let ticket = match tickets_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    if ticket.is_err() || stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let group = next.fetch_add(1, Ordering::Relaxed);
-                    if group >= groups {
-                        return;
-                    }
-                    if done_tx.send((group, decode(group))).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-        drop(done_tx);
-        let mut waiting: BTreeMap<usize, Result<Vec<Action>>> = BTreeMap::new();
-        let mut expected = 0;
-        let result = (|| {
-            while expected < groups {
-                let Some(decoded) = waiting.remove(&expected) else {
-                    match done_rx.recv() {
-                        Ok((group, decoded)) => {
-                            waiting.insert(group, decoded);
-                        }
-                        Err(_) => {
-                            return Err(LogError::Invalid(
-                                "a checkpoint decoder thread stopped early".into(),
-                            ));
-                        }
-                    }
-                    continue;
-                };
-                sink.accept(decoded?)?;
-                expected += 1;
-                let _ = tickets_tx.try_send(());
+    let decode_window = |start: usize| -> Vec<Result<Vec<Action>>> {
+        (start..groups.min(start + window))
+            .into_par_iter()
+            .map(decode)
+            .collect()
+    };
+    let mut current = decode_window(0);
+    let mut start = window;
+    loop {
+        let mut next = Vec::new();
+        let more = start < groups;
+        // The body runs on this thread (the sink needs neither `Send` nor `Sync`); the
+        // spawned decoding runs on the pool, and the scope waits for it before returning.
+        let handed = rayon::in_place_scope(|scope| {
+            if more {
+                let next = &mut next;
+                scope.spawn(move |_| *next = decode_window(start));
             }
-            Ok(())
-        })();
-        // Release the workers whatever happened: stop handing out groups, and close the
-        // ticket channel so a waiting worker wakes up and leaves.
-        stop.store(true, Ordering::Relaxed);
-        drop(tickets_tx);
-        result
-    })
+            current
+                .into_iter()
+                .try_for_each(|decoded| sink.accept(decoded?))
+        });
+        handed?;
+        if !more {
+            return Ok(());
+        }
+        current = next;
+        start += window;
+    }
 }
 
 /// Screens and opens a Parquet checkpoint file: its metadata, the projection of its action
@@ -270,199 +237,171 @@ fn decode_row_group(
     Ok(())
 }
 
+/// Pre-downcast views of the fields of a described column, in the order of its description.
+enum View<'a> {
+    Str(StrCol<'a>),
+    Int(IntCol<'a>),
+    Bool(BoolCol<'a>),
+    Map(MapCol<'a>),
+    List(StrListCol<'a>),
+    Dv(DvCols<'a>),
+    Struct(Vec<View<'a>>),
+}
+
+impl View<'_> {
+    /// Whether row `i` holds a value (as the decoder would read it).
+    fn present(&self, i: usize) -> bool {
+        match self {
+            View::Str(c) => c.get(i).is_some(),
+            View::Int(c) => c.get(i).is_some(),
+            View::Bool(c) => c.get(i).is_some(),
+            View::Map(c) => c.is_valid(i),
+            View::List(c) => c.is_valid(i),
+            View::Dv(c) => c.get(i).is_some(),
+            View::Struct(_) => true,
+        }
+    }
+}
+
+/// The views of the fields `specs` describe, children of `parent`.
+fn views<'a, A>(parent: &StructCol<'a>, specs: &[Spec<A>]) -> Vec<View<'a>> {
+    specs
+        .iter()
+        .map(|spec| match &spec.kind {
+            Kind::Str(..) => View::Str(parent.string(spec.name)),
+            Kind::Long(..) | Kind::Int(..) => View::Int(parent.int(spec.name)),
+            Kind::Bool(..) => View::Bool(parent.boolean(spec.name)),
+            Kind::Map(..) => View::Map(parent.map(spec.name)),
+            Kind::List(..) => View::List(parent.strings(spec.name)),
+            Kind::Dv(..) => View::Dv(DvCols::of(&parent.strukt(spec.name))),
+            Kind::Struct(nested) => View::Struct(views(&parent.strukt(spec.name), nested)),
+        })
+        .collect()
+}
+
+/// Decodes the rows of one batch that hold an action `A`, as its description says.
+struct Decoder<'a, A: Described> {
+    column: StructCol<'a>,
+    views: Vec<View<'a>>,
+    action: PhantomData<A>,
+}
+
+impl<'a, A: Described> Decoder<'a, A> {
+    fn of(batch: &'a RecordBatch) -> Self {
+        let column = StructCol::of(batch.column_by_name(A::COLUMN));
+        let views = views(&column, A::FIELDS);
+        Decoder {
+            column,
+            views,
+            action: PhantomData,
+        }
+    }
+
+    /// The action in row `i`, if the row holds one (its column and key fields non-null).
+    fn decode(&self, path: &str, i: usize) -> Result<Option<A>> {
+        if !self.column.valid(i) {
+            return Ok(None);
+        }
+        let keys_present = A::FIELDS
+            .iter()
+            .zip(&self.views)
+            .all(|(spec, view)| spec.presence != Presence::Key || view.present(i));
+        if !keys_present {
+            return Ok(None);
+        }
+        let mut action = A::blank();
+        store(path, A::FIELDS, &self.views, &mut action, i)?;
+        Ok(Some(action))
+    }
+
+    /// Pushes the action in row `i` onto `out`; whether there was one.
+    fn push(&self, path: &str, i: usize, out: &mut Vec<Action>) -> Result<bool> {
+        Ok(match self.decode(path, i)? {
+            Some(action) => {
+                out.push(action.into_action());
+                true
+            }
+            None => false,
+        })
+    }
+}
+
+/// Stores the non-null fields of row `i` into `action`.
+fn store<A: Described>(
+    path: &str,
+    specs: &[Spec<A>],
+    views: &[View<'_>],
+    action: &mut A,
+    i: usize,
+) -> Result<()> {
+    for (spec, view) in specs.iter().zip(views) {
+        let present = match (&spec.kind, view) {
+            (Kind::Str(_, set), View::Str(c)) => c.get(i).map(|v| set(action, v)).is_some(),
+            (Kind::Long(_, set), View::Int(c)) => c.get(i).map(|v| set(action, v)).is_some(),
+            (Kind::Int(_, set), View::Int(c)) => match c.get(i) {
+                Some(v) if !set(action, v) => {
+                    return Err(LogError::corrupt_checkpoint(
+                        path,
+                        format!("{}.{} out of range at row {i}", A::COLUMN, spec.name),
+                    ));
+                }
+                v => v.is_some(),
+            },
+            (Kind::Bool(_, set), View::Bool(c)) => c.get(i).map(|v| set(action, v)).is_some(),
+            (Kind::Map(_, set), View::Map(c)) => c.get(i).map(|v| set(action, v)).is_some(),
+            (Kind::List(_, set), View::List(c)) => c.get(i).map(|v| set(action, v)).is_some(),
+            (Kind::Dv(_, set), View::Dv(c)) => c.get(i).map(|v| set(action, v)).is_some(),
+            (Kind::Struct(nested), View::Struct(v)) => {
+                store(path, nested, v, action, i)?;
+                true
+            }
+            _ => false,
+        };
+        if !present && spec.presence == Presence::Required {
+            return Err(LogError::corrupt_checkpoint(
+                path,
+                format!("{} without {} at row {i}", A::COLUMN, spec.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Converts one record batch of checkpoint rows into actions.
 fn batch_actions(path: &str, batch: &RecordBatch, out: &mut Vec<Action>) -> Result<()> {
-    let col = |name: &str| StructCol::of(batch.column_by_name(name));
-    let missing =
-        |what: &str, row: usize| LogError::corrupt_checkpoint(path, format!("{what} at row {row}"));
-
-    let add = col(ADD);
-    let add_path = add.string("path");
-    let add_pv = add.map("partitionValues");
-    let add_pv_parsed = add.strukt("partitionValues_parsed");
-    let add_size = add.int("size");
-    let add_mtime = add.int("modificationTime");
-    let add_dc = add.boolean("dataChange");
-    let add_stats = add.string("stats");
-    let add_stats_parsed = add.strukt("stats_parsed");
-    let add_tags = add.map("tags");
-    let add_dv = DvCols::of(&add.strukt("deletionVector"));
-    let add_base_row = add.int("baseRowId");
-    let add_drcv = add.int("defaultRowCommitVersion");
-    let add_cluster = add.string("clusteringProvider");
-
-    let rm = col(REMOVE);
-    let rm_path = rm.string("path");
-    let rm_ts = rm.int("deletionTimestamp");
-    let rm_dc = rm.boolean("dataChange");
-    let rm_ext = rm.boolean("extendedFileMetadata");
-    let rm_pv = rm.map("partitionValues");
-    let rm_size = rm.int("size");
-    let rm_tags = rm.map("tags");
-    let rm_dv = DvCols::of(&rm.strukt("deletionVector"));
-    let rm_base_row = rm.int("baseRowId");
-    let rm_drcv = rm.int("defaultRowCommitVersion");
-
-    let md = col(METADATA);
-    let md_id = md.string("id");
-    let md_name = md.string("name");
-    let md_desc = md.string("description");
-    let md_format = md.strukt("format");
-    let md_provider = md_format.string("provider");
-    let md_options = md_format.map("options");
-    let md_schema = md.string("schemaString");
-    let md_parts = md.strings("partitionColumns");
-    let md_created = md.int("createdTime");
-    let md_conf = md.map("configuration");
-
-    let proto = col(PROTOCOL);
-    let p_r = proto.int("minReaderVersion");
-    let p_w = proto.int("minWriterVersion");
-    let p_rf = proto.strings("readerFeatures");
-    let p_wf = proto.strings("writerFeatures");
-
-    let txn = col(TXN);
-    let t_app = txn.string("appId");
-    let t_ver = txn.int("version");
-    let t_last = txn.int("lastUpdated");
-
-    let dm = col(DOMAIN_METADATA);
-    let d_domain = dm.string("domain");
-    let d_conf = dm.string("configuration");
-    let d_removed = dm.boolean("removed");
-
-    let cm = col(CHECKPOINT_METADATA);
-    let cm_version = cm.int("version");
-    let cm_tags = cm.map("tags");
-
-    let sc = col(SIDECAR);
-    let sc_path = sc.string("path");
-    let sc_size = sc.int("sizeInBytes");
-    let sc_mtime = sc.int("modificationTime");
-    let sc_tags = sc.map("tags");
+    let add = Decoder::<Add>::of(batch);
+    // The typed columns stand in for the JSON ones when a writer left those out.
+    let add_pv = add.column.map("partitionValues");
+    let add_pv_parsed = add.column.strukt(PARTITION_VALUES_PARSED);
+    let add_stats_parsed = add.column.strukt(STATS_PARSED);
+    let remove = Decoder::<Remove>::of(batch);
+    let metadata = Decoder::<Metadata>::of(batch);
+    let protocol = Decoder::<Protocol>::of(batch);
+    let txn = Decoder::<SetTransaction>::of(batch);
+    let domain = Decoder::<DomainMetadata>::of(batch);
+    let checkpoint_metadata = Decoder::<CheckpointMetadata>::of(batch);
+    let sidecar = Decoder::<Sidecar>::of(batch);
 
     for i in 0..batch.num_rows() {
-        if add.valid(i)
-            && let Some(p) = add_path.get(i)
-        {
-            let partition_values = match add_pv.get(i) {
-                Some(m) => m,
-                None => parsed_partition_values(&add_pv_parsed, i),
-            };
-            let stats = match add_stats.get(i) {
-                Some(s) => Some(s.to_string()),
-                None if add_stats_parsed.valid(i) => add_stats_parsed
+        if let Some(mut a) = add.decode(path, i)? {
+            if !add_pv.is_valid(i) {
+                a.partition_values = parsed_partition_values(&add_pv_parsed, i);
+            }
+            if a.stats.is_none() && add_stats_parsed.valid(i) {
+                a.stats = add_stats_parsed
                     .0
-                    .map(|s| serde_json::Value::Object(struct_json(s, i)).to_string()),
-                None => None,
-            };
-            out.push(Action::Add(Add {
-                path: p.to_string(),
-                partition_values,
-                size: add_size
-                    .get(i)
-                    .ok_or_else(|| missing("add without size", i))?,
-                modification_time: add_mtime.get(i).unwrap_or(0),
-                data_change: add_dc.get(i).unwrap_or(false),
-                stats,
-                tags: add_tags.get(i),
-                deletion_vector: add_dv.get(i).map(Box::new),
-                base_row_id: add_base_row.get(i),
-                default_row_commit_version: add_drcv.get(i),
-                clustering_provider: add_cluster.get(i).map(str::to_string),
-            }));
+                    .map(|s| serde_json::Value::Object(struct_json(s, i)).to_string());
+            }
+            out.push(Action::Add(a));
             continue;
         }
-        if rm.valid(i)
-            && let Some(p) = rm_path.get(i)
-        {
-            out.push(Action::Remove(Remove {
-                path: p.to_string(),
-                deletion_timestamp: rm_ts.get(i),
-                data_change: rm_dc.get(i).unwrap_or(false),
-                extended_file_metadata: rm_ext.get(i),
-                partition_values: rm_pv.get(i),
-                size: rm_size.get(i),
-                stats: None,
-                tags: rm_tags.get(i),
-                deletion_vector: rm_dv.get(i).map(Box::new),
-                base_row_id: rm_base_row.get(i),
-                default_row_commit_version: rm_drcv.get(i),
-            }));
-            continue;
-        }
-        if md.valid(i)
-            && let Some(id) = md_id.get(i)
-        {
-            out.push(Action::Metadata(Metadata {
-                id: id.to_string(),
-                name: md_name.get(i).map(str::to_string),
-                description: md_desc.get(i).map(str::to_string),
-                format: Format {
-                    provider: md_provider.get(i).unwrap_or("parquet").to_string(),
-                    options: md_options.get_map(i).unwrap_or_default(),
-                },
-                schema_string: md_schema.get(i).unwrap_or_default().to_string(),
-                partition_columns: md_parts.get(i).unwrap_or_default(),
-                created_time: md_created.get(i),
-                configuration: md_conf.get_map(i).unwrap_or_default(),
-            }));
-            continue;
-        }
-        if proto.valid(i)
-            && let (Some(r), Some(w)) = (p_r.get(i), p_w.get(i))
-        {
-            out.push(Action::Protocol(Protocol {
-                min_reader_version: i32::try_from(r)
-                    .map_err(|_| missing("protocol version out of range", i))?,
-                min_writer_version: i32::try_from(w)
-                    .map_err(|_| missing("protocol version out of range", i))?,
-                reader_features: p_rf.get(i),
-                writer_features: p_wf.get(i),
-            }));
-            continue;
-        }
-        if txn.valid(i)
-            && let Some(app) = t_app.get(i)
-        {
-            out.push(Action::Txn(SetTransaction {
-                app_id: app.to_string(),
-                version: t_ver
-                    .get(i)
-                    .ok_or_else(|| missing("txn without version", i))?,
-                last_updated: t_last.get(i),
-            }));
-            continue;
-        }
-        if dm.valid(i)
-            && let Some(domain) = d_domain.get(i)
-        {
-            out.push(Action::DomainMetadata(DomainMetadata {
-                domain: domain.to_string(),
-                configuration: d_conf.get(i).unwrap_or_default().to_string(),
-                removed: d_removed.get(i).unwrap_or(false),
-            }));
-            continue;
-        }
-        if cm.valid(i)
-            && let Some(v) = cm_version.get(i)
-        {
-            out.push(Action::CheckpointMetadata(CheckpointMetadata {
-                version: v,
-                tags: cm_tags.get(i),
-            }));
-            continue;
-        }
-        if sc.valid(i)
-            && let Some(p) = sc_path.get(i)
-        {
-            out.push(Action::Sidecar(Sidecar {
-                path: p.to_string(),
-                size_in_bytes: sc_size.get(i).unwrap_or(0),
-                modification_time: sc_mtime.get(i).unwrap_or(0),
-                tags: sc_tags.get(i),
-            }));
-        }
+        let _found = remove.push(path, i, out)?
+            || metadata.push(path, i, out)?
+            || protocol.push(path, i, out)?
+            || txn.push(path, i, out)?
+            || domain.push(path, i, out)?
+            || checkpoint_metadata.push(path, i, out)?
+            || sidecar.push(path, i, out)?;
     }
     Ok(())
 }
@@ -481,8 +420,8 @@ fn parsed_partition_values(parsed: &StructCol<'_>, i: usize) -> OptStringMap {
 /// Columns of a deletion-vector descriptor struct.
 struct DvCols<'a> {
     s: StructCol<'a>,
-    storage: super::columns::StrCol<'a>,
-    path: super::columns::StrCol<'a>,
+    storage: StrCol<'a>,
+    path: StrCol<'a>,
     offset: IntCol<'a>,
     size: IntCol<'a>,
     cardinality: IntCol<'a>,
@@ -964,6 +903,74 @@ mod tests {
             .join()
             .unwrap();
         assert_eq!(read.unwrap(), Vec::new());
+    }
+
+    /// Threads named like the test pool's (`/proc/self/task/*/comm`). On Linux a thread
+    /// inherits its creator's name, so a thread spawned from inside the pool counts too.
+    #[cfg(target_os = "linux")]
+    fn pool_threads() -> usize {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter(|t| {
+                std::fs::read_to_string(t.as_ref().unwrap().path().join("comm"))
+                    .is_ok_and(|c| c.starts_with("ckpt-pool"))
+            })
+            .count()
+    }
+
+    /// Decoding a checkpoint of many row groups runs on the caller's rayon pool and spawns
+    /// no OS thread (an embedder bounds the engine's threads by the pool it installs).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn decoding_runs_on_the_current_pool_and_spawns_no_thread() {
+        use parquet::file::properties::WriterProperties;
+
+        let n = 64;
+        let app: ArrayRef = Arc::new(StringArray::from(vec!["a"; n]));
+        let version: ArrayRef = Arc::new(Int64Array::from((0..n as i64).collect::<Vec<_>>()));
+        let txn = StructArray::from(vec![
+            (Arc::new(Field::new("appId", DataType::Utf8, true)), app),
+            (
+                Arc::new(Field::new("version", DataType::Int64, true)),
+                version,
+            ),
+        ]);
+        let schema = Schema::new(vec![Field::new("txn", txn.data_type().clone(), true)]);
+        let batch = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(txn)]).unwrap();
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(4))
+            .build();
+        let mut buf = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let data = Bytes::from(buf);
+
+        struct Threads(Vec<usize>, usize);
+        impl ActionSink for Threads {
+            fn accept(&mut self, actions: Vec<Action>) -> Result<()> {
+                self.0.push(pool_threads());
+                self.1 += actions.len();
+                Ok(())
+            }
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .thread_name(|i| format!("ckpt-pool-{i}"))
+            .build()
+            .unwrap();
+        let mut seen = Threads(Vec::new(), 0);
+        pool.install(|| visit_parquet_actions("x.parquet", data, &mut seen))
+            .unwrap();
+        assert_eq!(seen.1, n);
+        assert_eq!(seen.0, vec![2; n / 4], "threads seen while decoding");
+
+        // The control: a thread spawned from inside the pool is seen.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let spawned = pool.install(|| std::thread::spawn(move || rx.recv()));
+        assert_eq!(pool_threads(), 3);
+        drop(tx);
+        spawned.join().unwrap().unwrap_err();
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The Arrow schema of checkpoint files, as Spark and the Delta kernels write and read it.
 //!
+//! The fields of each action's column come from its description in [`super::layout`].
 //! Every top-level column is a nullable struct named after an action; exactly one is non-null
 //! per row; every nested field is nullable. Maps are `key_value` entries of `key`/`value`,
 //! lists hold `element`s. `add.stats_parsed` and `add.partitionValues_parsed` (typed, with
@@ -9,8 +10,9 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Fields, Schema};
 
+use super::layout::{Described, Kind, Spec, Written};
 use crate::actions::{
-    ADD, CHECKPOINT_METADATA, DOMAIN_METADATA, METADATA, PROTOCOL, REMOVE, SIDECAR, TXN,
+    Add, CheckpointMetadata, DomainMetadata, Metadata, Protocol, Remove, SetTransaction, Sidecar,
 };
 
 pub(crate) fn string_map() -> DataType {
@@ -42,12 +44,36 @@ pub(crate) fn dv_fields() -> Fields {
     ])
 }
 
-pub(crate) fn txn_fields() -> Fields {
-    Fields::from(vec![
-        f("appId", DataType::Utf8),
-        f("version", DataType::Int64),
-        f("lastUpdated", DataType::Int64),
-    ])
+/// The Arrow type of a described field.
+fn arrow_type<A>(kind: &Kind<A>, stats_json: bool) -> DataType {
+    match kind {
+        Kind::Str(..) => DataType::Utf8,
+        Kind::Long(..) => DataType::Int64,
+        Kind::Int(..) => DataType::Int32,
+        Kind::Bool(..) => DataType::Boolean,
+        Kind::Map(..) => string_map(),
+        Kind::List(..) => string_list(),
+        Kind::Dv(..) => DataType::Struct(dv_fields()),
+        Kind::Struct(specs) => DataType::Struct(Fields::from(written_fields(specs, stats_json))),
+    }
+}
+
+/// The fields the writer writes of `specs`, in order.
+fn written_fields<A>(specs: &[Spec<A>], stats_json: bool) -> Vec<Field> {
+    specs
+        .iter()
+        .filter(|s| match s.written {
+            Written::Always => true,
+            Written::WhenJsonStats => stats_json,
+            Written::Never => false,
+        })
+        .map(|s| f(s.name, arrow_type(&s.kind, stats_json)))
+        .collect()
+}
+
+/// The fields of the column of action `A` (as written; `stats_json` only matters for `add`).
+pub(crate) fn fields_of<A: Described>(stats_json: bool) -> Fields {
+    Fields::from(written_fields(A::FIELDS, stats_json))
 }
 
 /// `add` fields; `parsed` are the optional `partitionValues_parsed` and `stats_parsed` types.
@@ -56,91 +82,24 @@ pub(crate) fn add_fields(
     partition_parsed: Option<&DataType>,
     stats_parsed: Option<&DataType>,
 ) -> Fields {
-    let mut v = vec![
-        f("path", DataType::Utf8),
-        f("partitionValues", string_map()),
-        f("size", DataType::Int64),
-        f("modificationTime", DataType::Int64),
-        f("dataChange", DataType::Boolean),
-        f("tags", string_map()),
-        f("deletionVector", DataType::Struct(dv_fields())),
-        f("baseRowId", DataType::Int64),
-        f("defaultRowCommitVersion", DataType::Int64),
-        f("clusteringProvider", DataType::Utf8),
-    ];
-    if stats_json {
-        v.push(f("stats", DataType::Utf8));
-    }
+    let mut v = written_fields(Add::FIELDS, stats_json);
     if let Some(t) = partition_parsed {
-        v.push(f("partitionValues_parsed", t.clone()));
+        v.push(f(PARTITION_VALUES_PARSED, t.clone()));
     }
     if let Some(t) = stats_parsed {
-        v.push(f("stats_parsed", t.clone()));
+        v.push(f(STATS_PARSED, t.clone()));
     }
     Fields::from(v)
 }
 
-pub(crate) fn remove_fields() -> Fields {
-    Fields::from(vec![
-        f("path", DataType::Utf8),
-        f("deletionTimestamp", DataType::Int64),
-        f("dataChange", DataType::Boolean),
-        f("extendedFileMetadata", DataType::Boolean),
-        f("partitionValues", string_map()),
-        f("size", DataType::Int64),
-        f("deletionVector", DataType::Struct(dv_fields())),
-        f("baseRowId", DataType::Int64),
-        f("defaultRowCommitVersion", DataType::Int64),
-    ])
-}
+/// The name of `add`'s typed partition values column.
+pub(crate) const PARTITION_VALUES_PARSED: &str = "partitionValues_parsed";
+/// The name of `add`'s typed statistics column.
+pub(crate) const STATS_PARSED: &str = "stats_parsed";
 
-pub(crate) fn metadata_fields() -> Fields {
-    Fields::from(vec![
-        f("id", DataType::Utf8),
-        f("name", DataType::Utf8),
-        f("description", DataType::Utf8),
-        f(
-            "format",
-            DataType::Struct(Fields::from(vec![
-                f("provider", DataType::Utf8),
-                f("options", string_map()),
-            ])),
-        ),
-        f("schemaString", DataType::Utf8),
-        f("partitionColumns", string_list()),
-        f("createdTime", DataType::Int64),
-        f("configuration", string_map()),
-    ])
-}
-
-pub(crate) fn protocol_fields() -> Fields {
-    Fields::from(vec![
-        f("minReaderVersion", DataType::Int32),
-        f("minWriterVersion", DataType::Int32),
-        f("readerFeatures", string_list()),
-        f("writerFeatures", string_list()),
-    ])
-}
-
-pub(crate) fn domain_fields() -> Fields {
-    Fields::from(vec![
-        f("domain", DataType::Utf8),
-        f("configuration", DataType::Utf8),
-        f("removed", DataType::Boolean),
-    ])
-}
-
-pub(crate) fn checkpoint_metadata_fields() -> Fields {
-    Fields::from(vec![f("version", DataType::Int64), f("tags", string_map())])
-}
-
-pub(crate) fn sidecar_fields() -> Fields {
-    Fields::from(vec![
-        f("path", DataType::Utf8),
-        f("sizeInBytes", DataType::Int64),
-        f("modificationTime", DataType::Int64),
-        f("tags", string_map()),
-    ])
+/// The top-level column of action `A` (not `add`, whose fields depend on the table).
+fn column<A: Described>() -> Field {
+    f(A::COLUMN, DataType::Struct(fields_of::<A>(false)))
 }
 
 /// Which columns a checkpoint file has.
@@ -158,21 +117,18 @@ pub(crate) enum FileShape {
 pub(crate) fn checkpoint_schema(shape: FileShape, add: Fields) -> Schema {
     let mut v = Vec::new();
     if shape != FileShape::Sidecar {
-        v.push(f(TXN, DataType::Struct(txn_fields())));
+        v.push(column::<SetTransaction>());
     }
-    v.push(f(ADD, DataType::Struct(add)));
-    v.push(f(REMOVE, DataType::Struct(remove_fields())));
+    v.push(f(Add::COLUMN, DataType::Struct(add)));
+    v.push(column::<Remove>());
     if shape != FileShape::Sidecar {
-        v.push(f(METADATA, DataType::Struct(metadata_fields())));
-        v.push(f(PROTOCOL, DataType::Struct(protocol_fields())));
-        v.push(f(DOMAIN_METADATA, DataType::Struct(domain_fields())));
+        v.push(column::<Metadata>());
+        v.push(column::<Protocol>());
+        v.push(column::<DomainMetadata>());
     }
     if shape == FileShape::V2 {
-        v.push(f(
-            CHECKPOINT_METADATA,
-            DataType::Struct(checkpoint_metadata_fields()),
-        ));
-        v.push(f(SIDECAR, DataType::Struct(sidecar_fields())));
+        v.push(column::<CheckpointMetadata>());
+        v.push(column::<Sidecar>());
     }
     Schema::new(v)
 }

@@ -7,6 +7,8 @@
 
 mod arrow;
 
+use std::fmt;
+
 use serde_json::{Map, Value, json};
 
 pub use self::arrow::{
@@ -215,6 +217,46 @@ impl GeoType {
             crs,
             algorithm,
         }))
+    }
+}
+
+/// The one text form of a Delta type: `integer`, `decimal(10,2)`, `array<string>`,
+/// `map<string,long>`, `struct<a:integer,b:string>`. The alternate form (`{:#}`) spaces the
+/// separators for people: `map<string, long>`, `struct<a: integer, b: string>`.
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (colon, comma) = if f.alternate() {
+            (": ", ", ")
+        } else {
+            (":", ",")
+        };
+        match self {
+            DataType::Primitive(p) => f.write_str(&p.name()),
+            DataType::Geospatial(g) => f.write_str(&g.name()),
+            DataType::Struct(s) => {
+                f.write_str("struct<")?;
+                for (i, field) in s.fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(comma)?;
+                    }
+                    write!(f, "{}{colon}", field.name)?;
+                    field.data_type.fmt(f)?;
+                }
+                f.write_str(">")
+            }
+            DataType::Array(a) => {
+                f.write_str("array<")?;
+                a.element_type.fmt(f)?;
+                f.write_str(">")
+            }
+            DataType::Map(m) => {
+                f.write_str("map<")?;
+                m.key_type.fmt(f)?;
+                f.write_str(comma)?;
+                m.value_type.fmt(f)?;
+                f.write_str(">")
+            }
+        }
     }
 }
 
@@ -513,6 +555,35 @@ fn strip_prefix(e: &LogError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one text form of a type: compact by default (schema mismatch errors), spaced in
+    /// the alternate form (`alluvium inspect`), identical for primitives.
+    #[test]
+    fn display_is_the_text_form_of_a_type() {
+        let schema = StructType::from_json(
+            r#"{"type":"struct","fields":[{"name":"s","type":{"type":"struct","fields":[
+            {"name":"a","type":"integer","nullable":true,"metadata":{}},
+            {"name":"m","type":{"type":"map","keyType":"string","valueType":
+              {"type":"array","elementType":"decimal(10,2)","containsNull":true},
+              "valueContainsNull":true},"nullable":true,"metadata":{}}]},
+            "nullable":true,"metadata":{}}]}"#,
+        )
+        .unwrap();
+        let t = &schema.fields[0].data_type;
+        assert_eq!(
+            t.to_string(),
+            "struct<a:integer,m:map<string,array<decimal(10,2)>>>"
+        );
+        assert_eq!(
+            format!("{t:#}"),
+            "struct<a: integer, m: map<string, array<decimal(10,2)>>>"
+        );
+        let long = DataType::Primitive(PrimitiveType::Long);
+        assert_eq!(
+            (long.to_string(), format!("{long:#}")),
+            ("long".into(), "long".into())
+        );
+    }
 
     #[test]
     fn geospatial_types_parse_with_defaults_and_round_trip() {
