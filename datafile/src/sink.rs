@@ -42,7 +42,6 @@ pub const MAX_PENDING_UPLOAD_BYTES: u64 = 64 * 1024 * 1024;
 /// Most uploads of one batch in flight at once (tasks on the current rayon pool).
 pub const UPLOAD_THREADS: usize = 8;
 
-
 /// The table a [`FileSink`] writes into.
 #[derive(Debug, Clone, Copy)]
 pub struct SinkTable<'a> {

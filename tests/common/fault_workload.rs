@@ -1,5 +1,5 @@
-//! The fault-injection workload of `tests/faults.rs` (SPEC.md §10),
-//! shared with the object-store tests (`tests/s3.rs`): the operations, their pure model,
+//! The fault-injection workload of `tests/integration/faults.rs` (SPEC.md §10),
+//! shared with the object-store tests (`tests/integration/s3.rs`): the operations, their pure model,
 //! the invariant checks after a fault, and the sweeps over every operation.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -1,5 +1,5 @@
 //! The S3 API server the object-store tests run against (gated on `ALLUVIUM_S3_ENDPOINT`,
-//! see `tests/s3.rs`): its connection options and fresh table locations on it. Shared by the
+//! see `tests/integration/s3.rs`): its connection options and fresh table locations on it. Shared by the
 //! library's S3 tests and the CLI package's.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -1,5 +1,5 @@
 //! `alluvium` processes on a real S3 API server (gated on `ALLUVIUM_S3_ENDPOINT` like the
-//! library's `tests/s3.rs`; without it the test prints that it is skipped and passes):
+//! library's `tests/integration/s3.rs`; without it the test prints that it is skipped and passes):
 //! 4 `alluvium append` processes x 25 appends on one table give contiguous versions and
 //! every row exactly once.
 

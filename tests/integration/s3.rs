@@ -13,16 +13,13 @@
 //! * (`racing_writer_processes_commit_every_row_once`, 4 `alluvium append` processes x 25
 //!   appends on one table, is in the CLI package's tests);
 //! * `fault_sweep_over_s3` / `fault_sweep_while_checkpointing_over_s3`: the fault-injection
-//!   workload of `tests/faults.rs` over the S3 backend, lost responses included;
+//!   workload of `tests/integration/faults.rs` over the S3 backend, lost responses included;
 //! * `writes_without_put_if_absent_are_refused_unless_single_writer`: the capability check.
 #![cfg(feature = "s3")]
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-#[path = "common/fault_workload.rs"]
-mod fault_workload;
-#[path = "common/s3_server.rs"]
-mod s3_server;
+use crate::common;
+use crate::fault_workload;
+use crate::s3_server;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;

@@ -1,9 +1,8 @@
 //! The write path: create, append, overwrite, replaceWhere, delete, schema enforcement and
 //! evolution, idempotent writes, partition values that need escaping. Every write is read
 //! back through a fresh snapshot and compared as a multiset of rows.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::Arc;

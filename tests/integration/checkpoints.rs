@@ -8,7 +8,6 @@
 //! * Writers crossing an interval together leave only readable checkpoints.
 //! * Log cleanup keeps every retained version reconstructible and reports the earliest.
 //! * In-commit timestamps are written and drive time travel.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;

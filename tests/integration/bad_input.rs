@@ -1,9 +1,8 @@
 //! Bad input never panics and never returns partial data: each case fails with a typed
 //! error naming the file, version or feature, or (for damage the protocol lets a reader route
 //! around) still loads the right state. SPEC.md §5 and §11.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

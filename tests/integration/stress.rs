@@ -2,10 +2,8 @@
 //! once must produce exactly contiguous new versions, every writer's rows exactly once, no
 //! writer error and no duplicated commit. SPEC.md §7, invariants I1-I3. (The same with
 //! 8 `alluvium-bench append` processes is in the bench package's tests.)
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "common/table_check.rs"]
-mod table_check;
+use crate::table_check;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,7 +1,6 @@
 //! The facade error classification (`Error::kind`, `is_retryable`, `conflict_kind`,
 //! `is_not_found`) on errors raised by real operations, whichever layer raised them and
 //! however deeply they are wrapped (SPEC.md §11).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::HashMap;
 use std::sync::Arc;

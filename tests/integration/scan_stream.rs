@@ -1,9 +1,8 @@
 //! Streaming and distributed scans: `Scan::execute` yields the same rows as collecting,
 //! reads only a bounded window of files ahead, stops at the first failure in file order,
 //! and the per-file tasks read on other threads give the same batches.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::Arc;

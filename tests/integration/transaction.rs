@@ -1,7 +1,6 @@
 //! Embedder transactions (`Table::transaction`): data files written through the engine's
 //! writer, several operations in one commit, conflicts, and the post-commit policy the
 //! built-in operations run (SPEC.md §7).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::HashMap;
 use std::sync::Arc;

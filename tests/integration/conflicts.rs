@@ -3,9 +3,6 @@
 //! follows Delta's documented semantics (SPEC.md §7), including the cases other engines got
 //! wrong: concurrent predicate overwrites of one partition (delta-rs#3622), two deletes of
 //! the same file (delta#7163), compaction next to appends (delta-rs#2700).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod common;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -338,7 +335,7 @@ fn compaction_vs_delete_of_its_input_conflicts() {
 
 /// A rewrite whose read files are not live at its read version is refused before it
 /// writes: the conflict check only looks at later commits, so it could not catch the stale
-/// read (the OPTIMIZE bug of `tests/maintenance.rs::a_delete_between_optimize_commits_is_not_undone`).
+/// read (the OPTIMIZE bug of `tests/integration/maintenance.rs::a_delete_between_optimize_commits_is_not_undone`).
 #[test]
 fn a_rewrite_of_files_not_live_at_its_read_version_is_refused() {
     let t = table();

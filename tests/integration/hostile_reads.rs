@@ -10,11 +10,8 @@
 //! * log compaction files cut at every byte, or empty, never lose rows;
 //! * every pair of stored and declared column types either reads through a protocol
 //!   widening or fails with "stored as X, cannot be read as Y".
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-#[path = "common/fault_workload.rs"]
-mod fault_workload;
+use crate::fault_workload;
 
 use std::collections::HashMap;
 use std::io;

@@ -3,7 +3,6 @@
 //! writer features and abandoned temporary files, on the local and in-memory stores where
 //! they apply. Every case asserts the typed error or the exact rows, and that nothing in
 //! the sandbox outside the table root changed.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;

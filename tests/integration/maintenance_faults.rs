@@ -7,10 +7,8 @@
 //! * every version inside the retention window reads, with those same rows (VACUUM never
 //!   deleted a file one of them needs);
 //! * it stays writable.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "common/fault_workload.rs"]
-mod fault_workload;
+use crate::fault_workload;
 
 use std::collections::HashMap;
 use std::sync::Arc;

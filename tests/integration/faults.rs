@@ -15,11 +15,8 @@
 //! * no checkpoint file is unreadable (none was torn or published half-written);
 //! * every version from the earliest readable one to the latest loads;
 //! * commits below the earliest retained one were removed only below a checkpoint.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-#[path = "common/fault_workload.rs"]
-mod fault_workload;
+use crate::fault_workload;
 
 use alluvium_storage::Fault;
 use alluvium_txlog::log_path::LogFileKind;

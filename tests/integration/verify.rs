@@ -2,19 +2,17 @@
 //! kind of damage, made by hand on a table built here, is reported as its finding kind and
 //! changes nothing on disk; every readable conformance table verifies clean, or is listed
 //! with the finding kinds it has and why.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-mod verify_fixture;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::verify_fixture::*;
 use alluvium::{FindingKind, Table, VerifyOptions, VerifyReport};
 use alluvium_compaction::CheckpointConfig;
 use alluvium_storage::{InMemoryStore, StorePath};
-use verify_fixture::*;
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance")

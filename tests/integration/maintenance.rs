@@ -1,9 +1,8 @@
 //! OPTIMIZE and VACUUM (SPEC.md §16, §17): rows never change, concurrent appends never
 //! fail, Z-order makes point filters prune, and VACUUM deletes exactly the files no version
 //! inside the retention window references.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::Arc;

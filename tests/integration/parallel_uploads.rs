@@ -1,7 +1,6 @@
 //! Parallel data-file uploads (SPEC.md §18 R3) on a store that says it serves requests
 //! concurrently: every file of a write lands once and is committed; when one upload fails
 //! the write fails and every file it did upload is deleted.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::HashMap;
 use std::ops::Range;

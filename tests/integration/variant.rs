@@ -1,9 +1,8 @@
 //! Variant and geospatial columns, and tables that list the variant features without using
 //! them (as delta-rs 1.6 does on every table with deletion vectors): reads, shredded folding,
 //! skipping, appends, deletes, OPTIMIZE, and malformed variant bytes in a data file.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,0 +1,34 @@
+//! The library's integration tests, linked into one binary (one compile and link instead
+//! of one per file). Each module is one area; the shared fixtures are declared here once.
+//! The conformance harness over the reference tables (`tests/conformance.rs`) stays its
+//! own binary: it has its own runner and report.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../common/fault_workload.rs"]
+mod fault_workload;
+#[path = "../common/s3_server.rs"]
+mod s3_server;
+#[path = "../common/table_check.rs"]
+mod table_check;
+#[path = "../verify_fixture/mod.rs"]
+mod verify_fixture;
+
+mod bad_input;
+mod checkpoints;
+mod conflicts;
+mod errors;
+mod faults;
+mod hostile_paths;
+mod hostile_reads;
+mod maintenance;
+mod maintenance_faults;
+mod parallel_uploads;
+mod s3;
+mod scan_stream;
+mod stress;
+mod transaction;
+mod variant;
+mod verify;
+mod write;
