@@ -79,8 +79,9 @@ impl InMemoryStore {
     }
 
     /// A deliberately broken store whose `put_if_absent` is not atomic. It exists only so
-    /// the concurrency models can prove they would catch a store without mutual exclusion.
-    #[doc(hidden)]
+    /// the concurrency models can prove they would catch a store without mutual exclusion
+    /// (feature `testing`).
+    #[cfg(any(test, feature = "testing"))]
     pub fn racy_for_testing() -> Self {
         InMemoryStore {
             racy: true,
