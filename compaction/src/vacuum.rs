@@ -31,7 +31,8 @@
 //! features alluvium does not support are refused (`vacuumProtocolCheck` asks exactly that of
 //! every engine; alluvium checks always). A run that deletes writes `VACUUM START` and
 //! `VACUUM END` commits (commitInfo only) around the deletes, as Spark does, so the history
-//! shows it. Deletes run in parallel on a bounded pool.
+//! shows it. Deletes run in parallel, at most `parallelism` at a time on the caller's rayon
+//! pool (no thread is spawned).
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -73,7 +74,7 @@ pub struct VacuumOptions {
     pub dry_run: bool,
     /// Candidates from tombstones or from a listing.
     pub mode: VacuumMode,
-    /// Concurrent deletes.
+    /// Most deletes in flight at once (on the current rayon pool; 0 counts as 1).
     pub parallelism: usize,
     /// The current time on the store's clock.
     pub now_ms: i64,
@@ -385,13 +386,12 @@ pub fn vacuum(latest: &Snapshot, options: &VacuumOptions) -> Result<VacuumReport
             .map(|(p, r)| r.map_err(|e| format!("{p}: {e}")))
             .collect()
     } else {
-        match rayon::ThreadPoolBuilder::new()
-            .num_threads(options.parallelism.max(1))
-            .build()
-        {
-            Ok(pool) => pool.install(|| doomed.par_iter().map(|(p, _)| delete(p)).collect()),
-            Err(_) => doomed.iter().map(|(p, _)| delete(p)).collect(),
-        }
+        // At most `parallelism` deletes in flight on the current pool; no thread is spawned.
+        alluvium_storage::par::map_bounded(&doomed, options.parallelism, |(p, _)| delete(p))
+            .into_iter()
+            .zip(&doomed)
+            .map(|(r, (p, _))| r.unwrap_or_else(|| Err(format!("{p}: the delete did not run"))))
+            .collect()
     };
     report.failed = results.into_iter().filter_map(|r| r.err()).collect();
     let deleted = doomed.len() - report.failed.len();
@@ -421,6 +421,122 @@ pub fn vacuum(latest: &Snapshot, options: &VacuumOptions) -> Result<VacuumReport
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store that records, at each delete, how many threads of the test pool exist.
+    #[derive(Debug)]
+    struct ThreadWatch {
+        inner: alluvium_storage::StoreRef,
+        seen: std::sync::Mutex<Vec<usize>>,
+    }
+
+    impl alluvium_storage::ObjectStore for ThreadWatch {
+        fn root_uri(&self) -> String {
+            self.inner.root_uri()
+        }
+        fn get(&self, path: &StorePath) -> alluvium_storage::Result<bytes::Bytes> {
+            self.inner.get(path)
+        }
+        fn get_range(
+            &self,
+            path: &StorePath,
+            range: std::ops::Range<u64>,
+        ) -> alluvium_storage::Result<bytes::Bytes> {
+            self.inner.get_range(path, range)
+        }
+        fn head(&self, path: &StorePath) -> alluvium_storage::Result<alluvium_storage::ObjectMeta> {
+            self.inner.head(path)
+        }
+        fn put_if_absent(
+            &self,
+            path: &StorePath,
+            data: bytes::Bytes,
+        ) -> alluvium_storage::Result<()> {
+            self.inner.put_if_absent(path, data)
+        }
+        fn put(&self, path: &StorePath, data: bytes::Bytes) -> alluvium_storage::Result<()> {
+            self.inner.put(path, data)
+        }
+        fn list_dir_from(
+            &self,
+            dir: Option<&StorePath>,
+            start: &str,
+        ) -> alluvium_storage::Result<Vec<alluvium_storage::ObjectMeta>> {
+            self.inner.list_dir_from(dir, start)
+        }
+        fn list_tree(
+            &self,
+            dir: Option<&StorePath>,
+        ) -> alluvium_storage::Result<Vec<alluvium_storage::ObjectMeta>> {
+            self.inner.list_tree(dir)
+        }
+        fn delete(&self, path: &StorePath) -> alluvium_storage::Result<()> {
+            let n = alluvium_storage::par::threads_named("vacuum-pool");
+            self.seen.lock().unwrap().push(n);
+            self.inner.delete(path)
+        }
+        fn now_ms(&self) -> i64 {
+            self.inner.now_ms()
+        }
+        fn reachable_objects(
+            &self,
+            locations: &[FileLocation],
+        ) -> alluvium_storage::Result<Vec<StorePath>> {
+            self.inner.reachable_objects(locations)
+        }
+    }
+
+    /// VACUUM's deletes run on the caller's rayon pool, at most `parallelism` at a time, and
+    /// spawn no OS thread (an embedder bounds the engine's threads by the pool it installs).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn deletes_run_on_the_current_pool_and_spawn_no_thread() {
+        use alluvium_txlog::actions::{Format, Metadata, Protocol};
+        let watch = std::sync::Arc::new(ThreadWatch {
+            inner: std::sync::Arc::new(alluvium_storage::InMemoryStore::new()),
+            seen: std::sync::Mutex::new(Vec::new()),
+        });
+        let store: alluvium_storage::StoreRef = watch.clone();
+        let mut txn = Transaction::create(store.clone(), "CREATE TABLE");
+        txn.set_protocol(Protocol {
+            min_reader_version: 1,
+            min_writer_version: 2,
+            reader_features: None,
+            writer_features: None,
+        });
+        txn.set_metadata(Metadata {
+            id: "t".into(),
+            name: None,
+            description: None,
+            format: Format::default(),
+            schema_string: r#"{"type":"struct","fields":[{"name":"a","type":"long","nullable":true,"metadata":{}}]}"#.into(),
+            partition_columns: vec![],
+            created_time: None,
+            configuration: std::collections::HashMap::new(),
+        });
+        txn.commit().unwrap();
+        let n = 64;
+        for i in 0..n {
+            let p = StorePath::parse(format!("orphan-{i}.parquet")).unwrap();
+            store.put(&p, bytes::Bytes::from_static(b"x")).unwrap();
+        }
+        let latest = Snapshot::load(store.clone(), VersionSpec::Latest).unwrap();
+        let options = VacuumOptions {
+            retention_hours: Some(0.0),
+            force: true,
+            now_ms: store.now_ms() + HOUR_MS,
+            ..Default::default()
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .thread_name(|i| format!("vacuum-pool-{i}"))
+            .build()
+            .unwrap();
+        let report = pool.install(|| vacuum(&latest, &options)).unwrap();
+        assert_eq!(report.deleted.len(), n);
+        assert!(report.failed.is_empty(), "{:?}", report.failed);
+        let seen = watch.seen.lock().unwrap().clone();
+        assert_eq!(seen, vec![2; n], "threads of the pool seen at each delete");
+    }
 
     #[test]
     fn abandoned_temps_are_listed_where_alluvium_writes() {
