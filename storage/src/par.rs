@@ -97,6 +97,10 @@ mod tests {
             .unwrap();
         let items: Vec<usize> = (0..64).collect();
         let seen = pool.install(|| map_bounded(&items, 16, |_| threads_named("par-pool")));
-        assert!(seen.iter().all(|n| *n == Some(2)), "{seen:?}");
+        // A pool thread names itself once started, so the second may not be counted yet.
+        assert!(
+            seen.iter().all(|n| matches!(n, Some(1..=2))),
+            "threads of the pool seen: {seen:?}"
+        );
     }
 }
