@@ -76,8 +76,10 @@ pub struct VacuumOptions {
     pub mode: VacuumMode,
     /// Most deletes in flight at once (on the current rayon pool; 0 counts as 1).
     pub parallelism: usize,
-    /// The current time on the store's clock.
-    pub now_ms: i64,
+    /// The current time in milliseconds since the epoch: `None` (the default) reads the
+    /// table store's clock ([`alluvium_storage::ObjectStore::now_ms`]) when the run starts;
+    /// `Some` is an explicit clock for tests and tools that replay a point in time.
+    pub now_ms: Option<i64>,
 }
 
 impl Default for VacuumOptions {
@@ -88,7 +90,7 @@ impl Default for VacuumOptions {
             dry_run: false,
             mode: VacuumMode::Full,
             parallelism: 16,
-            now_ms: 0,
+            now_ms: None,
         }
     }
 }
@@ -327,7 +329,8 @@ pub fn vacuum(latest: &Snapshot, options: &VacuumOptions) -> Result<VacuumReport
             minimum_hours: table_ms as f64 / HOUR_MS as f64,
         });
     }
-    let cutoff_ms = options.now_ms.saturating_sub(retention_ms);
+    let now_ms = options.now_ms.unwrap_or_else(|| latest.store().now_ms());
+    let cutoff_ms = now_ms.saturating_sub(retention_ms);
     let from = version_at_cutoff(latest, cutoff_ms)?;
     let protected = protected_files(&from, latest)?;
     let listed = candidates(latest, options.mode, cutoff_ms)?;
@@ -485,17 +488,9 @@ mod tests {
         }
     }
 
-    /// VACUUM's deletes run on the caller's rayon pool, at most `parallelism` at a time, and
-    /// spawn no OS thread (an embedder bounds the engine's threads by the pool it installs).
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn deletes_run_on_the_current_pool_and_spawn_no_thread() {
+    /// An empty table on `store` plus `n` files no version references.
+    fn table_with_orphans(store: alluvium_storage::StoreRef, n: usize) -> Snapshot {
         use alluvium_txlog::actions::{Format, Metadata, Protocol};
-        let watch = std::sync::Arc::new(ThreadWatch {
-            inner: std::sync::Arc::new(alluvium_storage::InMemoryStore::new()),
-            seen: std::sync::Mutex::new(Vec::new()),
-        });
-        let store: alluvium_storage::StoreRef = watch.clone();
         let mut txn = Transaction::create(store.clone(), "CREATE TABLE");
         txn.set_protocol(Protocol {
             min_reader_version: 1,
@@ -514,16 +509,54 @@ mod tests {
             configuration: std::collections::HashMap::new(),
         });
         txn.commit().unwrap();
-        let n = 64;
         for i in 0..n {
             let p = StorePath::parse(format!("orphan-{i}.parquet")).unwrap();
             store.put(&p, bytes::Bytes::from_static(b"x")).unwrap();
         }
-        let latest = Snapshot::load(store.clone(), VersionSpec::Latest).unwrap();
+        Snapshot::load(store, VersionSpec::Latest).unwrap()
+    }
+
+    /// Without an explicit clock VACUUM reads the store's: with no retention, files written
+    /// before the run are old enough; an explicit clock before them keeps them all.
+    #[test]
+    fn the_clock_is_the_stores_unless_given() {
+        let clock = std::sync::Arc::new(
+            alluvium_storage::InMemoryStore::new().with_manual_clock(1_000 * HOUR_MS),
+        );
+        let latest = table_with_orphans(clock.clone(), 3);
+        clock.advance_clock(HOUR_MS);
+        let mut options = VacuumOptions {
+            retention_hours: Some(0.0),
+            force: true,
+            dry_run: true,
+            ..Default::default()
+        };
+        assert_eq!(options.now_ms, None);
+        let r = vacuum(&latest, &options).unwrap();
+        assert_eq!(r.deleted.len(), 3, "{r:?}");
+        assert_eq!(r.cutoff_ms, 1_001 * HOUR_MS);
+
+        options.now_ms = Some(1_000 * HOUR_MS - 1);
+        let r = vacuum(&latest, &options).unwrap();
+        assert_eq!(r.cutoff_ms, 1_000 * HOUR_MS - 1);
+        assert!(r.deleted.is_empty(), "{r:?}");
+    }
+
+    /// VACUUM's deletes run on the caller's rayon pool, at most `parallelism` at a time, and
+    /// spawn no OS thread (an embedder bounds the engine's threads by the pool it installs).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn deletes_run_on_the_current_pool_and_spawn_no_thread() {
+        let n = 64;
+        let watch = std::sync::Arc::new(ThreadWatch {
+            inner: std::sync::Arc::new(alluvium_storage::InMemoryStore::new()),
+            seen: std::sync::Mutex::new(Vec::new()),
+        });
+        let latest = table_with_orphans(watch.clone(), n);
         let options = VacuumOptions {
             retention_hours: Some(0.0),
             force: true,
-            now_ms: store.now_ms() + HOUR_MS,
+            now_ms: Some(latest.store().now_ms() + HOUR_MS),
             ..Default::default()
         };
         let pool = rayon::ThreadPoolBuilder::new()
