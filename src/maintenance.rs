@@ -111,10 +111,8 @@ impl Table {
             return None;
         }
         let min_files = snapshot
-            .metadata()
-            .configuration
-            .get("alluvium.autoCompact.minNumFiles")
-            .and_then(|v| v.parse::<usize>().ok())
+            .properties()
+            .auto_compact_min_num_files()
             .unwrap_or(AUTO_COMPACT_MIN_FILES);
         let target = snapshot
             .properties()

@@ -117,7 +117,7 @@ pub struct FileSink<'a> {
 
 fn compression(configuration: &HashMap<String, String>) -> (Compression, &'static str) {
     match configuration
-        .get("delta.parquet.compression.codec")
+        .get(alluvium_txlog::properties::PARQUET_COMPRESSION_CODEC)
         .map(|s| s.to_ascii_lowercase())
         .as_deref()
     {
