@@ -564,17 +564,12 @@ mod tests {
             .thread_name(|i| format!("vacuum-pool-{i}"))
             .build()
             .unwrap();
+        assert!(alluvium_storage::par::await_threads_named("vacuum-pool", 2));
         let report = pool.install(|| vacuum(&latest, &options)).unwrap();
         assert_eq!(report.deleted.len(), n);
         assert!(report.failed.is_empty(), "{:?}", report.failed);
         let seen = watch.seen.lock().unwrap().clone();
-        // A pool thread names itself once started, so the second may not be counted yet;
-        // a thread spawned from the pool inherits its name at once.
-        assert_eq!(seen.len(), n);
-        assert!(
-            seen.iter().all(|t| (1..=2).contains(t)),
-            "threads of the pool seen at each delete: {seen:?}"
-        );
+        assert_eq!(seen, vec![2; n], "threads of the pool seen at each delete");
     }
 
     #[test]

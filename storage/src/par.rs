@@ -61,6 +61,20 @@ pub fn threads_named(prefix: &str) -> usize {
         .count()
 }
 
+/// Waits (up to 10 s) until `n` threads carry a name starting with `prefix`: a rayon pool's
+/// threads name themselves once started, so a test counts them only after they all have.
+/// Whether they did.
+#[cfg(any(test, feature = "testing"))]
+pub fn await_threads_named(prefix: &str, n: usize) -> bool {
+    for _ in 0..10_000 {
+        if threads_named(prefix) >= n {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,12 +109,16 @@ mod tests {
             .thread_name(|i| format!("par-pool-{i}"))
             .build()
             .unwrap();
+        assert!(await_threads_named("par-pool", 2));
         let items: Vec<usize> = (0..64).collect();
         let seen = pool.install(|| map_bounded(&items, 16, |_| threads_named("par-pool")));
-        // A pool thread names itself once started, so the second may not be counted yet.
-        assert!(
-            seen.iter().all(|n| matches!(n, Some(1..=2))),
-            "threads of the pool seen: {seen:?}"
-        );
+        assert_eq!(seen, vec![Some(2); 64], "threads of the pool seen");
+
+        // The control: a thread spawned from inside the pool is seen.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let spawned = pool.install(|| std::thread::spawn(move || rx.recv()));
+        assert_eq!(threads_named("par-pool"), 3);
+        drop(tx);
+        spawned.join().unwrap().unwrap_err();
     }
 }
