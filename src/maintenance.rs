@@ -92,11 +92,7 @@ impl Table {
     /// and failures while working out what is referenced (nothing is deleted then).
     pub fn vacuum(&self, options: &VacuumOptions) -> Result<VacuumReport> {
         let snapshot = self.snapshot()?;
-        let options = VacuumOptions {
-            now_ms: self.store().now_ms(),
-            ..options.clone()
-        };
-        Ok(self.run(|| vacuum(&snapshot, &options))?)
+        Ok(self.run(|| vacuum(&snapshot, options))?)
     }
 
     /// Auto-compaction after a commit that added `adds` (`delta.autoOptimize.autoCompact`):
@@ -115,10 +111,8 @@ impl Table {
             return None;
         }
         let min_files = snapshot
-            .metadata()
-            .configuration
-            .get("alluvium.autoCompact.minNumFiles")
-            .and_then(|v| v.parse::<usize>().ok())
+            .properties()
+            .auto_compact_min_num_files()
             .unwrap_or(AUTO_COMPACT_MIN_FILES);
         let target = snapshot
             .properties()

@@ -88,11 +88,7 @@ pub fn cleanup_log(snapshot: &Snapshot, now_ms: i64, dry_run: bool) -> Result<Cl
         return Ok(report);
     };
     if supports_writer_feature(snapshot.protocol(), "checkpointProtection")
-        && let Some(required) = snapshot
-            .metadata()
-            .configuration
-            .get("delta.requireCheckpointProtectionBeforeVersion")
-            .and_then(|v| v.parse::<u64>().ok())
+        && let Some(required) = snapshot.properties().require_checkpoint_protection_before()
         && anchor < required
     {
         report.skipped = Some(format!(

@@ -31,7 +31,8 @@
 //! features alluvium does not support are refused (`vacuumProtocolCheck` asks exactly that of
 //! every engine; alluvium checks always). A run that deletes writes `VACUUM START` and
 //! `VACUUM END` commits (commitInfo only) around the deletes, as Spark does, so the history
-//! shows it. Deletes run in parallel on a bounded pool.
+//! shows it. Deletes run in parallel, at most `parallelism` at a time on the caller's rayon
+//! pool (no thread is spawned).
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -73,10 +74,12 @@ pub struct VacuumOptions {
     pub dry_run: bool,
     /// Candidates from tombstones or from a listing.
     pub mode: VacuumMode,
-    /// Concurrent deletes.
+    /// Most deletes in flight at once (on the current rayon pool; 0 counts as 1).
     pub parallelism: usize,
-    /// The current time on the store's clock.
-    pub now_ms: i64,
+    /// The current time in milliseconds since the epoch: `None` (the default) reads the
+    /// table store's clock ([`alluvium_storage::ObjectStore::now_ms`]) when the run starts;
+    /// `Some` is an explicit clock for tests and tools that replay a point in time.
+    pub now_ms: Option<i64>,
 }
 
 impl Default for VacuumOptions {
@@ -87,7 +90,7 @@ impl Default for VacuumOptions {
             dry_run: false,
             mode: VacuumMode::Full,
             parallelism: 16,
-            now_ms: 0,
+            now_ms: None,
         }
     }
 }
@@ -326,7 +329,8 @@ pub fn vacuum(latest: &Snapshot, options: &VacuumOptions) -> Result<VacuumReport
             minimum_hours: table_ms as f64 / HOUR_MS as f64,
         });
     }
-    let cutoff_ms = options.now_ms.saturating_sub(retention_ms);
+    let now_ms = options.now_ms.unwrap_or_else(|| latest.store().now_ms());
+    let cutoff_ms = now_ms.saturating_sub(retention_ms);
     let from = version_at_cutoff(latest, cutoff_ms)?;
     let protected = protected_files(&from, latest)?;
     let listed = candidates(latest, options.mode, cutoff_ms)?;
@@ -385,13 +389,12 @@ pub fn vacuum(latest: &Snapshot, options: &VacuumOptions) -> Result<VacuumReport
             .map(|(p, r)| r.map_err(|e| format!("{p}: {e}")))
             .collect()
     } else {
-        match rayon::ThreadPoolBuilder::new()
-            .num_threads(options.parallelism.max(1))
-            .build()
-        {
-            Ok(pool) => pool.install(|| doomed.par_iter().map(|(p, _)| delete(p)).collect()),
-            Err(_) => doomed.iter().map(|(p, _)| delete(p)).collect(),
-        }
+        // At most `parallelism` deletes in flight on the current pool; no thread is spawned.
+        alluvium_storage::par::map_bounded(&doomed, options.parallelism, |(p, _)| delete(p))
+            .into_iter()
+            .zip(&doomed)
+            .map(|(r, (p, _))| r.unwrap_or_else(|| Err(format!("{p}: the delete did not run"))))
+            .collect()
     };
     report.failed = results.into_iter().filter_map(|r| r.err()).collect();
     let deleted = doomed.len() - report.failed.len();
@@ -421,6 +424,153 @@ pub fn vacuum(latest: &Snapshot, options: &VacuumOptions) -> Result<VacuumReport
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store that records, at each delete, how many threads of the test pool exist.
+    #[derive(Debug)]
+    struct ThreadWatch {
+        inner: alluvium_storage::StoreRef,
+        seen: std::sync::Mutex<Vec<usize>>,
+    }
+
+    impl alluvium_storage::ObjectStore for ThreadWatch {
+        fn root_uri(&self) -> String {
+            self.inner.root_uri()
+        }
+        fn get(&self, path: &StorePath) -> alluvium_storage::Result<bytes::Bytes> {
+            self.inner.get(path)
+        }
+        fn get_range(
+            &self,
+            path: &StorePath,
+            range: std::ops::Range<u64>,
+        ) -> alluvium_storage::Result<bytes::Bytes> {
+            self.inner.get_range(path, range)
+        }
+        fn head(&self, path: &StorePath) -> alluvium_storage::Result<alluvium_storage::ObjectMeta> {
+            self.inner.head(path)
+        }
+        fn put_if_absent(
+            &self,
+            path: &StorePath,
+            data: bytes::Bytes,
+        ) -> alluvium_storage::Result<()> {
+            self.inner.put_if_absent(path, data)
+        }
+        fn put(&self, path: &StorePath, data: bytes::Bytes) -> alluvium_storage::Result<()> {
+            self.inner.put(path, data)
+        }
+        fn list_dir_from(
+            &self,
+            dir: Option<&StorePath>,
+            start: &str,
+        ) -> alluvium_storage::Result<Vec<alluvium_storage::ObjectMeta>> {
+            self.inner.list_dir_from(dir, start)
+        }
+        fn list_tree(
+            &self,
+            dir: Option<&StorePath>,
+        ) -> alluvium_storage::Result<Vec<alluvium_storage::ObjectMeta>> {
+            self.inner.list_tree(dir)
+        }
+        fn delete(&self, path: &StorePath) -> alluvium_storage::Result<()> {
+            let n = alluvium_storage::par::threads_named("vacuum-pool");
+            self.seen.lock().unwrap().push(n);
+            self.inner.delete(path)
+        }
+        fn now_ms(&self) -> i64 {
+            self.inner.now_ms()
+        }
+        fn reachable_objects(
+            &self,
+            locations: &[FileLocation],
+        ) -> alluvium_storage::Result<Vec<StorePath>> {
+            self.inner.reachable_objects(locations)
+        }
+    }
+
+    /// An empty table on `store` plus `n` files no version references.
+    fn table_with_orphans(store: alluvium_storage::StoreRef, n: usize) -> Snapshot {
+        use alluvium_txlog::actions::{Format, Metadata, Protocol};
+        let mut txn = Transaction::create(store.clone(), "CREATE TABLE");
+        txn.set_protocol(Protocol {
+            min_reader_version: 1,
+            min_writer_version: 2,
+            reader_features: None,
+            writer_features: None,
+        });
+        txn.set_metadata(Metadata {
+            id: "t".into(),
+            name: None,
+            description: None,
+            format: Format::default(),
+            schema_string: r#"{"type":"struct","fields":[{"name":"a","type":"long","nullable":true,"metadata":{}}]}"#.into(),
+            partition_columns: vec![],
+            created_time: None,
+            configuration: std::collections::HashMap::new(),
+        });
+        txn.commit().unwrap();
+        for i in 0..n {
+            let p = StorePath::parse(format!("orphan-{i}.parquet")).unwrap();
+            store.put(&p, bytes::Bytes::from_static(b"x")).unwrap();
+        }
+        Snapshot::load(store, VersionSpec::Latest).unwrap()
+    }
+
+    /// Without an explicit clock VACUUM reads the store's: with no retention, files written
+    /// before the run are old enough; an explicit clock before them keeps them all.
+    #[test]
+    fn the_clock_is_the_stores_unless_given() {
+        let clock = std::sync::Arc::new(
+            alluvium_storage::InMemoryStore::new().with_manual_clock(1_000 * HOUR_MS),
+        );
+        let latest = table_with_orphans(clock.clone(), 3);
+        clock.advance_clock(HOUR_MS);
+        let mut options = VacuumOptions {
+            retention_hours: Some(0.0),
+            force: true,
+            dry_run: true,
+            ..Default::default()
+        };
+        assert_eq!(options.now_ms, None);
+        let r = vacuum(&latest, &options).unwrap();
+        assert_eq!(r.deleted.len(), 3, "{r:?}");
+        assert_eq!(r.cutoff_ms, 1_001 * HOUR_MS);
+
+        options.now_ms = Some(1_000 * HOUR_MS - 1);
+        let r = vacuum(&latest, &options).unwrap();
+        assert_eq!(r.cutoff_ms, 1_000 * HOUR_MS - 1);
+        assert!(r.deleted.is_empty(), "{r:?}");
+    }
+
+    /// VACUUM's deletes run on the caller's rayon pool, at most `parallelism` at a time, and
+    /// spawn no OS thread (an embedder bounds the engine's threads by the pool it installs).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn deletes_run_on_the_current_pool_and_spawn_no_thread() {
+        let n = 64;
+        let watch = std::sync::Arc::new(ThreadWatch {
+            inner: std::sync::Arc::new(alluvium_storage::InMemoryStore::new()),
+            seen: std::sync::Mutex::new(Vec::new()),
+        });
+        let latest = table_with_orphans(watch.clone(), n);
+        let options = VacuumOptions {
+            retention_hours: Some(0.0),
+            force: true,
+            now_ms: Some(latest.store().now_ms() + HOUR_MS),
+            ..Default::default()
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .thread_name(|i| format!("vacuum-pool-{i}"))
+            .build()
+            .unwrap();
+        assert!(alluvium_storage::par::await_threads_named("vacuum-pool", 2));
+        let report = pool.install(|| vacuum(&latest, &options)).unwrap();
+        assert_eq!(report.deleted.len(), n);
+        assert!(report.failed.is_empty(), "{:?}", report.failed);
+        let seen = watch.seen.lock().unwrap().clone();
+        assert_eq!(seen, vec![2; n], "threads of the pool seen at each delete");
+    }
 
     #[test]
     fn abandoned_temps_are_listed_where_alluvium_writes() {

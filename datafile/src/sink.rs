@@ -117,7 +117,7 @@ pub struct FileSink<'a> {
 
 fn compression(configuration: &HashMap<String, String>) -> (Compression, &'static str) {
     match configuration
-        .get("delta.parquet.compression.codec")
+        .get(alluvium_txlog::properties::PARQUET_COMPRESSION_CODEC)
         .map(|s| s.to_ascii_lowercase())
         .as_deref()
     {
@@ -419,37 +419,18 @@ impl<'a> FileSink<'a> {
         if pending.is_empty() {
             return Ok(());
         }
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let results: Vec<std::sync::Mutex<Option<Result<()>>>> = pending
-            .iter()
-            .map(|_| std::sync::Mutex::new(None))
-            .collect();
         let store = self.store;
-        // At most UPLOAD_THREADS tasks on the current pool, each taking the next file until
-        // none is left: uploads stay bounded without spawning threads.
-        rayon::scope(|scope| {
-            for _ in 0..UPLOAD_THREADS.min(pending.len()) {
-                scope.spawn(|_| {
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some((path, bytes, _)) = pending.get(i) else {
-                            break;
-                        };
-                        let r = store
-                            .put_if_absent(path, bytes.clone())
-                            .map_err(DataFileError::from);
-                        if let Some(slot) = results.get(i)
-                            && let Ok(mut slot) = slot.lock()
-                        {
-                            *slot = Some(r);
-                        }
-                    }
-                });
-            }
-        });
+        // At most UPLOAD_THREADS uploads in flight on the current pool: bounded without
+        // spawning threads.
+        let results =
+            alluvium_storage::par::map_bounded(&pending, UPLOAD_THREADS, |(path, bytes, _)| {
+                store
+                    .put_if_absent(path, bytes.clone())
+                    .map_err(DataFileError::from)
+            });
         let mut first_error = None;
         for ((_, _, add), result) in pending.into_iter().zip(results) {
-            match result.into_inner().ok().flatten() {
+            match result {
                 Some(Ok(())) => self.done.push(add),
                 Some(Err(e)) => {
                     first_error.get_or_insert(e);

@@ -29,8 +29,8 @@ use arrow_schema::DataType as ArrowType;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::scalar::Scalar;
+use alluvium_txlog::scalar::text::{format_date, format_decimal};
 use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType};
-use alluvium_txlog::value_text::{format_date, format_decimal};
 
 use crate::Result;
 use crate::arrow_util::leaf_array;

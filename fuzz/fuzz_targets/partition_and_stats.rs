@@ -19,7 +19,7 @@ use alluvium_txlog::partition::{
 use alluvium_txlog::scalar::Scalar;
 use alluvium_txlog::schema::{DataType, PrimitiveType, arrow_type};
 use alluvium_txlog::stats::{FileStats, stat_scalar};
-use alluvium_txlog::value_text::has_non_utc_offset;
+use alluvium_txlog::scalar::text::has_non_utc_offset;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -16,7 +16,9 @@ use alluvium_txlog::actions::{Add, Format, Metadata, Remove};
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
 use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match, parse_expr};
 use alluvium_txlog::features::minimal_protocol;
-use alluvium_txlog::properties::TableProperties;
+use alluvium_txlog::properties::{
+    COLUMN_MAPPING_MAX_ID, COLUMN_MAPPING_MODE, TableProperties, is_protocol_request,
+};
 use alluvium_txlog::schema::{StructType, from_arrow_schema};
 use alluvium_txlog::stats::FileStats;
 use arrow_array::{BooleanArray, RecordBatch};
@@ -91,14 +93,6 @@ impl WriteOutcome {
             WriteOutcome::Skipped { .. } => None,
         }
     }
-}
-
-/// Properties that request protocol features rather than configure the table; they are
-/// consumed when the protocol is chosen and not stored.
-fn is_protocol_request(key: &str) -> bool {
-    key.starts_with("delta.feature.")
-        || key == "delta.minReaderVersion"
-        || key == "delta.minWriterVersion"
 }
 
 /// Refuses property values the engine would ignore (see
@@ -190,13 +184,13 @@ impl Table {
         let protocol = minimal_protocol(&schema, properties);
         if matches!(
             configuration
-                .get("delta.columnMapping.mode")
+                .get(COLUMN_MAPPING_MODE)
                 .map(|m| m.to_ascii_lowercase())
                 .as_deref(),
             Some("name" | "id")
         ) {
             let max = assign_column_mapping(&mut schema, 0);
-            configuration.insert("delta.columnMapping.maxColumnId".into(), max.to_string());
+            configuration.insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
         }
         let metadata = Metadata {
             id: uuid::Uuid::new_v4().to_string(),
@@ -384,14 +378,10 @@ impl Table {
                 schema.fields.extend(new_fields);
                 let mut md = snapshot.metadata().clone();
                 if snapshot.column_mapping() != ColumnMappingMode::None {
-                    let max = md
-                        .configuration
-                        .get("delta.columnMapping.maxColumnId")
-                        .and_then(|v| v.parse().ok())
-                        .unwrap_or(0);
+                    let max = TableProperties(&md.configuration).column_mapping_max_id();
                     let max = assign_column_mapping(&mut schema, max);
                     md.configuration
-                        .insert("delta.columnMapping.maxColumnId".into(), max.to_string());
+                        .insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
                 }
                 md.schema_string = schema.to_json();
                 txn.set_metadata(md);

@@ -14,9 +14,11 @@
 //!   through the `object_store` crate, on a runtime the store owns or the embedder's
 //!   ([`StorageOptions`]); no request spawns a thread.
 //!
+//! Bounded parallel requests on the caller's rayon pool: [`par::map_bounded`].
+//!
 //! Test doubles (cargo feature `testing`, for the tests of the crates above): `CountingStore`
 //! counts calls by kind ([`RequestCounts`]); `FaultyStore` injects faults for the crash and
-//! fault tests.
+//! fault tests; `par::threads_named` counts a test pool's threads.
 //!
 //! The contract of each method is documented on [`ObjectStore`]; SPEC.md §2 restates it and
 //! names the tests that check it.
@@ -37,6 +39,7 @@ mod location;
 mod memory;
 mod no_follow;
 mod options;
+pub mod par;
 mod path;
 mod reach;
 #[cfg(feature = "object-store")]

@@ -8,6 +8,7 @@
 
 use crate::actions::{Metadata, Protocol};
 use crate::error::FeatureSide;
+use crate::properties;
 use crate::schema::{DataType, PrimitiveType, StructField, StructType};
 use crate::{LogError, Result};
 
@@ -324,21 +325,21 @@ pub fn minimal_protocol(
     }) {
         push(&mut reader, "geospatial");
     }
-    if on("delta.enableDeletionVectors") {
+    if on(properties::ENABLE_DELETION_VECTORS) {
         push(&mut reader, "deletionVectors");
     }
     if configuration
-        .get("delta.checkpointPolicy")
+        .get(properties::CHECKPOINT_POLICY)
         .is_some_and(|v| v.eq_ignore_ascii_case("v2"))
     {
         push(&mut reader, "v2Checkpoint");
     }
-    if on("delta.enableInCommitTimestamps") {
+    if on(properties::ENABLE_ICT) {
         push(&mut writer, "inCommitTimestamp");
     }
     if matches!(
         configuration
-            .get("delta.columnMapping.mode")
+            .get(properties::COLUMN_MAPPING_MODE)
             .map(|m| m.to_ascii_lowercase())
             .as_deref(),
         Some("name" | "id")
@@ -346,11 +347,11 @@ pub fn minimal_protocol(
         legacy_reader = 2;
         legacy_writer = legacy_writer.max(5);
     }
-    if on("delta.enableChangeDataFeed") {
+    if on(properties::ENABLE_CDF) {
         legacy_writer = legacy_writer.max(4);
     }
     for (k, v) in configuration {
-        if let Some(name) = k.strip_prefix("delta.feature.")
+        if let Some(name) = k.strip_prefix(properties::FEATURE_PREFIX)
             && (v.eq_ignore_ascii_case("supported") || v.eq_ignore_ascii_case("enabled"))
         {
             if SUPPORTED_READER_FEATURES.contains(&name) {

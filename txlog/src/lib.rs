@@ -11,7 +11,8 @@
 //! * [`actions`], [`commit`]: actions and commit files ("Actions", "Delta Log Entries");
 //! * [`schema`], [`column_mapping`]: schema JSON and Arrow conversion ("Schema
 //!   Serialization Format", "Column Mapping");
-//! * [`partition`], [`stats`], [`scalar`]: partition values and statistics;
+//! * [`partition`], [`stats`], [`scalar`]: partition values and statistics (the text forms
+//!   of dates, timestamps and decimals in [`scalar::text`]);
 //! * [`dv`]: deletion vectors ("Deletion Vectors");
 //! * [`log_path`], [`segment`], [`checkpoint`]: log files, listing and checkpoints;
 //! * [`replay`]: action reconciliation;
@@ -39,7 +40,6 @@ pub mod scalar;
 pub mod schema;
 pub mod segment;
 pub mod stats;
-pub mod value_text;
 
 pub use error::{FeatureSide, LogError, Result};
 

@@ -6,11 +6,11 @@
 //! from `add.partitionValues`, never from paths.
 
 use crate::scalar::Scalar;
-use crate::schema::PrimitiveType;
-use crate::value_text::{
+use crate::scalar::text::{
     format_date, format_decimal, format_java_double, format_naive_timestamp, format_timestamp,
     parse_date, parse_decimal, parse_naive_timestamp, parse_timestamp,
 };
+use crate::schema::PrimitiveType;
 use crate::{LogError, Result};
 
 /// The directory value Hive uses for NULL.

@@ -8,7 +8,8 @@
 
 use std::collections::HashMap;
 
-use crate::column_mapping::{COLUMN_MAPPING_MODE, ColumnMappingMode};
+pub use crate::column_mapping::COLUMN_MAPPING_MODE;
+use crate::column_mapping::ColumnMappingMode;
 
 /// `delta.checkpointInterval`.
 pub const CHECKPOINT_INTERVAL: &str = "delta.checkpointInterval";
@@ -48,6 +49,31 @@ pub const ENABLE_DELETION_VECTORS: &str = "delta.enableDeletionVectors";
 pub const ISOLATION_LEVEL: &str = "delta.isolationLevel";
 /// `delta.autoOptimize.autoCompact`.
 pub const AUTO_COMPACT: &str = "delta.autoOptimize.autoCompact";
+/// `delta.enableChangeDataCapture`: the older spelling of [`ENABLE_CDF`], still honoured.
+pub const ENABLE_CDC_LEGACY: &str = "delta.enableChangeDataCapture";
+/// `delta.columnMapping.maxColumnId`: the largest column id assigned so far.
+pub const COLUMN_MAPPING_MAX_ID: &str = "delta.columnMapping.maxColumnId";
+/// `delta.parquet.compression.codec`: the codec of new data files.
+pub const PARQUET_COMPRESSION_CODEC: &str = "delta.parquet.compression.codec";
+/// `delta.requireCheckpointProtectionBeforeVersion` (the `checkpointProtection` feature).
+pub const REQUIRE_CHECKPOINT_PROTECTION_BEFORE: &str =
+    "delta.requireCheckpointProtectionBeforeVersion";
+/// `alluvium.autoCompact.minNumFiles`: small files in a partition that trigger
+/// auto-compaction (alluvium's own property).
+pub const AUTO_COMPACT_MIN_NUM_FILES: &str = "alluvium.autoCompact.minNumFiles";
+/// `delta.minReaderVersion`: requests a reader version when a table is created.
+pub const MIN_READER_VERSION: &str = "delta.minReaderVersion";
+/// `delta.minWriterVersion`: requests a writer version when a table is created.
+pub const MIN_WRITER_VERSION: &str = "delta.minWriterVersion";
+/// Prefix of `delta.feature.<name>`: requests a table feature (`supported` or `enabled`).
+pub const FEATURE_PREFIX: &str = "delta.feature.";
+
+/// Whether `key` requests protocol features ([`FEATURE_PREFIX`], [`MIN_READER_VERSION`],
+/// [`MIN_WRITER_VERSION`]) rather than configures the table: such keys are consumed when
+/// the protocol is chosen and not stored.
+pub fn is_protocol_request(key: &str) -> bool {
+    key.starts_with(FEATURE_PREFIX) || key == MIN_READER_VERSION || key == MIN_WRITER_VERSION
+}
 
 const MS_PER_DAY: i64 = 24 * 3600 * 1000;
 
@@ -165,7 +191,7 @@ impl TableProperties<'_> {
 
     /// Whether change data feed is enabled.
     pub fn change_data_feed(&self) -> bool {
-        self.flag(ENABLE_CDF, false) || self.flag("delta.enableChangeDataCapture", false)
+        self.flag(ENABLE_CDF, false) || self.flag(ENABLE_CDC_LEGACY, false)
     }
 
     /// Whether writers may create deletion vectors.
@@ -176,6 +202,30 @@ impl TableProperties<'_> {
     /// Whether auto-compaction is enabled.
     pub fn auto_compact(&self) -> bool {
         self.flag(AUTO_COMPACT, false)
+    }
+
+    // The three below read the value exactly as written (untrimmed), as their callers
+    // always have.
+
+    /// [`AUTO_COMPACT_MIN_NUM_FILES`], if set to a number.
+    pub fn auto_compact_min_num_files(&self) -> Option<usize> {
+        self.0.get(AUTO_COMPACT_MIN_NUM_FILES)?.parse().ok()
+    }
+
+    /// [`COLUMN_MAPPING_MAX_ID`]: the largest column id assigned so far (0 if unset).
+    pub fn column_mapping_max_id(&self) -> i64 {
+        self.0
+            .get(COLUMN_MAPPING_MAX_ID)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// [`REQUIRE_CHECKPOINT_PROTECTION_BEFORE`], if set to a version.
+    pub fn require_checkpoint_protection_before(&self) -> Option<u64> {
+        self.0
+            .get(REQUIRE_CHECKPOINT_PROTECTION_BEFORE)?
+            .parse()
+            .ok()
     }
 }
 
@@ -213,7 +263,7 @@ pub fn validate_property(key: &str, value: &str) -> Result<(), String> {
         }
         APPEND_ONLY
         | ENABLE_CDF
-        | "delta.enableChangeDataCapture"
+        | ENABLE_CDC_LEGACY
         | ENABLE_DELETION_VECTORS
         | ENABLE_ICT
         | ENABLE_EXPIRED_LOG_CLEANUP
@@ -308,6 +358,53 @@ pub fn parse_interval_ms(text: &str) -> Result<i64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The properties the facade, datafile and compaction read are spelled here once, and
+    /// their accessors keep the callers' reading (untrimmed, default when malformed).
+    #[test]
+    fn engine_read_properties_have_their_names_and_readings() {
+        let conf: HashMap<String, String> = [
+            ("alluvium.autoCompact.minNumFiles", "7"),
+            ("delta.columnMapping.maxColumnId", "12"),
+            ("delta.requireCheckpointProtectionBeforeVersion", "30"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let p = TableProperties(&conf);
+        assert_eq!(p.auto_compact_min_num_files(), Some(7));
+        assert_eq!(p.column_mapping_max_id(), 12);
+        assert_eq!(p.require_checkpoint_protection_before(), Some(30));
+
+        let bad: HashMap<String, String> = [
+            (AUTO_COMPACT_MIN_NUM_FILES, " 7"),
+            (COLUMN_MAPPING_MAX_ID, "x"),
+            (REQUIRE_CHECKPOINT_PROTECTION_BEFORE, "-1"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let p = TableProperties(&bad);
+        assert_eq!(p.auto_compact_min_num_files(), None);
+        assert_eq!(p.column_mapping_max_id(), 0);
+        assert_eq!(p.require_checkpoint_protection_before(), None);
+        assert_eq!(PARQUET_COMPRESSION_CODEC, "delta.parquet.compression.codec");
+
+        for key in [
+            "delta.feature.deletionVectors",
+            "delta.minReaderVersion",
+            "delta.minWriterVersion",
+        ] {
+            assert!(is_protocol_request(key), "{key}");
+        }
+        for key in [
+            "delta.appendOnly",
+            "delta.features",
+            "delta.minReaderVersions",
+        ] {
+            assert!(!is_protocol_request(key), "{key}");
+        }
+    }
 
     /// Validation refuses exactly the column-mapping modes readers would not honour: a
     /// padded ` name ` used to pass validation and then read as no column mapping.

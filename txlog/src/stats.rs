@@ -9,8 +9,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::scalar::Scalar;
+use crate::scalar::text::{parse_date, parse_naive_timestamp, parse_timestamp};
 use crate::schema::PrimitiveType;
-use crate::value_text::{parse_date, parse_naive_timestamp, parse_timestamp};
 
 /// Parsed statistics of one file.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

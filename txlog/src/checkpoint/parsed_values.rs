@@ -12,7 +12,7 @@ use arrow_array::{Array, ArrayRef, StructArray};
 use arrow_schema::{DataType, TimeUnit};
 use serde_json::{Map, Number, Value};
 
-use crate::value_text::{format_date, format_decimal};
+use crate::scalar::text::{format_date, format_decimal};
 
 fn timestamp_micros(a: &ArrayRef, i: usize, unit: &TimeUnit) -> i64 {
     match unit {

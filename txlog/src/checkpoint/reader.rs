@@ -905,17 +905,10 @@ mod tests {
         assert_eq!(read.unwrap(), Vec::new());
     }
 
-    /// Threads named like the test pool's (`/proc/self/task/*/comm`). On Linux a thread
-    /// inherits its creator's name, so a thread spawned from inside the pool counts too.
+    /// Threads named like the test pool's (see `alluvium_storage::par::threads_named`).
     #[cfg(target_os = "linux")]
     fn pool_threads() -> usize {
-        std::fs::read_dir("/proc/self/task")
-            .unwrap()
-            .filter(|t| {
-                std::fs::read_to_string(t.as_ref().unwrap().path().join("comm"))
-                    .is_ok_and(|c| c.starts_with("ckpt-pool"))
-            })
-            .count()
+        alluvium_storage::par::threads_named("ckpt-pool")
     }
 
     /// Decoding a checkpoint of many row groups runs on the caller's rayon pool and spawns
@@ -959,6 +952,8 @@ mod tests {
             .thread_name(|i| format!("ckpt-pool-{i}"))
             .build()
             .unwrap();
+        // Pool threads name themselves once started: count only after both have.
+        assert!(alluvium_storage::par::await_threads_named("ckpt-pool", 2));
         let mut seen = Threads(Vec::new(), 0);
         pool.install(|| visit_parquet_actions("x.parquet", data, &mut seen))
             .unwrap();

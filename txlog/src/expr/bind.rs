@@ -3,8 +3,8 @@
 use super::{CmpOp, Expr, Literal};
 use crate::column_mapping::ColumnMappingMode;
 use crate::scalar::Scalar;
+use crate::scalar::text::{parse_date, parse_decimal, parse_naive_timestamp, parse_timestamp};
 use crate::schema::{DataType, PrimitiveType, StructType};
-use crate::value_text::{parse_date, parse_decimal, parse_naive_timestamp, parse_timestamp};
 use crate::{LogError, Result};
 
 /// A column reference resolved against the schema.

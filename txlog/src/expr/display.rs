@@ -7,7 +7,7 @@ use std::fmt;
 
 use super::{Expr, Literal};
 use crate::scalar::Scalar;
-use crate::value_text::{format_date, format_decimal, format_naive_timestamp, format_timestamp};
+use crate::scalar::text::{format_date, format_decimal, format_naive_timestamp, format_timestamp};
 
 /// Words of the grammar, which a bare column name must not be.
 const KEYWORDS: [&str; 10] = [

@@ -25,9 +25,9 @@ use super::bind::{BoundColumn, Predicate};
 use crate::actions::OptStringMap;
 use crate::partition::parse_partition_value;
 use crate::scalar::Scalar;
+use crate::scalar::text::has_non_utc_offset;
 use crate::schema::PrimitiveType;
 use crate::stats::{FileStats, stat_scalar};
-use crate::value_text::has_non_utc_offset;
 
 /// What skipping knows about one file.
 #[derive(Debug, Clone, Copy)]

@@ -1,4 +1,7 @@
-//! Typed single values: partition values, statistics bounds and expression literals.
+//! Typed single values: partition values, statistics bounds and expression literals, and
+//! (in [`text`]) the text forms of dates, timestamps and decimals they are written in.
+
+pub mod text;
 
 use std::cmp::Ordering;
 use std::sync::Arc;

@@ -125,6 +125,12 @@ pub fn format_naive_timestamp_millis(micros: i64) -> String {
 
 /// Parses decimal text (`-12.340`, `1.2E+3`) into an unscaled value at `scale`.
 /// Digits beyond the scale must be zeros (the value must be exact).
+///
+/// Not `arrow_cast::parse::parse_decimal`: arrow rounds digits beyond the scale (`1.005` at
+/// scale 2 becomes 101), while a statistic or partition value must be exact, so an inexact
+/// value is refused here (`None`) rather than silently widened or narrowed. This also
+/// accepts the exponent forms Delta's writers produce (`1.2E+3`) and refuses a huge
+/// exponent without materialising its zeros.
 pub fn parse_decimal(s: &str, precision: u8, scale: u8) -> Option<i128> {
     let s = s.trim();
     let (mantissa, exp) = match s.find(['e', 'E']) {
@@ -177,23 +183,21 @@ pub fn parse_decimal(s: &str, precision: u8, scale: u8) -> Option<i128> {
     Some(if neg { -v } else { v })
 }
 
-/// Formats an unscaled decimal with all its scale digits (`1.230`).
+/// Formats an unscaled decimal with all its scale digits (`1.230`, `-0.005`, `7` at scale
+/// 0), through arrow's decimal formatting (the same text; `format_decimal_matches_ours`
+/// compares it with the printer this replaced).
 pub fn format_decimal(value: i128, scale: u8) -> String {
-    let neg = value < 0;
-    let digits = value.unsigned_abs().to_string();
-    let scale = usize::from(scale);
-    let body = if scale == 0 {
-        digits
-    } else if digits.len() > scale {
-        format!(
-            "{}.{}",
-            &digits[..digits.len() - scale],
-            &digits[digits.len() - scale..]
-        )
-    } else {
-        format!("0.{}{}", "0".repeat(scale - digits.len()), digits)
-    };
-    if neg { format!("-{body}") } else { body }
+    use arrow_array::types::{Decimal128Type, DecimalType};
+    // Arrow takes the scale as an i8. Delta's scales stop at 38; beyond the 39 digits an
+    // i128 can have, every further scale digit is one more leading zero after the point.
+    const ALL_DIGITS: i8 = 39;
+    let shown = i8::try_from(scale).map_or(ALL_DIGITS, |s| s.min(ALL_DIGITS));
+    let text = Decimal128Type::format_decimal(value, 38, shown);
+    let extra = usize::from(scale).saturating_sub(39);
+    if extra == 0 {
+        return text;
+    }
+    text.replacen("0.", &format!("0.{}", "0".repeat(extra)), 1)
 }
 
 /// Formats a double the way Java's `Double.toString` does for the common cases Delta
@@ -225,6 +229,63 @@ pub fn format_java_double(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The printer [`format_decimal`] had before it used arrow's, kept as the reference.
+    fn reference_format_decimal(value: i128, scale: u8) -> String {
+        let neg = value < 0;
+        let digits = value.unsigned_abs().to_string();
+        let scale = usize::from(scale);
+        let body = if scale == 0 {
+            digits
+        } else if digits.len() > scale {
+            format!(
+                "{}.{}",
+                &digits[..digits.len() - scale],
+                &digits[digits.len() - scale..]
+            )
+        } else {
+            format!("0.{}{}", "0".repeat(scale - digits.len()), digits)
+        };
+        if neg { format!("-{body}") } else { body }
+    }
+
+    /// Arrow's decimal text is ours on the edge cases: zero, negative, scale 0, scale equal
+    /// to the digits and to the precision, the i128 extremes, and scales beyond Delta's 38.
+    #[test]
+    fn format_decimal_matches_ours() {
+        let values = [
+            0,
+            1,
+            -1,
+            5,
+            -5,
+            123,
+            -123,
+            10i128.pow(37),
+            -(10i128.pow(37)),
+            10i128.pow(38) - 1,
+            -(10i128.pow(38) - 1),
+            i128::MAX,
+            i128::MIN,
+            i128::MIN + 1,
+        ];
+        for v in values {
+            for scale in [0, 1, 2, 3, 18, 37, 38, 39, 40, 127, 128, 200, 255] {
+                assert_eq!(
+                    format_decimal(v, scale),
+                    reference_format_decimal(v, scale),
+                    "{v} at scale {scale}"
+                );
+            }
+        }
+        assert_eq!(format_decimal(-5, 3), "-0.005");
+        assert_eq!(format_decimal(0, 2), "0.00");
+        assert_eq!(format_decimal(12345, 5), "0.12345");
+        assert_eq!(
+            format_decimal(-(10i128.pow(38) - 1), 38),
+            format!("-0.{}", "9".repeat(38))
+        );
+    }
 
     #[test]
     fn dates_and_timestamps() {
