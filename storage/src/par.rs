@@ -18,6 +18,11 @@ where
     R: Send,
     F: Fn(&T) -> R + Sync,
 {
+    // One item gains nothing from the pool: run it here, without handing it to a pool
+    // thread and waking it (a one-row append uploads one file).
+    if items.len() <= 1 {
+        return items.iter().map(|item| Some(f(item))).collect();
+    }
     let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
     rayon::scope(|scope| {
