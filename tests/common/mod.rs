@@ -217,3 +217,26 @@ pub fn count_rows(table: &std::path::Path) -> alluvium::Result<usize> {
         .execute_to_vec()?;
     Ok(batches.iter().map(RecordBatch::num_rows).sum())
 }
+
+/// The `id` column (Int64) of the latest snapshot of `table`, sorted.
+pub fn sorted_ids(table: &alluvium::Table) -> Vec<i64> {
+    let batches = alluvium::ScanBuilder::new(table.snapshot().unwrap())
+        .with_columns(["id"])
+        .build()
+        .unwrap()
+        .execute_to_vec()
+        .unwrap();
+    let mut out: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| {
+            b.column(0)
+                .as_any()
+                .downcast_ref::<arrow::array::Int64Array>()
+                .unwrap()
+                .values()
+                .to_vec()
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}

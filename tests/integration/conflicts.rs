@@ -4,10 +4,11 @@
 //! wrong: concurrent predicate overwrites of one partition (delta-rs#3622), two deletes of
 //! the same file (delta#7163), compaction next to appends (delta-rs#2700).
 
+use crate::common;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::{Error, ErrorKind, ScanBuilder, Snapshot, Table, WriteOptions, WriteOutcome};
+use alluvium::{Error, ErrorKind, Snapshot, Table, WriteOptions, WriteOutcome};
 use alluvium_mvcc::{ConflictKind, MvccError, Transaction};
 use alluvium_txlog::actions::{DomainMetadata, Remove};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
@@ -62,28 +63,6 @@ fn kind(r: alluvium::Result<WriteOutcome>) -> Option<ConflictKind> {
     }
 }
 
-fn ids(t: &Table) -> Vec<i64> {
-    let batches = ScanBuilder::new(t.snapshot().unwrap())
-        .with_columns(["id"])
-        .build()
-        .unwrap()
-        .execute_to_vec()
-        .unwrap();
-    let mut out: Vec<i64> = batches
-        .iter()
-        .flat_map(|b| {
-            b.column(0)
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .unwrap()
-                .values()
-                .to_vec()
-        })
-        .collect();
-    out.sort_unstable();
-    out
-}
-
 /// A compaction of `p`'s files: the same rows rewritten, `dataChange=false`.
 fn compact(t: &Table, base: &Snapshot, p: &str) -> alluvium::Result<()> {
     let mut txn = Transaction::new(base, "OPTIMIZE");
@@ -124,7 +103,7 @@ fn blind_append_vs_blind_append_both_commit() {
     t.append([batch(&[10], "x")], &WriteOptions::default())
         .unwrap();
     assert_eq!(kind(t.append([batch(&[11], "x")], &pinned(&s))), None);
-    assert_eq!(ids(&t), vec![1, 2, 3, 10, 11]);
+    assert_eq!(common::sorted_ids(&t), vec![1, 2, 3, 10, 11]);
 }
 
 #[test]
@@ -133,7 +112,7 @@ fn blind_append_vs_delete_commits() {
     let s = t.snapshot().unwrap();
     t.delete_str("p = 'x'", &WriteOptions::default()).unwrap();
     assert_eq!(kind(t.append([batch(&[10], "x")], &pinned(&s))), None);
-    assert_eq!(ids(&t), vec![3, 10]);
+    assert_eq!(common::sorted_ids(&t), vec![3, 10]);
 }
 
 #[test]
@@ -147,7 +126,7 @@ fn blind_append_vs_compaction_commits_both_ways() {
     t.append([batch(&[11], "x")], &WriteOptions::default())
         .unwrap();
     compact(&t, &s, "x").unwrap();
-    assert_eq!(ids(&t), vec![1, 2, 3, 10, 11]);
+    assert_eq!(common::sorted_ids(&t), vec![1, 2, 3, 10, 11]);
 }
 
 #[test]
@@ -208,7 +187,7 @@ fn delete_vs_append_into_the_deleted_partition_conflicts() {
         Some(ConflictKind::ConcurrentAppend)
     );
     assert_eq!(
-        ids(&t),
+        common::sorted_ids(&t),
         vec![1, 2, 3, 10],
         "nothing of the failed delete landed"
     );
@@ -221,7 +200,7 @@ fn delete_vs_append_into_another_partition_commits() {
     t.append([batch(&[10], "y")], &WriteOptions::default())
         .unwrap();
     assert_eq!(kind(t.delete_str("p = 'x'", &pinned(&s))), None);
-    assert_eq!(ids(&t), vec![3, 10]);
+    assert_eq!(common::sorted_ids(&t), vec![3, 10]);
 }
 
 #[test]
@@ -246,7 +225,7 @@ fn two_deletes_of_the_same_file_conflict() {
         ),
         "{k:?}"
     );
-    assert_eq!(ids(&t), vec![2, 3]);
+    assert_eq!(common::sorted_ids(&t), vec![2, 3]);
 }
 
 #[test]
@@ -285,7 +264,11 @@ fn concurrent_predicate_overwrites_of_one_partition_conflict() {
         ),
         "{k:?}"
     );
-    assert_eq!(ids(&t), vec![3, 20], "exactly one overwrite's rows");
+    assert_eq!(
+        common::sorted_ids(&t),
+        vec![3, 20],
+        "exactly one overwrite's rows"
+    );
 }
 
 #[test]
@@ -302,7 +285,7 @@ fn overwrites_of_different_partitions_commit() {
         kind(t.overwrite_str([batch(&[30], "y")], Some("p = 'y'"), &pinned(&s))),
         None
     );
-    assert_eq!(ids(&t), vec![20, 30]);
+    assert_eq!(common::sorted_ids(&t), vec![20, 30]);
 }
 
 #[test]
@@ -330,7 +313,7 @@ fn compaction_vs_delete_of_its_input_conflicts() {
         ),
         "{e}"
     );
-    assert_eq!(ids(&t), vec![3]);
+    assert_eq!(common::sorted_ids(&t), vec![3]);
 }
 
 /// A rewrite whose read files are not live at its read version is refused before it
@@ -360,7 +343,7 @@ fn a_rewrite_of_files_not_live_at_its_read_version_is_refused() {
         fresh.version(),
         "nothing committed"
     );
-    assert_eq!(ids(&t), vec![3]);
+    assert_eq!(common::sorted_ids(&t), vec![3]);
 }
 
 #[test]
@@ -378,7 +361,7 @@ fn same_application_concurrently_conflicts() {
         Some(ConflictKind::ConcurrentTransaction)
     );
     assert_eq!(
-        ids(&t),
+        common::sorted_ids(&t),
         vec![1, 2, 3, 10],
         "the replay did not duplicate rows"
     );

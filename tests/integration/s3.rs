@@ -132,28 +132,6 @@ fn batch(ids: std::ops::Range<i64>) -> RecordBatch {
     .unwrap()
 }
 
-fn ids(table: &Table) -> Vec<i64> {
-    let batches = ScanBuilder::new(table.snapshot().unwrap())
-        .with_columns(["id"])
-        .build()
-        .unwrap()
-        .execute_to_vec()
-        .unwrap();
-    let mut out: Vec<i64> = batches
-        .iter()
-        .flat_map(|b| {
-            b.column(0)
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .unwrap()
-                .values()
-                .to_vec()
-        })
-        .collect();
-    out.sort_unstable();
-    out
-}
-
 fn data_files(store: &dyn ObjectStore) -> BTreeSet<String> {
     store
         .list_tree(None)
@@ -196,7 +174,7 @@ fn create_append_delete_checkpoint_optimize_vacuum() {
     let fresh = open(&uri, &[]).snapshot().unwrap();
     assert_eq!(fresh.version(), 11);
     assert_eq!(fresh.report().requests.list, 1, "{:?}", fresh.report());
-    assert_eq!(ids(&table), expected);
+    assert_eq!(common::sorted_ids(&table), expected);
 
     table
         .delete_str("id = 41", &WriteOptions::default())
@@ -206,13 +184,13 @@ fn create_append_delete_checkpoint_optimize_vacuum() {
         .checkpoint(&alluvium_compaction::CheckpointConfig::default())
         .unwrap();
     assert_eq!(cp.version, 12);
-    assert_eq!(ids(&open(&uri, &[])), expected);
+    assert_eq!(common::sorted_ids(&open(&uri, &[])), expected);
 
     let before = data_files(table.store().as_ref());
     let opt = table.optimize(&OptimizeOptions::default()).unwrap();
     assert!(opt.files_removed > 2, "{opt:?}");
     assert_eq!(opt.files_added, 2, "one file per partition: {opt:?}");
-    assert_eq!(ids(&table), expected);
+    assert_eq!(common::sorted_ids(&table), expected);
     assert_eq!(table.snapshot().unwrap().num_files(), 2);
 
     let vac = table
@@ -232,7 +210,7 @@ fn create_append_delete_checkpoint_optimize_vacuum() {
         .collect();
     assert_eq!(data_files(table.store().as_ref()), live);
     assert!(live.is_disjoint(&before) || before.is_empty());
-    assert_eq!(ids(&open(&uri, &[])), expected);
+    assert_eq!(common::sorted_ids(&open(&uri, &[])), expected);
 }
 
 #[test]
@@ -257,7 +235,7 @@ fn writes_without_put_if_absent_are_refused_unless_single_writer() {
     single
         .append([batch(0..5)], &WriteOptions::default())
         .unwrap();
-    assert_eq!(ids(&single), (0..5).collect::<Vec<_>>());
+    assert_eq!(common::sorted_ids(&single), (0..5).collect::<Vec<_>>());
     // Appends check before uploading anything.
     let e = refused
         .append([batch(5..6)], &WriteOptions::default())

@@ -2,10 +2,11 @@
 //! writer, several operations in one commit, conflicts, and the post-commit policy the
 //! built-in operations run (SPEC.md §7).
 
+use crate::common;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::{AppTransaction, ConflictKind, ErrorKind, ScanBuilder, Table, WriteOptions};
+use alluvium::{AppTransaction, ConflictKind, ErrorKind, Table, WriteOptions};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 
@@ -35,28 +36,6 @@ fn table(properties: &[(&str, &str)]) -> Table {
         .collect();
     t.create(&schema(), &["p".into()], &props).unwrap();
     t
-}
-
-fn ids(t: &Table) -> Vec<i64> {
-    let batches = ScanBuilder::new(t.snapshot().unwrap())
-        .with_columns(["id"])
-        .build()
-        .unwrap()
-        .execute_to_vec()
-        .unwrap();
-    let mut out: Vec<i64> = batches
-        .iter()
-        .flat_map(|b| {
-            b.column(0)
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .unwrap()
-                .values()
-                .to_vec()
-        })
-        .collect();
-    out.sort_unstable();
-    out
 }
 
 #[test]
@@ -93,7 +72,7 @@ fn two_writes_and_a_property_change_land_as_one_version() {
         Some("true")
     );
     assert_eq!(s.app_transaction_version("ingest", 0), Some(7));
-    assert_eq!(ids(&t), vec![1, 2, 3]);
+    assert_eq!(common::sorted_ids(&t), vec![1, 2, 3]);
 }
 
 #[test]
@@ -104,7 +83,7 @@ fn files_written_but_not_staged_are_not_committed() {
     let _dropped = txn.write_files([batch(&[2], "x")]).unwrap();
     txn.add_files(kept);
     txn.commit().unwrap();
-    assert_eq!(ids(&t), vec![1]);
+    assert_eq!(common::sorted_ids(&t), vec![1]);
 }
 
 #[test]
