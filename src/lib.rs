@@ -44,6 +44,7 @@ mod maintenance;
 mod report;
 pub mod scan;
 mod table;
+mod text_input;
 mod transaction;
 mod verify;
 mod write;
@@ -70,6 +71,7 @@ pub use scan::{
     variants_as_json_schema,
 };
 pub use table::Table;
+pub use text_input::{column_list, timestamp_ms};
 pub use transaction::Transaction;
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
 pub use write::{AppTransaction, DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};
@@ -80,7 +82,10 @@ pub use alluvium_txlog::actions::{
 };
 pub use alluvium_txlog::expr::{CmpOp, Expr, Literal, parse_expr};
 pub use alluvium_txlog::scalar::Scalar;
-pub use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType};
+pub use alluvium_txlog::schema::{
+    DataType, EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, PrimitiveType, StructField, StructType,
+    VARIANT_EXTENSION, arrow_schema,
+};
 // Maintenance:
 pub use alluvium_compaction::optimize::Progress;
 pub use alluvium_compaction::{
@@ -91,7 +96,8 @@ pub use alluvium_txlog::checkpoint::CheckpointOutput;
 pub use alluvium_txlog::dv::DeletionVectorDescriptor;
 // Storage:
 pub use alluvium_storage::{
-    InMemoryStore, LocalFsStore, ObjectMeta, ObjectStore, RequestCounts, StorePath, StoreRef,
+    FileLocation, InMemoryStore, LocalFsStore, ObjectMeta, ObjectStore, PutIfAbsentSupport,
+    REMOTE_SCHEMES, RequestCounts, StorageOptions, StorePath, StoreRef, remote_scheme,
 };
 // Errors (the lower layers' types are those the variants of `Error` wrap):
 pub use alluvium_compaction::MaintenanceError;

@@ -6,8 +6,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use alluvium::Error;
-use alluvium::compaction::MaintenanceError;
-use alluvium::mvcc::MvccError;
+use alluvium::{MaintenanceError, MvccError};
 
 use crate::STORAGE_OPTIONS_ENV;
 use crate::report::is_broken_pipe;

@@ -3,7 +3,6 @@
 
 use std::io::Write;
 
-use alluvium::txlog::path::resolve;
 use alluvium::{Error, Result, VersionSpec};
 use clap::Args;
 
@@ -26,7 +25,9 @@ pub fn run(a: FilesArgs) -> Result<()> {
     let mut paths: Vec<String> = snapshot
         .files()
         .map(|f| {
-            resolve(&f.path, snapshot.root()).map(|l| escape_control(&l.to_string()).into_owned())
+            snapshot
+                .file_location(&f.path)
+                .map(|l| escape_control(&l.to_string()).into_owned())
         })
         .collect::<std::result::Result<_, _>>()?;
     paths.sort();

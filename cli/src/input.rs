@@ -91,9 +91,9 @@ fn schema_of(path: &str, k: Kind, known: Option<&Schema>) -> Result<SchemaRef> {
 fn holds_variant(f: &Field) -> bool {
     use arrow::datatypes::DataType as T;
     f.metadata()
-        .get(alluvium::txlog::schema::EXTENSION_NAME_KEY)
+        .get(alluvium::EXTENSION_NAME_KEY)
         .map(String::as_str)
-        == Some(alluvium::txlog::schema::VARIANT_EXTENSION)
+        == Some(alluvium::VARIANT_EXTENSION)
         || match f.data_type() {
             T::Struct(fs) => fs.iter().any(|c| holds_variant(c)),
             T::List(c) | T::LargeList(c) | T::FixedSizeList(c, _) | T::Map(c, _) => {

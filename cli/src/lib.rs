@@ -122,10 +122,7 @@ impl VersionArgs {
 
 /// Parses a `--timestamp` value into milliseconds since the epoch.
 fn parse_timestamp_arg(t: &str) -> Result<i64> {
-    if let Ok(ms) = t.trim().parse::<i64>() {
-        return Ok(ms);
-    }
-    alluvium::txlog::scalar::text::parse_timestamp(t).map(|us| us.div_euclid(1000)).ok_or_else(|| {
+    alluvium::timestamp_ms(t).ok_or_else(|| {
         Error::InvalidArgument(format!(
             "invalid --timestamp {t:?}: use RFC 3339 (2024-01-31T12:00:00Z), `YYYY-MM-DD[ HH:MM:SS]` (UTC) or epoch milliseconds"
         ))

@@ -5,10 +5,9 @@
 use std::time::{Duration, Instant};
 
 use alluvium::Result;
-use alluvium::compaction::MaintenanceError;
-use alluvium::compaction::optimize::{OptimizeOptions, Progress};
-use alluvium::compaction::vacuum::{VacuumMode, VacuumOptions};
-use alluvium::txlog::properties::split_column_list;
+use alluvium::{
+    MaintenanceError, OptimizeOptions, Progress, VacuumMode, VacuumOptions, column_list,
+};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -86,11 +85,7 @@ pub fn optimize(a: OptimizeArgs) -> Result<()> {
     let mut options = OptimizeOptions {
         partition_filter: a.filter.as_deref().map(alluvium::parse_expr).transpose()?,
         target_size: a.target_size,
-        zorder_by: a
-            .zorder
-            .as_deref()
-            .map(split_column_list)
-            .unwrap_or_default(),
+        zorder_by: a.zorder.as_deref().map(column_list).unwrap_or_default(),
         ..Default::default()
     };
     if let Some(b) = a.max_commit_bytes {

@@ -25,7 +25,7 @@ pub fn open(location: &str) -> Result<Table> {
 /// # Errors
 /// As [`open`].
 pub fn open_with_fsync(location: &str, durable: bool) -> Result<Table> {
-    if alluvium::storage::remote_scheme(location).is_none() {
+    if alluvium::remote_scheme(location).is_none() {
         return Table::open_local(location, durable);
     }
     let pairs = env_pairs()?;

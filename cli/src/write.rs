@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 
 use alluvium::MvccError;
-use alluvium::txlog::schema::{StructType, arrow_schema};
 use alluvium::{CommitSummary, Error, Result, Table, WriteOptions, WriteOutcome};
+use alluvium::{StructType, arrow_schema};
 use arrow::datatypes::Schema;
 use clap::Args;
 

@@ -4,8 +4,8 @@
 //! every row exactly once.
 
 use alluvium::ScanBuilder;
-use alluvium::txlog::log_path::LogFileKind;
-use alluvium::txlog::segment::list_log_from;
+use alluvium_txlog::log_path::LogFileKind;
+use alluvium_txlog::segment::list_log_from;
 
 use super::common::BIN;
 

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::Table;
-use alluvium::txlog::schema::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY};
+use alluvium::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY};
 use arrow::datatypes::{DataType, Field, Schema};
 
 use super::common::{conformance, ok, run as cli};

@@ -107,6 +107,16 @@ impl Snapshot {
         &self.root
     }
 
+    /// Where the data file an `add` or `remove` names by `path` lives: a path inside the
+    /// table, or an absolute URI outside it (the protocol allows both).
+    ///
+    /// # Errors
+    /// [`alluvium_txlog::LogError::InvalidAction`] for a path that does not decode or escapes
+    /// the table root.
+    pub fn file_location(&self, path: &str) -> crate::Result<alluvium_storage::FileLocation> {
+        Ok(alluvium_txlog::path::resolve(path, &self.root)?)
+    }
+
     /// The version.
     pub fn version(&self) -> Version {
         self.state.version()
