@@ -426,7 +426,7 @@ mod tests {
                 ])) as ArrayRef,
             ),
         ]);
-        let m = Decimal128Array::from(vec![Some(150), Some(-275), None, Some(99_999_999_99)])
+        let m = Decimal128Array::from(vec![Some(150), Some(-275), None, Some(9_999_999_999)])
             .with_precision_and_scale(10, 2)
             .unwrap();
         let b = RecordBatch::try_new(
@@ -585,7 +585,7 @@ mod tests {
             .as_primitive::<arrow_array::types::Decimal128Type>()
             .iter()
             .collect();
-        assert_eq!(v, vec![Some(250), Some(-175), None, Some(100_000_000_99)]);
+        assert_eq!(v, vec![Some(250), Some(-175), None, Some(10_000_000_099)]);
         let v = eval_rows("m * 2.5", &[0, 1]).unwrap();
         assert_eq!(v.data_type(), &ArrowType::Decimal128(13, 3));
         let v: Vec<_> = v
