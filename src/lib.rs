@@ -37,7 +37,9 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 #![deny(missing_docs)]
 
+mod alter;
 mod describe;
+mod dml;
 mod error;
 mod history;
 mod maintenance;

@@ -79,6 +79,8 @@ enum Command {
     Overwrite(write::OverwriteArgs),
     /// Delete the rows matching --filter.
     Delete(write::DeleteArgs),
+    /// Set or unset table properties, upgrading the protocol as they require.
+    Alter(write::AlterArgs),
     /// Write a checkpoint of the latest version now.
     Checkpoint(maintenance::CheckpointArgs),
     /// Delete log files older than delta.logRetentionDuration (only below a checkpoint).
@@ -148,6 +150,7 @@ pub fn run() -> Result<ExitCode> {
         Command::Append(a) => write::append(a),
         Command::Overwrite(a) => write::overwrite(a),
         Command::Delete(a) => write::delete(a),
+        Command::Alter(a) => write::alter(a),
         Command::Checkpoint(a) => maintenance::checkpoint(a),
         Command::CleanupLog(a) => maintenance::cleanup_log(a),
         Command::Optimize(a) => optimize::optimize(a),

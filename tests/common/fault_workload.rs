@@ -42,6 +42,8 @@ pub fn batch(rows: &[(i64, &str)]) -> RecordBatch {
 #[derive(Clone, Copy)]
 pub enum Op {
     Create,
+    /// Create with deletion vectors enabled (DELETE then writes DVs).
+    CreateDv,
     /// Create with a checkpoint every 2 commits and a log retention of 1 day.
     CreateCheckpointing,
     /// Move the store clock forward (in-memory stores; no-op on disk).
@@ -65,6 +67,17 @@ pub const WORKLOAD: &[Op] = &[
     Op::Append(&[(6, "c")]),
 ];
 
+/// DELETEs by deletion vector: a new DV, a DV extended into a new DV file, a file whose
+/// last live row goes (a plain remove), around appends.
+pub const DV_WORKLOAD: &[Op] = &[
+    Op::CreateDv,
+    Op::Append(&[(1, "a"), (2, "a"), (3, "a")]),
+    Op::Delete(2),
+    Op::Append(&[(4, "a")]),
+    Op::Delete(3),
+    Op::Delete(1),
+];
+
 pub const CHECKPOINT_WORKLOAD: &[Op] = &[
     Op::CreateCheckpointing,
     Op::Append(&[(1, "a"), (2, "a")]),
@@ -83,6 +96,7 @@ pub fn model(ops: &[Op]) -> Vec<(i64, String)> {
     for op in ops {
         match op {
             Op::Create
+            | Op::CreateDv
             | Op::CreateCheckpointing
             | Op::AdvanceDays(_)
             | Op::Checkpoint
@@ -112,6 +126,15 @@ pub fn run(
         Op::Create => {
             return table
                 .create(&schema(), &["p".into()], &HashMap::new())
+                .map(|r| Some((r.commit.txn_id, r.commit.version)));
+        }
+        Op::CreateDv => {
+            let props = HashMap::from([(
+                "delta.enableDeletionVectors".to_string(),
+                "true".to_string(),
+            )]);
+            return table
+                .create(&schema(), &["p".into()], &props)
                 .map(|r| Some((r.commit.txn_id, r.commit.version)));
         }
         Op::CreateCheckpointing => {
