@@ -283,6 +283,11 @@ def case_spark_dv_tables() -> None:
         before = ours(table, None)
         compare(f"spark_dv {name} before", table, None, mine=before, engines=engines)
         alluvium("delete", table, "--filter", predicate)
+        latest = json.loads(alluvium("inspect", table, "--json"))["version"]
+        with open(os.path.join(table, "_delta_log", f"{latest:020}.json")) as fh:
+            wrote_dv = any((json.loads(line).get("add") or {}).get("deletionVector") for line in fh if line.strip())
+        print(f"  spark_dv {name}: DELETE {predicate!r} committed v{latest} "
+              f"({'with deletion vectors' if wrote_dv else 'copy-on-write'})")
         after = ours(table, None)
         if after["rows"] >= before["rows"]:
             FAILURES.append(f"spark_dv {name}: DELETE {predicate!r} removed no row ({before['rows']} -> {after['rows']})")
