@@ -31,8 +31,9 @@ What is timed (whole operations, as the issue asks):
              straight from this script would inherit this interpreter's peak in ru_maxrss).
   Runs alternate which engine goes first. Each run gets a fresh copy of the base table.
 
-Output: one JSON line per (op, flavour) with both medians (min/max too), the ratio
-delta_rs_median_s / alluvium_median_s (above 1: alluvium is faster), the bytes each engine's
+Output: one JSON line per (op, flavour) on stdout (versions and base-table notes go to
+stderr) with both medians (min/max too), the ratio delta_rs_median_s / alluvium_median_s
+(above 1: alluvium is faster), the bytes each engine's
 commit added to the table (new data files + new DV files, measured on disk), peak RSS of each
 process (delta-rs: the whole Python process, VmHWM), files added/removed by the last run's
 commit, whether it wrote a deletion vector, and `agree`: the last run's tables of both engines
@@ -508,7 +509,7 @@ def main() -> int:
     os.makedirs(os.path.join(work, "run"), exist_ok=True)
     print(json.dumps({"info": "versions", "deltalake": deltalake.__version__, "duckdb": duckdb.__version__,
                       "python": sys.version.split()[0], "alluvium": a.alluvium_bin, "rows": a.rows,
-                      "files": a.files, "repeat": a.repeat, "cpus": os.cpu_count()}), flush=True)
+                      "files": a.files, "repeat": a.repeat, "cpus": os.cpu_count()}), file=sys.stderr, flush=True)
     bases = {}
     for fl in flavours:
         path = os.path.join(work, "base_" + fl)
@@ -524,9 +525,9 @@ def main() -> int:
             meta.update({"rows": a.rows, "files_requested": a.files, "config": FLAVOURS[fl]})
             with open(meta_path, "w") as fh:
                 json.dump(meta, fh)
-            print(json.dumps({"info": "base table built", "flavour": fl, **meta}), flush=True)
+            print(json.dumps({"info": "base table built", "flavour": fl, **meta}), file=sys.stderr, flush=True)
         else:
-            print(json.dumps({"info": "base table reused", "flavour": fl, **meta}), flush=True)
+            print(json.dumps({"info": "base table reused", "flavour": fl, **meta}), file=sys.stderr, flush=True)
         bases[fl] = path
     sources = {}
     for op in ops:
