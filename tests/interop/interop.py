@@ -24,6 +24,13 @@ Cases:
                     the state that JSON replay of the full log gives (alluvium reading a copy
                     without checkpoints). A peer that refuses a checkpoint flavour it does not
                     support is reported, not counted as agreement.
+  spark_dv_tables   copies of the Spark-written deletion-vector tables of the conformance
+                    set (tests/data/conformance: table-with-dv-small, with-short-dv,
+                    basic-dv-no-checkpoint, dv-with-columnmapping, the last partitioned and
+                    column-mapped); alluvium deletes rows from each (some in files that
+                    already carry a DV); before and after, delta-rs (QueryBuilder), DuckDB and
+                    polars (not on the column-mapped one: it refuses columnMapping) must
+                    read exactly what alluvium reads.
   s3                (only with ALLUVIUM_S3_ENDPOINT set: the loopback S3 server of .ci/run)
                     alluvium creates, appends, deletes and checkpoints a partitioned table in
                     the bucket; at every version delta-rs, reading the s3:// URI with
@@ -254,6 +261,39 @@ def case_checkpoints() -> None:
         compare(f"checkpoints {name}", trimmed, None, mine=expected, unsupported_ok=(name == "v2_sidecars"))
 
 
+# Spark-written DV tables of the conformance set, a predicate deleting some live rows of each
+# (every one touches a file that already has a DV, so a DV writer must union the old
+# deletions with the new ones), and the peers that read it: polars' delta reader (2.1)
+# refuses the columnMapping reader feature.
+ALL_READERS = ["deltalake", "duckdb", "polars"]
+SPARK_DV_TABLES = [
+    ("table-with-dv-small", "value = 1 OR value > 6", ALL_READERS),
+    ("with-short-dv", "id IN (1, 2, 7)", ALL_READERS),
+    ("basic-dv-no-checkpoint", "id = 3 OR id > 7", ALL_READERS),
+    ("dv-with-columnmapping", "col1 > 26 OR part = 3", ["deltalake", "duckdb"]),
+]
+CONFORMANCE_TABLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "conformance", "tables")
+
+
+def case_spark_dv_tables() -> None:
+    print("Spark-written DV tables: alluvium deletes, peers read")
+    for name, predicate, engines in SPARK_DV_TABLES:
+        table = os.path.join(WORK, "spark_dv", name)
+        shutil.copytree(os.path.join(CONFORMANCE_TABLES, name, "delta"), table)
+        before = ours(table, None)
+        compare(f"spark_dv {name} before", table, None, mine=before, engines=engines)
+        alluvium("delete", table, "--filter", predicate)
+        latest = json.loads(alluvium("inspect", table, "--json"))["version"]
+        with open(os.path.join(table, "_delta_log", f"{latest:020}.json")) as fh:
+            wrote_dv = any((json.loads(line).get("add") or {}).get("deletionVector") for line in fh if line.strip())
+        print(f"  spark_dv {name}: DELETE {predicate!r} committed v{latest} "
+              f"({'with deletion vectors' if wrote_dv else 'copy-on-write'})")
+        after = ours(table, None)
+        if after["rows"] >= before["rows"]:
+            FAILURES.append(f"spark_dv {name}: DELETE {predicate!r} removed no row ({before['rows']} -> {after['rows']})")
+        compare(f"spark_dv {name} after", table, None, mine=after, engines=engines)
+
+
 def case_s3() -> None:
     endpoint = os.environ.get("ALLUVIUM_S3_ENDPOINT")
     if not endpoint:
@@ -412,7 +452,7 @@ def main() -> int:
         shutil.rmtree(WORK)
     os.makedirs(WORK)
     for case in (case_alluvium_writes, case_deltars_writes, case_deltars_dv_variant_type,
-                 case_checkpoints, case_optimize_vacuum, case_alluvium_dv):
+                 case_checkpoints, case_optimize_vacuum, case_alluvium_dv, case_spark_dv_tables):
         try:
             case()
         except Exception as e:  # noqa: BLE001

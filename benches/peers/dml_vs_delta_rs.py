@@ -1,0 +1,547 @@
+#!/usr/bin/env python3
+"""DELETE / UPDATE / MERGE side by side: alluvium's CLI against delta-rs, in one script run.
+
+usage: PEERS_VENV/bin/python benches/peers/dml_vs_delta_rs.py ALLUVIUM_BIN WORKDIR
+           [--rows 1000000] [--files 100] [--repeat 5] [--only OP,OP,...]
+           [--flavours plain,dv] [--rebuild] [--keep]
+
+Base tables (built once per flavour with delta-rs and cached in WORKDIR; both engines start
+every run from a fresh copy of the SAME base table):
+  columns id int64 (unique, 0..N-1), key string ("k%09d" % id), value float64 (a deterministic
+  per-id hash), ts timestamp (UTC, 2026-01-01 + id seconds); N rows in F files, not
+  partitioned. File i holds ids [i*N/F, (i+1)*N/F), written as F appends followed by a
+  checkpoint, so every predicate `id % k = 0` touches every file.
+  Flavours: plain (no properties) and dv (delta.enableDeletionVectors=true).
+
+Operations (M = N/2 + 7, an existing id in the middle file):
+  delete_0.1pct  DELETE WHERE id % 1000 = 0                      (N/1000 rows, every file)
+  delete_1row    DELETE WHERE id = M                             (1 row, 1 file)
+  update_1pct    UPDATE SET value = value + 1 WHERE id % 100 = 0  (N/100 rows, every file)
+  merge_10k      MERGE a 10,000-row source ON t.id = s.id: 5,000 existing ids (every
+                 N/5000-th, so every file) + 5,000 new ids; update all + insert all
+  merge_1row     MERGE a 1-row source (id M), same clauses
+
+What is timed (whole operations, as the issue asks):
+  delta-rs   a fresh Python process (this interpreter) imports pyarrow and deltalake and reads
+             the MERGE source from its Parquet file, then times DeltaTable(path) plus the
+             operation call (commit included). Interpreter start-up and imports are NOT counted.
+  alluvium   the whole CLI process, `ALLUVIUM_BIN delete|update|merge ...`, from fork to exit
+             (start-up, table load, source read, operation, commit). It is started from a
+             small launcher process so that its peak RSS is its own (a process exec'ed
+             straight from this script would inherit this interpreter's peak in ru_maxrss).
+  Runs alternate which engine goes first. Each run gets a fresh copy of the base table.
+
+Output: one JSON line per (op, flavour) on stdout (versions and base-table notes go to
+stderr) with both medians (min/max too), the ratio delta_rs_median_s / alluvium_median_s
+(above 1: alluvium is faster), the bytes each engine's
+commit added to the table (new data files + new DV files, measured on disk), peak RSS of each
+process (delta-rs: the whole Python process, VmHWM), files added/removed by the last run's
+commit, whether it wrote a deletion vector, and `agree`: the last run's tables of both engines
+read back with DuckDB's delta extension (polars if DuckDB fails), sorted by id, are equal;
+`matches_expected` compares alluvium's result to the rows computed independently with
+pyarrow. An op whose alluvium subcommand does not exist prints `"skipped": "..."`; an
+alluvium run that fails prints `"alluvium_error": "..."` (the delta-rs side is still timed), and
+a delta-rs run that fails `"delta_rs_error": "..."`.
+
+Runs only with this repository's files and the peers venv (deltalake, duckdb + the
+duckdb-ext-delta wheel, polars, pyarrow, numpy).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt_mod
+import glob
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+TS0 = dt_mod.datetime(2026, 1, 1, tzinfo=dt_mod.timezone.utc)
+OPS = ["delete_0.1pct", "delete_1row", "update_1pct", "merge_10k", "merge_1row"]
+FLAVOURS = {"plain": {}, "dv": {"delta.enableDeletionVectors": "true"}}
+RUN_TIMEOUT_S = 900
+
+# ----------------------------------------------------------------------------------------------
+# data
+
+
+def gen_rows(lo: int, hi: int):
+    """Rows lo..hi-1 of the target table (deterministic, no RNG state)."""
+    import numpy as np
+    import pyarrow as pa
+
+    ids = np.arange(lo, hi, dtype=np.int64)
+    # a splitmix-style hash of the id scaled to [0, 1000)
+    x = (ids.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)) * np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(31)
+    value = (x >> np.uint64(11)).astype(np.float64) / float(1 << 53) * 1000.0
+    ts_us = np.int64(int(TS0.timestamp()) * 1_000_000) + ids * np.int64(1_000_000)
+    return pa.table({
+        "id": pa.array(ids, pa.int64()),
+        "key": pa.array(["k%09d" % i for i in range(lo, hi)], pa.string()),
+        "value": pa.array(value, pa.float64()),
+        "ts": pa.array(ts_us, pa.timestamp("us", tz="UTC")),
+    })
+
+
+def merge_source(op: str, n: int):
+    """The MERGE source of `op`: merge_10k = 5,000 existing ids spread over every file plus
+    5,000 new ids; merge_1row = the existing id n/2 + 7."""
+    import numpy as np
+    import pyarrow as pa
+
+    if op == "merge_1row":
+        the_id = n // 2 + 7
+        return pa.table({
+            "id": pa.array([the_id], pa.int64()),
+            "key": pa.array(["one%09d" % the_id], pa.string()),
+            "value": pa.array([-1.5], pa.float64()),
+            "ts": pa.array([int(TS0.timestamp()) * 1_000_000 + 7], pa.timestamp("us", tz="UTC")),
+        })
+    half = 5000 if n >= 5000 else max(1, n // 2)
+    step = max(1, n // half)
+    old = np.arange(0, step * half, step, dtype=np.int64)[:half]
+    new = np.arange(n, n + half, dtype=np.int64)
+    ids = np.concatenate([old, new])
+    ts_us = np.int64(int(TS0.timestamp()) * 1_000_000) + np.int64(10**12) + ids
+    return pa.table({
+        "id": pa.array(ids, pa.int64()),
+        "key": pa.array(["m%09d" % i for i in ids], pa.string()),
+        "value": pa.array(-ids.astype(np.float64), pa.float64()),
+        "ts": pa.array(ts_us, pa.timestamp("us", tz="UTC")),
+    })
+
+
+def expected_after(op: str, n: int):
+    """The table's rows after `op`, computed with pyarrow from the generator alone."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = gen_rows(0, n)
+    ids = t.column("id")
+    if op == "delete_0.1pct":
+        return t.filter(pc.not_equal(pc.subtract(ids, pc.multiply(pc.divide(ids, 1000), 1000)), 0))
+    if op == "delete_1row":
+        return t.filter(pc.not_equal(ids, n // 2 + 7))
+    if op == "update_1pct":
+        hit = pc.equal(pc.subtract(ids, pc.multiply(pc.divide(ids, 100), 100)), 0)
+        return t.set_column(2, "value", pc.if_else(hit, pc.add(t.column("value"), 1.0), t.column("value")))
+    src = merge_source(op, n)
+    keep = t.filter(pc.invert(pc.is_in(ids, value_set=src.column("id"))))
+    return pa.concat_tables([keep, src])
+
+
+def build_table(path: str, n: int, files: int, config: dict) -> dict:
+    from deltalake import DeltaTable, write_deltalake
+
+    shutil.rmtree(path, ignore_errors=True)
+    started = time.perf_counter()
+    per = n // files
+    for i in range(files):
+        lo, hi = i * per, (n if i == files - 1 else (i + 1) * per)
+        write_deltalake(path, gen_rows(lo, hi), mode="append", configuration=config if i == 0 else None)
+    dtab = DeltaTable(path)
+    dtab.create_checkpoint()
+    return {"version": dtab.version(), "files": len(dtab.file_uris()),
+            "build_s": round(time.perf_counter() - started, 2)}
+
+
+# ----------------------------------------------------------------------------------------------
+# the delta-rs side: a child process of this interpreter
+
+
+def deltars_child(op: str, path: str, n: int, source: str) -> None:
+    """Loads the table and runs `op` with delta-rs; prints one JSON line `CHILD {...}`."""
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable
+
+    src = pq.read_table(source) if source else None  # outside the timed region
+    started = time.perf_counter()
+    dtab = DeltaTable(path)
+    loaded = time.perf_counter()
+    if op == "delete_0.1pct":
+        metrics = dtab.delete("id % 1000 = 0")
+    elif op == "delete_1row":
+        metrics = dtab.delete(f"id = {n // 2 + 7}")
+    elif op == "update_1pct":
+        metrics = dtab.update(updates={"value": "value + 1.0"}, predicate="id % 100 = 0")
+    elif op in ("merge_10k", "merge_1row"):
+        metrics = (dtab.merge(src, "t.id = s.id", source_alias="s", target_alias="t")
+                   .when_matched_update_all().when_not_matched_insert_all().execute())
+    else:
+        raise ValueError(op)
+    ended = time.perf_counter()
+    print("CHILD " + json.dumps({"seconds": ended - started, "load_s": loaded - started,
+                                 "peak_rss_mib": vm_hwm_mib(), "metrics": metrics}, default=str),
+          flush=True)
+
+
+def vm_hwm_mib() -> float | None:
+    """Peak RSS of this process (VmHWM), MiB."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return None
+
+
+def run_deltars(op: str, path: str, n: int, source: str) -> dict:
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", op, path, str(n), source]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    if p.returncode != 0:
+        raise RuntimeError(f"delta-rs {op} failed (exit {p.returncode}): {p.stderr.strip()[-1500:]}")
+    for line in p.stdout.splitlines():
+        if line.startswith("CHILD "):
+            return json.loads(line[6:])
+    raise RuntimeError(f"delta-rs {op}: no result line; stderr: {p.stderr.strip()[-1500:]}")
+
+
+# ----------------------------------------------------------------------------------------------
+# the alluvium side: the whole CLI process, started by a small launcher
+
+# Runs under `python -S` (a few MiB): forks, execs the command, waits for it with wait4 and
+# prints wall seconds, the child's own peak RSS (KiB) and its exit status.
+LAUNCHER = r"""
+import json, os, sys, time
+argv = sys.argv[1:]
+out = os.open(os.environ["DML_BENCH_OUT"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    try:
+        os.execv(argv[0], argv)
+    finally:
+        os._exit(127)
+_, status, ru = os.wait4(pid, 0)
+t1 = time.perf_counter()
+print(json.dumps({"seconds": t1 - t0, "maxrss_kib": ru.ru_maxrss, "status": os.waitstatus_to_exitcode(status)}))
+"""
+
+
+def run_alluvium(binary: str, args: list[str], out_file: str) -> dict:
+    env = dict(os.environ, DML_BENCH_OUT=out_file)
+    p = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, binary, *args], capture_output=True,
+                       text=True, env=env, timeout=RUN_TIMEOUT_S)
+    if p.returncode != 0:
+        raise RuntimeError(f"launcher failed: {p.stderr.strip()[-1500:]}")
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    with open(out_file, errors="replace") as fh:
+        r["output"] = fh.read()
+    return r
+
+
+def alluvium_args(op: str, path: str, n: int, source: str) -> list[str]:
+    if op == "delete_0.1pct":
+        return ["delete", path, "--filter", "id % 1000 = 0"]
+    if op == "delete_1row":
+        return ["delete", path, "--filter", f"id = {n // 2 + 7}"]
+    if op == "update_1pct":
+        return ["update", path, "--set", "value = value + 1", "--filter", "id % 100 = 0"]
+    return ["merge", path, source, "--on", "t.id = s.id", "--when", "MATCHED THEN UPDATE SET *",
+            "--when", "NOT MATCHED THEN INSERT *"]
+
+
+def has_subcommand(binary: str, name: str) -> bool:
+    """True when `binary name --help` succeeds (clap refuses an unknown subcommand)."""
+    r = subprocess.run([binary, name, "--help"], capture_output=True, text=True)
+    return r.returncode == 0
+
+
+def last_json(text: str) -> dict | None:
+    for line in reversed(text.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# inspection and read-back
+
+
+def data_files(path: str) -> dict[str, int]:
+    """Every file of the table outside _delta_log, with its size."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames[:] = [d for d in dirnames if d != "_delta_log"]
+        for f in filenames:
+            p = os.path.join(dirpath, f)
+            out[os.path.relpath(p, path)] = os.path.getsize(p)
+    return out
+
+
+def latest_version(path: str) -> int:
+    names = [os.path.basename(f) for f in glob.glob(os.path.join(path, "_delta_log", "*.json"))]
+    return max(int(f[:20]) for f in names if f[:20].isdigit())
+
+
+def commit_facts(path: str, base_files: dict[str, int]) -> dict:
+    """What the latest commit did, and the bytes of files that are new on disk."""
+    with open(os.path.join(path, "_delta_log", "%020d.json" % latest_version(path))) as fh:
+        actions = [json.loads(line) for line in fh if line.strip()]
+    adds = [a["add"] for a in actions if "add" in a]
+    removes = [a["remove"] for a in actions if "remove" in a]
+    new = {f: s for f, s in data_files(path).items() if f not in base_files}
+    return {
+        "files_added": len(adds),
+        "files_removed": len(removes),
+        "dv_used": any(a.get("deletionVector") for a in adds) or any(f.endswith(".bin") for f in new),
+        "bytes_added": sum(new.values()),
+        "new_files": len(new),
+    }
+
+
+def duckdb_connect():
+    """DuckDB with the delta extension of the duckdb-ext-delta wheel, loaded offline."""
+    import duckdb
+
+    spec = importlib.util.find_spec("duckdb_ext")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the duckdb-ext-delta wheel is not installed")
+    hits = []
+    for base in spec.submodule_search_locations:
+        hits += sorted(glob.glob(os.path.join(base, "extensions", "v" + duckdb.__version__, "*",
+                                              "delta.duckdb_extension")))
+    if not hits:
+        raise RuntimeError(f"no delta extension for duckdb {duckdb.__version__}")
+    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    con.execute("LOAD '" + hits[0].replace("'", "''") + "'")
+    return con
+
+
+def read_back(path: str):
+    """The table's rows, normalised (plain types, ts as UTC microseconds) and sorted by id."""
+    import pyarrow as pa
+
+    try:
+        con = duckdb_connect()
+        try:
+            tbl = con.execute("SELECT * FROM delta_scan(?)", [path]).fetch_arrow_table()
+        finally:
+            con.close()
+    except Exception:  # noqa: BLE001  (fall back to polars' reader)
+        import polars as pl
+
+        tbl = pl.read_delta(path).to_arrow()
+    return normalise(pa.table(tbl))
+
+
+def normalise(tbl):
+    import pyarrow as pa
+
+    cols = {}
+    for c, t in (("id", pa.int64()), ("key", pa.string()), ("value", pa.float64())):
+        cols[c] = tbl.column(c).combine_chunks().cast(t)
+    ts = tbl.column("ts").combine_chunks()
+    if pa.types.is_timestamp(ts.type) and ts.type.tz is not None:
+        ts = ts.cast(pa.timestamp("us", tz="UTC"))
+    cols["ts"] = ts.cast(pa.timestamp("us")).cast(pa.int64())
+    return pa.table(cols).sort_by([("id", "ascending")])
+
+
+def tables_equal(a, b) -> tuple[bool, str]:
+    if a.num_rows != b.num_rows:
+        return False, f"rows {a.num_rows} != {b.num_rows}"
+    for c in a.column_names:
+        if not a.column(c).equals(b.column(c)):
+            x, y = a.column(c).to_pylist(), b.column(c).to_pylist()
+            i = next((i for i in range(len(x)) if x[i] != y[i]), -1)
+            return False, f"column {c} differs first at row {i}: {x[i]!r} vs {y[i]!r}"
+    return True, "equal"
+
+
+# ----------------------------------------------------------------------------------------------
+# driver
+
+
+def fresh_copy(src: str, dst: str) -> str:
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst)
+    return dst
+
+
+def spread(vals: list[float]) -> dict:
+    return {"median": round(statistics.median(vals), 4), "min": round(min(vals), 4),
+            "max": round(max(vals), 4)}
+
+
+def bench(op: str, flavour: str, base: str, a, work: str, sources: dict, present: dict) -> dict:
+    n = a.rows
+    source = sources.get(op, "")
+    res: dict = {"op": op, "flavour": flavour, "rows": n, "files": a.files, "repeat": a.repeat}
+    command = alluvium_args(op, "T", n, source)[0]
+    skip = None if present[command] else f"alluvium has no `{command}` command"
+    if skip:
+        res["skipped"] = skip
+    base_files = data_files(base)
+    d_times, d_loads, d_rss, a_times, a_rss, loadavg = [], [], [], [], [], []
+    d_last = a_last = None
+    d_path = os.path.join(work, "run", f"{op}-{flavour}-deltars")
+    a_path = os.path.join(work, "run", f"{op}-{flavour}-alluvium")
+    a_error = d_error = None
+    for r in range(a.repeat):
+        loadavg.append(os.getloadavg()[0])
+        order = ["deltars", "alluvium"] if r % 2 == 0 else ["alluvium", "deltars"]
+        for engine in order:
+            if engine == "deltars":
+                if d_error is not None:
+                    continue
+                fresh_copy(base, d_path)
+                try:
+                    c = run_deltars(op, d_path, n, source)
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    d_error = str(e)[-600:]
+                    continue
+                d_times.append(c["seconds"])
+                d_loads.append(c["load_s"])
+                d_rss.append(c["peak_rss_mib"] or 0.0)
+                d_last = c
+            elif not skip and a_error is None:
+                fresh_copy(base, a_path)
+                try:
+                    c = run_alluvium(a.alluvium_bin, alluvium_args(op, a_path, n, source),
+                                     os.path.join(work, "alluvium-output.txt"))
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    a_error = str(e)[-600:]
+                    continue
+                if c["status"] != 0:
+                    a_error = c["output"].strip()[-600:] or f"exit {c['status']}"
+                    continue
+                a_times.append(c["seconds"])
+                a_rss.append(c["maxrss_kib"] / 1024.0)
+                a_last = c
+    loadavg.append(os.getloadavg()[0])
+    if d_error is not None:
+        res["delta_rs_error"] = d_error
+    if d_times:
+        d_facts = commit_facts(d_path, base_files)
+        res.update({
+            "delta_rs_median_s": spread(d_times)["median"],
+            "delta_rs_s": spread(d_times),
+            "delta_rs_load_median_s": round(statistics.median(d_loads), 4),
+            "delta_rs_bytes_added": d_facts["bytes_added"],
+            "delta_rs_files_added": d_facts["files_added"],
+            "delta_rs_files_removed": d_facts["files_removed"],
+            "delta_rs_dv_used": d_facts["dv_used"],
+            "delta_rs_peak_rss_mib": round(statistics.median(d_rss), 1),
+            "delta_rs_metrics": d_last["metrics"] if d_last else None,
+        })
+    if a_error is not None:
+        res["alluvium_error"] = a_error
+    if a_times:
+        a_facts = commit_facts(a_path, base_files)
+        if d_times:
+            res["ratio"] = round(statistics.median(d_times) / statistics.median(a_times), 2)
+            res["ratio_is"] = "delta_rs_median_s / alluvium_median_s"
+        res.update({
+            "alluvium_median_s": spread(a_times)["median"],
+            "alluvium_s": spread(a_times),
+            "alluvium_bytes_added": a_facts["bytes_added"],
+            "alluvium_files_added": a_facts["files_added"],
+            "alluvium_files_removed": a_facts["files_removed"],
+            "alluvium_dv_used": a_facts["dv_used"],
+            "alluvium_peak_rss_mib": round(statistics.median(a_rss), 1),
+            "alluvium_metrics": last_json(a_last["output"]) if a_last else None,
+        })
+        try:
+            mine = read_back(a_path)
+            if d_times:
+                agree, why = tables_equal(mine, read_back(d_path))
+                res["agree"] = agree
+                if not agree:
+                    res["disagreement"] = why
+            ok, why = tables_equal(mine, normalise(expected_after(op, n)))
+            res["matches_expected"] = ok
+            if not ok:
+                res["expected_mismatch"] = why
+        except Exception as e:  # noqa: BLE001
+            res["agree"] = False
+            res["disagreement"] = f"read-back failed: {type(e).__name__}: {e}"[:400]
+    res["loadavg_1m"] = [round(min(loadavg), 2), round(max(loadavg), 2)]
+    if not a.keep:
+        shutil.rmtree(d_path, ignore_errors=True)
+        shutil.rmtree(a_path, ignore_errors=True)
+    return res
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        deltars_child(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else "")
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("alluvium_bin")
+    ap.add_argument("workdir")
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--files", type=int, default=100)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--only", default="", help="comma-separated subset of: " + ",".join(OPS))
+    ap.add_argument("--flavours", default="plain,dv", help="comma-separated subset of: plain,dv")
+    ap.add_argument("--rebuild", action="store_true", help="rebuild the base tables even if cached")
+    ap.add_argument("--keep", action="store_true", help="keep the last run's tables in WORKDIR/run")
+    a = ap.parse_args()
+    a.alluvium_bin = os.path.abspath(a.alluvium_bin)
+    ops = [o for o in a.only.split(",") if o] or OPS
+    flavours = [f for f in a.flavours.split(",") if f]
+    for o in ops:
+        if o not in OPS:
+            ap.error(f"unknown op {o!r}; ops: {', '.join(OPS)}")
+    for f in flavours:
+        if f not in FLAVOURS:
+            ap.error(f"unknown flavour {f!r}; flavours: {', '.join(FLAVOURS)}")
+
+    import deltalake
+    import duckdb
+    import pyarrow.parquet as pq
+
+    work = os.path.abspath(a.workdir)
+    os.makedirs(os.path.join(work, "run"), exist_ok=True)
+    print(json.dumps({"info": "versions", "deltalake": deltalake.__version__, "duckdb": duckdb.__version__,
+                      "python": sys.version.split()[0], "alluvium": a.alluvium_bin, "rows": a.rows,
+                      "files": a.files, "repeat": a.repeat, "cpus": os.cpu_count()}), file=sys.stderr, flush=True)
+    bases = {}
+    for fl in flavours:
+        path = os.path.join(work, "base_" + fl)
+        meta_path = path + ".json"
+        meta = None
+        if not a.rebuild and os.path.exists(meta_path) and os.path.isdir(path):
+            with open(meta_path) as fh:
+                meta = json.load(fh)
+            if (meta.get("rows"), meta.get("files_requested"), meta.get("config")) != (a.rows, a.files, FLAVOURS[fl]):
+                meta = None
+        if meta is None:
+            meta = build_table(path, a.rows, a.files, FLAVOURS[fl])
+            meta.update({"rows": a.rows, "files_requested": a.files, "config": FLAVOURS[fl]})
+            with open(meta_path, "w") as fh:
+                json.dump(meta, fh)
+            print(json.dumps({"info": "base table built", "flavour": fl, **meta}), file=sys.stderr, flush=True)
+        else:
+            print(json.dumps({"info": "base table reused", "flavour": fl, **meta}), file=sys.stderr, flush=True)
+        bases[fl] = path
+    sources = {}
+    for op in ops:
+        if op.startswith("merge"):
+            sources[op] = os.path.join(work, f"source_{op}_{a.rows}.parquet")
+            pq.write_table(merge_source(op, a.rows), sources[op])
+    present = {c: has_subcommand(a.alluvium_bin, c) for c in ("delete", "update", "merge")}
+    for op in ops:
+        for fl in flavours:
+            print(json.dumps(bench(op, fl, bases[fl], a, work, sources, present), default=str), flush=True)
+    if not a.keep:
+        shutil.rmtree(os.path.join(work, "run"), ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
