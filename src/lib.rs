@@ -38,6 +38,7 @@
 #![deny(missing_docs)]
 
 mod describe;
+mod dml;
 mod error;
 mod history;
 mod maintenance;
@@ -63,6 +64,9 @@ pub use alluvium_txlog as txlog;
 // The curated surface. Tables, snapshots, scans, writes and transactions:
 pub use alluvium_datafile::FileTask;
 pub use alluvium_mvcc::{CommitReport, ConflictKind, RetryPolicy, Snapshot, VersionSpec};
+pub use dml::merge::clause::{ClauseKind, MergeAction, MergeClause};
+pub use dml::merge::{MergeBuilder, MergeOn};
+pub use dml::{Assignment, DmlOutcome};
 pub use describe::{ProtocolDescription, TableDescription, describe};
 pub use history::{CommitEntry, history};
 pub use report::{CommitSummary, OptimizeSummary, PostCommit, StepOutcome};

@@ -327,7 +327,7 @@ impl Table {
     /// (put-if-absent or single-writer mode) and the table's writer features are supported;
     /// both are checked before any data file is uploaded, so a refused write leaves nothing
     /// behind.
-    fn read_snapshot(&self, options: &WriteOptions) -> Result<Snapshot> {
+    pub(crate) fn read_snapshot(&self, options: &WriteOptions) -> Result<Snapshot> {
         alluvium_mvcc::transaction::check_can_commit(self.store().as_ref())?;
         let snapshot = match &options.read_snapshot {
             Some(s) => s.clone(),
@@ -486,7 +486,7 @@ enum WriteMode {
 
 /// Idempotent writes: `Some(Skipped)` when the application already committed this version;
 /// otherwise records the application's new version in the transaction.
-fn outcome_if_done(
+pub(crate) fn outcome_if_done(
     txn: &mut Transaction,
     snapshot: &Snapshot,
     options: &WriteOptions,
@@ -512,7 +512,7 @@ fn outcome_if_done(
     None
 }
 
-fn finish(table: &Table, txn: Transaction, _options: &WriteOptions) -> Result<WriteOutcome> {
+pub(crate) fn finish(table: &Table, txn: Transaction, _options: &WriteOptions) -> Result<WriteOutcome> {
     Ok(WriteOutcome::Committed(Box::new(
         table.commit_with_policy(txn)?,
     )))

@@ -42,6 +42,8 @@ pub fn batch(rows: &[(i64, &str)]) -> RecordBatch {
 #[derive(Clone, Copy)]
 pub enum Op {
     Create,
+    /// Create with `delta.enableDeletionVectors=true`.
+    CreateDv,
     /// Create with a checkpoint every 2 commits and a log retention of 1 day.
     CreateCheckpointing,
     /// Move the store clock forward (in-memory stores; no-op on disk).
@@ -54,6 +56,8 @@ pub enum Op {
     AppendOnce(&'static [(i64, &'static str)], i64),
     Delete(i64),
     OverwriteP(&'static str, &'static [(i64, &'static str)]),
+    /// MERGE upsert on `id`: matched rows take the source's `p`, new ids are inserted.
+    Upsert(&'static [(i64, &'static str)]),
 }
 
 pub const WORKLOAD: &[Op] = &[
@@ -63,6 +67,23 @@ pub const WORKLOAD: &[Op] = &[
     Op::Delete(2),
     Op::OverwriteP("b", &[(5, "b")]),
     Op::Append(&[(6, "c")]),
+];
+
+/// MERGE upserts (updates moving rows between partitions, and inserts), with and without
+/// deletion vectors.
+pub const MERGE_WORKLOAD: &[Op] = &[
+    Op::Create,
+    Op::Append(&[(1, "a"), (2, "a"), (3, "b")]),
+    Op::Upsert(&[(2, "b"), (4, "a")]),
+    Op::Upsert(&[(1, "c"), (3, "b"), (5, "c")]),
+];
+
+/// [`MERGE_WORKLOAD`] on a table with deletion vectors.
+pub const MERGE_DV_WORKLOAD: &[Op] = &[
+    Op::CreateDv,
+    Op::Append(&[(1, "a"), (2, "a"), (3, "b")]),
+    Op::Upsert(&[(2, "b"), (4, "a")]),
+    Op::Upsert(&[(1, "c"), (3, "b"), (5, "c")]),
 ];
 
 pub const CHECKPOINT_WORKLOAD: &[Op] = &[
@@ -83,6 +104,7 @@ pub fn model(ops: &[Op]) -> Vec<(i64, String)> {
     for op in ops {
         match op {
             Op::Create
+            | Op::CreateDv
             | Op::CreateCheckpointing
             | Op::AdvanceDays(_)
             | Op::Checkpoint
@@ -94,6 +116,14 @@ pub fn model(ops: &[Op]) -> Vec<(i64, String)> {
             Op::OverwriteP(p, r) => {
                 rows.retain(|(_, q)| q != p);
                 rows.extend(r.iter().map(|(i, p)| (*i, p.to_string())));
+            }
+            Op::Upsert(r) => {
+                for (i, p) in r.iter() {
+                    match rows.iter_mut().find(|(j, _)| j == i) {
+                        Some(row) => row.1 = p.to_string(),
+                        None => rows.push((*i, p.to_string())),
+                    }
+                }
             }
         }
     }
@@ -112,6 +142,15 @@ pub fn run(
         Op::Create => {
             return table
                 .create(&schema(), &["p".into()], &HashMap::new())
+                .map(|r| Some((r.commit.txn_id, r.commit.version)));
+        }
+        Op::CreateDv => {
+            let props = HashMap::from([(
+                "delta.enableDeletionVectors".to_string(),
+                "true".to_string(),
+            )]);
+            return table
+                .create(&schema(), &["p".into()], &props)
                 .map(|r| Some((r.commit.txn_id, r.commit.version)));
         }
         Op::CreateCheckpointing => {
@@ -148,6 +187,14 @@ pub fn run(
         )?,
         Op::Delete(id) => table.delete_str(&format!("id = {id}"), &o)?,
         Op::OverwriteP(p, r) => table.overwrite_str([batch(r)], Some(&format!("p = '{p}'")), &o)?,
+        Op::Upsert(r) => {
+            table
+                .merge([batch(r)], "t.id = s.id")
+                .when("MATCHED THEN UPDATE SET *")
+                .when("NOT MATCHED THEN INSERT *")
+                .execute(&o)?
+                .outcome
+        }
     };
     Ok(match outcome {
         WriteOutcome::Committed(r) => Some((r.commit.txn_id, r.commit.version)),
