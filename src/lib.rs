@@ -37,6 +37,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 #![deny(missing_docs)]
 
+mod alter;
 mod describe;
 mod dml;
 mod error;

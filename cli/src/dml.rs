@@ -1,6 +1,6 @@
 //! `alluvium update` and `alluvium merge`: rows changed in place. Each prints the version
-//! it committed, the commit report (as `append` does) and the operation's metrics as one
-//! JSON object (`operationMetrics`, Delta's names).
+//! it committed and the commit report, with the operation's metrics (`operation_metrics`,
+//! Delta's names), as `delete` does.
 
 use alluvium::{DmlOutcome, Result, WriteOptions, WriteOutcome, arrow_schema};
 use clap::Args;
@@ -45,10 +45,9 @@ pub struct MergeArgs {
 fn print(done: &DmlOutcome) {
     match &done.outcome {
         WriteOutcome::Committed(r) => print_after_write(&format!(
-            "committed version {}\n{}\n{}\n",
+            "committed version {}\n{}\n",
             r.version,
-            commit_json(r),
-            serde_json::json!({ "operationMetrics": done.metrics })
+            commit_json(r)
         )),
         WriteOutcome::Skipped {
             app_id,

@@ -84,6 +84,8 @@ enum Command {
     Update(dml::UpdateArgs),
     /// Merge a source file into a table: --on "t.id = s.id" and ordered --when clauses.
     Merge(dml::MergeArgs),
+    /// Set or unset table properties, upgrading the protocol as they require.
+    Alter(write::AlterArgs),
     /// Write a checkpoint of the latest version now.
     Checkpoint(maintenance::CheckpointArgs),
     /// Delete log files older than delta.logRetentionDuration (only below a checkpoint).
@@ -155,6 +157,7 @@ pub fn run() -> Result<ExitCode> {
         Command::Delete(a) => write::delete(a),
         Command::Update(a) => dml::update(a),
         Command::Merge(a) => dml::merge(a),
+        Command::Alter(a) => write::alter(a),
         Command::Checkpoint(a) => maintenance::checkpoint(a),
         Command::CleanupLog(a) => maintenance::cleanup_log(a),
         Command::Optimize(a) => optimize::optimize(a),

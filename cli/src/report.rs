@@ -98,6 +98,7 @@ pub fn commit_json(s: &alluvium::CommitSummary) -> serde_json::Value {
         "conflict_check_ms": ms(r.conflict_check),
         "commit_ms": ms(r.commit),
         "txn_id": r.txn_id,
+        "operation_metrics": r.operation_metrics,
         "requests": {
             "list": r.requests.list,
             "get": r.requests.get,

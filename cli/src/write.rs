@@ -1,4 +1,4 @@
-//! `alluvium create`, `append`, `overwrite`, `delete`.
+//! `alluvium create`, `append`, `overwrite`, `delete`, `alter`.
 
 use std::collections::HashMap;
 
@@ -73,6 +73,20 @@ pub struct DeleteArgs {
     /// Delete the rows matching this predicate.
     #[arg(long)]
     filter: String,
+}
+
+/// Arguments of `alter`.
+#[derive(Debug, Args)]
+pub struct AlterArgs {
+    /// Table location.
+    table: String,
+    /// Set a table property, `key=value` (repeatable); the protocol is upgraded as the
+    /// property requires.
+    #[arg(long = "set-property", value_parser = parse_property)]
+    set: Vec<(String, String)>,
+    /// Remove a table property (repeatable).
+    #[arg(long = "unset-property")]
+    unset: Vec<String>,
 }
 
 fn parse_property(s: &str) -> std::result::Result<(String, String), String> {
@@ -187,5 +201,17 @@ pub fn overwrite(a: OverwriteArgs) -> Result<()> {
 pub fn delete(a: DeleteArgs) -> Result<()> {
     let table = open(&a.table)?;
     print_outcome(&table.delete_str(&a.filter, &WriteOptions::default())?);
+    Ok(())
+}
+
+pub fn alter(a: AlterArgs) -> Result<()> {
+    let table = open(&a.table)?;
+    let set: Vec<(&str, &str)> = a
+        .set
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let unset: Vec<&str> = a.unset.iter().map(String::as_str).collect();
+    print_report(&table.set_properties(&set, &unset)?);
     Ok(())
 }

@@ -1,40 +1,221 @@
-//! Stand-in for the `dv` branch's row deletion core (contract D), copy-on-write only, so
-//! UPDATE and MERGE build and test before it is merged. Replaced by that branch's file.
+//! Applying row deletions to live files (PROTOCOL.md "Deletion Vectors", writer rules 1-12
+//! of `../shared/peers/dml/README.md`).
+//!
+//! With deletion vectors (merge-on-read), every touched file is re-added under the same
+//! path with a new DV holding its old deleted rows and the new ones; all new DVs of one
+//! commit go into one fresh `deletion_vector_<uuid>.bin`, uploaded (put-if-absent) before
+//! the commit. Without them (copy-on-write), each touched file is rewritten without the
+//! deleted rows. Either way a file whose every row is deleted is simply removed.
 
+use std::time::{Duration, Instant};
+
+use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
 use alluvium_mvcc::{Snapshot, Transaction};
+use alluvium_storage::StorePath;
 use alluvium_txlog::actions::{Add, Remove};
+use alluvium_txlog::dv::{DeletionVectorDescriptor, DvFileWriter, read_deletion_vector};
+use alluvium_txlog::features::{supports_reader_feature, supports_writer_feature};
 use arrow_array::BooleanArray;
 use roaring::RoaringTreemap;
+use serde_json::Value;
 
-use crate::{Result, Table};
+use crate::scan::table_layout;
+use crate::{Error, Result, Table};
 
-/// New deletions in one live file: physical row positions.
+/// New deletions in one live file: physical row positions (may include rows its current
+/// DV already deletes; the union is taken).
+#[derive(Debug, Clone)]
 pub(crate) struct FileDeletes {
+    /// The live `add` of the file, as the snapshot holds it.
     pub add: Add,
+    /// 0-based physical row positions to delete.
     pub positions: RoaringTreemap,
 }
 
-/// What applying deletions did.
-#[derive(Debug, Default)]
+/// What applying deletions did (for `operationMetrics`).
+#[derive(Debug, Default, Clone)]
 pub(crate) struct DeleteStats {
+    /// Rows newly deleted (not counting rows an old DV already deleted).
     pub rows_deleted: u64,
+    /// Rows copied into rewritten files (copy-on-write only).
     pub rows_copied: u64,
+    /// Files removed for good (every row deleted, or rewritten by copy-on-write).
     pub files_removed: u64,
+    /// New data files (copy-on-write rewrites).
     pub files_added: u64,
+    /// Files re-added with a new deletion vector.
     pub dvs_added: u64,
+    /// Bytes of new files (data files and the DV file).
     pub bytes_added: u64,
+    /// Time spent writing (DV file or rewritten data files).
+    pub rewrite_time: Duration,
 }
 
-/// Rewrites each file without the rows (copy-on-write).
+/// Whether new deletions are written as deletion vectors: `delta.enableDeletionVectors`
+/// is true (PROTOCOL.md l. 1030), the protocol supports the `deletionVectors` reader and
+/// writer feature (l. 1025-1027), the table is not append-only (l. 2381-2390) and no
+/// Iceberg compatibility is on (l. 1500, 1526).
+pub(crate) fn writes_deletion_vectors(snapshot: &Snapshot) -> bool {
+    let protocol = snapshot.protocol();
+    let conf = &snapshot.metadata().configuration;
+    let iceberg = [
+        "delta.enableIcebergCompatV1",
+        "delta.enableIcebergCompatV2",
+        "delta.enableIcebergCompatV3",
+    ]
+    .iter()
+    .any(|k| conf.get(*k).is_some_and(|v| v.eq_ignore_ascii_case("true")));
+    snapshot.properties().deletion_vectors()
+        && supports_reader_feature(protocol, "deletionVectors")
+        && supports_writer_feature(protocol, "deletionVectors")
+        && !supports_writer_feature(protocol, "icebergCompatV1")
+        && !snapshot.properties().append_only()
+        && !iceberg
+}
+
+/// Adds to `txn` the actions that delete those rows: with DVs (merge-on-read) when
+/// `writes_deletion_vectors(snapshot)`, else by rewriting each file without them
+/// (copy-on-write). Files whose every row is deleted are simply removed. Every touched file
+/// is recorded as read. Files whose positions add nothing to their current DV are left
+/// alone.
+///
+/// # Errors
+/// Unreadable data or DV files, an upload failure (nothing staged then), and copy-on-write
+/// on a table with change data feed (cdc files are not written yet).
 pub(crate) fn apply_deletes(
     table: &Table,
     snapshot: &Snapshot,
     txn: &mut Transaction,
     deletes: Vec<FileDeletes>,
 ) -> Result<DeleteStats> {
+    if writes_deletion_vectors(snapshot) {
+        apply_with_dvs(table, snapshot, txn, deletes)
+    } else {
+        apply_copy_on_write(table, snapshot, txn, deletes)
+    }
+}
+
+/// One file's outcome under merge-on-read.
+struct Planned {
+    add: Add,
+    /// The full new DV (old ∪ new).
+    bitmap: RoaringTreemap,
+    /// The file's physical row count.
+    physical: u64,
+}
+
+fn apply_with_dvs(
+    table: &Table,
+    snapshot: &Snapshot,
+    txn: &mut Transaction,
+    deletes: Vec<FileDeletes>,
+) -> Result<DeleteStats> {
+    let started = Instant::now();
+    let store = table.store();
+    let now = store.now_ms();
+    let plan = ReadPlan::all(table_layout(snapshot))?;
     let mut stats = DeleteStats::default();
+    let mut planned: Vec<Planned> = Vec::new();
+    for FileDeletes { add, positions } in deletes {
+        txn.read_file(&add);
+        let old = match &add.deletion_vector {
+            Some(dv) => read_deletion_vector(store.as_ref(), dv)?,
+            None => RoaringTreemap::new(),
+        };
+        let bitmap = &old | &positions;
+        if bitmap.len() == old.len() {
+            continue;
+        }
+        let physical = match num_records(&add) {
+            Some(n) => n,
+            None => plan.physical_rows(&add)?,
+        };
+        if bitmap.max().is_some_and(|m| m >= physical) {
+            return Err(Error::InvalidArgument(format!(
+                "deleting row {} of {}, which has {physical} rows",
+                bitmap.max().unwrap_or(0),
+                add.path
+            )));
+        }
+        stats.rows_deleted += bitmap.len() - old.len();
+        if bitmap.len() >= physical {
+            // Every row deleted: a plain remove, no re-add (Spark `isFullyReplaced`).
+            txn.remove_file(remove_of(&add, now));
+            stats.files_removed += 1;
+            continue;
+        }
+        planned.push(Planned {
+            add,
+            bitmap,
+            physical,
+        });
+    }
+    if planned.is_empty() {
+        stats.rewrite_time = started.elapsed();
+        return Ok(stats);
+    }
+    let bitmaps: Vec<RoaringTreemap> = planned.iter().map(|p| p.bitmap.clone()).collect();
+    let file = DvFileWriter::new(snapshot.properties().random_prefix_length()).finish(&bitmaps)?;
+    let key = StorePath::parse(file.path.as_str())
+        .map_err(|e| Error::InvalidArgument(format!("deletion vector path {}: {e}", file.path)))?;
+    stats.bytes_added += file.bytes.len() as u64;
+    // Before the commit: a commit that fails leaves this file unreferenced (VACUUM's).
+    store.put_if_absent(&key, file.bytes.into())?;
+    for (p, dv) in planned.into_iter().zip(file.descriptors) {
+        txn.remove_file(remove_of(&p.add, now));
+        txn.add_file(readd(p.add, dv, p.physical));
+        stats.dvs_added += 1;
+    }
+    stats.rewrite_time = started.elapsed();
+    txn.add_write_time(stats.rewrite_time);
+    Ok(stats)
+}
+
+/// The remove of a live file as Spark writes it for DML: its old DV, extended metadata,
+/// partition values, size, stats, tags and row-tracking fields.
+fn remove_of(add: &Add, now: i64) -> Remove {
+    let mut r = Remove::from_add(add, now, true);
+    r.stats = add.stats.clone();
+    r
+}
+
+/// The re-add of `add` with the new DV `dv`: same path, size, modification time,
+/// partition values, tags and row-tracking fields; stats with `tightBounds:false` and the
+/// physical `numRecords` (PROTOCOL.md l. 1095-1096, 2620-2652).
+fn readd(mut add: Add, dv: DeletionVectorDescriptor, physical: u64) -> Add {
+    let mut stats = add
+        .stats
+        .as_deref()
+        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .and_then(|v| match v {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .unwrap_or_default();
+    stats.insert("numRecords".into(), Value::from(physical));
+    stats.insert("tightBounds".into(), Value::Bool(false));
+    add.stats = Some(Value::Object(stats).to_string());
+    add.deletion_vector = Some(Box::new(dv));
+    add.data_change = true;
+    add
+}
+
+/// `stats.numRecords` of a live add (the physical row count), if recorded.
+fn num_records(add: &Add) -> Option<u64> {
+    let stats: Value = serde_json::from_str(add.stats.as_deref()?).ok()?;
+    stats.get("numRecords")?.as_u64()
+}
+
+fn apply_copy_on_write(
+    table: &Table,
+    snapshot: &Snapshot,
+    txn: &mut Transaction,
+    deletes: Vec<FileDeletes>,
+) -> Result<DeleteStats> {
     let now = table.store().now_ms();
+    let plan = ReadPlan::all(table_layout(snapshot))?;
+    let mut stats = DeleteStats::default();
     let mut sink = FileSink::new(
         SinkTable {
             store: table.store().as_ref(),
@@ -48,28 +229,60 @@ pub(crate) fn apply_deletes(
             data_change: true,
         },
     )?;
-    for d in &deletes {
-        txn.read_file(&d.add);
-        txn.remove_file(Remove::from_add(&d.add, now, true));
-        stats.files_removed += 1;
-        let mut pos = 0u64;
-        for b in crate::scan::read_whole_file(snapshot, &d.add)? {
-            let keep: BooleanArray = (0..b.num_rows() as u64)
-                .map(|i| Some(!d.positions.contains(pos + i)))
-                .collect();
-            pos += b.num_rows() as u64;
-            let kept = arrow_select::filter::filter_record_batch(&b, &keep)?;
-            stats.rows_deleted += (b.num_rows() - kept.num_rows()) as u64;
-            stats.rows_copied += kept.num_rows() as u64;
-            if kept.num_rows() > 0 {
+    let mut removes: Vec<Remove> = Vec::new();
+    let result = (|| -> Result<()> {
+        for FileDeletes { add, positions } in deletes {
+            txn.read_file(&add);
+            let batches = plan.read_file_with_positions(&add)?;
+            let mut kept_batches = Vec::new();
+            let (mut deleted, mut kept) = (0u64, 0u64);
+            for (b, rows) in batches {
+                let keep: BooleanArray = rows
+                    .values()
+                    .iter()
+                    .map(|r| Some(!positions.contains(*r)))
+                    .collect();
+                let n = keep.true_count() as u64;
+                deleted += b.num_rows() as u64 - n;
+                kept += n;
+                kept_batches.push((b, keep));
+            }
+            if deleted == 0 {
+                continue;
+            }
+            if kept > 0 && snapshot.properties().change_data_feed() {
+                return Err(Error::Log(alluvium_txlog::LogError::UnsupportedFeature {
+                    side: alluvium_txlog::FeatureSide::Writer,
+                    feature: "changeDataFeed".into(),
+                    detail: Some("rewriting part of a file would need change-data files, which alluvium does not write yet".into()),
+                }));
+            }
+            stats.rows_deleted += deleted;
+            stats.files_removed += 1;
+            removes.push(remove_of(&add, now));
+            for (b, keep) in kept_batches {
+                if keep.true_count() == 0 {
+                    continue;
+                }
+                let kept = arrow_select::filter::filter_record_batch(&b, &keep)?;
+                stats.rows_copied += kept.num_rows() as u64;
                 sink.write(&kept)?;
             }
         }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        sink.abort();
+        return Err(e);
     }
     let (adds, elapsed) = sink.finish()?;
+    stats.rewrite_time = elapsed;
     txn.add_write_time(elapsed);
-    stats.files_added = adds.len() as u64;
-    stats.bytes_added = adds.iter().map(|a| a.size.max(0) as u64).sum();
+    for r in removes {
+        txn.remove_file(r);
+    }
+    stats.files_added += adds.len() as u64;
+    stats.bytes_added += adds.iter().map(|a| a.size.max(0) as u64).sum::<u64>();
     for a in adds {
         txn.add_file(a);
     }

@@ -1,12 +1,15 @@
-//! Changing rows in place: UPDATE ([`update`]) and MERGE ([`merge`]), built on the row
-//! deletion core (`deletes`: deletion vectors, or copy-on-write where DVs are off).
+//! Changing rows in place: DELETE (`delete`), UPDATE (`update`) and MERGE ([`merge`]),
+//! built on the row deletion core: [`deletes`] owns the one way rows of live files are
+//! deleted, deletion vectors (merge-on-read) when the table allows them, copy-on-write
+//! rewrites otherwise.
 //!
-//! Both read target files one at a time with each live row's physical position, decide
+//! UPDATE and MERGE read target files one at a time with each live row's physical position, decide
 //! which rows change, write the new row versions (and MERGE's inserts) to new data files,
 //! and hand the changed rows' positions to `apply_deletes`. Names and types of every
 //! expression are checked before any file is written.
 
 pub(crate) mod assign;
+pub(crate) mod delete;
 pub(crate) mod deletes;
 pub mod merge;
 mod project;
@@ -21,6 +24,8 @@ use alluvium_txlog::properties::TableProperties;
 use arrow_array::{RecordBatch, UInt64Array};
 
 pub use assign::Assignment;
+#[allow(unused_imports)]
+pub(crate) use deletes::{DeleteStats, FileDeletes, apply_deletes, writes_deletion_vectors};
 
 use crate::write::WriteOutcome;
 use crate::{Error, Result};
@@ -83,21 +88,8 @@ pub(crate) fn read_with_positions(
     snapshot: &Snapshot,
     add: &Add,
 ) -> Result<Vec<(RecordBatch, UInt64Array)>> {
-    // Stand-in until the `dv` branch's `ReadPlan::read_file_with_positions` is merged.
-    if add.deletion_vector.is_some() {
-        return Err(Error::InvalidArgument(format!(
-            "{}: reading positions of a file with a deletion vector is not merged yet",
-            add.path
-        )));
-    }
-    let mut next = 0u64;
-    let mut out = Vec::new();
-    for b in crate::scan::read_whole_file(snapshot, add)? {
-        let n = b.num_rows() as u64;
-        out.push((b, UInt64Array::from_iter_values(next..next + n)));
-        next += n;
-    }
-    Ok(out)
+    let plan = alluvium_datafile::ReadPlan::all(crate::scan::table_layout(snapshot))?;
+    Ok(plan.read_file_with_positions(add)?)
 }
 
 /// alluvium writes no change-data files yet: operations that change existing rows are

@@ -308,18 +308,7 @@ impl Table {
         if let Some(o) = outcome_if_done(&mut txn, &snapshot, options) {
             return Ok(o);
         }
-        let pred = bind(
-            expr,
-            snapshot.schema(),
-            snapshot.partition_columns(),
-            snapshot.column_mapping(),
-        )?;
-        txn.read_predicate(pred.clone());
-        let metrics = remove_matching(self, &snapshot, &mut txn, &pred, options)?;
-        txn.set_metric("numDeletedRows", metrics.deleted_rows);
-        txn.set_metric("numCopiedRows", metrics.copied_rows);
-        txn.set_metric("numRemovedFiles", txn.removed_files().len());
-        txn.set_metric("numAddedFiles", txn.added_files().len());
+        crate::dml::delete::stage_delete(self, &snapshot, &mut txn, expr)?;
         finish(self, txn, options)
     }
 

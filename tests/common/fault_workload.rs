@@ -42,7 +42,7 @@ pub fn batch(rows: &[(i64, &str)]) -> RecordBatch {
 #[derive(Clone, Copy)]
 pub enum Op {
     Create,
-    /// Create with `delta.enableDeletionVectors=true`.
+    /// Create with deletion vectors enabled (DELETE then writes DVs).
     CreateDv,
     /// Create with a checkpoint every 2 commits and a log retention of 1 day.
     CreateCheckpointing,
@@ -84,6 +84,17 @@ pub const MERGE_DV_WORKLOAD: &[Op] = &[
     Op::Append(&[(1, "a"), (2, "a"), (3, "b")]),
     Op::Upsert(&[(2, "b"), (4, "a")]),
     Op::Upsert(&[(1, "c"), (3, "b"), (5, "c")]),
+];
+
+/// DELETEs by deletion vector: a new DV, a DV extended into a new DV file, a file whose
+/// last live row goes (a plain remove), around appends.
+pub const DV_WORKLOAD: &[Op] = &[
+    Op::CreateDv,
+    Op::Append(&[(1, "a"), (2, "a"), (3, "a")]),
+    Op::Delete(2),
+    Op::Append(&[(4, "a")]),
+    Op::Delete(3),
+    Op::Delete(1),
 ];
 
 pub const CHECKPOINT_WORKLOAD: &[Op] = &[

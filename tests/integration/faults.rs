@@ -56,3 +56,17 @@ fn every_fault_while_checkpointing_and_cleaning_in_memory() {
 fn every_fault_while_checkpointing_on_local_disk() {
     sweep(CHECKPOINT_WORKLOAD, Setup::on_disk);
 }
+
+/// DELETE by deletion vector (a DV file uploaded, then the remove/add pairs committed):
+/// a fault at any storage operation loses or doubles no row; a DV file of a commit that
+/// did not land is never referenced (the rows and every referenced DV are read back), and
+/// a failed DV commit never deletes the data file its re-add names.
+#[test]
+fn every_fault_at_every_operation_of_dv_deletes_in_memory() {
+    sweep(DV_WORKLOAD, Setup::in_memory);
+}
+
+#[test]
+fn every_fault_at_every_operation_of_dv_deletes_on_local_disk() {
+    sweep(DV_WORKLOAD, Setup::on_disk);
+}

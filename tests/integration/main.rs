@@ -18,6 +18,7 @@ mod verify_fixture;
 mod bad_input;
 mod checkpoints;
 mod conflicts;
+mod dml_delete;
 mod dml_common;
 mod dml_merge;
 mod dml_update;

@@ -29,6 +29,11 @@ Cases:
                     the bucket; at every version delta-rs, reading the s3:// URI with
                     storage_options pointing at the server, must read exactly what alluvium
                     reads.
+  alluvium_dv       alluvium creates a table, `alter`s it to deletion vectors (protocol 3/7),
+                    deletes scattered rows, one row, and again rows of an already DV'd file
+                    (the DV is extended into a new DV file); the commits must carry
+                    deletion vectors, and at every version delta-rs (QueryBuilder), DuckDB
+                    and polars must read exactly what alluvium reads.
 Exit 0 when every comparison agrees; 1 otherwise (each disagreement is printed).
 """
 from __future__ import annotations
@@ -362,12 +367,52 @@ def case_optimize_vacuum() -> None:
         print(f"  expected: v{before - 1} is no longer readable: {str(e)[:100]}")
 
 
+def case_alluvium_dv() -> None:
+    print("alluvium writes deletion vectors, peers read")
+    table = os.path.join(WORK, "alluvium_dv")
+    data = []
+    for f in range(2):
+        path = os.path.join(WORK, f"dv{f}.parquet")
+        ids = list(range(f * 500, (f + 1) * 500))
+        pq.write_table(pa.table({
+            "id": pa.array(ids, pa.int64()),
+            "key": pa.array([f"k{i:09d}" for i in ids], pa.string()),
+            "value": pa.array([(i * 7919 % 1000) / 10.0 for i in ids], pa.float64()),
+        }), path)
+        data.append(path)
+    alluvium("create", table, "--schema-from", data[0])
+    for path in data:
+        alluvium("append", table, path)
+    alluvium("alter", table, "--set-property", "delta.enableDeletionVectors=true")
+    proto = protocol_of(table)
+    if proto.get("minReaderVersion") != 3 or "deletionVectors" not in (proto.get("readerFeatures") or []):
+        FAILURES.append(f"alluvium_dv: alter did not upgrade the protocol: {proto}")
+    scattered = " OR ".join(f"id = {i}" for i in range(3, 1000, 97))
+    alluvium("delete", table, "--filter", scattered)
+    alluvium("delete", table, "--filter", "id = 250")
+    alluvium("delete", table, "--filter", "id >= 10 AND id < 20")
+    dvs = 0
+    for name in log_files(table):
+        if not name.endswith(".json"):
+            continue
+        with open(os.path.join(table, "_delta_log", name)) as fh:
+            for line in fh:
+                a = json.loads(line).get("add")
+                if a and a.get("deletionVector"):
+                    dvs += 1
+    if dvs < 4:
+        FAILURES.append(f"alluvium_dv: expected adds with deletion vectors, found {dvs}")
+    latest = json.loads(alluvium("inspect", table, "--json"))["version"]
+    for v in range(latest - 3, latest + 1):
+        compare("alluvium_dv", table, v, engines=["deltalake", "duckdb", "polars"])
+
+
 def main() -> int:
     if os.path.exists(WORK):
         shutil.rmtree(WORK)
     os.makedirs(WORK)
     for case in (case_alluvium_writes, case_deltars_writes, case_deltars_dv_variant_type,
-                 case_checkpoints, case_optimize_vacuum):
+                 case_checkpoints, case_optimize_vacuum, case_alluvium_dv):
         try:
             case()
         except Exception as e:  # noqa: BLE001

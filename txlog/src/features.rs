@@ -401,6 +401,178 @@ pub fn minimal_protocol(
     }
 }
 
+/// The legacy (reader, writer) versions that imply a feature, for features that have one.
+fn legacy_versions(feature: &str) -> Option<(i32, i32)> {
+    Some(match feature {
+        "appendOnly" | "invariants" => (1, 2),
+        "checkConstraints" => (1, 3),
+        "changeDataFeed" | "generatedColumns" => (1, 4),
+        "columnMapping" => (2, 5),
+        "identityColumns" => (1, 6),
+        _ => return None,
+    })
+}
+
+/// The protocol of a table after `features` must be supported: `protocol` itself when it
+/// already supports them all; otherwise higher legacy versions when the table is legacy and
+/// every missing feature has a legacy version (writer 4 for `changeDataFeed`, reader 2 /
+/// writer 5 for `columnMapping`, ...); otherwise table features (writer 7, and reader 3
+/// when a reader feature is listed), listing every feature the old versions implied
+/// (PROTOCOL.md "Table Features": a legacy table's implied features stay supported) and
+/// every reader feature also as a writer feature. Reader-writer features are those in
+/// [`SUPPORTED_READER_FEATURES`] plus `columnMapping`.
+pub fn upgrade_protocol(protocol: &Protocol, features: &[&str]) -> Protocol {
+    let is_reader = |f: &str| SUPPORTED_READER_FEATURES.contains(&f) || f == "columnMapping";
+    let supported = |p: &Protocol, f: &str| {
+        supports_writer_feature(p, f) && (!is_reader(f) || supports_reader_feature(p, f))
+    };
+    let missing: Vec<&str> = features
+        .iter()
+        .copied()
+        .filter(|f| !supported(protocol, f))
+        .collect();
+    if missing.is_empty() {
+        return protocol.clone();
+    }
+    let legacy = protocol.min_writer_version < 7;
+    if legacy && missing.iter().all(|f| legacy_versions(f).is_some()) {
+        let mut p = protocol.clone();
+        for f in &missing {
+            if let Some((r, w)) = legacy_versions(f) {
+                p.min_reader_version = p.min_reader_version.max(r);
+                p.min_writer_version = p.min_writer_version.max(w);
+            }
+        }
+        return p;
+    }
+    let mut reader: Vec<String> = if protocol.min_reader_version >= 3 {
+        protocol.reader_features.clone().unwrap_or_default()
+    } else if protocol.min_reader_version == 2 {
+        vec!["columnMapping".to_string()]
+    } else {
+        Vec::new()
+    };
+    let mut writer: Vec<String> = if legacy {
+        legacy_writer_features(protocol.min_writer_version)
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    } else {
+        protocol.writer_features.clone().unwrap_or_default()
+    };
+    let push = |list: &mut Vec<String>, f: &str| {
+        if !list.iter().any(|x| x == f) {
+            list.push(f.to_string());
+        }
+    };
+    for f in &missing {
+        if is_reader(f) {
+            push(&mut reader, f);
+        }
+        push(&mut writer, f);
+    }
+    for r in reader.clone() {
+        push(&mut writer, &r);
+    }
+    if reader.is_empty() {
+        Protocol {
+            min_reader_version: protocol.min_reader_version.min(2),
+            min_writer_version: 7,
+            reader_features: None,
+            writer_features: Some(writer),
+        }
+    } else {
+        Protocol {
+            min_reader_version: 3,
+            min_writer_version: 7,
+            reader_features: Some(reader),
+            writer_features: Some(writer),
+        }
+    }
+}
+
+#[cfg(test)]
+mod upgrade_tests {
+    use super::*;
+
+    fn p(r: i32, w: i32, rf: Option<&[&str]>, wf: Option<&[&str]>) -> Protocol {
+        let list = |l: Option<&[&str]>| l.map(|l| l.iter().map(|s| s.to_string()).collect());
+        Protocol {
+            min_reader_version: r,
+            min_writer_version: w,
+            reader_features: list(rf),
+            writer_features: list(wf),
+        }
+    }
+
+    #[test]
+    fn deletion_vectors_on_a_legacy_table_list_its_implied_features() {
+        let up = upgrade_protocol(&p(1, 2, None, None), &["deletionVectors"]);
+        assert_eq!(
+            up,
+            p(
+                3,
+                7,
+                Some(&["deletionVectors"]),
+                Some(&["appendOnly", "invariants", "deletionVectors"])
+            )
+        );
+        let up = upgrade_protocol(&p(2, 5, None, None), &["deletionVectors"]);
+        assert_eq!(up.min_reader_version, 3);
+        assert_eq!(
+            up.reader_features.unwrap(),
+            vec!["columnMapping", "deletionVectors"]
+        );
+        let wf = up.writer_features.unwrap();
+        for f in legacy_writer_features(5) {
+            assert!(wf.iter().any(|x| x == f), "{f}");
+        }
+        assert!(wf.iter().any(|x| x == "deletionVectors"));
+    }
+
+    #[test]
+    fn legacy_features_bump_legacy_versions() {
+        assert_eq!(
+            upgrade_protocol(&p(1, 2, None, None), &["changeDataFeed"]),
+            p(1, 4, None, None)
+        );
+        assert_eq!(
+            upgrade_protocol(&p(1, 2, None, None), &["columnMapping"]),
+            p(2, 5, None, None)
+        );
+        assert_eq!(
+            upgrade_protocol(&p(1, 1, None, None), &["appendOnly"]),
+            p(1, 2, None, None)
+        );
+        let same = p(1, 4, None, None);
+        assert_eq!(
+            upgrade_protocol(&same, &["changeDataFeed", "appendOnly"]),
+            same
+        );
+    }
+
+    #[test]
+    fn table_features_gain_the_missing_ones() {
+        let base = p(3, 7, Some(&["deletionVectors"]), Some(&["deletionVectors"]));
+        let up = upgrade_protocol(&base, &["changeDataFeed", "columnMapping"]);
+        assert_eq!(
+            up.reader_features.unwrap(),
+            vec!["deletionVectors", "columnMapping"]
+        );
+        assert_eq!(
+            up.writer_features.unwrap(),
+            vec!["deletionVectors", "changeDataFeed", "columnMapping"]
+        );
+        let writer_only = p(1, 7, None, Some(&["appendOnly"]));
+        let up = upgrade_protocol(&writer_only, &["deletionVectors"]);
+        assert_eq!(up.min_reader_version, 3);
+        assert_eq!(
+            up.writer_features.unwrap(),
+            vec!["appendOnly", "deletionVectors"]
+        );
+    }
+}
+
 #[cfg(test)]
 mod write_tests {
     use std::collections::HashMap;

@@ -45,6 +45,10 @@ pub const TARGET_FILE_SIZE: &str = "delta.targetFileSize";
 pub const ENABLE_CDF: &str = "delta.enableChangeDataFeed";
 /// `delta.enableDeletionVectors`.
 pub const ENABLE_DELETION_VECTORS: &str = "delta.enableDeletionVectors";
+/// `delta.randomizeFilePrefixes`: put new files under random directory prefixes.
+pub const RANDOMIZE_FILE_PREFIXES: &str = "delta.randomizeFilePrefixes";
+/// `delta.randomPrefixLength`: length of those prefixes (default 2).
+pub const RANDOM_PREFIX_LENGTH: &str = "delta.randomPrefixLength";
 /// `delta.isolationLevel`.
 pub const ISOLATION_LEVEL: &str = "delta.isolationLevel";
 /// `delta.autoOptimize.autoCompact`.
@@ -199,6 +203,21 @@ impl TableProperties<'_> {
         self.flag(ENABLE_DELETION_VECTORS, false)
     }
 
+    /// The length of the random directory prefix of new files (deletion vectors) when
+    /// `delta.randomizeFilePrefixes` is true (`delta.randomPrefixLength`, default 2);
+    /// `None` when prefixes are off.
+    pub fn random_prefix_length(&self) -> Option<usize> {
+        if !self.flag(RANDOMIZE_FILE_PREFIXES, false) {
+            return None;
+        }
+        Some(
+            self.get(RANDOM_PREFIX_LENGTH)
+                .and_then(|v| v.parse::<usize>().ok())
+                .filter(|n| (1..=64).contains(n))
+                .unwrap_or(2),
+        )
+    }
+
     /// Whether auto-compaction is enabled.
     pub fn auto_compact(&self) -> bool {
         self.flag(AUTO_COMPACT, false)
@@ -261,7 +280,12 @@ pub fn validate_property(key: &str, value: &str) -> Result<(), String> {
         LOG_RETENTION | DELETED_FILE_RETENTION | SET_TXN_RETENTION => {
             parse_interval_ms(v).map(|_| ())
         }
+        RANDOM_PREFIX_LENGTH => match integer()? {
+            n if (1..=64).contains(&n) => Ok(()),
+            _ => Err("must be a number of characters from 1 to 64".into()),
+        },
         APPEND_ONLY
+        | RANDOMIZE_FILE_PREFIXES
         | ENABLE_CDF
         | ENABLE_CDC_LEGACY
         | ENABLE_DELETION_VECTORS
@@ -289,6 +313,63 @@ pub fn validate_property(key: &str, value: &str) -> Result<(), String> {
             .ok_or_else(|| "must be none, name or id".into()),
         _ => Ok(()),
     }
+}
+
+/// The `delta.*` table properties Delta defines (Delta's table-properties documentation
+/// and PROTOCOL.md), which `alter` accepts; any other `delta.*` key is a typo or a
+/// property of a newer Delta and is refused there. Keys outside `delta.` are the user's.
+pub const KNOWN_DELTA_PROPERTIES: &[&str] = &[
+    APPEND_ONLY,
+    AUTO_COMPACT,
+    "delta.autoOptimize.optimizeWrite",
+    CHECKPOINT_INTERVAL,
+    CHECKPOINT_POLICY,
+    WRITE_STATS_AS_JSON,
+    WRITE_STATS_AS_STRUCT,
+    COLUMN_MAPPING_MODE,
+    COLUMN_MAPPING_MAX_ID,
+    "delta.compatibility.symlinkFormatManifest.enabled",
+    NUM_INDEXED_COLS,
+    STATS_COLUMNS,
+    DELETED_FILE_RETENTION,
+    ENABLE_CDF,
+    ENABLE_CDC_LEGACY,
+    ENABLE_DELETION_VECTORS,
+    ENABLE_EXPIRED_LOG_CLEANUP,
+    ENABLE_ICT,
+    ICT_ENABLEMENT_VERSION,
+    ICT_ENABLEMENT_TIMESTAMP,
+    ISOLATION_LEVEL,
+    LOG_RETENTION,
+    "delta.minReaderVersion",
+    "delta.minWriterVersion",
+    RANDOMIZE_FILE_PREFIXES,
+    RANDOM_PREFIX_LENGTH,
+    SET_TXN_RETENTION,
+    TARGET_FILE_SIZE,
+    "delta.tuneFileSizesForRewrites",
+    PARQUET_COMPRESSION_CODEC,
+    "delta.enableRowTracking",
+    "delta.enableTypeWidening",
+    "delta.universalFormat.enabledFormats",
+    "delta.enableIcebergCompatV1",
+    "delta.enableIcebergCompatV2",
+    "delta.enableIcebergCompatV3",
+    REQUIRE_CHECKPOINT_PROTECTION_BEFORE,
+];
+
+/// Whether `key` is a known `delta.*` property (see [`KNOWN_DELTA_PROPERTIES`]; keys under
+/// `delta.feature.` and `delta.constraints.` count as known). Keys outside `delta.` are
+/// always accepted.
+pub fn is_known_property(key: &str) -> bool {
+    let Some(_) = key.strip_prefix("delta.") else {
+        return true;
+    };
+    key.starts_with(FEATURE_PREFIX)
+        || key.starts_with("delta.constraints.")
+        || KNOWN_DELTA_PROPERTIES
+            .iter()
+            .any(|k| k.eq_ignore_ascii_case(key))
 }
 
 /// Splits a comma-separated column list, honouring backtick quoting (`` `a,b`.c ``).

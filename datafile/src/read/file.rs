@@ -6,7 +6,9 @@ use alluvium_txlog::dv::read_deletion_vector;
 use alluvium_txlog::partition::parse_partition_value;
 use alluvium_txlog::path::resolve;
 use alluvium_txlog::schema::{DataType, StructField};
-use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
+use arrow_array::cast::AsArray;
+use arrow_array::types::UInt64Type;
+use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, UInt64Array};
 use arrow_select::filter::{filter, filter_record_batch};
 use bytes::Bytes;
 use parquet::arrow::ProjectionMask;
@@ -26,6 +28,49 @@ fn file_error(path: &str, reason: impl ToString) -> DataFileError {
 
 /// Reads one file: data columns, deletion vector, partition values, filter, projection.
 pub(super) fn read_file(scan: &ReadPlan, add: &Add) -> Result<Vec<RecordBatch>> {
+    Ok(read(scan, add, false)?
+        .into_iter()
+        .map(|(b, _)| b)
+        .collect())
+}
+
+/// [`read_file`] with the 0-based physical row index (in the Parquet file) of every
+/// returned row.
+pub(super) fn read_file_with_positions(
+    scan: &ReadPlan,
+    add: &Add,
+) -> Result<Vec<(RecordBatch, UInt64Array)>> {
+    Ok(read(scan, add, true)?
+        .into_iter()
+        .map(|(b, p)| (b, p.unwrap_or_else(|| UInt64Array::from(Vec::<u64>::new()))))
+        .collect())
+}
+
+/// The row count of the file's Parquet footer.
+pub(super) fn physical_rows(scan: &ReadPlan, add: &Add) -> Result<u64> {
+    let location = resolve(&add.path, &scan.layout.root)?;
+    let shown = location.to_string();
+    let bytes: Bytes = scan.layout.store.get_location(&location).map_err(|e| {
+        if e.is_not_found() {
+            file_error(&shown, "the data file referenced by the log is missing")
+        } else {
+            DataFileError::Storage(e)
+        }
+    })?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| file_error(&shown, e))?;
+    u64::try_from(builder.metadata().file_metadata().num_rows())
+        .map_err(|_| file_error(&shown, "negative row count in the footer"))
+}
+
+/// The reader behind both: with `positions`, each batch comes with the physical row index
+/// of each of its rows. Every row of the file is decoded in file order (no row group or
+/// page is skipped), so the running offset is the physical index.
+fn read(
+    scan: &ReadPlan,
+    add: &Add,
+    positions: bool,
+) -> Result<Vec<(RecordBatch, Option<UInt64Array>)>> {
     let layout = &scan.layout;
     let schema = &layout.schema;
     let mode = layout.column_mapping;
@@ -117,10 +162,26 @@ pub(super) fn read_file(scan: &ReadPlan, add: &Add) -> Result<Vec<RecordBatch>> 
             columns,
             &RecordBatchOptions::new().with_row_count(Some(kept_rows)),
         )?;
+        let mut rows_at = positions.then(|| {
+            let all = UInt64Array::from_iter_values(row_offset..row_offset + rows as u64);
+            match &keep {
+                Some(mask) => filter(&all, mask).map(|a| a.as_primitive::<UInt64Type>().clone()),
+                None => Ok(all),
+            }
+        });
         let batch = match &scan.predicate {
-            Some(p) => filter_record_batch(&batch, &evaluate(p, &batch)?)?,
+            Some(p) => {
+                let m = evaluate(p, &batch)?;
+                if let Some(r) = rows_at.take() {
+                    rows_at = Some(r.and_then(|r| {
+                        filter(&r, &m).map(|a| a.as_primitive::<UInt64Type>().clone())
+                    }));
+                }
+                filter_record_batch(&batch, &m)?
+            }
             None => batch,
         };
+        let rows_at = rows_at.transpose()?;
         let projected = batch.project(
             &scan
                 .output
@@ -129,7 +190,7 @@ pub(super) fn read_file(scan: &ReadPlan, add: &Add) -> Result<Vec<RecordBatch>> 
                 .collect::<Vec<_>>(),
         )?;
         if projected.num_rows() > 0 {
-            out.push(projected);
+            out.push((projected, rows_at));
         }
         Ok(())
     };

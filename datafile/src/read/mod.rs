@@ -22,7 +22,7 @@ use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::expr::Predicate;
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::schema::StructType;
-use arrow_array::RecordBatch;
+use arrow_array::{RecordBatch, UInt64Array};
 use arrow_schema::{Schema, SchemaRef};
 
 pub use conform::{conform, scan_fields};
@@ -146,6 +146,27 @@ impl ReadPlan {
     /// value, or a column that cannot be read as its logical type; each names the file.
     pub fn read_file(&self, add: &Add) -> Result<Vec<RecordBatch>> {
         file::read_file(self, add)
+    }
+
+    /// The number of rows physically stored in the data file (its Parquet footer's count,
+    /// deletion vector not applied): what `stats.numRecords` must say for a file that
+    /// gets a deletion vector.
+    ///
+    /// # Errors
+    /// A missing or unreadable data file, naming it.
+    pub fn physical_rows(&self, add: &Add) -> Result<u64> {
+        file::physical_rows(self, add)
+    }
+
+    /// Reads one data file like [`read_file`](Self::read_file) and pairs each batch with
+    /// the 0-based PHYSICAL row index, in the Parquet file, of each of its rows: rows the
+    /// file's current deletion vector deletes and rows the plan's filter rejects are absent
+    /// from both. What DML needs to turn matched rows into deletion-vector positions.
+    ///
+    /// # Errors
+    /// As [`read_file`](Self::read_file).
+    pub fn read_file_with_positions(&self, add: &Add) -> Result<Vec<(RecordBatch, UInt64Array)>> {
+        file::read_file_with_positions(self, add)
     }
 }
 

@@ -228,6 +228,11 @@ impl Transaction {
             return;
         }
         for a in &self.adds {
+            // A re-add of a file this transaction also removes (a new deletion vector on
+            // an existing file) names a file other versions reference: never delete it.
+            if self.removes.iter().any(|r| r.path == a.path) {
+                continue;
+            }
             if let Ok(alluvium_storage::FileLocation::Table(p)) = resolve(&a.path, root) {
                 let _ = self.store.delete(&p);
             }
@@ -306,6 +311,16 @@ impl Transaction {
                 .map(|r| u64::try_from(r.size.unwrap_or(0)).unwrap_or(0))
                 .sum(),
             write_data: self.write_data,
+            operation_metrics: self
+                .metrics
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    )
+                })
+                .collect(),
             ..Default::default()
         };
         let mut conflict_time = Duration::ZERO;

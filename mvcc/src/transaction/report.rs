@@ -39,4 +39,6 @@ pub struct CommitReport {
     /// on object stores; zeros on stores that do not count). The difference of two readings
     /// of the store's counters, so it includes other operations on the same store meanwhile.
     pub requests: RequestCounts,
+    /// The commit's `commitInfo.operationMetrics` (Delta's names, values as strings).
+    pub operation_metrics: std::collections::BTreeMap<String, String>,
 }

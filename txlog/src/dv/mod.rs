@@ -9,6 +9,7 @@
 //! * `i`: the bitmap itself, Z85-encoded inline.
 
 mod format;
+mod writer;
 pub mod z85;
 
 use serde::{Deserialize, Serialize};
@@ -17,6 +18,8 @@ pub use format::{
     DV_FILE_FORMAT_VERSION, PORTABLE_ROARING_MAGIC, decode_bitmap, decode_file_entry,
     encode_bitmap, encode_file,
 };
+
+pub use writer::{DvFile, DvFileWriter, inline_descriptor};
 
 use crate::{LogError, Result};
 

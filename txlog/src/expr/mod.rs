@@ -14,7 +14,7 @@ mod skipping;
 
 pub use bind::{BoundColumn, Predicate, bind};
 pub use parse::{MAX_EXPR_DEPTH, parse_expr};
-pub use skipping::{FileSummary, may_match};
+pub use skipping::{FileSummary, all_match, may_match};
 
 use crate::scalar::Scalar;
 

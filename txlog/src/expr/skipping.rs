@@ -112,6 +112,18 @@ pub fn may_match(pred: &Predicate, file: &FileSummary<'_>) -> bool {
     eval(pred, file).t
 }
 
+/// Returns true only if every row of the file satisfies `pred` (TRUE: neither FALSE nor
+/// NULL is possible), judging from partition values and statistics; any unknown answers
+/// false. Bounds that are not tight (`tightBounds:false`, a file with a deletion vector)
+/// still enclose every live row, so the answer stays sound for them.
+pub fn all_match(pred: &Predicate, file: &FileSummary<'_>) -> bool {
+    if file.stats.and_then(|s| s.num_records) == Some(0) {
+        return true;
+    }
+    let tri = eval(pred, file);
+    !tri.f && !tri.n
+}
+
 fn eval(p: &Predicate, file: &FileSummary<'_>) -> Tri {
     match p {
         Predicate::Const(v) => Tri::exact(*v),

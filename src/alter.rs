@@ -1,0 +1,188 @@
+//! `ALTER TABLE ... SET/UNSET TBLPROPERTIES`: changing table properties of an existing
+//! table in one commit, with the protocol upgrade the new properties require
+//! (PROTOCOL.md "Table Features", "Deletion Vectors", "Change Data Feed",
+//! "Column Mapping", "Append-only Tables").
+
+use std::collections::HashMap;
+
+use alluvium_mvcc::Transaction;
+use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
+use alluvium_txlog::features::upgrade_protocol;
+use alluvium_txlog::properties::{
+    APPEND_ONLY, COLUMN_MAPPING_MAX_ID, COLUMN_MAPPING_MODE, ENABLE_CDC_LEGACY, ENABLE_CDF,
+    ENABLE_ICT, FEATURE_PREFIX, MIN_READER_VERSION, MIN_WRITER_VERSION, TableProperties,
+    is_known_property,
+};
+use alluvium_txlog::schema::{COLUMN_MAPPING_PHYSICAL_NAME, DataType, StructField};
+
+use crate::report::CommitSummary;
+use crate::write::{WriteOptions, check_properties};
+use crate::{Error, Result, Table};
+
+impl Table {
+    /// Sets the properties `set` (key, value) and removes the keys `unset`, in one commit
+    /// (operation `SET TBLPROPERTIES`, or `UNSET TBLPROPERTIES` when nothing is set), with
+    /// the protocol the resulting properties need:
+    /// * `delta.enableDeletionVectors=true`: the `deletionVectors` reader and writer
+    ///   feature (reader 3 / writer 7, a legacy table's implied features listed too);
+    /// * `delta.enableChangeDataFeed=true`: writer 4 on a legacy table, else the
+    ///   `changeDataFeed` writer feature;
+    /// * `delta.columnMapping.mode=name` (from `none`): reader 2 / writer 5 (or the
+    ///   `columnMapping` feature), every field gets an id and its current name as physical
+    ///   name (existing data files store columns under those names);
+    /// * `delta.appendOnly=true`: writer 2 (or the `appendOnly` feature);
+    /// * `delta.feature.<name>=supported`: that feature.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an unknown `delta.*` key, a value that does not parse
+    /// (as [`create`](Self::create) checks them), an unset key that is not set, a column
+    /// mapping change other than `none` to `name`, and properties whose feature `alter`
+    /// cannot enable (in-commit timestamps, protocol versions, CHECK constraints); commit
+    /// errors (a concurrent metadata change conflicts).
+    pub fn set_properties(&self, set: &[(&str, &str)], unset: &[&str]) -> Result<CommitSummary> {
+        if set.is_empty() && unset.is_empty() {
+            return Err(Error::InvalidArgument(
+                "alter: nothing to set or unset".into(),
+            ));
+        }
+        let snapshot = self.read_snapshot(&WriteOptions::default())?;
+        let mut requested: HashMap<String, String> = HashMap::new();
+        for (k, v) in set {
+            let k = k.trim();
+            if !is_known_property(k) {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown table property {k}: delta.* keys must be Delta table properties"
+                )));
+            }
+            if k == MIN_READER_VERSION
+                || k == MIN_WRITER_VERSION
+                || k == ENABLE_ICT
+                || k.starts_with("delta.constraints.")
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "table property {k} cannot be changed by alter"
+                )));
+            }
+            requested.insert(k.to_string(), v.trim().to_string());
+        }
+        check_properties(&requested)?;
+        let mut md = snapshot.metadata().clone();
+        let old_mode = snapshot.column_mapping();
+        for k in unset {
+            let k = k.trim();
+            if k.eq_ignore_ascii_case(COLUMN_MAPPING_MODE) && old_mode != ColumnMappingMode::None {
+                return Err(Error::InvalidArgument(
+                    "column mapping cannot be turned off by unsetting delta.columnMapping.mode"
+                        .into(),
+                ));
+            }
+            if md.configuration.remove(k).is_none() {
+                return Err(Error::InvalidArgument(format!(
+                    "cannot unset table property {k}: it is not set"
+                )));
+            }
+        }
+        let mut features: Vec<String> = Vec::new();
+        for (k, v) in &requested {
+            if let Some(name) = k.strip_prefix(FEATURE_PREFIX) {
+                if !(v.eq_ignore_ascii_case("supported") || v.eq_ignore_ascii_case("enabled")) {
+                    return Err(Error::InvalidArgument(format!(
+                        "table property {k}={v}: must be supported"
+                    )));
+                }
+                features.push(name.to_string());
+            } else {
+                md.configuration.insert(k.clone(), v.clone());
+            }
+        }
+        let on = |key: &str| {
+            md.configuration
+                .get(key)
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+        };
+        if TableProperties(&md.configuration).deletion_vectors() {
+            features.push("deletionVectors".into());
+        }
+        if on(ENABLE_CDF) || on(ENABLE_CDC_LEGACY) {
+            features.push("changeDataFeed".into());
+        }
+        if on(APPEND_ONLY) {
+            features.push("appendOnly".into());
+        }
+        let new_mode = md
+            .configuration
+            .get(COLUMN_MAPPING_MODE)
+            .and_then(|v| ColumnMappingMode::parse(v))
+            .unwrap_or(ColumnMappingMode::None);
+        if new_mode != old_mode {
+            if !(old_mode == ColumnMappingMode::None && new_mode == ColumnMappingMode::Name) {
+                return Err(Error::InvalidArgument(format!(
+                    "column mapping can only be enabled in name mode on an existing table (from {old_mode:?} to {new_mode:?})"
+                )));
+            }
+            let mut schema = snapshot.schema().clone();
+            keep_names_as_physical(&mut schema.fields);
+            let max_id = TableProperties(&md.configuration).column_mapping_max_id();
+            let max = assign_column_mapping(&mut schema, max_id);
+            md.configuration
+                .insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
+            md.schema_string = schema.to_json();
+        }
+        if new_mode != ColumnMappingMode::None {
+            features.push("columnMapping".into());
+        }
+        let feature_refs: Vec<&str> = features.iter().map(String::as_str).collect();
+        let protocol = upgrade_protocol(snapshot.protocol(), &feature_refs);
+
+        let operation = if set.is_empty() {
+            "UNSET TBLPROPERTIES"
+        } else {
+            "SET TBLPROPERTIES"
+        };
+        let mut txn = Transaction::new(&snapshot, operation);
+        if set.is_empty() {
+            txn.set_parameter("propKeys", serde_json::to_string(unset).unwrap_or_default());
+            txn.set_parameter("ifExists", false);
+        } else {
+            let shown: std::collections::BTreeMap<&String, &String> = requested.iter().collect();
+            txn.set_parameter(
+                "properties",
+                serde_json::to_string(&shown).unwrap_or_default(),
+            );
+        }
+        if &protocol != snapshot.protocol() {
+            txn.set_protocol(protocol);
+        }
+        txn.set_metadata(md);
+        let commit = txn.commit()?;
+        let post = self.post_commit(commit.version);
+        Ok(CommitSummary::new(commit, post))
+    }
+}
+
+/// Gives every field without a physical name its current name as physical name: the
+/// names existing data files store the columns under.
+fn keep_names_as_physical(fields: &mut [StructField]) {
+    for f in fields.iter_mut() {
+        if f.physical_name().is_none() {
+            f.metadata.insert(
+                COLUMN_MAPPING_PHYSICAL_NAME.into(),
+                serde_json::Value::String(f.name.clone()),
+            );
+        }
+        match &mut f.data_type {
+            DataType::Struct(s) => keep_names_as_physical(&mut s.fields),
+            DataType::Array(a) => {
+                if let DataType::Struct(s) = &mut a.element_type {
+                    keep_names_as_physical(&mut s.fields);
+                }
+            }
+            DataType::Map(m) => {
+                if let DataType::Struct(s) = &mut m.value_type {
+                    keep_names_as_physical(&mut s.fields);
+                }
+            }
+            DataType::Primitive(_) | DataType::Geospatial(_) => {}
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! DELETE by predicate: files whose partition values or statistics prove that every row
+//! matches are removed whole; in the other candidate files the matching rows are found
+//! (with their physical positions) and deleted through [`apply_deletes`]: a deletion
+//! vector when the table allows it, a copy-on-write rewrite otherwise.
+
+use std::time::Instant;
+
+use alluvium_datafile::ReadPlan;
+use alluvium_mvcc::{Snapshot, Transaction};
+use alluvium_txlog::actions::{Add, Remove};
+use alluvium_txlog::expr::{Expr, FileSummary, all_match, bind, may_match};
+use alluvium_txlog::stats::FileStats;
+use rayon::prelude::*;
+use roaring::RoaringTreemap;
+
+use super::deletes::{FileDeletes, apply_deletes};
+use crate::scan::table_layout;
+use crate::{Result, Table};
+
+/// Stages in `txn` the deletion of the rows of `snapshot` matching `expr`, with Delta's
+/// `operationMetrics` (numDeletedRows, numRemovedFiles, numAddedFiles,
+/// numDeletionVectorsAdded, numCopiedRows, numAddedChangeFiles, executionTimeMs,
+/// scanTimeMs, rewriteTimeMs). Records the predicate and every candidate file as read.
+///
+/// # Errors
+/// Predicates over unknown columns, unreadable files, upload failures.
+pub(crate) fn stage_delete(
+    table: &Table,
+    snapshot: &Snapshot,
+    txn: &mut Transaction,
+    expr: &Expr,
+) -> Result<()> {
+    let started = Instant::now();
+    let pred = bind(
+        expr,
+        snapshot.schema(),
+        snapshot.partition_columns(),
+        snapshot.column_mapping(),
+    )?;
+    txn.read_predicate(pred.clone());
+    let partition_only = pred.only_partition_columns();
+    let now = table.store().now_ms();
+    let mut whole: Vec<&Add> = Vec::new();
+    let mut partial: Vec<&Add> = Vec::new();
+    for a in snapshot.files() {
+        let stats = if partition_only {
+            None
+        } else {
+            a.stats.as_deref().and_then(FileStats::parse)
+        };
+        let summary = FileSummary {
+            partition_values: &a.partition_values,
+            stats: stats.as_ref(),
+        };
+        if !may_match(&pred, &summary) {
+            continue;
+        }
+        if all_match(&pred, &summary) {
+            whole.push(a);
+        } else {
+            partial.push(a);
+        }
+    }
+    let mut deleted_rows: u64 = 0;
+    let mut removed_whole: u64 = 0;
+    let no_columns: &[String] = &[];
+    let plan = ReadPlan::new(table_layout(snapshot), Some(no_columns), Some(pred.clone()))?;
+    for a in &whole {
+        txn.read_file(a);
+        deleted_rows += live_rows(&plan, a)?;
+        let mut r = Remove::from_add(a, now, true);
+        r.stats = a.stats.clone();
+        txn.remove_file(r);
+        removed_whole += 1;
+    }
+    // Finding the matching rows reads only the predicate's columns, files in parallel.
+    let found: Vec<Result<Option<FileDeletes>>> = partial
+        .par_iter()
+        .map(|a| -> Result<Option<FileDeletes>> {
+            let mut positions = RoaringTreemap::new();
+            for (_, rows) in plan.read_file_with_positions(a)? {
+                positions.extend(rows.values().iter().copied());
+            }
+            Ok((!positions.is_empty()).then(|| FileDeletes {
+                add: (*a).clone(),
+                positions,
+            }))
+        })
+        .collect();
+    let mut deletes = Vec::new();
+    for (a, f) in partial.iter().zip(found) {
+        // A file read and found without matches is still part of what DELETE read.
+        txn.read_file(a);
+        if let Some(d) = f? {
+            deletes.push(d);
+        }
+    }
+    let scan_time = started.elapsed();
+    let stats = apply_deletes(table, snapshot, txn, deletes)?;
+    deleted_rows += stats.rows_deleted;
+    txn.set_metric("numDeletedRows", deleted_rows);
+    txn.set_metric("numRemovedFiles", removed_whole + stats.files_removed);
+    txn.set_metric("numAddedFiles", stats.files_added);
+    txn.set_metric("numDeletionVectorsAdded", stats.dvs_added);
+    txn.set_metric("numCopiedRows", stats.rows_copied);
+    txn.set_metric("numAddedChangeFiles", 0);
+    txn.set_metric("numAddedBytes", stats.bytes_added);
+    txn.set_metric("executionTimeMs", started.elapsed().as_millis());
+    txn.set_metric("scanTimeMs", scan_time.as_millis());
+    txn.set_metric("rewriteTimeMs", stats.rewrite_time.as_millis());
+    Ok(())
+}
+
+/// Rows of a file that a whole-file removal deletes: `numRecords` minus the DV's
+/// cardinality, or the footer's count when the file has no statistics.
+fn live_rows(plan: &ReadPlan, add: &Add) -> Result<u64> {
+    let physical = match add
+        .stats
+        .as_deref()
+        .and_then(FileStats::parse)
+        .and_then(|s| s.num_records)
+    {
+        Some(n) => u64::try_from(n).unwrap_or(0),
+        None => plan.physical_rows(add)?,
+    };
+    let deleted = add
+        .deletion_vector
+        .as_ref()
+        .map_or(0, |d| u64::try_from(d.cardinality).unwrap_or(0));
+    Ok(physical.saturating_sub(deleted))
+}

@@ -1,0 +1,584 @@
+//! DELETE with deletion vectors (merge-on-read) and copy-on-write, and `alter`: the DV
+//! bytes and the commit's shape against the writer rules of
+//! `../shared/peers/dml/README.md` (PROTOCOL.md "Deletion Vectors"), reading back, the
+//! conflict cells with OPTIMIZE and other DELETEs, VACUUM and OPTIMIZE on DV tables,
+//! Spark-written DV tables, and protocol upgrades by `set_properties`.
+
+use crate::common;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use alluvium::{
+    ConflictKind, ErrorKind, OptimizeOptions, Snapshot, Table, VacuumOptions, WriteOptions,
+    WriteOutcome,
+};
+use alluvium_storage::{ObjectStore, StorePath};
+use alluvium_txlog::actions::{Action, Add, Remove};
+use alluvium_txlog::commit::decode_commit;
+use alluvium_txlog::dv::read_deletion_vector;
+use alluvium_txlog::log_path::commit_path;
+use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use serde_json::Value;
+
+fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("v", DataType::Utf8, true),
+    ]))
+}
+
+fn batch(ids: std::ops::Range<i64>) -> RecordBatch {
+    let ids: Vec<i64> = ids.collect();
+    let vs: Vec<String> = ids.iter().map(|i| format!("v{i}")).collect();
+    RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from(ids)) as ArrayRef,
+            Arc::new(StringArray::from(vs)),
+        ],
+    )
+    .unwrap()
+}
+
+fn dv_props() -> HashMap<String, String> {
+    HashMap::from([(
+        "delta.enableDeletionVectors".to_string(),
+        "true".to_string(),
+    )])
+}
+
+/// A table with two files: ids 0..10 and 10..20.
+fn table_with(props: &HashMap<String, String>) -> Table {
+    let t = Table::in_memory();
+    t.create(&schema(), &[], props).unwrap();
+    t.append([batch(0..10)], &WriteOptions::default()).unwrap();
+    t.append([batch(10..20)], &WriteOptions::default()).unwrap();
+    t
+}
+
+fn dv_table() -> Table {
+    table_with(&dv_props())
+}
+
+fn delete(t: &Table, pred: &str) -> alluvium::CommitSummary {
+    match t.delete_str(pred, &WriteOptions::default()).unwrap() {
+        WriteOutcome::Committed(r) => *r,
+        WriteOutcome::Skipped { .. } => panic!("skipped"),
+    }
+}
+
+fn actions(t: &Table, version: u64) -> Vec<Action> {
+    let p = commit_path(version);
+    decode_commit(p.as_str(), &t.store().get(&p).unwrap()).unwrap()
+}
+
+fn adds_removes(t: &Table, version: u64) -> (Vec<Add>, Vec<Remove>) {
+    let mut adds = Vec::new();
+    let mut removes = Vec::new();
+    for a in actions(t, version) {
+        match a {
+            Action::Add(a) => adds.push(a),
+            Action::Remove(r) => removes.push(r),
+            _ => {}
+        }
+    }
+    (adds, removes)
+}
+
+fn stats(a: &Add) -> Value {
+    serde_json::from_str(a.stats.as_deref().unwrap()).unwrap()
+}
+
+fn dv_files(t: &Table) -> Vec<String> {
+    let mut out: Vec<String> = t
+        .store()
+        .list_tree(None)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.path.as_str().to_string())
+        .filter(|p| p.contains("deletion_vector_"))
+        .collect();
+    out.sort();
+    out
+}
+
+fn ids_without(range: std::ops::Range<i64>, gone: &[i64]) -> Vec<i64> {
+    range.filter(|i| !gone.contains(i)).collect()
+}
+
+fn metric(r: &alluvium::CommitSummary, k: &str) -> u64 {
+    r.commit.operation_metrics[k].parse().unwrap()
+}
+
+#[test]
+fn dv_delete_writes_the_remove_add_pair_and_one_dv_file() {
+    let t = dv_table();
+    let before: Vec<Add> = t.snapshot().unwrap().files().cloned().collect();
+    let r = delete(&t, "id = 3 OR id = 7 OR id = 15");
+    assert_eq!(metric(&r, "numDeletedRows"), 3);
+    assert_eq!(metric(&r, "numDeletionVectorsAdded"), 2);
+    assert_eq!(metric(&r, "numRemovedFiles"), 0);
+    assert_eq!(metric(&r, "numAddedFiles"), 0);
+    assert_eq!(metric(&r, "numCopiedRows"), 0);
+    assert_eq!(metric(&r, "numAddedChangeFiles"), 0);
+    for k in ["executionTimeMs", "scanTimeMs", "rewriteTimeMs"] {
+        assert!(r.commit.operation_metrics.contains_key(k), "{k}");
+    }
+    let (adds, removes) = adds_removes(&t, r.commit.version);
+    assert_eq!((adds.len(), removes.len()), (2, 2));
+    // One DV file for the commit; the two DVs at different offsets of it.
+    let files = dv_files(&t);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let dvs: Vec<_> = adds
+        .iter()
+        .map(|a| a.deletion_vector.as_deref().unwrap().clone())
+        .collect();
+    assert_eq!(dvs[0].path_or_inline_dv, dvs[1].path_or_inline_dv);
+    assert_ne!(dvs[0].offset, dvs[1].offset);
+    assert!(dvs.iter().any(|d| d.offset == Some(1)));
+    for add in &adds {
+        let old = before.iter().find(|b| b.path == add.path).unwrap();
+        let rm = removes.iter().find(|r| r.path == add.path).unwrap();
+        // remove: the old (absent) DV, extended metadata, partition values, size, stats.
+        assert!(rm.deletion_vector.is_none());
+        assert!(rm.data_change);
+        assert_eq!(rm.extended_file_metadata, Some(true));
+        assert_eq!(rm.size, Some(old.size));
+        assert_eq!(rm.partition_values.as_ref(), Some(&old.partition_values));
+        assert_eq!(rm.stats, old.stats);
+        assert!(rm.deletion_timestamp.is_some());
+        // add: same path, size, modificationTime, partition values; wide bounds.
+        assert_eq!(add.size, old.size);
+        assert_eq!(add.modification_time, old.modification_time);
+        assert_eq!(add.partition_values, old.partition_values);
+        assert!(add.data_change);
+        let s = stats(add);
+        assert_eq!(s["tightBounds"], Value::Bool(false));
+        assert_eq!(s["numRecords"], Value::from(10), "physical count");
+        assert_eq!(s["minValues"], stats(old)["minValues"]);
+        let dv = add.deletion_vector.as_deref().unwrap();
+        assert_eq!(dv.storage_type, "u");
+        let bitmap = read_deletion_vector(t.store().as_ref(), dv).unwrap();
+        let want: Vec<u64> = if stats(old)["minValues"]["id"] == Value::from(0) {
+            vec![3, 7]
+        } else {
+            vec![5]
+        };
+        assert_eq!(bitmap.iter().collect::<Vec<_>>(), want);
+        assert_eq!(dv.cardinality, want.len() as i64);
+    }
+    // The DV file's bytes: version 1, then big-endian sizes matching the descriptors.
+    let bytes = t
+        .store()
+        .get(&StorePath::parse(files[0].as_str()).unwrap())
+        .unwrap();
+    assert_eq!(bytes[0], 1);
+    for d in &dvs {
+        let o = d.offset.unwrap() as usize;
+        let size = u32::from_be_bytes(bytes[o..o + 4].try_into().unwrap());
+        assert_eq!(size as i32, d.size_in_bytes);
+    }
+    assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3, 7, 15]));
+}
+
+#[test]
+fn a_second_delete_unions_the_dv_into_a_new_file() {
+    let t = dv_table();
+    delete(&t, "id = 3");
+    let first = dv_files(&t);
+    let r = delete(&t, "id = 4 OR id = 3");
+    assert_eq!(metric(&r, "numDeletedRows"), 1, "row 3 was already deleted");
+    let (adds, removes) = adds_removes(&t, r.commit.version);
+    assert_eq!((adds.len(), removes.len()), (1, 1));
+    let old_dv = removes[0].deletion_vector.as_deref().unwrap();
+    let new_dv = adds[0].deletion_vector.as_deref().unwrap();
+    assert_eq!(old_dv.cardinality, 1);
+    assert_eq!(new_dv.cardinality, 2);
+    assert_ne!(old_dv.unique_id(), new_dv.unique_id());
+    assert_eq!(
+        read_deletion_vector(t.store().as_ref(), new_dv)
+            .unwrap()
+            .iter()
+            .collect::<Vec<_>>(),
+        vec![3, 4]
+    );
+    let files = dv_files(&t);
+    assert_eq!(files.len(), 2, "a fresh DV file, never an overwrite");
+    assert!(first.iter().all(|f| files.contains(f)));
+    assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3, 4]));
+    // Deleting rows that are already deleted changes nothing in the file.
+    let r = delete(&t, "id = 4");
+    assert_eq!(metric(&r, "numDeletedRows"), 0);
+    assert_eq!(adds_removes(&t, r.commit.version).0.len(), 0);
+}
+
+#[test]
+fn a_file_whose_every_row_is_deleted_is_simply_removed() {
+    let t = dv_table();
+    delete(&t, "id = 1");
+    // `id <> 1` cannot be proven from statistics: the rows are found, and with the old DV
+    // they cover the whole file.
+    let r = delete(&t, "id <> 1 AND id < 10");
+    let (adds, removes) = adds_removes(&t, r.commit.version);
+    assert!(adds.is_empty(), "{adds:?}");
+    assert_eq!(removes.len(), 1);
+    assert!(
+        removes[0].deletion_vector.is_some(),
+        "removes the DV'd file"
+    );
+    assert_eq!(metric(&r, "numDeletedRows"), 9);
+    assert_eq!(metric(&r, "numRemovedFiles"), 1);
+    assert_eq!(common::sorted_ids(&t), (10..20).collect::<Vec<_>>());
+    // A predicate the statistics prove for the whole file removes it without reading it.
+    let r = delete(&t, "id >= 10");
+    let (adds, removes) = adds_removes(&t, r.commit.version);
+    assert!(adds.is_empty());
+    assert_eq!(removes.len(), 1);
+    assert_eq!(metric(&r, "numDeletedRows"), 10);
+    assert!(common::sorted_ids(&t).is_empty());
+}
+
+#[test]
+fn without_the_property_delete_rewrites_the_file() {
+    let t = table_with(&HashMap::new());
+    let r = delete(&t, "id = 3");
+    let (adds, removes) = adds_removes(&t, r.commit.version);
+    assert_eq!((adds.len(), removes.len()), (1, 1));
+    assert!(adds[0].deletion_vector.is_none());
+    assert_ne!(adds[0].path, removes[0].path);
+    assert_eq!(metric(&r, "numCopiedRows"), 9);
+    assert_eq!(metric(&r, "numDeletionVectorsAdded"), 0);
+    assert_eq!(metric(&r, "numAddedFiles"), 1);
+    assert!(dv_files(&t).is_empty());
+    assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3]));
+    // The property alone is not enough: the protocol must support the feature.
+    let t = Table::in_memory();
+    t.create(&schema(), &[], &HashMap::new()).unwrap();
+    t.append([batch(0..10)], &WriteOptions::default()).unwrap();
+    let snap = t.snapshot().unwrap();
+    let mut md = snap.metadata().clone();
+    md.configuration
+        .insert("delta.enableDeletionVectors".into(), "true".into());
+    let mut txn = alluvium_mvcc::Transaction::new(&snap, "SET TBLPROPERTIES");
+    txn.set_metadata(md);
+    txn.commit().unwrap();
+    delete(&t, "id = 3");
+    assert!(dv_files(&t).is_empty());
+    assert_eq!(common::sorted_ids(&t), ids_without(0..10, &[3]));
+}
+
+#[test]
+fn append_only_tables_refuse_dv_deletes() {
+    let mut props = dv_props();
+    props.insert("delta.appendOnly".into(), "true".into());
+    let t = table_with(&props);
+    let e = t
+        .delete_str("id = 3", &WriteOptions::default())
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Refused, "{e}");
+    assert!(dv_files(&t).is_empty(), "nothing uploaded");
+}
+
+fn pinned(s: &Snapshot) -> WriteOptions {
+    WriteOptions {
+        read_snapshot: Some(s.clone()),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn two_dv_deletes_of_one_file_conflict() {
+    let t = dv_table();
+    let s = t.snapshot().unwrap();
+    delete(&t, "id = 3");
+    let e = t.delete_str("id = 4", &pinned(&s)).unwrap_err();
+    // The winner's re-add falls in what the loser read (ConcurrentAppend), and its remove
+    // took the loser's input (ConcurrentDeleteRead/DeleteDelete): any of them is checked
+    // first; what matters is that the loser does not land.
+    assert!(
+        matches!(
+            e.conflict_kind(),
+            Some(
+                ConflictKind::ConcurrentDeleteDelete
+                    | ConflictKind::ConcurrentDeleteRead
+                    | ConflictKind::ConcurrentAppend
+            )
+        ),
+        "{e}"
+    );
+    assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3]));
+    // The loser's re-add named the live data file: it must still be there.
+    assert_eq!(common::sorted_ids(&t).len(), 19);
+    // DELETEs of different files both land.
+    let s = t.snapshot().unwrap();
+    delete(&t, "id = 12");
+    t.delete_str("id = 5", &pinned(&s)).unwrap();
+    assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3, 5, 12]));
+}
+
+#[test]
+fn dv_delete_and_optimize_of_the_same_file_never_resurrect_rows() {
+    // OPTIMIZE first, then the DELETE that read the old file: the DELETE conflicts.
+    let t = dv_table();
+    let s = t.snapshot().unwrap();
+    t.optimize(&OptimizeOptions::default()).unwrap();
+    let e = t.delete_str("id = 3", &pinned(&s)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+    assert_eq!(common::sorted_ids(&t), (0..20).collect::<Vec<_>>());
+    // DELETE first, then an OPTIMIZE planned on the old snapshot: its rewrite of the file
+    // without the DV must not land.
+    let t = dv_table();
+    let s = t.snapshot().unwrap();
+    delete(&t, "id = 3");
+    let _ = alluvium_compaction::optimize::optimize(&s, &OptimizeOptions::default(), &|_| {});
+    assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3]));
+    assert!(
+        t.snapshot()
+            .unwrap()
+            .files()
+            .any(|a| a.deletion_vector.is_some()),
+        "the stale rewrite did not replace the DV'd file"
+    );
+}
+
+#[test]
+fn optimize_purges_deletion_vectors() {
+    let t = dv_table();
+    delete(&t, "id = 3 OR id = 15");
+    t.optimize(&OptimizeOptions::default()).unwrap();
+    let snap = t.snapshot().unwrap();
+    assert!(snap.files().all(|a| a.deletion_vector.is_none()));
+    assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3, 15]));
+}
+
+#[test]
+fn vacuum_keeps_referenced_dv_files_and_removes_the_rest() {
+    let store =
+        Arc::new(alluvium_storage::InMemoryStore::new().with_manual_clock(1_700_000_000_000));
+    let t = Table::from_store(store.clone());
+    let mut props = dv_props();
+    props.insert("delta.randomizeFilePrefixes".into(), "true".into());
+    t.create(&schema(), &[], &props).unwrap();
+    t.append([batch(0..10)], &WriteOptions::default()).unwrap();
+    delete(&t, "id = 1");
+    let first = dv_files(&t);
+    assert_eq!(first.len(), 1);
+    assert!(first[0].contains('/'), "prefixed DV file: {first:?}");
+    delete(&t, "id = 2");
+    let both = dv_files(&t);
+    assert_eq!(both.len(), 2);
+    // An orphan DV file, as a failed commit leaves it.
+    store
+        .put(
+            &StorePath::parse("zz/deletion_vector_00000000-0000-0000-0000-000000000000.bin")
+                .unwrap(),
+            vec![1u8].into(),
+        )
+        .unwrap();
+    store.advance_clock(8 * 86_400_000);
+    t.vacuum(&VacuumOptions::default()).unwrap();
+    let left = dv_files(&t);
+    let live_dv = t
+        .snapshot()
+        .unwrap()
+        .files()
+        .find_map(|a| a.deletion_vector.clone())
+        .unwrap();
+    let live_path = match live_dv.location().unwrap() {
+        alluvium_txlog::dv::DvLocation::Relative { path, .. } => path,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        left,
+        vec![live_path],
+        "the expired DV and the orphan are gone"
+    );
+    assert_eq!(common::sorted_ids(&t), ids_without(0..10, &[1, 2]));
+}
+
+#[test]
+fn spark_written_dv_tables_accept_delete_and_read_back() {
+    for (name, pred) in [
+        ("table-with-dv-small", "value = 5"),
+        ("with-short-dv", "id = 3"),
+    ] {
+        let (_dir, path) = common::copy_table(name);
+        let t = Table::open(path.to_str().unwrap()).unwrap();
+        let snap = t.snapshot().unwrap();
+        let col = snap.schema().fields[0].name.clone();
+        let pred = if snap
+            .schema()
+            .field(pred.split(' ').next().unwrap())
+            .is_some()
+        {
+            pred.to_string()
+        } else {
+            format!("{col} = 3")
+        };
+        let before = common::count_rows(&path).unwrap();
+        let r = match t.delete_str(&pred, &WriteOptions::default()).unwrap() {
+            WriteOutcome::Committed(r) => *r,
+            WriteOutcome::Skipped { .. } => panic!(),
+        };
+        let deleted = metric(&r, "numDeletedRows") as usize;
+        assert_eq!(
+            common::count_rows(&path).unwrap(),
+            before - deleted,
+            "{name}"
+        );
+        assert!(deleted <= 1, "{name}");
+        // Every DV of the new version reads back.
+        let snap = t.snapshot().unwrap();
+        for a in snap.files() {
+            if let Some(dv) = &a.deletion_vector {
+                read_deletion_vector(t.store().as_ref(), dv).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn set_properties_upgrades_a_legacy_table_to_deletion_vectors() {
+    let t = table_with(&HashMap::new());
+    let before = t.snapshot().unwrap();
+    assert!(before.protocol().min_writer_version < 7);
+    let r = t
+        .set_properties(&[("delta.enableDeletionVectors", "true")], &[])
+        .unwrap();
+    let acts = actions(&t, r.commit.version);
+    let p = acts
+        .iter()
+        .find_map(|a| match a {
+            Action::Protocol(p) => Some(p.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!((p.min_reader_version, p.min_writer_version), (3, 7));
+    assert!(p.has_reader_feature("deletionVectors"));
+    assert!(p.has_writer_feature("deletionVectors"));
+    for f in alluvium_txlog::features::legacy_writer_features(before.protocol().min_writer_version)
+    {
+        assert!(p.has_writer_feature(f), "implied feature {f} listed");
+    }
+    assert!(acts.iter().any(|a| matches!(a, Action::Metadata(_))));
+    let op = acts
+        .iter()
+        .find_map(|a| match a {
+            Action::CommitInfo(ci) => Some(serde_json::to_value(ci).unwrap()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(op["operation"], "SET TBLPROPERTIES");
+    delete(&t, "id = 3");
+    assert_eq!(dv_files(&t).len(), 1);
+    assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3]));
+    // Unsetting keeps the protocol and stops new DVs.
+    let r = t
+        .set_properties(&[], &["delta.enableDeletionVectors"])
+        .unwrap();
+    assert!(
+        !actions(&t, r.commit.version)
+            .iter()
+            .any(|a| matches!(a, Action::Protocol(_)))
+    );
+    delete(&t, "id = 4");
+    assert_eq!(dv_files(&t).len(), 1);
+    assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3, 4]));
+}
+
+#[test]
+fn set_properties_refuses_unknown_keys_and_bad_values() {
+    let t = table_with(&HashMap::new());
+    let v = t.snapshot().unwrap().version();
+    for (k, val) in [
+        ("delta.enableDeletionVector", "true"),
+        ("delta.enableDeletionVectors", "yes"),
+        ("delta.checkpointInterval", "0"),
+        ("delta.appendOnly", "1"),
+    ] {
+        let e = t.set_properties(&[(k, val)], &[]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{k}={val}: {e}");
+    }
+    assert!(t.set_properties(&[], &["delta.notSet"]).is_err());
+    assert_eq!(t.snapshot().unwrap().version(), v, "nothing committed");
+    // Keys outside delta. are the user's.
+    t.set_properties(&[("team.owner", "data")], &[]).unwrap();
+    assert_eq!(
+        t.snapshot().unwrap().metadata().configuration["team.owner"],
+        "data"
+    );
+}
+
+#[test]
+fn set_properties_enables_cdf_append_only_and_column_mapping() {
+    let t = table_with(&HashMap::new());
+    t.set_properties(&[("delta.enableChangeDataFeed", "true")], &[])
+        .unwrap();
+    let p = t.snapshot().unwrap().protocol().clone();
+    assert_eq!((p.min_reader_version, p.min_writer_version), (1, 4));
+    t.set_properties(&[("delta.columnMapping.mode", "name")], &[])
+        .unwrap();
+    let snap = t.snapshot().unwrap();
+    let p = snap.protocol().clone();
+    assert_eq!((p.min_reader_version, p.min_writer_version), (2, 5));
+    for f in &snap.schema().fields {
+        assert!(f.column_id().is_some(), "{} has an id", f.name);
+        assert_eq!(f.physical_name(), Some(f.name.as_str()));
+    }
+    assert_eq!(
+        snap.metadata().configuration["delta.columnMapping.maxColumnId"],
+        "2"
+    );
+    assert_eq!(common::sorted_ids(&t), (0..20).collect::<Vec<_>>());
+    // Switching to id mode is refused.
+    assert!(
+        t.set_properties(&[("delta.columnMapping.mode", "id")], &[])
+            .is_err()
+    );
+    // DVs on a (2, 5) table: table features listing columnMapping and the implied ones.
+    t.set_properties(&[("delta.enableDeletionVectors", "true")], &[])
+        .unwrap();
+    let p = t.snapshot().unwrap().protocol().clone();
+    assert_eq!((p.min_reader_version, p.min_writer_version), (3, 7));
+    assert!(p.has_reader_feature("columnMapping") && p.has_writer_feature("changeDataFeed"));
+    delete(&t, "id = 3");
+    assert_eq!(dv_files(&t).len(), 1, "DV delete on a column-mapped table");
+    assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3]));
+    t.set_properties(&[("delta.appendOnly", "true")], &[])
+        .unwrap();
+    assert!(
+        t.snapshot()
+            .unwrap()
+            .protocol()
+            .has_writer_feature("appendOnly")
+    );
+    assert!(t.delete_str("id = 4", &WriteOptions::default()).is_err());
+}
+
+#[test]
+fn positions_stay_physical_across_batches_and_an_existing_dv() {
+    // 150,000 rows in one file: the reader's batches (64 Ki rows) and the file's row
+    // groups split it; deleted positions must be the rows' physical indexes throughout.
+    let t = Table::in_memory();
+    t.create(&schema(), &[], &dv_props()).unwrap();
+    t.append([batch(0..150_000)], &WriteOptions::default())
+        .unwrap();
+    assert_eq!(t.snapshot().unwrap().num_files(), 1);
+    delete(&t, "id = 70000 OR id = 140001 OR id = 5");
+    // The second DELETE reads past the first DV: its positions are still physical.
+    let r = delete(&t, "id = 70001 OR id = 149999 OR id = 70000");
+    assert_eq!(metric(&r, "numDeletedRows"), 2);
+    let add = t.snapshot().unwrap().files().next().unwrap().clone();
+    let bitmap =
+        read_deletion_vector(t.store().as_ref(), add.deletion_vector.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        bitmap.iter().collect::<Vec<_>>(),
+        vec![5, 70000, 70001, 140001, 149999]
+    );
+    assert_eq!(
+        common::sorted_ids(&t),
+        ids_without(0..150_000, &[5, 70000, 70001, 140001, 149999])
+    );
+}
