@@ -1,5 +1,6 @@
 //! Binding: resolving column names against the table schema and typing literals.
 
+use super::value::{BoundExpr, check_depth};
 use super::{CmpOp, Expr, Literal};
 use crate::column_mapping::ColumnMappingMode;
 use crate::scalar::Scalar;
@@ -51,6 +52,9 @@ pub enum Predicate {
     Or(Box<Predicate>, Box<Predicate>),
     /// Negation.
     Not(Box<Predicate>),
+    /// Any other boolean expression (`a + 1 > b`, `CASE ... END = 'x'`, `COALESCE(b, c)`):
+    /// evaluated as a value; data skipping cannot judge it and keeps every file.
+    Expr(Box<BoundExpr>),
 }
 
 impl Predicate {
@@ -74,6 +78,7 @@ impl Predicate {
                 b.collect_columns(out);
             }
             Predicate::Not(a) => a.collect_columns(out),
+            Predicate::Expr(e) => out.extend(e.columns()),
         }
     }
 
@@ -106,14 +111,14 @@ pub fn bind(
     b.bind(expr)
 }
 
-struct Binder<'a> {
-    schema: &'a StructType,
-    partition_columns: &'a [String],
-    mode: ColumnMappingMode,
+pub(super) struct Binder<'a> {
+    pub(super) schema: &'a StructType,
+    pub(super) partition_columns: &'a [String],
+    pub(super) mode: ColumnMappingMode,
 }
 
 impl Binder<'_> {
-    fn column(&self, path: &[String]) -> Result<BoundColumn> {
+    pub(super) fn column(&self, path: &[String]) -> Result<BoundColumn> {
         let mut current: &StructType = self.schema;
         let mut logical = Vec::new();
         let mut physical = Vec::new();
@@ -146,8 +151,26 @@ impl Binder<'_> {
         })
     }
 
+    /// A general boolean expression, bound as a value.
+    fn general(&self, e: &Expr) -> Result<Predicate> {
+        check_depth(e)?;
+        let v = self.value(e, None)?;
+        if !v.is_boolean() {
+            return Err(err(format!(
+                "`{e}` is not a boolean and cannot be a predicate"
+            )));
+        }
+        Ok(Predicate::Expr(Box::new(v)))
+    }
+
     fn bind(&self, e: &Expr) -> Result<Predicate> {
         Ok(match e {
+            Expr::Arith(..)
+            | Expr::Neg(_)
+            | Expr::Concat(..)
+            | Expr::Case { .. }
+            | Expr::Coalesce(_)
+            | Expr::Cast(..) => self.general(e)?,
             Expr::Column(path) => {
                 let c = self.column(path)?;
                 if c.primitive() != Some(PrimitiveType::Boolean) {
@@ -170,11 +193,11 @@ impl Binder<'_> {
                 Expr::Literal(l) => Predicate::Const(Some(
                     matches!(l, Literal::Null | Literal::Typed(Scalar::Null)) != *negated,
                 )),
-                _ => return Err(err("IS NULL applies to a column")),
+                _ => self.general(e)?,
             },
             Expr::In(inner, list, negated) => {
                 let Expr::Column(path) = &**inner else {
-                    return Err(err("IN applies to a column"));
+                    return self.general(e);
                 };
                 let col = self.column(path)?;
                 let equalities = list
@@ -211,12 +234,22 @@ impl Binder<'_> {
                 (Expr::Literal(lit), Expr::Column(c)) => {
                     self.cmp_literal(&self.column(c)?, op.flip(), lit)?
                 }
-                _ => return Err(err("a comparison needs a column on at least one side")),
+                (Expr::Literal(_), Expr::Literal(_)) => {
+                    return Err(err(format!(
+                        "`{e}` compares two literals; a comparison needs a column or an expression"
+                    )));
+                }
+                _ => self.general(e)?,
             },
         })
     }
 
-    fn cmp_literal(&self, col: &BoundColumn, op: CmpOp, lit: &Literal) -> Result<Predicate> {
+    pub(super) fn cmp_literal(
+        &self,
+        col: &BoundColumn,
+        op: CmpOp,
+        lit: &Literal,
+    ) -> Result<Predicate> {
         let Some(ty) = col.primitive() else {
             return Err(err(format!(
                 "column `{}` is not a primitive and cannot be compared",
@@ -245,7 +278,7 @@ fn any_of(mut preds: Vec<Predicate>) -> Predicate {
     }
 }
 
-fn is_numeric(t: PrimitiveType) -> bool {
+pub(super) fn is_numeric(t: PrimitiveType) -> bool {
     matches!(
         t,
         PrimitiveType::Byte
@@ -259,7 +292,7 @@ fn is_numeric(t: PrimitiveType) -> bool {
 }
 
 /// Types a literal for a column of type `ty`.
-fn coerce(lit: &Literal, ty: PrimitiveType) -> std::result::Result<Scalar, String> {
+pub(super) fn coerce(lit: &Literal, ty: PrimitiveType) -> std::result::Result<Scalar, String> {
     match lit {
         Literal::Null => Ok(Scalar::Null),
         Literal::Typed(s) => {

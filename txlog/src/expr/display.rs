@@ -5,13 +5,15 @@
 
 use std::fmt;
 
-use super::{Expr, Literal};
+use super::{ArithOp, Expr, Literal};
 use crate::scalar::Scalar;
 use crate::scalar::text::{format_date, format_decimal, format_naive_timestamp, format_timestamp};
+use crate::schema::DataType;
 
 /// Words of the grammar, which a bare column name must not be.
-const KEYWORDS: [&str; 10] = [
-    "AND", "OR", "NOT", "IS", "NULL", "IN", "BETWEEN", "TRUE", "FALSE", "DATE",
+const KEYWORDS: [&str; 18] = [
+    "AND", "OR", "NOT", "IS", "NULL", "IN", "BETWEEN", "TRUE", "FALSE", "DATE", "CASE", "WHEN",
+    "THEN", "ELSE", "END", "CAST", "COALESCE", "AS",
 ];
 
 fn write_name(f: &mut fmt::Formatter<'_>, name: &str) -> fmt::Result {
@@ -75,7 +77,14 @@ fn level(e: &Expr) -> u8 {
         Expr::And(..) => 1,
         Expr::Not(..) => 2,
         Expr::Cmp(..) | Expr::IsNull(..) | Expr::In(..) => 3,
-        Expr::Column(_) | Expr::Literal(_) => 4,
+        Expr::Arith(_, ArithOp::Add | ArithOp::Sub, _) | Expr::Concat(..) => 4,
+        Expr::Arith(..) => 5,
+        Expr::Neg(_) => 6,
+        Expr::Column(_)
+        | Expr::Literal(_)
+        | Expr::Case { .. }
+        | Expr::Coalesce(_)
+        | Expr::Cast(..) => 7,
     }
 }
 
@@ -85,6 +94,23 @@ fn write_at(f: &mut fmt::Formatter<'_>, e: &Expr, min: u8) -> fmt::Result {
         write!(f, "({e})")
     } else {
         write!(f, "{e}")
+    }
+}
+
+/// True for a literal printed as a number (which a leading `-` would join).
+fn numeric_literal(e: &Expr) -> bool {
+    match e {
+        Expr::Literal(Literal::Number(_)) => true,
+        Expr::Literal(Literal::Typed(s)) => s.as_f64().is_some(),
+        _ => false,
+    }
+}
+
+fn write_type(f: &mut fmt::Formatter<'_>, t: &DataType) -> fmt::Result {
+    match t {
+        DataType::Primitive(p) => f.write_str(&p.name()),
+        // Only primitive targets parse; print the JSON form for diagnostics.
+        other => write!(f, "{other:?}"),
     }
 }
 
@@ -134,6 +160,55 @@ impl fmt::Display for Expr {
             Expr::Not(e) => {
                 f.write_str("NOT ")?;
                 write_at(f, e, 2)
+            }
+            Expr::Arith(l, op, r) => {
+                let lvl = level(self);
+                write_at(f, l, lvl)?;
+                write!(f, " {} ", op.symbol())?;
+                write_at(f, r, lvl + 1)
+            }
+            Expr::Concat(l, r) => {
+                write_at(f, l, 4)?;
+                f.write_str(" || ")?;
+                write_at(f, r, 5)
+            }
+            Expr::Neg(e) => {
+                f.write_str("-")?;
+                // `-5` would read back as the literal -5 and `--x` as two tokens run
+                // together: parenthesise numbers and nested minus signs.
+                if numeric_literal(e) || matches!(**e, Expr::Neg(_)) {
+                    write!(f, "({e})")
+                } else {
+                    write_at(f, e, 6)
+                }
+            }
+            Expr::Case {
+                branches,
+                otherwise,
+            } => {
+                f.write_str("CASE")?;
+                for (c, v) in branches {
+                    write!(f, " WHEN {c} THEN {v}")?;
+                }
+                if let Some(o) = otherwise {
+                    write!(f, " ELSE {o}")?;
+                }
+                f.write_str(" END")
+            }
+            Expr::Coalesce(args) => {
+                f.write_str("COALESCE(")?;
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                f.write_str(")")
+            }
+            Expr::Cast(e, t) => {
+                write!(f, "CAST({e} AS ")?;
+                write_type(f, t)?;
+                f.write_str(")")
             }
         }
     }

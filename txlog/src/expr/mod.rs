@@ -1,6 +1,13 @@
-//! Predicates over table columns: the `--filter` language, binding to a schema, and data
-//! skipping over partition values and statistics. Row-level evaluation on Arrow batches is
-//! `alluvium-datafile`'s (`alluvium_datafile::eval`).
+//! Expressions over table columns: the SQL-style language of `--filter`, `UPDATE ... SET`
+//! and MERGE (parsing, printing, a typed builder), binding to a schema (predicates with
+//! [`bind`], typed values with [`bind_value`]), and data skipping over partition values and
+//! statistics. Row-level evaluation on Arrow batches is `alluvium-datafile`'s
+//! (`alluvium_datafile::eval`).
+//!
+//! Value expressions follow Spark SQL's typing (see [`bind_value`]) with ANSI-style
+//! failures: NULL in gives NULL out, while integer or decimal overflow, division or modulo
+//! by zero and a failed `CAST` are typed errors naming the expression, never a wrapped or
+//! invented value.
 //!
 //! Semantics are SQL's three-valued logic: a row matches when the predicate is TRUE (not
 //! FALSE, not NULL). Floating-point comparisons use the total order Spark uses (NaN equals
@@ -8,15 +15,49 @@
 //! file is skipped only when no row of it can make the predicate TRUE.
 
 mod bind;
+mod builder;
 mod display;
 mod parse;
 mod skipping;
+mod typing;
+mod value;
 
 pub use bind::{BoundColumn, Predicate, bind};
 pub use parse::{MAX_EXPR_DEPTH, parse_expr};
 pub use skipping::{FileSummary, all_match, may_match};
+pub use typing::{arith_result_type, common_type};
+pub use value::{BoundExpr, BoundKind, bind_assignment, bind_value};
 
 use crate::scalar::Scalar;
+use crate::schema::DataType;
+
+/// An arithmetic operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArithOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` (on integers and floats the result is a double, as Spark's `/`)
+    Div,
+    /// `%` (keeps the operands' integral type; the sign follows the dividend)
+    Mod,
+}
+
+impl ArithOp {
+    /// The SQL spelling.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ArithOp::Add => "+",
+            ArithOp::Sub => "-",
+            ArithOp::Mul => "*",
+            ArithOp::Div => "/",
+            ArithOp::Mod => "%",
+        }
+    }
+}
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,26 +135,22 @@ pub enum Expr {
     Or(Box<Expr>, Box<Expr>),
     /// `NOT`.
     Not(Box<Expr>),
-}
-
-impl Expr {
-    /// A column reference by (possibly dotted) path segments.
-    pub fn column(name: &str) -> Expr {
-        Expr::Column(vec![name.to_string()])
-    }
-
-    /// `self op value`.
-    pub fn cmp(self, op: CmpOp, value: Literal) -> Expr {
-        Expr::Cmp(Box::new(self), op, Box::new(Expr::Literal(value)))
-    }
-
-    /// `self AND other`.
-    pub fn and(self, other: Expr) -> Expr {
-        Expr::And(Box::new(self), Box::new(other))
-    }
-
-    /// `self OR other`.
-    pub fn or(self, other: Expr) -> Expr {
-        Expr::Or(Box::new(self), Box::new(other))
-    }
+    /// `left op right`, arithmetic.
+    Arith(Box<Expr>, ArithOp, Box<Expr>),
+    /// Unary minus.
+    Neg(Box<Expr>),
+    /// `left || right`, string (or binary) concatenation.
+    Concat(Box<Expr>, Box<Expr>),
+    /// `CASE WHEN c THEN v ... [ELSE e] END`: the value of the first branch whose condition
+    /// is TRUE, else `otherwise`, else NULL.
+    Case {
+        /// `(condition, value)` pairs, in order.
+        branches: Vec<(Expr, Expr)>,
+        /// The `ELSE` value.
+        otherwise: Option<Box<Expr>>,
+    },
+    /// `COALESCE(a, b, ...)`: the first non-NULL argument.
+    Coalesce(Vec<Expr>),
+    /// `CAST(x AS type)`.
+    Cast(Box<Expr>, DataType),
 }

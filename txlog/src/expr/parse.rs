@@ -1,20 +1,32 @@
-//! A small SQL-style predicate parser.
+//! A small SQL-style expression parser (predicates and values).
 //!
 //! ```text
 //! expr      := or
 //! or        := and ("OR" and)*
 //! and       := not ("AND" not)*
 //! not       := "NOT" not | predicate
-//! predicate := operand [ cmp operand | "IS" ["NOT"] "NULL" | ["NOT"] "IN" "(" literal ("," literal)* ")"
-//!                      | ["NOT"] "BETWEEN" operand "AND" operand ]
+//! predicate := sum [ cmp sum | "IS" ["NOT"] "NULL" | ["NOT"] "IN" "(" literal ("," literal)* ")"
+//!                  | ["NOT"] "BETWEEN" sum "AND" sum ]
+//! sum       := product (("+" | "-" | "||") product)*          (left-associative)
+//! product   := unary (("*" | "/" | "%") unary)*               (left-associative)
+//! unary     := "-" unary | "+" unary | operand                 (`-5` is the literal -5)
 //! operand   := column | literal | "(" expr ")"
+//!            | "CASE" ("WHEN" expr "THEN" expr)+ ["ELSE" expr] "END"
+//!            | "CASE" sum ("WHEN" sum "THEN" expr)+ ["ELSE" expr] "END"   (= CASE WHEN sum = v ...)
+//!            | "COALESCE" "(" expr ("," expr)* ")" | "CAST" "(" expr "AS" type ")"
 //! column    := name ("." name)*          name: identifier or `back-quoted`
-//! literal   := number | 'string' | TRUE | FALSE | NULL | DATE 'x' | TIMESTAMP 'x'
+//! literal   := ["-"] number | 'string' | TRUE | FALSE | NULL | DATE 'x' | TIMESTAMP 'x'
 //! cmp       := "=" | "==" | "!=" | "<>" | "<" | "<=" | ">" | ">="
+//! type      := int | integer | long | bigint | short | smallint | byte | tinyint | double
+//!            | float | real | string | boolean | date | timestamp | timestamp_ntz | binary
+//!            | decimal ["(" p ["," s] ")"]
 //! ```
-//! Keywords are case-insensitive; `''` inside a string is a quote.
+//! Keywords are case-insensitive; `''` inside a string is a quote. `||` sits with `+` and
+//! `-` as in Spark. `CASE`, `WHEN`, `THEN`, `ELSE` and `END` are reserved (a column of that
+//! name is written back-quoted); `CAST` and `COALESCE` are functions only before `(`.
 
-use super::{CmpOp, Expr, Literal};
+use super::{ArithOp, CmpOp, Expr, Literal};
+use crate::schema::{DataType, PrimitiveType};
 use crate::{LogError, Result};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +36,8 @@ enum Tok {
     Str(String),
     Num(String),
     Op(CmpOp),
+    Arith(ArithOp),
+    Concat,
     LParen,
     RParen,
     Comma,
@@ -130,13 +144,21 @@ fn lex(s: &str) -> Result<Vec<Tok>> {
                 i += n;
                 out.push(Tok::Op(op));
             }
-            c if c.is_ascii_digit()
-                || c == '.'
-                || ((c == '-' || c == '+')
-                    && chars
-                        .get(i + 1)
-                        .is_some_and(|n| n.is_ascii_digit() || *n == '.')) =>
-            {
+            '+' | '-' | '*' | '/' | '%' => {
+                out.push(Tok::Arith(match c {
+                    '+' => ArithOp::Add,
+                    '-' => ArithOp::Sub,
+                    '*' => ArithOp::Mul,
+                    '/' => ArithOp::Div,
+                    _ => ArithOp::Mod,
+                }));
+                i += 1;
+            }
+            '|' if chars.get(i + 1) == Some(&'|') => {
+                out.push(Tok::Concat);
+                i += 2;
+            }
+            c if c.is_ascii_digit() || c == '.' => {
                 let start = i;
                 i += 1;
                 while let Some(&ch) = chars.get(i) {
@@ -284,10 +306,10 @@ impl Parser {
     }
 
     fn predicate(&mut self) -> Result<Node> {
-        let (left, depth) = self.operand()?;
+        let (left, depth) = self.sum()?;
         if let Some(Tok::Op(op)) = self.peek().cloned() {
             self.pos += 1;
-            let (right, d) = self.operand()?;
+            let (right, d) = self.sum()?;
             return node(
                 Expr::Cmp(Box::new(left), op, Box::new(right)),
                 1 + depth.max(d),
@@ -326,11 +348,11 @@ impl Parser {
             return node(Expr::In(Box::new(left), list, negated), depth + 1);
         }
         if self.eat_keyword("BETWEEN") {
-            let (low, low_depth) = self.operand()?;
+            let (low, low_depth) = self.sum()?;
             if !self.eat_keyword("AND") {
                 return Err(err("expected AND in BETWEEN"));
             }
-            let (high, high_depth) = self.operand()?;
+            let (high, high_depth) = self.sum()?;
             let e = Expr::And(
                 Box::new(Expr::Cmp(Box::new(left.clone()), CmpOp::Ge, Box::new(low))),
                 Box::new(Expr::Cmp(Box::new(left), CmpOp::Le, Box::new(high))),
@@ -348,10 +370,214 @@ impl Parser {
         Ok((left, depth))
     }
 
+    /// `+`, `-` and `||`, left-associative.
+    fn sum(&mut self) -> Result<Node> {
+        let (mut left, mut depth) = self.product()?;
+        loop {
+            let concat = match self.peek() {
+                Some(Tok::Arith(ArithOp::Add | ArithOp::Sub)) => false,
+                Some(Tok::Concat) => true,
+                _ => return Ok((left, depth)),
+            };
+            let op = match self.peek() {
+                Some(Tok::Arith(op)) => Some(*op),
+                _ => None,
+            };
+            self.pos += 1;
+            let (right, d) = self.product()?;
+            let e = match (concat, op) {
+                (false, Some(op)) => Expr::Arith(Box::new(left), op, Box::new(right)),
+                _ => Expr::Concat(Box::new(left), Box::new(right)),
+            };
+            (left, depth) = node(e, 1 + depth.max(d))?;
+        }
+    }
+
+    /// `*`, `/` and `%`, left-associative.
+    fn product(&mut self) -> Result<Node> {
+        let (mut left, mut depth) = self.unary()?;
+        while let Some(Tok::Arith(op @ (ArithOp::Mul | ArithOp::Div | ArithOp::Mod))) =
+            self.peek().cloned()
+        {
+            self.pos += 1;
+            let (right, d) = self.unary()?;
+            (left, depth) = node(
+                Expr::Arith(Box::new(left), op, Box::new(right)),
+                1 + depth.max(d),
+            )?;
+        }
+        Ok((left, depth))
+    }
+
+    /// Unary minus and plus. A sign directly before a number is part of the literal, so
+    /// `-5` stays the literal `-5` (and `x IN (-1)` a list of literals).
+    fn unary(&mut self) -> Result<Node> {
+        let sign = match self.peek() {
+            Some(Tok::Arith(ArithOp::Sub)) => "-",
+            Some(Tok::Arith(ArithOp::Add)) => "+",
+            _ => return self.operand(),
+        };
+        self.pos += 1;
+        if let Some(Tok::Num(n)) = self.peek().cloned() {
+            self.pos += 1;
+            return Ok((Expr::Literal(Literal::Number(format!("{sign}{n}"))), 1));
+        }
+        let (e, depth) = self.nested(Self::unary)?;
+        if sign == "+" {
+            return Ok((e, depth));
+        }
+        node(Expr::Neg(Box::new(e)), depth + 1)
+    }
+
     fn literal(&mut self) -> Result<Literal> {
-        match self.operand()?.0 {
+        match self.unary()?.0 {
             Expr::Literal(l) => Ok(l),
             other => Err(err(format!("expected a literal, found {other:?}"))),
+        }
+    }
+
+    /// `CASE ... END` after the `CASE` keyword.
+    fn case(&mut self) -> Result<Node> {
+        let mut depth = 0;
+        // The simple form `CASE x WHEN v THEN ...` compares `x` with each `v`.
+        let subject = if self.keyword("WHEN") {
+            None
+        } else {
+            let (s, d) = self.sum()?;
+            depth = d;
+            Some(s)
+        };
+        let mut branches = Vec::new();
+        while self.eat_keyword("WHEN") {
+            let (mut cond, d) = if subject.is_some() {
+                self.sum()?
+            } else {
+                self.or()?
+            };
+            depth = depth.max(d);
+            if let Some(s) = &subject {
+                cond = Expr::Cmp(Box::new(s.clone()), CmpOp::Eq, Box::new(cond));
+                depth = depth.max(d + 1);
+            }
+            if !self.eat_keyword("THEN") {
+                return Err(err(format!(
+                    "expected THEN in CASE, found {}",
+                    self.describe()
+                )));
+            }
+            let (value, d) = self.or()?;
+            depth = depth.max(d);
+            branches.push((cond, value));
+        }
+        if branches.is_empty() {
+            return Err(err(format!(
+                "expected WHEN in CASE, found {}",
+                self.describe()
+            )));
+        }
+        let otherwise = if self.eat_keyword("ELSE") {
+            let (e, d) = self.or()?;
+            depth = depth.max(d);
+            Some(Box::new(e))
+        } else {
+            None
+        };
+        if !self.eat_keyword("END") {
+            return Err(err(format!(
+                "expected END closing CASE, found {}",
+                self.describe()
+            )));
+        }
+        node(
+            Expr::Case {
+                branches,
+                otherwise,
+            },
+            depth + 1,
+        )
+    }
+
+    /// The arguments of `COALESCE(` up to its `)`.
+    fn coalesce(&mut self) -> Result<Node> {
+        let mut args = Vec::new();
+        let mut depth = 0;
+        loop {
+            let (e, d) = self.or()?;
+            depth = depth.max(d);
+            args.push(e);
+            if self.peek() == Some(&Tok::Comma) {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+        self.expect(&Tok::RParen, ") closing COALESCE")?;
+        node(Expr::Coalesce(args), depth + 1)
+    }
+
+    /// The rest of `CAST(` up to its `)`.
+    fn cast(&mut self) -> Result<Node> {
+        let (e, depth) = self.or()?;
+        if !self.eat_keyword("AS") {
+            return Err(err(format!(
+                "expected AS in CAST, found {}",
+                self.describe()
+            )));
+        }
+        let ty = self.type_name()?;
+        self.expect(&Tok::RParen, ") closing CAST")?;
+        node(Expr::Cast(Box::new(e), DataType::Primitive(ty)), depth + 1)
+    }
+
+    fn type_name(&mut self) -> Result<PrimitiveType> {
+        let Some(Tok::Ident(name)) = self.peek().cloned() else {
+            return Err(err(format!("expected a type, found {}", self.describe())));
+        };
+        self.pos += 1;
+        Ok(match name.to_ascii_lowercase().as_str() {
+            "int" | "integer" => PrimitiveType::Integer,
+            "long" | "bigint" => PrimitiveType::Long,
+            "short" | "smallint" => PrimitiveType::Short,
+            "byte" | "tinyint" => PrimitiveType::Byte,
+            "double" => PrimitiveType::Double,
+            "float" | "real" => PrimitiveType::Float,
+            "string" => PrimitiveType::String,
+            "boolean" => PrimitiveType::Boolean,
+            "date" => PrimitiveType::Date,
+            "timestamp" => PrimitiveType::Timestamp,
+            "timestamp_ntz" => PrimitiveType::TimestampNtz,
+            "binary" => PrimitiveType::Binary,
+            "decimal" | "dec" | "numeric" => {
+                let (mut p, mut s) = (10u32, 0u32);
+                if self.peek() == Some(&Tok::LParen) {
+                    self.pos += 1;
+                    p = self.small_number()?;
+                    if self.peek() == Some(&Tok::Comma) {
+                        self.pos += 1;
+                        s = self.small_number()?;
+                    }
+                    self.expect(&Tok::RParen, ") closing the decimal type")?;
+                }
+                if !(1..=38).contains(&p) || s > p {
+                    return Err(err(format!("invalid type decimal({p},{s})")));
+                }
+                PrimitiveType::Decimal(p as u8, s as u8)
+            }
+            other => return Err(err(format!("unknown type {other:?} in CAST"))),
+        })
+    }
+
+    fn small_number(&mut self) -> Result<u32> {
+        match self.peek().cloned() {
+            Some(Tok::Num(n)) => {
+                self.pos += 1;
+                n.parse::<u32>()
+                    .map_err(|_| err(format!("{n:?} is not a decimal precision or scale")))
+            }
+            _ => Err(err(format!(
+                "expected a number in the decimal type, found {}",
+                self.describe()
+            ))),
         }
     }
 
@@ -398,7 +624,17 @@ impl Parser {
                             return leaf(Expr::Literal(Literal::String(v)));
                         }
                     }
-                    "AND" | "OR" | "NOT" | "IS" | "IN" | "BETWEEN" => {
+                    "CASE" => return self.nested(Self::case),
+                    "COALESCE" | "CAST" if self.peek() == Some(&Tok::LParen) => {
+                        self.pos += 1;
+                        return if upper == "CAST" {
+                            self.nested(Self::cast)
+                        } else {
+                            self.nested(Self::coalesce)
+                        };
+                    }
+                    "AND" | "OR" | "NOT" | "IS" | "IN" | "BETWEEN" | "WHEN" | "THEN" | "ELSE"
+                    | "END" => {
                         return Err(err(format!("unexpected keyword {s}")));
                     }
                     _ => {}

@@ -155,6 +155,8 @@ fn eval(p: &Predicate, file: &FileSummary<'_>) -> Tri {
             Some(v) => Tri::exact(exact_cmp(&v, *op, lit)),
             None => stats_cmp(c, *op, lit, file),
         },
+        // A general expression is not judged from bounds: it may take any truth value.
+        Predicate::Expr(_) => ANY,
         Predicate::ColCmp(a, op, b) => match (partition_value(a, file), partition_value(b, file)) {
             (Some(x), Some(y)) => Tri::exact(exact_cmp(&x, *op, &y)),
             _ => ANY,

@@ -1,5 +1,11 @@
-//! Row-level evaluation of a bound predicate (`alluvium_txlog::expr`) over an Arrow batch
-//! whose columns carry the table's logical names and types (as a scan produces them).
+//! Row-level evaluation of bound predicates and value expressions (`alluvium_txlog::expr`)
+//! over an Arrow batch whose columns carry the table's logical names and types (as a scan
+//! produces them; MERGE evaluates on a batch of two struct columns `t` and `s`).
+
+mod decimal;
+mod value;
+
+pub use value::{evaluate_bool, evaluate_value};
 
 use arrow_arith::boolean::{and_kleene, is_not_null, is_null, not, or_kleene};
 use arrow_array::cast::AsArray;
@@ -7,6 +13,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, Scalar as ArrowSca
 use arrow_cast::cast;
 use arrow_ord::cmp;
 use arrow_schema::{DataType as ArrowType, TimeUnit};
+use std::sync::Arc;
 
 use alluvium_txlog::LogError;
 use alluvium_txlog::expr::{BoundColumn, CmpOp, Predicate};
@@ -25,8 +32,19 @@ pub fn evaluate(pred: &Predicate, batch: &RecordBatch) -> Result<BooleanArray> {
     Ok(match pred {
         Predicate::Const(Some(v)) => BooleanArray::from(vec![*v; n]),
         Predicate::Const(None) => BooleanArray::new_null(n),
-        Predicate::And(a, b) => and_kleene(&evaluate(a, batch)?, &evaluate(b, batch)?)?,
-        Predicate::Or(a, b) => or_kleene(&evaluate(a, batch)?, &evaluate(b, batch)?)?,
+        Predicate::And(a, b) => {
+            let a = evaluate(a, batch)?;
+            // Rows the left side makes FALSE do not need the right side, which may fail on
+            // them (`b != 0 AND a / b > 1`).
+            let b = evaluate_on(b, batch, |v| !matches!(v, Some(false)), &a)?;
+            and_kleene(&a, &b)?
+        }
+        Predicate::Or(a, b) => {
+            let a = evaluate(a, batch)?;
+            let b = evaluate_on(b, batch, |v| !matches!(v, Some(true)), &a)?;
+            or_kleene(&a, &b)?
+        }
+        Predicate::Expr(e) => evaluate_bool(e, batch)?,
         Predicate::Not(a) => not(&evaluate(a, batch)?)?,
         Predicate::Column(c) => {
             let arr = column(batch, c)?;
@@ -64,6 +82,41 @@ pub fn evaluate(pred: &Predicate, batch: &RecordBatch) -> Result<BooleanArray> {
             compare(&x, *op, &y)?
         }
     })
+}
+
+/// True if evaluating `p` can fail on some value (it holds arithmetic or a cast).
+fn may_fail(p: &Predicate) -> bool {
+    match p {
+        Predicate::Expr(e) => e.may_fail(),
+        Predicate::And(a, b) | Predicate::Or(a, b) => may_fail(a) || may_fail(b),
+        Predicate::Not(a) => may_fail(a),
+        _ => false,
+    }
+}
+
+/// `p` on the rows where `needed(left value)`; the other rows are NULL. Predicates that
+/// cannot fail are simply evaluated on every row.
+fn evaluate_on(
+    p: &Predicate,
+    batch: &RecordBatch,
+    needed: impl Fn(Option<bool>) -> bool,
+    left: &BooleanArray,
+) -> Result<BooleanArray> {
+    if !may_fail(p) {
+        return evaluate(p, batch);
+    }
+    let mask: BooleanArray = left.iter().map(|v| Some(needed(v))).collect();
+    let arr = value::on_rows(batch, &mask, &ArrowType::Boolean, |b| {
+        Ok(Arc::new(evaluate(p, b)?) as ArrayRef)
+    })?;
+    arr.as_boolean_opt()
+        .cloned()
+        .ok_or_else(|| failed("predicate", "is not a boolean"))
+}
+
+/// An evaluation failure of the expression `text`.
+pub(crate) fn failed(text: &str, reason: impl std::fmt::Display) -> crate::DataFileError {
+    LogError::InvalidExpression(format!("`{text}`: {reason}")).into()
 }
 
 fn compare(
