@@ -440,9 +440,9 @@ fn upsert(t: &Table, rows: &[(i64, &str, i64, &str)], o: &WriteOptions) -> alluv
 fn a_concurrent_append_inside_the_read_set_conflicts_and_one_outside_does_not() {
     for f in [FLAVOURS[0], FLAVOURS[1]] {
         let (t, _) = table(f);
-        // Inside: the append adds id 12, in the source's key range [11, 13].
+        // Inside: the append adds (another) id 13, one of the source's keys.
         let (o, _) = pinned(&t);
-        t.append([batch(&[row(12)])], &WriteOptions::default()).unwrap();
+        t.append([batch(&[row(13)])], &WriteOptions::default()).unwrap();
         let e = upsert(&t, &[(11, "a", 1, ""), (13, "a", 1, "")], &o).unwrap_err();
         assert_eq!(e.conflict_kind(), Some(ConflictKind::ConcurrentAppend), "{f:?}: {e}");
         // Inside even for a pure insert: the append may add the key the MERGE inserts.
@@ -473,11 +473,13 @@ fn a_concurrent_delete_of_a_file_the_merge_read_conflicts() {
         let (o, _) = pinned(&t);
         t.delete_str("id = 3", &WriteOptions::default()).unwrap();
         let e = upsert(&t, &[(4, "a", 1, "")], &o).unwrap_err();
+        // The DELETE also re-adds the file (with a DV, or its other rows rewritten) inside the
+        // read set, which the checker reports first, as Delta's does.
         assert!(
             matches!(
                 e.conflict_kind(),
                 Some(ConflictKind::ConcurrentDeleteRead | ConflictKind::ConcurrentDeleteDelete)
-            ),
+            ) || e.conflict_kind() == Some(ConflictKind::ConcurrentAppend),
             "{f:?}: {e}"
         );
     }
