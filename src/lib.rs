@@ -65,10 +65,10 @@ pub use alluvium_txlog as txlog;
 // The curated surface. Tables, snapshots, scans, writes and transactions:
 pub use alluvium_datafile::FileTask;
 pub use alluvium_mvcc::{CommitReport, ConflictKind, RetryPolicy, Snapshot, VersionSpec};
+pub use describe::{ProtocolDescription, TableDescription, describe};
 pub use dml::merge::clause::{ClauseKind, MergeAction, MergeClause};
 pub use dml::merge::{MergeBuilder, MergeOn};
 pub use dml::{Assignment, DmlOutcome};
-pub use describe::{ProtocolDescription, TableDescription, describe};
 pub use history::{CommitEntry, history};
 pub use report::{CommitSummary, OptimizeSummary, PostCommit, StepOutcome};
 pub use scan::{

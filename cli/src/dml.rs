@@ -76,7 +76,9 @@ pub fn merge(a: MergeArgs) -> Result<()> {
     } else {
         batches
     };
-    let mut builder = table.merge(batches, a.on.as_str()).merge_schema(a.merge_schema);
+    let mut builder = table
+        .merge(batches, a.on.as_str())
+        .merge_schema(a.merge_schema);
     for w in &a.when {
         builder = builder.when(w);
     }

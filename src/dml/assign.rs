@@ -57,9 +57,8 @@ pub(crate) fn parse_assignments(text: &str) -> Result<Vec<Assignment>> {
                 "empty assignment in `{text}`"
             )));
         }
-        let eq = find_assignment_eq(piece)?.ok_or_else(|| {
-            Error::InvalidArgument(format!("assignment `{piece}` has no `=`"))
-        })?;
+        let eq = find_assignment_eq(piece)?
+            .ok_or_else(|| Error::InvalidArgument(format!("assignment `{piece}` has no `=`")))?;
         let column = parse_target(&piece[..eq])?;
         let value = parse_expr(piece[eq + 1..].trim())?;
         out.push(Assignment::new(column, value));

@@ -52,9 +52,9 @@ fn top_level(text: &str) -> Result<Vec<Piece>> {
                 i += 1;
             }
             b')' => {
-                depth = depth.checked_sub(1).ok_or_else(|| {
-                    Error::InvalidArgument(format!("unbalanced `)` in `{text}`"))
-                })?;
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or_else(|| Error::InvalidArgument(format!("unbalanced `)` in `{text}`")))?;
                 i += 1;
             }
             c if c.is_ascii_alphanumeric() || c == b'_' => {
@@ -81,7 +81,9 @@ fn top_level(text: &str) -> Result<Vec<Piece>> {
         }
     }
     if depth != 0 {
-        return Err(Error::InvalidArgument(format!("unbalanced `(` in `{text}`")));
+        return Err(Error::InvalidArgument(format!(
+            "unbalanced `(` in `{text}`"
+        )));
     }
     Ok(out)
 }

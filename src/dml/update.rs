@@ -8,7 +8,9 @@ use alluvium_datafile::evaluate;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
-use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, bind_assignment, may_match, parse_expr};
+use alluvium_txlog::expr::{
+    Expr, FileSummary, Predicate, bind, bind_assignment, may_match, parse_expr,
+};
 use alluvium_txlog::stats::FileStats;
 use arrow_array::{Array, UInt32Array};
 use roaring::RoaringTreemap;
@@ -99,7 +101,9 @@ fn update(
         return Ok(DmlOutcome::skipped(o));
     }
     if assignments.is_empty() {
-        return Err(Error::InvalidArgument("UPDATE needs at least one assignment".into()));
+        return Err(Error::InvalidArgument(
+            "UPDATE needs at least one assignment".into(),
+        ));
     }
     check_distinct(assignments)?;
     refuse_change_data_feed(&snapshot, "UPDATE")?;
@@ -226,7 +230,10 @@ fn update(
     m.set("numAddedChangeFiles", 0);
     m.set("numAddedBytes", new_bytes + stats.bytes_added);
     m.set("scanTimeMs", scan_ms);
-    m.set("rewriteTimeMs", rewrite_started.elapsed().as_millis() as u64);
+    m.set(
+        "rewriteTimeMs",
+        rewrite_started.elapsed().as_millis() as u64,
+    );
     m.set("executionTimeMs", started.elapsed().as_millis() as u64);
     finish_dml(table, txn, options, m)
 }

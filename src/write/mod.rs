@@ -501,7 +501,11 @@ pub(crate) fn outcome_if_done(
     None
 }
 
-pub(crate) fn finish(table: &Table, txn: Transaction, _options: &WriteOptions) -> Result<WriteOutcome> {
+pub(crate) fn finish(
+    table: &Table,
+    txn: Transaction,
+    _options: &WriteOptions,
+) -> Result<WriteOutcome> {
     Ok(WriteOutcome::Committed(Box::new(
         table.commit_with_policy(txn)?,
     )))

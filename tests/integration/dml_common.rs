@@ -24,11 +24,15 @@ pub fn batch(rows: &[Row]) -> RecordBatch {
     RecordBatch::try_new(
         schema(),
         vec![
-            Arc::new(Int64Array::from(rows.iter().map(|r| r.0).collect::<Vec<_>>())) as ArrayRef,
+            Arc::new(Int64Array::from(
+                rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+            )) as ArrayRef,
             Arc::new(StringArray::from(
                 rows.iter().map(|r| r.1.clone()).collect::<Vec<_>>(),
             )),
-            Arc::new(Int64Array::from(rows.iter().map(|r| r.2).collect::<Vec<_>>())),
+            Arc::new(Int64Array::from(
+                rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+            )),
         ],
     )
     .unwrap()
@@ -66,7 +70,12 @@ pub fn row(id: i64) -> Row {
 }
 
 /// A table of `files` appends of `per_file` rows each (ids 0..files*per_file, in order).
-pub fn table_with(store: alluvium::StoreRef, f: Flavour, files: i64, per_file: i64) -> (Table, Vec<Row>) {
+pub fn table_with(
+    store: alluvium::StoreRef,
+    f: Flavour,
+    files: i64,
+    per_file: i64,
+) -> (Table, Vec<Row>) {
     let t = Table::from_store(store);
     let mut props = HashMap::new();
     if f.dv {

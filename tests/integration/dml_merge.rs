@@ -27,10 +27,18 @@ fn source(rows: &[(i64, &str, i64, &str)]) -> RecordBatch {
     RecordBatch::try_new(
         schema,
         vec![
-            Arc::new(Int64Array::from(rows.iter().map(|r| r.0).collect::<Vec<_>>())) as ArrayRef,
-            Arc::new(StringArray::from(rows.iter().map(|r| r.1).collect::<Vec<_>>())),
-            Arc::new(Int64Array::from(rows.iter().map(|r| r.2).collect::<Vec<_>>())),
-            Arc::new(StringArray::from(rows.iter().map(|r| r.3).collect::<Vec<_>>())),
+            Arc::new(Int64Array::from(
+                rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+            )) as ArrayRef,
+            Arc::new(StringArray::from(
+                rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+            )),
+            Arc::new(Int64Array::from(
+                rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+            )),
+            Arc::new(StringArray::from(
+                rows.iter().map(|r| r.3).collect::<Vec<_>>(),
+            )),
         ],
     )
     .unwrap()
@@ -136,12 +144,27 @@ fn the_builder_api_gives_the_same_result() {
 #[test]
 fn the_first_matching_clause_wins() {
     let (t, mut model) = table(FLAVOURS[0]);
-    let src = source(&[(1, "a", 1, "x"), (2, "a", 2, "x"), (3, "a", 3, "x"), (99, "z", 9, "x")]);
+    let src = source(&[
+        (1, "a", 1, "x"),
+        (2, "a", 2, "x"),
+        (3, "a", 3, "x"),
+        (99, "z", 9, "x"),
+    ]);
     t.merge([src], "t.id = s.id")
-        .when_matched_update(Some(parse_expr("s.v >= 2").unwrap()), [("v", parse_expr("s.v + 1000").unwrap())])
-        .when_matched_update(Some(parse_expr("s.v >= 1").unwrap()), [("v", parse_expr("0 - s.v").unwrap())])
+        .when_matched_update(
+            Some(parse_expr("s.v >= 2").unwrap()),
+            [("v", parse_expr("s.v + 1000").unwrap())],
+        )
+        .when_matched_update(
+            Some(parse_expr("s.v >= 1").unwrap()),
+            [("v", parse_expr("0 - s.v").unwrap())],
+        )
         .when_matched_delete(Some(parse_expr("s.v >= 2").unwrap()))
-        .when_not_matched_insert(None, ["id", "k"], [parse_expr("s.id").unwrap(), parse_expr("'new'").unwrap()])
+        .when_not_matched_insert(
+            None,
+            ["id", "k"],
+            [parse_expr("s.id").unwrap(), parse_expr("'new'").unwrap()],
+        )
         .execute(&WriteOptions::default())
         .unwrap();
     for r in &mut model {
@@ -179,8 +202,14 @@ fn not_matched_by_source_updates_and_deletes_target_rows_without_a_match() {
             }
         }
         assert_eq!(rows(&t), model, "{f:?}");
-        assert_eq!(done.metric("numTargetRowsNotMatchedBySourceDeleted"), Some(10));
-        assert_eq!(done.metric("numTargetRowsNotMatchedBySourceUpdated"), Some(3));
+        assert_eq!(
+            done.metric("numTargetRowsNotMatchedBySourceDeleted"),
+            Some(10)
+        );
+        assert_eq!(
+            done.metric("numTargetRowsNotMatchedBySourceUpdated"),
+            Some(3)
+        );
         assert_eq!(done.metric("numTargetRowsMatchedUpdated"), Some(2));
     }
 }
@@ -208,16 +237,22 @@ fn a_target_row_matched_twice_for_an_update_fails_and_commits_nothing() {
         let expected: Vec<Row> = model.iter().filter(|r| r.0 != 5).cloned().collect();
         assert_eq!(rows(&t), expected);
         // Duplicates a clause does not act on are no violation either.
-        t.merge([source(&[(6, "a", 1, "U"), (6, "a", 2, "skip")])], "t.id = s.id")
-            .when("MATCHED AND s.op = 'U' THEN UPDATE SET v = s.v")
-            .execute(&WriteOptions::default())
-            .unwrap();
+        t.merge(
+            [source(&[(6, "a", 1, "U"), (6, "a", 2, "skip")])],
+            "t.id = s.id",
+        )
+        .when("MATCHED AND s.op = 'U' THEN UPDATE SET v = s.v")
+        .execute(&WriteOptions::default())
+        .unwrap();
         // Duplicate source rows that match nothing are both inserted.
-        t.merge([source(&[(77, "a", 1, "U"), (77, "a", 2, "U")])], "t.id = s.id")
-            .when("MATCHED THEN UPDATE SET *")
-            .when("NOT MATCHED THEN INSERT *")
-            .execute(&WriteOptions::default())
-            .unwrap();
+        t.merge(
+            [source(&[(77, "a", 1, "U"), (77, "a", 2, "U")])],
+            "t.id = s.id",
+        )
+        .when("MATCHED THEN UPDATE SET *")
+        .when("NOT MATCHED THEN INSERT *")
+        .execute(&WriteOptions::default())
+        .unwrap();
         assert_eq!(rows(&t).iter().filter(|r| r.0 == 77).count(), 2);
     }
 }
@@ -267,7 +302,10 @@ fn names_and_types_are_checked_before_any_file_is_written() {
         ("t.id = s.id", "MATCHED THEN UPDATE SET nope = 1"),
         ("t.id = s.id", "MATCHED THEN UPDATE SET v = id"),
         ("t.id = s.id", "NOT MATCHED THEN INSERT (id) VALUES (t.id)"),
-        ("t.id = s.id", "NOT MATCHED BY SOURCE THEN UPDATE SET v = s.v"),
+        (
+            "t.id = s.id",
+            "NOT MATCHED BY SOURCE THEN UPDATE SET v = s.v",
+        ),
         ("t.id = s.nope", "MATCHED THEN DELETE"),
         ("t.id = s.k", "MATCHED THEN DELETE"),
         ("t.id = s.id", "MATCHED THEN EXPLODE"),
@@ -324,7 +362,11 @@ impl ObjectStore for ReadRecorder {
         self.note(path);
         self.inner.get(path)
     }
-    fn get_range(&self, path: &StorePath, range: std::ops::Range<u64>) -> alluvium_storage::Result<Bytes> {
+    fn get_range(
+        &self,
+        path: &StorePath,
+        range: std::ops::Range<u64>,
+    ) -> alluvium_storage::Result<Bytes> {
         self.note(path);
         self.inner.get_range(path, range)
     }
@@ -337,7 +379,11 @@ impl ObjectStore for ReadRecorder {
     fn put(&self, path: &StorePath, data: Bytes) -> alluvium_storage::Result<()> {
         self.inner.put(path, data)
     }
-    fn list_dir_from(&self, dir: Option<&StorePath>, start: &str) -> alluvium_storage::Result<Vec<ObjectMeta>> {
+    fn list_dir_from(
+        &self,
+        dir: Option<&StorePath>,
+        start: &str,
+    ) -> alluvium_storage::Result<Vec<ObjectMeta>> {
         self.inner.list_dir_from(dir, start)
     }
     fn list_tree(&self, dir: Option<&StorePath>) -> alluvium_storage::Result<Vec<ObjectMeta>> {
@@ -356,7 +402,12 @@ fn a_one_row_upsert_reads_one_target_file_and_a_pure_insert_reads_none() {
             reads: Mutex::new(Vec::new()),
         });
         let (t, mut model) = table_with(store.clone() as StoreRef, f, 10, 100);
-        let live: Vec<String> = t.snapshot().unwrap().files().map(|a| a.path.clone()).collect();
+        let live: Vec<String> = t
+            .snapshot()
+            .unwrap()
+            .files()
+            .map(|a| a.path.clone())
+            .collect();
         let owner = live
             .iter()
             .find(|p| {
@@ -376,7 +427,10 @@ fn a_one_row_upsert_reads_one_target_file_and_a_pure_insert_reads_none() {
             .unwrap();
         let read = store.take();
         assert!(
-            read.iter().filter(|p| live.iter().any(|l| p.ends_with(l.as_str()))).count() == 1
+            read.iter()
+                .filter(|p| live.iter().any(|l| p.ends_with(l.as_str())))
+                .count()
+                == 1
                 && read.iter().any(|p| p.ends_with(owner.as_str())),
             "{f:?}: read {read:?}, expected only {owner}"
         );
@@ -396,7 +450,9 @@ fn a_one_row_upsert_reads_one_target_file_and_a_pure_insert_reads_none() {
             .unwrap();
         let read = store.take();
         assert!(
-            !read.iter().any(|p| live.iter().any(|l| p.ends_with(l.as_str()))),
+            !read
+                .iter()
+                .any(|p| live.iter().any(|l| p.ends_with(l.as_str()))),
             "{f:?}: a pure insert read {read:?}"
         );
         assert_eq!(done.metric("numTargetFilesScanned"), Some(0));
@@ -429,7 +485,11 @@ fn pinned(t: &Table) -> (WriteOptions, alluvium::Snapshot) {
     )
 }
 
-fn upsert(t: &Table, rows: &[(i64, &str, i64, &str)], o: &WriteOptions) -> alluvium::Result<alluvium::DmlOutcome> {
+fn upsert(
+    t: &Table,
+    rows: &[(i64, &str, i64, &str)],
+    o: &WriteOptions,
+) -> alluvium::Result<alluvium::DmlOutcome> {
     t.merge([source(rows)], "t.id = s.id")
         .when("MATCHED THEN UPDATE SET *")
         .when("NOT MATCHED THEN INSERT *")
@@ -442,18 +502,29 @@ fn a_concurrent_append_inside_the_read_set_conflicts_and_one_outside_does_not() 
         let (t, _) = table(f);
         // Inside: the append adds (another) id 13, one of the source's keys.
         let (o, _) = pinned(&t);
-        t.append([batch(&[row(13)])], &WriteOptions::default()).unwrap();
+        t.append([batch(&[row(13)])], &WriteOptions::default())
+            .unwrap();
         let e = upsert(&t, &[(11, "a", 1, ""), (13, "a", 1, "")], &o).unwrap_err();
-        assert_eq!(e.conflict_kind(), Some(ConflictKind::ConcurrentAppend), "{f:?}: {e}");
+        assert_eq!(
+            e.conflict_kind(),
+            Some(ConflictKind::ConcurrentAppend),
+            "{f:?}: {e}"
+        );
         // Inside even for a pure insert: the append may add the key the MERGE inserts.
         let (o, _) = pinned(&t);
-        t.append([batch(&[row(1000)])], &WriteOptions::default()).unwrap();
+        t.append([batch(&[row(1000)])], &WriteOptions::default())
+            .unwrap();
         let e = upsert(&t, &[(1000, "a", 1, "")], &o).unwrap_err();
-        assert_eq!(e.conflict_kind(), Some(ConflictKind::ConcurrentAppend), "{f:?}: {e}");
+        assert_eq!(
+            e.conflict_kind(),
+            Some(ConflictKind::ConcurrentAppend),
+            "{f:?}: {e}"
+        );
         // Outside: ids 500.. are far from the source's keys.
         let (o, _) = pinned(&t);
         let before = rows(&t);
-        t.append([batch(&[row(500), row(501)])], &WriteOptions::default()).unwrap();
+        t.append([batch(&[row(500), row(501)])], &WriteOptions::default())
+            .unwrap();
         upsert(&t, &[(11, "a", 1, ""), (2000, "a", 2, "")], &o).unwrap();
         let mut expected = before;
         expected.push(row(500));
@@ -501,11 +572,14 @@ fn merge_and_optimize_of_a_touched_file_never_resurrect_or_duplicate_rows() {
         assert_eq!(e.kind(), ErrorKind::Conflict, "{f:?}: {e}");
         assert_eq!(rows(&t), model, "{f:?}");
         // MERGE first, OPTIMIZE after: the deleted row stays deleted, nothing doubles.
-        t.merge([source(&[(4, "a", 1, "D"), (7, "x", 70, "U")])], "t.id = s.id")
-            .when("MATCHED AND s.op = 'D' THEN DELETE")
-            .when("MATCHED THEN UPDATE SET *")
-            .execute(&WriteOptions::default())
-            .unwrap();
+        t.merge(
+            [source(&[(4, "a", 1, "D"), (7, "x", 70, "U")])],
+            "t.id = s.id",
+        )
+        .when("MATCHED AND s.op = 'D' THEN DELETE")
+        .when("MATCHED THEN UPDATE SET *")
+        .execute(&WriteOptions::default())
+        .unwrap();
         t.optimize(&OptimizeOptions::default()).unwrap();
         let mut expected: Vec<Row> = model.iter().filter(|r| r.0 != 4).cloned().collect();
         for r in &mut expected {
@@ -554,16 +628,22 @@ fn stress_four_merging_and_four_appending_threads_equal_the_serial_replay() {
                 let t = Table::from_store(store);
                 for i in 0..12i64 {
                     let keys = [(i * 3 + w) % 25, (i * 5 + w * 7 + 1) % 25];
-                    let mut src: Vec<(i64, i64)> = keys.iter().map(|k| (*k, w * 1000 + i)).collect();
+                    let mut src: Vec<(i64, i64)> =
+                        keys.iter().map(|k| (*k, w * 1000 + i)).collect();
                     src.dedup_by_key(|r| r.0);
-                    let rows: Vec<(i64, &str, i64, &str)> = src.iter().map(|(k, v)| (*k, "m", *v, "")).collect();
+                    let rows: Vec<(i64, &str, i64, &str)> =
+                        src.iter().map(|(k, v)| (*k, "m", *v, "")).collect();
                     match upsert(&t, &rows, &WriteOptions::default()) {
                         Ok(done) => {
                             let r = done.outcome.report().unwrap();
-                            landed.lock().unwrap().insert(r.txn_id.clone(), StressOp::Upsert(src));
+                            landed
+                                .lock()
+                                .unwrap()
+                                .insert(r.txn_id.clone(), StressOp::Upsert(src));
                         }
                         Err(e) => assert!(
-                            matches!(e.kind(), ErrorKind::Conflict | ErrorKind::Contention) && e.is_retryable(),
+                            matches!(e.kind(), ErrorKind::Conflict | ErrorKind::Contention)
+                                && e.is_retryable(),
                             "merge writer {w}: {e}"
                         ),
                     }
@@ -576,10 +656,16 @@ fn stress_four_merging_and_four_appending_threads_equal_the_serial_replay() {
                 let t = Table::from_store(store);
                 for i in 0..12i64 {
                     let ids = vec![1000 + a * 100 + i];
-                    let rows: Vec<Row> = ids.iter().map(|id| (*id, Some("x".into()), Some(*id))).collect();
+                    let rows: Vec<Row> = ids
+                        .iter()
+                        .map(|id| (*id, Some("x".into()), Some(*id)))
+                        .collect();
                     let out = t.append([batch(&rows)], &WriteOptions::default()).unwrap();
                     let r = out.report().unwrap();
-                    landed.lock().unwrap().insert(r.txn_id.clone(), StressOp::Append(ids));
+                    landed
+                        .lock()
+                        .unwrap()
+                        .insert(r.txn_id.clone(), StressOp::Append(ids));
                 }
             }));
         }
@@ -613,7 +699,11 @@ fn stress_four_merging_and_four_appending_threads_equal_the_serial_replay() {
                 None => {}
             }
         }
-        assert_eq!(replayed, landed.len(), "{f:?}: every acknowledged commit is in the log once");
+        assert_eq!(
+            replayed,
+            landed.len(),
+            "{f:?}: every acknowledged commit is in the log once"
+        );
         let expected: Vec<Row> = model.into_iter().map(|(id, (k, v))| (id, k, v)).collect();
         assert_eq!(rows(&t), expected, "{f:?}");
     }

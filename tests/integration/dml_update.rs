@@ -20,7 +20,11 @@ fn update_matches_the_model_on_every_flavour() {
     for f in FLAVOURS {
         let (t, mut model) = table(f);
         let done = t
-            .update_str("v = v * 10 + 1, k = 'x'", Some("id % 2 = 0"), &WriteOptions::default())
+            .update_str(
+                "v = v * 10 + 1, k = 'x'",
+                Some("id % 2 = 0"),
+                &WriteOptions::default(),
+            )
             .unwrap();
         for r in model.iter_mut().filter(|r| r.0 % 2 == 0) {
             r.2 = r.2.map(|v| v * 10 + 1);
@@ -29,7 +33,11 @@ fn update_matches_the_model_on_every_flavour() {
         model.sort();
         assert_eq!(rows(&t), model, "{f:?}");
         assert_eq!(done.metric("numUpdatedRows"), Some(15), "{f:?}");
-        assert_eq!(has_dv(&t), f.dv, "{f:?}: DVs exactly when the table enables them");
+        assert_eq!(
+            has_dv(&t),
+            f.dv,
+            "{f:?}: DVs exactly when the table enables them"
+        );
         if f.dv {
             assert_eq!(done.metric("numCopiedRows"), Some(0), "{f:?}");
             assert!(done.metric("numDeletionVectorsAdded").unwrap() > 0, "{f:?}");
@@ -60,7 +68,10 @@ fn update_matches_the_model_on_every_flavour() {
             &WriteOptions::default(),
         )
         .unwrap();
-        for r in model.iter_mut().filter(|r| r.1.as_deref() == Some("x") || r.0 < 2) {
+        for r in model
+            .iter_mut()
+            .filter(|r| r.1.as_deref() == Some("x") || r.0 < 2)
+        {
             r.2 = Some(r.2.unwrap_or(0) - r.0);
         }
         assert_eq!(rows(&t), model, "{f:?}: second update");
@@ -121,7 +132,11 @@ fn overflow_fails_the_update_and_commits_nothing() {
     let (t, model) = table(FLAVOURS[0]);
     let version = t.snapshot().unwrap().version();
     let e = t
-        .update_str("v = v * 9223372036854775807", Some("id > 3"), &WriteOptions::default())
+        .update_str(
+            "v = v * 9223372036854775807",
+            Some("id > 3"),
+            &WriteOptions::default(),
+        )
         .unwrap_err();
     assert!(e.to_string().to_lowercase().contains("overflow"), "{e}");
     assert_eq!(t.snapshot().unwrap().version(), version);
@@ -131,8 +146,12 @@ fn overflow_fails_the_update_and_commits_nothing() {
 #[test]
 fn updating_the_partition_column_moves_rows_between_partitions() {
     let (t, mut model) = table(FLAVOURS[3]);
-    t.update_str("k = 'z'", Some("k = 'a' AND id < 10"), &WriteOptions::default())
-        .unwrap();
+    t.update_str(
+        "k = 'z'",
+        Some("k = 'a' AND id < 10"),
+        &WriteOptions::default(),
+    )
+    .unwrap();
     for r in model
         .iter_mut()
         .filter(|r| r.1.as_deref() == Some("a") && r.0 < 10)
@@ -160,9 +179,7 @@ fn update_conflicts_with_a_concurrent_delete_of_the_same_file() {
             read_snapshot: Some(read),
             ..Default::default()
         };
-        let e = t
-            .update_str("v = 0", Some("id = 2"), &pinned)
-            .unwrap_err();
+        let e = t.update_str("v = 0", Some("id = 2"), &pinned).unwrap_err();
         // The DELETE also re-adds the file (with a DV, or its other rows rewritten) inside the
         // read set, which the checker reports first, as Delta's does.
         assert!(
@@ -187,7 +204,13 @@ fn update_conflicts_with_a_concurrent_delete_of_the_same_file() {
         let expected: Vec<Row> = model
             .iter()
             .filter(|r| r.0 != 1 && r.0 != 25)
-            .map(|r| if r.0 == 2 { (r.0, r.1.clone(), Some(0)) } else { r.clone() })
+            .map(|r| {
+                if r.0 == 2 {
+                    (r.0, r.1.clone(), Some(0))
+                } else {
+                    r.clone()
+                }
+            })
             .collect();
         assert_eq!(rows(&t), expected, "{f:?}");
     }
@@ -197,7 +220,8 @@ fn update_conflicts_with_a_concurrent_delete_of_the_same_file() {
 fn the_typed_api_takes_expressions() {
     let (t, mut model) = table(FLAVOURS[0]);
     let e: Expr = parse_expr("CASE WHEN id < 5 THEN 1 ELSE 2 END").unwrap();
-    t.update([("v", e)], None, &WriteOptions::default()).unwrap();
+    t.update([("v", e)], None, &WriteOptions::default())
+        .unwrap();
     for r in &mut model {
         r.2 = Some(if r.0 < 5 { 1 } else { 2 });
     }

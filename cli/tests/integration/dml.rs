@@ -4,7 +4,10 @@
 use super::common::{fails, ok};
 
 fn metrics(out: &str) -> serde_json::Value {
-    let line = out.lines().nth(1).unwrap_or_else(|| panic!("no report in {out}"));
+    let line = out
+        .lines()
+        .nth(1)
+        .unwrap_or_else(|| panic!("no report in {out}"));
     serde_json::from_str::<serde_json::Value>(line).unwrap()["operation_metrics"].clone()
 }
 
@@ -27,7 +30,14 @@ fn update_and_merge_from_the_command_line() {
     std::fs::write(&data, "id,name,n\n1,ann,10\n2,bob,20\n3,cy,30\n").unwrap();
     ok(&["append", t, data.to_str().unwrap(), "--create"]);
 
-    let out = ok(&["update", t, "--set", "n = n + 1, name = 'x'", "--filter", "id >= 2"]);
+    let out = ok(&[
+        "update",
+        t,
+        "--set",
+        "n = n + 1, name = 'x'",
+        "--filter",
+        "id >= 2",
+    ]);
     assert!(out.starts_with("committed version 2"), "{out}");
     assert_eq!(metrics(&out)["numUpdatedRows"], "2");
     assert_eq!(scan(t), ["1,ann,10", "2,x,21", "3,x,31"]);
@@ -78,11 +88,35 @@ fn update_and_merge_from_the_command_line() {
     // Errors: one line, non-zero exit, nothing committed.
     fails(&["update", t, "--set", "n = 'text'"]);
     fails(&["update", t, "--set", "nope = 1"]);
-    fails(&["merge", t, src.to_str().unwrap(), "--on", "t.id = s.id", "--when", "MATCHED THEN EXPLODE"]);
-    fails(&["merge", t, src.to_str().unwrap(), "--on", "t.id = ", "--when", "MATCHED THEN DELETE"]);
+    fails(&[
+        "merge",
+        t,
+        src.to_str().unwrap(),
+        "--on",
+        "t.id = s.id",
+        "--when",
+        "MATCHED THEN EXPLODE",
+    ]);
+    fails(&[
+        "merge",
+        t,
+        src.to_str().unwrap(),
+        "--on",
+        "t.id = ",
+        "--when",
+        "MATCHED THEN DELETE",
+    ]);
     let dup = dir.path().join("dup.csv");
     std::fs::write(&dup, "id,name,n,op\n1,a,1,U\n1,b,2,U\n").unwrap();
-    let err = fails(&["merge", t, dup.to_str().unwrap(), "--on", "t.id = s.id", "--when", "MATCHED THEN UPDATE SET *"]);
+    let err = fails(&[
+        "merge",
+        t,
+        dup.to_str().unwrap(),
+        "--on",
+        "t.id = s.id",
+        "--when",
+        "MATCHED THEN UPDATE SET *",
+    ]);
     assert!(err.contains("several source rows"), "{err}");
     assert!(ok(&["history", t]).lines().count() >= 5);
     assert_eq!(

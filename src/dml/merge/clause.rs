@@ -117,8 +117,7 @@ impl MergeClause {
         let t = strip_keyword(text, "WHEN").unwrap_or(text.trim());
         let (kind, rest) = if let Some(r) = strip_keyword(t, "MATCHED") {
             (ClauseKind::Matched, r)
-        } else if let Some(r) = strip_keyword(t, "NOT").and_then(|r| strip_keyword(r, "MATCHED"))
-        {
+        } else if let Some(r) = strip_keyword(t, "NOT").and_then(|r| strip_keyword(r, "MATCHED")) {
             if let Some(r2) = strip_keyword(r, "BY") {
                 if let Some(r3) = strip_keyword(r2, "SOURCE") {
                     (ClauseKind::NotMatchedBySource, r3)
@@ -131,7 +130,9 @@ impl MergeClause {
                 (ClauseKind::NotMatched, r)
             }
         } else {
-            return Err(bad("expected MATCHED, NOT MATCHED or NOT MATCHED BY SOURCE"));
+            return Err(bad(
+                "expected MATCHED, NOT MATCHED or NOT MATCHED BY SOURCE",
+            ));
         };
         let (then_start, then_end) = find_keyword(rest, "THEN")?.ok_or_else(|| bad("no THEN"))?;
         let head = rest[..then_start].trim();
@@ -177,7 +178,9 @@ fn parse_action(text: &str) -> Result<MergeAction> {
                 let (inner, tail) = parenthesized(v.trim())?;
                 tail.trim().is_empty().then_some(inner)
             })
-            .ok_or_else(|| Error::InvalidArgument("expected VALUES (…) after the columns".into()))?;
+            .ok_or_else(|| {
+                Error::InvalidArgument("expected VALUES (…) after the columns".into())
+            })?;
         let cols = split_top_level(cols_text, ',')?;
         let values = split_top_level(values_text, ',')?;
         if cols.len() != values.len() {
@@ -189,7 +192,10 @@ fn parse_action(text: &str) -> Result<MergeAction> {
         }
         let mut out = Vec::with_capacity(cols.len());
         for (c, v) in cols.into_iter().zip(values) {
-            out.push(Assignment::new(crate::dml::assign::parse_target(c)?, parse_expr(v)?));
+            out.push(Assignment::new(
+                crate::dml::assign::parse_target(c)?,
+                parse_expr(v)?,
+            ));
         }
         return Ok(MergeAction::Insert(out));
     }
@@ -241,8 +247,8 @@ mod tests {
         assert_eq!(a[1].column, "b");
         let c = MergeClause::parse("NOT MATCHED AND s.a > 1 THEN INSERT *").unwrap();
         assert_eq!(c.kind, ClauseKind::NotMatched);
-        let c = MergeClause::parse("NOT MATCHED BY TARGET THEN INSERT (a, b) VALUES (s.a, 1)")
-            .unwrap();
+        let c =
+            MergeClause::parse("NOT MATCHED BY TARGET THEN INSERT (a, b) VALUES (s.a, 1)").unwrap();
         let MergeAction::Insert(a) = c.action else {
             panic!("not an insert")
         };

@@ -158,7 +158,10 @@ fn bind_clause(
             unknown_assigned(assign)?;
             let mut values = Vec::with_capacity(table_schema.fields.len());
             for f in &table_schema.fields {
-                let v = match assign.iter().find(|a| a.column.eq_ignore_ascii_case(&f.name)) {
+                let v = match assign
+                    .iter()
+                    .find(|a| a.column.eq_ignore_ascii_case(&f.name))
+                {
                     Some(a) => ColumnValue::Expr(scope.bind_assignment(
                         &a.value,
                         &f.data_type,
@@ -203,7 +206,10 @@ fn bind_clause(
             unknown_assigned(assign)?;
             let mut values = Vec::with_capacity(table_schema.fields.len());
             for f in &table_schema.fields {
-                let v = match assign.iter().find(|a| a.column.eq_ignore_ascii_case(&f.name)) {
+                let v = match assign
+                    .iter()
+                    .find(|a| a.column.eq_ignore_ascii_case(&f.name))
+                {
                     Some(a) => ColumnValue::Expr(scope.bind_assignment(
                         &a.value,
                         &f.data_type,
@@ -307,7 +313,8 @@ fn act(
         match &c.action {
             BoundAction::Delete => deleted += n,
             BoundAction::Update(p) | BoundAction::Insert(p) => {
-                let taken = arrow_select::take::take_record_batch(joined, &UInt32Array::from(rows))?;
+                let taken =
+                    arrow_select::take::take_record_batch(joined, &UInt32Array::from(rows))?;
                 sink.write(&p.apply(&taken)?)?;
                 if matches!(c.action, BoundAction::Update(_)) {
                     updated += n;
@@ -334,7 +341,10 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     let snapshot = table.read_snapshot(options)?;
     let mut txn = Transaction::new(&snapshot, "MERGE");
     txn.set_parameter("predicate", on_text.clone());
-    txn.set_parameter("matchedPredicates", clause_json(&clauses, ClauseKind::Matched));
+    txn.set_parameter(
+        "matchedPredicates",
+        clause_json(&clauses, ClauseKind::Matched),
+    );
     txn.set_parameter(
         "notMatchedPredicates",
         clause_json(&clauses, ClauseKind::NotMatched),
@@ -347,7 +357,9 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
         return Ok(DmlOutcome::skipped(o));
     }
     if clauses.is_empty() {
-        return Err(Error::InvalidArgument("a MERGE needs at least one WHEN clause".into()));
+        return Err(Error::InvalidArgument(
+            "a MERGE needs at least one WHEN clause".into(),
+        ));
     }
     let changes_rows = clauses.iter().any(|c| c.kind != ClauseKind::NotMatched);
     if changes_rows {
@@ -405,7 +417,8 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
         .iter()
         .map(|c| bind_clause(c, &scope, &table_schema, merge_schema))
         .collect::<Result<_>>()?;
-    let of_kind = |k: ClauseKind| -> Vec<&BoundClause> { bound.iter().filter(|c| c.kind == k).collect() };
+    let of_kind =
+        |k: ClauseKind| -> Vec<&BoundClause> { bound.iter().filter(|c| c.kind == k).collect() };
     let matched = of_kind(ClauseKind::Matched);
     let not_matched = of_kind(ClauseKind::NotMatched);
     let by_source = of_kind(ClauseKind::NotMatchedBySource);
@@ -493,12 +506,19 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                 let (t_rows, s_rows) = match &residual {
                     Some(r) if !t_rows.is_empty() => {
                         let (ti, si) = (UInt32Array::from(t_rows), UInt32Array::from(s_rows));
-                        let j = scope.joined(Some((&batch, &ti)), Some((&source, &si)), ti.len())?;
+                        let j =
+                            scope.joined(Some((&batch, &ti)), Some((&source, &si)), ti.len())?;
                         let m = evaluate(r, &j)?;
                         let keep = |i: &usize| m.is_valid(*i) && m.value(*i);
                         (
-                            (0..ti.len()).filter(keep).map(|i| ti.value(i)).collect::<Vec<u32>>(),
-                            (0..si.len()).filter(keep).map(|i| si.value(i)).collect::<Vec<u32>>(),
+                            (0..ti.len())
+                                .filter(keep)
+                                .map(|i| ti.value(i))
+                                .collect::<Vec<u32>>(),
+                            (0..si.len())
+                                .filter(keep)
+                                .map(|i| si.value(i))
+                                .collect::<Vec<u32>>(),
                         )
                     }
                     _ => (t_rows, s_rows),
@@ -509,7 +529,8 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                 if !matched.is_empty() && !t_rows.is_empty() {
                     let ti = UInt32Array::from(t_rows);
                     let si = UInt32Array::from(s_rows);
-                    let joined = scope.joined(Some((&batch, &ti)), Some((&source, &si)), ti.len())?;
+                    let joined =
+                        scope.joined(Some((&batch, &ti)), Some((&source, &si)), ti.len())?;
                     let decided = decide(&matched, &joined)?;
                     if !multiple_matches_ok {
                         let mut acting = RoaringTreemap::new();
@@ -523,7 +544,8 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                         }
                     }
                     let pos = |r: usize| Some(positions.value(ti.value(r) as usize));
-                    let (u, d, _) = act(&matched, &decided, &joined, &pos, &mut sink, &mut touched)?;
+                    let (u, d, _) =
+                        act(&matched, &decided, &joined, &pos, &mut sink, &mut touched)?;
                     counts.matched_updated += u;
                     counts.matched_deleted += d;
                     // Pairs were probed; remember which target rows had one for NMBS below.
@@ -535,14 +557,32 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                             }
                             v
                         };
-                        by_source_rows(&by_source, &scope, &batch, &positions, &had, &mut sink, &mut touched, &mut counts)?;
+                        by_source_rows(
+                            &by_source,
+                            &scope,
+                            &batch,
+                            &positions,
+                            &had,
+                            &mut sink,
+                            &mut touched,
+                            &mut counts,
+                        )?;
                     }
                 } else if !by_source.is_empty() {
                     let mut had = vec![false; batch.num_rows()];
                     for &i in &t_rows {
                         had[i as usize] = true;
                     }
-                    by_source_rows(&by_source, &scope, &batch, &positions, &had, &mut sink, &mut touched, &mut counts)?;
+                    by_source_rows(
+                        &by_source,
+                        &scope,
+                        &batch,
+                        &positions,
+                        &had,
+                        &mut sink,
+                        &mut touched,
+                        &mut counts,
+                    )?;
                 }
             }
             if !touched.is_empty() {
@@ -562,7 +602,14 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                 let joined = scope.joined(None, Some((&source, &si)), si.len())?;
                 let decided = decide(&not_matched, &joined)?;
                 let mut none = RoaringTreemap::new();
-                let (_, _, ins) = act(&not_matched, &decided, &joined, &|_| None, &mut sink, &mut none)?;
+                let (_, _, ins) = act(
+                    &not_matched,
+                    &decided,
+                    &joined,
+                    &|_| None,
+                    &mut sink,
+                    &mut none,
+                )?;
                 counts.inserted += ins;
             }
         }
@@ -596,10 +643,16 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     m.set("numTargetRowsInserted", counts.inserted);
     m.set("numTargetRowsUpdated", updated);
     m.set("numTargetRowsMatchedUpdated", counts.matched_updated);
-    m.set("numTargetRowsNotMatchedBySourceUpdated", counts.nmbs_updated);
+    m.set(
+        "numTargetRowsNotMatchedBySourceUpdated",
+        counts.nmbs_updated,
+    );
     m.set("numTargetRowsDeleted", deleted);
     m.set("numTargetRowsMatchedDeleted", counts.matched_deleted);
-    m.set("numTargetRowsNotMatchedBySourceDeleted", counts.nmbs_deleted);
+    m.set(
+        "numTargetRowsNotMatchedBySourceDeleted",
+        counts.nmbs_deleted,
+    );
     m.set("numTargetRowsCopied", stats.rows_copied);
     m.set(
         "numOutputRows",

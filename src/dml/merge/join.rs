@@ -48,7 +48,10 @@ fn integral(t: &DataType) -> bool {
     matches!(
         t,
         DataType::Primitive(
-            PrimitiveType::Byte | PrimitiveType::Short | PrimitiveType::Integer | PrimitiveType::Long
+            PrimitiveType::Byte
+                | PrimitiveType::Short
+                | PrimitiveType::Integer
+                | PrimitiveType::Long
         )
     )
 }
@@ -135,7 +138,11 @@ pub(crate) struct SourceIndex {
     keys: Vec<KeyPair>,
 }
 
-fn key_columns(batch: &RecordBatch, keys: &[KeyPair], side: fn(&KeyPair) -> usize) -> Result<Vec<ArrayRef>> {
+fn key_columns(
+    batch: &RecordBatch,
+    keys: &[KeyPair],
+    side: fn(&KeyPair) -> usize,
+) -> Result<Vec<ArrayRef>> {
     keys.iter()
         .map(|k| {
             let c = batch.column(side(k));

@@ -209,7 +209,11 @@ impl MergeBuilder {
 
     /// `WHEN NOT MATCHED BY SOURCE [AND condition] THEN DELETE`.
     pub fn when_not_matched_by_source_delete(self, condition: Option<Expr>) -> Self {
-        self.push(ClauseKind::NotMatchedBySource, condition, MergeAction::Delete)
+        self.push(
+            ClauseKind::NotMatchedBySource,
+            condition,
+            MergeAction::Delete,
+        )
     }
 
     /// Schema evolution: source columns the target lacks are added to it (nullable) when
@@ -232,9 +236,11 @@ impl MergeBuilder {
         if let Some(e) = self.error {
             return Err(e);
         }
-        let on = self.on.expr.clone().map_err(|e| {
-            Error::InvalidArgument(format!("MERGE ON `{}`: {e}", self.on.text))
-        })?;
+        let on = self
+            .on
+            .expr
+            .clone()
+            .map_err(|e| Error::InvalidArgument(format!("MERGE ON `{}`: {e}", self.on.text)))?;
         exec::run(exec::MergeSpec {
             table: &self.table,
             source: self.source,

@@ -92,22 +92,26 @@ impl Scope {
     /// clause cannot see.
     pub(crate) fn qualify(&self, expr: &Expr, sides: Sides, what: &str) -> Result<Expr> {
         let mut problem: Option<String> = None;
-        let out = expr.map_columns(&mut |path: &[String]| {
-            match self.qualify_path(path, sides) {
+        let out = expr.map_columns(
+            &mut |path: &[String]| match self.qualify_path(path, sides) {
                 Ok(p) => p,
                 Err(why) => {
                     problem.get_or_insert(format!("{what}: {why}"));
                     path.to_vec()
                 }
-            }
-        });
+            },
+        );
         match problem {
             Some(p) => Err(Error::InvalidArgument(p)),
             None => Ok(out),
         }
     }
 
-    fn qualify_path(&self, path: &[String], sides: Sides) -> std::result::Result<Vec<String>, String> {
+    fn qualify_path(
+        &self,
+        path: &[String],
+        sides: Sides,
+    ) -> std::result::Result<Vec<String>, String> {
         let Some(first) = path.first() else {
             return Err("empty column name".into());
         };
@@ -122,7 +126,9 @@ impl Scope {
             };
             if let Some((q, allowed, name)) = side {
                 if !allowed {
-                    return Err(format!("`{shown}` refers to the {name}, which this clause cannot see"));
+                    return Err(format!(
+                        "`{shown}` refers to the {name}, which this clause cannot see"
+                    ));
                 }
                 let mut p = vec![q.to_string()];
                 p.extend(path[1..].iter().cloned());
@@ -166,7 +172,12 @@ impl Scope {
     }
 
     /// A condition, qualified and bound.
-    pub(crate) fn bind_condition(&self, expr: &Expr, sides: Sides, what: &str) -> Result<Predicate> {
+    pub(crate) fn bind_condition(
+        &self,
+        expr: &Expr,
+        sides: Sides,
+        what: &str,
+    ) -> Result<Predicate> {
         let q = self.qualify(expr, sides, what)?;
         Ok(bind(&q, &self.synthetic, &[], ColumnMappingMode::None)?)
     }
@@ -179,19 +190,20 @@ impl Scope {
         source: Option<(&RecordBatch, &UInt32Array)>,
         rows: usize,
     ) -> Result<RecordBatch> {
-        let side = |fields: &Fields, part: Option<(&RecordBatch, &UInt32Array)>| -> Result<ArrayRef> {
-            Ok(match part {
-                None => new_null_array(&arrow_schema::DataType::Struct(fields.clone()), rows),
-                Some((batch, idx)) => {
-                    let taken = arrow_select::take::take_record_batch(batch, idx)?;
-                    Arc::new(StructArray::try_new(
-                        fields.clone(),
-                        taken.columns().to_vec(),
-                        None,
-                    )?)
-                }
-            })
-        };
+        let side =
+            |fields: &Fields, part: Option<(&RecordBatch, &UInt32Array)>| -> Result<ArrayRef> {
+                Ok(match part {
+                    None => new_null_array(&arrow_schema::DataType::Struct(fields.clone()), rows),
+                    Some((batch, idx)) => {
+                        let taken = arrow_select::take::take_record_batch(batch, idx)?;
+                        Arc::new(StructArray::try_new(
+                            fields.clone(),
+                            taken.columns().to_vec(),
+                            None,
+                        )?)
+                    }
+                })
+            };
         let t = side(&self.target_fields, target)?;
         let s = side(&self.source_fields, source)?;
         debug_assert_eq!(t.len(), rows);
