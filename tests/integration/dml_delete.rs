@@ -161,7 +161,7 @@ fn dv_delete_writes_the_remove_add_pair_and_one_dv_file() {
         let dv = add.deletion_vector.as_deref().unwrap();
         assert_eq!(dv.storage_type, "u");
         let bitmap = read_deletion_vector(t.store().as_ref(), dv).unwrap();
-        let want: Vec<u64> = if stats(old)["minValues"]["id"] == Value::from(0) {
+        let want: Vec<u64> = if stats(old)["minValues"]["id"] == 0 {
             vec![3, 7]
         } else {
             vec![5]

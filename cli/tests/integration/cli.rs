@@ -461,3 +461,63 @@ fn vacuum_with_a_short_retention_names_the_force_flag() {
         "{err}"
     );
 }
+
+#[test]
+fn alter_enables_deletion_vectors_and_delete_prints_its_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let t = t.to_str().unwrap();
+    let csv = dir.path().join("a.csv");
+    std::fs::write(&csv, "id,name\n1,alice\n2,bob\n3,carol\n").unwrap();
+    let csv = csv.to_str().unwrap();
+    ok(&["create", t, "--schema-from", csv]);
+    ok(&["append", t, csv]);
+    // Unknown delta.* keys and bad values are refused in one line, nothing committed.
+    fails(&[
+        "alter",
+        t,
+        "--set-property",
+        "delta.enableDeletionVector=true",
+    ]);
+    fails(&[
+        "alter",
+        t,
+        "--set-property",
+        "delta.enableDeletionVectors=yes",
+    ]);
+    fails(&["alter", t, "--unset-property", "delta.notSet"]);
+    let out = ok(&[
+        "alter",
+        t,
+        "--set-property",
+        "delta.enableDeletionVectors=true",
+        "--set-property",
+        "owner=me",
+    ]);
+    assert!(out.starts_with("committed version 2"), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&ok(&["inspect", t, "--json"])).unwrap();
+    assert_eq!(v["protocol"]["minReaderVersion"], 3);
+    assert_eq!(
+        v["protocol"]["readerFeatures"],
+        serde_json::json!(["deletionVectors"])
+    );
+    let out = ok(&["delete", t, "--filter", "id = 2"]);
+    assert!(out.starts_with("committed version 3"), "{out}");
+    let report: serde_json::Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
+    let m = &report["operation_metrics"];
+    assert_eq!(m["numDeletedRows"], "1");
+    assert_eq!(m["numDeletionVectorsAdded"], "1");
+    assert_eq!(m["numCopiedRows"], "0");
+    for key in [
+        "numRemovedFiles",
+        "numAddedFiles",
+        "executionTimeMs",
+        "scanTimeMs",
+        "rewriteTimeMs",
+    ] {
+        assert!(m.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(ok(&["scan", t, "--format", "csv"]).lines().count(), 3);
+    let out = ok(&["alter", t, "--unset-property", "owner"]);
+    assert!(out.starts_with("committed version 4"), "{out}");
+}

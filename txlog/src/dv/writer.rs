@@ -191,7 +191,9 @@ mod tests {
     #[test]
     fn entries_are_big_endian_size_bitmap_crc() {
         let a: RoaringTreemap = [3u64].into_iter().collect();
-        let file = DvFileWriter::new(None).finish(&[a.clone()]).unwrap();
+        let file = DvFileWriter::new(None)
+            .finish(std::slice::from_ref(&a))
+            .unwrap();
         let d = &file.descriptors[0];
         let size = d.size_in_bytes as usize;
         assert_eq!(&file.bytes[1..5], &(size as u32).to_be_bytes());
