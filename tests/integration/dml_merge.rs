@@ -708,3 +708,57 @@ fn stress_four_merging_and_four_appending_threads_equal_the_serial_replay() {
         assert_eq!(rows(&t), expected, "{f:?}");
     }
 }
+
+#[test]
+fn update_and_merge_work_on_column_mapped_tables() {
+    let t = Table::in_memory();
+    let props = HashMap::from([
+        ("delta.columnMapping.mode".to_string(), "name".to_string()),
+        (
+            "delta.enableDeletionVectors".to_string(),
+            "true".to_string(),
+        ),
+    ]);
+    t.create(&schema(), &["k".to_string()], &props).unwrap();
+    let mut model: Vec<Row> = (0..12).map(row).collect();
+    t.append([batch(&model)], &WriteOptions::default()).unwrap();
+    t.update_str("v = v + 1", Some("id < 4"), &WriteOptions::default())
+        .unwrap();
+    for r in model.iter_mut().filter(|r| r.0 < 4) {
+        r.2 = r.2.map(|v| v + 1);
+    }
+    upsert(
+        &t,
+        &[(5, "b", 55, ""), (20, "c", 200, "")],
+        &WriteOptions::default(),
+    )
+    .unwrap();
+    for r in &mut model {
+        if r.0 == 5 {
+            *r = (5, Some("b".into()), Some(55));
+        }
+    }
+    model.push((20, Some("c".into()), Some(200)));
+    model.sort();
+    assert_eq!(rows(&t), model);
+}
+
+#[test]
+fn row_changes_are_refused_on_change_data_feed_tables_but_inserts_are_not() {
+    let t = Table::in_memory();
+    let props = HashMap::from([("delta.enableChangeDataFeed".to_string(), "true".to_string())]);
+    t.create(&schema(), &[], &props).unwrap();
+    t.append([batch(&[row(1)])], &WriteOptions::default())
+        .unwrap();
+    let e = t
+        .update_str("v = 0", None, &WriteOptions::default())
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+    let e = upsert(&t, &[(1, "a", 1, "")], &WriteOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+    t.merge([source(&[(1, "a", 1, ""), (2, "a", 2, "")])], "t.id = s.id")
+        .when("NOT MATCHED THEN INSERT *")
+        .execute(&WriteOptions::default())
+        .unwrap();
+    assert_eq!(rows(&t).len(), 2);
+}
