@@ -230,10 +230,16 @@ fn a_target_row_matched_twice_for_an_update_fails_and_commits_nothing() {
         assert_eq!(t.snapshot().unwrap().version(), version);
         assert_eq!(rows(&t), model);
         // Delta's exception: a single unconditional DELETE is unambiguous.
-        t.merge([dup.clone()], "t.id = s.id")
+        let done = t
+            .merge([dup.clone()], "t.id = s.id")
             .when("MATCHED THEN DELETE")
             .execute(&WriteOptions::default())
             .unwrap();
+        assert_eq!(
+            done.metric("numTargetRowsDeleted"),
+            Some(1),
+            "one row, two pairs"
+        );
         let expected: Vec<Row> = model.iter().filter(|r| r.0 != 5).cloned().collect();
         assert_eq!(rows(&t), expected);
         // Duplicates a clause does not act on are no violation either.

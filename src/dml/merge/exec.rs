@@ -304,14 +304,19 @@ fn act(
         if rows.is_empty() {
             continue;
         }
+        // Target rows newly touched: several pairs of one row (allowed only for an
+        // unconditional DELETE) count once.
+        let mut fresh = 0u64;
         for &r in &rows {
-            if let Some(p) = target_pos(r as usize) {
-                touched.insert(p);
+            if let Some(p) = target_pos(r as usize)
+                && touched.insert(p)
+            {
+                fresh += 1;
             }
         }
         let n = rows.len() as u64;
         match &c.action {
-            BoundAction::Delete => deleted += n,
+            BoundAction::Delete => deleted += fresh,
             BoundAction::Update(p) | BoundAction::Insert(p) => {
                 let taken =
                     arrow_select::take::take_record_batch(joined, &UInt32Array::from(rows))?;
