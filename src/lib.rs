@@ -85,7 +85,7 @@ pub use alluvium_txlog::Version;
 pub use alluvium_txlog::actions::{
     Add, DomainMetadata, Format, Metadata, OptStringMap, Protocol, Remove,
 };
-pub use alluvium_txlog::expr::{CmpOp, Expr, Literal, parse_expr};
+pub use alluvium_txlog::expr::{ArithOp, CmpOp, Expr, Literal, parse_expr};
 pub use alluvium_txlog::scalar::Scalar;
 pub use alluvium_txlog::schema::{
     DataType, EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, PrimitiveType, StructField, StructType,

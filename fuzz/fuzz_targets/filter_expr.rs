@@ -1,15 +1,27 @@
-//! The `--filter` predicate language on arbitrary text.
+//! The expression language (`--filter`, `UPDATE ... SET`, MERGE) on arbitrary text.
 //!
 //! Properties: `parse_expr` never panics (whatever the nesting depth); a parsed expression
-//! binds (or fails to bind) against a schema covering every primitive type without
-//! panicking, and data skipping over a file summary never panics.
+//! prints (`Display`) as SQL that parses back to the same tree; it binds (or fails to bind)
+//! as a predicate and as a value against a schema covering every primitive type without
+//! panicking; data skipping over a file summary never panics; and evaluating a bound
+//! predicate or value on a small batch (NULLs, zeros, extreme integers) returns a value of
+//! the bound type or a typed error, never a panic.
 #![no_main]
 
 use std::sync::OnceLock;
 
 use alluvium_txlog::actions::OptStringMap;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{FileSummary, bind, may_match, parse_expr};
+use std::sync::Arc;
+
+use alluvium_datafile::eval::{evaluate, evaluate_value};
+use alluvium_txlog::expr::{FileSummary, bind, bind_value, may_match, parse_expr};
+use alluvium_txlog::schema::arrow_type;
+use arrow_array::{
+    ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array,
+    RecordBatch, StringArray,
+};
+use arrow_schema::{Field, Schema};
 use alluvium_txlog::schema::StructType;
 use alluvium_txlog::stats::FileStats;
 use libfuzzer_sys::fuzz_target;
@@ -46,7 +58,41 @@ const STATS: &str = r#"{"numRecords":10,
         "st":{"x":1.1,"y":"2000-01-01T00:00:00.000Z"}},
     "nullCount":{"s":0,"l":1,"b":10,"st":{"x":0,"y":3}}}"#;
 
+/// The evaluable part of the schema: the columns of [`batch`].
+const EVAL_SCHEMA: &str = r#"{"type":"struct","fields":[
+    {"name":"s","type":"string","nullable":true,"metadata":{}},
+    {"name":"l","type":"long","nullable":true,"metadata":{}},
+    {"name":"i","type":"integer","nullable":true,"metadata":{}},
+    {"name":"d","type":"double","nullable":true,"metadata":{}},
+    {"name":"b","type":"boolean","nullable":true,"metadata":{}},
+    {"name":"dt","type":"date","nullable":true,"metadata":{}},
+    {"name":"dec","type":"decimal(10,3)","nullable":true,"metadata":{}}
+]}"#;
+
+fn batch() -> RecordBatch {
+    let dec = Decimal128Array::from(vec![Some(0), Some(9_999_999_999), None, Some(-1_500)])
+        .with_precision_and_scale(10, 3)
+        .expect("decimal fixture");
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from(vec![Some("a"), Some("12"), None, Some("")])),
+        Arc::new(Int64Array::from(vec![Some(0), Some(i64::MAX), None, Some(i64::MIN)])),
+        Arc::new(Int32Array::from(vec![Some(1), Some(0), None, Some(i32::MIN)])),
+        Arc::new(Float64Array::from(vec![Some(0.0), Some(f64::NAN), None, Some(-1e308)])),
+        Arc::new(BooleanArray::from(vec![Some(true), Some(false), None, Some(true)])),
+        Arc::new(Date32Array::from(vec![Some(0), Some(-1), None, Some(20_000)])),
+        Arc::new(dec),
+    ];
+    let fields: Vec<Field> = ["s", "l", "i", "d", "b", "dt", "dec"]
+        .iter()
+        .zip(&columns)
+        .map(|(n, c)| Field::new(*n, c.data_type().clone(), true))
+        .collect();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).expect("batch fixture")
+}
+
 struct Fixture {
+    eval_schema: StructType,
+    batch: RecordBatch,
     schema: StructType,
     partition_columns: Vec<String>,
     partition_values: OptStringMap,
@@ -61,6 +107,8 @@ fn fixture() -> &'static Fixture {
         partition_values.insert("col-p", Some("8".to_string()));
         partition_values.insert("pd", None);
         Fixture {
+            eval_schema: StructType::from_json(EVAL_SCHEMA).expect("fixture schema"),
+            batch: batch(),
             schema: StructType::from_json(SCHEMA).expect("fixture schema"),
             partition_columns: vec!["p".to_string(), "pd".to_string()],
             partition_values,
@@ -71,6 +119,11 @@ fn fixture() -> &'static Fixture {
 
 fuzz_target!(|text: &str| {
     let Ok(expr) = parse_expr(text) else { return };
+    let printed = expr.to_string();
+    match parse_expr(&printed) {
+        Ok(again) => assert_eq!(again, expr, "{text:?} printed as {printed:?}"),
+        Err(e) => panic!("{text:?} printed as {printed:?}, which does not parse: {e}"),
+    }
     let f = fixture();
     let empty = OptStringMap::default();
     let summaries = [
@@ -90,6 +143,19 @@ fuzz_target!(|text: &str| {
         let _ = pred.only_partition_columns();
         for summary in &summaries {
             let _ = may_match(&pred, summary);
+        }
+    }
+    let _ = bind_value(&expr, &f.schema, &f.partition_columns, ColumnMappingMode::Name);
+    if let Ok(value) = bind_value(&expr, &f.eval_schema, &[], ColumnMappingMode::None) {
+        if let Ok(array) = evaluate_value(&value, &f.batch) {
+            let expected = arrow_type(value.data_type()).expect("primitive types map to Arrow");
+            assert_eq!(array.data_type(), &expected, "{text:?}");
+            assert_eq!(array.len(), f.batch.num_rows());
+        }
+    }
+    if let Ok(pred) = bind(&expr, &f.eval_schema, &[], ColumnMappingMode::None) {
+        if let Ok(mask) = evaluate(&pred, &f.batch) {
+            assert_eq!(mask.len(), f.batch.num_rows());
         }
     }
 });

@@ -481,3 +481,70 @@ fn typed_predicates_delete_and_replace_rows() {
     assert_eq!(recorded_predicate(&t, v), "id=3", "the text as written");
     assert_eq!(rows(&t, None), expect(&[]));
 }
+
+/// DELETE with general expressions: a partition-only expression is not judged from
+/// partition values (no whole partition is dropped unread), failing operands run only where
+/// needed, and type errors and overflows fail before anything is committed.
+#[test]
+fn general_expressions_delete_exactly_the_matching_rows() {
+    use alluvium::Expr;
+    let (_d, t) = new_table(true);
+    let rows_in = [
+        (1, Some("a"), "x"),
+        (2, Some("a"), "y"),
+        (3, Some("b"), "z"),
+        (4, None, "w"),
+        (0, Some("c"), "v"),
+    ];
+    let v0 = committed(
+        t.append([batch(&rows_in)], &WriteOptions::default())
+            .unwrap(),
+    );
+    for bad in [
+        "id + 'x' = 1",
+        "part * 2 = 1",
+        "nope = 1",
+        "id * 9223372036854775807 > 0",
+    ] {
+        assert!(
+            t.delete_str(bad, &WriteOptions::default()).is_err(),
+            "{bad}"
+        );
+    }
+    assert_eq!(t.snapshot().unwrap().version(), v0, "nothing committed");
+    // Partition column only, but not exact from partition values: rows are evaluated.
+    committed(
+        t.delete_str(
+            "COALESCE(part, 'a') = 'a' AND id % 2 = 0",
+            &WriteOptions::default(),
+        )
+        .unwrap(),
+    );
+    assert_eq!(
+        rows(&t, None),
+        expect(&[
+            (1, Some("a"), "x"),
+            (3, Some("b"), "z"),
+            (0, Some("c"), "v")
+        ])
+    );
+    // `10 / id` is not evaluated where `id != 0` is FALSE.
+    committed(
+        t.delete_str("id != 0 AND 10 / id > 4", &WriteOptions::default())
+            .unwrap(),
+    );
+    assert_eq!(
+        rows(&t, None),
+        expect(&[(3, Some("b"), "z"), (0, Some("c"), "v")])
+    );
+    let case = Expr::case_when(
+        vec![(Expr::column("part").eq(Expr::lit("b")), Expr::lit(true))],
+        None,
+    );
+    let v = committed(t.delete(&case, &WriteOptions::default()).unwrap());
+    assert_eq!(
+        recorded_predicate(&t, v),
+        "CASE WHEN part = 'b' THEN TRUE END"
+    );
+    assert_eq!(rows(&t, None), expect(&[(0, Some("c"), "v")]));
+}

@@ -317,6 +317,19 @@ mod tests {
                 + &")".repeat((MAX_EXPR_DEPTH - 2) / 2),
             vec!["i = 1"; 100_000].join(" OR "),
             format!("i IN ({})", vec!["7"; 100_000].join(", ")),
+            // Value forms at the limit: a 63-term sum compared (64 levels), nested CASE,
+            // COALESCE and CAST.
+            format!("{} = 1", vec!["i"; MAX_EXPR_DEPTH - 1].join(" + ")),
+            format!(
+                "{}i{} = 1",
+                "COALESCE(CAST(-".repeat((MAX_EXPR_DEPTH - 2) / 3),
+                " AS long), 0)".repeat((MAX_EXPR_DEPTH - 2) / 3)
+            ),
+            format!(
+                "{}i{} = 1",
+                "CASE WHEN i > 0 THEN ".repeat(MAX_EXPR_DEPTH - 3),
+                " END".repeat(MAX_EXPR_DEPTH - 3)
+            ),
         ];
         // Rayon's workers, which evaluate per file, have 2 MiB stacks.
         let results = std::thread::Builder::new()
@@ -346,5 +359,7 @@ mod tests {
         assert_eq!(results[1], is_1);
         assert_eq!(results[3], is_1);
         assert_eq!(results[4], [Some(false), Some(false), None, Some(true)]);
+        assert_eq!(results[5], [Some(false), Some(false), None, Some(false)]);
+        assert_eq!(results[7], [Some(true), Some(false), None, Some(false)]);
     }
 }

@@ -387,3 +387,309 @@ fn concat(a: &ArrayRef, b: &ArrayRef) -> Result<ArrayRef> {
     }
     Err(failed("||", "operands are not strings"))
 }
+
+#[cfg(test)]
+mod tests {
+    use arrow_array::{
+        Decimal128Array, Float64Array, Int32Array, Int64Array, StringArray, StructArray,
+    };
+    use arrow_schema::{Field, Schema};
+
+    use super::*;
+    use alluvium_txlog::column_mapping::ColumnMappingMode;
+    use alluvium_txlog::expr::{bind, bind_value, parse_expr};
+    use alluvium_txlog::schema::StructType;
+
+    fn batch() -> (RecordBatch, StructType) {
+        let schema = StructType::from_json(r#"{"type":"struct","fields":[
+            {"name":"i","type":"integer","nullable":true,"metadata":{}},
+            {"name":"l","type":"long","nullable":true,"metadata":{}},
+            {"name":"d","type":"double","nullable":true,"metadata":{}},
+            {"name":"m","type":"decimal(10,2)","nullable":true,"metadata":{}},
+            {"name":"s","type":"string","nullable":true,"metadata":{}},
+            {"name":"t","type":{"type":"struct","fields":[
+                {"name":"id","type":"long","nullable":true,"metadata":{}},
+                {"name":"name","type":"string","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}}
+        ]}"#).unwrap();
+        let t = StructArray::from(vec![
+            (
+                Arc::new(Field::new("id", ArrowType::Int64, true)),
+                Arc::new(Int64Array::from(vec![Some(10), Some(20), None, Some(40)])) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("name", ArrowType::Utf8, true)),
+                Arc::new(StringArray::from(vec![
+                    Some("x"),
+                    None,
+                    Some("z"),
+                    Some("w"),
+                ])) as ArrayRef,
+            ),
+        ]);
+        let m = Decimal128Array::from(vec![Some(150), Some(-275), None, Some(9_999_999_999)])
+            .with_precision_and_scale(10, 2)
+            .unwrap();
+        let b = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("i", ArrowType::Int32, true),
+                Field::new("l", ArrowType::Int64, true),
+                Field::new("d", ArrowType::Float64, true),
+                Field::new("m", m.data_type().clone(), true),
+                Field::new("s", ArrowType::Utf8, true),
+                Field::new("t", t.data_type().clone(), true),
+            ])),
+            vec![
+                Arc::new(Int32Array::from(vec![
+                    Some(1),
+                    Some(0),
+                    None,
+                    Some(i32::MAX),
+                ])),
+                Arc::new(Int64Array::from(vec![
+                    Some(5),
+                    Some(-3),
+                    Some(7),
+                    Some(i64::MAX),
+                ])),
+                Arc::new(Float64Array::from(vec![
+                    Some(1.5),
+                    Some(0.0),
+                    None,
+                    Some(-2.0),
+                ])),
+                Arc::new(m),
+                Arc::new(StringArray::from(vec![
+                    Some("a"),
+                    Some("12"),
+                    None,
+                    Some("abc"),
+                ])),
+                Arc::new(t),
+            ],
+        )
+        .unwrap();
+        (b, schema)
+    }
+
+    fn eval_rows(text: &str, rows: &[usize]) -> Result<ArrayRef> {
+        let (b, schema) = batch();
+        let idx =
+            arrow_array::UInt32Array::from(rows.iter().map(|r| *r as u32).collect::<Vec<_>>());
+        let b = arrow_select::take::take_record_batch(&b, &idx).unwrap();
+        let e = bind_value(
+            &parse_expr(text).unwrap(),
+            &schema,
+            &[],
+            ColumnMappingMode::None,
+        )
+        .unwrap();
+        let v = evaluate_value(&e, &b)?;
+        assert_eq!(v.data_type(), &arrow_type(e.data_type()).unwrap(), "{text}");
+        assert_eq!(v.len(), rows.len());
+        Ok(v)
+    }
+
+    fn eval(text: &str) -> Result<ArrayRef> {
+        eval_rows(text, &[0, 1, 2, 3])
+    }
+
+    fn ints(text: &str, rows: &[usize]) -> Vec<Option<i64>> {
+        let v = eval_rows(text, rows).unwrap();
+        let v = arrow_cast::cast(&v, &ArrowType::Int64).unwrap();
+        v.as_primitive::<arrow_array::types::Int64Type>()
+            .iter()
+            .collect()
+    }
+
+    fn strings(text: &str) -> Vec<Option<String>> {
+        let v = eval(text).unwrap();
+        let v = arrow_cast::cast(&v, &ArrowType::Utf8).unwrap();
+        v.as_string::<i32>()
+            .iter()
+            .map(|s| s.map(str::to_string))
+            .collect()
+    }
+
+    fn error(text: &str, rows: &[usize]) -> String {
+        match eval_rows(text, rows) {
+            Err(crate::DataFileError::Log(alluvium_txlog::LogError::InvalidExpression(m))) => m,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn arithmetic_with_null_propagation() {
+        let all = &[0, 1, 2, 3];
+        assert_eq!(ints("i + 1", &[0, 1, 2]), vec![Some(2), Some(1), None]);
+        assert_eq!(ints("l - i * 2", &[0, 1, 2]), vec![Some(3), Some(-3), None]);
+        assert_eq!(ints("-l", &[0, 1, 2]), vec![Some(-5), Some(3), Some(-7)]);
+        assert_eq!(
+            ints("l % 4", all),
+            vec![Some(1), Some(-3), Some(3), Some(3)]
+        );
+        assert_eq!(ints("i + NULL", all), vec![None; 4]);
+        assert_eq!(
+            ints("t.id * 2 + l", &[0, 1, 2]),
+            vec![Some(25), Some(37), None]
+        );
+        // `/` on integers is a double.
+        let v = eval_rows("l / 2", &[0, 1]).unwrap();
+        assert_eq!(
+            v.as_primitive::<arrow_array::types::Float64Type>().values(),
+            &[2.5, -1.5]
+        );
+        let v = eval("d * 2 + i").unwrap();
+        let v: Vec<_> = v
+            .as_primitive::<arrow_array::types::Float64Type>()
+            .iter()
+            .collect();
+        assert_eq!(v[..3], [Some(4.0), Some(0.0), None]);
+    }
+
+    #[test]
+    fn overflow_and_division_by_zero_are_errors_naming_the_expression() {
+        let m = error("i + 1", &[3]);
+        assert!(m.contains("`i + 1`") && m.contains("overflow"), "{m}");
+        let m = error("l * 2", &[3]);
+        assert!(m.contains("`l * 2`") && m.contains("overflow"), "{m}");
+        let m = error("-(i - 2147483647 - 1)", &[1]);
+        assert!(m.contains("overflow"), "{m}");
+        let m = error("l / i", &[1]);
+        assert!(
+            m.contains("`l / i`") && m.contains("division by zero"),
+            "{m}"
+        );
+        let m = error("l % i", &[1]);
+        assert!(m.contains("division by zero"), "{m}");
+        let m = error("d / d", &[1]);
+        assert!(m.contains("division by zero"), "{m}");
+        let m = error("m / (i * 1.0)", &[1]);
+        assert!(m.contains("division by zero"), "{m}");
+        let m = error("m * m * m * m * m", &[3]);
+        assert!(m.contains("decimal overflow"), "{m}");
+        // NULL divided by zero is NULL, not an error.
+        assert_eq!(ints("CAST(i / 0 AS long)", &[2]), vec![None]);
+        // Rows that are not evaluated do not fail.
+        assert_eq!(
+            ints("CASE WHEN i = 0 THEN -1 ELSE l / i END", &[0, 1, 2]),
+            vec![Some(5), Some(-1), None]
+        );
+        assert_eq!(ints("COALESCE(l, l / 0)", &[0, 1]), vec![Some(5), Some(-3)]);
+    }
+
+    #[test]
+    fn decimals_are_exact() {
+        let v = eval("m + 1").unwrap();
+        assert_eq!(v.data_type(), &ArrowType::Decimal128(11, 2));
+        let v: Vec<_> = v
+            .as_primitive::<arrow_array::types::Decimal128Type>()
+            .iter()
+            .collect();
+        assert_eq!(v, vec![Some(250), Some(-175), None, Some(10_000_000_099)]);
+        let v = eval_rows("m * 2.5", &[0, 1]).unwrap();
+        assert_eq!(v.data_type(), &ArrowType::Decimal128(13, 3));
+        let v: Vec<_> = v
+            .as_primitive::<arrow_array::types::Decimal128Type>()
+            .iter()
+            .collect();
+        assert_eq!(v, vec![Some(3750), Some(-6875)]);
+        // 1.50 / 3 = 0.5000000000000 at scale max(6, 2 + 10 + 1) = 13.
+        let v = eval_rows("m / CAST(3 AS int)", &[0]).unwrap();
+        assert_eq!(v.data_type(), &ArrowType::Decimal128(21, 13));
+        assert_eq!(
+            v.as_primitive::<arrow_array::types::Decimal128Type>()
+                .value(0),
+            5_000_000_000_000
+        );
+        let v = eval_rows("m % 1", &[1]).unwrap();
+        assert_eq!(
+            v.as_primitive::<arrow_array::types::Decimal128Type>()
+                .value(0),
+            -75
+        );
+    }
+
+    #[test]
+    fn strings_case_coalesce_cast() {
+        assert_eq!(
+            strings("s || '-' || t.name"),
+            vec![Some("a-x".into()), None, None, Some("abc-w".into())]
+        );
+        assert_eq!(
+            strings("CASE WHEN l > 6 THEN 'big' WHEN l > 0 THEN 'small' END"),
+            vec![
+                Some("small".into()),
+                None,
+                Some("big".into()),
+                Some("big".into())
+            ]
+        );
+        assert_eq!(
+            strings("CASE l WHEN 5 THEN 'five' ELSE s END"),
+            vec![
+                Some("five".into()),
+                Some("12".into()),
+                None,
+                Some("abc".into())
+            ]
+        );
+        assert_eq!(
+            strings("COALESCE(t.name, s, 'none')"),
+            vec![
+                Some("x".into()),
+                Some("12".into()),
+                Some("z".into()),
+                Some("w".into())
+            ]
+        );
+        assert_eq!(ints("CAST(s AS int) + 1", &[1, 2]), vec![Some(13), None]);
+        let m = error("CAST(s AS int)", &[0]);
+        assert!(m.contains("CAST(s AS integer)"), "{m}");
+        assert_eq!(
+            strings("CAST(i AS string)")[..3],
+            [Some("1".into()), Some("0".into()), None]
+        );
+        // A value that does not fit its target is an error, not NULL or a wrapped value.
+        assert!(error("CAST(l AS int)", &[3]).contains("CAST"));
+    }
+
+    #[test]
+    fn general_predicates_evaluate_and_short_circuit() {
+        let (b, schema) = batch();
+        let pred = |text: &str| -> Vec<Option<bool>> {
+            let p = bind(
+                &parse_expr(text).unwrap(),
+                &schema,
+                &[],
+                ColumnMappingMode::None,
+            )
+            .unwrap();
+            super::super::evaluate(&p, &b).unwrap().iter().collect()
+        };
+        assert_eq!(
+            pred("t.id + 1 > l"),
+            vec![Some(true), Some(true), None, Some(false)]
+        );
+        assert_eq!(
+            pred("t.id / 2 = l"),
+            vec![Some(true), Some(false), None, Some(false)]
+        );
+        // The right side runs only where the left is not FALSE, so no division by zero.
+        assert_eq!(
+            pred("i != 0 AND l / i > 1"),
+            vec![Some(true), Some(false), None, Some(true)]
+        );
+        assert_eq!(
+            pred("i = 0 OR l / i > 1"),
+            vec![Some(true), Some(true), None, Some(true)]
+        );
+        assert_eq!(
+            pred("COALESCE(t.name, 'z') = 'z'"),
+            vec![Some(false), Some(true), Some(true), Some(false)]
+        );
+        assert_eq!(
+            pred("s || 'x' IN ('ax', 'zz')"),
+            vec![Some(true), Some(false), None, Some(false)]
+        );
+    }
+}

@@ -82,9 +82,24 @@ impl Predicate {
         }
     }
 
-    /// True if only partition columns are referenced.
+    /// True if only partition columns are referenced and data skipping judges the predicate
+    /// exactly from partition values, so that a file it keeps has every row matching (whole
+    /// files are then removed or compacted without reading them). A general expression
+    /// ([`Predicate::Expr`]) is never exact, even over partition columns alone.
     pub fn only_partition_columns(&self) -> bool {
-        self.columns().iter().all(|c| c.partition)
+        !self.has_general_expr() && self.columns().iter().all(|c| c.partition)
+    }
+
+    /// True if some part is a general expression ([`Predicate::Expr`]).
+    pub fn has_general_expr(&self) -> bool {
+        match self {
+            Predicate::Expr(_) => true,
+            Predicate::And(a, b) | Predicate::Or(a, b) => {
+                a.has_general_expr() || b.has_general_expr()
+            }
+            Predicate::Not(a) => a.has_general_expr(),
+            _ => false,
+        }
     }
 }
 
@@ -424,6 +439,33 @@ mod tests {
         assert!(matches!(b("id = NULL").unwrap(), Predicate::Const(None)));
         assert!(matches!(b("b").unwrap(), Predicate::Column(_)));
         assert!(matches!(b("id NOT IN (1, 2)").unwrap(), Predicate::Not(_)));
+    }
+
+    /// Whole-file decisions (DELETE removing a partition's files unread, OPTIMIZE filters)
+    /// rely on skipping being exact; a general expression over partition columns is not.
+    #[test]
+    fn general_expressions_are_never_exact_partition_predicates() {
+        assert!(b("p = '2020-01-01'").unwrap().only_partition_columns());
+        for text in [
+            "COALESCE(p, '2020-01-01') = '2020-01-01'",
+            "CASE WHEN p IS NULL THEN TRUE ELSE FALSE END",
+            "p = '2020-01-01' OR CAST(p AS string) = 'x'",
+            "NOT (CAST(p AS string) || 'x' = 'y')",
+        ] {
+            let pred = b(text).unwrap();
+            assert!(pred.has_general_expr(), "{text}");
+            assert!(!pred.only_partition_columns(), "{text}");
+            assert!(pred.columns().iter().all(|c| c.partition), "{text}");
+        }
+        // General expressions bind as predicates; the old forms keep their shapes.
+        assert!(matches!(b("id + 1 > 2").unwrap(), Predicate::Expr(_)));
+        assert!(matches!(b("s.x * 2 = id").unwrap(), Predicate::Expr(_)));
+        assert!(
+            matches!(b("id = 1 AND id % 2 = 1").unwrap(), Predicate::And(l, r)
+            if matches!(*l, Predicate::Cmp(..)) && matches!(*r, Predicate::Expr(_)))
+        );
+        assert!(b("id + 1").is_err());
+        assert!(b("CASE WHEN b THEN 1 END").is_err());
     }
 
     #[test]

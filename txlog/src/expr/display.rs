@@ -234,6 +234,28 @@ mod tests {
             "d = DATE '2024-01-02'",
             "a = NULL OR a != -1.50",
             "a = 1 AND (b = 2 AND c = 3)",
+            "a + 1 > b * 2",
+            "a - (b - c) = a - b - c",
+            "a * (b + c) / d % 2 = 0",
+            "-a + -(-b) - -5 = -(5)",
+            "- - a = 1",
+            "-(a + b) * c",
+            "a || 'x' || b = 'y'",
+            "a || (b + 1)",
+            "(a = b) = (c = d)",
+            "(a + 1) IS NULL",
+            "a + 1 IN (1, 2) AND b - 1 NOT IN (-3)",
+            "CASE WHEN a > 1 THEN 'x' WHEN b IS NULL THEN 'y' ELSE 'z' END = 'x'",
+            "CASE WHEN a OR b THEN 1 + 2 END",
+            "CASE a WHEN 1 THEN 'one' WHEN 2 THEN 'two' END",
+            "COALESCE(a, b + 1, -c, NULL)",
+            "CAST(a AS int) + CAST(b AS decimal(10,2)) = CAST('1' AS bigint)",
+            "CAST(CAST(a AS string) || 'x' AS binary)",
+            "CAST(a AS timestamp_ntz) > TIMESTAMP '2020-01-01 00:00:00'",
+            "`case` + `end` * `when` = `cast`",
+            "t.id = s.id AND t.`v`.x > s.v * 1.5e3",
+            "NOT (a + 1 > 2)",
+            "a BETWEEN b - 1 AND b + 1",
         ] {
             let parsed = parse_expr(text).unwrap();
             let printed = parsed.to_string();
@@ -242,6 +264,55 @@ mod tests {
                 parsed,
                 "{text} printed as {printed}"
             );
+        }
+    }
+
+    /// Expressions built through the API (so not shaped by the parser) print as SQL that
+    /// parses back to the very same tree, whatever their nesting.
+    #[test]
+    fn built_trees_round_trip() {
+        use crate::schema::{DataType, PrimitiveType};
+        let leaves = [
+            Expr::column("a"),
+            Expr::path(["t", "b c"]),
+            Expr::lit(5),
+            Expr::lit(-2),
+            Expr::lit("it's"),
+            Expr::lit(1.25),
+            Expr::lit(true),
+            Expr::lit(Literal::Null),
+        ];
+        // Every binary form over every pair of leaves and small trees.
+        let mut trees: Vec<Expr> = leaves.to_vec();
+        for round in 0..2 {
+            let current = trees.clone();
+            let step = if round == 0 { 1 } else { 7 };
+            for (i, x) in current.iter().enumerate().step_by(step) {
+                for y in current.iter().skip(i % 5).step_by(step * 3) {
+                    let (x, y) = (x.clone(), y.clone());
+                    trees.extend([
+                        x.clone().add(y.clone()),
+                        x.clone().sub(y.clone()),
+                        x.clone().mul(y.clone()),
+                        x.clone().div(y.clone()),
+                        x.clone().rem(y.clone()),
+                        x.clone().concat(y.clone()),
+                        x.clone().neg(),
+                        x.clone().lt(y.clone()),
+                        x.clone().eq(y.clone()).and(y.clone().is_null()),
+                        x.clone().or(y.clone().not()),
+                        Expr::case_when(vec![(x.clone(), y.clone())], Some(x.clone())),
+                        Expr::coalesce(vec![x.clone(), y.clone()]),
+                        x.clone()
+                            .cast(DataType::Primitive(PrimitiveType::Decimal(7, 3))),
+                    ]);
+                }
+            }
+        }
+        assert!(trees.len() > 1000, "{}", trees.len());
+        for e in trees {
+            let printed = e.to_string();
+            assert_eq!(parse_expr(&printed).unwrap(), e, "{printed}");
         }
     }
 

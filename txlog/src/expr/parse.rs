@@ -732,6 +732,98 @@ mod tests {
     }
 
     #[test]
+    fn parses_value_expressions() {
+        let lit = |n: &str| Box::new(Expr::Literal(Literal::Number(n.into())));
+        // Precedence: * over +, + over comparison, left-associative.
+        assert_eq!(
+            parse_expr("a + 2 * b - 1 > 0").unwrap(),
+            Expr::Cmp(
+                Box::new(Expr::Arith(
+                    Box::new(Expr::Arith(
+                        col("a"),
+                        ArithOp::Add,
+                        Box::new(Expr::Arith(lit("2"), ArithOp::Mul, col("b"))),
+                    )),
+                    ArithOp::Sub,
+                    lit("1"),
+                )),
+                CmpOp::Gt,
+                lit("0"),
+            )
+        );
+        // A sign before a number is part of the literal; elsewhere it is unary minus.
+        assert_eq!(
+            parse_expr("a-1").unwrap(),
+            Expr::Arith(col("a"), ArithOp::Sub, lit("1"))
+        );
+        assert_eq!(
+            parse_expr("-1").unwrap(),
+            Expr::Literal(Literal::Number("-1".into()))
+        );
+        assert_eq!(parse_expr("-a").unwrap(), Expr::Neg(col("a")));
+        assert_eq!(parse_expr("+a").unwrap(), *col("a"));
+        assert_eq!(
+            parse_expr("a || b || 'c'").unwrap(),
+            Expr::Concat(
+                Box::new(Expr::Concat(col("a"), col("b"))),
+                Box::new(Expr::Literal(Literal::String("c".into())))
+            )
+        );
+        assert_eq!(
+            parse_expr("case when a then 1 else 2 end").unwrap(),
+            Expr::Case {
+                branches: vec![(*col("a"), *lit("1"))],
+                otherwise: Some(lit("2")),
+            }
+        );
+        assert_eq!(
+            parse_expr("CASE a WHEN 1 THEN 2 END").unwrap(),
+            Expr::Case {
+                branches: vec![(Expr::Cmp(col("a"), CmpOp::Eq, lit("1")), *lit("2"))],
+                otherwise: None,
+            }
+        );
+        assert_eq!(
+            parse_expr("coalesce(a, 0)").unwrap(),
+            Expr::Coalesce(vec![*col("a"), *lit("0")])
+        );
+        for (text, ty) in [
+            ("int", PrimitiveType::Integer),
+            ("INTEGER", PrimitiveType::Integer),
+            ("bigint", PrimitiveType::Long),
+            ("long", PrimitiveType::Long),
+            ("short", PrimitiveType::Short),
+            ("smallint", PrimitiveType::Short),
+            ("byte", PrimitiveType::Byte),
+            ("tinyint", PrimitiveType::Byte),
+            ("double", PrimitiveType::Double),
+            ("float", PrimitiveType::Float),
+            ("string", PrimitiveType::String),
+            ("boolean", PrimitiveType::Boolean),
+            ("date", PrimitiveType::Date),
+            ("timestamp", PrimitiveType::Timestamp),
+            ("timestamp_ntz", PrimitiveType::TimestampNtz),
+            ("binary", PrimitiveType::Binary),
+            ("decimal", PrimitiveType::Decimal(10, 0)),
+            ("decimal(12)", PrimitiveType::Decimal(12, 0)),
+            ("decimal(38, 4)", PrimitiveType::Decimal(38, 4)),
+        ] {
+            assert_eq!(
+                parse_expr(&format!("CAST(a AS {text})")).unwrap(),
+                Expr::Cast(col("a"), DataType::Primitive(ty)),
+                "{text}"
+            );
+        }
+        // CAST and COALESCE are names when not called; CASE words are reserved.
+        assert_eq!(
+            parse_expr("cast = 1").unwrap(),
+            Expr::Cmp(col("cast"), CmpOp::Eq, lit("1"))
+        );
+        assert!(parse_expr("`end` = 1").is_ok());
+        assert!(parse_expr("end = 1").is_err());
+    }
+
+    #[test]
     fn reports_errors() {
         for bad in [
             "",
@@ -746,6 +838,23 @@ mod tests {
             "AND",
             "a NOT 1",
             "a = 1..2",
+            "a +",
+            "a * * b",
+            "a | b",
+            "CASE END",
+            "CASE WHEN a END",
+            "CASE WHEN a THEN 1",
+            "CASE WHEN a THEN 1 ELSE END",
+            "COALESCE()",
+            "COALESCE(a",
+            "CAST(a)",
+            "CAST(a AS)",
+            "CAST(a AS widget)",
+            "CAST(a AS decimal(40,2))",
+            "CAST(a AS decimal(5,6))",
+            "CAST(a AS int",
+            "a IN (b)",
+            "a IN (1 + 1)",
         ] {
             assert!(
                 matches!(parse_expr(bad), Err(LogError::InvalidExpression(_))),
@@ -785,6 +894,31 @@ mod tests {
             parse_expr("a AND b AND c").unwrap(),
             Expr::And(Box::new(Expr::And(a("a"), a("b"))), a("c"))
         );
+        // The value forms are guarded too.
+        for text in [
+            format!("{}a", "-".repeat(100_000)),
+            format!("{}a", "- ".repeat(100_000)),
+            format!("{}a{}", "COALESCE(".repeat(100_000), ")".repeat(100_000)),
+            format!("{}a{}", "CAST(".repeat(100_000), " AS int)".repeat(100_000)),
+            format!(
+                "{}1{}",
+                "CASE WHEN a THEN ".repeat(100_000),
+                " END".repeat(100_000)
+            ),
+            format!("{}1", "CASE WHEN a THEN 1 ELSE ".repeat(100_000)),
+            vec!["a"; 100_000].join(" + "),
+            vec!["a"; 100_000].join(" || "),
+            vec!["a"; 100_000].join(" * "),
+            format!("{}a{}", "(a + ".repeat(100_000), ")".repeat(100_000)),
+        ] {
+            match parse_expr(&text) {
+                Err(LogError::InvalidExpression(m)) => assert!(m.contains("deeper"), "{m}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        let sum = |n: usize| vec!["a"; n].join(" + ");
+        assert!(parse_expr(&sum(MAX_EXPR_DEPTH)).is_ok());
+        assert!(parse_expr(&sum(MAX_EXPR_DEPTH + 1)).is_err());
         // Long IN lists are a single node.
         let list = format!("a IN ({})", vec!["1"; 100_000].join(", "));
         assert!(matches!(parse_expr(&list), Ok(Expr::In(_, l, false)) if l.len() == 100_000));

@@ -476,8 +476,8 @@ impl Binder<'_> {
         Ok((out, common))
     }
 
-    fn two(&self, whole: &Expr, l: &Expr, r: &Expr) -> Result<(BoundExpr, BoundExpr)> {
-        let (mut v, _) = self.group_loose(whole, &[l, r])?;
+    fn two(&self, l: &Expr, r: &Expr) -> Result<(BoundExpr, BoundExpr)> {
+        let mut v = self.group_loose(&[l, r])?;
         let r = v.pop().ok_or_else(|| err("missing operand"))?;
         let l = v.pop().ok_or_else(|| err("missing operand"))?;
         Ok((l, r))
@@ -485,8 +485,7 @@ impl Binder<'_> {
 
     /// As [`Self::group`] without requiring a common type (arithmetic and concatenation
     /// check their operand types themselves).
-    fn group_loose(&self, whole: &Expr, exprs: &[&Expr]) -> Result<(Vec<BoundExpr>, ())> {
-        let _ = whole;
+    fn group_loose(&self, exprs: &[&Expr]) -> Result<Vec<BoundExpr>> {
         let mut bound: Vec<Option<BoundExpr>> = vec![None; exprs.len()];
         let mut context: Option<DataType> = None;
         for (slot, e) in bound.iter_mut().zip(exprs) {
@@ -505,7 +504,7 @@ impl Binder<'_> {
                 None => self.value(e, context.as_ref())?,
             });
         }
-        Ok((out, ()))
+        Ok(out)
     }
 
     fn boolean(&self, e: &Expr) -> Result<BoundExpr> {
@@ -567,7 +566,7 @@ impl Binder<'_> {
             ),
             Expr::Not(x) => make(BoundKind::Not(Box::new(self.boolean(x)?)), boolean),
             Expr::Arith(l, op, r) => {
-                let (left, right) = self.two(e, l, r)?;
+                let (left, right) = self.two(l, r)?;
                 let (lt, rt) = (
                     primitive_of(&left.data_type),
                     primitive_of(&right.data_type),
@@ -624,7 +623,7 @@ impl Binder<'_> {
                 )
             }
             Expr::Concat(l, r) => {
-                let (left, right) = self.two(e, l, r)?;
+                let (left, right) = self.two(l, r)?;
                 use PrimitiveType::{Binary, String as Str, Void};
                 let t = match (
                     primitive_of(&left.data_type),
@@ -741,7 +740,7 @@ impl Binder<'_> {
                 let (c, v) = column_literal(c, lit)?;
                 (v, c)
             }
-            _ => self.two(e, l, r)?,
+            _ => self.two(l, r)?,
         };
         let comparable = matches!(
             (primitive_of(&left.data_type), primitive_of(&right.data_type)),
@@ -886,7 +885,6 @@ mod tests {
         let r = bind_value(&e, &schema(), &[], ColumnMappingMode::None);
         assert!(matches!(r, Err(LogError::InvalidExpression(m)) if m.contains("deeper")));
         // Dropping the tree is the caller's; keep it shallow enough for the test thread.
-        let mut e = e;
         while let Expr::Arith(l, _, _) = e {
             e = *l;
         }
