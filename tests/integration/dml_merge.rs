@@ -768,3 +768,20 @@ fn row_changes_are_refused_on_change_data_feed_tables_but_inserts_are_not() {
         .unwrap();
     assert_eq!(rows(&t).len(), 2);
 }
+
+#[test]
+fn a_sparse_source_reads_only_the_files_holding_its_keys() {
+    let (t, mut model) = table_with(Arc::new(InMemoryStore::new()), FLAVOURS[1], 10, 100);
+    // 100 keys in the first and the last file: their range spans all ten files.
+    let keys: Vec<i64> = (0..50).chain(950..1000).collect();
+    let src: Vec<(i64, &str, i64, &str)> = keys.iter().map(|k| (*k, "s", -k, "")).collect();
+    let done = upsert(&t, &src, &WriteOptions::default()).unwrap();
+    assert_eq!(done.metric("numTargetFilesScanned"), Some(2));
+    assert_eq!(done.metric("numTargetRowsUpdated"), Some(100));
+    for r in &mut model {
+        if keys.contains(&r.0) {
+            *r = (r.0, Some("s".into()), Some(-r.0));
+        }
+    }
+    assert_eq!(rows(&t), model);
+}

@@ -470,14 +470,15 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
             files
         }
     };
-    txn.set_parameter(
-        "pruningPredicate",
-        match &prune {
-            Pruning::Nothing => "false".to_string(),
-            Pruning::All => "true".to_string(),
-            Pruning::Where(e) => e.to_string(),
-        },
-    );
+    // The pruning predicate is shown when short (a long IN list would bloat the commit).
+    let pruning_text = match &prune {
+        Pruning::Nothing => "false".to_string(),
+        Pruning::All => "true".to_string(),
+        Pruning::Where(e) => e.to_string(),
+    };
+    if pruning_text.len() <= 1000 {
+        txn.set_parameter("pruningPredicate", pruning_text);
+    }
 
     // Run.
     let configuration = txn

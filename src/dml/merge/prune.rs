@@ -12,9 +12,10 @@ use arrow_array::RecordBatch;
 use super::join::{KeyPair, SourceIndex};
 use super::scope::Scope;
 
-/// Up to this many distinct source keys the pruning predicate lists them (`IN`); above, it
-/// uses each key's range.
-pub(crate) const MAX_IN_LIST: usize = 64;
+/// Up to this many distinct source keys the pruning predicate lists them (`IN`, checked
+/// against each file's bounds: a sparse CDC batch skips the files between its keys); above,
+/// it uses each key's range. Checking the list costs one comparison per key and file.
+pub(crate) const MAX_IN_LIST: usize = 1024;
 
 /// What the source's keys say about the target rows that can match.
 #[derive(Debug, Clone, PartialEq)]
