@@ -440,12 +440,11 @@ impl Parser {
     fn case(&mut self) -> Result<Node> {
         let mut depth = 0;
         // The simple form `CASE x WHEN v THEN ...` compares `x` with each `v`.
-        let subject = if self.keyword("WHEN") {
-            None
+        let (subject, subject_depth) = if self.keyword("WHEN") {
+            (None, 0)
         } else {
             let (s, d) = self.sum()?;
-            depth = d;
-            Some(s)
+            (Some(s), d)
         };
         let mut branches = Vec::new();
         while self.eat_keyword("WHEN") {
@@ -457,7 +456,7 @@ impl Parser {
             depth = depth.max(d);
             if let Some(s) = &subject {
                 cond = Expr::Cmp(Box::new(s.clone()), CmpOp::Eq, Box::new(cond));
-                depth = depth.max(d + 1);
+                depth = depth.max(1 + d.max(subject_depth));
             }
             if !self.eat_keyword("THEN") {
                 return Err(err(format!(
