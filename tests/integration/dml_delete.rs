@@ -582,3 +582,62 @@ fn positions_stay_physical_across_batches_and_an_existing_dv() {
         ids_without(0..150_000, &[5, 70000, 70001, 140001, 149999])
     );
 }
+
+#[test]
+fn dv_delete_next_to_appends() {
+    // A blind append outside what the DELETE read lands next to it, and the DELETE too.
+    let t = dv_table();
+    let s = t.snapshot().unwrap();
+    t.append([batch(100..105)], &WriteOptions::default())
+        .unwrap();
+    t.delete_str("id = 3", &pinned(&s)).unwrap();
+    let mut want = ids_without(0..20, &[3]);
+    want.extend(100..105);
+    assert_eq!(common::sorted_ids(&t), want);
+    // An append of rows the DELETE's predicate matches conflicts (ConcurrentAppend): the
+    // DELETE would otherwise miss them.
+    let s = t.snapshot().unwrap();
+    t.append([batch(4..5)], &WriteOptions::default()).unwrap();
+    let e = t.delete_str("id = 4", &pinned(&s)).unwrap_err();
+    assert_eq!(
+        e.conflict_kind(),
+        Some(ConflictKind::ConcurrentAppend),
+        "{e}"
+    );
+    assert_eq!(
+        common::sorted_ids(&t).iter().filter(|i| **i == 4).count(),
+        2
+    );
+}
+
+#[test]
+fn a_file_without_statistics_gets_num_records_from_its_footer() {
+    let t = Table::in_memory();
+    t.create(&schema(), &[], &dv_props()).unwrap();
+    t.append([batch(0..10)], &WriteOptions::default()).unwrap();
+    // Re-register the file under a new name without statistics (as some writers leave it).
+    let snap = t.snapshot().unwrap();
+    let old = snap.files().next().unwrap().clone();
+    let bytes = t
+        .store()
+        .get(&StorePath::parse(old.path.as_str()).unwrap())
+        .unwrap();
+    t.store()
+        .put(&StorePath::parse("nostats.parquet").unwrap(), bytes)
+        .unwrap();
+    let mut txn = alluvium_mvcc::Transaction::new(&snap, "OPTIMIZE");
+    txn.remove_file(Remove::from_add(&old, 1, false));
+    let mut new = old.clone();
+    new.path = "nostats.parquet".into();
+    new.stats = None;
+    new.data_change = false;
+    txn.add_file(new);
+    txn.commit().unwrap();
+    let r = delete(&t, "id = 4");
+    let (adds, _) = adds_removes(&t, r.commit.version);
+    assert_eq!(adds.len(), 1);
+    let s = stats(&adds[0]);
+    assert_eq!(s["numRecords"], 10);
+    assert_eq!(s["tightBounds"], false);
+    assert_eq!(common::sorted_ids(&t), ids_without(0..10, &[4]));
+}

@@ -358,18 +358,18 @@ pub const KNOWN_DELTA_PROPERTIES: &[&str] = &[
     REQUIRE_CHECKPOINT_PROTECTION_BEFORE,
 ];
 
-/// Whether `key` is a known `delta.*` property (see [`KNOWN_DELTA_PROPERTIES`]; keys under
+/// Whether `key` is a known `delta.*` property, spelled exactly (see
+/// [`KNOWN_DELTA_PROPERTIES`]; a mis-cased key would escape validation and be ignored by the
+/// accessors, so it counts as unknown; keys under
 /// `delta.feature.` and `delta.constraints.` count as known). Keys outside `delta.` are
 /// always accepted.
 pub fn is_known_property(key: &str) -> bool {
-    let Some(_) = key.strip_prefix("delta.") else {
+    if !key.starts_with("delta.") {
         return true;
-    };
+    }
     key.starts_with(FEATURE_PREFIX)
         || key.starts_with("delta.constraints.")
-        || KNOWN_DELTA_PROPERTIES
-            .iter()
-            .any(|k| k.eq_ignore_ascii_case(key))
+        || KNOWN_DELTA_PROPERTIES.contains(&key)
 }
 
 /// Splits a comma-separated column list, honouring backtick quoting (`` `a,b`.c ``).
@@ -439,6 +439,35 @@ pub fn parse_interval_ms(text: &str) -> Result<i64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn known_properties_are_spelled_exactly_and_user_keys_pass() {
+        assert!(is_known_property(ENABLE_DELETION_VECTORS));
+        assert!(is_known_property("delta.feature.deletionVectors"));
+        assert!(is_known_property("team.owner"));
+        assert!(!is_known_property("delta.enableDeletionVector"));
+        assert!(!is_known_property("delta.appendonly"));
+    }
+
+    #[test]
+    fn random_prefixes_only_when_asked_for() {
+        let conf = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert_eq!(TableProperties(&conf(&[])).random_prefix_length(), None);
+        let on = conf(&[(RANDOMIZE_FILE_PREFIXES, "true")]);
+        assert_eq!(TableProperties(&on).random_prefix_length(), Some(2));
+        let five = conf(&[
+            (RANDOMIZE_FILE_PREFIXES, "true"),
+            (RANDOM_PREFIX_LENGTH, "5"),
+        ]);
+        assert_eq!(TableProperties(&five).random_prefix_length(), Some(5));
+        assert!(validate_property(RANDOM_PREFIX_LENGTH, "0").is_err());
+        assert!(validate_property(RANDOMIZE_FILE_PREFIXES, "maybe").is_err());
+    }
 
     /// The properties the facade, datafile and compaction read are spelled here once, and
     /// their accessors keep the callers' reading (untrimmed, default when malformed).
