@@ -77,6 +77,17 @@ impl Projection {
         })
     }
 
+    /// Every column the values read.
+    pub(crate) fn columns(&self) -> Vec<&alluvium_txlog::expr::BoundColumn> {
+        self.values
+            .iter()
+            .flat_map(|v| match v {
+                ColumnValue::Expr(e) => e.columns(),
+                ColumnValue::Null => Vec::new(),
+            })
+            .collect()
+    }
+
     /// The new rows for the rows of `batch`, conformed to the table's logical schema
     /// (what the file sink takes).
     ///

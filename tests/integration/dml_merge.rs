@@ -862,3 +862,35 @@ fn spark_written_dv_tables_accept_update_and_merge() {
         expected
     );
 }
+
+#[test]
+fn conditions_and_on_residuals_see_the_target_columns_they_name() {
+    for f in [FLAVOURS[0], FLAVOURS[1]] {
+        let (t, mut model) = table(f);
+        // Only `t.id` is a key; `t.v` (condition) and `t.k` (residual) must be read too.
+        let src = source(&[
+            (3, "a", 1, ""),
+            (4, "b", 2, ""),
+            (5, "c", 3, ""),
+            (6, "zz", 4, ""),
+        ]);
+        t.merge([src], "t.id = s.id AND t.k = s.k")
+            .when("MATCHED AND t.v >= 40 THEN UPDATE SET *")
+            .when("NOT MATCHED THEN INSERT (id, v) VALUES (s.id + 100, s.v)")
+            .execute(&WriteOptions::default())
+            .unwrap();
+        // ids 3, 4, 5 have k = a, b, c (id % 3) and v = 10 * id: 3 -> k a (3 % 3 = 0) matches
+        // with v 30 (< 40: untouched), 4 -> b matches, v 40: updated; 5 -> c matches, v 50:
+        // updated; 6 -> k a != zz: not matched, inserted as 106.
+        for r in &mut model {
+            match r.0 {
+                4 => *r = (4, Some("b".into()), Some(2)),
+                5 => *r = (5, Some("c".into()), Some(3)),
+                _ => {}
+            }
+        }
+        model.push((106, None, Some(4)));
+        model.sort();
+        assert_eq!(rows(&t), model, "{f:?}");
+    }
+}

@@ -11,18 +11,20 @@
 //! `apply_deletes` (a DV per file, or a copy-on-write rewrite), after every file was
 //! read and the unmatched source rows were inserted.
 
+use std::collections::BTreeSet;
 use std::time::Instant;
 
+use alluvium_datafile::ReadPlan;
 use alluvium_datafile::evaluate;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
-use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match};
+use alluvium_txlog::expr::{BoundColumn, Expr, FileSummary, Predicate, bind, may_match};
 use alluvium_txlog::properties::{COLUMN_MAPPING_MAX_ID, TableProperties};
 use alluvium_txlog::schema::{StructType, from_arrow_schema};
 use alluvium_txlog::stats::FileStats;
-use arrow_array::{Array, RecordBatch, UInt32Array};
+use arrow_array::{Array, RecordBatch, UInt32Array, new_null_array};
 use roaring::RoaringTreemap;
 
 use super::clause::{ClauseKind, MergeAction, MergeClause};
@@ -31,7 +33,7 @@ use super::prune::{Pruning, pruning};
 use super::scope::{SOURCE, Scope, Sides, TARGET};
 use crate::dml::deletes::{FileDeletes, apply_deletes};
 use crate::dml::project::{ColumnValue, Projection};
-use crate::dml::{DmlOutcome, MetricSet, finish_dml, read_with_positions, refuse_change_data_feed};
+use crate::dml::{DmlOutcome, MetricSet, finish_dml, refuse_change_data_feed};
 use crate::write::{input, outcome_if_done};
 use crate::{Error, Result, Table, WriteOptions};
 
@@ -433,6 +435,39 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
         && matched[0].condition.is_none()
         && matches!(matched[0].action, BoundAction::Delete);
 
+    // Only the target columns something reads are decoded (an upsert with `UPDATE SET *`
+    // reads just the keys); the others stay NULL in the `t` struct, which no bound
+    // expression refers to.
+    let mut needed: BTreeSet<usize> = on_cond.keys.iter().map(|k| k.target).collect();
+    {
+        let mut note = |c: &BoundColumn| {
+            if c.path.first().map(String::as_str) == Some(TARGET)
+                && let Some(i) = c.path.get(1).and_then(|n| target.index_of(n))
+            {
+                needed.insert(i);
+            }
+        };
+        if let Some(r) = &residual {
+            r.columns().into_iter().for_each(&mut note);
+        }
+        for c in &bound {
+            if let Some(p) = &c.condition {
+                p.columns().into_iter().for_each(&mut note);
+            }
+            if let BoundAction::Update(p) | BoundAction::Insert(p) = &c.action {
+                p.columns().into_iter().for_each(&mut note);
+            }
+        }
+    }
+    let read_names: Vec<String> = needed
+        .iter()
+        .map(|i| target.fields[*i].name.clone())
+        .collect();
+    let plan = ReadPlan::new(
+        crate::scan::table_layout(&snapshot),
+        Some(&read_names),
+        None,
+    )?;
     let index = SourceIndex::build(&source, &on_cond.keys)?;
     let prune = if by_source.is_empty() {
         pruning(&scope, &on_cond.keys, &source, &index)
@@ -507,7 +542,8 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
             txn.read_file(add);
             counts.files_read += 1;
             let mut touched = RoaringTreemap::new();
-            for (batch, positions) in read_with_positions(&snapshot, add)? {
+            for (read, positions) in plan.read_file_with_positions(add)? {
+                let batch = widen(&read, &needed, &scope)?;
                 let (t_rows, s_rows) = index.probe(&batch)?;
                 let (t_rows, s_rows) = match &residual {
                     Some(r) if !t_rows.is_empty() => {
@@ -675,6 +711,27 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     m.set("rewriteTimeMs", rewrite_ms);
     m.set("executionTimeMs", started.elapsed().as_millis() as u64);
     finish_dml(table, txn, options, m)
+}
+
+/// A batch of the `read` target columns (indexes `needed`, ascending) with every other
+/// target column as NULLs: the layout of the `t` struct.
+fn widen(read: &RecordBatch, needed: &BTreeSet<usize>, scope: &Scope) -> Result<RecordBatch> {
+    let n = read.num_rows();
+    let mut columns = Vec::with_capacity(scope.target_fields.len());
+    let mut next = 0;
+    for (i, f) in scope.target_fields.iter().enumerate() {
+        if needed.contains(&i) {
+            columns.push(read.column(next).clone());
+            next += 1;
+        } else {
+            columns.push(new_null_array(f.data_type(), n));
+        }
+    }
+    Ok(RecordBatch::try_new_with_options(
+        std::sync::Arc::new(arrow_schema::Schema::new(scope.target_fields.clone())),
+        columns,
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(n)),
+    )?)
 }
 
 /// NOT MATCHED BY SOURCE: the rows of `batch` no source row matched (`had[i]` false).
