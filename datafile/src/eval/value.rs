@@ -692,4 +692,84 @@ mod tests {
             vec![Some(true), Some(false), None, Some(false)]
         );
     }
+
+    /// MERGE's shape: a schema `{t: struct<target>, s: struct<source>}` and a batch of two
+    /// struct columns; bare names are qualified with `map_columns`, and an unmatched side
+    /// (a NULL struct) reads as NULL fields.
+    #[test]
+    fn merge_shaped_batches_of_two_structs() {
+        use alluvium_txlog::expr::bind_assignment;
+        let side = |ids: Vec<Option<i64>>, vs: Vec<Option<i32>>, valid: Vec<bool>| {
+            let a = StructArray::from(vec![
+                (
+                    Arc::new(Field::new("id", ArrowType::Int64, true)),
+                    Arc::new(Int64Array::from(ids)) as ArrayRef,
+                ),
+                (
+                    Arc::new(Field::new("v", ArrowType::Int32, true)),
+                    Arc::new(Int32Array::from(vs)) as ArrayRef,
+                ),
+            ]);
+            StructArray::try_new(
+                a.fields().clone(),
+                a.columns().to_vec(),
+                Some(arrow_buffer::NullBuffer::from(valid)),
+            )
+            .unwrap()
+        };
+        let t = side(
+            vec![Some(1), Some(2), None],
+            vec![Some(10), Some(20), None],
+            vec![true, true, false],
+        );
+        let src = side(
+            vec![Some(1), Some(9), Some(3)],
+            vec![Some(5), None, Some(7)],
+            vec![true, true, true],
+        );
+        let b = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("t", t.data_type().clone(), true),
+                Field::new("s", src.data_type().clone(), true),
+            ])),
+            vec![Arc::new(t), Arc::new(src)],
+        )
+        .unwrap();
+        let fields = r#"{"type":"struct","fields":[
+            {"name":"id","type":"long","nullable":true,"metadata":{}},
+            {"name":"v","type":"integer","nullable":true,"metadata":{}}]}"#;
+        let schema = StructType::from_json(&format!(
+            r#"{{"type":"struct","fields":[
+                {{"name":"t","type":{fields},"nullable":true,"metadata":{{}}}},
+                {{"name":"s","type":{fields},"nullable":true,"metadata":{{}}}}]}}"#
+        ))
+        .unwrap();
+        let on = bind(
+            &parse_expr("t.id = s.id").unwrap(),
+            &schema,
+            &[],
+            ColumnMappingMode::None,
+        )
+        .unwrap();
+        let on: Vec<_> = super::super::evaluate(&on, &b).unwrap().iter().collect();
+        assert_eq!(on, vec![Some(true), Some(false), None]);
+        // `SET v = v + s.v * 2`: the bare `v` is the target's.
+        let set = parse_expr("v + s.v * 2").unwrap().map_columns(&mut |p| {
+            if p.len() == 1 {
+                vec!["t".to_string(), p[0].clone()]
+            } else {
+                p.to_vec()
+            }
+        });
+        assert_eq!(set.to_string(), "t.v + s.v * 2");
+        let target = DataType::Primitive(PrimitiveType::Long);
+        let set = bind_assignment(&set, &schema, &[], ColumnMappingMode::None, &target).unwrap();
+        let v = evaluate_value(&set, &b).unwrap();
+        assert_eq!(v.data_type(), &ArrowType::Int64);
+        let v: Vec<_> = v
+            .as_primitive::<arrow_array::types::Int64Type>()
+            .iter()
+            .collect();
+        assert_eq!(v, vec![Some(20), None, None]);
+    }
 }
