@@ -38,6 +38,17 @@ pub enum Error {
     /// Data does not match the table schema.
     #[error("schema mismatch: {0}")]
     SchemaMismatch(String),
+    /// A MERGE would update or delete a target row that several source rows match, which
+    /// is ambiguous (Delta's rule); nothing was committed.
+    #[error(
+        "MERGE: several source rows match the target row at position {position} of {file} that a clause would update or delete; make the source unique on the ON keys"
+    )]
+    MergeCardinalityViolation {
+        /// The target data file.
+        file: String,
+        /// The row's physical position in it.
+        position: u64,
+    },
     /// Local I/O outside the table (output files).
     #[error("{context}: {source}")]
     Io {
@@ -167,7 +178,9 @@ impl Error {
                 _ => ErrorKind::Other,
             },
             Cause::Facade(e) => match e {
-                Error::InvalidArgument(_) | Error::SchemaMismatch(_) => ErrorKind::InvalidInput,
+                Error::InvalidArgument(_)
+                | Error::SchemaMismatch(_)
+                | Error::MergeCardinalityViolation { .. } => ErrorKind::InvalidInput,
                 Error::Io { .. } => ErrorKind::Io,
                 _ => ErrorKind::Other,
             },

@@ -66,6 +66,9 @@ pub use alluvium_txlog as txlog;
 pub use alluvium_datafile::FileTask;
 pub use alluvium_mvcc::{CommitReport, ConflictKind, RetryPolicy, Snapshot, VersionSpec};
 pub use describe::{ProtocolDescription, TableDescription, describe};
+pub use dml::merge::clause::{ClauseKind, MergeAction, MergeClause};
+pub use dml::merge::{MergeBuilder, MergeOn};
+pub use dml::{Assignment, DmlOutcome};
 pub use history::{CommitEntry, history};
 pub use report::{CommitSummary, OptimizeSummary, PostCommit, StepOutcome};
 pub use scan::{

@@ -25,6 +25,7 @@ macro_rules! outln {
 }
 
 mod demo;
+mod dml;
 mod exit;
 mod files;
 mod history;
@@ -79,6 +80,10 @@ enum Command {
     Overwrite(write::OverwriteArgs),
     /// Delete the rows matching --filter.
     Delete(write::DeleteArgs),
+    /// Set columns of the rows matching --filter: --set "a = a + 1, b = 'x'".
+    Update(dml::UpdateArgs),
+    /// Merge a source file into a table: --on "t.id = s.id" and ordered --when clauses.
+    Merge(dml::MergeArgs),
     /// Set or unset table properties, upgrading the protocol as they require.
     Alter(write::AlterArgs),
     /// Write a checkpoint of the latest version now.
@@ -150,6 +155,8 @@ pub fn run() -> Result<ExitCode> {
         Command::Append(a) => write::append(a),
         Command::Overwrite(a) => write::overwrite(a),
         Command::Delete(a) => write::delete(a),
+        Command::Update(a) => dml::update(a),
+        Command::Merge(a) => dml::merge(a),
         Command::Alter(a) => write::alter(a),
         Command::Checkpoint(a) => maintenance::checkpoint(a),
         Command::CleanupLog(a) => maintenance::cleanup_log(a),

@@ -1,10 +1,109 @@
-//! Changing rows in place (DELETE, and the row deletions UPDATE and MERGE build on).
+//! Changing rows in place: DELETE (`delete`), UPDATE (`update`) and MERGE ([`merge`]),
+//! built on the row deletion core: [`deletes`] owns the one way rows of live files are
+//! deleted, deletion vectors (merge-on-read) when the table allows them, copy-on-write
+//! rewrites otherwise.
 //!
-//! [`deletes`] owns the one way rows of live files are deleted: deletion vectors
-//! (merge-on-read) when the table allows them, copy-on-write rewrites otherwise.
+//! UPDATE and MERGE read target files one at a time with each live row's physical position, decide
+//! which rows change, write the new row versions (and MERGE's inserts) to new data files,
+//! and hand the changed rows' positions to `apply_deletes`. Names and types of every
+//! expression are checked before any file is written.
 
+pub(crate) mod assign;
 pub(crate) mod delete;
 pub(crate) mod deletes;
+pub mod merge;
+mod project;
+mod sql_text;
+mod update;
 
+use std::collections::BTreeMap;
+
+use alluvium_mvcc::Snapshot;
+use alluvium_txlog::actions::Add;
+use alluvium_txlog::properties::TableProperties;
+use arrow_array::{RecordBatch, UInt64Array};
+
+pub use assign::Assignment;
 #[allow(unused_imports)]
 pub(crate) use deletes::{DeleteStats, FileDeletes, apply_deletes, writes_deletion_vectors};
+
+use crate::write::WriteOutcome;
+use crate::{Error, Result};
+
+/// What an UPDATE or MERGE did: the commit (or the skip of an idempotent write) and the
+/// metrics its commit records as `operationMetrics` (Delta's names, e.g.
+/// `numTargetRowsUpdated`, `numUpdatedRows`, `numDeletionVectorsAdded`, `executionTimeMs`).
+#[derive(Debug, Clone)]
+pub struct DmlOutcome {
+    /// The commit, or why nothing was committed.
+    pub outcome: WriteOutcome,
+    /// The operation's metrics by name (empty when skipped).
+    pub metrics: BTreeMap<String, u64>,
+}
+
+impl DmlOutcome {
+    pub(crate) fn skipped(outcome: WriteOutcome) -> DmlOutcome {
+        DmlOutcome {
+            outcome,
+            metrics: BTreeMap::new(),
+        }
+    }
+
+    /// The metric `name`, if the operation recorded it.
+    pub fn metric(&self, name: &str) -> Option<u64> {
+        self.metrics.get(name).copied()
+    }
+}
+
+/// Metrics being collected, in the order they are set.
+#[derive(Debug, Default)]
+pub(crate) struct MetricSet(pub(crate) Vec<(&'static str, u64)>);
+
+impl MetricSet {
+    pub(crate) fn set(&mut self, name: &'static str, value: u64) {
+        self.0.push((name, value));
+    }
+}
+
+/// Records the metrics in the commit and commits (with the post-commit policy).
+pub(crate) fn finish_dml(
+    table: &crate::Table,
+    mut txn: alluvium_mvcc::Transaction,
+    options: &crate::WriteOptions,
+    metrics: MetricSet,
+) -> Result<DmlOutcome> {
+    let mut map = BTreeMap::new();
+    for (k, v) in metrics.0 {
+        txn.set_metric(k, v);
+        map.insert(k.to_string(), v);
+    }
+    Ok(DmlOutcome {
+        outcome: crate::write::finish(table, txn, options)?,
+        metrics: map,
+    })
+}
+
+/// The live rows of one file, batch by batch, each with its rows' physical positions.
+pub(crate) fn read_with_positions(
+    snapshot: &Snapshot,
+    add: &Add,
+) -> Result<Vec<(RecordBatch, UInt64Array)>> {
+    let plan = alluvium_datafile::ReadPlan::all(crate::scan::table_layout(snapshot))?;
+    Ok(plan.read_file_with_positions(add)?)
+}
+
+/// alluvium writes no change-data files yet: operations that change existing rows are
+/// refused on tables with `delta.enableChangeDataFeed=true`, whose readers would otherwise
+/// miss the changes (PROTOCOL.md, Writer Requirements for AddCDCFile).
+pub(crate) fn refuse_change_data_feed(snapshot: &Snapshot, operation: &str) -> Result<()> {
+    if TableProperties(&snapshot.metadata().configuration).change_data_feed() {
+        return Err(Error::Log(alluvium_txlog::LogError::UnsupportedFeature {
+            side: alluvium_txlog::FeatureSide::Writer,
+            feature: "changeDataFeed".into(),
+            detail: Some(format!(
+                "{operation} changes existing rows, which needs change-data files; alluvium does not write them yet"
+            )),
+        }));
+    }
+    Ok(())
+}

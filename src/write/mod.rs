@@ -475,7 +475,7 @@ enum WriteMode {
 
 /// Idempotent writes: `Some(Skipped)` when the application already committed this version;
 /// otherwise records the application's new version in the transaction.
-fn outcome_if_done(
+pub(crate) fn outcome_if_done(
     txn: &mut Transaction,
     snapshot: &Snapshot,
     options: &WriteOptions,
@@ -501,7 +501,11 @@ fn outcome_if_done(
     None
 }
 
-fn finish(table: &Table, txn: Transaction, _options: &WriteOptions) -> Result<WriteOutcome> {
+pub(crate) fn finish(
+    table: &Table,
+    txn: Transaction,
+    _options: &WriteOptions,
+) -> Result<WriteOutcome> {
     Ok(WriteOutcome::Committed(Box::new(
         table.commit_with_policy(txn)?,
     )))

@@ -56,6 +56,8 @@ pub enum Op {
     AppendOnce(&'static [(i64, &'static str)], i64),
     Delete(i64),
     OverwriteP(&'static str, &'static [(i64, &'static str)]),
+    /// MERGE upsert on `id`: matched rows take the source's `p`, new ids are inserted.
+    Upsert(&'static [(i64, &'static str)]),
 }
 
 pub const WORKLOAD: &[Op] = &[
@@ -65,6 +67,23 @@ pub const WORKLOAD: &[Op] = &[
     Op::Delete(2),
     Op::OverwriteP("b", &[(5, "b")]),
     Op::Append(&[(6, "c")]),
+];
+
+/// MERGE upserts (updates moving rows between partitions, and inserts), with and without
+/// deletion vectors.
+pub const MERGE_WORKLOAD: &[Op] = &[
+    Op::Create,
+    Op::Append(&[(1, "a"), (2, "a"), (3, "b")]),
+    Op::Upsert(&[(2, "b"), (4, "a")]),
+    Op::Upsert(&[(1, "c"), (3, "b"), (5, "c")]),
+];
+
+/// [`MERGE_WORKLOAD`] on a table with deletion vectors.
+pub const MERGE_DV_WORKLOAD: &[Op] = &[
+    Op::CreateDv,
+    Op::Append(&[(1, "a"), (2, "a"), (3, "b")]),
+    Op::Upsert(&[(2, "b"), (4, "a")]),
+    Op::Upsert(&[(1, "c"), (3, "b"), (5, "c")]),
 ];
 
 /// DELETEs by deletion vector: a new DV, a DV extended into a new DV file, a file whose
@@ -108,6 +127,14 @@ pub fn model(ops: &[Op]) -> Vec<(i64, String)> {
             Op::OverwriteP(p, r) => {
                 rows.retain(|(_, q)| q != p);
                 rows.extend(r.iter().map(|(i, p)| (*i, p.to_string())));
+            }
+            Op::Upsert(r) => {
+                for (i, p) in r.iter() {
+                    match rows.iter_mut().find(|(j, _)| j == i) {
+                        Some(row) => row.1 = p.to_string(),
+                        None => rows.push((*i, p.to_string())),
+                    }
+                }
             }
         }
     }
@@ -171,6 +198,14 @@ pub fn run(
         )?,
         Op::Delete(id) => table.delete_str(&format!("id = {id}"), &o)?,
         Op::OverwriteP(p, r) => table.overwrite_str([batch(r)], Some(&format!("p = '{p}'")), &o)?,
+        Op::Upsert(r) => {
+            table
+                .merge([batch(r)], "t.id = s.id")
+                .when("MATCHED THEN UPDATE SET *")
+                .when("NOT MATCHED THEN INSERT *")
+                .execute(&o)?
+                .outcome
+        }
     };
     Ok(match outcome {
         WriteOutcome::Committed(r) => Some((r.commit.txn_id, r.commit.version)),

@@ -4,6 +4,7 @@
 
 mod cli;
 mod common;
+mod dml;
 mod s3;
 mod variant;
 mod verify;

@@ -1,0 +1,128 @@
+//! `alluvium update` and `alluvium merge`: results, the printed version, commit report and
+//! metrics, and errors as one line with a non-zero exit.
+
+use super::common::{fails, ok};
+
+fn metrics(out: &str) -> serde_json::Value {
+    let line = out
+        .lines()
+        .nth(1)
+        .unwrap_or_else(|| panic!("no report in {out}"));
+    serde_json::from_str::<serde_json::Value>(line).unwrap()["operation_metrics"].clone()
+}
+
+fn scan(t: &str) -> Vec<String> {
+    let mut rows: Vec<String> = ok(&["scan", t, "--format", "csv"])
+        .lines()
+        .skip(1)
+        .map(str::to_string)
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn update_and_merge_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let t = t.to_str().unwrap();
+    let data = dir.path().join("data.csv");
+    std::fs::write(&data, "id,name,n\n1,ann,10\n2,bob,20\n3,cy,30\n").unwrap();
+    ok(&["append", t, data.to_str().unwrap(), "--create"]);
+
+    let out = ok(&[
+        "update",
+        t,
+        "--set",
+        "n = n + 1, name = 'x'",
+        "--filter",
+        "id >= 2",
+    ]);
+    assert!(out.starts_with("committed version 2"), "{out}");
+    assert_eq!(metrics(&out)["numUpdatedRows"], "2");
+    assert_eq!(scan(t), ["1,ann,10", "2,x,21", "3,x,31"]);
+
+    let src = dir.path().join("src.jsonl");
+    std::fs::write(
+        &src,
+        "{\"id\":1,\"name\":\"ann2\",\"n\":11,\"op\":\"U\"}\n{\"id\":2,\"name\":\"-\",\"n\":0,\"op\":\"D\"}\n{\"id\":9,\"name\":\"new\",\"n\":90,\"op\":\"U\"}\n",
+    )
+    .unwrap();
+    let out = ok(&[
+        "merge",
+        t,
+        src.to_str().unwrap(),
+        "--on",
+        "t.id = s.id",
+        "--when",
+        "MATCHED AND s.op = 'D' THEN DELETE",
+        "--when",
+        "MATCHED THEN UPDATE SET *",
+        "--when",
+        "NOT MATCHED THEN INSERT *",
+    ]);
+    assert!(out.starts_with("committed version 3"), "{out}");
+    let m = metrics(&out);
+    assert_eq!(m["numTargetRowsUpdated"], "1");
+    assert_eq!(m["numTargetRowsDeleted"], "1");
+    assert_eq!(m["numTargetRowsInserted"], "1");
+    assert_eq!(m["numSourceRows"], "3");
+    assert_eq!(scan(t), ["1,ann2,11", "3,x,31", "9,new,90"]);
+
+    let out = ok(&[
+        "merge",
+        t,
+        src.to_str().unwrap(),
+        "--on",
+        "t.id = s.id",
+        "--when",
+        "MATCHED THEN UPDATE SET *",
+        "--when",
+        "NOT MATCHED THEN INSERT *",
+        "--merge-schema",
+    ]);
+    assert!(out.starts_with("committed version 4"), "{out}");
+    let header = ok(&["scan", t, "--format", "csv"]);
+    assert!(header.lines().next().unwrap().ends_with(",op"), "{header}");
+
+    // Errors: one line, non-zero exit, nothing committed.
+    fails(&["update", t, "--set", "n = 'text'"]);
+    fails(&["update", t, "--set", "nope = 1"]);
+    fails(&[
+        "merge",
+        t,
+        src.to_str().unwrap(),
+        "--on",
+        "t.id = s.id",
+        "--when",
+        "MATCHED THEN EXPLODE",
+    ]);
+    fails(&[
+        "merge",
+        t,
+        src.to_str().unwrap(),
+        "--on",
+        "t.id = ",
+        "--when",
+        "MATCHED THEN DELETE",
+    ]);
+    let dup = dir.path().join("dup.csv");
+    std::fs::write(&dup, "id,name,n,op\n1,a,1,U\n1,b,2,U\n").unwrap();
+    let err = fails(&[
+        "merge",
+        t,
+        dup.to_str().unwrap(),
+        "--on",
+        "t.id = s.id",
+        "--when",
+        "MATCHED THEN UPDATE SET *",
+    ]);
+    assert!(err.contains("several source rows"), "{err}");
+    assert!(ok(&["history", t]).lines().count() >= 5);
+    assert_eq!(
+        ok(&["inspect", t, "--json"])
+            .parse::<serde_json::Value>()
+            .unwrap()["version"],
+        4
+    );
+}

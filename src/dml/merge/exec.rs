@@ -1,0 +1,763 @@
+//! Planning and running a MERGE.
+//!
+//! Planning (no file written yet): the source is conformed to its logical Arrow types and
+//! concatenated; the target schema is evolved if asked; ON is split into keys and a
+//! residual; every clause is qualified, bound and type-checked; the source is hashed on
+//! its keys; the candidate target files are those the source's keys may match.
+//!
+//! Running: each candidate file is read alone (live rows with their physical positions),
+//! probed against the index, and its pairs decided by the clauses in order. New row
+//! versions and inserts stream into a file sink; the touched rows' positions go to
+//! `apply_deletes` (a DV per file, or a copy-on-write rewrite), after every file was
+//! read and the unmatched source rows were inserted.
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use alluvium_datafile::ReadPlan;
+use alluvium_datafile::evaluate;
+use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
+use alluvium_mvcc::Transaction;
+use alluvium_txlog::actions::Add;
+use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
+use alluvium_txlog::expr::{BoundColumn, Expr, FileSummary, Predicate, bind, may_match};
+use alluvium_txlog::properties::{COLUMN_MAPPING_MAX_ID, TableProperties};
+use alluvium_txlog::schema::{StructType, from_arrow_schema};
+use alluvium_txlog::stats::FileStats;
+use arrow_array::{Array, RecordBatch, UInt32Array, new_null_array};
+use roaring::RoaringTreemap;
+
+use super::clause::{ClauseKind, MergeAction, MergeClause};
+use super::join::{SourceIndex, analyse_on};
+use super::prune::{Pruning, pruning};
+use super::scope::{SOURCE, Scope, Sides, TARGET};
+use crate::dml::deletes::{FileDeletes, apply_deletes};
+use crate::dml::project::{ColumnValue, Projection};
+use crate::dml::{DmlOutcome, MetricSet, finish_dml, refuse_change_data_feed};
+use crate::write::{input, outcome_if_done};
+use crate::{Error, Result, Table, WriteOptions};
+
+pub(super) struct MergeSpec<'a> {
+    pub table: &'a Table,
+    pub source: Vec<RecordBatch>,
+    pub on: Expr,
+    pub on_text: String,
+    pub clauses: Vec<MergeClause>,
+    pub merge_schema: bool,
+    pub options: &'a WriteOptions,
+}
+
+#[derive(Debug)]
+enum BoundAction {
+    Update(Projection),
+    Delete,
+    Insert(Projection),
+}
+
+#[derive(Debug)]
+struct BoundClause {
+    kind: ClauseKind,
+    condition: Option<Predicate>,
+    action: BoundAction,
+}
+
+/// Row counts by what happened to them.
+#[derive(Debug, Default)]
+struct Counts {
+    matched_updated: u64,
+    matched_deleted: u64,
+    nmbs_updated: u64,
+    nmbs_deleted: u64,
+    inserted: u64,
+    files_read: u64,
+}
+
+fn clause_json(clauses: &[MergeClause], kind: ClauseKind) -> String {
+    let items: Vec<serde_json::Value> = clauses
+        .iter()
+        .filter(|c| c.kind == kind)
+        .map(|c| {
+            let mut m = serde_json::Map::new();
+            if let Some(p) = &c.condition {
+                m.insert("predicate".into(), p.to_string().into());
+            }
+            m.insert("actionType".into(), c.action.action_type().into());
+            serde_json::Value::Object(m)
+        })
+        .collect();
+    serde_json::Value::Array(items).to_string()
+}
+
+/// The source as one batch of its logical Arrow types, and its Delta schema.
+fn load_source(batches: Vec<RecordBatch>) -> Result<(StructType, RecordBatch)> {
+    let Some(first) = batches.first() else {
+        return Err(Error::InvalidArgument(
+            "the MERGE source has no batches (so no schema); pass an empty batch for an empty source".into(),
+        ));
+    };
+    let arrow = first.schema();
+    let schema = from_arrow_schema(&arrow).map_err(|e| Error::SchemaMismatch(e.to_string()))?;
+    let logical = input::logical_schema(&schema)?;
+    let mut conformed = Vec::with_capacity(batches.len());
+    for b in &batches {
+        if b.schema().fields() != arrow.fields() {
+            return Err(Error::SchemaMismatch(
+                "the MERGE source's batches have different schemas".into(),
+            ));
+        }
+        conformed.push(input::conform(b, &schema, &logical)?);
+    }
+    drop(batches);
+    Ok((
+        schema,
+        arrow_select::concat::concat_batches(&logical, &conformed)?,
+    ))
+}
+
+fn has_star(clauses: &[MergeClause]) -> bool {
+    clauses
+        .iter()
+        .any(|c| matches!(c.action, MergeAction::UpdateAll | MergeAction::InsertAll))
+}
+
+fn column(q: &str, name: &str) -> Expr {
+    Expr::Column(vec![q.to_string(), name.to_string()])
+}
+
+/// Binds one clause against `scope`, producing rows of `table_schema` (the evolved schema).
+fn bind_clause(
+    c: &MergeClause,
+    scope: &Scope,
+    table_schema: &StructType,
+    merge_schema: bool,
+) -> Result<BoundClause> {
+    let sides = match c.kind {
+        ClauseKind::Matched => Sides::BOTH,
+        ClauseKind::NotMatched => Sides::SOURCE_ONLY,
+        ClauseKind::NotMatchedBySource => Sides::TARGET_ONLY,
+    };
+    let what = format!("WHEN {} clause", c.kind.sql());
+    let condition = match &c.condition {
+        Some(e) => Some(scope.bind_condition(e, sides, &what)?),
+        None => None,
+    };
+    let in_target = |name: &str| scope.target.field(name).is_some();
+    let in_source = |name: &str| scope.source.field(name).is_some();
+    let unknown_assigned = |a: &[crate::dml::assign::Assignment]| -> Result<()> {
+        for x in a {
+            if table_schema.field(&x.column).is_none() {
+                return Err(Error::InvalidArgument(format!(
+                    "{what}: the target has no column `{}`",
+                    x.column
+                )));
+            }
+        }
+        Ok(())
+    };
+    let action = match &c.action {
+        MergeAction::Delete => BoundAction::Delete,
+        MergeAction::Update(assign) => {
+            unknown_assigned(assign)?;
+            let mut values = Vec::with_capacity(table_schema.fields.len());
+            for f in &table_schema.fields {
+                let v = match assign
+                    .iter()
+                    .find(|a| a.column.eq_ignore_ascii_case(&f.name))
+                {
+                    Some(a) => ColumnValue::Expr(scope.bind_assignment(
+                        &a.value,
+                        &f.data_type,
+                        sides,
+                        &what,
+                    )?),
+                    None if in_target(&f.name) => ColumnValue::Expr(scope.bind_assignment(
+                        &column(TARGET, &f.name),
+                        &f.data_type,
+                        sides,
+                        &what,
+                    )?),
+                    None => ColumnValue::Null,
+                };
+                values.push(v);
+            }
+            BoundAction::Update(Projection::new(table_schema, values)?)
+        }
+        MergeAction::UpdateAll => {
+            let mut values = Vec::with_capacity(table_schema.fields.len());
+            for f in &table_schema.fields {
+                let expr = if in_source(&f.name) {
+                    column(SOURCE, &f.name)
+                } else if merge_schema && in_target(&f.name) {
+                    column(TARGET, &f.name)
+                } else {
+                    return Err(Error::SchemaMismatch(format!(
+                        "{what}: UPDATE SET * needs source column `{}` (or schema merging)",
+                        f.name
+                    )));
+                };
+                values.push(ColumnValue::Expr(scope.bind_assignment(
+                    &expr,
+                    &f.data_type,
+                    sides,
+                    &what,
+                )?));
+            }
+            BoundAction::Update(Projection::new(table_schema, values)?)
+        }
+        MergeAction::Insert(assign) => {
+            unknown_assigned(assign)?;
+            let mut values = Vec::with_capacity(table_schema.fields.len());
+            for f in &table_schema.fields {
+                let v = match assign
+                    .iter()
+                    .find(|a| a.column.eq_ignore_ascii_case(&f.name))
+                {
+                    Some(a) => ColumnValue::Expr(scope.bind_assignment(
+                        &a.value,
+                        &f.data_type,
+                        sides,
+                        &what,
+                    )?),
+                    None if f.nullable => ColumnValue::Null,
+                    None => {
+                        return Err(Error::SchemaMismatch(format!(
+                            "{what}: INSERT gives no value for NOT NULL column `{}`",
+                            f.name
+                        )));
+                    }
+                };
+                values.push(v);
+            }
+            BoundAction::Insert(Projection::new(table_schema, values)?)
+        }
+        MergeAction::InsertAll => {
+            let mut values = Vec::with_capacity(table_schema.fields.len());
+            for f in &table_schema.fields {
+                let v = if in_source(&f.name) {
+                    ColumnValue::Expr(scope.bind_assignment(
+                        &column(SOURCE, &f.name),
+                        &f.data_type,
+                        sides,
+                        &what,
+                    )?)
+                } else if merge_schema && f.nullable {
+                    ColumnValue::Null
+                } else {
+                    return Err(Error::SchemaMismatch(format!(
+                        "{what}: INSERT * needs source column `{}` (or schema merging)",
+                        f.name
+                    )));
+                };
+                values.push(v);
+            }
+            BoundAction::Insert(Projection::new(table_schema, values)?)
+        }
+    };
+    Ok(BoundClause {
+        kind: c.kind,
+        condition,
+        action,
+    })
+}
+
+/// For each row of `joined`, the index (into `clauses`) of the first clause whose
+/// condition holds.
+fn decide(clauses: &[&BoundClause], joined: &RecordBatch) -> Result<Vec<Option<usize>>> {
+    let n = joined.num_rows();
+    let mut out = vec![None; n];
+    let mut open = n;
+    for (ci, c) in clauses.iter().enumerate() {
+        if open == 0 {
+            break;
+        }
+        let mask = match &c.condition {
+            Some(p) => Some(evaluate(p, joined)?),
+            None => None,
+        };
+        for (i, slot) in out.iter_mut().enumerate() {
+            if slot.is_none() && mask.as_ref().is_none_or(|m| m.is_valid(i) && m.value(i)) {
+                *slot = Some(ci);
+                open -= 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What a decided set of rows does: writes new versions to the sink, collects deleted
+/// target positions, and counts. `target_pos` maps a joined row to its target position
+/// (`None` for inserts).
+fn act(
+    clauses: &[&BoundClause],
+    decided: &[Option<usize>],
+    joined: &RecordBatch,
+    target_pos: &dyn Fn(usize) -> Option<u64>,
+    sink: &mut FileSink<'_>,
+    touched: &mut RoaringTreemap,
+) -> Result<(u64, u64, u64)> {
+    let (mut updated, mut deleted, mut inserted) = (0u64, 0u64, 0u64);
+    for (ci, c) in clauses.iter().enumerate() {
+        let rows: Vec<u32> = decided
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| **d == Some(ci))
+            .map(|(i, _)| i as u32)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        // Target rows newly touched: several pairs of one row (allowed only for an
+        // unconditional DELETE) count once.
+        let mut fresh = 0u64;
+        for &r in &rows {
+            if let Some(p) = target_pos(r as usize)
+                && touched.insert(p)
+            {
+                fresh += 1;
+            }
+        }
+        let n = rows.len() as u64;
+        match &c.action {
+            BoundAction::Delete => deleted += fresh,
+            BoundAction::Update(p) | BoundAction::Insert(p) => {
+                let taken =
+                    arrow_select::take::take_record_batch(joined, &UInt32Array::from(rows))?;
+                sink.write(&p.apply(&taken)?)?;
+                if matches!(c.action, BoundAction::Update(_)) {
+                    updated += n;
+                } else {
+                    inserted += n;
+                }
+            }
+        }
+    }
+    Ok((updated, deleted, inserted))
+}
+
+pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
+    let started = Instant::now();
+    let MergeSpec {
+        table,
+        source,
+        on,
+        on_text,
+        clauses,
+        merge_schema,
+        options,
+    } = spec;
+    let snapshot = table.read_snapshot(options)?;
+    let mut txn = Transaction::new(&snapshot, "MERGE");
+    txn.set_parameter("predicate", on_text.clone());
+    txn.set_parameter(
+        "matchedPredicates",
+        clause_json(&clauses, ClauseKind::Matched),
+    );
+    txn.set_parameter(
+        "notMatchedPredicates",
+        clause_json(&clauses, ClauseKind::NotMatched),
+    );
+    txn.set_parameter(
+        "notMatchedBySourcePredicates",
+        clause_json(&clauses, ClauseKind::NotMatchedBySource),
+    );
+    if let Some(o) = outcome_if_done(&mut txn, &snapshot, options) {
+        return Ok(DmlOutcome::skipped(o));
+    }
+    if clauses.is_empty() {
+        return Err(Error::InvalidArgument(
+            "a MERGE needs at least one WHEN clause".into(),
+        ));
+    }
+    let changes_rows = clauses.iter().any(|c| c.kind != ClauseKind::NotMatched);
+    if changes_rows {
+        refuse_change_data_feed(&snapshot, "MERGE")?;
+    }
+
+    // Plan: nothing below writes a file until every clause is bound.
+    let (source_schema, source) = load_source(source)?;
+    let num_source_rows = source.num_rows() as u64;
+    let target = snapshot.schema().clone();
+    let mut table_schema = target.clone();
+    if merge_schema && has_star(&clauses) {
+        let partitions = snapshot.partition_columns();
+        let new_fields: Vec<_> = source_schema
+            .fields
+            .iter()
+            .filter(|f| target.field(&f.name).is_none())
+            .map(|f| {
+                let mut f = f.clone();
+                f.nullable = true;
+                f.metadata.clear();
+                f
+            })
+            .collect();
+        if let Some(p) = new_fields
+            .iter()
+            .find(|f| partitions.iter().any(|p| p.eq_ignore_ascii_case(&f.name)))
+        {
+            return Err(Error::SchemaMismatch(format!(
+                "new column `{}` cannot be a partition column",
+                p.name
+            )));
+        }
+        if !new_fields.is_empty() {
+            table_schema.fields.extend(new_fields);
+            let mut md = snapshot.metadata().clone();
+            if snapshot.column_mapping() != ColumnMappingMode::None {
+                let max = TableProperties(&md.configuration).column_mapping_max_id();
+                let max = assign_column_mapping(&mut table_schema, max);
+                md.configuration
+                    .insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
+            }
+            md.schema_string = table_schema.to_json();
+            txn.set_metadata(md);
+        }
+    }
+    let scope = Scope::new(&target, &source_schema)?;
+    let on_q = scope.qualify(&on, Sides::BOTH, "ON")?;
+    let on_cond = analyse_on(&on_q, &scope)?;
+    let residual = match &on_cond.residual {
+        Some(r) => Some(bind(r, &scope.synthetic, &[], ColumnMappingMode::None)?),
+        None => None,
+    };
+    let bound: Vec<BoundClause> = clauses
+        .iter()
+        .map(|c| bind_clause(c, &scope, &table_schema, merge_schema))
+        .collect::<Result<_>>()?;
+    let of_kind =
+        |k: ClauseKind| -> Vec<&BoundClause> { bound.iter().filter(|c| c.kind == k).collect() };
+    let matched = of_kind(ClauseKind::Matched);
+    let not_matched = of_kind(ClauseKind::NotMatched);
+    let by_source = of_kind(ClauseKind::NotMatchedBySource);
+    // Delta's rule: several source rows for one target row are ambiguous unless the only
+    // MATCHED clause is an unconditional DELETE (every pair deletes the same row).
+    let multiple_matches_ok = matched.len() == 1
+        && matched[0].condition.is_none()
+        && matches!(matched[0].action, BoundAction::Delete);
+
+    // Only the target columns something reads are decoded (an upsert with `UPDATE SET *`
+    // reads just the keys); the others stay NULL in the `t` struct, which no bound
+    // expression refers to.
+    let mut needed: BTreeSet<usize> = on_cond.keys.iter().map(|k| k.target).collect();
+    {
+        let mut note = |c: &BoundColumn| {
+            if c.path.first().map(String::as_str) == Some(TARGET)
+                && let Some(i) = c.path.get(1).and_then(|n| target.index_of(n))
+            {
+                needed.insert(i);
+            }
+        };
+        if let Some(r) = &residual {
+            r.columns().into_iter().for_each(&mut note);
+        }
+        for c in &bound {
+            if let Some(p) = &c.condition {
+                p.columns().into_iter().for_each(&mut note);
+            }
+            if let BoundAction::Update(p) | BoundAction::Insert(p) = &c.action {
+                p.columns().into_iter().for_each(&mut note);
+            }
+        }
+    }
+    let read_names: Vec<String> = needed
+        .iter()
+        .map(|i| target.fields[*i].name.clone())
+        .collect();
+    let plan = ReadPlan::new(
+        crate::scan::table_layout(&snapshot),
+        Some(&read_names),
+        None,
+    )?;
+    let index = SourceIndex::build(&source, &on_cond.keys)?;
+    let prune = if by_source.is_empty() {
+        pruning(&scope, &on_cond.keys, &source, &index)
+    } else {
+        Pruning::All
+    };
+    let candidates: Vec<Add> = match &prune {
+        Pruning::Nothing => Vec::new(),
+        Pruning::All => {
+            txn.read_predicate(Predicate::Const(Some(true)));
+            snapshot.files().cloned().collect()
+        }
+        Pruning::Where(e) => {
+            let p = bind(
+                e,
+                &target,
+                snapshot.partition_columns(),
+                snapshot.column_mapping(),
+            )?;
+            let files = snapshot
+                .files()
+                .filter(|a| {
+                    let stats = a.stats.as_deref().and_then(FileStats::parse);
+                    may_match(
+                        &p,
+                        &FileSummary {
+                            partition_values: &a.partition_values,
+                            stats: stats.as_ref(),
+                        },
+                    )
+                })
+                .cloned()
+                .collect();
+            txn.read_predicate(p);
+            files
+        }
+    };
+    // The pruning predicate is shown when short (a long IN list would bloat the commit).
+    let pruning_text = match &prune {
+        Pruning::Nothing => "false".to_string(),
+        Pruning::All => "true".to_string(),
+        Pruning::Where(e) => e.to_string(),
+    };
+    if pruning_text.len() <= 1000 {
+        txn.set_parameter("pruningPredicate", pruning_text);
+    }
+
+    // Run.
+    let configuration = txn
+        .effective_metadata()
+        .map(|m| m.configuration.clone())
+        .unwrap_or_default();
+    let mut sink = FileSink::new(
+        SinkTable {
+            store: table.store().as_ref(),
+            schema: &table_schema,
+            partition_columns: snapshot.partition_columns(),
+            configuration: &configuration,
+            column_mapping: snapshot.column_mapping(),
+        },
+        FileSinkOptions {
+            target_size: options.target_file_size,
+            data_change: true,
+        },
+    )?;
+    let mut counts = Counts::default();
+    let mut deletes: Vec<FileDeletes> = Vec::new();
+    let mut source_matched = vec![false; source.num_rows()];
+    let scan_started = Instant::now();
+    let scanned = (|| -> Result<()> {
+        for add in &candidates {
+            txn.read_file(add);
+            counts.files_read += 1;
+            let mut touched = RoaringTreemap::new();
+            for (read, positions) in plan.read_file_with_positions(add)? {
+                let batch = widen(&read, &needed, &scope)?;
+                let (t_rows, s_rows) = index.probe(&batch)?;
+                let (t_rows, s_rows) = match &residual {
+                    Some(r) if !t_rows.is_empty() => {
+                        let (ti, si) = (UInt32Array::from(t_rows), UInt32Array::from(s_rows));
+                        let j =
+                            scope.joined(Some((&batch, &ti)), Some((&source, &si)), ti.len())?;
+                        let m = evaluate(r, &j)?;
+                        let keep = |i: &usize| m.is_valid(*i) && m.value(*i);
+                        (
+                            (0..ti.len())
+                                .filter(keep)
+                                .map(|i| ti.value(i))
+                                .collect::<Vec<u32>>(),
+                            (0..si.len())
+                                .filter(keep)
+                                .map(|i| si.value(i))
+                                .collect::<Vec<u32>>(),
+                        )
+                    }
+                    _ => (t_rows, s_rows),
+                };
+                for &j in &s_rows {
+                    source_matched[j as usize] = true;
+                }
+                if !matched.is_empty() && !t_rows.is_empty() {
+                    let ti = UInt32Array::from(t_rows);
+                    let si = UInt32Array::from(s_rows);
+                    let joined =
+                        scope.joined(Some((&batch, &ti)), Some((&source, &si)), ti.len())?;
+                    let decided = decide(&matched, &joined)?;
+                    if !multiple_matches_ok {
+                        let mut acting = RoaringTreemap::new();
+                        for (i, d) in decided.iter().enumerate() {
+                            if d.is_some() && !acting.insert(u64::from(ti.value(i))) {
+                                return Err(Error::MergeCardinalityViolation {
+                                    file: add.path.clone(),
+                                    position: positions.value(ti.value(i) as usize),
+                                });
+                            }
+                        }
+                    }
+                    let pos = |r: usize| Some(positions.value(ti.value(r) as usize));
+                    let (u, d, _) =
+                        act(&matched, &decided, &joined, &pos, &mut sink, &mut touched)?;
+                    counts.matched_updated += u;
+                    counts.matched_deleted += d;
+                    // Pairs were probed; remember which target rows had one for NMBS below.
+                    if !by_source.is_empty() {
+                        let had: Vec<bool> = {
+                            let mut v = vec![false; batch.num_rows()];
+                            for i in 0..ti.len() {
+                                v[ti.value(i) as usize] = true;
+                            }
+                            v
+                        };
+                        by_source_rows(
+                            &by_source,
+                            &scope,
+                            &batch,
+                            &positions,
+                            &had,
+                            &mut sink,
+                            &mut touched,
+                            &mut counts,
+                        )?;
+                    }
+                } else if !by_source.is_empty() {
+                    let mut had = vec![false; batch.num_rows()];
+                    for &i in &t_rows {
+                        had[i as usize] = true;
+                    }
+                    by_source_rows(
+                        &by_source,
+                        &scope,
+                        &batch,
+                        &positions,
+                        &had,
+                        &mut sink,
+                        &mut touched,
+                        &mut counts,
+                    )?;
+                }
+            }
+            if !touched.is_empty() {
+                deletes.push(FileDeletes {
+                    add: add.clone(),
+                    positions: touched,
+                });
+            }
+        }
+        // Inserts: source rows no target row matched.
+        if !not_matched.is_empty() {
+            let rows: Vec<u32> = (0..source.num_rows() as u32)
+                .filter(|j| !source_matched[*j as usize])
+                .collect();
+            for chunk in rows.chunks(64 * 1024) {
+                let si = UInt32Array::from(chunk.to_vec());
+                let joined = scope.joined(None, Some((&source, &si)), si.len())?;
+                let decided = decide(&not_matched, &joined)?;
+                let mut none = RoaringTreemap::new();
+                let (_, _, ins) = act(
+                    &not_matched,
+                    &decided,
+                    &joined,
+                    &|_| None,
+                    &mut sink,
+                    &mut none,
+                )?;
+                counts.inserted += ins;
+            }
+        }
+        Ok(())
+    })();
+    let scan_ms = scan_started.elapsed().as_millis() as u64;
+    if let Err(e) = scanned {
+        sink.abort();
+        return Err(e);
+    }
+    let rewrite_started = Instant::now();
+    let (adds, elapsed) = sink.finish()?;
+    txn.add_write_time(elapsed);
+    let stats = match apply_deletes(table, &snapshot, &mut txn, deletes) {
+        Ok(s) => s,
+        Err(e) => {
+            discard(table.store().as_ref(), &adds);
+            return Err(e);
+        }
+    };
+    let new_files = adds.len() as u64;
+    let new_bytes: u64 = adds.iter().map(|a| a.size.max(0) as u64).sum();
+    for a in adds {
+        txn.add_file(a);
+    }
+    let rewrite_ms = rewrite_started.elapsed().as_millis() as u64;
+    let updated = counts.matched_updated + counts.nmbs_updated;
+    let deleted = counts.matched_deleted + counts.nmbs_deleted;
+    let mut m = MetricSet::default();
+    m.set("numSourceRows", num_source_rows);
+    m.set("numTargetRowsInserted", counts.inserted);
+    m.set("numTargetRowsUpdated", updated);
+    m.set("numTargetRowsMatchedUpdated", counts.matched_updated);
+    m.set(
+        "numTargetRowsNotMatchedBySourceUpdated",
+        counts.nmbs_updated,
+    );
+    m.set("numTargetRowsDeleted", deleted);
+    m.set("numTargetRowsMatchedDeleted", counts.matched_deleted);
+    m.set(
+        "numTargetRowsNotMatchedBySourceDeleted",
+        counts.nmbs_deleted,
+    );
+    m.set("numTargetRowsCopied", stats.rows_copied);
+    m.set(
+        "numOutputRows",
+        counts.inserted + updated + stats.rows_copied,
+    );
+    m.set("numTargetFilesAdded", new_files + stats.files_added);
+    m.set("numTargetFilesRemoved", stats.files_removed);
+    m.set("numTargetDeletionVectorsAdded", stats.dvs_added);
+    m.set("numDeletionVectorsAdded", stats.dvs_added);
+    m.set("numTargetChangeFilesAdded", 0);
+    m.set("numTargetBytesAdded", new_bytes + stats.bytes_added);
+    m.set("numTargetFilesScanned", counts.files_read);
+    m.set("scanTimeMs", scan_ms);
+    m.set("rewriteTimeMs", rewrite_ms);
+    m.set("executionTimeMs", started.elapsed().as_millis() as u64);
+    finish_dml(table, txn, options, m)
+}
+
+/// A batch of the `read` target columns (indexes `needed`, ascending) with every other
+/// target column as NULLs: the layout of the `t` struct.
+fn widen(read: &RecordBatch, needed: &BTreeSet<usize>, scope: &Scope) -> Result<RecordBatch> {
+    let n = read.num_rows();
+    let mut columns = Vec::with_capacity(scope.target_fields.len());
+    let mut next = 0;
+    for (i, f) in scope.target_fields.iter().enumerate() {
+        if needed.contains(&i) {
+            columns.push(read.column(next).clone());
+            next += 1;
+        } else {
+            columns.push(new_null_array(f.data_type(), n));
+        }
+    }
+    Ok(RecordBatch::try_new_with_options(
+        std::sync::Arc::new(arrow_schema::Schema::new(scope.target_fields.clone())),
+        columns,
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(n)),
+    )?)
+}
+
+/// NOT MATCHED BY SOURCE: the rows of `batch` no source row matched (`had[i]` false).
+#[allow(clippy::too_many_arguments)]
+fn by_source_rows(
+    clauses: &[&BoundClause],
+    scope: &Scope,
+    batch: &RecordBatch,
+    positions: &arrow_array::UInt64Array,
+    had: &[bool],
+    sink: &mut FileSink<'_>,
+    touched: &mut RoaringTreemap,
+    counts: &mut Counts,
+) -> Result<()> {
+    let rows: Vec<u32> = (0..batch.num_rows() as u32)
+        .filter(|i| !had[*i as usize])
+        .collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let ti = UInt32Array::from(rows);
+    let joined = scope.joined(Some((batch, &ti)), None, ti.len())?;
+    let decided = decide(clauses, &joined)?;
+    let pos = |r: usize| Some(positions.value(ti.value(r) as usize));
+    let (u, d, _) = act(clauses, &decided, &joined, &pos, sink, touched)?;
+    counts.nmbs_updated += u;
+    counts.nmbs_deleted += d;
+    Ok(())
+}

@@ -1,0 +1,116 @@
+//! New row versions: the values UPDATE SET and MERGE's UPDATE / INSERT give each target
+//! column, typed against the table schema when the operation is planned (before any file
+//! is written) and evaluated batch by batch.
+
+use std::sync::Arc;
+
+use alluvium_datafile::eval::evaluate_value;
+use alluvium_txlog::expr::BoundExpr;
+use alluvium_txlog::schema::{DataType, PrimitiveType, StructType};
+use arrow_array::{ArrayRef, RecordBatch, new_null_array};
+use arrow_schema::{Field, Schema, SchemaRef};
+
+use crate::write::input;
+use crate::{Error, Result};
+
+/// Whether a value of type `from` may be stored in a column of type `to`: the same type,
+/// or numbers into a numeric column (cast when stored; a value that does not fit is an
+/// error then, never wrapped or truncated silently).
+pub(crate) fn assignable(from: &DataType, to: &DataType) -> bool {
+    input::same_type(from, to) || (is_numeric(from) && is_numeric(to))
+}
+
+fn is_numeric(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::Primitive(
+            PrimitiveType::Byte
+                | PrimitiveType::Short
+                | PrimitiveType::Integer
+                | PrimitiveType::Long
+                | PrimitiveType::Float
+                | PrimitiveType::Double
+                | PrimitiveType::Decimal { .. }
+        )
+    )
+}
+
+/// The value of one output column.
+#[derive(Debug, Clone)]
+pub(crate) enum ColumnValue {
+    /// An expression bound to the schema of the batches [`Projection::apply`] gets.
+    Expr(BoundExpr),
+    /// SQL NULL (a column an INSERT does not list, or a `NULL` literal).
+    Null,
+}
+
+/// Every column of the table's (possibly evolved) schema, each with its value.
+#[derive(Debug, Clone)]
+pub(crate) struct Projection {
+    table: StructType,
+    target: SchemaRef,
+    values: Vec<ColumnValue>,
+}
+
+impl Projection {
+    /// A projection onto `table`, checking each value's type against its column.
+    ///
+    /// # Errors
+    /// [`Error::SchemaMismatch`] naming the column whose value has a type it cannot hold.
+    pub(crate) fn new(table: &StructType, values: Vec<ColumnValue>) -> Result<Projection> {
+        for (f, v) in table.fields.iter().zip(&values) {
+            if let ColumnValue::Expr(e) = v
+                && !assignable(e.data_type(), &f.data_type)
+            {
+                return Err(Error::SchemaMismatch(format!(
+                    "column `{}` is {} but is given a value of type {}",
+                    f.name,
+                    f.data_type,
+                    e.data_type()
+                )));
+            }
+        }
+        Ok(Projection {
+            table: table.clone(),
+            target: input::logical_schema(table)?,
+            values,
+        })
+    }
+
+    /// Every column the values read.
+    pub(crate) fn columns(&self) -> Vec<&alluvium_txlog::expr::BoundColumn> {
+        self.values
+            .iter()
+            .flat_map(|v| match v {
+                ColumnValue::Expr(e) => e.columns(),
+                ColumnValue::Null => Vec::new(),
+            })
+            .collect()
+    }
+
+    /// The new rows for the rows of `batch`, conformed to the table's logical schema
+    /// (what the file sink takes).
+    ///
+    /// # Errors
+    /// Evaluation errors (overflow, division by zero), a NULL for a NOT NULL column, a
+    /// number that does not fit its column.
+    pub(crate) fn apply(&self, batch: &RecordBatch) -> Result<RecordBatch> {
+        let n = batch.num_rows();
+        let mut fields = Vec::with_capacity(self.values.len());
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.values.len());
+        for (tf, v) in self.target.fields().iter().zip(&self.values) {
+            let col = match v {
+                ColumnValue::Expr(e) => evaluate_value(e, batch)?,
+                ColumnValue::Null => new_null_array(tf.data_type(), n),
+            };
+            fields.push(Field::new(tf.name(), col.data_type().clone(), true));
+            columns.push(col);
+        }
+        let raw = RecordBatch::try_new_with_options(
+            Arc::new(Schema::new(fields)),
+            columns,
+            &arrow_array::RecordBatchOptions::new().with_row_count(Some(n)),
+        )?;
+        input::conform(&raw, &self.table, &self.target)
+    }
+}
