@@ -10,13 +10,14 @@
 use std::time::{Duration, Instant};
 
 use alluvium_datafile::ReadPlan;
-use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
+use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
 use alluvium_mvcc::{Snapshot, Transaction};
 use alluvium_storage::StorePath;
 use alluvium_txlog::actions::{Add, Remove};
 use alluvium_txlog::dv::{DeletionVectorDescriptor, DvFileWriter, read_deletion_vector};
 use alluvium_txlog::features::{supports_reader_feature, supports_writer_feature};
 use arrow_array::BooleanArray;
+use rayon::prelude::*;
 use roaring::RoaringTreemap;
 use serde_json::Value;
 
@@ -207,6 +208,15 @@ fn num_records(add: &Add) -> Option<u64> {
     stats.get("numRecords")?.as_u64()
 }
 
+/// One file rewritten by copy-on-write.
+struct Rewritten {
+    remove: Remove,
+    adds: Vec<Add>,
+    deleted: u64,
+    copied: u64,
+    write_time: Duration,
+}
+
 fn apply_copy_on_write(
     table: &Table,
     snapshot: &Snapshot,
@@ -216,6 +226,86 @@ fn apply_copy_on_write(
     let now = table.store().now_ms();
     let plan = ReadPlan::all(table_layout(snapshot))?;
     let mut stats = DeleteStats::default();
+    for d in &deletes {
+        txn.read_file(&d.add);
+    }
+    // Each file is rewritten on its own (as Delta Spark does, one new file per rewritten
+    // file), so reading, filtering and encoding run in parallel across files; memory is
+    // bounded by one file per worker.
+    let results: Vec<Result<Option<Rewritten>>> = deletes
+        .par_iter()
+        .map(|d| rewrite_without(table, snapshot, &plan, d, now))
+        .collect();
+    let mut done: Vec<Rewritten> = Vec::new();
+    let mut failure = None;
+    for r in results {
+        match r {
+            Ok(Some(w)) => done.push(w),
+            Ok(None) => {}
+            Err(e) => {
+                failure.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = failure {
+        // Nothing of a failed operation stays behind: every file written is deleted.
+        for w in &done {
+            discard(table.store().as_ref(), &w.adds);
+        }
+        return Err(e);
+    }
+    for w in done {
+        stats.rows_deleted += w.deleted;
+        stats.rows_copied += w.copied;
+        stats.files_removed += 1;
+        stats.files_added += w.adds.len() as u64;
+        stats.bytes_added += w.adds.iter().map(|a| a.size.max(0) as u64).sum::<u64>();
+        stats.rewrite_time += w.write_time;
+        txn.add_write_time(w.write_time);
+        txn.remove_file(w.remove);
+        for a in w.adds {
+            txn.add_file(a);
+        }
+    }
+    Ok(stats)
+}
+
+/// Rewrites one file without the rows `d` deletes; `None` when it deletes none of its live
+/// rows.
+fn rewrite_without(
+    table: &Table,
+    snapshot: &Snapshot,
+    plan: &ReadPlan,
+    d: &FileDeletes,
+    now: i64,
+) -> Result<Option<Rewritten>> {
+    let batches = plan.read_file_with_positions(&d.add)?;
+    let mut kept_batches = Vec::new();
+    let (mut deleted, mut kept) = (0u64, 0u64);
+    for (b, rows) in batches {
+        let keep: BooleanArray = rows
+            .values()
+            .iter()
+            .map(|r| Some(!d.positions.contains(*r)))
+            .collect();
+        let n = keep.true_count() as u64;
+        deleted += b.num_rows() as u64 - n;
+        kept += n;
+        kept_batches.push((b, keep));
+    }
+    if deleted == 0 {
+        return Ok(None);
+    }
+    if kept > 0 && snapshot.properties().change_data_feed() {
+        return Err(Error::Log(alluvium_txlog::LogError::UnsupportedFeature {
+            side: alluvium_txlog::FeatureSide::Writer,
+            feature: "changeDataFeed".into(),
+            detail: Some(
+                "rewriting part of a file would need change-data files, which alluvium does not write yet"
+                    .into(),
+            ),
+        }));
+    }
     let mut sink = FileSink::new(
         SinkTable {
             store: table.store().as_ref(),
@@ -229,62 +319,25 @@ fn apply_copy_on_write(
             data_change: true,
         },
     )?;
-    let mut removes: Vec<Remove> = Vec::new();
-    let result = (|| -> Result<()> {
-        for FileDeletes { add, positions } in deletes {
-            txn.read_file(&add);
-            let batches = plan.read_file_with_positions(&add)?;
-            let mut kept_batches = Vec::new();
-            let (mut deleted, mut kept) = (0u64, 0u64);
-            for (b, rows) in batches {
-                let keep: BooleanArray = rows
-                    .values()
-                    .iter()
-                    .map(|r| Some(!positions.contains(*r)))
-                    .collect();
-                let n = keep.true_count() as u64;
-                deleted += b.num_rows() as u64 - n;
-                kept += n;
-                kept_batches.push((b, keep));
-            }
-            if deleted == 0 {
+    let written = (|| -> Result<()> {
+        for (b, keep) in kept_batches {
+            if keep.true_count() == 0 {
                 continue;
             }
-            if kept > 0 && snapshot.properties().change_data_feed() {
-                return Err(Error::Log(alluvium_txlog::LogError::UnsupportedFeature {
-                    side: alluvium_txlog::FeatureSide::Writer,
-                    feature: "changeDataFeed".into(),
-                    detail: Some("rewriting part of a file would need change-data files, which alluvium does not write yet".into()),
-                }));
-            }
-            stats.rows_deleted += deleted;
-            stats.files_removed += 1;
-            removes.push(remove_of(&add, now));
-            for (b, keep) in kept_batches {
-                if keep.true_count() == 0 {
-                    continue;
-                }
-                let kept = arrow_select::filter::filter_record_batch(&b, &keep)?;
-                stats.rows_copied += kept.num_rows() as u64;
-                sink.write(&kept)?;
-            }
+            sink.write(&arrow_select::filter::filter_record_batch(&b, &keep)?)?;
         }
         Ok(())
     })();
-    if let Err(e) = result {
+    if let Err(e) = written {
         sink.abort();
         return Err(e);
     }
-    let (adds, elapsed) = sink.finish()?;
-    stats.rewrite_time = elapsed;
-    txn.add_write_time(elapsed);
-    for r in removes {
-        txn.remove_file(r);
-    }
-    stats.files_added += adds.len() as u64;
-    stats.bytes_added += adds.iter().map(|a| a.size.max(0) as u64).sum::<u64>();
-    for a in adds {
-        txn.add_file(a);
-    }
-    Ok(stats)
+    let (adds, write_time) = sink.finish()?;
+    Ok(Some(Rewritten {
+        remove: remove_of(&d.add, now),
+        adds,
+        deleted,
+        copied: kept,
+        write_time,
+    }))
 }

@@ -3,7 +3,8 @@
 //! deleted, deletion vectors (merge-on-read) when the table allows them, copy-on-write
 //! rewrites otherwise.
 //!
-//! UPDATE and MERGE read target files one at a time with each live row's physical position, decide
+//! UPDATE and MERGE read target files (a small window decoded in parallel, handled one at a
+//! time) with each live row's physical position, decide
 //! which rows change, write the new row versions (and MERGE's inserts) to new data files,
 //! and hand the changed rows' positions to `apply_deletes`. Names and types of every
 //! expression are checked before any file is written.
@@ -18,10 +19,12 @@ mod update;
 
 use std::collections::BTreeMap;
 
+use alluvium_datafile::ReadPlan;
 use alluvium_mvcc::Snapshot;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::properties::TableProperties;
 use arrow_array::{RecordBatch, UInt64Array};
+use rayon::prelude::*;
 
 pub use assign::Assignment;
 #[allow(unused_imports)]
@@ -84,12 +87,28 @@ pub(crate) fn finish_dml(
 }
 
 /// The live rows of one file, batch by batch, each with its rows' physical positions.
-pub(crate) fn read_with_positions(
-    snapshot: &Snapshot,
-    add: &Add,
-) -> Result<Vec<(RecordBatch, UInt64Array)>> {
-    let plan = alluvium_datafile::ReadPlan::all(crate::scan::table_layout(snapshot))?;
-    Ok(plan.read_file_with_positions(add)?)
+pub(crate) type PositionedRows = Vec<(RecordBatch, UInt64Array)>;
+
+/// Reads `files` through `plan` with each live row's physical position and hands them to
+/// `f` in order. Decoding is the costly part and files are independent, so a window of
+/// files is decoded in parallel ahead of `f`, which runs on the calling thread (it owns
+/// the transaction and the sink). Memory: at most the window's files at once, never the
+/// whole target.
+pub(crate) fn for_each_file_read<F>(plan: &ReadPlan, files: &[Add], mut f: F) -> Result<()>
+where
+    F: FnMut(&Add, PositionedRows) -> Result<()>,
+{
+    let window = rayon::current_num_threads().max(1) * 2;
+    for chunk in files.chunks(window) {
+        let reads: Vec<Result<PositionedRows>> = chunk
+            .par_iter()
+            .map(|a| Ok(plan.read_file_with_positions(a)?))
+            .collect();
+        for (add, read) in chunk.iter().zip(reads) {
+            f(add, read?)?;
+        }
+    }
+    Ok(())
 }
 
 /// alluvium writes no change-data files yet: operations that change existing rows are

@@ -4,8 +4,8 @@
 
 use std::time::Instant;
 
-use alluvium_datafile::evaluate;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
+use alluvium_datafile::{ReadPlan, evaluate};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::expr::{
@@ -18,7 +18,8 @@ use roaring::RoaringTreemap;
 use crate::dml::assign::{Assignment, check_distinct, parse_assignments};
 use crate::dml::deletes::{FileDeletes, apply_deletes};
 use crate::dml::project::{ColumnValue, Projection};
-use crate::dml::{DmlOutcome, MetricSet, finish_dml, read_with_positions, refuse_change_data_feed};
+use crate::dml::{DmlOutcome, MetricSet, finish_dml, for_each_file_read, refuse_change_data_feed};
+use crate::scan::table_layout;
 use crate::write::outcome_if_done;
 use crate::{Error, Result, Table, WriteOptions};
 
@@ -173,10 +174,11 @@ fn update(
     let mut deletes = Vec::new();
     let scan_started = Instant::now();
     let scanned = (|| -> Result<()> {
-        for add in &candidates {
+        let plan = ReadPlan::all(table_layout(&snapshot))?;
+        for_each_file_read(&plan, &candidates, |add, read| {
             txn.read_file(add);
             let mut touched = RoaringTreemap::new();
-            for (batch, positions) in read_with_positions(&snapshot, add)? {
+            for (batch, positions) in read {
                 let m = evaluate(&pred, &batch)?;
                 let rows: Vec<u32> = (0..batch.num_rows() as u32)
                     .filter(|i| m.is_valid(*i as usize) && m.value(*i as usize))
@@ -198,8 +200,8 @@ fn update(
                     positions: touched,
                 });
             }
-        }
-        Ok(())
+            Ok(())
+        })
     })();
     let scan_ms = scan_started.elapsed().as_millis() as u64;
     if let Err(e) = scanned {

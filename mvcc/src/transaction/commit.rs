@@ -296,18 +296,30 @@ impl Transaction {
             .as_ref()
             .filter(|b| b.properties().in_commit_timestamps())
             .map(|b| b.timestamp_ms());
+        // A path both removed and re-added in this commit is a deletion-vector update of a
+        // file that stays: it is neither a new data file nor a removed one, and its bytes
+        // were not written now.
+        let rewritten: HashSet<&str> = self.removes.iter().map(|r| r.path.as_str()).collect();
+        let readded: HashSet<&str> = self
+            .adds
+            .iter()
+            .map(|a| a.path.as_str())
+            .filter(|p| rewritten.contains(p))
+            .collect();
+        let new_adds = self
+            .adds
+            .iter()
+            .filter(|a| !readded.contains(a.path.as_str()));
+        let gone = self
+            .removes
+            .iter()
+            .filter(|r| !readded.contains(r.path.as_str()));
         let mut report = CommitReport {
             txn_id: self.txn_id.clone(),
-            files_added: self.adds.len(),
-            files_removed: self.removes.len(),
-            bytes_added: self
-                .adds
-                .iter()
-                .map(|a| u64::try_from(a.size).unwrap_or(0))
-                .sum(),
-            bytes_removed: self
-                .removes
-                .iter()
+            files_added: new_adds.clone().count(),
+            files_removed: gone.clone().count(),
+            bytes_added: new_adds.map(|a| u64::try_from(a.size).unwrap_or(0)).sum(),
+            bytes_removed: gone
                 .map(|r| u64::try_from(r.size.unwrap_or(0)).unwrap_or(0))
                 .sum(),
             write_data: self.write_data,

@@ -18,13 +18,15 @@ pub struct CommitReport {
     /// True when the outcome of a put was settled by reading the version back and finding
     /// our `txnId` (a lost response, or an `AlreadyExists` after a retried request).
     pub resolved_by_read_back: bool,
-    /// Data files added.
+    /// New data files added. A file re-added under the same path with a new deletion
+    /// vector (removed and added in this commit) is counted in neither this nor
+    /// `files_removed`: it stays, and no data file was written for it.
     pub files_added: usize,
-    /// Data files removed.
+    /// Data files removed for good (not re-added by this commit).
     pub files_removed: usize,
-    /// Bytes of the added files.
+    /// Bytes of the new data files.
     pub bytes_added: u64,
-    /// Bytes of the removed files (as the log recorded them).
+    /// Bytes of the files removed for good (as the log recorded them).
     pub bytes_removed: u64,
     /// Time spent writing data files before the commit.
     pub write_data: Duration,

@@ -33,7 +33,7 @@ use super::prune::{Pruning, pruning};
 use super::scope::{SOURCE, Scope, Sides, TARGET};
 use crate::dml::deletes::{FileDeletes, apply_deletes};
 use crate::dml::project::{ColumnValue, Projection};
-use crate::dml::{DmlOutcome, MetricSet, finish_dml, refuse_change_data_feed};
+use crate::dml::{DmlOutcome, MetricSet, finish_dml, for_each_file_read, refuse_change_data_feed};
 use crate::write::{input, outcome_if_done};
 use crate::{Error, Result, Table, WriteOptions};
 
@@ -538,11 +538,11 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     let mut source_matched = vec![false; source.num_rows()];
     let scan_started = Instant::now();
     let scanned = (|| -> Result<()> {
-        for add in &candidates {
+        for_each_file_read(&plan, &candidates, |add, reads| {
             txn.read_file(add);
             counts.files_read += 1;
             let mut touched = RoaringTreemap::new();
-            for (read, positions) in plan.read_file_with_positions(add)? {
+            for (read, positions) in reads {
                 let batch = widen(&read, &needed, &scope)?;
                 let (t_rows, s_rows) = index.probe(&batch)?;
                 let (t_rows, s_rows) = match &residual {
@@ -633,7 +633,8 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                     positions: touched,
                 });
             }
-        }
+            Ok(())
+        })?;
         // Inserts: source rows no target row matched.
         if !not_matched.is_empty() {
             let rows: Vec<u32> = (0..source.num_rows() as u32)
