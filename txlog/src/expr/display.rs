@@ -98,6 +98,60 @@ fn write_at(f: &mut fmt::Formatter<'_>, e: &Expr, min: u8) -> fmt::Result {
 }
 
 /// True for a literal printed as a number (which a leading `-` would join).
+/// The operands of a chain of one connective (`AND` or `OR`, as `e`'s kind), left to right.
+fn chain_terms<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match e {
+        Expr::And(l, r) | Expr::Or(l, r) => {
+            chain_terms_of(l, e, out);
+            chain_terms_of(r, e, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+fn chain_terms_of<'a>(child: &'a Expr, parent: &Expr, out: &mut Vec<&'a Expr>) {
+    if std::mem::discriminant(child) == std::mem::discriminant(parent) {
+        chain_terms(child, out);
+    } else {
+        out.push(child);
+    }
+}
+
+/// Whether `e` is the tree the parser builds from `terms` (its balanced join: the first
+/// `ceil(n/2)` terms on the left).
+fn is_parsed_shape(e: &Expr, terms: &[&Expr]) -> bool {
+    if let [only] = terms {
+        return std::ptr::eq(e, *only);
+    }
+    let (l, r) = match e {
+        Expr::And(l, r) | Expr::Or(l, r) => (l, r),
+        _ => return false,
+    };
+    let k = terms.len().div_ceil(2);
+    is_parsed_shape(l, &terms[..k]) && is_parsed_shape(r, &terms[k..])
+}
+
+/// Prints an `AND`/`OR` chain so that it parses back to the same tree: flat (`a OR b OR c`)
+/// when the tree is the one the parser builds from those operands, else its two sides
+/// each in parentheses (a tree built through the API).
+fn write_chain(f: &mut fmt::Formatter<'_>, e: &Expr, sep: &str, operand_level: u8) -> fmt::Result {
+    let mut terms = Vec::new();
+    chain_terms(e, &mut terms);
+    if is_parsed_shape(e, &terms) {
+        for (i, t) in terms.iter().enumerate() {
+            if i > 0 {
+                f.write_str(sep)?;
+            }
+            write_at(f, t, operand_level)?;
+        }
+        return Ok(());
+    }
+    let (Expr::And(l, r) | Expr::Or(l, r)) = e else {
+        return write!(f, "{e}");
+    };
+    write!(f, "({l}){sep}({r})")
+}
+
 fn numeric_literal(e: &Expr) -> bool {
     match e {
         Expr::Literal(Literal::Number(_)) => true,
@@ -147,16 +201,8 @@ impl fmt::Display for Expr {
                 }
                 f.write_str(")")
             }
-            Expr::And(l, r) => {
-                write_at(f, l, 1)?;
-                f.write_str(" AND ")?;
-                write_at(f, r, 2)
-            }
-            Expr::Or(l, r) => {
-                write_at(f, l, 0)?;
-                f.write_str(" OR ")?;
-                write_at(f, r, 1)
-            }
+            Expr::And(..) => write_chain(f, self, " AND ", 2),
+            Expr::Or(..) => write_chain(f, self, " OR ", 1),
             Expr::Not(e) => {
                 f.write_str("NOT ")?;
                 write_at(f, e, 2)
@@ -172,16 +218,22 @@ impl fmt::Display for Expr {
                 f.write_str(" || ")?;
                 write_at(f, r, 5)
             }
-            Expr::Neg(e) => {
-                f.write_str("-")?;
-                // `-5` would read back as the literal -5 and `--x` as two tokens run
-                // together: parenthesise numbers and nested minus signs.
-                if numeric_literal(e) || matches!(**e, Expr::Neg(_)) {
-                    write!(f, "({e})")
-                } else {
+            Expr::Neg(e) => match &**e {
+                // A nested minus, or a number that carries its own sign, follows after a
+                // space (`- -x`, `- -5`): parentheses would make the text read back nest
+                // deeper than the text that was parsed, and fail the depth limit.
+                Expr::Neg(_) => write!(f, "- {e}"),
+                Expr::Literal(Literal::Number(n)) if n.starts_with(['-', '+']) => {
+                    write!(f, "- {n}")
+                }
+                // `-5` would read back as the literal -5: an unsigned number keeps its
+                // parentheses (the parsed text had them too).
+                inner if numeric_literal(inner) => write!(f, "-({e})"),
+                _ => {
+                    f.write_str("-")?;
                     write_at(f, e, 6)
                 }
-            }
+            },
             Expr::Case {
                 branches,
                 otherwise,
@@ -216,8 +268,62 @@ impl fmt::Display for Expr {
 
 #[cfg(test)]
 mod tests {
-    use super::super::parse_expr;
+    use super::super::{MAX_EXPR_DEPTH, parse_expr};
     use super::*;
+
+    /// Regression (fuzz target `filter_expr`): a chain of unary minus signs near the depth
+    /// limit was printed as `-(-(-(...)))`, whose parentheses nest twice as deep, so the
+    /// printed text no longer parsed. Signs now print as `- -x`.
+    #[test]
+    fn long_minus_chains_print_as_deep_as_they_parse() {
+        let chain = format!("c > {}TIMES", "-".repeat(43));
+        for text in [
+            chain.as_str(),
+            "c > --5",
+            "c > -+5",
+            "c > -(5)",
+            "c > ---(5)",
+            "c > -(-(x))",
+            "c > - -5 + 1",
+        ] {
+            let e = parse_expr(text).unwrap();
+            let printed = e.to_string();
+            assert_eq!(
+                parse_expr(&printed).unwrap(),
+                e,
+                "{text} printed as {printed}"
+            );
+        }
+        let deepest = format!("c > {}x", "-".repeat(MAX_EXPR_DEPTH - 2));
+        let e = parse_expr(&deepest).unwrap();
+        assert_eq!(parse_expr(&e.to_string()).unwrap(), e);
+    }
+
+    /// Regression (fuzz target `filter_expr`): `a OR b OR c OR d OR e` parses as a balanced
+    /// tree, which was printed as `a OR b OR c OR (d OR e)` and read back as another tree.
+    #[test]
+    fn long_chains_print_as_the_parser_builds_them() {
+        for text in [
+            "a OR b OR c OR d OR e",
+            "a AND b AND c AND d AND e AND f AND g",
+            "a OR (b OR c)",
+            "(a OR b) OR c OR d",
+            "a AND (b AND c AND d) AND e",
+            "--(1)%v6 OR NOT vi = 7 OR JOTi = 7 OR NOT vi = 6 OR NOT vi",
+        ] {
+            let e = parse_expr(text).unwrap();
+            let printed = e.to_string();
+            assert_eq!(
+                parse_expr(&printed).unwrap(),
+                e,
+                "{text} printed as {printed}"
+            );
+        }
+        // A right-leaning tree built through the API keeps its shape too.
+        let col = |n: &str| Expr::Column(vec![n.to_string()]);
+        let built = col("a").or(col("b").or(col("c").or(col("d"))));
+        assert_eq!(parse_expr(&built.to_string()).unwrap(), built);
+    }
 
     /// Printing then parsing gives the predicate back, whatever nesting needs parentheses.
     #[test]
