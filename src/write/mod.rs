@@ -19,7 +19,7 @@ use alluvium_txlog::features::minimal_protocol;
 use alluvium_txlog::properties::{
     COLUMN_MAPPING_MAX_ID, COLUMN_MAPPING_MODE, TableProperties, is_protocol_request,
 };
-use alluvium_txlog::schema::{StructType, from_arrow_schema};
+use alluvium_txlog::schema::{StructField, StructType, from_arrow_schema};
 use alluvium_txlog::stats::FileStats;
 use arrow_array::{BooleanArray, RecordBatch};
 use arrow_schema::Schema;
@@ -363,18 +363,7 @@ impl Table {
         if let Some(first) = batches.peek() {
             let new_fields =
                 input::check_schema(&schema, &first.schema(), &partitions, options.merge_schema)?;
-            if !new_fields.is_empty() {
-                schema.fields.extend(new_fields);
-                let mut md = snapshot.metadata().clone();
-                if snapshot.column_mapping() != ColumnMappingMode::None {
-                    let max = TableProperties(&md.configuration).column_mapping_max_id();
-                    let max = assign_column_mapping(&mut schema, max);
-                    md.configuration
-                        .insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
-                }
-                md.schema_string = schema.to_json();
-                txn.set_metadata(md);
-            }
+            evolve_schema(snapshot, &mut txn, &mut schema, new_fields);
         }
         let replace_where = match &mode {
             WriteMode::Overwrite(Some((e, text))) => {
@@ -471,6 +460,30 @@ enum WriteMode {
     Append,
     /// Overwrite everything, or the rows matching a predicate (parsed, and as written).
     Overwrite(Option<(Expr, String)>),
+}
+
+/// Schema evolution: adds `new_fields` to `schema` and stages the table's new metaData in
+/// `txn`, with column-mapping ids and physical names assigned (and the max id advanced) when
+/// the table maps columns. Nothing happens when there are no new fields.
+pub(crate) fn evolve_schema(
+    snapshot: &Snapshot,
+    txn: &mut Transaction,
+    schema: &mut StructType,
+    new_fields: Vec<StructField>,
+) {
+    if new_fields.is_empty() {
+        return;
+    }
+    schema.fields.extend(new_fields);
+    let mut md = snapshot.metadata().clone();
+    if snapshot.column_mapping() != ColumnMappingMode::None {
+        let max = TableProperties(&md.configuration).column_mapping_max_id();
+        let max = assign_column_mapping(schema, max);
+        md.configuration
+            .insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
+    }
+    md.schema_string = schema.to_json();
+    txn.set_metadata(md);
 }
 
 /// Idempotent writes: `Some(Skipped)` when the application already committed this version;

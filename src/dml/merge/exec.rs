@@ -19,9 +19,8 @@ use alluvium_datafile::evaluate;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
-use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
+use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::expr::{BoundColumn, Expr, FileSummary, Predicate, bind, may_match};
-use alluvium_txlog::properties::{COLUMN_MAPPING_MAX_ID, TableProperties};
 use alluvium_txlog::schema::{StructType, from_arrow_schema};
 use alluvium_txlog::stats::FileStats;
 use arrow_array::{Array, RecordBatch, UInt32Array, new_null_array};
@@ -34,7 +33,7 @@ use super::scope::{SOURCE, Scope, Sides, TARGET};
 use crate::dml::deletes::{FileDeletes, apply_deletes};
 use crate::dml::project::{ColumnValue, Projection};
 use crate::dml::{DmlOutcome, MetricSet, finish_dml, for_each_file_read, refuse_change_data_feed};
-use crate::write::{input, outcome_if_done};
+use crate::write::{evolve_schema, input, outcome_if_done};
 use crate::{Error, Result, Table, WriteOptions};
 
 pub(super) struct MergeSpec<'a> {
@@ -400,18 +399,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                 p.name
             )));
         }
-        if !new_fields.is_empty() {
-            table_schema.fields.extend(new_fields);
-            let mut md = snapshot.metadata().clone();
-            if snapshot.column_mapping() != ColumnMappingMode::None {
-                let max = TableProperties(&md.configuration).column_mapping_max_id();
-                let max = assign_column_mapping(&mut table_schema, max);
-                md.configuration
-                    .insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
-            }
-            md.schema_string = table_schema.to_json();
-            txn.set_metadata(md);
-        }
+        evolve_schema(&snapshot, &mut txn, &mut table_schema, new_fields);
     }
     let scope = Scope::new(&target, &source_schema)?;
     let on_q = scope.qualify(&on, Sides::BOTH, "ON")?;
