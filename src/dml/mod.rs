@@ -20,7 +20,8 @@ mod update;
 use std::collections::BTreeMap;
 
 use alluvium_datafile::ReadPlan;
-use alluvium_mvcc::Snapshot;
+use alluvium_datafile::sink::{FileSink, discard};
+use alluvium_mvcc::{Snapshot, Transaction};
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::properties::TableProperties;
 use arrow_array::{RecordBatch, UInt64Array};
@@ -31,7 +32,7 @@ pub use assign::Assignment;
 pub(crate) use deletes::{DeleteStats, FileDeletes, apply_deletes, writes_deletion_vectors};
 
 use crate::write::WriteOutcome;
-use crate::{Error, Result};
+use crate::{Error, Result, Table};
 
 /// What an UPDATE or MERGE did: the commit (or the skip of an idempotent write) and the
 /// metrics its commit records as `operationMetrics` (Delta's names, e.g.
@@ -84,6 +85,52 @@ pub(crate) fn finish_dml(
         outcome: crate::write::finish(table, txn, options)?,
         metrics: map,
     })
+}
+
+/// What UPDATE or MERGE staged in its transaction: new data files and deletions.
+pub(crate) struct Staged {
+    /// New data files holding the new row versions (and MERGE's inserts).
+    pub new_files: u64,
+    /// Their bytes.
+    pub new_bytes: u64,
+    /// What deleting the changed rows from their old files did.
+    pub deletes: DeleteStats,
+}
+
+/// The end of UPDATE and MERGE: once the scan is done, closes `sink` (the new row
+/// versions), stages the deletions of the changed rows (`apply_deletes`) and the new files
+/// in `txn`. Nothing stays behind on failure: a failed scan aborts the sink, and a failed
+/// deletion removes the files the sink wrote.
+pub(crate) fn stage_changes(
+    table: &Table,
+    snapshot: &Snapshot,
+    txn: &mut Transaction,
+    sink: FileSink<'_>,
+    scanned: Result<()>,
+    deletes: Vec<FileDeletes>,
+) -> Result<Staged> {
+    if let Err(e) = scanned {
+        sink.abort();
+        return Err(e);
+    }
+    let (adds, elapsed) = sink.finish()?;
+    txn.add_write_time(elapsed);
+    let stats = match apply_deletes(table, snapshot, txn, deletes) {
+        Ok(s) => s,
+        Err(e) => {
+            discard(table.store().as_ref(), &adds);
+            return Err(e);
+        }
+    };
+    let staged = Staged {
+        new_files: adds.len() as u64,
+        new_bytes: adds.iter().map(|a| a.size.max(0) as u64).sum(),
+        deletes: stats,
+    };
+    for a in adds {
+        txn.add_file(a);
+    }
+    Ok(staged)
 }
 
 /// The live rows of one file, batch by batch, each with its rows' physical positions.

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
+use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
 use alluvium_datafile::{ReadPlan, evaluate};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
@@ -16,9 +16,12 @@ use arrow_array::{Array, UInt32Array};
 use roaring::RoaringTreemap;
 
 use crate::dml::assign::{Assignment, check_distinct, parse_assignments};
-use crate::dml::deletes::{FileDeletes, apply_deletes};
+use crate::dml::deletes::FileDeletes;
 use crate::dml::project::{ColumnValue, Projection};
-use crate::dml::{DmlOutcome, MetricSet, finish_dml, for_each_file_read, refuse_change_data_feed};
+use crate::dml::{
+    DmlOutcome, MetricSet, Staged, finish_dml, for_each_file_read, refuse_change_data_feed,
+    stage_changes,
+};
 use crate::scan::table_layout;
 use crate::write::outcome_if_done;
 use crate::{Error, Result, Table, WriteOptions};
@@ -204,25 +207,12 @@ fn update(
         })
     })();
     let scan_ms = scan_started.elapsed().as_millis() as u64;
-    if let Err(e) = scanned {
-        sink.abort();
-        return Err(e);
-    }
     let rewrite_started = Instant::now();
-    let (adds, elapsed) = sink.finish()?;
-    txn.add_write_time(elapsed);
-    let stats = match apply_deletes(table, &snapshot, &mut txn, deletes) {
-        Ok(s) => s,
-        Err(e) => {
-            discard(table.store().as_ref(), &adds);
-            return Err(e);
-        }
-    };
-    let new_files = adds.len() as u64;
-    let new_bytes: u64 = adds.iter().map(|a| a.size.max(0) as u64).sum();
-    for a in adds {
-        txn.add_file(a);
-    }
+    let Staged {
+        new_files,
+        new_bytes,
+        deletes: stats,
+    } = stage_changes(table, &snapshot, &mut txn, sink, scanned, deletes)?;
     let mut m = MetricSet::default();
     m.set("numUpdatedRows", updated);
     m.set("numCopiedRows", stats.rows_copied);

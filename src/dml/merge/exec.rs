@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use alluvium_datafile::ReadPlan;
 use alluvium_datafile::evaluate;
-use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
+use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
@@ -30,9 +30,12 @@ use super::clause::{ClauseKind, MergeAction, MergeClause};
 use super::join::{SourceIndex, analyse_on};
 use super::prune::{Pruning, pruning};
 use super::scope::{SOURCE, Scope, Sides, TARGET};
-use crate::dml::deletes::{FileDeletes, apply_deletes};
+use crate::dml::deletes::FileDeletes;
 use crate::dml::project::{ColumnValue, Projection};
-use crate::dml::{DmlOutcome, MetricSet, finish_dml, for_each_file_read, refuse_change_data_feed};
+use crate::dml::{
+    DmlOutcome, MetricSet, Staged, finish_dml, for_each_file_read, refuse_change_data_feed,
+    stage_changes,
+};
 use crate::write::{evolve_schema, input, outcome_if_done};
 use crate::{Error, Result, Table, WriteOptions};
 
@@ -647,25 +650,12 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
         Ok(())
     })();
     let scan_ms = scan_started.elapsed().as_millis() as u64;
-    if let Err(e) = scanned {
-        sink.abort();
-        return Err(e);
-    }
     let rewrite_started = Instant::now();
-    let (adds, elapsed) = sink.finish()?;
-    txn.add_write_time(elapsed);
-    let stats = match apply_deletes(table, &snapshot, &mut txn, deletes) {
-        Ok(s) => s,
-        Err(e) => {
-            discard(table.store().as_ref(), &adds);
-            return Err(e);
-        }
-    };
-    let new_files = adds.len() as u64;
-    let new_bytes: u64 = adds.iter().map(|a| a.size.max(0) as u64).sum();
-    for a in adds {
-        txn.add_file(a);
-    }
+    let Staged {
+        new_files,
+        new_bytes,
+        deletes: stats,
+    } = stage_changes(table, &snapshot, &mut txn, sink, scanned, deletes)?;
     let rewrite_ms = rewrite_started.elapsed().as_millis() as u64;
     let updated = counts.matched_updated + counts.nmbs_updated;
     let deleted = counts.matched_deleted + counts.nmbs_deleted;
