@@ -59,20 +59,13 @@ pub(crate) struct DeleteStats {
 /// Iceberg compatibility is on (l. 1500, 1526).
 pub(crate) fn writes_deletion_vectors(snapshot: &Snapshot) -> bool {
     let protocol = snapshot.protocol();
-    let conf = &snapshot.metadata().configuration;
-    let iceberg = [
-        "delta.enableIcebergCompatV1",
-        "delta.enableIcebergCompatV2",
-        "delta.enableIcebergCompatV3",
-    ]
-    .iter()
-    .any(|k| conf.get(*k).is_some_and(|v| v.eq_ignore_ascii_case("true")));
-    snapshot.properties().deletion_vectors()
+    let props = snapshot.properties();
+    props.deletion_vectors()
         && supports_reader_feature(protocol, "deletionVectors")
         && supports_writer_feature(protocol, "deletionVectors")
         && !supports_writer_feature(protocol, "icebergCompatV1")
-        && !snapshot.properties().append_only()
-        && !iceberg
+        && !props.append_only()
+        && props.iceberg_compat().is_none()
 }
 
 /// Adds to `txn` the actions that delete those rows: with DVs (merge-on-read) when

@@ -218,18 +218,8 @@ pub fn check_write_supported(
             format!("column `{c}` has a default value"),
         ));
     }
-    for v in [
-        "delta.enableIcebergCompatV1",
-        "delta.enableIcebergCompatV2",
-        "delta.enableIcebergCompatV3",
-    ] {
-        if metadata
-            .configuration
-            .get(v)
-            .is_some_and(|x| x.eq_ignore_ascii_case("true"))
-        {
-            return Err(writer_refusal("icebergCompat", format!("{v} is set")));
-        }
+    if let Some(v) = properties::TableProperties(&metadata.configuration).iceberg_compat() {
+        return Err(writer_refusal("icebergCompat", format!("{v} is set")));
     }
     Ok(())
 }

@@ -11,6 +11,13 @@ use std::collections::HashMap;
 pub use crate::column_mapping::COLUMN_MAPPING_MODE;
 use crate::column_mapping::ColumnMappingMode;
 
+/// The properties that turn on Iceberg compatibility (V1, V2, V3).
+pub const ICEBERG_COMPAT_PROPERTIES: [&str; 3] = [
+    "delta.enableIcebergCompatV1",
+    "delta.enableIcebergCompatV2",
+    "delta.enableIcebergCompatV3",
+];
+
 /// `delta.checkpointInterval`.
 pub const CHECKPOINT_INTERVAL: &str = "delta.checkpointInterval";
 /// `delta.logRetentionDuration`.
@@ -198,6 +205,13 @@ impl TableProperties<'_> {
         self.flag(ENABLE_CDF, false) || self.flag(ENABLE_CDC_LEGACY, false)
     }
 
+    /// The first Iceberg-compatibility property set to true, if any.
+    pub fn iceberg_compat(&self) -> Option<&'static str> {
+        ICEBERG_COMPAT_PROPERTIES
+            .into_iter()
+            .find(|k| self.flag(k, false))
+    }
+
     /// Whether writers may create deletion vectors.
     pub fn deletion_vectors(&self) -> bool {
         self.flag(ENABLE_DELETION_VECTORS, false)
@@ -352,9 +366,9 @@ pub const KNOWN_DELTA_PROPERTIES: &[&str] = &[
     "delta.enableRowTracking",
     "delta.enableTypeWidening",
     "delta.universalFormat.enabledFormats",
-    "delta.enableIcebergCompatV1",
-    "delta.enableIcebergCompatV2",
-    "delta.enableIcebergCompatV3",
+    ICEBERG_COMPAT_PROPERTIES[0],
+    ICEBERG_COMPAT_PROPERTIES[1],
+    ICEBERG_COMPAT_PROPERTIES[2],
     REQUIRE_CHECKPOINT_PROTECTION_BEFORE,
 ];
 
@@ -447,6 +461,27 @@ mod tests {
         assert!(is_known_property("team.owner"));
         assert!(!is_known_property("delta.enableDeletionVector"));
         assert!(!is_known_property("delta.appendonly"));
+    }
+
+    #[test]
+    fn iceberg_compat_names_the_first_version_set_to_true() {
+        let conf = |kv: &[(&str, &str)]| -> HashMap<String, String> {
+            kv.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let c = conf(&[("delta.enableIcebergCompatV1", "false")]);
+        assert_eq!(TableProperties(&c).iceberg_compat(), None);
+        let c = conf(&[("delta.enableIcebergCompatV2", "TRUE")]);
+        assert_eq!(
+            TableProperties(&c).iceberg_compat(),
+            Some("delta.enableIcebergCompatV2")
+        );
+        let c = conf(&[("delta.enableIcebergCompatV3", "true")]);
+        assert_eq!(
+            TableProperties(&c).iceberg_compat(),
+            Some("delta.enableIcebergCompatV3")
+        );
     }
 
     #[test]
