@@ -2,12 +2,12 @@
 //! it committed and the commit report, with the operation's metrics (`operation_metrics`,
 //! Delta's names), as `delete` does.
 
-use alluvium::{DmlOutcome, Result, WriteOptions, WriteOutcome, arrow_schema};
+use alluvium::{DmlOutcome, Result, WriteOptions, arrow_schema};
 use clap::Args;
 
 use super::input::read_batches;
 use super::open;
-use super::report::{commit_json, print_after_write};
+use super::write::print_outcome;
 
 /// Arguments of `update`.
 #[derive(Debug, Args)]
@@ -43,20 +43,7 @@ pub struct MergeArgs {
 }
 
 fn print(done: &DmlOutcome) {
-    match &done.outcome {
-        WriteOutcome::Committed(r) => print_after_write(&format!(
-            "committed version {}\n{}\n",
-            r.version,
-            commit_json(r)
-        )),
-        WriteOutcome::Skipped {
-            app_id,
-            recorded_version,
-            table_version,
-        } => print_after_write(&format!(
-            "skipped: application {app_id} already committed version {recorded_version} (table version {table_version})\n"
-        )),
-    }
+    print_outcome(&done.outcome);
 }
 
 pub fn update(a: UpdateArgs) -> Result<()> {

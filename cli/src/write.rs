@@ -104,7 +104,7 @@ fn print_report(r: &CommitSummary) {
     ));
 }
 
-fn print_outcome(o: &WriteOutcome) {
+pub(crate) fn print_outcome(o: &WriteOutcome) {
     match o {
         WriteOutcome::Committed(r) => print_report(r),
         WriteOutcome::Skipped {
