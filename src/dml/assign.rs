@@ -67,6 +67,13 @@ pub(crate) fn parse_assignments(text: &str) -> Result<Vec<Assignment>> {
     Ok(out)
 }
 
+/// The assignment of `column` (names match case-insensitively, as Delta's do), if any.
+pub(crate) fn assigned<'a>(assignments: &'a [Assignment], column: &str) -> Option<&'a Assignment> {
+    assignments
+        .iter()
+        .find(|a| a.column.eq_ignore_ascii_case(column))
+}
+
 /// Refuses a column assigned twice (case-insensitive, as Delta's names are).
 pub(crate) fn check_distinct(assignments: &[Assignment]) -> Result<()> {
     for (i, a) in assignments.iter().enumerate() {

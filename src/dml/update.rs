@@ -15,7 +15,7 @@ use alluvium_txlog::stats::FileStats;
 use arrow_array::{Array, UInt32Array};
 use roaring::RoaringTreemap;
 
-use crate::dml::assign::{Assignment, check_distinct, parse_assignments};
+use crate::dml::assign::{Assignment, assigned, check_distinct, parse_assignments};
 use crate::dml::deletes::FileDeletes;
 use crate::dml::project::{ColumnValue, Projection};
 use crate::dml::{
@@ -124,10 +124,7 @@ fn update(
     }
     let mut values = Vec::with_capacity(schema.fields.len());
     for f in &schema.fields {
-        let expr = match assignments
-            .iter()
-            .find(|a| a.column.eq_ignore_ascii_case(&f.name))
-        {
+        let expr = match assigned(assignments, &f.name) {
             Some(a) => a.value.clone(),
             None => Expr::Column(vec![f.name.clone()]),
         };

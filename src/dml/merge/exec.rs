@@ -30,6 +30,7 @@ use super::clause::{ClauseKind, MergeAction, MergeClause};
 use super::join::{SourceIndex, analyse_on};
 use super::prune::{Pruning, pruning};
 use super::scope::{SOURCE, Scope, Sides, TARGET};
+use crate::dml::assign::assigned;
 use crate::dml::deletes::FileDeletes;
 use crate::dml::project::{ColumnValue, Projection};
 use crate::dml::{
@@ -162,10 +163,7 @@ fn bind_clause(
             unknown_assigned(assign)?;
             let mut values = Vec::with_capacity(table_schema.fields.len());
             for f in &table_schema.fields {
-                let v = match assign
-                    .iter()
-                    .find(|a| a.column.eq_ignore_ascii_case(&f.name))
-                {
+                let v = match assigned(assign, &f.name) {
                     Some(a) => ColumnValue::Expr(scope.bind_assignment(
                         &a.value,
                         &f.data_type,
@@ -210,10 +208,7 @@ fn bind_clause(
             unknown_assigned(assign)?;
             let mut values = Vec::with_capacity(table_schema.fields.len());
             for f in &table_schema.fields {
-                let v = match assign
-                    .iter()
-                    .find(|a| a.column.eq_ignore_ascii_case(&f.name))
-                {
+                let v = match assigned(assign, &f.name) {
                     Some(a) => ColumnValue::Expr(scope.bind_assignment(
                         &a.value,
                         &f.data_type,
