@@ -298,18 +298,12 @@ fn two_dv_deletes_of_one_file_conflict() {
     let s = t.snapshot().unwrap();
     delete(&t, "id = 3");
     let e = t.delete_str("id = 4", &pinned(&s)).unwrap_err();
-    // The winner's re-add falls in what the loser read (ConcurrentAppend), and its remove
-    // took the loser's input (ConcurrentDeleteRead/DeleteDelete): any of them is checked
-    // first; what matters is that the loser does not land.
-    assert!(
-        matches!(
-            e.conflict_kind(),
-            Some(
-                ConflictKind::ConcurrentDeleteDelete
-                    | ConflictKind::ConcurrentDeleteRead
-                    | ConflictKind::ConcurrentAppend
-            )
-        ),
+    // The winner re-added the file with its new DV (dataChange=true) where the loser read:
+    // Delta's checker looks at a winner's added files first and reports
+    // ConcurrentAppendException for this (SPEC.md §7), and so does alluvium.
+    assert_eq!(
+        e.conflict_kind(),
+        Some(ConflictKind::ConcurrentAppend),
         "{e}"
     );
     assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3]));
@@ -320,6 +314,68 @@ fn two_dv_deletes_of_one_file_conflict() {
     delete(&t, "id = 12");
     t.delete_str("id = 5", &pinned(&s)).unwrap();
     assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3, 5, 12]));
+}
+
+/// The other conflict names of two row-deleting transactions on one file, as Delta's checker
+/// gives them (SPEC.md §7): a winner that removed the file outright (every row deleted,
+/// nothing re-added) against a loser that read it, whether the loser removes it too or not,
+/// is `ConcurrentDeleteRead` (Delta checks removed read files before files removed twice).
+/// With copy-on-write, a winner whose rewritten file no longer holds what the loser's
+/// predicate matches falls through the append check (alluvium checks data predicates
+/// against stats, Delta only partition predicates) to `ConcurrentDeleteRead`.
+#[test]
+fn concurrent_deletes_of_one_file_are_named_as_delta_names_them() {
+    // Whole-file removal by the winner, DV delete by the loser.
+    let t = dv_table();
+    let s = t.snapshot().unwrap();
+    delete(&t, "id < 10");
+    let e = t.delete_str("id = 4", &pinned(&s)).unwrap_err();
+    assert_eq!(
+        e.conflict_kind(),
+        Some(ConflictKind::ConcurrentDeleteRead),
+        "{e}"
+    );
+    assert_eq!(common::sorted_ids(&t), (10..20).collect::<Vec<_>>());
+
+    // Whole-file removal by the winner; the loser read the file and removes nothing of it
+    // (its predicate matched no row there), but deletes in the other file.
+    let t = dv_table();
+    let s = t.snapshot().unwrap();
+    delete(&t, "id < 10");
+    let e = t
+        .delete_str("id = 15 OR id % 100 = 55", &pinned(&s))
+        .unwrap_err();
+    assert_eq!(
+        e.conflict_kind(),
+        Some(ConflictKind::ConcurrentDeleteRead),
+        "{e}"
+    );
+    assert_eq!(common::sorted_ids(&t), (10..20).collect::<Vec<_>>());
+
+    // Copy-on-write: both delete id 3. The winner's rewrite holds 0..10 without 3, and
+    // its statistics still admit `id = 3` (min 0, max 9): ConcurrentAppend, as Delta.
+    let t = table_with(&HashMap::new());
+    let s = t.snapshot().unwrap();
+    delete(&t, "id = 3");
+    let e = t.delete_str("id = 3", &pinned(&s)).unwrap_err();
+    assert_eq!(
+        e.conflict_kind(),
+        Some(ConflictKind::ConcurrentAppend),
+        "{e}"
+    );
+    // Both delete id 9, the file's maximum: the rewrite's statistics (max 8) exclude it, so
+    // only the removal of the file the loser read is left: ConcurrentDeleteRead (Delta,
+    // checking partition predicates only, says ConcurrentAppend here).
+    let t = table_with(&HashMap::new());
+    let s = t.snapshot().unwrap();
+    delete(&t, "id = 9");
+    let e = t.delete_str("id = 9", &pinned(&s)).unwrap_err();
+    assert_eq!(
+        e.conflict_kind(),
+        Some(ConflictKind::ConcurrentDeleteRead),
+        "{e}"
+    );
+    assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[9]));
 }
 
 #[test]

@@ -551,12 +551,10 @@ fn a_concurrent_delete_of_a_file_the_merge_read_conflicts() {
         t.delete_str("id = 3", &WriteOptions::default()).unwrap();
         let e = upsert(&t, &[(4, "a", 1, "")], &o).unwrap_err();
         // The DELETE also re-adds the file (with a DV, or its other rows rewritten) inside the
-        // read set, which the checker reports first, as Delta's does.
-        assert!(
-            matches!(
-                e.conflict_kind(),
-                Some(ConflictKind::ConcurrentDeleteRead | ConflictKind::ConcurrentDeleteDelete)
-            ) || e.conflict_kind() == Some(ConflictKind::ConcurrentAppend),
+        // read set, which the checker reports first, as Delta's does (SPEC.md §7).
+        assert_eq!(
+            e.conflict_kind(),
+            Some(ConflictKind::ConcurrentAppend),
             "{f:?}: {e}"
         );
     }

@@ -181,12 +181,10 @@ fn update_conflicts_with_a_concurrent_delete_of_the_same_file() {
         };
         let e = t.update_str("v = 0", Some("id = 2"), &pinned).unwrap_err();
         // The DELETE also re-adds the file (with a DV, or its other rows rewritten) inside the
-        // read set, which the checker reports first, as Delta's does.
-        assert!(
-            matches!(
-                e.conflict_kind(),
-                Some(ConflictKind::ConcurrentDeleteRead | ConflictKind::ConcurrentDeleteDelete)
-            ) || e.conflict_kind() == Some(ConflictKind::ConcurrentAppend),
+        // read set, which the checker reports first, as Delta's does (SPEC.md §7).
+        assert_eq!(
+            e.conflict_kind(),
+            Some(ConflictKind::ConcurrentAppend),
             "{f:?}: {e}"
         );
         // An update of another file than the one the delete touched goes through.

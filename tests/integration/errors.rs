@@ -130,10 +130,7 @@ fn a_real_conflict_is_a_retryable_conflict() {
     };
     let e = t.delete_str("p = 'x'", &pinned).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
-    assert_eq!(
-        e.conflict_kind(),
-        Some(ConflictKind::ConcurrentDeleteDelete)
-    );
+    assert_eq!(e.conflict_kind(), Some(ConflictKind::ConcurrentDeleteRead));
     assert!(e.is_retryable());
 }
 

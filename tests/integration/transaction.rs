@@ -123,10 +123,7 @@ fn a_conflict_surfaces_with_its_kind() {
     b.commit().unwrap();
     let e = a.commit().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
-    assert_eq!(
-        e.conflict_kind(),
-        Some(ConflictKind::ConcurrentDeleteDelete)
-    );
+    assert_eq!(e.conflict_kind(), Some(ConflictKind::ConcurrentDeleteRead));
     assert!(e.is_retryable());
 }
 

@@ -9,9 +9,16 @@
 //! 4. The transaction changes data and is not a blind append: W added data
 //!    (`dataChange=true`) that its read predicates may match (any, if it read the whole
 //!    table or changes metadata): `ConcurrentAppend`.
-//! 5. W removed a file the transaction also removes: `ConcurrentDeleteDelete`.
-//! 6. W removed a file the transaction read, or removed data (`dataChange=true`) from a table
+//! 5. W removed a file the transaction read, or removed data (`dataChange=true`) from a table
 //!    the transaction read whole: `ConcurrentDeleteRead`.
+//! 6. W removed a file the transaction also removes (without having recorded it as read):
+//!    `ConcurrentDeleteDelete`.
+//!
+//! This is the order of Delta Spark's `ConflictChecker.checkConflicts`. Its append check
+//! also sees a winner's re-add of a file with a new deletion vector (and the rewritten file
+//! of a copy-on-write DELETE) as added data, so two DELETEs of one file are normally a
+//! `ConcurrentAppend`, as in Delta. Unlike Delta, alluvium matches added files against the
+//! data predicates too (through their statistics), not only the partition predicates.
 //!
 //! Blind appends therefore conflict only on protocol, metadata, domain and application
 //! transactions; rewrites with `dataChange=false` (compaction) only when a file they rewrite
@@ -141,26 +148,37 @@ pub(crate) fn check_winner(
             }
         }
     }
-    for a in actions {
-        if let Action::Remove(rm) = a {
-            let key = file_key(root, &rm.path, rm.deletion_vector.as_deref());
-            if txn.removed_files.contains(&key) {
-                return Err(conflict(
-                    ConflictKind::ConcurrentDeleteDelete,
-                    version,
-                    format!("file {} was removed concurrently", rm.path),
-                ));
+    // Delta's order: a winner's removal of a file the transaction read is reported before
+    // one of a file it also removes (`checkForDeletedFilesAgainstCurrentTxnReadFiles` runs
+    // before `checkForDeletedFilesAgainstCurrentTxnDeletedFiles`), so a transaction that
+    // read what it removes gets `ConcurrentDeleteRead`.
+    let removes = || {
+        actions.iter().filter_map(|a| match a {
+            Action::Remove(rm) => {
+                Some((rm, file_key(root, &rm.path, rm.deletion_vector.as_deref())))
             }
-            if txn.read_files.contains(&key) || (txn.whole_table && rm.data_change) {
-                return Err(conflict(
-                    ConflictKind::ConcurrentDeleteRead,
-                    version,
-                    format!(
-                        "file {} that the transaction read was removed concurrently",
-                        rm.path
-                    ),
-                ));
-            }
+            _ => None,
+        })
+    };
+    for (rm, key) in removes() {
+        if txn.read_files.contains(&key) || (txn.whole_table && rm.data_change) {
+            return Err(conflict(
+                ConflictKind::ConcurrentDeleteRead,
+                version,
+                format!(
+                    "file {} that the transaction read was removed concurrently",
+                    rm.path
+                ),
+            ));
+        }
+    }
+    for (rm, key) in removes() {
+        if txn.removed_files.contains(&key) {
+            return Err(conflict(
+                ConflictKind::ConcurrentDeleteDelete,
+                version,
+                format!("file {} was removed concurrently", rm.path),
+            ));
         }
     }
     Ok(())
