@@ -6,6 +6,7 @@
 //! returned to the caller, typed and saying whether re-running the operation is safe.
 
 pub(crate) mod input;
+mod replace_dv;
 
 use std::collections::HashMap;
 
@@ -231,7 +232,9 @@ impl Table {
 
     /// Replaces the whole table with `batches`, or, with `predicate`, only the rows matching
     /// it (`replaceWhere`: every new row must match the predicate). The predicate is
-    /// recorded in the commit in its text form (`Expr`'s `Display`).
+    /// recorded in the commit in its text form (`Expr`'s `Display`). On a table that writes
+    /// deletion vectors the old matching rows of partially matching files are deleted with
+    /// DVs, as DELETE deletes them; otherwise those files are rewritten.
     ///
     /// # Errors
     /// As [`append`](Self::append); predicates over unknown columns; new rows outside the
@@ -440,7 +443,14 @@ impl Table {
                     return Err(Error::InvalidArgument("missing predicate".into()));
                 };
                 txn.read_predicate(p.clone());
-                if let Err(e) = remove_matching(self, snapshot, &mut txn, &p, options) {
+                // With deletion vectors the matching rows are deleted as DELETE deletes
+                // them (as Delta's replaceWhere runs its DELETE), else files are rewritten.
+                let removed = if crate::dml::writes_deletion_vectors(snapshot) {
+                    replace_dv::delete_matching_with_dvs(self, snapshot, &mut txn, &p).map(|_| ())
+                } else {
+                    remove_matching(self, snapshot, &mut txn, &p, options).map(|_| ())
+                };
+                if let Err(e) = removed {
                     discard(self.store().as_ref(), &adds);
                     return Err(e);
                 }

@@ -701,3 +701,64 @@ fn a_file_without_statistics_gets_num_records_from_its_footer() {
     assert_eq!(s["tightBounds"], false);
     assert_eq!(common::sorted_ids(&t), ids_without(0..10, &[4]));
 }
+
+/// `replaceWhere` (overwrite with a predicate) on a table that writes deletion vectors
+/// deletes the matching rows as DELETE does (as Delta's replaceWhere runs its DELETE): the
+/// file whose statistics prove every row matches is removed whole, the partially matching
+/// one keeps its path and gets a DV. Without the property the partial file is rewritten.
+#[test]
+fn overwrite_with_a_filter_deletes_through_dvs_on_dv_tables() {
+    for dvs in [true, false] {
+        let t = if dvs {
+            dv_table()
+        } else {
+            table_with(&HashMap::new())
+        };
+        let before: Vec<Add> = t.snapshot().unwrap().files().cloned().collect();
+        let partial = before
+            .iter()
+            .find(|a| {
+                a.stats
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains(r#""maxValues":{"id":19"#)
+            })
+            .unwrap()
+            .path
+            .clone();
+        t.overwrite_str([batch(-2..0)], Some("id < 12"), &WriteOptions::default())
+            .unwrap();
+        let mut want: Vec<i64> = (-2..0).collect();
+        want.extend(12..20);
+        assert_eq!(common::sorted_ids(&t), want, "dvs={dvs}");
+        let v = t.snapshot().unwrap().version();
+        let (adds, removes) = adds_removes(&t, v);
+        assert_eq!(removes.len(), 2, "dvs={dvs}: both old files leave");
+        let readded: Vec<&Add> = adds.iter().filter(|a| a.path == partial).collect();
+        if dvs {
+            assert_eq!(
+                readded.len(),
+                1,
+                "the partial file is re-added under its path"
+            );
+            let dv = readded[0].deletion_vector.as_ref().unwrap();
+            assert_eq!(dv.cardinality, 2, "rows 10 and 11");
+            assert_eq!(adds.len(), 2, "the re-add and the new rows' file");
+            assert_eq!(dv_files(&t).len(), 1);
+        } else {
+            assert!(
+                readded.is_empty(),
+                "copy-on-write rewrites the partial file"
+            );
+            assert_eq!(adds.len(), 2, "the rewrite and the new rows' file");
+            assert!(dv_files(&t).is_empty());
+        }
+        // Every removed file of the overwrite was read: a concurrent DELETE of it conflicts.
+        let s = t.snapshot().unwrap();
+        delete(&t, "id = 13");
+        let e = t
+            .overwrite_str([batch(12..14)], Some("id >= 12 AND id < 14"), &pinned(&s))
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Conflict, "dvs={dvs}: {e}");
+    }
+}

@@ -1,0 +1,92 @@
+//! `replaceWhere` on a table that writes deletion vectors: the rows the overwrite predicate
+//! matches are deleted as DELETE deletes them (SPEC.md §7, "Overwrite with a predicate").
+//!
+//! Delta Spark does the same: `WriteIntoDelta.removeFiles` runs its `DeleteCommand`
+//! (`performDelete`) inside the overwrite's transaction, which writes deletion vectors when
+//! the table has them enabled. Files whose partition values or statistics prove that every
+//! live row matches are removed whole; in the others the matching rows get a deletion
+//! vector through [`apply_deletes`] instead of the file being rewritten.
+
+use alluvium_datafile::ReadPlan;
+use alluvium_mvcc::{Snapshot, Transaction};
+use alluvium_txlog::actions::{Add, Remove};
+use alluvium_txlog::expr::{FileSummary, Predicate, all_match, may_match};
+use alluvium_txlog::stats::FileStats;
+use roaring::RoaringTreemap;
+
+use crate::dml::{FileDeletes, apply_deletes};
+use crate::scan::table_layout;
+use crate::{Result, Table};
+
+/// Stages in `txn` the deletion of the live rows matching `pred` with deletion vectors
+/// (the caller checked `writes_deletion_vectors(snapshot)`). Every candidate file is
+/// recorded as read. Returns the number of rows deleted.
+///
+/// # Errors
+/// Unreadable data or DV files; a DV upload failure (nothing staged then).
+pub(super) fn delete_matching_with_dvs(
+    table: &Table,
+    snapshot: &Snapshot,
+    txn: &mut Transaction,
+    pred: &Predicate,
+) -> Result<u64> {
+    let now = table.store().now_ms();
+    let partition_only = pred.only_partition_columns();
+    let no_columns: &[String] = &[];
+    let plan = ReadPlan::new(table_layout(snapshot), Some(no_columns), Some(pred.clone()))?;
+    let mut deleted: u64 = 0;
+    let mut deletes = Vec::new();
+    for add in snapshot.files() {
+        let stats = if partition_only {
+            None
+        } else {
+            add.stats.as_deref().and_then(FileStats::parse)
+        };
+        let summary = FileSummary {
+            partition_values: &add.partition_values,
+            stats: stats.as_ref(),
+        };
+        if !may_match(pred, &summary) {
+            continue;
+        }
+        txn.read_file(add);
+        if all_match(pred, &summary) {
+            deleted += live_rows(&plan, add)?;
+            let mut r = Remove::from_add(add, now, true);
+            r.stats = add.stats.clone();
+            txn.remove_file(r);
+            continue;
+        }
+        let mut positions = RoaringTreemap::new();
+        for (_, rows) in plan.read_file_with_positions(add)? {
+            positions.extend(rows.values().iter().copied());
+        }
+        if !positions.is_empty() {
+            deletes.push(FileDeletes {
+                add: add.clone(),
+                positions,
+            });
+        }
+    }
+    let stats = apply_deletes(table, snapshot, txn, deletes)?;
+    Ok(deleted + stats.rows_deleted)
+}
+
+/// Live rows of a file removed whole: `numRecords` minus the DV's cardinality, or the
+/// footer's count when the file has no statistics.
+fn live_rows(plan: &ReadPlan, add: &Add) -> Result<u64> {
+    let physical = match add
+        .stats
+        .as_deref()
+        .and_then(FileStats::parse)
+        .and_then(|s| s.num_records)
+    {
+        Some(n) => u64::try_from(n).unwrap_or(0),
+        None => plan.physical_rows(add)?,
+    };
+    let dv = add
+        .deletion_vector
+        .as_ref()
+        .map_or(0, |d| u64::try_from(d.cardinality).unwrap_or(0));
+    Ok(physical.saturating_sub(dv))
+}
