@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod dml;
 mod s3;
+mod stress;
 mod variant;
 mod verify;
 
