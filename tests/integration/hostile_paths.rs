@@ -514,82 +514,141 @@ fn log_cleanup_anchors_only_on_a_checkpoint_that_reads_back() {
 }
 
 /// Class 4: every operation that writes or deletes refuses a table with an unsupported
-/// writer feature before touching anything, through the library API.
+/// writer feature before touching anything, through the library API, on the in-memory and
+/// the local store (where nothing outside the table root may change either).
 #[test]
 fn every_writing_operation_refuses_unsupported_writer_features() {
-    let store = Arc::new(InMemoryStore::new().with_manual_clock(1_700_000_000_000));
-    let t = create(
-        store.clone(),
-        &[("delta.logRetentionDuration", "interval 1 days")],
-    );
-    for i in 0..4 {
-        append(&t, &[(i, "a")]);
-    }
-    t.checkpoint(&CheckpointConfig::default()).unwrap();
-    let protocol = r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["aFeatureFromTheFuture"]}}"#;
-    let v = t.snapshot().unwrap().version() + 1;
-    store
-        .put_if_absent(&commit_path(v), format!("{protocol}\n").into())
-        .unwrap();
-    store
-        .put(
-            &StorePath::parse("p=a/orphan.parquet").unwrap(),
-            vec![1u8; 4].into(),
-        )
-        .unwrap();
-    store.advance_clock(40 * DAY_MS);
-    let expected = rows(&t);
-    let before = contents(store.as_ref());
-    type Op<'a> = Box<dyn Fn() -> Result<(), alluvium::Error> + 'a>;
-    let ops: Vec<(&str, Op)> = vec![
-        (
-            "checkpoint",
-            Box::new(|| t.checkpoint(&CheckpointConfig::default()).map(|_| ())),
-        ),
-        ("cleanup-log", Box::new(|| t.cleanup_log(false).map(|_| ()))),
-        (
-            "optimize",
-            Box::new(|| t.optimize(&OptimizeOptions::default()).map(|_| ())),
-        ),
-        (
-            "vacuum",
-            Box::new(|| {
-                t.vacuum(&VacuumOptions {
-                    retention_hours: Some(0.0),
-                    force: true,
-                    ..Default::default()
-                })
-                .map(|_| ())
-            }),
-        ),
-        (
-            "append",
-            Box::new(|| {
-                t.append([batch(&[(9, "a")])], &WriteOptions::default())
-                    .map(|_| ())
-            }),
-        ),
-        (
-            "overwrite",
-            Box::new(|| {
-                t.overwrite_str([batch(&[(9, "a")])], None, &WriteOptions::default())
-                    .map(|_| ())
-            }),
-        ),
-        (
-            "delete",
-            Box::new(|| t.delete_str("x = 1", &WriteOptions::default()).map(|_| ())),
-        ),
-    ];
-    for (name, op) in ops {
-        let e = op().unwrap_err();
-        assert!(
-            e.to_string().contains("aFeatureFromTheFuture"),
-            "{name}: {e}"
+    for local in [false, true] {
+        let s = Sandbox::new();
+        let memory = Arc::new(InMemoryStore::new().with_manual_clock(1_700_000_000_000));
+        let store: StoreRef = if local { s.store() } else { memory.clone() };
+        let t = create(
+            store.clone(),
+            &[("delta.logRetentionDuration", "interval 1 days")],
         );
-        assert_eq!(contents(store.as_ref()), before, "{name} touched the table");
+        for i in 0..4 {
+            append(&t, &[(i, "a")]);
+        }
+        t.checkpoint(&CheckpointConfig::default()).unwrap();
+        let protocol = r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["aFeatureFromTheFuture"]}}"#;
+        let v = t.snapshot().unwrap().version() + 1;
+        store
+            .put_if_absent(&commit_path(v), format!("{protocol}\n").into())
+            .unwrap();
+        store
+            .put(
+                &StorePath::parse("p=a/orphan.parquet").unwrap(),
+                vec![1u8; 4].into(),
+            )
+            .unwrap();
+        if local {
+            age_log(&s.root(), Duration::from_secs(40 * 86_400));
+        } else {
+            memory.advance_clock(40 * DAY_MS);
+        }
+        let expected = rows(&t);
+        let before = contents(store.as_ref());
+        let outside = s.outside();
+        type Op<'a> = Box<dyn Fn() -> Result<(), alluvium::Error> + 'a>;
+        let ops: Vec<(&str, Op)> = vec![
+            (
+                "checkpoint",
+                Box::new(|| t.checkpoint(&CheckpointConfig::default()).map(|_| ())),
+            ),
+            ("cleanup-log", Box::new(|| t.cleanup_log(false).map(|_| ()))),
+            (
+                "optimize",
+                Box::new(|| t.optimize(&OptimizeOptions::default()).map(|_| ())),
+            ),
+            (
+                "vacuum",
+                Box::new(|| {
+                    t.vacuum(&VacuumOptions {
+                        retention_hours: Some(0.0),
+                        force: true,
+                        ..Default::default()
+                    })
+                    .map(|_| ())
+                }),
+            ),
+            (
+                "append",
+                Box::new(|| {
+                    t.append([batch(&[(9, "a")])], &WriteOptions::default())
+                        .map(|_| ())
+                }),
+            ),
+            (
+                "overwrite",
+                Box::new(|| {
+                    t.overwrite_str([batch(&[(9, "a")])], None, &WriteOptions::default())
+                        .map(|_| ())
+                }),
+            ),
+            (
+                "replaceWhere",
+                Box::new(|| {
+                    t.overwrite_str(
+                        [batch(&[(9, "a")])],
+                        Some("x = 9"),
+                        &WriteOptions::default(),
+                    )
+                    .map(|_| ())
+                }),
+            ),
+            (
+                "delete",
+                Box::new(|| t.delete_str("x = 1", &WriteOptions::default()).map(|_| ())),
+            ),
+            (
+                "update",
+                Box::new(|| {
+                    t.update_str("x = x + 1", Some("x = 1"), &WriteOptions::default())
+                        .map(|_| ())
+                }),
+            ),
+            (
+                "merge",
+                Box::new(|| {
+                    t.merge([batch(&[(1, "a"), (99, "a")])], "t.x = s.x")
+                        .when("MATCHED THEN UPDATE SET *")
+                        .when("NOT MATCHED THEN INSERT *")
+                        .execute(&WriteOptions::default())
+                        .map(|_| ())
+                }),
+            ),
+            (
+                "alter",
+                Box::new(|| {
+                    t.set_properties(&[("delta.appendOnly", "true")], &[])
+                        .map(|_| ())
+                }),
+            ),
+            (
+                "transaction",
+                Box::new(|| {
+                    let mut txn = t.transaction("WRITE")?;
+                    let adds = txn.write_files([batch(&[(9, "a")])])?;
+                    txn.add_files(adds);
+                    txn.commit().map(|_| ())
+                }),
+            ),
+        ];
+        for (name, op) in ops {
+            let e = op().unwrap_err();
+            assert!(
+                e.to_string().contains("aFeatureFromTheFuture"),
+                "{name} (local={local}): {e}"
+            );
+            assert_eq!(
+                contents(store.as_ref()),
+                before,
+                "{name} (local={local}) touched the table"
+            );
+            assert_eq!(s.outside(), outside, "{name} (local={local})");
+        }
+        assert_eq!(rows(&t), expected);
     }
-    assert_eq!(rows(&t), expected);
 }
 
 const TEMP_ID: &str = "0123456789abcdef0123456789abcdef";
