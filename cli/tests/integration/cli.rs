@@ -250,6 +250,28 @@ fn writes_that_landed_exit_zero_with_stdout_closed() {
         (vec!["append", t, csv], Some(2)),
         (vec!["overwrite", t, one, "--filter", "id = 1"], Some(3)),
         (vec!["delete", t, "--filter", "id = 2"], Some(4)),
+        (
+            vec!["update", t, "--set", "name = 'x'", "--filter", "id = 1"],
+            Some(5),
+        ),
+        (
+            vec![
+                "merge",
+                t,
+                one,
+                "--on",
+                "t.id = s.id",
+                "--when",
+                "MATCHED THEN UPDATE SET *",
+                "--when",
+                "NOT MATCHED THEN INSERT *",
+            ],
+            Some(6),
+        ),
+        (
+            vec!["alter", t, "--set-property", "delta.appendOnly=false"],
+            Some(7),
+        ),
         (vec!["checkpoint", t], None),
         (vec!["cleanup-log", t], None),
         (vec!["optimize", t], None),
