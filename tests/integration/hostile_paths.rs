@@ -664,6 +664,9 @@ fn vacuum_removes_abandoned_temporary_files_older_than_the_retention() {
         format!("_delta_log/.00000000000000000009.json.{TEMP_ID}.tmp"),
     ];
     let young = [format!("p=a/.part-2.parquet.{TEMP_ID}.tmp")];
+    // Six days old: younger than the default retention (7 days), so kept: the threshold is
+    // the retention, not some shorter age of its own.
+    let almost = format!(".part-6.parquet.{TEMP_ID}.tmp");
     let kept = [
         "p=a/.part-3.parquet.tmp".to_string(),
         format!("_hidden/.part-4.parquet.{TEMP_ID}.tmp"),
@@ -693,8 +696,16 @@ fn vacuum_removes_abandoned_temporary_files_older_than_the_retention() {
             }
             // The table's own files are old too: only the temporary files are at stake.
             age_log(&s.root(), 8 * 24 * HOUR);
+            put(&almost);
+            let f = fs::File::options()
+                .write(true)
+                .open(s.root().join(&almost))
+                .unwrap();
+            f.set_modified(SystemTime::now() - 6 * 24 * HOUR).unwrap();
         } else {
-            memory.advance_clock(8 * DAY_MS);
+            memory.advance_clock(2 * DAY_MS);
+            put(&almost);
+            memory.advance_clock(6 * DAY_MS);
         }
         for p in &young {
             put(p);
@@ -706,7 +717,7 @@ fn vacuum_removes_abandoned_temporary_files_older_than_the_retention() {
         expected.sort();
         assert_eq!(deleted, expected, "local={local}");
         assert!(r.failed.is_empty(), "{:?}", r.failed);
-        for p in young.iter().chain(&kept) {
+        for p in young.iter().chain(&kept).chain([&almost]) {
             assert!(
                 store.head(&StorePath::parse(p).unwrap()).is_ok(),
                 "local={local}: {p} must stay"
