@@ -446,3 +446,96 @@ fn tables_created_with_variant_or_geospatial_columns_get_the_features_and_round_
     };
     assert_eq!(a, b);
 }
+
+/// Issue 12 item 4 for geospatial columns: deletes (with deletion vectors and by rewriting)
+/// and OPTIMIZE on a table with a geometry column keep every remaining WKB value byte for
+/// byte and the column's type and CRS.
+#[test]
+fn deletes_and_optimize_on_a_geospatial_table() {
+    for dvs in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let geo = Field::new("g", DataType::Binary, true).with_metadata(HashMap::from([
+            (EXTENSION_NAME_KEY.to_string(), "geoarrow.wkb".to_string()),
+            (
+                EXTENSION_METADATA_KEY.to_string(),
+                r#"{"crs":"EPSG:4326"}"#.to_string(),
+            ),
+        ]));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            geo,
+        ]));
+        // WKB of POINT(id, -id), little endian.
+        let wkb = |id: i64| {
+            let mut p = vec![1u8, 1, 0, 0, 0];
+            p.extend((id as f64).to_le_bytes());
+            p.extend((-id as f64).to_le_bytes());
+            p
+        };
+        let batch = |ids: std::ops::Range<i64>| {
+            let points: Vec<Vec<u8>> = ids.clone().map(wkb).collect();
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(Int64Array::from(ids.collect::<Vec<_>>())) as ArrayRef,
+                    Arc::new(BinaryArray::from_iter_values(points.iter())),
+                ],
+            )
+            .unwrap()
+        };
+        let t = open(&dir.path().join("geo"));
+        let props = if dvs {
+            HashMap::from([(
+                "delta.enableDeletionVectors".to_string(),
+                "true".to_string(),
+            )])
+        } else {
+            HashMap::new()
+        };
+        t.create(&schema, &[], &props).unwrap();
+        t.append([batch(0..10)], &WriteOptions::default()).unwrap();
+        t.append([batch(10..20)], &WriteOptions::default()).unwrap();
+        t.delete_str("id = 3 OR id = 14", &WriteOptions::default())
+            .unwrap();
+        let has_dv = t
+            .snapshot()
+            .unwrap()
+            .files()
+            .any(|a| a.deletion_vector.is_some());
+        assert_eq!(has_dv, dvs);
+        let check = |t: &Table, what: &str| {
+            let out = ScanBuilder::new(t.snapshot().unwrap())
+                .build()
+                .unwrap()
+                .execute_to_vec()
+                .unwrap();
+            let mut seen: Vec<(i64, Vec<u8>)> = Vec::new();
+            for b in &out {
+                let g = b.schema().field_with_name("g").unwrap().clone();
+                assert_eq!(
+                    g.metadata()[EXTENSION_METADATA_KEY],
+                    r#"{"crs":"EPSG:4326"}"#,
+                    "{what}"
+                );
+                let ids = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                let gs = b.column(1).as_any().downcast_ref::<BinaryArray>().unwrap();
+                for i in 0..b.num_rows() {
+                    seen.push((ids.value(i), gs.value(i).to_vec()));
+                }
+            }
+            seen.sort();
+            let want: Vec<(i64, Vec<u8>)> = (0..20)
+                .filter(|i| *i != 3 && *i != 14)
+                .map(|i| (i, wkb(i)))
+                .collect();
+            assert_eq!(seen, want, "{what} (dvs={dvs})");
+        };
+        check(&t, "after the delete");
+        t.optimize(&OptimizeOptions::default()).unwrap();
+        let snap = t.snapshot().unwrap();
+        assert_eq!(snap.num_files(), 1, "dvs={dvs}");
+        assert!(snap.files().all(|a| a.deletion_vector.is_none()));
+        assert!(snap.protocol().has_reader_feature("geospatial"));
+        check(&t, "after OPTIMIZE");
+    }
+}
