@@ -177,8 +177,20 @@ fn geospatial_columns_keep_type_and_crs_in_field_metadata() {
 
 #[test]
 fn append_delete_and_optimize_on_a_variant_table() {
+    for dvs in [false, true] {
+        append_delete_and_optimize_on_a_variant_table_with(dvs);
+    }
+}
+
+/// The body of [`append_delete_and_optimize_on_a_variant_table`]: the DELETE rewrites the
+/// files, or (`dvs`) writes deletion vectors that OPTIMIZE then purges.
+fn append_delete_and_optimize_on_a_variant_table_with(dvs: bool) {
     let (_dir, path) = common::copy_table("unshredded-variant");
     let t = open(&path);
+    if dvs {
+        t.set_properties(&[("delta.enableDeletionVectors", "true")], &[])
+            .unwrap();
+    }
     let before = json_rows(&t);
     // Append the table's own rows back: the incoming batches carry the variant types.
     let batches = ScanBuilder::new(t.snapshot().unwrap())
@@ -192,6 +204,13 @@ fn append_delete_and_optimize_on_a_variant_table() {
     assert_eq!(json_rows(&t), doubled);
 
     t.delete_str("id >= 50", &WriteOptions::default()).unwrap();
+    assert_eq!(
+        t.snapshot()
+            .unwrap()
+            .files()
+            .any(|a| a.deletion_vector.is_some()),
+        dvs
+    );
     let mut kept: Vec<String> = doubled
         .iter()
         .filter(|r| {
@@ -211,6 +230,12 @@ fn append_delete_and_optimize_on_a_variant_table() {
     let files_before = t.snapshot().unwrap().num_files();
     t.optimize(&OptimizeOptions::default()).unwrap();
     assert!(t.snapshot().unwrap().num_files() < files_before);
+    assert!(
+        t.snapshot()
+            .unwrap()
+            .files()
+            .all(|a| a.deletion_vector.is_none())
+    );
     assert_eq!(json_rows(&t), kept);
     let protocol = t.snapshot().unwrap().protocol().clone();
     assert!(
