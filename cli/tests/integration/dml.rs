@@ -126,3 +126,35 @@ fn update_and_merge_from_the_command_line() {
         4
     );
 }
+
+/// `alluvium overwrite --filter` on a table with deletion vectors deletes the old matching
+/// rows of a partially matching file with a DV (the file keeps its path), as DELETE does.
+#[test]
+fn overwrite_with_a_filter_writes_a_deletion_vector_on_dv_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let t = t.to_str().unwrap();
+    let data = dir.path().join("data.csv");
+    std::fs::write(&data, "id,name,n\n1,ann,10\n2,bob,20\n3,cy,30\n").unwrap();
+    ok(&["append", t, data.to_str().unwrap(), "--create"]);
+    ok(&[
+        "alter",
+        t,
+        "--set-property",
+        "delta.enableDeletionVectors=true",
+    ]);
+    let new = dir.path().join("new.csv");
+    std::fs::write(&new, "id,name,n\n2,bo,21\n").unwrap();
+    let out = ok(&["overwrite", t, new.to_str().unwrap(), "--filter", "id = 2"]);
+    assert!(out.starts_with("committed version 3"), "{out}");
+    assert_eq!(scan(t), ["1,ann,10", "2,bo,21", "3,cy,30"]);
+    let commit = std::fs::read_to_string(
+        std::path::Path::new(t).join("_delta_log/00000000000000000003.json"),
+    )
+    .unwrap();
+    let readded = commit
+        .lines()
+        .filter(|l| l.starts_with("{\"add\"") && l.contains("\"deletionVector\""))
+        .count();
+    assert_eq!(readded, 1, "{commit}");
+}
