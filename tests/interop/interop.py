@@ -435,6 +435,17 @@ def case_alluvium_dv() -> None:
     alluvium("delete", table, "--filter", scattered)
     alluvium("delete", table, "--filter", "id = 250")
     alluvium("delete", table, "--filter", "id >= 10 AND id < 20")
+    # replaceWhere on a DV table: the old rows it matches are deleted with DVs.
+    repl = os.path.join(WORK, "dv_replace.parquet")
+    pq.write_table(pa.table({
+        "id": pa.array([600, 601], pa.int64()),
+        "key": pa.array(["replaced", "replaced"], pa.string()),
+        "value": pa.array([1.5, 2.5], pa.float64()),
+    }), repl)
+    alluvium("overwrite", table, repl, "--filter", "id >= 600 AND id < 610")
+    # 1000 rows - 11 scattered - 1 - 10, then 10 replaced by 2.
+    if ours(table, None)["rows"] != 970:
+        FAILURES.append(f"alluvium_dv: replaceWhere left {ours(table, None)['rows']} rows, not 970")
     dvs = 0
     for name in log_files(table):
         if not name.endswith(".json"):
@@ -447,7 +458,7 @@ def case_alluvium_dv() -> None:
     if dvs < 4:
         FAILURES.append(f"alluvium_dv: expected adds with deletion vectors, found {dvs}")
     latest = json.loads(alluvium("inspect", table, "--json"))["version"]
-    for v in range(latest - 3, latest + 1):
+    for v in range(latest - 4, latest + 1):
         compare("alluvium_dv", table, v, engines=["deltalake", "duckdb", "polars"])
 
 
