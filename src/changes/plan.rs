@@ -104,12 +104,27 @@ pub(crate) fn plan(
     let commits = commits_in_range(store.as_ref(), &listing, start_v, end_v)
         .map_err(|e| unavailable(e, start_v, end_v))?;
 
-    // The table as of `start`: from its own commit when it sets both, else its snapshot.
+    // The table as of `start`: from its own commit when it sets both, else a snapshot of
+    // `start`, or of any later version of the range before the next protocol or metadata
+    // change (same table state; helps when log cleanup left only a later checkpoint).
     let first = &commits[0];
     let (mut protocol, mut metadata) = match (last_protocol(first), last_metadata(first)) {
         (Some(p), Some(m)) => (p.clone(), m.clone()),
         (p, m) => {
+            let same_state_until = commits
+                .iter()
+                .skip(1)
+                .find(|c| last_protocol(c).is_some() || last_metadata(c).is_some())
+                .map_or(end_v, |c| c.version - 1);
             let s = Snapshot::load(store.clone(), VersionSpec::Version(start_v))
+                .or_else(|e| {
+                    if same_state_until > start_v {
+                        Snapshot::load(store.clone(), VersionSpec::Version(same_state_until))
+                            .map_err(|_| e)
+                    } else {
+                        Err(e)
+                    }
+                })
                 .map_err(|e| unavailable(e, start_v, end_v))?;
             (
                 p.cloned().unwrap_or_else(|| s.protocol().clone()),
