@@ -759,3 +759,55 @@ fn projection_and_filters_push_down() {
         )
     );
 }
+
+#[test]
+fn a_widened_column_reads_older_change_rows_as_the_end_type() {
+    let log = Log::new();
+    let narrow = r#"{"type":"struct","fields":[{"name":"id","type":"integer","nullable":true,"metadata":{}}]}"#;
+    let wide = r#"{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{"delta.typeChanges":[{"fromType":"integer","toType":"long"}]}}]}"#;
+    let a = log.parquet(
+        "a.parquet",
+        vec![(
+            "id",
+            Arc::new(arrow::array::Int32Array::from(vec![1, 2])) as ArrayRef,
+        )],
+    );
+    let b = log.parquet(
+        "b.parquet",
+        vec![(
+            "id",
+            Arc::new(Int64Array::from(vec![5_000_000_000])) as ArrayRef,
+        )],
+    );
+    let tw_protocol = json!({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
+        "readerFeatures": ["typeWidening"], "writerFeatures": ["typeWidening", "changeDataFeed"]}});
+    log.commit(
+        0,
+        &[
+            tw_protocol,
+            metadata(narrow, &[], &[CDF_ON]),
+            add("a.parquet", a, true),
+        ],
+    );
+    log.commit(
+        1,
+        &[
+            metadata(wide, &[], &[CDF_ON, ("delta.enableTypeWidening", "true")]),
+            add("b.parquet", b, true),
+        ],
+    );
+    let batches = log
+        .table()
+        .changes(VersionSpec::Version(0), None)
+        .execute_to_vec()
+        .unwrap();
+    assert!(
+        batches
+            .iter()
+            .all(|b| b.schema().field(0).data_type() == &DataType::Int64)
+    );
+    assert_eq!(
+        rows_of(&batches, &["id", "_commit_version"]),
+        strs(&["1|0", "2|0", "5000000000|1"])
+    );
+}
