@@ -107,7 +107,14 @@ pub(crate) fn plan(
     // The table as of `start`: from its own commit when it sets both, else a snapshot of
     // `start`, or of any later version of the range before the next protocol or metadata
     // change (same table state; helps when log cleanup left only a later checkpoint).
-    let first = &commits[0];
+    let Some(first) = commits.first() else {
+        return Err(Error::ChangeDataVersionUnavailable {
+            version: start_v,
+            start: start_v,
+            end: end_v,
+            reason: "no commit file of the range was found".into(),
+        });
+    };
     let (mut protocol, mut metadata) = match (last_protocol(first), last_metadata(first)) {
         (Some(p), Some(m)) => (p.clone(), m.clone()),
         (p, m) => {
