@@ -16,6 +16,7 @@ mod table_check;
 mod verify_fixture;
 
 mod bad_input;
+mod changes;
 mod checkpoints;
 mod conflicts;
 mod dml_common;
