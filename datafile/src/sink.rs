@@ -30,6 +30,7 @@ use arrow_select::take::take_record_batch;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use crate::read::scan_fields;
 use crate::stats_writer::StatsCollector;
@@ -85,6 +86,66 @@ struct OpenFile {
     stats: StatsCollector,
     key: String,
     partition_values: OptStringMap,
+}
+
+/// Rows sampled per column to decide whether a new file dictionary-encodes it.
+const DICTIONARY_SAMPLE: usize = 512;
+
+/// `props` with dictionary encoding turned off for the flat columns whose values in
+/// `first` (the first rows of a new file) are (nearly) all distinct: a dictionary of
+/// unique values costs a hash lookup per value when writing and makes the file bigger (the
+/// dictionary holds every value and the indexes come on top). The decision is taken on an
+/// evenly spaced sample of at most [`DICTIONARY_SAMPLE`] rows, and only when it holds at
+/// least 64 non-null values; other columns keep Parquet's default (dictionary, falling
+/// back to plain when it grows too big).
+fn dictionary_choice(props: WriterProperties, first: &RecordBatch) -> Result<WriterProperties> {
+    let n = first.num_rows();
+    if n < 64 {
+        return Ok(props);
+    }
+    let step = n.div_ceil(DICTIONARY_SAMPLE).max(1);
+    let sample =
+        UInt32Array::from_iter_values((0..n).step_by(step).filter_map(|i| u32::try_from(i).ok()));
+    let mut off = Vec::new();
+    for (field, column) in first.schema().fields().iter().zip(first.columns()) {
+        let flat = field.data_type().is_primitive()
+            || matches!(
+                field.data_type(),
+                arrow_schema::DataType::Utf8
+                    | arrow_schema::DataType::LargeUtf8
+                    | arrow_schema::DataType::Binary
+                    | arrow_schema::DataType::LargeBinary
+                    | arrow_schema::DataType::FixedSizeBinary(_)
+            );
+        if !flat {
+            continue;
+        }
+        let values = arrow_select::take::take(column.as_ref(), &sample, None)?;
+        let converter = arrow_row::RowConverter::new(vec![arrow_row::SortField::new(
+            values.data_type().clone(),
+        )])?;
+        let rows = converter.convert_columns(&[values.clone()])?;
+        let mut seen = std::collections::HashSet::with_capacity(rows.num_rows());
+        let mut non_null = 0usize;
+        for i in 0..rows.num_rows() {
+            if values.is_valid(i) {
+                non_null += 1;
+                seen.insert(rows.row(i).data());
+            }
+        }
+        // At least 90 % distinct: the column is (nearly) unique here.
+        if non_null >= 64 && seen.len() * 10 >= non_null * 9 {
+            off.push(field.name().clone());
+        }
+    }
+    if off.is_empty() {
+        return Ok(props);
+    }
+    let mut builder = props.into_builder();
+    for name in off {
+        builder = builder.set_column_dictionary_enabled(ColumnPath::from(name), false);
+    }
+    Ok(builder.build())
 }
 
 /// Writes the rows of one operation into data files and returns their `add` actions, for
@@ -345,7 +406,7 @@ impl<'a> FileSink<'a> {
             let writer = ArrowWriter::try_new(
                 Vec::new(),
                 self.physical_schema.clone(),
-                Some(self.props.clone()),
+                Some(dictionary_choice(self.props.clone(), &physical)?),
             )?;
             let stats = StatsCollector::new(
                 &self.data_schema,

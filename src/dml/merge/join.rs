@@ -2,14 +2,13 @@
 //! residual condition (evaluated on the candidate pairs), and the in-memory hash index of
 //! the source on its keys (arrow-row encodings), probed with each target batch.
 
-use std::collections::HashMap;
-
 use alluvium_txlog::expr::{CmpOp, Expr};
 use alluvium_txlog::schema::{DataType, PrimitiveType};
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_cast::cast;
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::DataType as ArrowType;
+use hashbrown::HashMap;
 
 use super::scope::{SOURCE, Scope, TARGET};
 use crate::write::input::same_type;
@@ -132,7 +131,7 @@ fn key_of(t: &[String], s: &[String], scope: &Scope) -> Result<Option<KeyPair>> 
 /// The source rows by key: row indexes of every source row with that (non-NULL) key.
 pub(crate) struct SourceIndex {
     converter: RowConverter,
-    map: HashMap<Box<[u8]>, Vec<u32>>,
+    map: KeyMap,
     /// Indexes of source rows with no NULL key (all rows when there are no keys).
     keyed_rows: Vec<u32>,
     keys: Vec<KeyPair>,
@@ -155,6 +154,37 @@ fn key_columns(
         .collect()
 }
 
+/// Source rows by key. One 64-bit integer key (the common `t.id = s.id`) is hashed as
+/// the integer itself; any other key list by its arrow-row encoding.
+enum KeyMap {
+    Int(HashMap<i64, Vec<u32>>),
+    Rows(HashMap<Box<[u8]>, Vec<u32>>),
+}
+
+impl KeyMap {
+    fn len(&self) -> usize {
+        match self {
+            KeyMap::Int(m) => m.len(),
+            KeyMap::Rows(m) => m.len(),
+        }
+    }
+
+    fn lists(&self) -> Box<dyn Iterator<Item = &Vec<u32>> + '_> {
+        match self {
+            KeyMap::Int(m) => Box::new(m.values()),
+            KeyMap::Rows(m) => Box::new(m.values()),
+        }
+    }
+}
+
+/// The single Int64 key column of `cols`, if that is what the key list is.
+fn single_int(cols: &[ArrayRef]) -> Option<&arrow_array::Int64Array> {
+    match cols {
+        [c] => c.as_any().downcast_ref::<arrow_array::Int64Array>(),
+        _ => None,
+    }
+}
+
 fn null_free(cols: &[ArrayRef], row: usize) -> bool {
     cols.iter().all(|c| c.is_valid(row))
 }
@@ -169,21 +199,38 @@ impl SourceIndex {
                 .collect(),
         )?;
         let cols = key_columns(source, keys, |k| k.source)?;
-        let rows = converter.convert_columns(&cols)?;
-        let mut map: HashMap<Box<[u8]>, Vec<u32>> = HashMap::new();
         let mut keyed_rows = Vec::new();
-        for i in 0..source.num_rows() {
-            if !null_free(&cols, i) {
-                continue;
-            }
-            let idx = u32::try_from(i).map_err(|_| {
+        let row_index = |i: usize| {
+            u32::try_from(i).map_err(|_| {
                 Error::InvalidArgument("a MERGE source holds at most 2^32 rows".into())
-            })?;
-            keyed_rows.push(idx);
-            map.entry(Box::from(rows.row(i).as_ref()))
-                .or_default()
-                .push(idx);
-        }
+            })
+        };
+        let map = if let Some(ints) = single_int(&cols) {
+            let mut map: HashMap<i64, Vec<u32>> = HashMap::new();
+            for i in 0..source.num_rows() {
+                if ints.is_null(i) {
+                    continue;
+                }
+                let idx = row_index(i)?;
+                keyed_rows.push(idx);
+                map.entry(ints.value(i)).or_default().push(idx);
+            }
+            KeyMap::Int(map)
+        } else {
+            let rows = converter.convert_columns(&cols)?;
+            let mut map: HashMap<Box<[u8]>, Vec<u32>> = HashMap::new();
+            for i in 0..source.num_rows() {
+                if !null_free(&cols, i) {
+                    continue;
+                }
+                let idx = row_index(i)?;
+                keyed_rows.push(idx);
+                map.entry(Box::from(rows.row(i).as_ref()))
+                    .or_default()
+                    .push(idx);
+            }
+            KeyMap::Rows(map)
+        };
         Ok(SourceIndex {
             converter,
             map,
@@ -199,7 +246,7 @@ impl SourceIndex {
 
     /// One source row of each distinct key.
     pub(crate) fn representatives(&self) -> impl Iterator<Item = u32> + '_ {
-        self.map.values().filter_map(|v| v.first().copied())
+        self.map.lists().filter_map(|v| v.first().copied())
     }
 
     /// Source rows whose keys are all non-NULL.
@@ -220,15 +267,42 @@ impl SourceIndex {
             return Ok((t_rows, s_rows));
         }
         let cols = key_columns(target, &self.keys, |k| k.target)?;
-        let rows = self.converter.convert_columns(&cols)?;
-        for i in 0..target.num_rows() {
-            if !null_free(&cols, i) {
-                continue;
+        let mut pair = |i: usize, list: &Vec<u32>| {
+            for &j in list {
+                t_rows.push(i as u32);
+                s_rows.push(j);
             }
-            if let Some(list) = self.map.get(rows.row(i).as_ref()) {
-                for &j in list {
-                    t_rows.push(i as u32);
-                    s_rows.push(j);
+        };
+        match &self.map {
+            KeyMap::Int(map) => {
+                let Some(ints) = single_int(&cols) else {
+                    return Err(Error::InvalidArgument(
+                        "a MERGE target key column is not a 64-bit integer".into(),
+                    ));
+                };
+                if ints.null_count() == 0 {
+                    for (i, v) in ints.values().iter().enumerate() {
+                        if let Some(list) = map.get(v) {
+                            pair(i, list);
+                        }
+                    }
+                } else {
+                    for (i, v) in ints.iter().enumerate() {
+                        if let Some(list) = v.and_then(|v| map.get(&v)) {
+                            pair(i, list);
+                        }
+                    }
+                }
+            }
+            KeyMap::Rows(map) => {
+                let rows = self.converter.convert_columns(&cols)?;
+                for i in 0..target.num_rows() {
+                    if !null_free(&cols, i) {
+                        continue;
+                    }
+                    if let Some(list) = map.get(rows.row(i).as_ref()) {
+                        pair(i, list);
+                    }
                 }
             }
         }
