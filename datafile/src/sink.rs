@@ -124,7 +124,7 @@ fn dictionary_choice(props: WriterProperties, first: &RecordBatch) -> Result<Wri
         let converter = arrow_row::RowConverter::new(vec![arrow_row::SortField::new(
             values.data_type().clone(),
         )])?;
-        let rows = converter.convert_columns(&[values.clone()])?;
+        let rows = converter.convert_columns(std::slice::from_ref(&values))?;
         let mut seen = std::collections::HashSet::with_capacity(rows.num_rows());
         let mut non_null = 0usize;
         for i in 0..rows.num_rows() {
@@ -544,5 +544,84 @@ pub fn discard(store: &dyn ObjectStore, adds: &[Add]) {
         {
             let _ = store.delete(&p);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alluvium_storage::InMemoryStore;
+    use alluvium_txlog::schema::{DataType, PrimitiveType};
+    use arrow_array::{Int64Array, StringArray};
+    use bytes::Bytes;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    /// Whether each column chunk of the one file written from `batch` has a dictionary.
+    fn dictionaries_of(batch: &RecordBatch) -> Vec<(String, bool)> {
+        let store = InMemoryStore::new();
+        let schema = StructType::new(vec![
+            StructField::new("id", DataType::Primitive(PrimitiveType::Long), true),
+            StructField::new("kind", DataType::Primitive(PrimitiveType::String), true),
+        ]);
+        let config = HashMap::new();
+        let mut sink = FileSink::new(
+            SinkTable {
+                store: &store,
+                schema: &schema,
+                partition_columns: &[],
+                configuration: &config,
+                column_mapping: ColumnMappingMode::None,
+            },
+            FileSinkOptions::default(),
+        )
+        .unwrap();
+        sink.write(batch).unwrap();
+        let (adds, _) = sink.finish().unwrap();
+        let bytes: Bytes = store
+            .get(&StorePath::parse(&adds[0].path).unwrap())
+            .unwrap();
+        let reader = SerializedFileReader::new(bytes).unwrap();
+        let rg = reader.metadata().row_group(0);
+        rg.columns()
+            .iter()
+            .map(|c| {
+                (
+                    c.column_path().string(),
+                    c.dictionary_page_offset().is_some(),
+                )
+            })
+            .collect()
+    }
+
+    fn batch(rows: i64) -> RecordBatch {
+        let ids: Vec<i64> = (0..rows).collect();
+        let kinds: Vec<String> = (0..rows).map(|i| format!("kind{}", i % 5)).collect();
+        RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("id", ArrowType::Int64, true),
+                Field::new("kind", ArrowType::Utf8, true),
+            ])),
+            vec![
+                Arc::new(Int64Array::from(ids)),
+                Arc::new(StringArray::from(kinds)),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn unique_columns_are_written_without_a_dictionary_repeated_ones_with_one() {
+        assert_eq!(
+            dictionaries_of(&batch(5000)),
+            vec![("id".to_string(), false), ("kind".to_string(), true)]
+        );
+    }
+
+    #[test]
+    fn a_few_rows_keep_the_default_dictionary_encoding() {
+        assert_eq!(
+            dictionaries_of(&batch(10)),
+            vec![("id".to_string(), true), ("kind".to_string(), true)]
+        );
     }
 }

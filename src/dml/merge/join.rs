@@ -157,21 +157,61 @@ fn key_columns(
 /// Source rows by key. One 64-bit integer key (the common `t.id = s.id`) is hashed as
 /// the integer itself; any other key list by its arrow-row encoding.
 enum KeyMap {
-    Int(HashMap<i64, Vec<u32>>),
+    Int(HashMap<i64, Vec<u32>>, KeyFilter),
     Rows(HashMap<Box<[u8]>, Vec<u32>>),
+}
+
+/// A bit per hash slot of the source's integer keys, sized at about 16 slots per key so
+/// that most target keys that are not in the source (the usual case: a few thousand source
+/// keys against millions of target rows) are told apart by one bit, from a table small
+/// enough to stay in cache, before any hash map lookup. No false negatives.
+struct KeyFilter {
+    bits: Vec<u64>,
+    shift: u32,
+}
+
+impl KeyFilter {
+    fn new<'a>(keys: impl ExactSizeIterator<Item = &'a i64>) -> KeyFilter {
+        // 2^log2 slots, 64 at least, 2^24 (2 MiB) at most.
+        let log2 = (keys.len().max(1) * 16)
+            .next_power_of_two()
+            .trailing_zeros()
+            .clamp(6, 24);
+        let mut f = KeyFilter {
+            bits: vec![0; 1 << (log2 - 6)],
+            shift: 64 - log2,
+        };
+        for k in keys {
+            let slot = f.slot(*k);
+            f.bits[slot >> 6] |= 1 << (slot & 63);
+        }
+        f
+    }
+
+    fn slot(&self, key: i64) -> usize {
+        // Fibonacci hashing: the top bits of key times 2^64 / golden ratio.
+        ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    fn may_hold(&self, key: i64) -> bool {
+        let slot = self.slot(key);
+        self.bits
+            .get(slot >> 6)
+            .is_some_and(|w| w & (1 << (slot & 63)) != 0)
+    }
 }
 
 impl KeyMap {
     fn len(&self) -> usize {
         match self {
-            KeyMap::Int(m) => m.len(),
+            KeyMap::Int(m, _) => m.len(),
             KeyMap::Rows(m) => m.len(),
         }
     }
 
     fn lists(&self) -> Box<dyn Iterator<Item = &Vec<u32>> + '_> {
         match self {
-            KeyMap::Int(m) => Box::new(m.values()),
+            KeyMap::Int(m, _) => Box::new(m.values()),
             KeyMap::Rows(m) => Box::new(m.values()),
         }
     }
@@ -215,7 +255,8 @@ impl SourceIndex {
                 keyed_rows.push(idx);
                 map.entry(ints.value(i)).or_default().push(idx);
             }
-            KeyMap::Int(map)
+            let filter = KeyFilter::new(map.keys());
+            KeyMap::Int(map, filter)
         } else {
             let rows = converter.convert_columns(&cols)?;
             let mut map: HashMap<Box<[u8]>, Vec<u32>> = HashMap::new();
@@ -274,21 +315,22 @@ impl SourceIndex {
             }
         };
         match &self.map {
-            KeyMap::Int(map) => {
+            KeyMap::Int(map, filter) => {
                 let Some(ints) = single_int(&cols) else {
                     return Err(Error::InvalidArgument(
                         "a MERGE target key column is not a 64-bit integer".into(),
                     ));
                 };
+                let lookup = |v: i64| filter.may_hold(v).then(|| map.get(&v)).flatten();
                 if ints.null_count() == 0 {
                     for (i, v) in ints.values().iter().enumerate() {
-                        if let Some(list) = map.get(v) {
+                        if let Some(list) = lookup(*v) {
                             pair(i, list);
                         }
                     }
                 } else {
                     for (i, v) in ints.iter().enumerate() {
-                        if let Some(list) = v.and_then(|v| map.get(&v)) {
+                        if let Some(list) = v.and_then(lookup) {
                             pair(i, list);
                         }
                     }
@@ -307,5 +349,93 @@ impl SourceIndex {
             }
         }
         Ok((t_rows, s_rows))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Int32Array, Int64Array, StringArray};
+    use arrow_schema::{Field, Schema};
+
+    use super::*;
+
+    fn one_column(name: &str, col: ArrayRef) -> RecordBatch {
+        RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new(
+                name,
+                col.data_type().clone(),
+                true,
+            )])),
+            vec![col],
+        )
+        .unwrap()
+    }
+
+    fn key(key_type: ArrowType) -> Vec<KeyPair> {
+        vec![KeyPair {
+            target: 0,
+            source: 0,
+            key_type,
+        }]
+    }
+
+    #[test]
+    fn an_integer_key_pairs_equal_values_and_never_nulls() {
+        // Int32 keys are compared as Int64 (the integer-keyed map).
+        let source = one_column(
+            "k",
+            Arc::new(Int32Array::from(vec![Some(1), Some(2), None, Some(2)])),
+        );
+        let index = SourceIndex::build(&source, &key(ArrowType::Int64)).unwrap();
+        assert!(matches!(index.map, KeyMap::Int(..)));
+        assert_eq!(index.distinct_keys(), 2);
+        assert_eq!(index.keyed_rows(), &[0, 1, 3]);
+        let target = one_column(
+            "k",
+            Arc::new(Int64Array::from(vec![Some(2), None, Some(3), Some(1)])),
+        );
+        let (t, s) = index.probe(&target).unwrap();
+        let mut pairs: Vec<(u32, u32)> = t.into_iter().zip(s).collect();
+        pairs.sort_unstable();
+        assert_eq!(pairs, vec![(0, 1), (0, 3), (3, 0)]);
+        // Without nulls in the target, the same pairs.
+        let target = one_column("k", Arc::new(Int64Array::from(vec![2, 5, 1])));
+        let (t, s) = index.probe(&target).unwrap();
+        let mut pairs: Vec<(u32, u32)> = t.into_iter().zip(s).collect();
+        pairs.sort_unstable();
+        assert_eq!(pairs, vec![(0, 1), (0, 3), (2, 0)]);
+    }
+
+    #[test]
+    fn the_key_filter_never_rejects_a_source_key() {
+        let keys: Vec<i64> = (0..5000)
+            .map(|i| i * 7919 - 1_000_000)
+            .chain([i64::MIN, i64::MAX, 0, -1])
+            .collect();
+        let f = KeyFilter::new(keys.iter());
+        assert!(keys.iter().all(|k| f.may_hold(*k)));
+        // Most other keys are rejected (about 1 in 16 slots is set).
+        let passed = (0..100_000i64).filter(|k| f.may_hold(k * 13 + 5)).count();
+        assert!(passed < 20_000, "{passed}");
+        let empty = KeyFilter::new([].iter());
+        assert!(!empty.may_hold(3));
+    }
+
+    #[test]
+    fn other_keys_pair_through_their_row_encoding() {
+        let source = one_column(
+            "k",
+            Arc::new(StringArray::from(vec![Some("a"), None, Some("b")])),
+        );
+        let index = SourceIndex::build(&source, &key(ArrowType::Utf8)).unwrap();
+        assert!(matches!(index.map, KeyMap::Rows(_)));
+        let target = one_column(
+            "k",
+            Arc::new(StringArray::from(vec![None, Some("b"), Some("c")])),
+        );
+        let (t, s) = index.probe(&target).unwrap();
+        assert_eq!((t, s), (vec![1], vec![2]));
     }
 }
