@@ -88,26 +88,24 @@ struct OpenFile {
     partition_values: OptStringMap,
 }
 
-/// Rows sampled per column to decide whether a new file dictionary-encodes it.
+/// Leading rows looked at per column to decide whether a new file dictionary-encodes it.
 const DICTIONARY_SAMPLE: usize = 512;
 
-/// `props` with dictionary encoding turned off for the flat columns whose values in
-/// `first` (the first rows of a new file) are (nearly) all distinct: a dictionary of
-/// unique values costs a hash lookup per value when writing and makes the file bigger (the
-/// dictionary holds every value and the indexes come on top). The decision is taken on an
-/// evenly spaced sample of at most [`DICTIONARY_SAMPLE`] rows, and only when it holds at
-/// least 64 non-null values; other columns keep Parquet's default (dictionary, falling
-/// back to plain when it grows too big).
+/// `props` with dictionary encoding turned off for the flat columns whose leading values
+/// in `first` (the first rows of a new file: at least 64 and at most
+/// [`DICTIONARY_SAMPLE`] rows, at least 64 of them non-null) are all distinct, as in ids,
+/// timestamps or hashes: for such a column a dictionary costs a hash lookup per value when
+/// writing and makes the file bigger (the dictionary holds every value and the indexes come
+/// on top). Any repeat among those rows keeps Parquet's default (dictionary, falling back
+/// to plain when it grows too big), so low- and mid-cardinality columns keep theirs.
 fn dictionary_choice(props: WriterProperties, first: &RecordBatch) -> Result<WriterProperties> {
-    let n = first.num_rows();
+    let n = first.num_rows().min(DICTIONARY_SAMPLE);
     if n < 64 {
         return Ok(props);
     }
-    let step = n.div_ceil(DICTIONARY_SAMPLE).max(1);
-    let sample =
-        UInt32Array::from_iter_values((0..n).step_by(step).filter_map(|i| u32::try_from(i).ok()));
+    let lead = first.slice(0, n);
     let mut off = Vec::new();
-    for (field, column) in first.schema().fields().iter().zip(first.columns()) {
+    for (field, column) in lead.schema().fields().iter().zip(lead.columns()) {
         let flat = field.data_type().is_primitive()
             || matches!(
                 field.data_type(),
@@ -117,24 +115,18 @@ fn dictionary_choice(props: WriterProperties, first: &RecordBatch) -> Result<Wri
                     | arrow_schema::DataType::LargeBinary
                     | arrow_schema::DataType::FixedSizeBinary(_)
             );
-        if !flat {
+        if !flat || column.len() - column.null_count() < 64 {
             continue;
         }
-        let values = arrow_select::take::take(column.as_ref(), &sample, None)?;
         let converter = arrow_row::RowConverter::new(vec![arrow_row::SortField::new(
-            values.data_type().clone(),
+            column.data_type().clone(),
         )])?;
-        let rows = converter.convert_columns(std::slice::from_ref(&values))?;
+        let rows = converter.convert_columns(std::slice::from_ref(column))?;
         let mut seen = std::collections::HashSet::with_capacity(rows.num_rows());
-        let mut non_null = 0usize;
-        for i in 0..rows.num_rows() {
-            if values.is_valid(i) {
-                non_null += 1;
-                seen.insert(rows.row(i).data());
-            }
-        }
-        // At least 90 % distinct: the column is (nearly) unique here.
-        if non_null >= 64 && seen.len() * 10 >= non_null * 9 {
+        let all_distinct = (0..rows.num_rows())
+            .filter(|i| column.is_valid(*i))
+            .all(|i| seen.insert(rows.row(i).data()));
+        if all_distinct {
             off.push(field.name().clone());
         }
     }
