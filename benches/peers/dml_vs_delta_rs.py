@@ -9,8 +9,13 @@ Base tables (built once per flavour with delta-rs and cached in WORKDIR; both en
 every run from a fresh copy of the SAME base table):
   columns id int64 (unique, 0..N-1), key string ("k%09d" % id), value float64 (a deterministic
   per-id hash), ts timestamp (UTC, 2026-01-01 + id seconds); N rows in F files, not
-  partitioned. File i holds ids [i*N/F, (i+1)*N/F), written as F appends followed by a
-  checkpoint, so every predicate `id % k = 0` touches every file.
+  partitioned. File i holds ids [i*N/F, (i+1)*N/F), so every predicate `id % k = 0` touches
+  every file. Version 0 creates the empty table, versions 1..F are the F appends, and a
+  checkpoint is written at version F: with the default F = 100 the timed operation commits
+  version 101, which is not a checkpoint version for either engine (alluvium checkpoints
+  every `delta.checkpointInterval` = 10 commits, as Delta does). Had the operation landed on
+  version 100, alluvium would also have written a checkpoint there, which delta-rs does not
+  (its commit on version 100 leaves no checkpoint): the timed work would differ.
   Flavours: plain (no properties) and dv (delta.enableDeletionVectors=true).
 
 Operations (M = N/2 + 7, an existing id in the middle file):
@@ -67,6 +72,11 @@ RUN_TIMEOUT_S = 900
 
 # ----------------------------------------------------------------------------------------------
 # data
+
+
+# Bumped when the way base tables are built changes, so cached ones are rebuilt.
+# 2: an empty version 0 before the appends (the timed commit is not a checkpoint version).
+BASE_LAYOUT = 2
 
 
 def gen_rows(lo: int, hi: int):
@@ -141,9 +151,12 @@ def build_table(path: str, n: int, files: int, config: dict) -> dict:
     shutil.rmtree(path, ignore_errors=True)
     started = time.perf_counter()
     per = n // files
+    # Version 0: the empty table, so the F appends are versions 1..F and the timed commit
+    # is F + 1 (not a checkpoint version; see the module docstring).
+    DeltaTable.create(path, schema=gen_rows(0, 0).schema, configuration=config or None)
     for i in range(files):
         lo, hi = i * per, (n if i == files - 1 else (i + 1) * per)
-        write_deltalake(path, gen_rows(lo, hi), mode="append", configuration=config if i == 0 else None)
+        write_deltalake(path, gen_rows(lo, hi), mode="append")
     dtab = DeltaTable(path)
     dtab.create_checkpoint()
     return {"version": dtab.version(), "files": len(dtab.file_uris()),
@@ -518,11 +531,13 @@ def main() -> int:
         if not a.rebuild and os.path.exists(meta_path) and os.path.isdir(path):
             with open(meta_path) as fh:
                 meta = json.load(fh)
-            if (meta.get("rows"), meta.get("files_requested"), meta.get("config")) != (a.rows, a.files, FLAVOURS[fl]):
+            if (meta.get("rows"), meta.get("files_requested"), meta.get("config"), meta.get("layout")) != \
+                    (a.rows, a.files, FLAVOURS[fl], BASE_LAYOUT):
                 meta = None
         if meta is None:
             meta = build_table(path, a.rows, a.files, FLAVOURS[fl])
-            meta.update({"rows": a.rows, "files_requested": a.files, "config": FLAVOURS[fl]})
+            meta.update({"rows": a.rows, "files_requested": a.files, "config": FLAVOURS[fl],
+                         "layout": BASE_LAYOUT})
             with open(meta_path, "w") as fh:
                 json.dump(meta, fh)
             print(json.dumps({"info": "base table built", "flavour": fl, **meta}), file=sys.stderr, flush=True)

@@ -30,6 +30,7 @@ use arrow_select::take::take_record_batch;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use crate::read::scan_fields;
 use crate::stats_writer::StatsCollector;
@@ -85,6 +86,58 @@ struct OpenFile {
     stats: StatsCollector,
     key: String,
     partition_values: OptStringMap,
+}
+
+/// Leading rows looked at per column to decide whether a new file dictionary-encodes it.
+const DICTIONARY_SAMPLE: usize = 512;
+
+/// `props` with dictionary encoding turned off for the flat columns whose leading values
+/// in `first` (the first rows of a new file: at least 64 and at most
+/// [`DICTIONARY_SAMPLE`] rows, at least 64 of them non-null) are all distinct, as in ids,
+/// timestamps or hashes: for such a column a dictionary costs a hash lookup per value when
+/// writing and makes the file bigger (the dictionary holds every value and the indexes come
+/// on top). Any repeat among those rows keeps Parquet's default (dictionary, falling back
+/// to plain when it grows too big), so low- and mid-cardinality columns keep theirs.
+fn dictionary_choice(props: WriterProperties, first: &RecordBatch) -> Result<WriterProperties> {
+    let n = first.num_rows().min(DICTIONARY_SAMPLE);
+    if n < 64 {
+        return Ok(props);
+    }
+    let lead = first.slice(0, n);
+    let mut off = Vec::new();
+    for (field, column) in lead.schema().fields().iter().zip(lead.columns()) {
+        let flat = field.data_type().is_primitive()
+            || matches!(
+                field.data_type(),
+                arrow_schema::DataType::Utf8
+                    | arrow_schema::DataType::LargeUtf8
+                    | arrow_schema::DataType::Binary
+                    | arrow_schema::DataType::LargeBinary
+                    | arrow_schema::DataType::FixedSizeBinary(_)
+            );
+        if !flat || column.len() - column.null_count() < 64 {
+            continue;
+        }
+        let converter = arrow_row::RowConverter::new(vec![arrow_row::SortField::new(
+            column.data_type().clone(),
+        )])?;
+        let rows = converter.convert_columns(std::slice::from_ref(column))?;
+        let mut seen = std::collections::HashSet::with_capacity(rows.num_rows());
+        let all_distinct = (0..rows.num_rows())
+            .filter(|i| column.is_valid(*i))
+            .all(|i| seen.insert(rows.row(i).data()));
+        if all_distinct {
+            off.push(field.name().clone());
+        }
+    }
+    if off.is_empty() {
+        return Ok(props);
+    }
+    let mut builder = props.into_builder();
+    for name in off {
+        builder = builder.set_column_dictionary_enabled(ColumnPath::from(name), false);
+    }
+    Ok(builder.build())
 }
 
 /// Writes the rows of one operation into data files and returns their `add` actions, for
@@ -345,7 +398,7 @@ impl<'a> FileSink<'a> {
             let writer = ArrowWriter::try_new(
                 Vec::new(),
                 self.physical_schema.clone(),
-                Some(self.props.clone()),
+                Some(dictionary_choice(self.props.clone(), &physical)?),
             )?;
             let stats = StatsCollector::new(
                 &self.data_schema,
@@ -483,5 +536,84 @@ pub fn discard(store: &dyn ObjectStore, adds: &[Add]) {
         {
             let _ = store.delete(&p);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alluvium_storage::InMemoryStore;
+    use alluvium_txlog::schema::{DataType, PrimitiveType};
+    use arrow_array::{Int64Array, StringArray};
+    use bytes::Bytes;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    /// Whether each column chunk of the one file written from `batch` has a dictionary.
+    fn dictionaries_of(batch: &RecordBatch) -> Vec<(String, bool)> {
+        let store = InMemoryStore::new();
+        let schema = StructType::new(vec![
+            StructField::new("id", DataType::Primitive(PrimitiveType::Long), true),
+            StructField::new("kind", DataType::Primitive(PrimitiveType::String), true),
+        ]);
+        let config = HashMap::new();
+        let mut sink = FileSink::new(
+            SinkTable {
+                store: &store,
+                schema: &schema,
+                partition_columns: &[],
+                configuration: &config,
+                column_mapping: ColumnMappingMode::None,
+            },
+            FileSinkOptions::default(),
+        )
+        .unwrap();
+        sink.write(batch).unwrap();
+        let (adds, _) = sink.finish().unwrap();
+        let bytes: Bytes = store
+            .get(&StorePath::parse(&adds[0].path).unwrap())
+            .unwrap();
+        let reader = SerializedFileReader::new(bytes).unwrap();
+        let rg = reader.metadata().row_group(0);
+        rg.columns()
+            .iter()
+            .map(|c| {
+                (
+                    c.column_path().string(),
+                    c.dictionary_page_offset().is_some(),
+                )
+            })
+            .collect()
+    }
+
+    fn batch(rows: i64) -> RecordBatch {
+        let ids: Vec<i64> = (0..rows).collect();
+        let kinds: Vec<String> = (0..rows).map(|i| format!("kind{}", i % 5)).collect();
+        RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("id", ArrowType::Int64, true),
+                Field::new("kind", ArrowType::Utf8, true),
+            ])),
+            vec![
+                Arc::new(Int64Array::from(ids)),
+                Arc::new(StringArray::from(kinds)),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn unique_columns_are_written_without_a_dictionary_repeated_ones_with_one() {
+        assert_eq!(
+            dictionaries_of(&batch(5000)),
+            vec![("id".to_string(), false), ("kind".to_string(), true)]
+        );
+    }
+
+    #[test]
+    fn a_few_rows_keep_the_default_dictionary_encoding() {
+        assert_eq!(
+            dictionaries_of(&batch(10)),
+            vec![("id".to_string(), true), ("kind".to_string(), true)]
+        );
     }
 }

@@ -275,11 +275,16 @@ fn rewrite_without(
     let batches = plan.read_file_with_positions(&d.add)?;
     let mut kept_batches = Vec::new();
     let (mut deleted, mut kept) = (0u64, 0u64);
+    // Both the rows' positions and the deleted positions ascend: one merge walk.
+    let mut doomed = d.positions.iter().peekable();
     for (b, rows) in batches {
         let keep: BooleanArray = rows
             .values()
             .iter()
-            .map(|r| Some(!d.positions.contains(*r)))
+            .map(|r| {
+                while doomed.next_if(|p| p < r).is_some() {}
+                Some(doomed.peek() != Some(r))
+            })
             .collect();
         let n = keep.true_count() as u64;
         deleted += b.num_rows() as u64 - n;

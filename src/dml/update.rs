@@ -4,15 +4,15 @@
 
 use std::time::Instant;
 
+use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
-use alluvium_datafile::{ReadPlan, evaluate};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::expr::{
     Expr, FileSummary, Predicate, bind, bind_assignment, may_match, parse_expr,
 };
 use alluvium_txlog::stats::FileStats;
-use arrow_array::{Array, UInt32Array};
+
 use roaring::RoaringTreemap;
 
 use crate::dml::assign::{Assignment, assigned, check_distinct, parse_assignments};
@@ -174,25 +174,17 @@ fn update(
     let mut deletes = Vec::new();
     let scan_started = Instant::now();
     let scanned = (|| -> Result<()> {
-        let plan = ReadPlan::all(table_layout(&snapshot))?;
-        for_each_file_read(&plan, &candidates, |add, read| {
+        // A plan with the predicate reads its columns first and decodes the other columns
+        // of the matched rows only (their full old values, from which the new versions
+        // are computed); a file without a match costs one narrow read.
+        let plan = ReadPlan::new(table_layout(&snapshot), None, Some(pred.clone()))?;
+        for_each_file_read(&plan, &candidates, |add, matched| {
             txn.read_file(add);
             let mut touched = RoaringTreemap::new();
-            for (batch, positions) in read {
-                let m = evaluate(&pred, &batch)?;
-                let rows: Vec<u32> = (0..batch.num_rows() as u32)
-                    .filter(|i| m.is_valid(*i as usize) && m.value(*i as usize))
-                    .collect();
-                if rows.is_empty() {
-                    continue;
-                }
-                for &r in &rows {
-                    touched.insert(positions.value(r as usize));
-                }
-                updated += rows.len() as u64;
-                let matched =
-                    arrow_select::take::take_record_batch(&batch, &UInt32Array::from(rows))?;
-                sink.write(&projection.apply(&matched)?)?;
+            for (batch, positions) in matched {
+                touched.extend(positions.values().iter().copied());
+                updated += batch.num_rows() as u64;
+                sink.write(&projection.apply(&batch)?)?;
             }
             if !touched.is_empty() {
                 deletes.push(FileDeletes {

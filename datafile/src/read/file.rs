@@ -9,10 +9,14 @@ use alluvium_txlog::schema::{DataType, StructField};
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, UInt64Array};
+use arrow_select::concat::concat_batches;
 use arrow_select::filter::{filter, filter_record_batch};
 use bytes::Bytes;
 use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
+    RowSelector,
+};
 use roaring::RoaringTreemap;
 
 use super::ReadPlan;
@@ -28,7 +32,7 @@ fn file_error(path: &str, reason: impl ToString) -> DataFileError {
 
 /// Reads one file: data columns, deletion vector, partition values, filter, projection.
 pub(super) fn read_file(scan: &ReadPlan, add: &Add) -> Result<Vec<RecordBatch>> {
-    Ok(read(scan, add, false, Selection::Live)?
+    Ok(read(scan, add, false, None)?
         .into_iter()
         .map(|(b, _)| b)
         .collect())
@@ -40,14 +44,31 @@ pub(super) fn read_file_with_positions(
     scan: &ReadPlan,
     add: &Add,
 ) -> Result<Vec<(RecordBatch, UInt64Array)>> {
-    Ok(read(scan, add, true, Selection::Live)?
+    Ok(read(scan, add, true, None)?
+        .into_iter()
+        .map(|(b, p)| (b, p.unwrap_or_else(|| UInt64Array::from(Vec::<u64>::new()))))
+        .collect())
+}
+
+/// [`read_file_with_positions`] restricted to the physical rows `rows`: only those rows
+/// are decoded (a Parquet row selection), in file order.
+pub(super) fn read_rows_at(
+    scan: &ReadPlan,
+    add: &Add,
+    rows: &RoaringTreemap,
+) -> Result<Vec<(RecordBatch, UInt64Array)>> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(read(scan, add, true, Some(rows))?
         .into_iter()
         .map(|(b, p)| (b, p.unwrap_or_else(|| UInt64Array::from(Vec::<u64>::new()))))
         .collect())
 }
 
 /// [`read_file`] of exactly the rows whose physical index is in `rows`, whatever the
-/// file's deletion vector says.
+/// file's deletion vector says (the change feed reads the rows between two deletion
+/// vectors of one file). Only those rows are decoded.
 pub(super) fn read_file_rows(
     scan: &ReadPlan,
     add: &Add,
@@ -56,26 +77,42 @@ pub(super) fn read_file_rows(
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    Ok(read(scan, add, false, Selection::Only(rows))?
+    let mut whole = add.clone();
+    whole.deletion_vector = None;
+    Ok(read(scan, &whole, false, Some(rows))?
         .into_iter()
         .map(|(b, _)| b)
         .collect())
 }
 
-/// Which physical rows of a file a read returns (before the plan's filter).
-#[derive(Clone, Copy)]
-enum Selection<'a> {
-    /// The rows the `add`'s deletion vector leaves live (every row without one).
-    Live,
-    /// Exactly these rows.
-    Only(&'a RoaringTreemap),
-}
-
-/// Rows a read drops or keeps, resolved from a [`Selection`].
-enum Rows<'a> {
-    All,
-    Deleted(RoaringTreemap),
-    Only(&'a RoaringTreemap),
+/// The Parquet row selection of the physical rows `rows` (all below the file's row count):
+/// alternating skips and selects of runs; the rows after the last run are not selected.
+fn row_selection(rows: &RoaringTreemap) -> RowSelection {
+    let mut selectors = Vec::new();
+    let mut next: u64 = 0;
+    let mut run: Option<(u64, u64)> = None;
+    for r in rows.iter() {
+        match &mut run {
+            Some((_, end)) if *end == r => *end += 1,
+            _ => {
+                if let Some((start, end)) = run.take() {
+                    if start > next {
+                        selectors.push(RowSelector::skip((start - next) as usize));
+                    }
+                    selectors.push(RowSelector::select((end - start) as usize));
+                    next = end;
+                }
+                run = Some((r, r + 1));
+            }
+        }
+    }
+    if let Some((start, end)) = run {
+        if start > next {
+            selectors.push(RowSelector::skip((start - next) as usize));
+        }
+        selectors.push(RowSelector::select((end - start) as usize));
+    }
+    RowSelection::from(selectors)
 }
 
 /// The row count of the file's Parquet footer.
@@ -95,18 +132,16 @@ pub(super) fn physical_rows(scan: &ReadPlan, add: &Add) -> Result<u64> {
         .map_err(|_| file_error(&shown, "negative row count in the footer"))
 }
 
-/// The reader behind both: with `positions`, each batch comes with the physical row index
-/// of each of its rows. Every row of the file is decoded in file order (no row group or
-/// page is skipped), so the running offset is the physical index.
-fn read(
-    scan: &ReadPlan,
-    add: &Add,
-    positions: bool,
-    selection: Selection<'_>,
-) -> Result<Vec<(RecordBatch, Option<UInt64Array>)>> {
+/// A data file's bytes, footer and deletion vector, loaded once for one or two reads.
+struct Loaded {
+    bytes: Bytes,
+    meta: ArrowReaderMetadata,
+    deleted: Option<RoaringTreemap>,
+    shown: String,
+}
+
+fn load(scan: &ReadPlan, add: &Add) -> Result<Loaded> {
     let layout = &scan.layout;
-    let schema = &layout.schema;
-    let mode = layout.column_mapping;
     let location = resolve(&add.path, &layout.root)?;
     let shown = location.to_string();
     let bytes: Bytes = layout.store.get_location(&location).map_err(|e| {
@@ -116,13 +151,129 @@ fn read(
             DataFileError::Storage(e)
         }
     })?;
-    let rows_kept = match (selection, &add.deletion_vector) {
-        (Selection::Only(rows), _) => Rows::Only(rows),
-        (Selection::Live, Some(dv)) => {
-            Rows::Deleted(read_deletion_vector(layout.store.as_ref(), dv)?)
-        }
-        (Selection::Live, None) => Rows::All,
+    let deleted = match &add.deletion_vector {
+        Some(dv) => Some(read_deletion_vector(layout.store.as_ref(), dv)?),
+        None => None,
     };
+    let meta = ArrowReaderMetadata::load(&bytes, ArrowReaderOptions::new())
+        .map_err(|e| file_error(&shown, e))?;
+    Ok(Loaded {
+        bytes,
+        meta,
+        deleted,
+        shown,
+    })
+}
+
+/// The reader behind all three. With a filter whose columns are not all the output
+/// (`scan.split`), the filter's columns are read first and the other columns are decoded
+/// for the matching rows only; otherwise one pass.
+fn read(
+    scan: &ReadPlan,
+    add: &Add,
+    positions: bool,
+    only: Option<&RoaringTreemap>,
+) -> Result<Vec<(RecordBatch, Option<UInt64Array>)>> {
+    let loaded = load(scan, add)?;
+    match (&scan.split, only) {
+        (Some(split), None) => read_split(scan, &split.0, &split.1, add, &loaded, positions),
+        _ => read_loaded(scan, add, &loaded, positions, only),
+    }
+}
+
+/// Positions first: `find` (the filter's columns, with the filter) gives the matching rows
+/// and their filter-column values; `rest` (the other output columns, no filter) is decoded
+/// for those rows only; the two are put side by side in the output's column order.
+fn read_split(
+    scan: &ReadPlan,
+    find: &ReadPlan,
+    rest: &ReadPlan,
+    add: &Add,
+    loaded: &Loaded,
+    positions: bool,
+) -> Result<Vec<(RecordBatch, Option<UInt64Array>)>> {
+    let found = read_loaded(find, add, loaded, true, None)?;
+    if found.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut at = RoaringTreemap::new();
+    let mut batches = Vec::with_capacity(found.len());
+    let mut listed = Vec::with_capacity(found.len());
+    for (b, p) in found {
+        if let Some(p) = p {
+            at.extend(p.values().iter().copied());
+            listed.push(p);
+        }
+        batches.push(b);
+    }
+    let found = concat_batches(&find.output_schema, &batches)?;
+    let rest_batches: Vec<RecordBatch> = read_loaded(rest, add, loaded, false, Some(&at))?
+        .into_iter()
+        .map(|(b, _)| b)
+        .collect();
+    let others = concat_batches(&rest.output_schema, &rest_batches)?;
+    if others.num_rows() != found.num_rows() {
+        return Err(file_error(
+            &loaded.shown,
+            format!(
+                "{} rows matched but {} were read back",
+                found.num_rows(),
+                others.num_rows()
+            ),
+        ));
+    }
+    let mut columns = Vec::with_capacity(scan.output.len());
+    for o in &scan.output {
+        let col = match find.output.iter().position(|f| f == o) {
+            Some(k) => found.column(k).clone(),
+            None => match rest.output.iter().position(|r| r == o) {
+                Some(k) => others.column(k).clone(),
+                None => {
+                    return Err(file_error(
+                        &loaded.shown,
+                        "an output column is in neither half of a split read",
+                    ));
+                }
+            },
+        };
+        columns.push(col);
+    }
+    let n = found.num_rows();
+    let whole = RecordBatch::try_new_with_options(
+        scan.output_schema.clone(),
+        columns,
+        &RecordBatchOptions::new().with_row_count(Some(n)),
+    )?;
+    let rows_at = UInt64Array::from_iter_values(at.iter());
+    let mut out = Vec::with_capacity(n.div_ceil(BATCH_ROWS));
+    let mut start = 0;
+    while start < n {
+        let len = BATCH_ROWS.min(n - start);
+        out.push((
+            whole.slice(start, len),
+            positions.then(|| rows_at.slice(start, len)),
+        ));
+        start += len;
+    }
+    Ok(out)
+}
+
+/// One pass over a loaded file: with `positions`, each batch comes with the physical row
+/// index of each of its rows. Without `only`, every row of the file is decoded in file
+/// order, so the running offset is the physical index; with `only`, just those physical
+/// rows are decoded (in file order) and their indexes are taken from `only` itself.
+fn read_loaded(
+    scan: &ReadPlan,
+    add: &Add,
+    loaded: &Loaded,
+    positions: bool,
+    only: Option<&RoaringTreemap>,
+) -> Result<Vec<(RecordBatch, Option<UInt64Array>)>> {
+    let layout = &scan.layout;
+    let schema = &layout.schema;
+    let mode = layout.column_mapping;
+    let shown = loaded.shown.clone();
+    let deleted = loaded.deleted.as_ref();
 
     // Partition values as constant columns, parsed once per file.
     let partition_cols = &layout.partition_columns;
@@ -143,29 +294,29 @@ fn read(
         }
     }
 
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| file_error(&shown, e))?;
+    let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
+        loaded.bytes.clone(),
+        loaded.meta.clone(),
+    );
     let total_rows = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
-    match &rows_kept {
-        Rows::Deleted(d) if d.max().is_some_and(|m| m >= total_rows) => {
-            return Err(DataFileError::Log(LogError::CorruptDeletionVector {
-                location: shown,
-                reason: format!(
-                    "deletes row {} of a file with {total_rows} rows",
-                    d.max().unwrap_or(0)
-                ),
-            }));
-        }
-        Rows::Only(r) if r.max().is_some_and(|m| m >= total_rows) => {
-            return Err(file_error(
-                &shown,
-                format!(
-                    "row {} selected by a deletion-vector difference is past the file's {total_rows} rows",
-                    r.max().unwrap_or(0)
-                ),
-            ));
-        }
-        _ => {}
+    if let Some(d) = deleted
+        && d.max().is_some_and(|m| m >= total_rows)
+    {
+        return Err(DataFileError::Log(LogError::CorruptDeletionVector {
+            location: shown,
+            reason: format!(
+                "deletes row {} of a file with {total_rows} rows",
+                d.max().unwrap_or(0)
+            ),
+        }));
+    }
+    if let Some(o) = only
+        && o.max().is_some_and(|m| m >= total_rows)
+    {
+        return Err(DataFileError::InvalidArgument(format!(
+            "{shown}: asked for row {} of a file with {total_rows} rows",
+            o.max().unwrap_or(0)
+        )));
     }
     let file_fields = builder.schema().fields().clone();
     // For each read column that is stored in the file: its root index in the file.
@@ -184,12 +335,23 @@ fn read(
 
     let mut out = Vec::new();
     let mut row_offset: u64 = 0;
+    // With a row selection: the selected rows in file order, consumed batch by batch.
+    let mut selected = only.map(|o| o.iter());
     let mut emit = |data: Vec<Option<ArrayRef>>, rows: usize, row_offset: u64| -> Result<()> {
-        let keep = match &rows_kept {
-            Rows::All => None,
-            Rows::Deleted(d) => Some(keep_mask(d, row_offset, rows)),
-            Rows::Only(only) => Some(only_mask(only, row_offset, rows)),
-        };
+        // The physical index of each of the batch's rows, when not simply consecutive.
+        let listed: Option<UInt64Array> = selected
+            .as_mut()
+            .map(|it| UInt64Array::from_iter_values(it.by_ref().take(rows)));
+        if listed.as_ref().is_some_and(|l| l.len() != rows) {
+            return Err(file_error(
+                &shown,
+                "the row selection returned more rows than asked",
+            ));
+        }
+        let keep = deleted.map(|d| match &listed {
+            Some(l) => l.values().iter().map(|r| Some(!d.contains(*r))).collect(),
+            None => keep_mask(d, row_offset, rows),
+        });
         let kept_rows = keep.as_ref().map_or(rows, |k| k.true_count());
         let mut columns = Vec::with_capacity(scan.read.len());
         for (k, &i) in scan.read.iter().enumerate() {
@@ -213,7 +375,10 @@ fn read(
             &RecordBatchOptions::new().with_row_count(Some(kept_rows)),
         )?;
         let mut rows_at = positions.then(|| {
-            let all = UInt64Array::from_iter_values(row_offset..row_offset + rows as u64);
+            let all = match &listed {
+                Some(l) => l.clone(),
+                None => UInt64Array::from_iter_values(row_offset..row_offset + rows as u64),
+            };
             match &keep {
                 Some(mask) => filter(&all, mask).map(|a| a.as_primitive::<UInt64Type>().clone()),
                 None => Ok(all),
@@ -247,7 +412,10 @@ fn read(
 
     if roots.is_empty() {
         // No stored column is needed: only the row count matters.
-        let mut remaining = total_rows;
+        let mut remaining = match only {
+            Some(o) => o.len(),
+            None => total_rows,
+        };
         while remaining > 0 {
             let rows = usize::try_from(remaining.min(BATCH_ROWS as u64)).unwrap_or(BATCH_ROWS);
             emit(vec![None; scan.read.len()], rows, row_offset)?;
@@ -258,9 +426,16 @@ fn read(
     }
 
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots.clone());
+    let wanted = only.map_or(total_rows, |o| o.len());
+    let batch_rows = usize::try_from(wanted.clamp(1, BATCH_ROWS as u64)).unwrap_or(BATCH_ROWS);
+    let builder = match only {
+        Some(o) => builder.with_row_selection(row_selection(o)),
+        None => builder,
+    };
     let reader = builder
         .with_projection(mask)
-        .with_batch_size(BATCH_ROWS)
+        // No bigger than the rows to decode: the decoders size their buffers by it.
+        .with_batch_size(batch_rows)
         .build()
         .map_err(|e| file_error(&shown, e))?;
     for batch in reader {
@@ -289,19 +464,6 @@ fn keep_mask(deleted: &RoaringTreemap, offset: u64, len: usize) -> BooleanArray 
         .take_while(|r| *r < offset + len as u64)
     {
         keep[(row - offset) as usize] = false;
-    }
-    BooleanArray::from(keep)
-}
-
-/// The keep-mask of rows `offset..offset + len` of a file keeping only `only`.
-fn only_mask(only: &RoaringTreemap, offset: u64, len: usize) -> BooleanArray {
-    let mut keep = vec![false; len];
-    for row in only
-        .iter()
-        .skip_while(|r| *r < offset)
-        .take_while(|r| *r < offset + len as u64)
-    {
-        keep[(row - offset) as usize] = true;
     }
     BooleanArray::from(keep)
 }
@@ -344,16 +506,6 @@ mod tests {
         assert_eq!(
             m.iter().map(Option::unwrap).collect::<Vec<_>>(),
             vec![true, false, false, true]
-        );
-    }
-
-    #[test]
-    fn only_mask_marks_selected_rows_of_the_window() {
-        let d: RoaringTreemap = [1u64, 5, 6, 20].into_iter().collect();
-        let m = only_mask(&d, 4, 4);
-        assert_eq!(
-            m.iter().map(Option::unwrap).collect::<Vec<_>>(),
-            vec![false, true, true, false]
         );
     }
 }

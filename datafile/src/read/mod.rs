@@ -10,6 +10,8 @@
 mod conform;
 mod file;
 mod stream;
+#[cfg(test)]
+mod tests;
 mod variant;
 mod widening;
 
@@ -60,8 +62,12 @@ pub struct ReadPlan {
     /// Schema field indexes of the output, in output order.
     pub(crate) output: Vec<usize>,
     pub(crate) read_schema: SchemaRef,
-    output_schema: SchemaRef,
+    pub(crate) output_schema: SchemaRef,
     pub(crate) predicate: Option<Predicate>,
+    /// With a filter whose columns are not the whole output: the plan of the filter's
+    /// columns (with the filter) and the plan of the other output columns (no filter),
+    /// read one after the other so the latter are decoded for the matching rows only.
+    pub(crate) split: Option<Box<(ReadPlan, ReadPlan)>>,
 }
 
 impl ReadPlan {
@@ -107,6 +113,30 @@ impl ReadPlan {
                     .collect::<Vec<_>>(),
             )?,
         );
+        let filter_columns: Vec<usize> = read
+            .iter()
+            .copied()
+            .filter(|i| !output.contains(i) || predicate_reads(predicate.as_ref(), schema, *i))
+            .collect();
+        let rest: Vec<usize> = output
+            .iter()
+            .copied()
+            .filter(|i| !filter_columns.contains(i))
+            .collect();
+        let split = if predicate.is_some() && !filter_columns.is_empty() && !rest.is_empty() {
+            let names = |ix: &[usize]| -> Vec<String> {
+                ix.iter().map(|i| schema.fields[*i].name.clone()).collect()
+            };
+            let find = ReadPlan::new(
+                layout.clone(),
+                Some(&names(&filter_columns)),
+                predicate.clone(),
+            )?;
+            let rest = ReadPlan::new(layout.clone(), Some(&names(&rest)), None)?;
+            Some(Box::new((find, rest)))
+        } else {
+            None
+        };
         Ok(ReadPlan {
             layout,
             read,
@@ -114,6 +144,7 @@ impl ReadPlan {
             read_schema,
             output_schema,
             predicate,
+            split,
         })
     }
 
@@ -180,6 +211,34 @@ impl ReadPlan {
     pub fn read_file_with_positions(&self, add: &Add) -> Result<Vec<(RecordBatch, UInt64Array)>> {
         file::read_file_with_positions(self, add)
     }
+
+    /// Reads only the physical rows `rows` of one data file (0-based indexes in the Parquet
+    /// file, as [`read_file_with_positions`](Self::read_file_with_positions) returns them),
+    /// in file order, each batch paired with its rows' physical indexes: the plan's columns
+    /// conformed to their logical types, partition values filled in, rows the file's
+    /// deletion vector deletes and rows the plan's filter rejects left out. Only the asked
+    /// rows are decoded (a Parquet row selection), so DML can find matches on a few columns
+    /// first and then read the matched rows whole.
+    ///
+    /// # Errors
+    /// As [`read_file`](Self::read_file); [`DataFileError::InvalidArgument`] for a row at
+    /// or past the file's row count.
+    pub fn read_rows_at(
+        &self,
+        add: &Add,
+        rows: &RoaringTreemap,
+    ) -> Result<Vec<(RecordBatch, UInt64Array)>> {
+        file::read_rows_at(self, add, rows)
+    }
+}
+
+/// Whether `predicate` reads the schema field `i`.
+fn predicate_reads(predicate: Option<&Predicate>, schema: &StructType, i: usize) -> bool {
+    predicate.is_some_and(|p| {
+        p.columns()
+            .iter()
+            .any(|c| schema.index_of(&c.path[0]) == Some(i))
+    })
 }
 
 /// One file of a planned read, owned: `Send + Clone`, so an engine can hand the files of a

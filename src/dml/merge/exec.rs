@@ -24,6 +24,7 @@ use alluvium_txlog::expr::{BoundColumn, Expr, FileSummary, Predicate, bind, may_
 use alluvium_txlog::schema::{StructType, from_arrow_schema};
 use alluvium_txlog::stats::FileStats;
 use arrow_array::{Array, RecordBatch, UInt32Array, new_null_array};
+use rayon::prelude::*;
 use roaring::RoaringTreemap;
 
 use super::clause::{ClauseKind, MergeAction, MergeClause};
@@ -34,8 +35,7 @@ use crate::dml::assign::assigned;
 use crate::dml::deletes::FileDeletes;
 use crate::dml::project::{ColumnValue, Projection};
 use crate::dml::{
-    DmlOutcome, MetricSet, Staged, finish_dml, for_each_file_read, refuse_change_data_feed,
-    stage_changes,
+    DmlOutcome, MetricSet, Staged, finish_dml, refuse_change_data_feed, stage_changes,
 };
 use crate::write::{evolve_schema, input, outcome_if_done};
 use crate::{Error, Result, Table, WriteOptions};
@@ -524,13 +524,21 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     let mut source_matched = vec![false; source.num_rows()];
     let scan_started = Instant::now();
     let scanned = (|| -> Result<()> {
-        for_each_file_read(&plan, &candidates, |add, reads| {
+        // Decoding and probing are the costly parts and files are independent: a window of
+        // files is read and probed in parallel; the decisions run on this thread (it owns
+        // the transaction and the sink). Memory: the window's files at once.
+        let window = rayon::current_num_threads().max(1) * 2;
+        let mut per_file = |add: &Add, probed: Vec<Probed>| -> Result<()> {
             txn.read_file(add);
             counts.files_read += 1;
             let mut touched = RoaringTreemap::new();
-            for (read, positions) in reads {
-                let batch = widen(&read, &needed, &scope)?;
-                let (t_rows, s_rows) = index.probe(&batch)?;
+            for Probed {
+                batch,
+                positions,
+                t_rows,
+                s_rows,
+            } in probed
+            {
                 let (t_rows, s_rows) = match &residual {
                     Some(r) if !t_rows.is_empty() => {
                         let (ti, si) = (UInt32Array::from(t_rows), UInt32Array::from(s_rows));
@@ -620,7 +628,30 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                 });
             }
             Ok(())
-        })?;
+        };
+        for chunk in candidates.chunks(window) {
+            let reads: Vec<Result<Vec<Probed>>> = chunk
+                .par_iter()
+                .map(|a| {
+                    plan.read_file_with_positions(a)?
+                        .into_iter()
+                        .map(|(read, positions)| {
+                            let batch = widen(&read, &needed, &scope)?;
+                            let (t_rows, s_rows) = index.probe(&batch)?;
+                            Ok(Probed {
+                                batch,
+                                positions,
+                                t_rows,
+                                s_rows,
+                            })
+                        })
+                        .collect()
+                })
+                .collect();
+            for (add, read) in chunk.iter().zip(reads) {
+                per_file(add, read?)?;
+            }
+        }
         // Inserts: source rows no target row matched.
         if !not_matched.is_empty() {
             let rows: Vec<u32> = (0..source.num_rows() as u32)
@@ -685,6 +716,15 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     m.set("rewriteTimeMs", rewrite_ms);
     m.set("executionTimeMs", started.elapsed().as_millis() as u64);
     finish_dml(table, txn, options, m)
+}
+
+/// One batch of a target file, read and probed: the `t` layout, each row's physical
+/// position, and the candidate pairs (target row, source row) with equal keys.
+struct Probed {
+    batch: RecordBatch,
+    positions: arrow_array::UInt64Array,
+    t_rows: Vec<u32>,
+    s_rows: Vec<u32>,
 }
 
 /// A batch of the `read` target columns (indexes `needed`, ascending) with every other

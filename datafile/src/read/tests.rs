@@ -1,0 +1,211 @@
+//! Tests of reading part of a file: the filter-columns-first read of a plan with a filter,
+//! and reading given physical rows ([`ReadPlan::read_rows_at`]).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use alluvium_storage::{InMemoryStore, StoreRef};
+use alluvium_txlog::actions::Add;
+use alluvium_txlog::column_mapping::ColumnMappingMode;
+use alluvium_txlog::expr::{bind, parse_expr};
+use alluvium_txlog::path::TableRoot;
+use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType as ArrowType, Field, Schema};
+use roaring::RoaringTreemap;
+
+use super::{ReadPlan, TableLayout};
+use crate::sink::{FileSink, FileSinkOptions, SinkTable};
+
+const ROWS: i64 = 3000;
+
+fn schema() -> StructType {
+    StructType::new(vec![
+        StructField::new("id", DataType::Primitive(PrimitiveType::Long), true),
+        StructField::new("name", DataType::Primitive(PrimitiveType::String), true),
+        StructField::new("part", DataType::Primitive(PrimitiveType::String), true),
+    ])
+}
+
+/// One file of `ROWS` rows (`id` = row, `name` = "n<row>", partition `part=a`), written
+/// in three batches so the file has several pages' worth of rows, and the table layout.
+fn one_file() -> (TableLayout, Add) {
+    let store: StoreRef = Arc::new(InMemoryStore::new());
+    let schema = schema();
+    let partitions = vec!["part".to_string()];
+    let config = HashMap::new();
+    let mut sink = FileSink::new(
+        SinkTable {
+            store: store.as_ref(),
+            schema: &schema,
+            partition_columns: &partitions,
+            configuration: &config,
+            column_mapping: ColumnMappingMode::None,
+        },
+        FileSinkOptions::default(),
+    )
+    .unwrap();
+    let arrow = Arc::new(Schema::new(vec![
+        Field::new("id", ArrowType::Int64, true),
+        Field::new("name", ArrowType::Utf8, true),
+        Field::new("part", ArrowType::Utf8, true),
+    ]));
+    for chunk in 0..3 {
+        let ids: Vec<i64> = (chunk * ROWS / 3..(chunk + 1) * ROWS / 3).collect();
+        let names: Vec<String> = ids.iter().map(|i| format!("n{i}")).collect();
+        let parts = vec!["a"; ids.len()];
+        let batch = RecordBatch::try_new(
+            arrow.clone(),
+            vec![
+                Arc::new(Int64Array::from(ids)),
+                Arc::new(StringArray::from(names)),
+                Arc::new(StringArray::from(parts)),
+            ],
+        )
+        .unwrap();
+        sink.write(&batch).unwrap();
+    }
+    let (mut adds, _) = sink.finish().unwrap();
+    assert_eq!(adds.len(), 1);
+    let layout = TableLayout {
+        store,
+        root: TableRoot::new("memory:///t"),
+        schema,
+        partition_columns: partitions,
+        column_mapping: ColumnMappingMode::None,
+        configuration: HashMap::new(),
+    };
+    (layout, adds.remove(0))
+}
+
+/// (id, name, part) of every returned row, and the positions.
+fn rows_of(
+    read: Vec<(RecordBatch, arrow_array::UInt64Array)>,
+) -> (Vec<(i64, String, String)>, Vec<u64>) {
+    let mut rows = Vec::new();
+    let mut at = Vec::new();
+    for (b, p) in read {
+        assert_eq!(b.num_rows(), p.len());
+        let ids = b.column_by_name("id").unwrap().as_primitive::<Int64Type>();
+        let names = b.column_by_name("name").unwrap().as_string::<i32>();
+        let parts = b.column_by_name("part").unwrap().as_string::<i32>();
+        for i in 0..b.num_rows() {
+            rows.push((
+                ids.value(i),
+                names.value(i).to_string(),
+                parts.value(i).to_string(),
+            ));
+        }
+        at.extend(p.values().iter().copied());
+    }
+    (rows, at)
+}
+
+fn expected(ids: impl Iterator<Item = i64>) -> Vec<(i64, String, String)> {
+    ids.map(|i| (i, format!("n{i}"), "a".to_string())).collect()
+}
+
+#[test]
+fn a_filtered_read_of_other_columns_decodes_the_matching_rows_in_file_order() {
+    let (layout, add) = one_file();
+    let pred = bind(
+        &parse_expr("id % 7 = 3").unwrap(),
+        &layout.schema,
+        &layout.partition_columns,
+        ColumnMappingMode::None,
+    )
+    .unwrap();
+    let plan = ReadPlan::new(layout, None, Some(pred)).unwrap();
+    assert!(
+        plan.split.is_some(),
+        "output columns beyond the filter's: a split read"
+    );
+    let (rows, at) = rows_of(plan.read_file_with_positions(&add).unwrap());
+    let want: Vec<i64> = (0..ROWS).filter(|i| i % 7 == 3).collect();
+    assert_eq!(rows, expected(want.iter().copied()));
+    assert_eq!(at, want.iter().map(|i| *i as u64).collect::<Vec<_>>());
+    // The plain read gives the same batches' rows.
+    let batches = plan.read_file(&add).unwrap();
+    assert_eq!(
+        batches.iter().map(RecordBatch::num_rows).sum::<usize>(),
+        want.len()
+    );
+    assert_eq!(batches[0].schema(), plan.schema());
+}
+
+#[test]
+fn a_filtered_read_without_matches_is_empty() {
+    let (layout, add) = one_file();
+    let pred = bind(
+        &parse_expr("id < 0").unwrap(),
+        &layout.schema,
+        &layout.partition_columns,
+        ColumnMappingMode::None,
+    )
+    .unwrap();
+    let plan = ReadPlan::new(layout, Some(&["name".to_string()]), Some(pred)).unwrap();
+    assert!(plan.read_file_with_positions(&add).unwrap().is_empty());
+}
+
+#[test]
+fn read_rows_at_decodes_exactly_the_asked_rows() {
+    let (layout, add) = one_file();
+    let plan = ReadPlan::all(layout).unwrap();
+    // Single rows, a run, the first and the last row.
+    let asked: RoaringTreemap = [0u64, 5, 999, 1000, 1001, 1002, 2500, (ROWS - 1) as u64]
+        .into_iter()
+        .collect();
+    let (rows, at) = rows_of(plan.read_rows_at(&add, &asked).unwrap());
+    assert_eq!(at, asked.iter().collect::<Vec<_>>());
+    assert_eq!(rows, expected(asked.iter().map(|r| r as i64)));
+    assert!(
+        plan.read_rows_at(&add, &RoaringTreemap::new())
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn read_rows_at_refuses_a_row_past_the_end() {
+    let (layout, add) = one_file();
+    let plan = ReadPlan::all(layout).unwrap();
+    let asked: RoaringTreemap = [1u64, ROWS as u64].into_iter().collect();
+    let err = plan.read_rows_at(&add, &asked).unwrap_err().to_string();
+    assert!(err.contains(&format!("row {ROWS}")), "{err}");
+}
+
+#[test]
+fn read_rows_at_with_only_partition_columns_counts_the_rows() {
+    let (layout, add) = one_file();
+    let plan = ReadPlan::new(layout, Some(&["part".to_string()]), None).unwrap();
+    let asked: RoaringTreemap = [3u64, 4, 2000].into_iter().collect();
+    let read = plan.read_rows_at(&add, &asked).unwrap();
+    let (n, at): (usize, Vec<u64>) = read.iter().fold((0, Vec::new()), |(n, mut at), (b, p)| {
+        at.extend(p.values().iter().copied());
+        (n + b.num_rows(), at)
+    });
+    assert_eq!(n, 3);
+    assert_eq!(at, vec![3, 4, 2000]);
+}
+
+#[test]
+fn read_file_rows_reads_the_asked_rows_whatever_the_deletion_vector() {
+    let (layout, mut add) = one_file();
+    let deleted: RoaringTreemap = [0u64, 5].into_iter().collect();
+    add.deletion_vector = Some(alluvium_txlog::dv::inline_descriptor(&deleted));
+    let plan = ReadPlan::all(layout).unwrap();
+    let asked: RoaringTreemap = [0u64, 5, 6].into_iter().collect();
+    // Live rows only: the deletion vector still applies to `read_rows_at`.
+    let (live, at) = rows_of(plan.read_rows_at(&add, &asked).unwrap());
+    assert_eq!(at, vec![6]);
+    assert_eq!(live, expected([6i64].into_iter()));
+    // The change feed's read: exactly the asked rows, deleted or not.
+    let mut ids = Vec::new();
+    for b in plan.read_file_rows(&add, &asked).unwrap() {
+        let col = b.column_by_name("id").unwrap().as_primitive::<Int64Type>();
+        ids.extend(col.values().iter().copied());
+    }
+    assert_eq!(ids, vec![0, 5, 6]);
+}
