@@ -194,7 +194,7 @@ fn read_rows_at_with_only_partition_columns_counts_the_rows() {
 fn read_file_rows_reads_the_asked_rows_whatever_the_deletion_vector() {
     let (layout, mut add) = one_file();
     let deleted: RoaringTreemap = [0u64, 5].into_iter().collect();
-    add.deletion_vector = Some(alluvium_txlog::dv::inline_descriptor(&deleted));
+    add.deletion_vector = Some(Box::new(alluvium_txlog::dv::inline_descriptor(&deleted)));
     let plan = ReadPlan::all(layout).unwrap();
     let asked: RoaringTreemap = [0u64, 5, 6].into_iter().collect();
     // Live rows only: the deletion vector still applies to `read_rows_at`.
