@@ -16,6 +16,7 @@ mod table_check;
 mod verify_fixture;
 
 mod bad_input;
+mod cdf_write;
 mod checkpoints;
 mod conflicts;
 mod dml_common;
