@@ -49,6 +49,73 @@ pub enum Error {
         /// The row's physical position in it.
         position: u64,
     },
+    /// Change data feed: a version of the range did not record its changes
+    /// (`delta.enableChangeDataFeed` was not true in the metadata in force there: off at the
+    /// start, or turned off inside the range). Delta: `DELTA_MISSING_CHANGE_DATA`.
+    #[error(
+        "change data was not recorded for version {version} (delta.enableChangeDataFeed is not true there), so the changes of versions {start} to {end} cannot be read"
+    )]
+    ChangeDataNotRecorded {
+        /// The version without change data.
+        version: u64,
+        /// The first version asked for.
+        start: u64,
+        /// The last version asked for.
+        end: u64,
+    },
+    /// Change data feed: a version of the range cannot be read any more (log cleanup removed
+    /// its commit file) or its table state cannot be reconstructed.
+    #[error(
+        "cannot read the changes of versions {start} to {end}: version {version} is not available: {reason}"
+    )]
+    ChangeDataVersionUnavailable {
+        /// The unavailable version.
+        version: u64,
+        /// The first version asked for.
+        start: u64,
+        /// The last version asked for.
+        end: u64,
+        /// Why.
+        reason: String,
+    },
+    /// Change data feed: the start version is after the latest version of the table.
+    /// Delta: `DELTA_CDC_START_VERSION_AFTER_LATEST_VERSION`.
+    #[error("the start version {start} of the change range is after the latest version {latest}")]
+    ChangeDataStartAfterLatest {
+        /// The start version asked for.
+        start: u64,
+        /// The latest version of the table.
+        latest: u64,
+    },
+    /// Change data feed: the start of the range is after its end.
+    /// Delta: `DELTA_INVALID_CDC_RANGE`.
+    #[error("invalid change range: start version {start} is after end version {end}")]
+    ChangeDataInvalidRange {
+        /// The resolved start version.
+        start: u64,
+        /// The resolved end version.
+        end: u64,
+    },
+    /// Change data feed: a timestamp bound of the range names no version (a start after the
+    /// latest commit, an end before the earliest). Delta:
+    /// `DELTA_TIMESTAMP_GREATER_THAN_COMMIT` / `DELTA_TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION`.
+    #[error("no version for the change-range timestamp {timestamp_ms} ms: {reason}")]
+    ChangeDataTimestampOutOfRange {
+        /// The timestamp asked for (milliseconds since the epoch).
+        timestamp_ms: i64,
+        /// Why no version matches.
+        reason: String,
+    },
+    /// Change data feed: the schema changed inside the range in a way the end version's
+    /// schema cannot read older change rows as (not additive). Delta:
+    /// `DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE`.
+    #[error("cannot read changes across the schema change at version {version}: {reason}")]
+    ChangeDataIncompatibleSchema {
+        /// A version whose schema is incompatible with the end version's.
+        version: u64,
+        /// What changed.
+        reason: String,
+    },
     /// Local I/O outside the table (output files).
     #[error("{context}: {source}")]
     Io {
@@ -182,6 +249,12 @@ impl Error {
                 Error::InvalidArgument(_)
                 | Error::SchemaMismatch(_)
                 | Error::MergeCardinalityViolation { .. } => ErrorKind::InvalidInput,
+                Error::ChangeDataInvalidRange { .. } => ErrorKind::InvalidInput,
+                Error::ChangeDataVersionUnavailable { .. }
+                | Error::ChangeDataStartAfterLatest { .. }
+                | Error::ChangeDataTimestampOutOfRange { .. } => ErrorKind::NotFound,
+                Error::ChangeDataNotRecorded { .. }
+                | Error::ChangeDataIncompatibleSchema { .. } => ErrorKind::Refused,
                 Error::Io { .. } => ErrorKind::Io,
                 _ => ErrorKind::Other,
             },

@@ -38,6 +38,7 @@
 #![deny(missing_docs)]
 
 mod alter;
+pub mod changes;
 mod describe;
 mod dml;
 mod error;
@@ -65,6 +66,10 @@ pub use alluvium_txlog as txlog;
 // The curated surface. Tables, snapshots, scans, writes and transactions:
 pub use alluvium_datafile::FileTask;
 pub use alluvium_mvcc::{CommitReport, ConflictKind, RetryPolicy, Snapshot, VersionSpec};
+pub use changes::{
+    CHANGE_FEED_COLUMNS, CHANGE_TYPE_COLUMN, COMMIT_TIMESTAMP_COLUMN, COMMIT_VERSION_COLUMN,
+    ChangeBatches, Changes, ChangesBuilder,
+};
 pub use describe::{ProtocolDescription, TableDescription, describe};
 pub use dml::merge::clause::{ClauseKind, MergeAction, MergeClause};
 pub use dml::merge::{MergeBuilder, MergeOn};

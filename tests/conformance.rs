@@ -5,8 +5,10 @@
 //! * `read-latest-compare-expected`: full scan equals the expected rows (parquet or text);
 //! * `read-latest-compare-derived`: full scan has the derived row count;
 //! * `snapshot-assertions`: snapshot facts and the entry's assertions;
-//! * `cdf-compare-expected-text+snapshot-compare-derived`: snapshot facts and row count
-//!   (change-data-feed reads are out of scope for now: see `CDF_SKIP_REASON`);
+//! * `cdf-compare-expected-text+snapshot-compare-derived`: snapshot facts and row count, and
+//!   every expected change feed (`expected_text/cdf_v<start>_to_<end>.txt`, read with
+//!   `Table::changes` without `_commit_timestamp`) equal as sorted rows; the ranges the
+//!   entry's `assertions` say must fail do fail, with the typed error;
 //! * `expect-error`: loading or reading fails with the typed error the entry describes.
 //!
 //! For every table that is not an expected error, the snapshot facts are checked too:
@@ -20,7 +22,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use alluvium::{ScanBuilder, Snapshot, Table};
+use alluvium::{Error, ScanBuilder, Snapshot, Table, VersionSpec};
 use alluvium_txlog::LogError;
 use arrow::array::RecordBatch;
 use arrow::util::pretty::pretty_format_batches;
@@ -40,10 +42,6 @@ const EXPECTED_DIVERGENCES: &[(&str, &str, &str, &str)] = &[(
      2021-09-08T18:11:11Z, the same wall time read in the generator's America/Los_Angeles session \
      (UTC-7). delta-kernel-rs skips this golden test for the same reason",
 )];
-
-/// Why the change-data-feed comparisons of the `cdf-*` entries are not run.
-const CDF_SKIP_REASON: &str =
-    "change-data-feed reads are out of scope for now (snapshot and row count still checked)";
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance")
@@ -133,13 +131,7 @@ fn run_entry(e: &Value) -> Outcome {
         return check_expected_error(name, &root, e);
     }
     match check_table(name, &root, e, usage) {
-        Ok(detail) => {
-            if usage.starts_with("cdf") {
-                Outcome::Pass(format!("{detail}; {CDF_SKIP_REASON}"))
-            } else {
-                Outcome::Pass(detail)
-            }
-        }
+        Ok(detail) => Outcome::Pass(detail),
         Err(msg) => match msg.strip_prefix("DIVERGENCE: ") {
             Some(reason) => {
                 Outcome::Skip(format!("upstream expected result believed wrong; {reason}"))
@@ -319,6 +311,17 @@ fn check_table(name: &str, root: &Path, e: &Value, usage: &str) -> Result<String
             batches.iter().map(RecordBatch::num_rows).sum::<usize>()
         ));
     } else if scannable && let Some(expected) = e["row_count"].as_u64() {
+        if usage.starts_with("cdf") {
+            let mut feeds = 0;
+            for exp in e["expected"].as_array().into_iter().flatten() {
+                compare_cdf(root, &snapshot, exp)?;
+                feeds += 1;
+            }
+            let failing = check_cdf_assertions(root, e)?;
+            detail.push_str(&format!(
+                ", {feeds} change feeds equal to expected, {failing} ranges fail as asserted"
+            ));
+        }
         let batches = full_scan(&snapshot)?;
         let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
         if rows as u64 != expected {
@@ -371,6 +374,93 @@ fn check_assertions(name: &str, s: &Snapshot) -> Result<(), String> {
         _ => {}
     }
     Ok(())
+}
+
+/// Reads the change feed an expected text names and compares it as sorted rows.
+fn compare_cdf(root: &Path, snapshot: &Snapshot, exp: &Value) -> Result<(), String> {
+    let start = exp["cdf_start_version"]
+        .as_u64()
+        .ok_or("expected feed without cdf_start_version")?;
+    let end = match &exp["cdf_end_version"] {
+        Value::String(s) if s == "latest" => None,
+        v => Some(VersionSpec::Version(
+            v.as_u64().ok_or("bad cdf_end_version")?,
+        )),
+    };
+    let mut columns: Vec<String> = snapshot
+        .schema()
+        .fields
+        .iter()
+        .map(|f| f.name.clone())
+        .collect();
+    columns.extend(["_change_type".to_string(), "_commit_version".to_string()]);
+    let batches = table(root)
+        .changes(VersionSpec::Version(start), end)
+        .columns(columns)
+        .execute_to_vec()
+        .map_err(|err| format!("changes from {start}: {err}"))?;
+    let path = data_dir().join(exp["path"].as_str().unwrap());
+    let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+    let (exp_header, mut exp_rows) = common::pretty_rows(&text);
+    let rendered = if batches.is_empty() {
+        String::new()
+    } else {
+        pretty_format_batches(&batches)
+            .map_err(|e| e.to_string())?
+            .to_string()
+    };
+    let (our_header, mut our_rows) = common::pretty_rows(&rendered);
+    if !batches.is_empty() && our_header != exp_header {
+        return Err(format!(
+            "{}: header {our_header:?} != expected {exp_header:?}",
+            path.display()
+        ));
+    }
+    exp_rows.sort();
+    our_rows.sort();
+    if exp_rows != our_rows {
+        let a: Vec<String> = our_rows.iter().map(|r| r.join(" | ")).collect();
+        let b: Vec<String> = exp_rows.iter().map(|r| r.join(" | ")).collect();
+        return Err(format!("{}: {}", path.display(), first_difference(&a, &b)));
+    }
+    Ok(())
+}
+
+/// The change ranges the entry's `assertions` say must fail (`table_changes(start=S,
+/// end=E) must fail: ...`) fail with the typed error for their reason; returns how many.
+fn check_cdf_assertions(root: &Path, e: &Value) -> Result<usize, String> {
+    let mut n = 0;
+    for a in e["assertions"].as_array().into_iter().flatten() {
+        let Some(text) = a.as_str() else { continue };
+        let Some(rest) = text.strip_prefix("table_changes(start=") else {
+            continue;
+        };
+        let parse = |s: &str| {
+            s.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("bad assertion {text}"))
+        };
+        let (start, rest) = rest
+            .split_once(", end=")
+            .ok_or(format!("bad assertion {text}"))?;
+        let (end, _) = rest
+            .split_once(')')
+            .ok_or(format!("bad assertion {text}"))?;
+        let (start, end) = (parse(start)?, parse(end)?);
+        let result = table(root)
+            .changes(VersionSpec::Version(start), Some(VersionSpec::Version(end)))
+            .execute_to_vec();
+        let ok = match &result {
+            Err(Error::ChangeDataInvalidRange { .. }) => text.contains("start > end"),
+            Err(Error::ChangeDataStartAfterLatest { .. }) => text.contains("start after"),
+            _ => false,
+        };
+        if !ok {
+            return Err(format!("{text}: got {:?}", result.map(|b| b.len())));
+        }
+        n += 1;
+    }
+    Ok(n)
 }
 
 fn read_expected_parquet(dir: &Path) -> Result<Vec<RecordBatch>, String> {

@@ -17,6 +17,7 @@ mod verify_fixture;
 
 mod bad_input;
 mod cdf_write;
+mod changes;
 mod checkpoints;
 mod conflicts;
 mod dml_common;

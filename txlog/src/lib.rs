@@ -9,6 +9,7 @@
 //!
 //! Map of the modules (PROTOCOL.md section in brackets):
 //! * [`actions`], [`commit`]: actions and commit files ("Actions", "Delta Log Entries");
+//!   [`commit_range`]: the commits of a version range (change data feed);
 //! * [`schema`], [`column_mapping`]: schema JSON and Arrow conversion ("Schema
 //!   Serialization Format", "Column Mapping");
 //! * [`partition`], [`stats`], [`scalar`]: partition values and statistics (the text forms
@@ -26,6 +27,7 @@ pub mod actions;
 pub mod checkpoint;
 pub mod column_mapping;
 pub mod commit;
+pub mod commit_range;
 pub mod dv;
 mod error;
 pub mod expr;

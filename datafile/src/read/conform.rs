@@ -51,6 +51,9 @@ pub(super) fn find_source(
     match mode {
         ColumnMappingMode::None => by_name(&field.name),
         ColumnMappingMode::Name => by_name(mode.physical_name(field)),
+        // A field without an id (the `_change_type` column of change-data files) can only
+        // be found by name.
+        ColumnMappingMode::Id if field.column_id().is_none() => by_name(mode.physical_name(field)),
         ColumnMappingMode::Id => {
             let id = field.column_id().map(|i| i.to_string());
             let by_id = id.as_ref().and_then(|id| {

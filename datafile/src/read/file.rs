@@ -28,7 +28,7 @@ fn file_error(path: &str, reason: impl ToString) -> DataFileError {
 
 /// Reads one file: data columns, deletion vector, partition values, filter, projection.
 pub(super) fn read_file(scan: &ReadPlan, add: &Add) -> Result<Vec<RecordBatch>> {
-    Ok(read(scan, add, false)?
+    Ok(read(scan, add, false, Selection::Live)?
         .into_iter()
         .map(|(b, _)| b)
         .collect())
@@ -40,10 +40,42 @@ pub(super) fn read_file_with_positions(
     scan: &ReadPlan,
     add: &Add,
 ) -> Result<Vec<(RecordBatch, UInt64Array)>> {
-    Ok(read(scan, add, true)?
+    Ok(read(scan, add, true, Selection::Live)?
         .into_iter()
         .map(|(b, p)| (b, p.unwrap_or_else(|| UInt64Array::from(Vec::<u64>::new()))))
         .collect())
+}
+
+/// [`read_file`] of exactly the rows whose physical index is in `rows`, whatever the
+/// file's deletion vector says.
+pub(super) fn read_file_rows(
+    scan: &ReadPlan,
+    add: &Add,
+    rows: &RoaringTreemap,
+) -> Result<Vec<RecordBatch>> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(read(scan, add, false, Selection::Only(rows))?
+        .into_iter()
+        .map(|(b, _)| b)
+        .collect())
+}
+
+/// Which physical rows of a file a read returns (before the plan's filter).
+#[derive(Clone, Copy)]
+enum Selection<'a> {
+    /// The rows the `add`'s deletion vector leaves live (every row without one).
+    Live,
+    /// Exactly these rows.
+    Only(&'a RoaringTreemap),
+}
+
+/// Rows a read drops or keeps, resolved from a [`Selection`].
+enum Rows<'a> {
+    All,
+    Deleted(RoaringTreemap),
+    Only(&'a RoaringTreemap),
 }
 
 /// The row count of the file's Parquet footer.
@@ -70,6 +102,7 @@ fn read(
     scan: &ReadPlan,
     add: &Add,
     positions: bool,
+    selection: Selection<'_>,
 ) -> Result<Vec<(RecordBatch, Option<UInt64Array>)>> {
     let layout = &scan.layout;
     let schema = &layout.schema;
@@ -83,9 +116,12 @@ fn read(
             DataFileError::Storage(e)
         }
     })?;
-    let deleted = match &add.deletion_vector {
-        Some(dv) => Some(read_deletion_vector(layout.store.as_ref(), dv)?),
-        None => None,
+    let rows_kept = match (selection, &add.deletion_vector) {
+        (Selection::Only(rows), _) => Rows::Only(rows),
+        (Selection::Live, Some(dv)) => {
+            Rows::Deleted(read_deletion_vector(layout.store.as_ref(), dv)?)
+        }
+        (Selection::Live, None) => Rows::All,
     };
 
     // Partition values as constant columns, parsed once per file.
@@ -110,16 +146,26 @@ fn read(
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| file_error(&shown, e))?;
     let total_rows = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
-    if let Some(d) = &deleted
-        && d.max().is_some_and(|m| m >= total_rows)
-    {
-        return Err(DataFileError::Log(LogError::CorruptDeletionVector {
-            location: shown,
-            reason: format!(
-                "deletes row {} of a file with {total_rows} rows",
-                d.max().unwrap_or(0)
-            ),
-        }));
+    match &rows_kept {
+        Rows::Deleted(d) if d.max().is_some_and(|m| m >= total_rows) => {
+            return Err(DataFileError::Log(LogError::CorruptDeletionVector {
+                location: shown,
+                reason: format!(
+                    "deletes row {} of a file with {total_rows} rows",
+                    d.max().unwrap_or(0)
+                ),
+            }));
+        }
+        Rows::Only(r) if r.max().is_some_and(|m| m >= total_rows) => {
+            return Err(file_error(
+                &shown,
+                format!(
+                    "row {} selected by a deletion-vector difference is past the file's {total_rows} rows",
+                    r.max().unwrap_or(0)
+                ),
+            ));
+        }
+        _ => {}
     }
     let file_fields = builder.schema().fields().clone();
     // For each read column that is stored in the file: its root index in the file.
@@ -139,7 +185,11 @@ fn read(
     let mut out = Vec::new();
     let mut row_offset: u64 = 0;
     let mut emit = |data: Vec<Option<ArrayRef>>, rows: usize, row_offset: u64| -> Result<()> {
-        let keep = deleted.as_ref().map(|d| keep_mask(d, row_offset, rows));
+        let keep = match &rows_kept {
+            Rows::All => None,
+            Rows::Deleted(d) => Some(keep_mask(d, row_offset, rows)),
+            Rows::Only(only) => Some(only_mask(only, row_offset, rows)),
+        };
         let kept_rows = keep.as_ref().map_or(rows, |k| k.true_count());
         let mut columns = Vec::with_capacity(scan.read.len());
         for (k, &i) in scan.read.iter().enumerate() {
@@ -243,6 +293,19 @@ fn keep_mask(deleted: &RoaringTreemap, offset: u64, len: usize) -> BooleanArray 
     BooleanArray::from(keep)
 }
 
+/// The keep-mask of rows `offset..offset + len` of a file keeping only `only`.
+fn only_mask(only: &RoaringTreemap, offset: u64, len: usize) -> BooleanArray {
+    let mut keep = vec![false; len];
+    for row in only
+        .iter()
+        .skip_while(|r| *r < offset)
+        .take_while(|r| *r < offset + len as u64)
+    {
+        keep[(row - offset) as usize] = true;
+    }
+    BooleanArray::from(keep)
+}
+
 fn partition_value(
     add: &Add,
     f: &StructField,
@@ -281,6 +344,16 @@ mod tests {
         assert_eq!(
             m.iter().map(Option::unwrap).collect::<Vec<_>>(),
             vec![true, false, false, true]
+        );
+    }
+
+    #[test]
+    fn only_mask_marks_selected_rows_of_the_window() {
+        let d: RoaringTreemap = [1u64, 5, 6, 20].into_iter().collect();
+        let m = only_mask(&d, 4, 4);
+        assert_eq!(
+            m.iter().map(Option::unwrap).collect::<Vec<_>>(),
+            vec![false, true, true, false]
         );
     }
 }

@@ -24,6 +24,7 @@ use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::schema::StructType;
 use arrow_array::{RecordBatch, UInt64Array};
 use arrow_schema::{Schema, SchemaRef};
+use roaring::RoaringTreemap;
 
 pub use conform::{conform, scan_fields};
 pub use stream::FileBatches;
@@ -156,6 +157,17 @@ impl ReadPlan {
     /// A missing or unreadable data file, naming it.
     pub fn physical_rows(&self, add: &Add) -> Result<u64> {
         file::physical_rows(self, add)
+    }
+
+    /// Reads exactly the rows of the data file whose 0-based PHYSICAL index is in `rows`
+    /// (the `add`'s own deletion vector is ignored), filtered and projected as
+    /// [`read_file`](Self::read_file): what a change-data-feed reader needs for the rows
+    /// between two deletion vectors of one file.
+    ///
+    /// # Errors
+    /// As [`read_file`](Self::read_file); a selected row past the end of the file.
+    pub fn read_file_rows(&self, add: &Add, rows: &RoaringTreemap) -> Result<Vec<RecordBatch>> {
+        file::read_file_rows(self, add, rows)
     }
 
     /// Reads one data file like [`read_file`](Self::read_file) and pairs each batch with

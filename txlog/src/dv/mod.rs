@@ -113,7 +113,7 @@ impl DeletionVectorDescriptor {
             }
             "i" => {
                 let mut data =
-                    z85::decode(&self.path_or_inline_dv).map_err(|e| bad(e.to_string()))?;
+                    z85::decode_inline(&self.path_or_inline_dv).map_err(|e| bad(e.to_string()))?;
                 let size =
                     usize::try_from(self.size_in_bytes).map_err(|_| bad("bad size".into()))?;
                 if size > data.len() {

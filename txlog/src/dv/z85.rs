@@ -49,6 +49,30 @@ pub fn decode(text: &str) -> Result<Vec<u8>, Z85Error> {
 
 /// The error of a decode by the `z85` crate (of text whose length is a multiple of 5 and
 /// that has no `#` tail, so that its offsets are right).
+/// Decodes the text of an INLINE deletion vector: standard Z85 ([`decode`]), or standard
+/// Z85 whose last group is the `z85` crate's padded tail (1 to 3 bytes right-aligned, the
+/// unused leading characters written as `#`).
+///
+/// Why: inline vectors written with that crate are in the reference tables (delta-kernel-rs's
+/// `cdf-table-with-dv`, read there with the crate), and the reading is unambiguous: a group
+/// led by `#` overflows 32 bits, so it is never a standard group. UUIDs stay strict.
+///
+/// # Errors
+/// As [`decode`]; a tail that is not a valid padded tail is [`Z85Error::Overflow`].
+pub fn decode_inline(text: &str) -> Result<Vec<u8>, Z85Error> {
+    let bytes = text.as_bytes();
+    match decode(text) {
+        Err(Z85Error::Overflow(at)) if at + 5 == bytes.len() && bytes[at] == b'#' => {
+            // Every character before `at` decoded, so they are ASCII and `at` is a boundary.
+            let mut out = decode(&text[..at])?;
+            let tail = z85::decode(&bytes[at..]).map_err(|_| Z85Error::Overflow(at))?;
+            out.extend(tail);
+            Ok(out)
+        }
+        other => other,
+    }
+}
+
 fn from_crate(e: z85::DecodeError) -> Z85Error {
     match e {
         z85::DecodeError::InvalidLength(n) => Z85Error::BadLength(n),
@@ -94,6 +118,20 @@ mod tests {
         assert_eq!(decode("Hello~0000"), Err(Z85Error::BadChar(5)));
         assert_eq!(decode("é000"), Err(Z85Error::BadChar(0)));
         assert_eq!(decode(""), Ok(Vec::new()));
+    }
+
+    #[test]
+    fn inline_text_may_end_in_a_padded_tail() {
+        // Two bytes 03 00, right-aligned in the last group, led by `##`.
+        let text = "Hello##093";
+        assert_eq!(decode(text), Err(Z85Error::Overflow(5)));
+        let mut want = decode("Hello").unwrap();
+        want.extend([3, 0]);
+        assert_eq!(decode_inline(text).unwrap(), want);
+        // Standard text reads as `decode` does; a tail of nothing, or not last, is refused.
+        assert_eq!(decode_inline("HelloWorld"), decode("HelloWorld"));
+        assert_eq!(decode_inline("Hello#####"), Err(Z85Error::Overflow(5)));
+        assert_eq!(decode_inline("##093Hello"), Err(Z85Error::Overflow(0)));
     }
 
     #[test]

@@ -1,0 +1,174 @@
+//! Reading the planned change files into batches of the feed's schema, and streaming them a
+//! bounded window of files at a time.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use alluvium_datafile::ReadPlan;
+use alluvium_txlog::dv::read_deletion_vector;
+use alluvium_txlog::expr::Predicate;
+use arrow_array::{
+    ArrayRef, Int64Array, RecordBatch, RecordBatchOptions, StringArray, TimestampMicrosecondArray,
+};
+use arrow_schema::SchemaRef;
+use arrow_select::filter::filter_record_batch;
+use rayon::prelude::*;
+use roaring::RoaringTreemap;
+
+use super::plan::{ChangeTask, TaskKind};
+use crate::Result;
+
+/// Everything reading one change file needs; shared by the reading threads.
+#[derive(Debug)]
+pub(crate) struct Reader {
+    /// Reads data files: the needed table columns, the pushed-down filter.
+    pub(crate) data: ReadPlan,
+    /// Reads change-data files: the needed table columns then `_change_type`.
+    pub(crate) cdc: ReadPlan,
+    /// The needed table columns, then `_change_type`, `_commit_version`, `_commit_timestamp`.
+    pub(crate) full_schema: SchemaRef,
+    /// A filter that also names the feed's own columns, applied to full batches.
+    pub(crate) post_filter: Option<Predicate>,
+    /// Indexes in `full_schema` of the output columns, in output order.
+    pub(crate) output: Vec<usize>,
+    pub(crate) output_schema: SchemaRef,
+}
+
+impl Reader {
+    /// The non-empty output batches of one change file.
+    pub(crate) fn read(&self, task: &ChangeTask) -> Result<Vec<RecordBatch>> {
+        let mut out = Vec::new();
+        match &task.kind {
+            TaskKind::Cdc => {
+                for b in self.cdc.read_file(&task.file)? {
+                    out.push(self.finish(task, b, None)?);
+                }
+            }
+            TaskKind::Whole(change_type) => {
+                for b in self.data.read_file(&task.file)? {
+                    out.push(self.finish(task, b, Some(change_type))?);
+                }
+            }
+            TaskKind::DvDiff { old, new } => {
+                let store = self.data.layout().store.as_ref();
+                let read = |dv: &Option<Box<_>>| -> Result<RoaringTreemap> {
+                    Ok(match dv {
+                        Some(d) => read_deletion_vector(store, d)?,
+                        None => RoaringTreemap::new(),
+                    })
+                };
+                let (old, new) = (read(old)?, read(new)?);
+                for (rows, change_type) in [(&new - &old, "delete"), (&old - &new, "insert")] {
+                    for b in self.data.read_file_rows(&task.file, &rows)? {
+                        out.push(self.finish(task, b, Some(change_type))?);
+                    }
+                }
+            }
+        }
+        out.retain(|b| b.num_rows() > 0);
+        Ok(out)
+    }
+
+    /// Appends the feed's columns to a batch of table columns (and `_change_type` when the
+    /// file stores it), filters and projects.
+    fn finish(
+        &self,
+        task: &ChangeTask,
+        batch: RecordBatch,
+        change_type: Option<&str>,
+    ) -> Result<RecordBatch> {
+        let n = batch.num_rows();
+        let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+        if let Some(ct) = change_type {
+            columns.push(Arc::new(StringArray::from(vec![ct; n])));
+        }
+        let version = i64::try_from(task.version).unwrap_or(i64::MAX);
+        columns.push(Arc::new(Int64Array::from(vec![version; n])));
+        columns.push(Arc::new(
+            TimestampMicrosecondArray::from(vec![task.timestamp_us; n]).with_timezone("UTC"),
+        ));
+        let full = RecordBatch::try_new_with_options(
+            self.full_schema.clone(),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(n)),
+        )?;
+        let full = match &self.post_filter {
+            Some(p) => filter_record_batch(&full, &alluvium_datafile::evaluate(p, &full)?)?,
+            None => full,
+        };
+        Ok(full.project(&self.output)?)
+    }
+}
+
+/// The batches of a change-data-feed read, streamed in version order (see
+/// [`Changes::execute`](super::Changes::execute)).
+#[derive(Debug)]
+pub struct ChangeBatches {
+    reader: Arc<Reader>,
+    tasks: std::vec::IntoIter<ChangeTask>,
+    in_flight: usize,
+    ready: VecDeque<RecordBatch>,
+    failed: Option<crate::Error>,
+    done: bool,
+}
+
+impl ChangeBatches {
+    pub(crate) fn new(reader: Arc<Reader>, tasks: Vec<ChangeTask>, in_flight: usize) -> Self {
+        ChangeBatches {
+            reader,
+            tasks: tasks.into_iter(),
+            in_flight: in_flight.max(1),
+            ready: VecDeque::new(),
+            failed: None,
+            done: false,
+        }
+    }
+
+    /// The Arrow schema of every batch: the chosen table columns (logical names) and
+    /// `_change_type` (Utf8), `_commit_version` (Int64), `_commit_timestamp`
+    /// (Timestamp(Microsecond, "UTC")) where asked for.
+    pub fn schema(&self) -> SchemaRef {
+        self.reader.output_schema.clone()
+    }
+
+    /// Reads the next window of files; false when none is left.
+    fn fill(&mut self) -> bool {
+        let window: Vec<ChangeTask> = self.tasks.by_ref().take(self.in_flight).collect();
+        if window.is_empty() {
+            return false;
+        }
+        let reader = &self.reader;
+        let read: Vec<Result<Vec<RecordBatch>>> =
+            window.par_iter().map(|t| reader.read(t)).collect();
+        for batches in read {
+            match batches {
+                Ok(b) => self.ready.extend(b),
+                Err(e) => {
+                    self.failed = Some(e);
+                    break;
+                }
+            }
+        }
+        true
+    }
+}
+
+impl Iterator for ChangeBatches {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(batch) = self.ready.pop_front() {
+                return Some(Ok(batch));
+            }
+            if let Some(e) = self.failed.take() {
+                self.done = true;
+                return Some(Err(e));
+            }
+            if self.done || !self.fill() {
+                self.done = true;
+                return None;
+            }
+        }
+    }
+}
