@@ -6,6 +6,7 @@
 //! package ([`alluvium_bench::synthetic`]) and the CLI's plumbing (opening tables with
 //! `ALLUVIUM_STORAGE_OPTIONS`, printing, the one-line error contract).
 
+mod changes;
 mod maintenance;
 mod scan;
 
@@ -63,6 +64,9 @@ enum BenchCommand {
     /// Scan a table to Arrow in this process `--repeat` times (no output formatting): the
     /// engine's read path alone.
     Scan(scan::ScanBenchArgs),
+    /// Read the change data feed of a version range to Arrow in this process `--repeat`
+    /// times (no output formatting), with the process's peak memory.
+    Changes(changes::ChangesBenchArgs),
 }
 
 /// Arguments of `bench gen-log`.
@@ -378,6 +382,7 @@ fn run() -> Result<ExitCode> {
         BenchCommand::Optimize(a) => maintenance::optimize(a),
         BenchCommand::Vacuum(a) => maintenance::vacuum(a),
         BenchCommand::Scan(a) => scan::run(a),
+        BenchCommand::Changes(a) => changes::run(a),
         BenchCommand::Load(a) => {
             if a.repeat == 0 {
                 return Err(Error::InvalidArgument("--repeat must be at least 1".into()));

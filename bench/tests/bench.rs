@@ -144,6 +144,26 @@ fn scan_prints_rows_bytes_and_each_timing() {
     assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: --repeat must be at least 1"));
 }
 
+/// `changes` reads a change feed to Arrow: the range, the files and rows read, each timing
+/// and the peak memory.
+#[test]
+fn changes_prints_the_range_rows_and_each_timing() {
+    let t = conformance("cdf-table");
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["changes", &t, "--from", "0", "--repeat", "2"])).unwrap();
+    assert_eq!(v["bench"], "changes");
+    assert_eq!(v["start_version"], 0);
+    assert_eq!(v["end_version"], 3);
+    assert_eq!(v["rows"], 23, "{v}");
+    assert!(v["files"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(v["times_ms"].as_array().unwrap().len(), 2);
+    let one: serde_json::Value = serde_json::from_str(&ok(&[
+        "changes", &t, "--from", "1", "--to", "1", "--repeat", "1",
+    ]))
+    .unwrap();
+    assert!(one["rows"].as_u64().unwrap() < 23, "{one}");
+}
+
 /// Errors are one `error: ` line with exit 1 (the CLI's contract); a measurement whose
 /// output cannot be written (closed stdout) fails quietly, without a panic (moved from the
 /// CLI's tests with `bench`).

@@ -24,6 +24,7 @@ macro_rules! outln {
     };
 }
 
+mod changes;
 mod demo;
 mod dml;
 mod exit;
@@ -66,6 +67,9 @@ pub struct Cli {
 enum Command {
     /// Print the rows of a table (optionally a past version, some columns, matching rows).
     Scan(scan::ScanArgs),
+    /// Print the change data feed of a range of versions: the changed rows with
+    /// _change_type, _commit_version and _commit_timestamp.
+    Changes(changes::ChangesArgs),
     /// Describe a table: version, protocol, schema, partitioning, properties, size.
     Inspect(inspect::InspectArgs),
     /// List the live data files of a table, one table-relative path per line.
@@ -148,6 +152,7 @@ pub fn run() -> Result<ExitCode> {
     let done = match cli.command {
         Command::Verify(a) => return verify::run(a),
         Command::Scan(a) => scan::run(a),
+        Command::Changes(a) => changes::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Files(a) => files::run(a),
         Command::History(a) => history::run(a),

@@ -2,6 +2,7 @@
 //! line's contract (commands, flags, output formats, exit statuses, one-line errors).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod changes;
 mod cli;
 mod common;
 mod dml;
