@@ -694,3 +694,28 @@ fn changes_between_any_two_versions_turn_one_into_the_other() {
         }
     }
 }
+
+/// cdc actions live in commits only: a checkpoint after them loads the same rows, and the
+/// table verifies clean (deep: statistics against the data; cdc files are no orphans).
+#[test]
+fn checkpoints_and_verify_accept_tables_with_cdc_files() {
+    for f in [FLAVOURS[0], FLAVOURS[3]] {
+        let (t, _) = cdf_table(f);
+        t.update_str("v = v + 1", Some("id % 4 = 0"), &WriteOptions::default())
+            .unwrap();
+        t.delete_str("id % 5 = 1", &WriteOptions::default())
+            .unwrap();
+        let before = rows(&t);
+        t.checkpoint(&alluvium::CheckpointConfig::default())
+            .unwrap();
+        let reopened = Table::from_store(t.store().clone());
+        assert_eq!(rows(&reopened), before, "{f:?}");
+        let report = t
+            .verify(&alluvium::VerifyOptions {
+                deep: true,
+                ..Default::default()
+            })
+            .unwrap();
+        assert!(report.is_clean(), "{f:?}: {:?}", report.findings);
+    }
+}
