@@ -719,3 +719,44 @@ fn checkpoints_and_verify_accept_tables_with_cdc_files() {
         assert!(report.is_clean(), "{f:?}: {:?}", report.findings);
     }
 }
+
+/// `Transaction::add_change_file`: a cdc action with `dataChange=true` is refused and its
+/// file deleted with the transaction's other new files; a valid one is committed after
+/// the adds and its file kept.
+#[test]
+fn transactions_validate_commit_and_discard_change_files() {
+    let (t, _) = cdf_table(FLAVOURS[0]);
+    let put = |name: &str| {
+        let p = StorePath::parse(format!("_change_data/{name}")).unwrap();
+        t.store().put(&p, bytes::Bytes::from_static(b"x")).unwrap();
+        p
+    };
+    let cdc = |name: &str, data_change: bool| Cdc {
+        path: format!("_change_data/{name}"),
+        partition_values: Default::default(),
+        size: 1,
+        data_change,
+        tags: None,
+    };
+    let bad = put("bad.parquet");
+    let mut txn = alluvium_mvcc::Transaction::new(&t.snapshot().unwrap(), "TEST");
+    txn.add_change_file(cdc("bad.parquet", true));
+    let e = txn.commit().unwrap_err();
+    assert!(
+        matches!(e, alluvium_mvcc::MvccError::InvalidOperation(_)),
+        "{e}"
+    );
+    assert!(
+        t.store().get(&bad).is_err(),
+        "the refused cdc file is deleted"
+    );
+    let good = put("good.parquet");
+    let mut txn = alluvium_mvcc::Transaction::new(&t.snapshot().unwrap(), "TEST");
+    txn.add_change_file(cdc("good.parquet", false));
+    txn.commit().unwrap();
+    assert_eq!(
+        cdc_actions(&t, latest(&t)),
+        vec![cdc("good.parquet", false)]
+    );
+    assert!(t.store().get(&good).is_ok());
+}
