@@ -189,7 +189,7 @@ def deltars_child(op: str, path: str, n: int, source: str) -> None:
     elif op.startswith("load_cdf:"):
         rows = 0
         for b in dtab.load_cdf(starting_version=int(op.split(":")[1])):
-            rows += len(b)
+            rows += b.num_rows
         metrics = {"rows": rows}
     else:
         raise ValueError(op)
