@@ -256,7 +256,7 @@ impl Table {
     /// # Ok(()) }
     /// ```
     pub fn changes(&self, start: VersionSpec, end: Option<VersionSpec>) -> crate::ChangesBuilder {
-        crate::ChangesBuilder::new(self.store.clone(), start, end)
+        crate::ChangesBuilder::new(self.clone(), start, end)
     }
 }
 

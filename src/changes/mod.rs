@@ -45,7 +45,7 @@ use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
 pub use read::ChangeBatches;
 
 use crate::scan::default_files_in_flight;
-use crate::{Error, Result};
+use crate::{Error, Result, Table};
 
 /// The name of the change-type column of the feed and of change-data files.
 pub const CHANGE_TYPE_COLUMN: &str = "_change_type";
@@ -63,7 +63,7 @@ pub const CHANGE_FEED_COLUMNS: [&str; 3] = [
 /// Builds a change-data-feed read: see [`Table::changes`](crate::Table::changes).
 #[derive(Debug, Clone)]
 pub struct ChangesBuilder {
-    store: StoreRef,
+    table: Table,
     start: VersionSpec,
     end: Option<VersionSpec>,
     columns: Option<Vec<String>>,
@@ -72,9 +72,9 @@ pub struct ChangesBuilder {
 }
 
 impl ChangesBuilder {
-    pub(crate) fn new(store: StoreRef, start: VersionSpec, end: Option<VersionSpec>) -> Self {
+    pub(crate) fn new(table: Table, start: VersionSpec, end: Option<VersionSpec>) -> Self {
         ChangesBuilder {
-            store,
+            table,
             start,
             end,
             columns: None,
@@ -126,10 +126,16 @@ impl ChangesBuilder {
     /// [`Error::ChangeDataNotRecorded`], [`Error::ChangeDataIncompatibleSchema`]; an
     /// unknown column or invalid filter; storage and log errors.
     pub fn build(self) -> Result<Changes> {
-        let planned = plan::plan(&self.store, self.start, self.end)?;
+        // Planning reads the range's commits in parallel: on the table's pool, if it has one.
+        self.table.clone().run(|| self.plan())
+    }
+
+    fn plan(self) -> Result<Changes> {
+        let store: &StoreRef = self.table.store();
+        let planned = plan::plan(store, self.start, self.end)?;
         let layout = TableLayout {
-            store: self.store.clone(),
-            root: TableRoot::new(self.store.root_uri()),
+            store: store.clone(),
+            root: TableRoot::new(store.root_uri()),
             schema: planned.schema.clone(),
             partition_columns: planned.metadata.partition_columns.clone(),
             column_mapping: planned.column_mapping,

@@ -9,7 +9,7 @@ use alluvium_mvcc::snapshot::commit_timestamps;
 use alluvium_mvcc::{Snapshot, VersionSpec};
 use alluvium_storage::StoreRef;
 use alluvium_txlog::Version;
-use alluvium_txlog::actions::{Action, Add, Metadata, Protocol, Remove};
+use alluvium_txlog::actions::{Action, Add, Metadata, OptStringMap, Protocol, Remove};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::commit_range::{VersionActions, commits_in_range};
 use alluvium_txlog::dv::DeletionVectorDescriptor;
@@ -107,7 +107,14 @@ pub(crate) fn plan(
     // The table as of `start`: from its own commit when it sets both, else a snapshot of
     // `start`, or of any later version of the range before the next protocol or metadata
     // change (same table state; helps when log cleanup left only a later checkpoint).
-    let first = &commits[0];
+    let Some(first) = commits.first() else {
+        return Err(Error::ChangeDataVersionUnavailable {
+            version: start_v,
+            start: start_v,
+            end: end_v,
+            reason: "no commit file of the range was found".into(),
+        });
+    };
     let (mut protocol, mut metadata) = match (last_protocol(first), last_metadata(first)) {
         (Some(p), Some(m)) => (p.clone(), m.clone()),
         (p, m) => {
@@ -164,8 +171,12 @@ pub(crate) fn plan(
 
     let stamps = timestamps(&listing, &commits, &per_version);
     let mut tasks = Vec::new();
+    let mut added = AddedPartitions {
+        partitioned: !metadata.partition_columns.is_empty(),
+        by_path: HashMap::new(),
+    };
     for (c, ts_ms) in commits.into_iter().zip(stamps) {
-        version_tasks(c, ts_ms.saturating_mul(1000), &mut tasks);
+        version_tasks(c, ts_ms.saturating_mul(1000), &mut added, &mut tasks);
     }
     Ok(Planned {
         start: start_v,
@@ -395,9 +406,50 @@ fn path_key(path: &str) -> String {
     percent_decode(path).unwrap_or_else(|_| path.to_string())
 }
 
-fn remove_as_add(r: &Remove) -> Add {
-    let mut b = Add::builder(r.path.clone(), r.size.unwrap_or(0), 0)
-        .partition_values(r.partition_values.clone().unwrap_or_default());
+/// The partition values of the files added earlier in the range, for `remove`s written
+/// without theirs (no `extendedFileMetadata`, older writers).
+struct AddedPartitions {
+    partitioned: bool,
+    by_path: HashMap<String, OptStringMap>,
+}
+
+impl AddedPartitions {
+    fn note(&mut self, add: &Add) {
+        if self.partitioned {
+            self.by_path
+                .insert(path_key(&add.path), add.partition_values.clone());
+        }
+    }
+
+    /// The remove's own partition values, else those of the add of its path in the range,
+    /// else the Hive-style `column=value` directories of its path.
+    fn of(&self, r: &Remove) -> OptStringMap {
+        if let Some(p) = &r.partition_values {
+            return p.clone();
+        }
+        if !self.partitioned {
+            return OptStringMap::default();
+        }
+        let key = path_key(&r.path);
+        if let Some(p) = self.by_path.get(&key) {
+            return p.clone();
+        }
+        let mut values = OptStringMap::default();
+        let dirs: Vec<&str> = key.split('/').collect();
+        for dir in &dirs[..dirs.len().saturating_sub(1)] {
+            if let Some((k, v)) = dir.split_once('=') {
+                // Directory names escape special characters once more (Hive style).
+                let v = (v != "__HIVE_DEFAULT_PARTITION__")
+                    .then(|| percent_decode(v).unwrap_or_else(|_| v.to_string()));
+                values.insert(k.to_string(), v);
+            }
+        }
+        values
+    }
+}
+
+fn remove_as_add(r: &Remove, added: &AddedPartitions) -> Add {
+    let mut b = Add::builder(r.path.clone(), r.size.unwrap_or(0), 0).partition_values(added.of(r));
     if let Some(stats) = &r.stats {
         b = b.stats(stats.clone());
     }
@@ -410,8 +462,18 @@ fn remove_as_add(r: &Remove) -> Add {
 /// The files of one commit, per the reader rules: its `cdc` files when it has any; else its
 /// `add`s as inserts and `remove`s as deletes (dataChange=true ones only), a path in both
 /// becoming the rows between its two deletion vectors.
-fn version_tasks(c: VersionActions, timestamp_us: i64, out: &mut Vec<ChangeTask>) {
+fn version_tasks(
+    c: VersionActions,
+    timestamp_us: i64,
+    added: &mut AddedPartitions,
+    out: &mut Vec<ChangeTask>,
+) {
     let version = c.version;
+    for a in &c.actions {
+        if let Action::Add(add) = a {
+            added.note(add);
+        }
+    }
     let has_cdc = c.actions.iter().any(|a| matches!(a, Action::Cdc(_)));
     let task = |kind: TaskKind, file: Add| ChangeTask {
         version,
@@ -462,7 +524,7 @@ fn version_tasks(c: VersionActions, timestamp_us: i64, out: &mut Vec<ChangeTask>
     }
     for key in remove_order {
         if let Some(r) = removes.remove(&key) {
-            out.push(task(TaskKind::Whole("delete"), remove_as_add(&r)));
+            out.push(task(TaskKind::Whole("delete"), remove_as_add(&r, added)));
         }
     }
 }

@@ -759,3 +759,108 @@ fn projection_and_filters_push_down() {
         )
     );
 }
+
+#[test]
+fn a_widened_column_reads_older_change_rows_as_the_end_type() {
+    let log = Log::new();
+    let narrow = r#"{"type":"struct","fields":[{"name":"id","type":"integer","nullable":true,"metadata":{}}]}"#;
+    let wide = r#"{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{"delta.typeChanges":[{"fromType":"integer","toType":"long"}]}}]}"#;
+    let a = log.parquet(
+        "a.parquet",
+        vec![(
+            "id",
+            Arc::new(arrow::array::Int32Array::from(vec![1, 2])) as ArrayRef,
+        )],
+    );
+    let b = log.parquet(
+        "b.parquet",
+        vec![(
+            "id",
+            Arc::new(Int64Array::from(vec![5_000_000_000])) as ArrayRef,
+        )],
+    );
+    let tw_protocol = json!({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
+        "readerFeatures": ["typeWidening"], "writerFeatures": ["typeWidening", "changeDataFeed"]}});
+    log.commit(
+        0,
+        &[
+            tw_protocol,
+            metadata(narrow, &[], &[CDF_ON]),
+            add("a.parquet", a, true),
+        ],
+    );
+    log.commit(
+        1,
+        &[
+            metadata(wide, &[], &[CDF_ON, ("delta.enableTypeWidening", "true")]),
+            add("b.parquet", b, true),
+        ],
+    );
+    let batches = log
+        .table()
+        .changes(VersionSpec::Version(0), None)
+        .execute_to_vec()
+        .unwrap();
+    assert!(
+        batches
+            .iter()
+            .all(|b| b.schema().field(0).data_type() == &DataType::Int64)
+    );
+    assert_eq!(
+        rows_of(&batches, &["id", "_commit_version"]),
+        strs(&["1|0", "2|0", "5000000000|1"])
+    );
+}
+
+#[test]
+fn removes_without_partition_values_take_them_from_the_add_or_the_path() {
+    let log = Log::new();
+    let x = log.data("part=x/a.parquet", &[0]);
+    let y = log.data("part=y/b.parquet", &[1]);
+    let padd = |p: &str, size: i64, part: &str| {
+        json!({"add": {"path": p, "partitionValues": {"part": part}, "size": size,
+            "modificationTime": 0, "dataChange": true}})
+    };
+    let bare_remove =
+        |p: &str| json!({"remove": {"path": p, "deletionTimestamp": 0, "dataChange": true}});
+    log.commit(
+        0,
+        &[
+            protocol(),
+            metadata(PART_SCHEMA, &["part"], &[CDF_ON]),
+            padd("part=x/a.parquet", x, "x"),
+        ],
+    );
+    log.commit(1, &[padd("part=y/b.parquet", y, "y")]);
+    log.commit(
+        2,
+        &[
+            bare_remove("part=x/a.parquet"),
+            bare_remove("part=y/b.parquet"),
+        ],
+    );
+    let t = log.table();
+    // From the adds of the range.
+    let all = t
+        .changes(VersionSpec::Version(0), None)
+        .execute_to_vec()
+        .unwrap();
+    assert_eq!(
+        rows_of(&all, &["id", "part", "_change_type", "_commit_version"]),
+        strs(&[
+            "0|x|insert|0",
+            "1|y|insert|1",
+            "0|x|delete|2",
+            "1|y|delete|2"
+        ])
+    );
+    // From the Hive-style directories, when the add is before the range.
+    let later = t
+        .changes(VersionSpec::Version(2), None)
+        .execute_to_vec()
+        .unwrap();
+    assert_eq!(
+        rows_of(&later, &["id", "part", "_change_type"]),
+        strs(&["0|x|delete", "1|y|delete"])
+    );
+}
