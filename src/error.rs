@@ -230,6 +230,7 @@ impl Error {
                 MvccError::CommitWriteFailed { .. } => ErrorKind::Io,
                 MvccError::RetryBudgetExhausted { .. } => ErrorKind::Contention,
                 MvccError::InvalidOperation(_) => ErrorKind::Refused,
+                MvccError::ReservedColumn { .. } => ErrorKind::InvalidInput,
                 MvccError::StorageCapabilityMissing { .. } => ErrorKind::Unsupported,
                 _ => ErrorKind::Other,
             },

@@ -3,7 +3,7 @@
 
 usage: PEERS_VENV/bin/python benches/peers/dml_vs_delta_rs.py ALLUVIUM_BIN WORKDIR
            [--rows 1000000] [--files 100] [--repeat 5] [--only OP,OP,...]
-           [--flavours plain,dv] [--rebuild] [--keep]
+           [--flavours plain,dv,cdf] [--rebuild] [--keep] [--cdf-read]
 
 Base tables (built once per flavour with delta-rs and cached in WORKDIR; both engines start
 every run from a fresh copy of the SAME base table):
@@ -16,7 +16,20 @@ every run from a fresh copy of the SAME base table):
   every `delta.checkpointInterval` = 10 commits, as Delta does). Had the operation landed on
   version 100, alluvium would also have written a checkpoint there, which delta-rs does not
   (its commit on version 100 leaves no checkpoint): the timed work would differ.
-  Flavours: plain (no properties) and dv (delta.enableDeletionVectors=true).
+  Flavours: plain (no properties), dv (delta.enableDeletionVectors=true) and cdf
+  (delta.enableChangeDataFeed=true: both engines write cdc files for UPDATE / MERGE /
+  copy-on-write DELETE). When an op runs on plain and cdf, a line
+  {"info": "cdf overhead", ...} gives each engine's median with CDF over its median without
+  (issue 14's target for alluvium: at most 1.30 on update_1pct and merge_10k).
+
+Change-feed reads (--cdf-read; needs the cdf flavour's base table, version B): on one copy,
+alluvium runs update_1pct, merge_10k and delete_0.1pct (versions B+1..B+3, cdc files); then
+both engines read the feed of those three versions and from version 0, repeated: delta-rs
+`DeltaTable(path).load_cdf(starting_version=V)` drained batch by batch in a fresh process
+(imports not counted) against the whole `alluvium changes T --from V --format parquet
+--output FILE` process (which also encodes the rows to Parquet). One JSON line per range
+(op cdf_read_dml, cdf_read_all) with medians, the ratio, row counts (they must be equal)
+and peak RSS.
 
 Operations (M = N/2 + 7, an existing id in the middle file):
   delete_0.1pct  DELETE WHERE id % 1000 = 0                      (N/1000 rows, every file)
@@ -67,7 +80,8 @@ import time
 
 TS0 = dt_mod.datetime(2026, 1, 1, tzinfo=dt_mod.timezone.utc)
 OPS = ["delete_0.1pct", "delete_1row", "update_1pct", "merge_10k", "merge_1row"]
-FLAVOURS = {"plain": {}, "dv": {"delta.enableDeletionVectors": "true"}}
+FLAVOURS = {"plain": {}, "dv": {"delta.enableDeletionVectors": "true"},
+            "cdf": {"delta.enableChangeDataFeed": "true"}}
 RUN_TIMEOUT_S = 900
 
 # ----------------------------------------------------------------------------------------------
@@ -185,6 +199,11 @@ def deltars_child(op: str, path: str, n: int, source: str) -> None:
     elif op in ("merge_10k", "merge_1row"):
         metrics = (dtab.merge(src, "t.id = s.id", source_alias="s", target_alias="t")
                    .when_matched_update_all().when_not_matched_insert_all().execute())
+    elif op.startswith("load_cdf:"):
+        rows = 0
+        for b in dtab.load_cdf(starting_version=int(op.split(":")[1])):
+            rows += b.num_rows
+        metrics = {"rows": rows}
     else:
         raise ValueError(op)
     ended = time.perf_counter()
@@ -489,6 +508,58 @@ def bench(op: str, flavour: str, base: str, a, work: str, sources: dict, present
     return res
 
 
+def bench_cdf_read(base: str, a, work: str, sources: dict) -> list[dict]:
+    """The change-feed reads of --cdf-read (see the module docs)."""
+    import pyarrow.parquet as pq
+
+    n = a.rows
+    table = os.path.join(work, "run", "cdf-read")
+    fresh_copy(base, table)
+    first = latest_version(table) + 1
+    for op in ("update_1pct", "merge_10k", "delete_0.1pct"):
+        c = run_alluvium(a.alluvium_bin, alluvium_args(op, table, n, sources.get(op, "")),
+                         os.path.join(work, "alluvium-output.txt"))
+        if c["status"] != 0:
+            return [{"op": "cdf_read", "alluvium_error": c["output"].strip()[-600:]}]
+    out = []
+    for name, start in (("cdf_read_dml", first), ("cdf_read_all", 0)):
+        res: dict = {"op": name, "rows": n, "files": a.files, "repeat": a.repeat, "from_version": start}
+        d_times, d_rss, a_times, a_rss = [], [], [], []
+        d_rows = a_rows = None
+        target = os.path.join(work, "changes.parquet")
+        for r in range(a.repeat):
+            for engine in (["deltars", "alluvium"] if r % 2 == 0 else ["alluvium", "deltars"]):
+                if engine == "deltars":
+                    c = run_deltars(f"load_cdf:{start}", table, n, "")
+                    d_times.append(c["seconds"])
+                    d_rss.append(c["peak_rss_mib"] or 0.0)
+                    d_rows = c["metrics"]["rows"]
+                else:
+                    c = run_alluvium(a.alluvium_bin, ["changes", table, "--from", str(start), "--format",
+                                                      "parquet", "--output", target],
+                                     os.path.join(work, "alluvium-output.txt"))
+                    if c["status"] != 0:
+                        res["alluvium_error"] = c["output"].strip()[-600:]
+                        break
+                    a_times.append(c["seconds"])
+                    a_rss.append(c["maxrss_kib"] / 1024.0)
+                    a_rows = pq.ParquetFile(target).metadata.num_rows
+        res.update({"delta_rs_median_s": spread(d_times)["median"], "delta_rs_s": spread(d_times),
+                    "delta_rs_change_rows": d_rows,
+                    "delta_rs_peak_rss_mib": round(statistics.median(d_rss), 1)})
+        if a_times:
+            res.update({"alluvium_median_s": spread(a_times)["median"], "alluvium_s": spread(a_times),
+                        "alluvium_change_rows": a_rows,
+                        "alluvium_peak_rss_mib": round(statistics.median(a_rss), 1),
+                        "ratio": round(statistics.median(d_times) / statistics.median(a_times), 2),
+                        "ratio_is": "delta_rs_median_s / alluvium_median_s",
+                        "same_row_count": d_rows == a_rows})
+        out.append(res)
+    if not a.keep:
+        shutil.rmtree(table, ignore_errors=True)
+    return out
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         deltars_child(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else "")
@@ -500,13 +571,17 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", default="", help="comma-separated subset of: " + ",".join(OPS))
-    ap.add_argument("--flavours", default="plain,dv", help="comma-separated subset of: plain,dv")
+    ap.add_argument("--flavours", default="plain,dv", help="comma-separated subset of: plain,dv,cdf")
+    ap.add_argument("--cdf-read", action="store_true",
+                    help="also time change-feed reads (delta-rs load_cdf vs alluvium changes) on the cdf base table")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the base tables even if cached")
     ap.add_argument("--keep", action="store_true", help="keep the last run's tables in WORKDIR/run")
     a = ap.parse_args()
     a.alluvium_bin = os.path.abspath(a.alluvium_bin)
     ops = [o for o in a.only.split(",") if o] or OPS
     flavours = [f for f in a.flavours.split(",") if f]
+    if a.cdf_read and "cdf" not in flavours:
+        flavours.append("cdf")
     for o in ops:
         if o not in OPS:
             ap.error(f"unknown op {o!r}; ops: {', '.join(OPS)}")
@@ -545,14 +620,29 @@ def main() -> int:
             print(json.dumps({"info": "base table reused", "flavour": fl, **meta}), file=sys.stderr, flush=True)
         bases[fl] = path
     sources = {}
-    for op in ops:
+    for op in ops + (["merge_10k"] if a.cdf_read else []):
         if op.startswith("merge"):
             sources[op] = os.path.join(work, f"source_{op}_{a.rows}.parquet")
             pq.write_table(merge_source(op, a.rows), sources[op])
     present = {c: has_subcommand(a.alluvium_bin, c) for c in ("delete", "update", "merge")}
+    done: dict = {}
     for op in ops:
         for fl in flavours:
-            print(json.dumps(bench(op, fl, bases[fl], a, work, sources, present), default=str), flush=True)
+            res = bench(op, fl, bases[fl], a, work, sources, present)
+            done[(op, fl)] = res
+            print(json.dumps(res, default=str), flush=True)
+        plain, cdf = done.get((op, "plain")), done.get((op, "cdf"))
+        if plain and cdf:
+            line = {"info": "cdf overhead", "op": op}
+            for eng in ("alluvium", "delta_rs"):
+                if plain.get(f"{eng}_median_s") and cdf.get(f"{eng}_median_s"):
+                    line[f"{eng}_plain_median_s"] = plain[f"{eng}_median_s"]
+                    line[f"{eng}_cdf_median_s"] = cdf[f"{eng}_median_s"]
+                    line[f"{eng}_cdf_over_plain"] = round(cdf[f"{eng}_median_s"] / plain[f"{eng}_median_s"], 2)
+            print(json.dumps(line), flush=True)
+    if a.cdf_read:
+        for res in bench_cdf_read(bases["cdf"], a, work, sources):
+            print(json.dumps(res, default=str), flush=True)
     if not a.keep:
         shutil.rmtree(os.path.join(work, "run"), ignore_errors=True)
     return 0

@@ -78,6 +78,13 @@ impl Default for FileSinkOptions {
     }
 }
 
+/// The column of a change-data file naming each row's change (`insert`, `delete`,
+/// `update_preimage`, `update_postimage`; PROTOCOL.md "Change Data Files").
+pub const CHANGE_TYPE_COLUMN: &str = "_change_type";
+
+/// The directory (under the table root) holding change-data files.
+pub const CHANGE_DATA_DIR: &str = "_change_data";
+
 /// Default target size of a data file.
 pub const DEFAULT_TARGET_FILE_SIZE: u64 = 128 * 1024 * 1024;
 
@@ -159,6 +166,8 @@ pub struct FileSink<'a> {
     stats_props: HashMap<String, String>,
     target: u64,
     data_change: bool,
+    /// Writing change-data files (see [`FileSink::for_change_data`]).
+    change_data: bool,
     codec: &'static str,
     open: HashMap<Vec<u8>, OpenFile>,
     done: Vec<Add>,
@@ -296,6 +305,7 @@ impl<'a> FileSink<'a> {
             stats_props: configuration.clone(),
             target,
             data_change,
+            change_data: false,
             codec: codec_name,
             open: HashMap::new(),
             done: Vec::new(),
@@ -303,6 +313,38 @@ impl<'a> FileSink<'a> {
             pending_bytes: 0,
             elapsed: std::time::Duration::ZERO,
         })
+    }
+
+    /// A sink writing change-data files (PROTOCOL.md "Change Data Files"): the rows it
+    /// gets are `table`'s logical rows (all columns) followed by one more column,
+    /// [`CHANGE_TYPE_COLUMN`] (Utf8, not null). Files hold the table's physical data columns
+    /// (names and field ids as in data files) plus `_change_type`, go to
+    /// `_change_data/<partition dirs>/cdc-<n>-<uuid>.c000.<codec>.parquet`, and come back as
+    /// `add`-shaped records (path, partition values, size; no statistics,
+    /// `dataChange=false`) for the caller to turn into `cdc` actions.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn for_change_data(table: SinkTable<'a>, target_size: Option<u64>) -> Result<Self> {
+        let mut sink = FileSink::new(
+            table,
+            FileSinkOptions {
+                target_size,
+                data_change: false,
+            },
+        )?;
+        let change_type = Field::new(CHANGE_TYPE_COLUMN, ArrowType::Utf8, false);
+        let with_type = |schema: &SchemaRef| -> SchemaRef {
+            let mut fields: Vec<Field> =
+                schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+            fields.push(change_type.clone());
+            Arc::new(Schema::new(fields))
+        };
+        sink.logical_data_schema = with_type(&sink.logical_data_schema);
+        sink.physical_schema = with_type(&sink.physical_schema);
+        sink.data_idx.push(sink.table.fields.len());
+        sink.change_data = true;
+        Ok(sink)
     }
 
     /// Writes a batch conformed to the table's logical schema (all columns).
@@ -385,11 +427,17 @@ impl<'a> FileSink<'a> {
         if !self.open.contains_key(&key) {
             let (partition_values, dir) = self.partition_values(batch)?;
             let name = format!(
-                "part-{:05}-{}.c000.{}.parquet",
+                "{}-{:05}-{}.c000.{}.parquet",
+                if self.change_data { "cdc" } else { "part" },
                 self.done.len() + self.pending.len() + self.open.len(),
                 uuid::Uuid::new_v4(),
                 self.codec
             );
+            let dir = match (self.change_data, dir.is_empty()) {
+                (true, true) => CHANGE_DATA_DIR.to_string(),
+                (true, false) => format!("{CHANGE_DATA_DIR}/{dir}"),
+                (false, _) => dir,
+            };
             let key_path = if dir.is_empty() {
                 name
             } else {
@@ -421,7 +469,9 @@ impl<'a> FileSink<'a> {
                 .get_mut(&key)
                 .ok_or_else(|| DataFileError::InvalidArgument("open file vanished".into()))?;
             file.writer.write(&physical)?;
-            file.stats.update(&logical)?;
+            if !self.change_data {
+                file.stats.update(&logical)?;
+            }
             (file.writer.bytes_written() + file.writer.in_progress_size()) as u64 >= self.target
         };
         if full && let Some(file) = self.open.remove(&key) {
@@ -440,7 +490,7 @@ impl<'a> FileSink<'a> {
             size,
             modification_time: self.store.now_ms(),
             data_change: self.data_change,
-            stats: Some(file.stats.to_json()),
+            stats: (!self.change_data).then(|| file.stats.to_json()),
             tags: None,
             deletion_vector: None,
             base_row_id: None,

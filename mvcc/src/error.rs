@@ -119,6 +119,18 @@ pub enum MvccError {
     /// The operation is not allowed on this table (append-only, unsupported change, ...).
     #[error("{0}")]
     InvalidOperation(String),
+    /// A table with change data feed on (`delta.enableChangeDataFeed=true`) would have a
+    /// column named like one a change-feed reader adds (`_change_type`, `_commit_version`,
+    /// `_commit_timestamp`). Nothing was written.
+    #[error(
+        "column `{column}` is reserved on a table with change data feed (delta.enableChangeDataFeed=true): change rows carry a `{reserved}` column of their own; rename the column or leave change data feed off"
+    )]
+    ReservedColumn {
+        /// The table's column.
+        column: String,
+        /// The reserved name it collides with.
+        reserved: &'static str,
+    },
     /// The store lacks a capability committing needs: put-if-absent, without which two
     /// writers could both take one version. Nothing was written. Either use a store that
     /// has it, or, if only one writer ever uses the table at a time, open the store in

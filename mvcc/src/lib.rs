@@ -15,4 +15,4 @@ pub mod transaction;
 pub use error::{ConflictKind, MvccError, Result};
 pub use retry::RetryPolicy;
 pub use snapshot::{Snapshot, SnapshotReport, VersionSpec};
-pub use transaction::{CommitReport, Transaction};
+pub use transaction::{CHANGE_DATA_COLUMNS, CommitReport, Transaction, check_change_data_columns};

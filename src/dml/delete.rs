@@ -13,7 +13,8 @@ use alluvium_txlog::stats::FileStats;
 use rayon::prelude::*;
 use roaring::RoaringTreemap;
 
-use super::deletes::{FileDeletes, apply_deletes};
+use super::change_data;
+use super::deletes::{FileDeletes, apply_deletes, writes_deletion_vectors};
 use crate::scan::table_layout;
 use crate::{Result, Table};
 
@@ -61,6 +62,23 @@ pub(crate) fn stage_delete(
             partial.push(a);
         }
     }
+    // Change data feed, copy-on-write: rewriting part of a file needs cdc files, and a
+    // commit with any must record all its changes, so files proven wholly deleted are
+    // read for their rows too (Delta Spark rewrites every file with a matching row; only
+    // its metadata-only DELETE removes files without cdc, as here when nothing is partial).
+    let changes = match writes_deletion_vectors(snapshot) {
+        true => None,
+        false => change_data::writer_for(
+            table,
+            snapshot,
+            snapshot.schema(),
+            &snapshot.metadata().configuration,
+            None,
+        )?,
+    };
+    if changes.is_some() && !partial.is_empty() {
+        partial.append(&mut whole);
+    }
     let mut deleted_rows: u64 = 0;
     let mut removed_whole: u64 = 0;
     let no_columns: &[String] = &[];
@@ -96,14 +114,23 @@ pub(crate) fn stage_delete(
         }
     }
     let scan_time = started.elapsed();
-    let stats = apply_deletes(table, snapshot, txn, deletes)?;
+    let stats = match apply_deletes(table, snapshot, txn, deletes, changes.as_ref()) {
+        Ok(s) => s,
+        Err(e) => {
+            if let Some(c) = changes {
+                c.abort();
+            }
+            return Err(e);
+        }
+    };
+    let change_files = change_data::stage(txn, change_data::close(changes, Ok(()))?);
     deleted_rows += stats.rows_deleted;
     txn.set_metric("numDeletedRows", deleted_rows);
     txn.set_metric("numRemovedFiles", removed_whole + stats.files_removed);
     txn.set_metric("numAddedFiles", stats.files_added);
     txn.set_metric("numDeletionVectorsAdded", stats.dvs_added);
     txn.set_metric("numCopiedRows", stats.rows_copied);
-    txn.set_metric("numAddedChangeFiles", 0);
+    txn.set_metric("numAddedChangeFiles", change_files);
     txn.set_metric("numAddedBytes", stats.bytes_added);
     txn.set_metric("executionTimeMs", started.elapsed().as_millis());
     txn.set_metric("scanTimeMs", scan_time.as_millis());

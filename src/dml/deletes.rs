@@ -16,11 +16,12 @@ use alluvium_storage::StorePath;
 use alluvium_txlog::actions::{Add, Remove};
 use alluvium_txlog::dv::{DeletionVectorDescriptor, DvFileWriter, read_deletion_vector};
 use alluvium_txlog::features::{supports_reader_feature, supports_writer_feature};
-use arrow_array::BooleanArray;
+use arrow_array::{BooleanArray, RecordBatch};
 use rayon::prelude::*;
 use roaring::RoaringTreemap;
 use serde_json::Value;
 
+use super::change_data::{ChangeDataWriter, ChangeType};
 use crate::scan::table_layout;
 use crate::{Error, Result, Table};
 
@@ -74,19 +75,23 @@ pub(crate) fn writes_deletion_vectors(snapshot: &Snapshot) -> bool {
 /// is recorded as read. Files whose positions add nothing to their current DV are left
 /// alone.
 ///
+/// With `changes`, a copy-on-write rewrite records every deleted row as a `delete` change
+/// (DELETE on a change-data-feed table; UPDATE and MERGE record their own changes and pass
+/// `None`). Deletion vectors record none: readers derive the deleted rows from the DVs.
+///
 /// # Errors
-/// Unreadable data or DV files, an upload failure (nothing staged then), and copy-on-write
-/// on a table with change data feed (cdc files are not written yet).
+/// Unreadable data or DV files, an upload failure (nothing staged then).
 pub(crate) fn apply_deletes(
     table: &Table,
     snapshot: &Snapshot,
     txn: &mut Transaction,
     deletes: Vec<FileDeletes>,
+    changes: Option<&ChangeDataWriter<'_>>,
 ) -> Result<DeleteStats> {
     if writes_deletion_vectors(snapshot) {
         apply_with_dvs(table, snapshot, txn, deletes)
     } else {
-        apply_copy_on_write(table, snapshot, txn, deletes)
+        apply_copy_on_write(table, snapshot, txn, deletes, changes)
     }
 }
 
@@ -215,6 +220,7 @@ fn apply_copy_on_write(
     snapshot: &Snapshot,
     txn: &mut Transaction,
     deletes: Vec<FileDeletes>,
+    changes: Option<&ChangeDataWriter<'_>>,
 ) -> Result<DeleteStats> {
     let now = table.store().now_ms();
     let plan = ReadPlan::all(table_layout(snapshot))?;
@@ -227,7 +233,7 @@ fn apply_copy_on_write(
     // bounded by one file per worker.
     let results: Vec<Result<Option<Rewritten>>> = deletes
         .par_iter()
-        .map(|d| rewrite_without(table, snapshot, &plan, d, now))
+        .map(|d| rewrite_without(table, snapshot, &plan, d, now, changes))
         .collect();
     let mut done: Vec<Rewritten> = Vec::new();
     let mut failure = None;
@@ -271,6 +277,7 @@ fn rewrite_without(
     plan: &ReadPlan,
     d: &FileDeletes,
     now: i64,
+    changes: Option<&ChangeDataWriter<'_>>,
 ) -> Result<Option<Rewritten>> {
     let batches = plan.read_file_with_positions(&d.add)?;
     let mut kept_batches = Vec::new();
@@ -287,22 +294,15 @@ fn rewrite_without(
             })
             .collect();
         let n = keep.true_count() as u64;
+        if let Some(c) = changes {
+            c.write(&deleted_rows(&b, &keep)?, ChangeType::Delete)?;
+        }
         deleted += b.num_rows() as u64 - n;
         kept += n;
         kept_batches.push((b, keep));
     }
     if deleted == 0 {
         return Ok(None);
-    }
-    if kept > 0 && snapshot.properties().change_data_feed() {
-        return Err(Error::Log(alluvium_txlog::LogError::UnsupportedFeature {
-            side: alluvium_txlog::FeatureSide::Writer,
-            feature: "changeDataFeed".into(),
-            detail: Some(
-                "rewriting part of a file would need change-data files, which alluvium does not write yet"
-                    .into(),
-            ),
-        }));
     }
     let mut sink = FileSink::new(
         SinkTable {
@@ -338,4 +338,10 @@ fn rewrite_without(
         copied: kept,
         write_time,
     }))
+}
+
+/// The rows of `batch` that `keep` does not keep.
+fn deleted_rows(batch: &RecordBatch, keep: &BooleanArray) -> Result<RecordBatch> {
+    let gone = arrow::compute::not(keep)?;
+    Ok(arrow_select::filter::filter_record_batch(batch, &gone)?)
 }

@@ -10,6 +10,7 @@
 //! expression are checked before any file is written.
 
 pub(crate) mod assign;
+pub(crate) mod change_data;
 pub(crate) mod delete;
 pub(crate) mod deletes;
 pub mod merge;
@@ -23,7 +24,6 @@ use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, discard};
 use alluvium_mvcc::{Snapshot, Transaction};
 use alluvium_txlog::actions::Add;
-use alluvium_txlog::properties::TableProperties;
 use arrow_array::{RecordBatch, UInt64Array};
 use rayon::prelude::*;
 
@@ -32,7 +32,7 @@ pub use assign::Assignment;
 pub(crate) use deletes::{DeleteStats, FileDeletes, apply_deletes, writes_deletion_vectors};
 
 use crate::write::WriteOutcome;
-use crate::{Error, Result, Table};
+use crate::{Result, Table};
 
 /// What an UPDATE or MERGE did: the commit (or the skip of an idempotent write) and the
 /// metrics its commit records as `operationMetrics` (Delta's names, e.g.
@@ -95,12 +95,15 @@ pub(crate) struct Staged {
     pub new_bytes: u64,
     /// What deleting the changed rows from their old files did.
     pub deletes: DeleteStats,
+    /// Change-data files staged (`numAddedChangeFiles`).
+    pub change_files: u64,
 }
 
 /// The end of UPDATE and MERGE: once the scan is done, closes `sink` (the new row
-/// versions), stages the deletions of the changed rows (`apply_deletes`) and the new files
-/// in `txn`. Nothing stays behind on failure: a failed scan aborts the sink, and a failed
-/// deletion removes the files the sink wrote.
+/// versions) and `changes` (their change rows, on a change-data-feed table), stages the
+/// deletions of the changed rows (`apply_deletes`), the new files and the cdc files in
+/// `txn`. Nothing stays behind on failure: a failed scan aborts the sink and the change
+/// writer, and a later failure removes the files they wrote.
 pub(crate) fn stage_changes(
     table: &Table,
     snapshot: &Snapshot,
@@ -108,17 +111,29 @@ pub(crate) fn stage_changes(
     sink: FileSink<'_>,
     scanned: Result<()>,
     deletes: Vec<FileDeletes>,
+    changes: Option<change_data::ChangeDataWriter<'_>>,
 ) -> Result<Staged> {
-    if let Err(e) = scanned {
-        sink.abort();
-        return Err(e);
-    }
-    let (adds, elapsed) = sink.finish()?;
+    let cdcs = match change_data::close(changes, scanned) {
+        Ok(c) => c,
+        Err(e) => {
+            sink.abort();
+            return Err(e);
+        }
+    };
+    let store = table.store().as_ref();
+    let (adds, elapsed) = match sink.finish() {
+        Ok(done) => done,
+        Err(e) => {
+            change_data::discard_files(store, &cdcs);
+            return Err(e.into());
+        }
+    };
     txn.add_write_time(elapsed);
-    let stats = match apply_deletes(table, snapshot, txn, deletes) {
+    let stats = match apply_deletes(table, snapshot, txn, deletes, None) {
         Ok(s) => s,
         Err(e) => {
-            discard(table.store().as_ref(), &adds);
+            discard(store, &adds);
+            change_data::discard_files(store, &cdcs);
             return Err(e);
         }
     };
@@ -126,6 +141,7 @@ pub(crate) fn stage_changes(
         new_files: adds.len() as u64,
         new_bytes: adds.iter().map(|a| a.size.max(0) as u64).sum(),
         deletes: stats,
+        change_files: change_data::stage(txn, cdcs),
     };
     for a in adds {
         txn.add_file(a);
@@ -154,22 +170,6 @@ where
         for (add, read) in chunk.iter().zip(reads) {
             f(add, read?)?;
         }
-    }
-    Ok(())
-}
-
-/// alluvium writes no change-data files yet: operations that change existing rows are
-/// refused on tables with `delta.enableChangeDataFeed=true`, whose readers would otherwise
-/// miss the changes (PROTOCOL.md, Writer Requirements for AddCDCFile).
-pub(crate) fn refuse_change_data_feed(snapshot: &Snapshot, operation: &str) -> Result<()> {
-    if TableProperties(&snapshot.metadata().configuration).change_data_feed() {
-        return Err(Error::Log(alluvium_txlog::LogError::UnsupportedFeature {
-            side: alluvium_txlog::FeatureSide::Writer,
-            feature: "changeDataFeed".into(),
-            detail: Some(format!(
-                "{operation} changes existing rows, which needs change-data files; alluvium does not write them yet"
-            )),
-        }));
     }
     Ok(())
 }

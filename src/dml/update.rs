@@ -16,12 +16,10 @@ use alluvium_txlog::stats::FileStats;
 use roaring::RoaringTreemap;
 
 use crate::dml::assign::{Assignment, assigned, check_distinct, parse_assignments};
+use crate::dml::change_data::{self, ChangeType};
 use crate::dml::deletes::FileDeletes;
 use crate::dml::project::{ColumnValue, Projection};
-use crate::dml::{
-    DmlOutcome, MetricSet, Staged, finish_dml, for_each_file_read, refuse_change_data_feed,
-    stage_changes,
-};
+use crate::dml::{DmlOutcome, MetricSet, Staged, finish_dml, for_each_file_read, stage_changes};
 use crate::scan::table_layout;
 use crate::write::outcome_if_done;
 use crate::{Error, Result, Table, WriteOptions};
@@ -50,9 +48,9 @@ impl Table {
     ///
     /// # Errors
     /// Unknown columns, a column assigned twice, values of a type the column cannot hold;
-    /// evaluation errors (overflow, division by zero, NULL into a NOT NULL column); tables
-    /// with change data feed on (alluvium writes no change-data files yet); commit
-    /// conflicts and storage errors.
+    /// evaluation errors (overflow, division by zero, NULL into a NOT NULL column); commit
+    /// conflicts and storage errors. On a table with change data feed on, every updated
+    /// row is also recorded as an `update_preimage` and `update_postimage` change.
     pub fn update<S: Into<String>>(
         &self,
         assignments: impl IntoIterator<Item = (S, Expr)>,
@@ -110,7 +108,6 @@ fn update(
         ));
     }
     check_distinct(assignments)?;
-    refuse_change_data_feed(&snapshot, "UPDATE")?;
     let schema = snapshot.schema();
     let partitions = snapshot.partition_columns();
     let mode = snapshot.column_mapping();
@@ -170,6 +167,13 @@ fn update(
             data_change: true,
         },
     )?;
+    let changes = change_data::writer_for(
+        table,
+        &snapshot,
+        schema,
+        &snapshot.metadata().configuration,
+        options.target_file_size,
+    )?;
     let mut updated = 0u64;
     let mut deletes = Vec::new();
     let scan_started = Instant::now();
@@ -184,7 +188,12 @@ fn update(
             for (batch, positions) in matched {
                 touched.extend(positions.values().iter().copied());
                 updated += batch.num_rows() as u64;
-                sink.write(&projection.apply(&batch)?)?;
+                let new_rows = projection.apply(&batch)?;
+                sink.write(&new_rows)?;
+                if let Some(c) = &changes {
+                    c.write(&batch, ChangeType::UpdatePreimage)?;
+                    c.write(&new_rows, ChangeType::UpdatePostimage)?;
+                }
             }
             if !touched.is_empty() {
                 deletes.push(FileDeletes {
@@ -201,14 +210,15 @@ fn update(
         new_files,
         new_bytes,
         deletes: stats,
-    } = stage_changes(table, &snapshot, &mut txn, sink, scanned, deletes)?;
+        change_files,
+    } = stage_changes(table, &snapshot, &mut txn, sink, scanned, deletes, changes)?;
     let mut m = MetricSet::default();
     m.set("numUpdatedRows", updated);
     m.set("numCopiedRows", stats.rows_copied);
     m.set("numAddedFiles", new_files + stats.files_added);
     m.set("numRemovedFiles", stats.files_removed);
     m.set("numDeletionVectorsAdded", stats.dvs_added);
-    m.set("numAddedChangeFiles", 0);
+    m.set("numAddedChangeFiles", change_files);
     m.set("numAddedBytes", new_bytes + stats.bytes_added);
     m.set("scanTimeMs", scan_ms);
     m.set(

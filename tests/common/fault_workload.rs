@@ -44,6 +44,8 @@ pub enum Op {
     Create,
     /// Create with deletion vectors enabled (DELETE then writes DVs).
     CreateDv,
+    /// Create with change data feed on (copy-on-write DELETE and MERGE write cdc files).
+    CreateCdf,
     /// Create with a checkpoint every 2 commits and a log retention of 1 day.
     CreateCheckpointing,
     /// Move the store clock forward (in-memory stores; no-op on disk).
@@ -97,6 +99,16 @@ pub const DV_WORKLOAD: &[Op] = &[
     Op::Delete(1),
 ];
 
+/// Copy-on-write DELETE and MERGE on a change-data-feed table: each uploads cdc files
+/// before its commit.
+pub const CDF_WORKLOAD: &[Op] = &[
+    Op::CreateCdf,
+    Op::Append(&[(1, "a"), (2, "a"), (3, "b")]),
+    Op::Delete(2),
+    Op::Upsert(&[(1, "c"), (3, "b"), (5, "c")]),
+    Op::Append(&[(6, "c")]),
+];
+
 pub const CHECKPOINT_WORKLOAD: &[Op] = &[
     Op::CreateCheckpointing,
     Op::Append(&[(1, "a"), (2, "a")]),
@@ -116,6 +128,7 @@ pub fn model(ops: &[Op]) -> Vec<(i64, String)> {
         match op {
             Op::Create
             | Op::CreateDv
+            | Op::CreateCdf
             | Op::CreateCheckpointing
             | Op::AdvanceDays(_)
             | Op::Checkpoint
@@ -160,6 +173,13 @@ pub fn run(
                 "delta.enableDeletionVectors".to_string(),
                 "true".to_string(),
             )]);
+            return table
+                .create(&schema(), &["p".into()], &props)
+                .map(|r| Some((r.commit.txn_id, r.commit.version)));
+        }
+        Op::CreateCdf => {
+            let props =
+                HashMap::from([("delta.enableChangeDataFeed".to_string(), "true".to_string())]);
             return table
                 .create(&schema(), &["p".into()], &props)
                 .map(|r| Some((r.commit.txn_id, r.commit.version)));
@@ -346,6 +366,16 @@ pub fn run_with_fault(setup: &Setup, workload: &[Op], at: u64, fault: Fault) -> 
             Action::CommitInfo(ci) => ci.txn_id().map(str::to_string),
             _ => None,
         }));
+        // A change-data file a commit names was uploaded whole before it.
+        for a in &actions {
+            if let Action::Cdc(c) = a {
+                let key = alluvium_txlog::path::percent_decode(&c.path).unwrap();
+                let bytes = inner
+                    .get(&alluvium_storage::StorePath::parse(key).unwrap())
+                    .unwrap_or_else(|e| panic!("{ctx}: cdc file {} of version {v}: {e}", c.path));
+                assert_eq!(bytes.len() as i64, c.size, "{ctx}: cdc file {}", c.path);
+            }
+        }
     }
     let in_log_set: HashSet<&String> = in_log.iter().collect();
     assert_eq!(

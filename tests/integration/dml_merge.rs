@@ -748,26 +748,6 @@ fn update_and_merge_work_on_column_mapped_tables() {
 }
 
 #[test]
-fn row_changes_are_refused_on_change_data_feed_tables_but_inserts_are_not() {
-    let t = Table::in_memory();
-    let props = HashMap::from([("delta.enableChangeDataFeed".to_string(), "true".to_string())]);
-    t.create(&schema(), &[], &props).unwrap();
-    t.append([batch(&[row(1)])], &WriteOptions::default())
-        .unwrap();
-    let e = t
-        .update_str("v = 0", None, &WriteOptions::default())
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
-    let e = upsert(&t, &[(1, "a", 1, "")], &WriteOptions::default()).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
-    t.merge([source(&[(1, "a", 1, ""), (2, "a", 2, "")])], "t.id = s.id")
-        .when("NOT MATCHED THEN INSERT *")
-        .execute(&WriteOptions::default())
-        .unwrap();
-    assert_eq!(rows(&t).len(), 2);
-}
-
-#[test]
 fn a_sparse_source_reads_only_the_files_holding_its_keys() {
     let (t, mut model) = table_with(Arc::new(InMemoryStore::new()), FLAVOURS[1], 10, 100);
     // 100 keys in the first and the last file: their range spans all ten files.

@@ -70,3 +70,17 @@ fn every_fault_at_every_operation_of_dv_deletes_in_memory() {
 fn every_fault_at_every_operation_of_dv_deletes_on_local_disk() {
     sweep(DV_WORKLOAD, Setup::on_disk);
 }
+
+/// Copy-on-write DELETE and MERGE on a change-data-feed table upload cdc files before the
+/// commit: at a fault anywhere, every cdc file the log names is present and whole, and a
+/// cdc file of a commit that did not land is named by no version (only landed commits are
+/// in the log, and their rows match the model).
+#[test]
+fn every_fault_at_every_operation_of_change_data_writes_in_memory() {
+    sweep(CDF_WORKLOAD, Setup::in_memory);
+}
+
+#[test]
+fn every_fault_at_every_operation_of_change_data_writes_on_local_disk() {
+    sweep(CDF_WORKLOAD, Setup::on_disk);
+}

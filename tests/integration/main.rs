@@ -16,6 +16,7 @@ mod table_check;
 mod verify_fixture;
 
 mod bad_input;
+mod cdf_write;
 mod changes;
 mod checkpoints;
 mod conflicts;

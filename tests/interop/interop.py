@@ -41,6 +41,15 @@ Cases:
                     (the DV is extended into a new DV file); the commits must carry
                     deletion vectors, and at every version delta-rs (QueryBuilder), DuckDB
                     and polars must read exactly what alluvium reads.
+  alluvium_cdf      alluvium creates a copy-on-write table with change data feed and
+                    appends, updates, deletes part of a file and merges (delete, update,
+                    insert); delta-rs `load_cdf` from version 0 must return exactly the
+                    change rows computed here independently (multisets of the columns,
+                    `_change_type` and `_commit_version`, delta-rs's uint64 normalised), and
+                    so must alluvium's `changes` where the binary has it. Then a
+                    delta-rs-written CDF table (write, update, delete, merge): alluvium's
+                    `changes` must equal delta-rs `load_cdf` (skipped, and said so, when the
+                    binary has no `changes` command).
 Exit 0 when every comparison agrees; 1 otherwise (each disagreement is printed).
 """
 from __future__ import annotations
@@ -539,13 +548,134 @@ def case_alluvium_merge() -> None:
         compare("spark_dv_merge", table, v, engines=["deltalake", "duckdb", "polars"])
 
 
+def change_rows(t: pa.Table, columns: list[str]) -> list[tuple]:
+    """The change rows of a change-feed result as a sorted multiset of
+    (columns..., _change_type, _commit_version), whatever the engine's integer type."""
+    d = t.to_pydict()
+    out = [tuple(d[c][i] for c in columns) + (d["_change_type"][i], int(d["_commit_version"][i]))
+           for i in range(t.num_rows)]
+    return sorted(out, key=repr)
+
+
+def deltars_changes(table: str, columns: list[str]) -> list[tuple]:
+    from deltalake import DeltaTable
+    return change_rows(pa.table(DeltaTable(table).load_cdf(starting_version=0)), columns)
+
+
+def alluvium_has_changes() -> bool:
+    return "changes" in subprocess.run([BIN, "--help"], capture_output=True, text=True).stdout
+
+
+def alluvium_changes(table: str, columns: list[str]) -> list[tuple]:
+    out = os.path.join(WORK, "changes.parquet")
+    alluvium("changes", table, "--from", "0", "--format", "parquet", "--output", out)
+    return change_rows(pq.read_table(out), columns)
+
+
+def same_changes(what: str, got: list[tuple], want: list[tuple]) -> None:
+    if got == want:
+        print(f"  agree: {what} ({len(want)} change rows)")
+        return
+    missing = [r for r in want if r not in got][:3]
+    extra = [r for r in got if r not in want][:3]
+    FAILURES.append(f"{what}: {len(got)} change rows, expected {len(want)}; missing e.g. {missing}, extra e.g. {extra}")
+
+
+def case_alluvium_cdf() -> None:
+    print("alluvium writes a change data feed (copy-on-write); delta-rs load_cdf reads it")
+    cols = ["id", "key", "value"]
+    table = os.path.join(WORK, "alluvium_cdf")
+    rows: dict[int, tuple[str, float]] = {}
+    want: list[tuple] = []
+    for f in range(2):
+        path = os.path.join(WORK, f"cdf{f}.parquet")
+        ids = list(range(f * 500, (f + 1) * 500))
+        pq.write_table(pa.table({
+            "id": pa.array(ids, pa.int64()),
+            "key": pa.array([f"k{i:09d}" for i in ids], pa.string()),
+            "value": pa.array([(i * 7919 % 1000) / 10.0 for i in ids], pa.float64()),
+        }), path)
+        if f == 0:
+            alluvium("create", table, "--schema-from", path,
+                     "--property", "delta.enableChangeDataFeed=true")
+        alluvium("append", table, path)
+        for i in ids:
+            rows[i] = (f"k{i:09d}", (i * 7919 % 1000) / 10.0)
+            want.append((i, *rows[i], "insert", f + 1))
+    alluvium("update", table, "--set", "value = value + 1, key = 'u'", "--filter", "id % 100 = 0")
+    for i in sorted(rows):
+        if i % 100 == 0:
+            want.append((i, *rows[i], "update_preimage", 3))
+            rows[i] = ("u", rows[i][1] + 1)
+            want.append((i, *rows[i], "update_postimage", 3))
+    alluvium("delete", table, "--filter", "id % 7 = 0 AND id < 300")
+    for i in sorted(rows):
+        if i % 7 == 0 and i < 300:
+            want.append((i, *rows.pop(i), "delete", 4))
+    src = os.path.join(WORK, "cdfsrc.parquet")
+    src_ids = list(range(0, 1000, 20)) + list(range(5000, 5050))
+    pq.write_table(pa.table({
+        "id": pa.array(src_ids, pa.int64()),
+        "key": pa.array(["m"] * len(src_ids), pa.string()),
+        "value": pa.array([float(i) for i in src_ids], pa.float64()),
+        "op": pa.array(["D" if i % 60 == 0 else "U" for i in src_ids], pa.string()),
+    }), src)
+    alluvium("merge", table, src, "--on", "t.id = s.id",
+             "--when", "MATCHED AND s.op = 'D' THEN DELETE",
+             "--when", "MATCHED THEN UPDATE SET *",
+             "--when", "NOT MATCHED THEN INSERT *")
+    for i in src_ids:
+        if i in rows and i % 60 == 0:
+            want.append((i, *rows.pop(i), "delete", 5))
+        elif i in rows:
+            want.append((i, *rows[i], "update_preimage", 5))
+            rows[i] = ("m", float(i))
+            want.append((i, *rows[i], "update_postimage", 5))
+        else:
+            rows[i] = ("m", float(i))
+            want.append((i, *rows[i], "insert", 5))
+    want = sorted(want, key=repr)
+    cdc_versions = set()
+    for name in log_files(table):
+        if name.endswith(".json"):
+            with open(os.path.join(table, "_delta_log", name)) as fh:
+                if any("cdc" in json.loads(line) for line in fh):
+                    cdc_versions.add(int(name.split(".")[0]))
+    if cdc_versions != {3, 4, 5}:
+        FAILURES.append(f"alluvium_cdf: cdc files in versions {sorted(cdc_versions)}, expected 3, 4, 5")
+    same_changes("alluvium_cdf deltalake load_cdf", deltars_changes(table, cols), want)
+    if not alluvium_has_changes():
+        print("  SKIPPED: this alluvium binary has no `changes` command (reading the feed)")
+        return
+    same_changes("alluvium_cdf alluvium changes", alluvium_changes(table, cols), want)
+    # A delta-rs-written change feed, read by alluvium.
+    from deltalake import DeltaTable, write_deltalake
+    table = os.path.join(WORK, "deltars_cdf")
+    first = pa.table({"id": pa.array(range(100), pa.int64()),
+                      "key": pa.array([f"k{i}" for i in range(100)], pa.string()),
+                      "value": pa.array([float(i) for i in range(100)], pa.float64())})
+    write_deltalake(table, first, configuration={"delta.enableChangeDataFeed": "true"})
+    write_deltalake(table, first.slice(0, 10).set_column(0, "id", pa.array(range(100, 110), pa.int64())),
+                    mode="append")
+    dt = DeltaTable(table)
+    dt.update(predicate="id % 10 = 0", updates={"value": "value + 1"})
+    dt.delete("id % 9 = 1")
+    src_t = pa.table({"id": pa.array([5, 6, 500], pa.int64()),
+                      "key": pa.array(["m", "m", "m"], pa.string()),
+                      "value": pa.array([-1.0, -2.0, -3.0], pa.float64())})
+    (DeltaTable(table).merge(src_t, "t.id = s.id", source_alias="s", target_alias="t")
+     .when_matched_update_all().when_not_matched_insert_all().execute())
+    same_changes("deltars_cdf alluvium changes", alluvium_changes(table, cols),
+                 deltars_changes(table, cols))
+
+
 def main() -> int:
     if os.path.exists(WORK):
         shutil.rmtree(WORK)
     os.makedirs(WORK)
     for case in (case_alluvium_writes, case_deltars_writes, case_deltars_dv_variant_type,
                  case_checkpoints, case_optimize_vacuum, case_alluvium_dv, case_spark_dv_tables,
-                 case_alluvium_merge):
+                 case_alluvium_merge, case_alluvium_cdf):
         try:
             case()
         except Exception as e:  # noqa: BLE001

@@ -57,6 +57,32 @@ pub fn check_can_commit(store: &dyn ObjectStore) -> Result<()> {
     })
 }
 
+/// Column names a change-data-feed reader adds to every row (PROTOCOL.md "Change Data
+/// Files", "Reader Requirements for AddCDCFile"): a table with
+/// `delta.enableChangeDataFeed=true` must not have them.
+pub const CHANGE_DATA_COLUMNS: [&str; 3] = ["_change_type", "_commit_version", "_commit_timestamp"];
+
+/// Refuses a schema with a top-level column named like one of [`CHANGE_DATA_COLUMNS`]
+/// (compared case-insensitively, as Delta Spark resolves names), which a change-data-feed
+/// table cannot have: its change rows would carry two columns of that name.
+///
+/// # Errors
+/// [`MvccError::ReservedColumn`] naming the column.
+pub fn check_change_data_columns(schema: &StructType) -> Result<()> {
+    for f in &schema.fields {
+        if let Some(r) = CHANGE_DATA_COLUMNS
+            .iter()
+            .find(|r| r.eq_ignore_ascii_case(&f.name))
+        {
+            return Err(MvccError::ReservedColumn {
+                column: f.name.clone(),
+                reserved: r,
+            });
+        }
+    }
+    Ok(())
+}
+
 impl Transaction {
     fn read_write_set(&self, root: &TableRoot) -> ReadWriteSet {
         let mut s = ReadWriteSet {
@@ -108,6 +134,9 @@ impl Transaction {
                 "the table is append-only (delta.appendOnly=true): rows cannot be deleted or overwritten".into(),
             ));
         }
+        if self.metadata.is_some() && props.change_data_feed() {
+            check_change_data_columns(&schema)?;
+        }
         // What the transaction read must be live at its read version: the conflict check
         // only looks at later commits, so a stale read would go unnoticed and its rewrite
         // would bring removed rows back.
@@ -122,6 +151,15 @@ impl Transaction {
             }
         }
         let parts = &metadata.partition_columns;
+        for c in &self.cdcs {
+            if c.partition_values.len() != parts.len() || c.data_change {
+                return Err(MvccError::InvalidOperation(format!(
+                    "change-data file {} must have dataChange=false and {} partition values",
+                    c.path,
+                    parts.len()
+                )));
+            }
+        }
         for a in &self.adds {
             if a.partition_values.len() != parts.len() {
                 return Err(MvccError::InvalidOperation(format!(
@@ -141,7 +179,8 @@ impl Transaction {
     }
 
     /// The commit file for `version`: commitInfo first (required with in-commit
-    /// timestamps), then protocol, metadata, transactions, domains, removes, adds.
+    /// timestamps), then protocol, metadata, transactions, domains, removes, adds, cdc
+    /// files.
     fn encode(&self, version: Version, now: i64, ict: Option<i64>, blind: bool) -> Result<Vec<u8>> {
         let mut ci = CommitInfo::default();
         ci.set("timestamp", now);
@@ -178,6 +217,7 @@ impl Transaction {
         actions.extend(self.domains.iter().cloned().map(Action::DomainMetadata));
         actions.extend(self.removes.iter().cloned().map(Action::Remove));
         actions.extend(self.adds.iter().cloned().map(Action::Add));
+        actions.extend(self.cdcs.iter().cloned().map(Action::Cdc));
         Ok(encode_commit(&actions)?)
     }
 
@@ -234,6 +274,12 @@ impl Transaction {
                 continue;
             }
             if let Ok(alluvium_storage::FileLocation::Table(p)) = resolve(&a.path, root) {
+                let _ = self.store.delete(&p);
+            }
+        }
+        // Change-data files are always new files of this transaction.
+        for c in &self.cdcs {
+            if let Ok(alluvium_storage::FileLocation::Table(p)) = resolve(&c.path, root) {
                 let _ = self.store.delete(&p);
             }
         }

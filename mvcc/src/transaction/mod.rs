@@ -19,11 +19,13 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use alluvium_storage::{RequestCounts, StoreRef};
-use alluvium_txlog::actions::{Add, DomainMetadata, Metadata, Protocol, Remove, SetTransaction};
+use alluvium_txlog::actions::{
+    Add, Cdc, DomainMetadata, Metadata, Protocol, Remove, SetTransaction,
+};
 use alluvium_txlog::expr::Predicate;
 use serde_json::{Map, Value};
 
-pub use commit::check_can_commit;
+pub use commit::{CHANGE_DATA_COLUMNS, check_can_commit, check_change_data_columns};
 pub use report::CommitReport;
 
 use crate::retry::RetryPolicy;
@@ -41,6 +43,7 @@ pub struct Transaction {
     protocol: Option<Protocol>,
     adds: Vec<Add>,
     removes: Vec<Remove>,
+    cdcs: Vec<Cdc>,
     txns: Vec<SetTransaction>,
     domains: Vec<DomainMetadata>,
     predicates: Vec<Predicate>,
@@ -89,6 +92,7 @@ impl Transaction {
             protocol: None,
             adds: Vec::new(),
             removes: Vec::new(),
+            cdcs: Vec::new(),
             txns: Vec::new(),
             domains: Vec::new(),
             predicates: Vec::new(),
@@ -181,6 +185,18 @@ impl Transaction {
         self.removes.push(remove);
     }
 
+    /// Adds a change-data file (`cdc`, PROTOCOL.md "Add CDC File"): written before the
+    /// commit, read only by change-data-feed readers, deleted with the data files when the
+    /// commit fails. When a commit has any, they must hold all of its row changes.
+    pub fn add_change_file(&mut self, cdc: Cdc) {
+        self.cdcs.push(cdc);
+    }
+
+    /// The change-data files staged.
+    pub fn change_files(&self) -> &[Cdc] {
+        &self.cdcs
+    }
+
     /// Replaces the metadata.
     pub fn set_metadata(&mut self, metadata: Metadata) {
         self.metadata = Some(metadata);
@@ -237,6 +253,7 @@ impl Transaction {
             && self.read_files.is_empty()
             && self.metadata.is_none()
             && self.protocol.is_none()
+            && self.cdcs.is_empty()
             && !self.adds.is_empty()
     }
 }

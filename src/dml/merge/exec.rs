@@ -32,11 +32,10 @@ use super::join::{SourceIndex, analyse_on};
 use super::prune::{Pruning, pruning};
 use super::scope::{SOURCE, Scope, Sides, TARGET};
 use crate::dml::assign::assigned;
+use crate::dml::change_data::{self, ChangeDataWriter, ChangeType};
 use crate::dml::deletes::FileDeletes;
 use crate::dml::project::{ColumnValue, Projection};
-use crate::dml::{
-    DmlOutcome, MetricSet, Staged, finish_dml, refuse_change_data_feed, stage_changes,
-};
+use crate::dml::{DmlOutcome, MetricSet, Staged, finish_dml, stage_changes};
 use crate::write::{evolve_schema, input, outcome_if_done};
 use crate::{Error, Result, Table, WriteOptions};
 
@@ -283,7 +282,8 @@ fn decide(clauses: &[&BoundClause], joined: &RecordBatch) -> Result<Vec<Option<u
 
 /// What a decided set of rows does: writes new versions to the sink, collects deleted
 /// target positions, and counts. `target_pos` maps a joined row to its target position
-/// (`None` for inserts).
+/// (`None` for inserts). With `changes` (change data feed), also records each change:
+/// updated rows' old (`t`) and new values, deleted rows' old values, inserted rows.
 fn act(
     clauses: &[&BoundClause],
     decided: &[Option<usize>],
@@ -291,6 +291,7 @@ fn act(
     target_pos: &dyn Fn(usize) -> Option<u64>,
     sink: &mut FileSink<'_>,
     touched: &mut RoaringTreemap,
+    changes: Option<&ChangeDataWriter<'_>>,
 ) -> Result<(u64, u64, u64)> {
     let (mut updated, mut deleted, mut inserted) = (0u64, 0u64, 0u64);
     for (ci, c) in clauses.iter().enumerate() {
@@ -305,22 +306,39 @@ fn act(
         }
         // Target rows newly touched: several pairs of one row (allowed only for an
         // unconditional DELETE) count once.
-        let mut fresh = 0u64;
+        let mut fresh: Vec<u32> = Vec::new();
         for &r in &rows {
             if let Some(p) = target_pos(r as usize)
                 && touched.insert(p)
             {
-                fresh += 1;
+                fresh.push(r);
             }
         }
         let n = rows.len() as u64;
         match &c.action {
-            BoundAction::Delete => deleted += fresh,
+            BoundAction::Delete => {
+                deleted += fresh.len() as u64;
+                if let Some(ch) = changes {
+                    let gone =
+                        arrow_select::take::take_record_batch(joined, &UInt32Array::from(fresh))?;
+                    ch.write_struct(gone.column(0), ChangeType::Delete)?;
+                }
+            }
             BoundAction::Update(p) | BoundAction::Insert(p) => {
                 let taken =
                     arrow_select::take::take_record_batch(joined, &UInt32Array::from(rows))?;
-                sink.write(&p.apply(&taken)?)?;
-                if matches!(c.action, BoundAction::Update(_)) {
+                let new_rows = p.apply(&taken)?;
+                sink.write(&new_rows)?;
+                let is_update = matches!(c.action, BoundAction::Update(_));
+                if let Some(ch) = changes {
+                    if is_update {
+                        ch.write_struct(taken.column(0), ChangeType::UpdatePreimage)?;
+                        ch.write(&new_rows, ChangeType::UpdatePostimage)?;
+                    } else {
+                        ch.write(&new_rows, ChangeType::Insert)?;
+                    }
+                }
+                if is_update {
                     updated += n;
                 } else {
                     inserted += n;
@@ -365,10 +383,10 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
             "a MERGE needs at least one WHEN clause".into(),
         ));
     }
-    let changes_rows = clauses.iter().any(|c| c.kind != ClauseKind::NotMatched);
-    if changes_rows {
-        refuse_change_data_feed(&snapshot, "MERGE")?;
-    }
+    // On a change-data-feed table a MERGE that can change existing rows records all its
+    // changes (inserts too); an insert-only MERGE is an append and records none.
+    let records_changes = clauses.iter().any(|c| c.kind != ClauseKind::NotMatched)
+        && change_data::records_changes(&snapshot.metadata().configuration);
 
     // Plan: nothing below writes a file until every clause is bound.
     let (source_schema, source) = load_source(source)?;
@@ -425,6 +443,10 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     // reads just the keys); the others stay NULL in the `t` struct, which no bound
     // expression refers to.
     let mut needed: BTreeSet<usize> = on_cond.keys.iter().map(|k| k.target).collect();
+    if records_changes {
+        // Pre-images and deleted rows are recorded whole.
+        needed.extend(0..target.fields.len());
+    }
     {
         let mut note = |c: &BoundColumn| {
             if c.path.first().map(String::as_str) == Some(TARGET)
@@ -519,6 +541,16 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
             data_change: true,
         },
     )?;
+    let changes = match records_changes {
+        true => change_data::writer_for(
+            table,
+            &snapshot,
+            &table_schema,
+            &configuration,
+            options.target_file_size,
+        )?,
+        false => None,
+    };
     let mut counts = Counts::default();
     let mut deletes: Vec<FileDeletes> = Vec::new();
     let mut source_matched = vec![false; source.num_rows()];
@@ -580,8 +612,15 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                         }
                     }
                     let pos = |r: usize| Some(positions.value(ti.value(r) as usize));
-                    let (u, d, _) =
-                        act(&matched, &decided, &joined, &pos, &mut sink, &mut touched)?;
+                    let (u, d, _) = act(
+                        &matched,
+                        &decided,
+                        &joined,
+                        &pos,
+                        &mut sink,
+                        &mut touched,
+                        changes.as_ref(),
+                    )?;
                     counts.matched_updated += u;
                     counts.matched_deleted += d;
                     // Pairs were probed; remember which target rows had one for NMBS below.
@@ -602,6 +641,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                             &mut sink,
                             &mut touched,
                             &mut counts,
+                            changes.as_ref(),
                         )?;
                     }
                 } else if !by_source.is_empty() {
@@ -618,6 +658,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                         &mut sink,
                         &mut touched,
                         &mut counts,
+                        changes.as_ref(),
                     )?;
                 }
             }
@@ -669,6 +710,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                     &|_| None,
                     &mut sink,
                     &mut none,
+                    changes.as_ref(),
                 )?;
                 counts.inserted += ins;
             }
@@ -681,7 +723,8 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
         new_files,
         new_bytes,
         deletes: stats,
-    } = stage_changes(table, &snapshot, &mut txn, sink, scanned, deletes)?;
+        change_files,
+    } = stage_changes(table, &snapshot, &mut txn, sink, scanned, deletes, changes)?;
     let rewrite_ms = rewrite_started.elapsed().as_millis() as u64;
     let updated = counts.matched_updated + counts.nmbs_updated;
     let deleted = counts.matched_deleted + counts.nmbs_deleted;
@@ -709,7 +752,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     m.set("numTargetFilesRemoved", stats.files_removed);
     m.set("numTargetDeletionVectorsAdded", stats.dvs_added);
     m.set("numDeletionVectorsAdded", stats.dvs_added);
-    m.set("numTargetChangeFilesAdded", 0);
+    m.set("numTargetChangeFilesAdded", change_files);
     m.set("numTargetBytesAdded", new_bytes + stats.bytes_added);
     m.set("numTargetFilesScanned", counts.files_read);
     m.set("scanTimeMs", scan_ms);
@@ -759,6 +802,7 @@ fn by_source_rows(
     sink: &mut FileSink<'_>,
     touched: &mut RoaringTreemap,
     counts: &mut Counts,
+    changes: Option<&ChangeDataWriter<'_>>,
 ) -> Result<()> {
     let rows: Vec<u32> = (0..batch.num_rows() as u32)
         .filter(|i| !had[*i as usize])
@@ -770,7 +814,7 @@ fn by_source_rows(
     let joined = scope.joined(Some((batch, &ti)), None, ti.len())?;
     let decided = decide(clauses, &joined)?;
     let pos = |r: usize| Some(positions.value(ti.value(r) as usize));
-    let (u, d, _) = act(clauses, &decided, &joined, &pos, sink, touched)?;
+    let (u, d, _) = act(clauses, &decided, &joined, &pos, sink, touched, changes)?;
     counts.nmbs_updated += u;
     counts.nmbs_deleted += d;
     Ok(())
