@@ -68,7 +68,9 @@ pub(super) fn delete_matching_with_dvs(
             });
         }
     }
-    let stats = apply_deletes(table, snapshot, txn, deletes)?;
+    // Deletion vectors need no change-data files: readers derive the deleted rows from
+    // the two DVs of each re-added file, and the overwrite's new files read as inserts.
+    let stats = apply_deletes(table, snapshot, txn, deletes, None)?;
     Ok(deleted + stats.rows_deleted)
 }
 
