@@ -4,9 +4,11 @@
 //! With deletion vectors (merge-on-read), every touched file is re-added under the same
 //! path with a new DV holding its old deleted rows and the new ones; all new DVs of one
 //! commit go into one fresh `deletion_vector_<uuid>.bin`, uploaded (put-if-absent) before
-//! the commit. Without them (copy-on-write), each touched file is rewritten without the
-//! deleted rows. Either way a file whose every row is deleted is simply removed.
+//! the commit. Without them (copy-on-write), each touched file is removed and its kept rows
+//! are rewritten, coalesced across files into a few new files (one rolling sink per
+//! worker). Either way a file whose every row is deleted is simply removed.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use alluvium_datafile::ReadPlan;
@@ -206,9 +208,10 @@ fn num_records(add: &Add) -> Option<u64> {
     stats.get("numRecords")?.as_u64()
 }
 
-/// One file rewritten by copy-on-write.
+/// What one copy-on-write worker did: the files it removed, the coalesced files it wrote.
+#[derive(Default)]
 struct Rewritten {
-    remove: Remove,
+    removes: Vec<Remove>,
     adds: Vec<Add>,
     deleted: u64,
     copied: u64,
@@ -228,26 +231,39 @@ fn apply_copy_on_write(
     for d in &deletes {
         txn.read_file(&d.add);
     }
-    // Each file is rewritten on its own (as Delta Spark does, one new file per rewritten
-    // file), so reading, filtering and encoding run in parallel across files; memory is
-    // bounded by one file per worker.
-    let results: Vec<Result<Option<Rewritten>>> = deletes
-        .par_iter()
-        .map(|d| rewrite_without(table, snapshot, &plan, d, now, changes))
-        .collect();
+    // The kept rows of all touched files are coalesced (as delta-rs does): each worker
+    // pulls the next touched file, filters it, and appends its kept rows to the worker's
+    // own rolling sink, so N touched files give about one output file per worker (more
+    // when they pass the target size) instead of N small ones, each costing an upload
+    // and its syncs. Memory stays bounded by one decoded input file plus one open output
+    // file per worker.
+    let workers = rayon::current_num_threads().clamp(1, deletes.len().max(1));
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let ctx = Worker {
+        table,
+        snapshot,
+        plan: &plan,
+        deletes: &deletes,
+        next: &next,
+        stop: &stop,
+        now,
+        changes,
+    };
+    let results: Vec<Result<Rewritten>> = (0..workers).into_par_iter().map(|_| ctx.run()).collect();
     let mut done: Vec<Rewritten> = Vec::new();
     let mut failure = None;
     for r in results {
         match r {
-            Ok(Some(w)) => done.push(w),
-            Ok(None) => {}
+            Ok(w) => done.push(w),
             Err(e) => {
                 failure.get_or_insert(e);
             }
         }
     }
     if let Some(e) = failure {
-        // Nothing of a failed operation stays behind: every file written is deleted.
+        // Nothing of a failed operation stays behind: every file written is deleted (a
+        // failed worker already deleted its own).
         for w in &done {
             discard(table.store().as_ref(), &w.adds);
         }
@@ -256,12 +272,14 @@ fn apply_copy_on_write(
     for w in done {
         stats.rows_deleted += w.deleted;
         stats.rows_copied += w.copied;
-        stats.files_removed += 1;
+        stats.files_removed += w.removes.len() as u64;
         stats.files_added += w.adds.len() as u64;
         stats.bytes_added += w.adds.iter().map(|a| a.size.max(0) as u64).sum::<u64>();
         stats.rewrite_time += w.write_time;
         txn.add_write_time(w.write_time);
-        txn.remove_file(w.remove);
+        for r in w.removes {
+            txn.remove_file(r);
+        }
         for a in w.adds {
             txn.add_file(a);
         }
@@ -269,75 +287,104 @@ fn apply_copy_on_write(
     Ok(stats)
 }
 
-/// Rewrites one file without the rows `d` deletes; `None` when it deletes none of its live
-/// rows.
-fn rewrite_without(
-    table: &Table,
-    snapshot: &Snapshot,
-    plan: &ReadPlan,
-    d: &FileDeletes,
+/// One copy-on-write worker's view of the shared work: the touched files and the index of
+/// the next one nobody has taken yet.
+struct Worker<'a, 'w> {
+    table: &'a Table,
+    snapshot: &'a Snapshot,
+    plan: &'a ReadPlan,
+    deletes: &'a [FileDeletes],
+    next: &'a AtomicUsize,
+    /// Set by a worker that failed, so the others stop taking files.
+    stop: &'a AtomicBool,
     now: i64,
-    changes: Option<&ChangeDataWriter<'_>>,
-) -> Result<Option<Rewritten>> {
-    let batches = plan.read_file_with_positions(&d.add)?;
-    let mut kept_batches = Vec::new();
-    let (mut deleted, mut kept) = (0u64, 0u64);
-    // Both the rows' positions and the deleted positions ascend: one merge walk.
-    let mut doomed = d.positions.iter().peekable();
-    for (b, rows) in batches {
-        let keep: BooleanArray = rows
-            .values()
-            .iter()
-            .map(|r| {
-                while doomed.next_if(|p| p < r).is_some() {}
-                Some(doomed.peek() != Some(r))
-            })
-            .collect();
-        let n = keep.true_count() as u64;
-        if let Some(c) = changes {
-            c.write(&deleted_rows(&b, &keep)?, ChangeType::Delete)?;
-        }
-        deleted += b.num_rows() as u64 - n;
-        kept += n;
-        kept_batches.push((b, keep));
-    }
-    if deleted == 0 {
-        return Ok(None);
-    }
-    let mut sink = FileSink::new(
-        SinkTable {
-            store: table.store().as_ref(),
-            schema: snapshot.schema(),
-            partition_columns: snapshot.partition_columns(),
-            configuration: &snapshot.metadata().configuration,
-            column_mapping: snapshot.column_mapping(),
-        },
-        FileSinkOptions {
-            target_size: None,
-            data_change: true,
-        },
-    )?;
-    let written = (|| -> Result<()> {
-        for (b, keep) in kept_batches {
-            if keep.true_count() == 0 {
-                continue;
+    changes: Option<&'a ChangeDataWriter<'w>>,
+}
+
+impl Worker<'_, '_> {
+    /// Takes touched files until none is left, writing their kept rows into one rolling
+    /// sink. On failure the sink's files are deleted and the others are told to stop.
+    fn run(&self) -> Result<Rewritten> {
+        let mut sink = FileSink::new(
+            SinkTable {
+                store: self.table.store().as_ref(),
+                schema: self.snapshot.schema(),
+                partition_columns: self.snapshot.partition_columns(),
+                configuration: &self.snapshot.metadata().configuration,
+                column_mapping: self.snapshot.column_mapping(),
+            },
+            FileSinkOptions {
+                target_size: None,
+                data_change: true,
+            },
+        )?;
+        let mut out = Rewritten::default();
+        let taken = (|| -> Result<()> {
+            while !self.stop.load(Ordering::Relaxed) {
+                let i = self.next.fetch_add(1, Ordering::Relaxed);
+                let Some(d) = self.deletes.get(i) else {
+                    break;
+                };
+                self.rewrite_one(d, &mut sink, &mut out)?;
             }
-            sink.write(&arrow_select::filter::filter_record_batch(&b, &keep)?)?;
+            Ok(())
+        })();
+        if let Err(e) = taken {
+            self.stop.store(true, Ordering::Relaxed);
+            sink.abort();
+            return Err(e);
         }
-        Ok(())
-    })();
-    if let Err(e) = written {
-        sink.abort();
-        return Err(e);
+        let (adds, write_time) = sink.finish().inspect_err(|_| {
+            self.stop.store(true, Ordering::Relaxed);
+        })?;
+        out.adds = adds;
+        out.write_time = write_time;
+        Ok(out)
     }
-    let (adds, write_time) = sink.finish()?;
-    Ok(Some(Rewritten {
-        remove: remove_of(&d.add, now),
-        adds,
-        deleted,
-        copied: kept,
-        write_time,
-    }))
+
+    /// Appends the rows of `d`'s file that `d` does not delete to `sink` and records the
+    /// file's removal; leaves the file alone when `d` deletes none of its live rows.
+    fn rewrite_one(
+        &self,
+        d: &FileDeletes,
+        sink: &mut FileSink<'_>,
+        out: &mut Rewritten,
+    ) -> Result<()> {
+        let batches = self.plan.read_file_with_positions(&d.add)?;
+        let mut kept_batches = Vec::new();
+        let (mut deleted, mut kept) = (0u64, 0u64);
+        // Both the rows' positions and the deleted positions ascend: one merge walk.
+        let mut doomed = d.positions.iter().peekable();
+        for (b, rows) in batches {
+            let keep: BooleanArray = rows
+                .values()
+                .iter()
+                .map(|r| {
+                    while doomed.next_if(|p| p < r).is_some() {}
+                    Some(doomed.peek() != Some(r))
+                })
+                .collect();
+            let n = keep.true_count() as u64;
+            deleted += b.num_rows() as u64 - n;
+            kept += n;
+            kept_batches.push((b, keep));
+        }
+        if deleted == 0 {
+            return Ok(());
+        }
+        for (b, keep) in kept_batches {
+            if let Some(c) = self.changes {
+                c.write(&deleted_rows(&b, &keep)?, ChangeType::Delete)?;
+            }
+            if keep.true_count() > 0 {
+                sink.write(&arrow_select::filter::filter_record_batch(&b, &keep)?)?;
+            }
+        }
+        out.removes.push(remove_of(&d.add, self.now));
+        out.deleted += deleted;
+        out.copied += kept;
+        Ok(())
+    }
 }
 
 /// The rows of `batch` that `keep` does not keep.

@@ -273,6 +273,40 @@ fn without_the_property_delete_rewrites_the_file() {
     assert_eq!(common::sorted_ids(&t), ids_without(0..10, &[3]));
 }
 
+/// Copy-on-write coalesces: the kept rows of many touched files go into about one new file
+/// per rewrite worker (rolling at the target size), not one per touched file; every kept
+/// row survives exactly once, the untouched file stays, and the metrics count the files.
+#[test]
+fn copy_on_write_coalesces_the_kept_rows_of_many_files() {
+    let t = Table::in_memory();
+    t.create(&schema(), &[], &HashMap::new()).unwrap();
+    for f in 0..12 {
+        t.append([batch(f * 10..f * 10 + 10)], &WriteOptions::default())
+            .unwrap();
+    }
+    // Touches files 0..11 (one row each); file 11 (ids 110..120) has no match.
+    let r = delete(&t, "id % 10 = 5 AND id < 110");
+    let (adds, removes) = adds_removes(&t, r.commit.version);
+    assert_eq!(removes.len(), 11);
+    let workers = rayon::current_num_threads().min(11);
+    assert!(
+        !adds.is_empty() && adds.len() <= workers,
+        "{} new files for 11 rewritten with {workers} workers",
+        adds.len()
+    );
+    assert_eq!(metric(&r, "numRemovedFiles"), 11);
+    assert_eq!(metric(&r, "numAddedFiles"), adds.len() as u64);
+    assert_eq!(metric(&r, "numDeletedRows"), 11);
+    assert_eq!(metric(&r, "numCopiedRows"), 99);
+    let in_new: i64 = adds
+        .iter()
+        .map(|a| stats(a)["numRecords"].as_i64().unwrap())
+        .sum();
+    assert_eq!(in_new, 99);
+    let gone: Vec<i64> = (0..11).map(|f| f * 10 + 5).collect();
+    assert_eq!(common::sorted_ids(&t), ids_without(0..120, &gone));
+}
+
 #[test]
 fn append_only_tables_refuse_dv_deletes() {
     let mut props = dv_props();
