@@ -26,6 +26,10 @@ pub enum Format {
     Parquet,
 }
 
+/// The most rows of one row group of a Parquet output (the writer holds one row group in
+/// memory at a time).
+const OUTPUT_ROW_GROUP_ROWS: usize = 128 * 1024;
+
 fn io(context: &str) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::Io {
         context: context.to_string(),
@@ -113,7 +117,12 @@ fn write_format(
             w.finish()?;
         }
         Format::Parquet => {
-            let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, schema, None)?;
+            // Row groups of at most OUTPUT_ROW_GROUP_ROWS rows: the writer buffers a whole
+            // row group before encoding it, so this bounds the memory of a streamed output.
+            let props = parquet::file::properties::WriterProperties::builder()
+                .set_max_row_group_row_count(Some(OUTPUT_ROW_GROUP_ROWS))
+                .build();
+            let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, schema, Some(props))?;
             for b in batches {
                 w.write(&b?)?;
             }
