@@ -27,9 +27,12 @@ alluvium runs update_1pct, merge_10k and delete_0.1pct (versions B+1..B+3, cdc f
 both engines read the feed of those three versions and from version 0, repeated: delta-rs
 `DeltaTable(path).load_cdf(starting_version=V)` drained batch by batch in a fresh process
 (imports not counted) against the whole `alluvium changes T --from V --format parquet
---output FILE` process (which also encodes the rows to Parquet). One JSON line per range
-(op cdf_read_dml, cdf_read_all) with medians, the ratio, row counts (they must be equal)
-and peak RSS.
+--output FILE` process (which also encodes the rows to Parquet: `ratio`), and, when
+`alluvium-bench` sits next to ALLUVIUM_BIN, against `alluvium-bench changes T --from V`, which
+like delta-rs drains the batches inside its process without encoding them (one warm-up read,
+then --repeat timed reads: `alluvium_in_process_median_s`, `ratio_in_process`, the like-for-like
+figure). One JSON line per range (op cdf_read_dml, cdf_read_all) with medians, the ratios,
+row counts (they must be equal) and peak RSS.
 
 Operations (M = N/2 + 7, an existing id in the middle file):
   delete_0.1pct  DELETE WHERE id % 1000 = 0                      (N/1000 rows, every file)
@@ -554,6 +557,23 @@ def bench_cdf_read(base: str, a, work: str, sources: dict) -> list[dict]:
                         "ratio": round(statistics.median(d_times) / statistics.median(a_times), 2),
                         "ratio_is": "delta_rs_median_s / alluvium_median_s",
                         "same_row_count": d_rows == a_rows})
+        # Like for like: delta-rs drains Arrow batches inside its process (start-up and
+        # imports not counted), so alluvium-bench `changes` does the same in-process (open,
+        # plan, stream every batch; no output encoding), when it sits next to the CLI.
+        bench_bin = os.path.join(os.path.dirname(a.alluvium_bin), "alluvium-bench")
+        if os.path.exists(bench_bin):
+            p = subprocess.run([bench_bin, "changes", table, "--from", str(start), "--repeat", str(a.repeat)],
+                               capture_output=True, text=True)
+            j = last_json(p.stdout) if p.returncode == 0 else None
+            if j:
+                res.update({"alluvium_in_process_median_s": round(j["median_ms"] / 1000.0, 4),
+                            "alluvium_in_process_min_s": round(j["min_ms"] / 1000.0, 4),
+                            "alluvium_in_process_rows": j["rows"],
+                            "alluvium_in_process_peak_rss_mib": j.get("peak_rss_mib"),
+                            "ratio_in_process": round(statistics.median(d_times) / (j["median_ms"] / 1000.0), 2)
+                            if j["median_ms"] > 0 and d_times else None})
+            else:
+                res["alluvium_in_process_error"] = (p.stderr or p.stdout).strip()[-600:]
         out.append(res)
     if not a.keep:
         shutil.rmtree(table, ignore_errors=True)

@@ -3,7 +3,7 @@
 use alluvium::{Error, Result, VersionSpec};
 use clap::{ArgGroup, Args};
 
-use super::output::{Format, destination, write};
+use super::output::{Format, destination, write_stream};
 use super::{open, parse_timestamp_arg};
 
 /// Arguments of `changes`.
@@ -62,11 +62,12 @@ pub fn run(a: ChangesArgs) -> Result<()> {
         builder = builder.filter_str(f)?;
     }
     let changes = builder.build()?;
-    let batches = changes.execute_to_vec()?;
-    write(
+    // Streamed: memory holds the reader's window of files and the writer's current batch
+    // (the aligned table, which needs every row for its widths, excepted).
+    write_stream(
         a.format,
         changes.schema(),
-        &batches,
+        changes.execute(),
         destination(a.output.as_deref())?,
     )
 }

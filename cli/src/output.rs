@@ -26,6 +26,10 @@ pub enum Format {
     Parquet,
 }
 
+/// The most rows of one row group of a Parquet output (the writer holds one row group in
+/// memory at a time).
+const OUTPUT_ROW_GROUP_ROWS: usize = 128 * 1024;
+
 fn io(context: &str) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::Io {
         context: context.to_string(),
@@ -41,11 +45,14 @@ pub fn destination(path: Option<&str>) -> Result<Box<dyn Write + Send>> {
     })
 }
 
-/// Writes `batches` (of `schema`) in `format`.
-pub fn write(
+/// Writes the batches of `batches` (of `schema`) in `format` as they come: CSV, JSON lines
+/// and Parquet hold one batch at a time (Parquet: plus its open row group); the aligned
+/// table needs every row for its column widths and collects them. The first failure of the
+/// stream ends the output with that error.
+pub fn write_stream(
     format: Format,
     schema: SchemaRef,
-    batches: &[RecordBatch],
+    batches: impl Iterator<Item = Result<RecordBatch>>,
     out: Box<dyn Write + Send>,
 ) -> Result<()> {
     write_format(format, schema, batches, out).map_err(|e| output_error(e, "output"))
@@ -54,29 +61,30 @@ pub fn write(
 fn write_format(
     format: Format,
     schema: SchemaRef,
-    batches: &[RecordBatch],
+    batches: impl Iterator<Item = Result<RecordBatch>>,
     mut out: Box<dyn Write + Send>,
 ) -> Result<()> {
     // Text formats show variant values as JSON text; Parquet keeps the variant type.
-    let rendered: Vec<RecordBatch>;
-    let (schema, batches) = if format == Format::Parquet {
-        (schema, batches)
+    let text = format != Format::Parquet;
+    let schema = if text {
+        alluvium::variants_as_json_schema(&schema)?
     } else {
-        rendered = batches
-            .iter()
-            .map(alluvium::variants_as_json)
-            .collect::<Result<_>>()?;
-        (alluvium::variants_as_json_schema(&schema)?, &rendered[..])
+        schema
     };
+    let batches = batches.map(|b| {
+        let b = b?;
+        if text {
+            alluvium::variants_as_json(&b)
+        } else {
+            Ok(b)
+        }
+    });
     match format {
         Format::Table => {
-            let empty;
-            let shown: &[RecordBatch] = if batches.is_empty() {
-                empty = [RecordBatch::new_empty(schema)];
-                &empty
-            } else {
-                batches
-            };
+            let mut shown = batches.collect::<Result<Vec<_>>>()?;
+            if shown.is_empty() {
+                shown.push(RecordBatch::new_empty(schema));
+            }
             let escaped = shown.iter().map(escaped_text).collect::<Result<Vec<_>>>()?;
             let text = arrow::util::pretty::pretty_format_batches(&escaped)?;
             writeln!(out, "{text}").map_err(io("stdout"))?;
@@ -92,24 +100,31 @@ fn write_format(
             let mut w = arrow::csv::WriterBuilder::new()
                 .with_header(true)
                 .build(&mut out);
-            if batches.is_empty() {
-                w.write(&RecordBatch::new_empty(text_schema.clone()))?;
-            }
+            let mut any = false;
             for b in batches {
-                w.write(&nested_as_text(b, &text_schema)?)?;
+                w.write(&nested_as_text(&b?, &text_schema)?)?;
+                any = true;
+            }
+            if !any {
+                w.write(&RecordBatch::new_empty(text_schema.clone()))?;
             }
         }
         Format::Jsonl => {
             let mut w = arrow::json::LineDelimitedWriter::new(&mut out);
             for b in batches {
-                w.write(b)?;
+                w.write(&b?)?;
             }
             w.finish()?;
         }
         Format::Parquet => {
-            let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, schema, None)?;
+            // Row groups of at most OUTPUT_ROW_GROUP_ROWS rows: the writer buffers a whole
+            // row group before encoding it, so this bounds the memory of a streamed output.
+            let props = parquet::file::properties::WriterProperties::builder()
+                .set_max_row_group_row_count(Some(OUTPUT_ROW_GROUP_ROWS))
+                .build();
+            let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, schema, Some(props))?;
             for b in batches {
-                w.write(b)?;
+                w.write(&b?)?;
             }
             w.close()?;
         }

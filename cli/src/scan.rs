@@ -3,7 +3,7 @@
 use alluvium::{Result, ScanBuilder};
 use clap::Args;
 
-use super::output::{Format, destination, write};
+use super::output::{Format, destination, write_stream};
 use super::{VersionArgs, open};
 
 /// Arguments of `scan`.
@@ -37,11 +37,12 @@ pub fn run(a: ScanArgs) -> Result<()> {
         builder = builder.with_filter_str(f)?;
     }
     let scan = builder.build()?;
-    let batches = scan.execute_to_vec()?;
-    write(
+    // Streamed: memory holds the scan's window of files and the writer's current batch
+    // (the aligned table, which needs every row for its widths, excepted).
+    write_stream(
         a.format,
         scan.schema(),
-        &batches,
+        scan.execute(),
         destination(a.output.as_deref())?,
     )
 }

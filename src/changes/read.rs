@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::mpsc::{Receiver, sync_channel};
 
 use alluvium_datafile::ReadPlan;
 use alluvium_txlog::dv::read_deletion_vector;
@@ -100,14 +101,26 @@ impl Reader {
     }
 }
 
+/// The results of one window of files, in task order.
+type WindowResults = Vec<Result<Vec<RecordBatch>>>;
+
 /// The batches of a change-data-feed read, streamed in version order (see
 /// [`Changes::execute`](super::Changes::execute)).
+///
+/// Reading is pipelined: once a window's batches are handed over, the next window is read
+/// in the background (on the rayon pool) while the consumer takes them, so reading and
+/// what the consumer does with the rows (encoding output) overlap. Memory then holds at
+/// most two windows of files. When the consumer itself runs on a rayon worker, windows are
+/// read in the foreground instead (a worker blocked waiting for a job queued behind it
+/// could deadlock a small pool).
 #[derive(Debug)]
 pub struct ChangeBatches {
     reader: Arc<Reader>,
     tasks: std::vec::IntoIter<ChangeTask>,
     in_flight: usize,
     ready: VecDeque<RecordBatch>,
+    /// The window read in the background, if one was started.
+    next: Option<Receiver<WindowResults>>,
     failed: Option<crate::Error>,
     done: bool,
 }
@@ -119,6 +132,7 @@ impl ChangeBatches {
             tasks: tasks.into_iter(),
             in_flight: in_flight.max(1),
             ready: VecDeque::new(),
+            next: None,
             failed: None,
             done: false,
         }
@@ -131,15 +145,52 @@ impl ChangeBatches {
         self.reader.output_schema.clone()
     }
 
-    /// Reads the next window of files; false when none is left.
-    fn fill(&mut self) -> bool {
-        let window: Vec<ChangeTask> = self.tasks.by_ref().take(self.in_flight).collect();
+    /// The next window of tasks, empty when none is left.
+    fn take_window(&mut self) -> Vec<ChangeTask> {
+        self.tasks.by_ref().take(self.in_flight).collect()
+    }
+
+    /// Starts reading the next window in the background; false when none is left.
+    fn start_window(&mut self) -> bool {
+        let window = self.take_window();
         if window.is_empty() {
             return false;
         }
-        let reader = &self.reader;
-        let read: Vec<Result<Vec<RecordBatch>>> =
-            window.par_iter().map(|t| reader.read(t)).collect();
+        let reader = self.reader.clone();
+        let (tx, rx) = sync_channel(1);
+        rayon::spawn(move || {
+            let read: WindowResults = window.par_iter().map(|t| reader.read(t)).collect();
+            // The stream may have been dropped meanwhile: nobody wants the rows then.
+            let _ = tx.send(read);
+        });
+        self.next = Some(rx);
+        true
+    }
+
+    /// Reads the next window (waiting for the one in the background, if any); false when
+    /// none is left.
+    fn fill(&mut self) -> bool {
+        let read: WindowResults = if rayon::current_thread_index().is_some() {
+            let window = self.take_window();
+            if window.is_empty() {
+                return false;
+            }
+            let reader = &self.reader;
+            window.par_iter().map(|t| reader.read(t)).collect()
+        } else {
+            if self.next.is_none() && !self.start_window() {
+                return false;
+            }
+            let Some(rx) = self.next.take() else {
+                return false;
+            };
+            match rx.recv() {
+                Ok(r) => r,
+                Err(_) => vec![Err(crate::Error::InvalidArgument(
+                    "a change-feed reading thread panicked".into(),
+                ))],
+            }
+        };
         for batches in read {
             match batches {
                 Ok(b) => self.ready.extend(b),
@@ -148,6 +199,9 @@ impl ChangeBatches {
                     break;
                 }
             }
+        }
+        if self.failed.is_none() && rayon::current_thread_index().is_none() {
+            self.start_window();
         }
         true
     }

@@ -13,7 +13,9 @@
 //! * MERGE whose clauses can change existing rows (both modes): pre/post images,
 //!   `delete` and `insert` rows, i.e. every change of the commit; an insert-only MERGE
 //!   writes none (it is an append);
-//! * appends, overwrites and OPTIMIZE: none.
+//! * copy-on-write replaceWhere (`write::remove_matching`): as DELETE, and then the new
+//!   rows as `insert` too;
+//! * appends, full overwrites and OPTIMIZE: none.
 //!
 //! Rows stream into a [`FileSink`] in change-data mode (memory: the open cdc files, at
 //! most the target size per partition), never collected. The files are uploaded before

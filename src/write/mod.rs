@@ -27,6 +27,7 @@ use arrow_schema::Schema;
 
 pub use alluvium_datafile::DEFAULT_TARGET_FILE_SIZE;
 
+use crate::dml::change_data::{self, ChangeDataWriter, ChangeType};
 use crate::report::{CommitSummary, PostCommit};
 use crate::{Error, Result, Table};
 
@@ -384,6 +385,39 @@ impl Table {
             .effective_metadata()
             .map(|m| m.configuration.clone())
             .unwrap_or_default();
+        // replaceWhere removes the matching rows first, so that it knows whether the commit
+        // needs change-data files before the new rows are written: Delta Spark's
+        // WriteIntoDelta runs its DELETE first and, when that DELETE wrote cdc files, writes
+        // the new rows as `insert` change rows too (a commit with cdc files must hold all
+        // its changes, PROTOCOL.md "Change Data Files").
+        let changes = match &replace_where {
+            Some(_) if !crate::dml::writes_deletion_vectors(snapshot) => {
+                change_data::writer_for(self, snapshot, &schema, &configuration, None)?
+            }
+            _ => None,
+        };
+        let mut record_inserts = false;
+        if let Some(p) = &replace_where {
+            txn.read_predicate(p.clone());
+            // With deletion vectors the matching rows are deleted as DELETE deletes
+            // them (as Delta's replaceWhere runs its DELETE), else files are rewritten.
+            let removed = if crate::dml::writes_deletion_vectors(snapshot) {
+                replace_dv::delete_matching_with_dvs(self, snapshot, &mut txn, p).map(|_| false)
+            } else {
+                remove_matching(self, snapshot, &mut txn, p, options, changes.as_ref())
+                    .map(|m| m.wrote_changes)
+            };
+            match removed {
+                Ok(w) => record_inserts = w,
+                Err(e) => {
+                    discard(self.store().as_ref(), txn.added_files());
+                    if let Some(c) = changes {
+                        c.abort();
+                    }
+                    return Err(e);
+                }
+            }
+        }
         let mut sink = FileSink::new(
             SinkTable {
                 store: self.store().as_ref(),
@@ -414,16 +448,42 @@ impl Table {
                 }
                 rows += b.num_rows() as u64;
                 sink.write(&b)?;
+                if record_inserts && let Some(c) = &changes {
+                    c.write(&b, ChangeType::Insert)?;
+                }
             }
             Ok(())
         })();
-        let (adds, elapsed) = match result {
-            Ok(()) => sink.finish()?,
+        let finished = match result {
             Err(e) => {
                 sink.abort();
+                if let Some(c) = changes {
+                    c.abort();
+                }
+                Err(e)
+            }
+            Ok(()) => match change_data::close(changes, Ok(())) {
+                Err(e) => {
+                    sink.abort();
+                    Err(e)
+                }
+                Ok(cdcs) => match sink.finish() {
+                    Ok(r) => Ok((r, cdcs)),
+                    Err(e) => {
+                        change_data::discard_files(self.store().as_ref(), &cdcs);
+                        Err(Error::from(e))
+                    }
+                },
+            },
+        };
+        let ((adds, elapsed), cdcs) = match finished {
+            Ok(r) => r,
+            Err(e) => {
+                discard(self.store().as_ref(), txn.added_files());
                 return Err(e);
             }
         };
+        let change_files = change_data::stage(&mut txn, cdcs);
         txn.add_write_time(elapsed);
         match mode {
             WriteMode::Append => {}
@@ -438,27 +498,15 @@ impl Table {
                     txn.remove_file(r);
                 }
             }
-            WriteMode::Overwrite(Some(_)) => {
-                let Some(p) = replace_where else {
-                    return Err(Error::InvalidArgument("missing predicate".into()));
-                };
-                txn.read_predicate(p.clone());
-                // With deletion vectors the matching rows are deleted as DELETE deletes
-                // them (as Delta's replaceWhere runs its DELETE), else files are rewritten.
-                let removed = if crate::dml::writes_deletion_vectors(snapshot) {
-                    replace_dv::delete_matching_with_dvs(self, snapshot, &mut txn, &p).map(|_| ())
-                } else {
-                    remove_matching(self, snapshot, &mut txn, &p, options).map(|_| ())
-                };
-                if let Err(e) = removed {
-                    discard(self.store().as_ref(), &adds);
-                    return Err(e);
-                }
-            }
+            // The rows matching the predicate were removed before the new rows were written.
+            WriteMode::Overwrite(Some(_)) => {}
         }
         txn.set_metric("numFiles", adds.len());
         txn.set_metric("numOutputRows", rows);
         txn.set_metric("numOutputBytes", adds.iter().map(|a| a.size).sum::<i64>());
+        if change_files > 0 {
+            txn.set_metric("numAddedChangeFiles", change_files);
+        }
         for a in adds {
             txn.add_file(a);
         }
@@ -559,16 +607,27 @@ impl Table {
 struct RemoveMetrics {
     deleted_rows: u64,
     copied_rows: u64,
+    /// Whether the removed rows went to change-data files (the commit's cdc files must then
+    /// hold the new rows too).
+    wrote_changes: bool,
 }
 
 /// Stages the removal of the rows matching `pred`: whole files when every row matches,
 /// copy-on-write rewrites otherwise. Records every candidate file as read.
+///
+/// With `changes` (a change-data-feed table), once any file is rewritten in part every
+/// removed row is recorded as `delete`, those of files removed whole included (Delta
+/// Spark's replaceWhere runs a DELETE, which rewrites every file with a matching row): the
+/// files removed whole before the first partial rewrite are read again then, later ones
+/// are recorded as they are read. A removal of whole files only records nothing (readers
+/// derive the deletes from the `remove` actions).
 fn remove_matching(
     table: &Table,
     snapshot: &Snapshot,
     txn: &mut Transaction,
     pred: &Predicate,
     options: &WriteOptions,
+    changes: Option<&ChangeDataWriter<'_>>,
 ) -> Result<RemoveMetrics> {
     let now = table.store().now_ms();
     let mut metrics = RemoveMetrics::default();
@@ -605,6 +664,9 @@ fn remove_matching(
         },
     )?;
     let mut rewrote = false;
+    // Files removed whole before the first partial rewrite: their rows become `delete`
+    // change rows only if a partial rewrite follows.
+    let mut whole_pending: Vec<&Add> = Vec::new();
     for add in &candidates {
         txn.read_file(add);
         if partition_only {
@@ -615,28 +677,39 @@ fn remove_matching(
         }
         let batches = crate::scan::read_whole_file(snapshot, add)?;
         let (mut matched, mut total) = (0usize, 0usize);
-        let mut keeps: Vec<(RecordBatch, BooleanArray)> = Vec::new();
+        let mut keeps: Vec<(RecordBatch, BooleanArray, BooleanArray)> = Vec::new();
         for b in batches {
             let m = evaluate(pred, &b)?;
             let keep: BooleanArray = m.iter().map(|v| Some(v != Some(true))).collect();
             matched += m.true_count();
             total += b.num_rows();
-            keeps.push((b, keep));
+            keeps.push((b, m, keep));
         }
         if matched == 0 {
             continue;
         }
         txn.remove_file(Remove::from_add(add, now, true));
         metrics.deleted_rows += matched as u64;
-        if matched < total {
-            if TableProperties(&snapshot.metadata().configuration).change_data_feed() {
-                return Err(Error::Log(alluvium_txlog::LogError::UnsupportedFeature {
-                    side: alluvium_txlog::FeatureSide::Writer,
-                    feature: "changeDataFeed".into(),
-                    detail: Some("rewriting part of a file would need change-data files, which alluvium does not write yet".into()),
-                }));
+        let partial = matched < total;
+        if let Some(c) = changes {
+            if partial && !metrics.wrote_changes {
+                metrics.wrote_changes = true;
+                for w in whole_pending.drain(..) {
+                    for b in crate::scan::read_whole_file(snapshot, w)? {
+                        record_deleted(c, &b)?;
+                    }
+                }
             }
-            for (b, keep) in keeps {
+            if metrics.wrote_changes {
+                for (b, m, _) in &keeps {
+                    record_deleted(c, &arrow_select::filter::filter_record_batch(b, m)?)?;
+                }
+            } else {
+                whole_pending.push(add);
+            }
+        }
+        if partial {
+            for (b, _, keep) in keeps {
                 let kept = arrow_select::filter::filter_record_batch(&b, &keep)?;
                 metrics.copied_rows += kept.num_rows() as u64;
                 sink.write(&kept)?;
@@ -652,6 +725,14 @@ fn remove_matching(
         }
     }
     Ok(metrics)
+}
+
+/// Records the rows of `rows` (a file's rows as the snapshot's schema reads them) as
+/// `delete` change rows; columns the commit's schema adds are NULL.
+fn record_deleted(changes: &ChangeDataWriter<'_>, rows: &RecordBatch) -> Result<()> {
+    let rows: arrow_array::ArrayRef =
+        std::sync::Arc::new(arrow_array::StructArray::from(rows.clone()));
+    changes.write_struct(&rows, ChangeType::Delete)
 }
 
 fn rows_of(add: &Add) -> Option<u64> {

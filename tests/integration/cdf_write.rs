@@ -491,6 +491,84 @@ fn enabling_change_data_feed_with_alter_upgrades_the_protocol_and_records_change
 }
 
 /// The rows of the table at `version`, sorted.
+/// replaceWhere on a copy-on-write CDF table (Delta Spark's WriteIntoDelta: its DELETE
+/// writes cdc files once a file is rewritten in part, and then the new rows go to the cdc
+/// files as `insert` too): the commit's cdc files hold every replaced row as `delete`
+/// (those of files removed whole included) and every new row as `insert`; a replaceWhere
+/// that only removes whole files writes none. Read back through `Table::changes`.
+#[test]
+fn replace_where_records_replaced_and_new_rows_once_a_file_is_rewritten_in_part() {
+    for partitioned in [false, true] {
+        let f = Flavour {
+            dv: false,
+            partitioned,
+        };
+        // ids 0..15: the whole first file (removed whole, before any partial rewrite) and
+        // part of the second.
+        let (t, model) = cdf_table(f);
+        let before = latest(&t);
+        let new_rows: Vec<Row> = (-3..0).map(row).collect();
+        t.overwrite_str(
+            [batch(&new_rows)],
+            Some("id < 15"),
+            &WriteOptions::default(),
+        )
+        .unwrap();
+        let v = latest(&t);
+        assert_eq!(v, before + 1);
+        let gone: Vec<Row> = model.iter().filter(|r| r.0 < 15).cloned().collect();
+        let mut want = changes(gone.clone(), "delete");
+        want.extend(changes(new_rows.clone(), "insert"));
+        let want = sorted(want);
+        assert_eq!(cdc_rows(&t, v), want, "{f:?}");
+        check_cdc_actions(&t, v, partitioned);
+        let read = t
+            .changes(alluvium::VersionSpec::Version(v), None)
+            .execute_to_vec()
+            .unwrap();
+        let mut got: Vec<Change> = read
+            .iter()
+            .flat_map(batch_rows)
+            .map(|(r, c)| (r, c.unwrap()))
+            .collect();
+        got.sort();
+        assert_eq!(got, want, "{f:?}");
+        let mut now: Vec<Row> = model
+            .iter()
+            .filter(|r| !gone.contains(r))
+            .cloned()
+            .collect();
+        now.extend(new_rows.clone());
+        now.sort();
+        assert_eq!(rows(&t), now, "{f:?}");
+    }
+    // Whole files only (statistics prove every row of the first file matches): removes
+    // and adds alone, from which readers derive the deletes and inserts.
+    let (t, model) = cdf_table(FLAVOURS[0]);
+    let new_rows: Vec<Row> = vec![row(-1)];
+    t.overwrite_str(
+        [batch(&new_rows)],
+        Some("id < 10"),
+        &WriteOptions::default(),
+    )
+    .unwrap();
+    let v = latest(&t);
+    assert!(cdc_actions(&t, v).is_empty());
+    let read = t
+        .changes(alluvium::VersionSpec::Version(v), None)
+        .execute_to_vec()
+        .unwrap();
+    let mut got: Vec<Change> = read
+        .iter()
+        .flat_map(batch_rows)
+        .map(|(r, c)| (r, c.unwrap()))
+        .collect();
+    got.sort();
+    let mut want = changes(model.iter().filter(|r| r.0 < 10).cloned(), "delete");
+    want.extend(changes(new_rows, "insert"));
+    assert_eq!(got, sorted(want));
+}
+
 fn rows_at(t: &Table, version: u64) -> Vec<Row> {
     let snap = t
         .snapshot_at(alluvium::VersionSpec::Version(version))
@@ -592,7 +670,7 @@ fn random_operation(
     use rand::Rng;
     let o = WriteOptions::default();
     let k = |rng: &mut rand::rngs::StdRng| ["a", "b", "c"][rng.random_range(0..3)].to_string();
-    match rng.random_range(0..10) {
+    match rng.random_range(0..11) {
         0..=1 => {
             let n = rng.random_range(1..8);
             let rows: Vec<Row> = (0..n)
@@ -653,6 +731,36 @@ fn random_operation(
             m.execute(&o).unwrap();
             format!("merge of {} rows (by source: {by_source})", src.len())
         }
+        9 => {
+            // replaceWhere: the new rows match the predicate (same k), fresh ids.
+            let key = k(rng);
+            let p = if rng.random_bool(0.5) {
+                format!("k = '{key}'")
+            } else {
+                format!(
+                    "k = '{key}' AND id >= {}",
+                    rng.random_range(0..(*next_id).max(1))
+                )
+            };
+            let n = rng.random_range(0..5);
+            let rows: Vec<Row> = (0..n)
+                .map(|i| {
+                    (
+                        *next_id + i,
+                        Some(key.clone()),
+                        Some(rng.random_range(0..100)),
+                    )
+                })
+                .collect();
+            *next_id += n;
+            let batches = if rows.is_empty() {
+                vec![]
+            } else {
+                vec![batch(&rows)]
+            };
+            t.overwrite_str(batches, Some(&p), &o).unwrap();
+            format!("overwrite {n} rows where {p}")
+        }
         _ => {
             t.optimize(&OptimizeOptions::default()).unwrap();
             "optimize".into()
@@ -660,7 +768,8 @@ fn random_operation(
     }
 }
 
-/// Issue 14 item 5: random sequences of append / delete / update / merge / optimize on a
+/// Issue 14 item 5: random sequences of append / delete / update / merge / replaceWhere
+/// overwrite / optimize on a
 /// change-data-feed table; for every pair of versions a < b, applying `changes(a+1, b)` to
 /// the table at a gives the table at b (multisets of rows), copy-on-write and deletion
 /// vectors, partitioned or not. Seeded: the same sequences every run.

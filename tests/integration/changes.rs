@@ -758,6 +758,37 @@ fn projection_and_filters_push_down() {
             &["id", "_change_type", "_commit_version"]
         )
     );
+    // Windows are read ahead in the background, yet batches come in version order.
+    let versions: Vec<i64> = streamed
+        .iter()
+        .flat_map(|b| {
+            let c = b.column_by_name("_commit_version").unwrap();
+            let c = c
+                .as_any()
+                .downcast_ref::<arrow::array::Int64Array>()
+                .unwrap();
+            c.values().to_vec()
+        })
+        .collect();
+    assert!(versions.windows(2).all(|w| w[0] <= w[1]), "{versions:?}");
+    // Consumed on a rayon worker (a one-thread pool: a worker waiting for a read-ahead job
+    // queued behind it would deadlock), the stream reads in the foreground: same rows.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let on_worker: Vec<RecordBatch> = pool.install(|| {
+        t.changes(VersionSpec::Version(0), None)
+            .files_in_flight(1)
+            .execute()
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    });
+    assert_eq!(
+        rows_of(&on_worker, &["id", "_change_type", "_commit_version"]),
+        rows_of(&streamed, &["id", "_change_type", "_commit_version"])
+    );
 }
 
 #[test]
