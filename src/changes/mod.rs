@@ -1,6 +1,6 @@
 //! Reading the change data feed: the row-level changes of a range of versions
 //! ([`Table::changes`](crate::Table::changes)), PROTOCOL.md "Change Data Files" and "Add CDC
-//! File", with Delta's reader rules (`../shared/peers/dml/README.md`, "Change Data Feed").
+//! File", with Delta's reader rules (SPEC.md §24).
 //!
 //! Per version of the range (each needs its own commit file and `delta.enableChangeDataFeed`
 //! true in the metadata in force there):

@@ -1,7 +1,7 @@
 //! Planning a change-data-feed read: resolving the range, checking that every version of it
 //! recorded its changes, choosing the schema, and turning each version's actions into the
-//! files to read (PROTOCOL.md "Change Data Files", "Add CDC File"; the reader rules of
-//! `../shared/peers/dml/README.md`, "Change Data Feed").
+//! files to read (PROTOCOL.md "Change Data Files", "Add CDC File"; the reader rules are
+//! SPEC.md §24).
 
 use std::collections::HashMap;
 

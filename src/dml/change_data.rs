@@ -1,5 +1,5 @@
 //! Writing the change data feed (PROTOCOL.md "Change Data Files", "Add CDC File",
-//! "Writer Requirements for AddCDCFile"; rules 13-18 of `../shared/peers/dml/README.md`):
+//! "Writer Requirements for AddCDCFile"; SPEC.md §25):
 //! the cdc files an operation that changes part of a file writes on a table with
 //! `delta.enableChangeDataFeed=true`, and their `cdc` actions.
 //!

@@ -1,5 +1,5 @@
-//! Applying row deletions to live files (PROTOCOL.md "Deletion Vectors", writer rules 1-12
-//! of `../shared/peers/dml/README.md`).
+//! Applying row deletions to live files (PROTOCOL.md "Deletion Vectors", "Deletion Vector
+//! Descriptor Schema" and "Deletion Vector Format"; SPEC.md §21).
 //!
 //! With deletion vectors (merge-on-read), every touched file is re-added under the same
 //! path with a new DV holding its old deleted rows and the new ones; all new DVs of one

@@ -1,6 +1,6 @@
 //! DELETE with deletion vectors (merge-on-read) and copy-on-write, and `alter`: the DV
 //! bytes and the commit's shape against the writer rules of
-//! `../shared/peers/dml/README.md` (PROTOCOL.md "Deletion Vectors"), reading back, the
+//! SPEC.md §21 (PROTOCOL.md "Deletion Vectors"), reading back, the
 //! conflict cells with OPTIMIZE and other DELETEs, VACUUM and OPTIMIZE on DV tables,
 //! Spark-written DV tables, and protocol upgrades by `set_properties`.
 
