@@ -140,7 +140,7 @@ pub(crate) fn stage_delete(
 
 /// Rows of a file that a whole-file removal deletes: `numRecords` minus the DV's
 /// cardinality, or the footer's count when the file has no statistics.
-fn live_rows(plan: &ReadPlan, add: &Add) -> Result<u64> {
+pub(crate) fn live_rows(plan: &ReadPlan, add: &Add) -> Result<u64> {
     let physical = match add
         .stats
         .as_deref()

@@ -9,11 +9,12 @@
 
 use alluvium_datafile::ReadPlan;
 use alluvium_mvcc::{Snapshot, Transaction};
-use alluvium_txlog::actions::{Add, Remove};
+use alluvium_txlog::actions::Remove;
 use alluvium_txlog::expr::{FileSummary, Predicate, all_match, may_match};
 use alluvium_txlog::stats::FileStats;
 use roaring::RoaringTreemap;
 
+use crate::dml::delete::live_rows;
 use crate::dml::{FileDeletes, apply_deletes};
 use crate::scan::table_layout;
 use crate::{Result, Table};
@@ -72,23 +73,4 @@ pub(super) fn delete_matching_with_dvs(
     // the two DVs of each re-added file, and the overwrite's new files read as inserts.
     let stats = apply_deletes(table, snapshot, txn, deletes, None)?;
     Ok(deleted + stats.rows_deleted)
-}
-
-/// Live rows of a file removed whole: `numRecords` minus the DV's cardinality, or the
-/// footer's count when the file has no statistics.
-fn live_rows(plan: &ReadPlan, add: &Add) -> Result<u64> {
-    let physical = match add
-        .stats
-        .as_deref()
-        .and_then(FileStats::parse)
-        .and_then(|s| s.num_records)
-    {
-        Some(n) => u64::try_from(n).unwrap_or(0),
-        None => plan.physical_rows(add)?,
-    };
-    let dv = add
-        .deletion_vector
-        .as_ref()
-        .map_or(0, |d| u64::try_from(d.cardinality).unwrap_or(0));
-    Ok(physical.saturating_sub(dv))
 }
