@@ -249,34 +249,6 @@ fn deletes_that_remove_whole_files_or_use_deletion_vectors_write_no_cdc() {
     }
 }
 
-/// A MERGE source of `(id, k, v, op)` rows.
-fn source(rows: &[(i64, &str, i64, &str)]) -> RecordBatch {
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, true),
-        Field::new("k", DataType::Utf8, true),
-        Field::new("v", DataType::Int64, true),
-        Field::new("op", DataType::Utf8, true),
-    ]));
-    RecordBatch::try_new(
-        schema,
-        vec![
-            Arc::new(Int64Array::from(
-                rows.iter().map(|r| r.0).collect::<Vec<_>>(),
-            )) as ArrayRef,
-            Arc::new(StringArray::from(
-                rows.iter().map(|r| r.1).collect::<Vec<_>>(),
-            )),
-            Arc::new(Int64Array::from(
-                rows.iter().map(|r| r.2).collect::<Vec<_>>(),
-            )),
-            Arc::new(StringArray::from(
-                rows.iter().map(|r| r.3).collect::<Vec<_>>(),
-            )),
-        ],
-    )
-    .unwrap()
-}
-
 #[test]
 fn merge_records_updates_deletes_and_inserts_in_both_modes() {
     for f in FLAVOURS {

@@ -16,34 +16,6 @@ use bytes::Bytes;
 
 use crate::dml_common::*;
 
-/// A source of `(id, k, v, op)` rows.
-fn source(rows: &[(i64, &str, i64, &str)]) -> RecordBatch {
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, true),
-        Field::new("k", DataType::Utf8, true),
-        Field::new("v", DataType::Int64, true),
-        Field::new("op", DataType::Utf8, true),
-    ]));
-    RecordBatch::try_new(
-        schema,
-        vec![
-            Arc::new(Int64Array::from(
-                rows.iter().map(|r| r.0).collect::<Vec<_>>(),
-            )) as ArrayRef,
-            Arc::new(StringArray::from(
-                rows.iter().map(|r| r.1).collect::<Vec<_>>(),
-            )),
-            Arc::new(Int64Array::from(
-                rows.iter().map(|r| r.2).collect::<Vec<_>>(),
-            )),
-            Arc::new(StringArray::from(
-                rows.iter().map(|r| r.3).collect::<Vec<_>>(),
-            )),
-        ],
-    )
-    .unwrap()
-}
-
 const CDC: &[(i64, &str, i64, &str)] = &[
     (1, "a", 100, "U"),
     (2, "b", 200, "D"),
