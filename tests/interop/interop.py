@@ -83,6 +83,24 @@ def alluvium(*args: str) -> str:
     return r.stdout
 
 
+def merge_upsert(table, src):
+    """Writes the MERGE source both DML cases use to `src` (ids 0, 20, .., 980 that exist,
+    the multiples of 60 marked 'D'; ids 5000..5049 that do not) and merges it into `table`:
+    delete the 'D' matches, update the other matches, insert the rest. Returns the ids."""
+    src_ids = list(range(0, 1000, 20)) + list(range(5000, 5050))
+    pq.write_table(pa.table({
+        "id": pa.array(src_ids, pa.int64()),
+        "key": pa.array(["m"] * len(src_ids), pa.string()),
+        "value": pa.array([float(i) for i in src_ids], pa.float64()),
+        "op": pa.array(["D" if i % 60 == 0 else "U" for i in src_ids], pa.string()),
+    }), src)
+    alluvium("merge", table, src, "--on", "t.id = s.id",
+             "--when", "MATCHED AND s.op = 'D' THEN DELETE",
+             "--when", "MATCHED THEN UPDATE SET *",
+             "--when", "NOT MATCHED THEN INSERT *")
+    return src_ids
+
+
 def ours(table: str, version: int | None) -> dict:
     out = os.path.join(WORK, "scan.parquet")
     args = ["scan", table, "--format", "parquet", "--output", out]
@@ -492,18 +510,7 @@ def case_alluvium_merge() -> None:
                 alluvium(*args)
             alluvium("append", table, path)
         alluvium("update", table, "--set", "value = value + 1, key = 'u'", "--filter", "id % 100 = 0")
-        src = os.path.join(WORK, f"msrc{flavour}.parquet")
-        src_ids = list(range(0, 1000, 20)) + list(range(5000, 5050))
-        pq.write_table(pa.table({
-            "id": pa.array(src_ids, pa.int64()),
-            "key": pa.array(["m"] * len(src_ids), pa.string()),
-            "value": pa.array([float(i) for i in src_ids], pa.float64()),
-            "op": pa.array(["D" if i % 60 == 0 else "U" for i in src_ids], pa.string()),
-        }), src)
-        alluvium("merge", table, src, "--on", "t.id = s.id",
-                 "--when", "MATCHED AND s.op = 'D' THEN DELETE",
-                 "--when", "MATCHED THEN UPDATE SET *",
-                 "--when", "NOT MATCHED THEN INSERT *")
+        src_ids = merge_upsert(table, os.path.join(WORK, f"msrc{flavour}.parquet"))
         # The expected rows, computed here independently of any engine.
         rows = {i: (f"k{i:09d}", values[i]) for i in ids}
         for i in ids:
@@ -612,18 +619,7 @@ def case_alluvium_cdf() -> None:
     for i in sorted(rows):
         if i % 7 == 0 and i < 300:
             want.append((i, *rows.pop(i), "delete", 4))
-    src = os.path.join(WORK, "cdfsrc.parquet")
-    src_ids = list(range(0, 1000, 20)) + list(range(5000, 5050))
-    pq.write_table(pa.table({
-        "id": pa.array(src_ids, pa.int64()),
-        "key": pa.array(["m"] * len(src_ids), pa.string()),
-        "value": pa.array([float(i) for i in src_ids], pa.float64()),
-        "op": pa.array(["D" if i % 60 == 0 else "U" for i in src_ids], pa.string()),
-    }), src)
-    alluvium("merge", table, src, "--on", "t.id = s.id",
-             "--when", "MATCHED AND s.op = 'D' THEN DELETE",
-             "--when", "MATCHED THEN UPDATE SET *",
-             "--when", "NOT MATCHED THEN INSERT *")
+    src_ids = merge_upsert(table, os.path.join(WORK, "cdfsrc.parquet"))
     for i in src_ids:
         if i in rows and i % 60 == 0:
             want.append((i, *rows.pop(i), "delete", 5))
