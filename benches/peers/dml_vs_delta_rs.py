@@ -3,7 +3,7 @@
 
 usage: PEERS_VENV/bin/python benches/peers/dml_vs_delta_rs.py ALLUVIUM_BIN WORKDIR
            [--rows 1000000] [--files 100] [--repeat 5] [--only OP,OP,...]
-           [--flavours plain,dv,cdf] [--rebuild] [--keep] [--cdf-read]
+           [--flavours plain,dv,cdf] [--rebuild] [--keep] [--cdf-read] [--no-fsync-too]
 
 Base tables (built once per flavour with delta-rs and cached in WORKDIR; both engines start
 every run from a fresh copy of the SAME base table):
@@ -21,6 +21,12 @@ every run from a fresh copy of the SAME base table):
   copy-on-write DELETE). When an op runs on plain and cdf, a line
   {"info": "cdf overhead", ...} gives each engine's median with CDF over its median without
   (issue 14's target for alluvium: at most 1.30 on update_1pct and merge_10k).
+
+Durability: alluvium fsyncs every file it writes, the directory entries, and the commit
+before it reports success; delta-rs 1.6 fsyncs nothing. `ratio` compares the two as they
+ship. With --no-fsync-too each repeat also times alluvium with
+ALLUVIUM_STORAGE_OPTIONS=fsync=false (`alluvium_nofsync_median_s`, `ratio_nofsync`), the same
+durability as delta-rs, so the cost of the fsyncs is visible on its own.
 
 Change-feed reads (--cdf-read; needs the cdf flavour's base table, version B): on one copy,
 alluvium runs update_1pct, merge_10k and delete_0.1pct (versions B+1..B+3, cdc files); then
@@ -262,8 +268,8 @@ print(json.dumps({"seconds": t1 - t0, "maxrss_kib": ru.ru_maxrss, "status": os.w
 """
 
 
-def run_alluvium(binary: str, args: list[str], out_file: str) -> dict:
-    env = dict(os.environ, DML_BENCH_OUT=out_file)
+def run_alluvium(binary: str, args: list[str], out_file: str, extra_env: dict | None = None) -> dict:
+    env = dict(os.environ, DML_BENCH_OUT=out_file, **(extra_env or {}))
     p = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, binary, *args], capture_output=True,
                        text=True, env=env, timeout=RUN_TIMEOUT_S)
     if p.returncode != 0:
@@ -422,6 +428,7 @@ def bench(op: str, flavour: str, base: str, a, work: str, sources: dict, present
         res["skipped"] = skip
     base_files = data_files(base)
     d_times, d_loads, d_rss, a_times, a_rss, loadavg = [], [], [], [], [], []
+    n_times: list[float] = []  # alluvium without fsync (--no-fsync-too), as delta-rs writes
     d_last = a_last = None
     d_path = os.path.join(work, "run", f"{op}-{flavour}-deltars")
     a_path = os.path.join(work, "run", f"{op}-{flavour}-alluvium")
@@ -429,7 +436,18 @@ def bench(op: str, flavour: str, base: str, a, work: str, sources: dict, present
     for r in range(a.repeat):
         loadavg.append(os.getloadavg()[0])
         order = ["deltars", "alluvium"] if r % 2 == 0 else ["alluvium", "deltars"]
+        if a.no_fsync_too and not skip:
+            order.append("alluvium_nofsync")
         for engine in order:
+            if engine == "alluvium_nofsync":
+                if a_error is None:
+                    fresh_copy(base, a_path)
+                    c = run_alluvium(a.alluvium_bin, alluvium_args(op, a_path, n, source),
+                                     os.path.join(work, "alluvium-output.txt"),
+                                     {"ALLUVIUM_STORAGE_OPTIONS": "fsync=false"})
+                    if c["status"] == 0:
+                        n_times.append(c["seconds"])
+                continue
             if engine == "deltars":
                 if d_error is not None:
                     continue
@@ -490,6 +508,11 @@ def bench(op: str, flavour: str, base: str, a, work: str, sources: dict, present
             "alluvium_peak_rss_mib": round(statistics.median(a_rss), 1),
             "alluvium_metrics": last_json(a_last["output"]) if a_last else None,
         })
+        if n_times:
+            res["alluvium_nofsync_median_s"] = spread(n_times)["median"]
+            res["alluvium_nofsync_s"] = spread(n_times)
+            if d_times:
+                res["ratio_nofsync"] = round(statistics.median(d_times) / statistics.median(n_times), 2)
         try:
             mine = read_back(a_path)
             if d_times:
@@ -594,6 +617,8 @@ def main() -> int:
     ap.add_argument("--flavours", default="plain,dv", help="comma-separated subset of: plain,dv,cdf")
     ap.add_argument("--cdf-read", action="store_true",
                     help="also time change-feed reads (delta-rs load_cdf vs alluvium changes) on the cdf base table")
+    ap.add_argument("--no-fsync-too", action="store_true",
+                    help="also time alluvium with ALLUVIUM_STORAGE_OPTIONS=fsync=false (delta-rs does not fsync)")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the base tables even if cached")
     ap.add_argument("--keep", action="store_true", help="keep the last run's tables in WORKDIR/run")
     a = ap.parse_args()

@@ -10,13 +10,48 @@ use alluvium::{Error, Result, Table};
 pub const STORAGE_OPTIONS_ENV: &str = "ALLUVIUM_STORAGE_OPTIONS";
 
 /// Opens the table at `location` (a local path, a `file://` or an object-store URI), with
-/// the pairs of [`STORAGE_OPTIONS_ENV`] for an object-store location.
+/// the pairs of [`STORAGE_OPTIONS_ENV`] for an object-store location. A local table takes
+/// only the `fsync` item of the variable (`fsync=false` skips every fsync: faster, and not
+/// crash-safe; the default is durable) and ignores the rest, which are object-store options.
 ///
 /// # Errors
 /// As [`Table::open_with_options`]; [`Error::InvalidArgument`] naming
-/// [`STORAGE_OPTIONS_ENV`] when it is malformed (only read for object-store locations).
+/// [`STORAGE_OPTIONS_ENV`] when it is malformed (for a local table: when its `fsync` item is
+/// not a boolean).
 pub fn open(location: &str) -> Result<Table> {
+    if alluvium::remote_scheme(location).is_none() {
+        return open_with_fsync(location, local_durability()?);
+    }
     open_with_fsync(location, true)
+}
+
+/// The durability a local table gets from the `fsync` item of [`STORAGE_OPTIONS_ENV`]
+/// (durable when the variable or the item is absent). Items other than `fsync`, well formed
+/// or not, belong to object stores and are not looked at.
+fn local_durability() -> Result<bool> {
+    let Ok(text) = std::env::var(STORAGE_OPTIONS_ENV) else {
+        return Ok(true);
+    };
+    let mut durable = true;
+    for item in text.split(',') {
+        let Some((k, v)) = item.split_once('=') else {
+            continue;
+        };
+        if !k.trim().eq_ignore_ascii_case("fsync") {
+            continue;
+        }
+        durable = match v.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => true,
+            "false" | "0" | "no" | "off" => false,
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "{STORAGE_OPTIONS_ENV}: fsync={}: expected true or false",
+                    v.trim()
+                )));
+            }
+        };
+    }
+    Ok(durable)
 }
 
 /// As [`open`], choosing for a local table whether writes are fsynced (`durable`; an object

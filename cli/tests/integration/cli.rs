@@ -452,6 +452,43 @@ fn storage_options_come_from_the_environment_for_object_stores_only() {
     assert!(o.status.success(), "{o:?}");
 }
 
+/// A local table takes the `fsync` item of `ALLUVIUM_STORAGE_OPTIONS` (and only it): a
+/// value that is not a boolean is one error line naming the variable, while `fsync=false`
+/// next to object-store items writes normally.
+#[test]
+fn local_tables_take_only_the_fsync_option_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let t = t.to_str().unwrap();
+    let input = dir.path().join("rows.csv");
+    std::fs::write(&input, "id,name\n1,a\n2,b\n").unwrap();
+    let with_options = |options: &str, args: &[&str]| {
+        Command::new(BIN)
+            .args(args)
+            .env("ALLUVIUM_STORAGE_OPTIONS", options)
+            .output()
+            .unwrap()
+    };
+    let input = input.to_str().unwrap();
+    let o = with_options("fsync=maybe", &["append", t, input, "--create"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: ALLUVIUM_STORAGE_OPTIONS: fsync=maybe"),
+        "{err}"
+    );
+    assert!(!dir.path().join("t").join("_delta_log").exists());
+    let o = with_options(
+        "single_writer=true,fsync=false,junk",
+        &["append", t, input, "--create"],
+    );
+    assert!(o.status.success(), "{o:?}");
+    let o = with_options("fsync=off", &["scan", t, "--format", "csv"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(String::from_utf8(o.stdout).unwrap().lines().count(), 3);
+}
+
 /// `--help` still opens with the line it had when the CLI was part of the library package
 /// (clap's `about` would otherwise take the CLI package's own description).
 #[test]
