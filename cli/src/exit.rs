@@ -19,7 +19,9 @@ pub fn error_line(text: &str) {
 /// Runs `command` and turns its outcome into the exit status: its own status on success;
 /// 1 with `error: <one line>` on stderr for an error (1 and nothing for a closed stdout: the
 /// reader went away); 101 with `error: internal error (please report): ...` for a panic.
+/// First it applies the process's allocator settings (`allocator.rs`).
 pub fn main_with(command: fn() -> alluvium::Result<ExitCode>) -> ExitCode {
+    crate::allocator::tune();
     // One line, no backtrace: a panic is a bug, but the tool's contract is one error line.
     std::panic::set_hook(Box::new(|info| {
         let msg = info

@@ -24,6 +24,7 @@ macro_rules! outln {
     };
 }
 
+mod allocator;
 mod changes;
 mod demo;
 mod dml;

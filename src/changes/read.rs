@@ -80,13 +80,14 @@ impl Reader {
     ) -> Result<RecordBatch> {
         let n = batch.num_rows();
         let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+        // Constant columns are filled in place (no per-row vector of values to copy from).
         if let Some(ct) = change_type {
-            columns.push(Arc::new(StringArray::from(vec![ct; n])));
+            columns.push(Arc::new(StringArray::new_repeated(ct, n)));
         }
         let version = i64::try_from(task.version).unwrap_or(i64::MAX);
-        columns.push(Arc::new(Int64Array::from(vec![version; n])));
+        columns.push(Arc::new(Int64Array::from_value(version, n)));
         columns.push(Arc::new(
-            TimestampMicrosecondArray::from(vec![task.timestamp_us; n]).with_timezone("UTC"),
+            TimestampMicrosecondArray::from_value(task.timestamp_us, n).with_timezone("UTC"),
         ));
         let full = RecordBatch::try_new_with_options(
             self.full_schema.clone(),
