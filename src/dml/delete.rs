@@ -22,6 +22,7 @@ use crate::{Result, Table};
 /// `operationMetrics` (numDeletedRows, numRemovedFiles, numAddedFiles,
 /// numDeletionVectorsAdded, numCopiedRows, numAddedChangeFiles, executionTimeMs,
 /// scanTimeMs, rewriteTimeMs). Records the predicate and every candidate file as read.
+/// DVs of at most `inline_dv_max_bytes` go inline (`apply_deletes`).
 ///
 /// # Errors
 /// Predicates over unknown columns, unreadable files, upload failures.
@@ -30,6 +31,7 @@ pub(crate) fn stage_delete(
     snapshot: &Snapshot,
     txn: &mut Transaction,
     expr: &Expr,
+    inline_dv_max_bytes: usize,
 ) -> Result<()> {
     let started = Instant::now();
     let pred = bind(
@@ -114,7 +116,14 @@ pub(crate) fn stage_delete(
         }
     }
     let scan_time = started.elapsed();
-    let stats = match apply_deletes(table, snapshot, txn, deletes, changes.as_ref()) {
+    let stats = match apply_deletes(
+        table,
+        snapshot,
+        txn,
+        deletes,
+        changes.as_ref(),
+        inline_dv_max_bytes,
+    ) {
         Ok(s) => s,
         Err(e) => {
             if let Some(c) = changes {

@@ -16,7 +16,10 @@ use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
 use alluvium_mvcc::{Snapshot, Transaction};
 use alluvium_storage::StorePath;
 use alluvium_txlog::actions::{Add, Remove};
-use alluvium_txlog::dv::{DeletionVectorDescriptor, DvFileWriter, read_deletion_vector};
+use alluvium_txlog::dv::{
+    DeletionVectorDescriptor, DvFileWriter, encoded_bitmap_len, inline_descriptor,
+    read_deletion_vector,
+};
 use alluvium_txlog::features::{supports_reader_feature, supports_writer_feature};
 use arrow_array::{BooleanArray, RecordBatch};
 use rayon::prelude::*;
@@ -75,7 +78,8 @@ pub(crate) fn writes_deletion_vectors(snapshot: &Snapshot) -> bool {
 /// `writes_deletion_vectors(snapshot)`, else by rewriting each file without them
 /// (copy-on-write). Files whose every row is deleted are simply removed. Every touched file
 /// is recorded as read. Files whose positions add nothing to their current DV are left
-/// alone.
+/// alone. A DV whose serialized bitmap takes at most `inline_dv_max_bytes` goes inline in
+/// the log; the others share one DV file.
 ///
 /// With `changes`, a copy-on-write rewrite records every deleted row as a `delete` change
 /// (DELETE on a change-data-feed table; UPDATE and MERGE record their own changes and pass
@@ -89,9 +93,10 @@ pub(crate) fn apply_deletes(
     txn: &mut Transaction,
     deletes: Vec<FileDeletes>,
     changes: Option<&ChangeDataWriter<'_>>,
+    inline_dv_max_bytes: usize,
 ) -> Result<DeleteStats> {
     if writes_deletion_vectors(snapshot) {
-        apply_with_dvs(table, snapshot, txn, deletes)
+        apply_with_dvs(table, snapshot, txn, deletes, inline_dv_max_bytes)
     } else {
         apply_copy_on_write(table, snapshot, txn, deletes, changes)
     }
@@ -111,6 +116,7 @@ fn apply_with_dvs(
     snapshot: &Snapshot,
     txn: &mut Transaction,
     deletes: Vec<FileDeletes>,
+    inline_dv_max_bytes: usize,
 ) -> Result<DeleteStats> {
     let started = Instant::now();
     let store = table.store();
@@ -154,6 +160,22 @@ fn apply_with_dvs(
     }
     if planned.is_empty() {
         stats.rewrite_time = started.elapsed();
+        return Ok(stats);
+    }
+    // A DV whose bitmap is as small as a file reference goes inline in the log: no file to
+    // upload and sync before the commit, none to fetch when reading.
+    let (inline, planned): (Vec<Planned>, Vec<Planned>) = planned
+        .into_iter()
+        .partition(|p| encoded_bitmap_len(&p.bitmap) <= inline_dv_max_bytes);
+    for p in inline {
+        let dv = inline_descriptor(&p.bitmap);
+        txn.remove_file(remove_of(&p.add, now));
+        txn.add_file(readd(p.add, dv, p.physical));
+        stats.dvs_added += 1;
+    }
+    if planned.is_empty() {
+        stats.rewrite_time = started.elapsed();
+        txn.add_write_time(stats.rewrite_time);
         return Ok(stats);
     }
     let bitmaps: Vec<RoaringTreemap> = planned.iter().map(|p| p.bitmap.clone()).collect();

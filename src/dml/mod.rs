@@ -106,6 +106,10 @@ pub(crate) struct Staged {
 /// deletions of the changed rows (`apply_deletes`), the new files and the cdc files in
 /// `txn`. Nothing stays behind on failure: a failed scan aborts the sink and the change
 /// writer, and a later failure removes the files they wrote.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the pieces of one DML's outcome, each owned by a different step"
+)]
 pub(crate) fn stage_changes(
     table: &Table,
     snapshot: &Snapshot,
@@ -114,6 +118,7 @@ pub(crate) fn stage_changes(
     scanned: Result<()>,
     deletes: Vec<FileDeletes>,
     changes: Option<change_data::ChangeDataWriter<'_>>,
+    inline_dv_max_bytes: usize,
 ) -> Result<Staged> {
     let cdcs = match change_data::close(changes, scanned) {
         Ok(c) => c,
@@ -131,7 +136,7 @@ pub(crate) fn stage_changes(
         }
     };
     txn.add_write_time(elapsed);
-    let stats = match apply_deletes(table, snapshot, txn, deletes, None) {
+    let stats = match apply_deletes(table, snapshot, txn, deletes, None, inline_dv_max_bytes) {
         Ok(s) => s,
         Err(e) => {
             discard(store, &adds);

@@ -211,7 +211,16 @@ fn update(
         new_bytes,
         deletes: stats,
         change_files,
-    } = stage_changes(table, &snapshot, &mut txn, sink, scanned, deletes, changes)?;
+    } = stage_changes(
+        table,
+        &snapshot,
+        &mut txn,
+        sink,
+        scanned,
+        deletes,
+        changes,
+        options.inline_dv_max_bytes(),
+    )?;
     let mut m = MetricSet::default();
     m.set("numUpdatedRows", updated);
     m.set("numCopiedRows", stats.rows_copied);

@@ -48,6 +48,21 @@ pub struct WriteOptions {
     /// Run the operation against this snapshot instead of the latest one: the commit is then
     /// checked against every version committed since (pinning a read version).
     pub read_snapshot: Option<Snapshot>,
+    /// Write every deletion vector to a DV file, as Delta Spark does. By default a DV whose
+    /// bitmap takes at most [`INLINE_DV_MAX_BYTES`](alluvium_txlog::dv::INLINE_DV_MAX_BYTES)
+    /// goes inline in the log instead (SPEC §21).
+    pub dv_files_only: bool,
+}
+
+impl WriteOptions {
+    /// The largest serialized DV written inline under these options (0: none).
+    pub(crate) fn inline_dv_max_bytes(&self) -> usize {
+        if self.dv_files_only {
+            0
+        } else {
+            alluvium_txlog::dv::INLINE_DV_MAX_BYTES
+        }
+    }
 }
 
 /// An application's idempotent-write marker (Delta's `txn` action): the application id
@@ -312,7 +327,13 @@ impl Table {
         if let Some(o) = outcome_if_done(&mut txn, &snapshot, options) {
             return Ok(o);
         }
-        crate::dml::delete::stage_delete(self, &snapshot, &mut txn, expr)?;
+        crate::dml::delete::stage_delete(
+            self,
+            &snapshot,
+            &mut txn,
+            expr,
+            options.inline_dv_max_bytes(),
+        )?;
         finish(self, txn, options)
     }
 
@@ -402,7 +423,14 @@ impl Table {
             // With deletion vectors the matching rows are deleted as DELETE deletes
             // them (as Delta's replaceWhere runs its DELETE), else files are rewritten.
             let removed = if crate::dml::writes_deletion_vectors(snapshot) {
-                replace_dv::delete_matching_with_dvs(self, snapshot, &mut txn, p).map(|_| false)
+                replace_dv::delete_matching_with_dvs(
+                    self,
+                    snapshot,
+                    &mut txn,
+                    p,
+                    options.inline_dv_max_bytes(),
+                )
+                .map(|_| false)
             } else {
                 remove_matching(self, snapshot, &mut txn, p, options, changes.as_ref())
                     .map(|m| m.wrote_changes)

@@ -21,7 +21,8 @@ use crate::{Result, Table};
 
 /// Stages in `txn` the deletion of the live rows matching `pred` with deletion vectors
 /// (the caller checked `writes_deletion_vectors(snapshot)`). Every candidate file is
-/// recorded as read. Returns the number of rows deleted.
+/// recorded as read. Returns the number of rows deleted. DVs of at most
+/// `inline_dv_max_bytes` go inline (`apply_deletes`).
 ///
 /// # Errors
 /// Unreadable data or DV files; a DV upload failure (nothing staged then).
@@ -30,6 +31,7 @@ pub(super) fn delete_matching_with_dvs(
     snapshot: &Snapshot,
     txn: &mut Transaction,
     pred: &Predicate,
+    inline_dv_max_bytes: usize,
 ) -> Result<u64> {
     let now = table.store().now_ms();
     let partition_only = pred.only_partition_columns();
@@ -71,6 +73,6 @@ pub(super) fn delete_matching_with_dvs(
     }
     // Deletion vectors need no change-data files: readers derive the deleted rows from
     // the two DVs of each re-added file, and the overwrite's new files read as inserts.
-    let stats = apply_deletes(table, snapshot, txn, deletes, None)?;
+    let stats = apply_deletes(table, snapshot, txn, deletes, None, inline_dv_max_bytes)?;
     Ok(deleted + stats.rows_deleted)
 }

@@ -57,9 +57,14 @@ pub enum Op {
     Append(&'static [(i64, &'static str)]),
     AppendOnce(&'static [(i64, &'static str)], i64),
     Delete(i64),
+    /// DELETE writing its DVs to a DV file whatever their size (`dv_files_only`), as Delta
+    /// Spark does; `Delete` puts a DV this small inline in the log.
+    DeleteToDvFile(i64),
     OverwriteP(&'static str, &'static [(i64, &'static str)]),
     /// MERGE upsert on `id`: matched rows take the source's `p`, new ids are inserted.
     Upsert(&'static [(i64, &'static str)]),
+    /// `Upsert` writing its DVs to a DV file whatever their size (`dv_files_only`).
+    UpsertToDvFile(&'static [(i64, &'static str)]),
 }
 
 pub const WORKLOAD: &[Op] = &[
@@ -84,16 +89,16 @@ pub const MERGE_WORKLOAD: &[Op] = &[
 pub const MERGE_DV_WORKLOAD: &[Op] = &[
     Op::CreateDv,
     Op::Append(&[(1, "a"), (2, "a"), (3, "b")]),
-    Op::Upsert(&[(2, "b"), (4, "a")]),
+    Op::UpsertToDvFile(&[(2, "b"), (4, "a")]),
     Op::Upsert(&[(1, "c"), (3, "b"), (5, "c")]),
 ];
 
-/// DELETEs by deletion vector: a new DV, a DV extended into a new DV file, a file whose
-/// last live row goes (a plain remove), around appends.
+/// DELETEs by deletion vector: a new DV in a DV file, that DV extended into a new inline
+/// DV, a file whose last live row goes (a plain remove), around appends.
 pub const DV_WORKLOAD: &[Op] = &[
     Op::CreateDv,
     Op::Append(&[(1, "a"), (2, "a"), (3, "a")]),
-    Op::Delete(2),
+    Op::DeleteToDvFile(2),
     Op::Append(&[(4, "a")]),
     Op::Delete(3),
     Op::Delete(1),
@@ -136,12 +141,12 @@ pub fn model(ops: &[Op]) -> Vec<(i64, String)> {
             Op::Append(r) | Op::AppendOnce(r, _) => {
                 rows.extend(r.iter().map(|(i, p)| (*i, p.to_string())))
             }
-            Op::Delete(id) => rows.retain(|(i, _)| i != id),
+            Op::Delete(id) | Op::DeleteToDvFile(id) => rows.retain(|(i, _)| i != id),
             Op::OverwriteP(p, r) => {
                 rows.retain(|(_, q)| q != p);
                 rows.extend(r.iter().map(|(i, p)| (*i, p.to_string())));
             }
-            Op::Upsert(r) => {
+            Op::Upsert(r) | Op::UpsertToDvFile(r) => {
                 for (i, p) in r.iter() {
                     match rows.iter_mut().find(|(j, _)| j == i) {
                         Some(row) => row.1 = p.to_string(),
@@ -217,6 +222,13 @@ pub fn run(
             },
         )?,
         Op::Delete(id) => table.delete_str(&format!("id = {id}"), &o)?,
+        Op::DeleteToDvFile(id) => table.delete_str(
+            &format!("id = {id}"),
+            &WriteOptions {
+                dv_files_only: true,
+                ..o
+            },
+        )?,
         Op::OverwriteP(p, r) => table.overwrite_str([batch(r)], Some(&format!("p = '{p}'")), &o)?,
         Op::Upsert(r) => {
             table
@@ -224,6 +236,17 @@ pub fn run(
                 .when("MATCHED THEN UPDATE SET *")
                 .when("NOT MATCHED THEN INSERT *")
                 .execute(&o)?
+                .outcome
+        }
+        Op::UpsertToDvFile(r) => {
+            table
+                .merge([batch(r)], "t.id = s.id")
+                .when("MATCHED THEN UPDATE SET *")
+                .when("NOT MATCHED THEN INSERT *")
+                .execute(&WriteOptions {
+                    dv_files_only: true,
+                    ..o
+                })?
                 .outcome
         }
     };

@@ -62,8 +62,15 @@ fn dv_table() -> Table {
     table_with(&dv_props())
 }
 
+/// A DELETE that writes its DVs to DV files whatever their size (`dv_files_only`): the
+/// tests using it are about DV files, which deletes this small would otherwise not write
+/// (their DVs go inline; `small_dvs_go_inline_and_larger_ones_to_a_file`).
 fn delete(t: &Table, pred: &str) -> alluvium::CommitSummary {
-    match t.delete_str(pred, &WriteOptions::default()).unwrap() {
+    let files_only = WriteOptions {
+        dv_files_only: true,
+        ..WriteOptions::default()
+    };
+    match t.delete_str(pred, &files_only).unwrap() {
         WriteOutcome::Committed(r) => *r,
         WriteOutcome::Skipped { .. } => panic!("skipped"),
     }
@@ -778,7 +785,8 @@ fn overwrite_with_a_filter_deletes_through_dvs_on_dv_tables() {
             let dv = readded[0].deletion_vector.as_ref().unwrap();
             assert_eq!(dv.cardinality, 2, "rows 10 and 11");
             assert_eq!(adds.len(), 2, "the re-add and the new rows' file");
-            assert_eq!(dv_files(&t).len(), 1);
+            assert_eq!(dv.storage_type, "i", "a 2-row DV goes inline");
+            assert!(dv_files(&t).is_empty());
         } else {
             assert!(
                 readded.is_empty(),
@@ -795,4 +803,62 @@ fn overwrite_with_a_filter_deletes_through_dvs_on_dv_tables() {
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Conflict, "dvs={dvs}: {e}");
     }
+}
+
+/// A DV as small as a file reference goes inline in the log (storage type `i`, no DV file);
+/// one past `INLINE_DV_MAX_BYTES` goes to a DV file; a later delete unions the inline DV
+/// into the new one, inline or not by the new DV's size.
+#[test]
+fn small_dvs_go_inline_and_larger_ones_to_a_file() {
+    let t = Table::in_memory();
+    t.create(&schema(), &[], &dv_props()).unwrap();
+    t.append([batch(0..100)], &WriteOptions::default()).unwrap();
+    t.append([batch(100..110)], &WriteOptions::default())
+        .unwrap();
+    let dv_of = |t: &Table, min_id: &str| {
+        t.snapshot()
+            .unwrap()
+            .files()
+            .find(|a| {
+                a.stats
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains(&format!(r#""minValues":{{"id":{min_id}"#))
+            })
+            .and_then(|a| a.deletion_vector.as_deref().cloned())
+    };
+    let defaults = WriteOptions::default();
+    t.delete_str("id = 3 OR id = 105", &defaults).unwrap();
+    for min in ["0", "100"] {
+        let dv = dv_of(&t, min).unwrap();
+        assert_eq!((dv.storage_type.as_str(), dv.cardinality), ("i", 1));
+    }
+    assert!(dv_files(&t).is_empty(), "no DV file for inline DVs");
+    // 3 more rows of the first file: the union (4 rows) still fits inline.
+    t.delete_str("id = 5 OR id = 7 OR id = 9", &defaults)
+        .unwrap();
+    let dv = dv_of(&t, "0").unwrap();
+    assert_eq!((dv.storage_type.as_str(), dv.cardinality), ("i", 4));
+    assert!(dv_files(&t).is_empty());
+    // Every even row of the first file as well: 54 rows (34 bytes + 2 per row past the
+    // first) do not fit.
+    t.delete_str("id < 100 AND id % 2 = 0", &defaults).unwrap();
+    let dv = dv_of(&t, "0").unwrap();
+    assert_eq!((dv.storage_type.as_str(), dv.cardinality), ("u", 54));
+    assert_eq!(dv_files(&t).len(), 1);
+    let mut gone: Vec<i64> = (0..100).filter(|i| i % 2 == 0).collect();
+    gone.extend([3, 5, 7, 9, 105]);
+    assert_eq!(common::sorted_ids(&t), ids_without(0..110, &gone));
+    // The same 1-row delete with `dv_files_only` writes a DV file.
+    t.delete_str(
+        "id = 107",
+        &WriteOptions {
+            dv_files_only: true,
+            ..WriteOptions::default()
+        },
+    )
+    .unwrap();
+    let dv = dv_of(&t, "100").unwrap();
+    assert_eq!((dv.storage_type.as_str(), dv.cardinality), ("u", 2));
+    assert_eq!(dv_files(&t).len(), 2);
 }

@@ -38,9 +38,10 @@ Cases:
                     reads.
   alluvium_dv       alluvium creates a table, `alter`s it to deletion vectors (protocol 3/7),
                     deletes scattered rows, one row, and again rows of an already DV'd file
-                    (the DV is extended into a new DV file); the commits must carry
-                    deletion vectors, and at every version delta-rs (QueryBuilder), DuckDB
-                    and polars must read exactly what alluvium reads.
+                    (the DV is extended into a new DV), then many rows of one file; the
+                    commits must carry deletion vectors, both inline (small ones) and in DV
+                    files (dv_inline), and at the last versions delta-rs (QueryBuilder),
+                    DuckDB and polars must read exactly what alluvium reads.
   alluvium_cdf      alluvium creates a copy-on-write table with change data feed and
                     appends, updates, deletes part of a file and merges (delete, update,
                     insert); delta-rs `load_cdf` from version 0 must return exactly the
@@ -473,7 +474,11 @@ def case_alluvium_dv() -> None:
     # 1000 rows - 11 scattered - 1 - 10, then 10 replaced by 2.
     if ours(table, None)["rows"] != 970:
         FAILURES.append(f"alluvium_dv: replaceWhere left {ours(table, None)['rows']} rows, not 970")
+    # Many rows of one file: a DV too big to go inline, so the table mixes DV files (`u`)
+    # with inline DVs (`i`, the small deletes above).
+    alluvium("delete", table, "--filter", "id % 3 = 0 AND id >= 700")
     dvs = 0
+    kinds = set()
     for name in log_files(table):
         if not name.endswith(".json"):
             continue
@@ -482,8 +487,11 @@ def case_alluvium_dv() -> None:
                 a = json.loads(line).get("add")
                 if a and a.get("deletionVector"):
                     dvs += 1
+                    kinds.add(a["deletionVector"]["storageType"])
     if dvs < 4:
         FAILURES.append(f"alluvium_dv: expected adds with deletion vectors, found {dvs}")
+    if kinds != {"i", "u"}:
+        FAILURES.append(f"alluvium_dv (dv_inline): expected inline and file DVs, found {sorted(kinds)}")
     latest = json.loads(alluvium("inspect", table, "--json"))["version"]
     for v in range(latest - 4, latest + 1):
         compare("alluvium_dv", table, v, engines=["deltalake", "duckdb", "polars"])

@@ -724,7 +724,16 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
         new_bytes,
         deletes: stats,
         change_files,
-    } = stage_changes(table, &snapshot, &mut txn, sink, scanned, deletes, changes)?;
+    } = stage_changes(
+        table,
+        &snapshot,
+        &mut txn,
+        sink,
+        scanned,
+        deletes,
+        changes,
+        options.inline_dv_max_bytes(),
+    )?;
     let rewrite_ms = rewrite_started.elapsed().as_millis() as u64;
     let updated = counts.matched_updated + counts.nmbs_updated;
     let deleted = counts.matched_deleted + counts.nmbs_deleted;

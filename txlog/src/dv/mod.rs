@@ -19,7 +19,9 @@ pub use format::{
     encode_bitmap, encode_file,
 };
 
-pub use writer::{DvFile, DvFileWriter, inline_descriptor};
+pub use writer::{
+    DvFile, DvFileWriter, INLINE_DV_MAX_BYTES, encoded_bitmap_len, inline_descriptor,
+};
 
 use crate::{LogError, Result};
 

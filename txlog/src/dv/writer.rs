@@ -117,6 +117,22 @@ impl DvFileWriter {
     }
 }
 
+/// The largest serialized bitmap (magic number included) that DML writes inline (storage
+/// type `i`, PROTOCOL.md "Deletion Vector Descriptor Schema") instead of in a DV file.
+///
+/// 64 bytes hold the positions of a few rows (a 1-row bitmap takes 34 bytes); as Z85 text
+/// they are at most 80 characters, a few dozen more than a file descriptor's path and
+/// offset, while a DV file costs an upload and two syncs before the commit and a request for
+/// every reader. Larger bitmaps go to a file, where the log and every checkpoint do not
+/// repeat them.
+pub const INLINE_DV_MAX_BYTES: usize = 64;
+
+/// The length of `bitmap` serialized as a DV (magic number and portable Roaring layout),
+/// without serializing it.
+pub fn encoded_bitmap_len(bitmap: &RoaringTreemap) -> usize {
+    4 + bitmap.serialized_size()
+}
+
 /// The descriptor of an inline (`i`) deletion vector holding `bitmap`: the serialized
 /// bitmap zero-padded to a multiple of 4 bytes, as Z85 text; `sizeInBytes` is the unpadded
 /// length, which readers cut the decoded bytes back to.
@@ -255,6 +271,22 @@ mod tests {
             let store = InMemoryStore::new();
             assert_eq!(read_deletion_vector(&store, &d).unwrap(), bitmap);
         }
+    }
+
+    #[test]
+    fn encoded_length_is_the_serialized_length_and_a_few_rows_fit_inline() {
+        let one: RoaringTreemap = [7u64].into_iter().collect();
+        let few: RoaringTreemap = [1u64, 9, 500, 70_000].into_iter().collect();
+        let many: RoaringTreemap = (0..1000u64).map(|i| i * 7).collect();
+        for b in [&one, &few, &many] {
+            assert_eq!(
+                encoded_bitmap_len(b),
+                crate::dv::format::encode_bitmap(b).len()
+            );
+        }
+        assert!(encoded_bitmap_len(&one) <= INLINE_DV_MAX_BYTES);
+        assert!(encoded_bitmap_len(&few) <= INLINE_DV_MAX_BYTES);
+        assert!(encoded_bitmap_len(&many) > INLINE_DV_MAX_BYTES);
     }
 
     #[test]
