@@ -14,6 +14,7 @@
 mod commit;
 pub(crate) mod conflict;
 mod report;
+mod row_ids;
 
 use std::collections::HashSet;
 use std::time::Duration;
