@@ -153,22 +153,15 @@ fn suspended_row_tracking_assigns_nothing() {
         "delta.feature.rowTracking".to_string(),
         "supported".to_string(),
     );
+    props.insert(rt::SUSPENDED.to_string(), "true".to_string());
     t.create(&schema(), &[], &props).unwrap();
-    t.set_properties(&[(rt::SUSPENDED, "true")], &[]).ok();
-    if t
-        .snapshot()
-        .unwrap()
-        .metadata()
-        .configuration
-        .get(rt::SUSPENDED)
-        .is_none()
-    {
-        // `alter` does not know the suspension property: nothing more to check here.
-        return;
-    }
     t.append([batch(&[row(1)])], &WriteOptions::default())
         .unwrap();
     assert_eq!(live_adds(&t)[0].base_row_id, None);
+    assert_eq!(mark(&t), None);
+    // Enabling while suspended is refused (PROTOCOL.md: not both).
+    let err = t.set_properties(&[(rt::ENABLE, "true")], &[]).unwrap_err();
+    assert!(err.to_string().contains(rt::SUSPENDED), "{err}");
 }
 
 /// A transaction built on a stale snapshot loses to a commit that handed out ids: on the
@@ -232,6 +225,18 @@ fn optimize_keeps_every_rows_id_and_commit_version() {
     assert_eq!(adds[0].default_row_commit_version, Some(v));
     assert_eq!(mark(&t), Some(59));
     assert_eq!(tracked_rows(&t), before);
+    assert_clean(&t);
+}
+
+/// A deep `verify` finds nothing wrong (the hidden columns and their statistics included).
+fn assert_clean(t: &Table) {
+    let report = t
+        .verify(&alluvium::VerifyOptions {
+            version: None,
+            deep: true,
+        })
+        .unwrap();
+    assert!(report.is_clean(), "{:?}", report.findings);
 }
 
 #[test]
@@ -305,6 +310,7 @@ fn merge_keeps_updated_rows_ids_and_gives_inserts_fresh_ones() {
             }
         }
         assert_unique(&after);
+        assert_clean(&t);
     }
 }
 

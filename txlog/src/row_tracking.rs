@@ -105,12 +105,18 @@ pub fn assign_materialized_columns(configuration: &mut HashMap<String, String>) 
 
 /// Checks the metadata of a table enabling row tracking (PROTOCOL.md "Writer Requirements
 /// for Row Tracking", enablement): both materialised column names are set, distinct, and
-/// equal to no column of the schema (logical or physical name, case-insensitively).
+/// equal to no column of the schema (logical or physical name, case-insensitively), and
+/// row tracking is not suspended.
 ///
 /// # Errors
 /// [`LogError::Invalid`] naming the property or the clashing column.
 pub fn check_enablement(metadata: &Metadata, schema: &StructType) -> Result<()> {
     let conf = &metadata.configuration;
+    if is_true(conf, SUSPENDED) {
+        return Err(LogError::Invalid(format!(
+            "{ENABLE}=true cannot be set together with {SUSPENDED}=true"
+        )));
+    }
     let Some(cols) = materialized_columns(conf) else {
         return Err(LogError::Invalid(format!(
             "{ENABLE}=true needs {MATERIALIZED_ROW_ID} and {MATERIALIZED_ROW_COMMIT_VERSION}"
