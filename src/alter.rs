@@ -8,12 +8,12 @@ use std::collections::HashMap;
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
 use alluvium_txlog::features::upgrade_protocol;
-use alluvium_txlog::row_tracking;
 use alluvium_txlog::properties::{
     APPEND_ONLY, COLUMN_MAPPING_MAX_ID, COLUMN_MAPPING_MODE, ENABLE_CDC_LEGACY, ENABLE_CDF,
     ENABLE_ICT, FEATURE_PREFIX, MIN_READER_VERSION, MIN_WRITER_VERSION, TableProperties,
     is_known_property,
 };
+use alluvium_txlog::row_tracking;
 use alluvium_txlog::schema::{COLUMN_MAPPING_PHYSICAL_NAME, DataType, StructField};
 
 use crate::report::CommitSummary;

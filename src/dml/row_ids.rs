@@ -89,5 +89,8 @@ fn with_hidden(rows: RecordBatch, row_id: ArrayRef, version: ArrayRef) -> Result
     let mut columns = rows.columns().to_vec();
     columns.push(row_id);
     columns.push(version);
-    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?)
+    Ok(RecordBatch::try_new(
+        Arc::new(Schema::new(fields)),
+        columns,
+    )?)
 }

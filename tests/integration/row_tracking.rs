@@ -55,7 +55,11 @@ fn tracked_rows(t: &Table) -> BTreeMap<i64, (i64, i64)> {
         let col = |i: usize| b.column(i).as_any().downcast_ref::<Int64Array>().unwrap();
         let (id, rid, cv) = (col(0), col(1), col(2));
         for i in 0..b.num_rows() {
-            assert!(rid.is_valid(i) && cv.is_valid(i), "row {} lacks ids", id.value(i));
+            assert!(
+                rid.is_valid(i) && cv.is_valid(i),
+                "row {} lacks ids",
+                id.value(i)
+            );
             out.insert(id.value(i), (rid.value(i), cv.value(i)));
         }
     }
@@ -140,7 +144,10 @@ fn supported_but_not_enabled_still_assigns_ids_but_scans_refuse_them() {
         .build()
         .unwrap_err();
     assert!(
-        matches!(err, alluvium::Error::RowTrackingNotEnabled { version: 1, .. }),
+        matches!(
+            err,
+            alluvium::Error::RowTrackingNotEnabled { version: 1, .. }
+        ),
         "{err}"
     );
 }
@@ -170,8 +177,11 @@ fn suspended_row_tracking_assigns_nothing() {
 fn a_retried_commit_rebases_ids_over_the_winner_and_takes_the_landed_version() {
     let t = tracked_table(false, 1, 10);
     let stale = t.snapshot().unwrap();
-    t.append([batch(&[row(100), row(101), row(102)])], &WriteOptions::default())
-        .unwrap();
+    t.append(
+        [batch(&[row(100), row(101), row(102)])],
+        &WriteOptions::default(),
+    )
+    .unwrap();
     assert_eq!(mark(&t), Some(12));
     let mut txn = Transaction::new(&stale, "WRITE");
     txn.set_discard_on_failure(false);
@@ -424,4 +434,35 @@ fn row_ids_of_a_databricks_table_are_read() {
     got.sort();
     let want: Vec<(i64, i64, i64)> = (0..10).map(|i| (i, i, 0)).collect();
     assert_eq!(got, want);
+}
+
+/// Column mapping (name mode) and partitioning: the hidden columns are found and written by
+/// their own names next to physical column names and partition directories.
+#[test]
+fn ids_survive_rewrites_on_a_partitioned_column_mapped_table() {
+    let t = Table::from_store(Arc::new(InMemoryStore::new()));
+    let mut props = enabled_props(false);
+    props.insert("delta.columnMapping.mode".to_string(), "name".to_string());
+    t.create(&schema(), &["k".to_string()], &props).unwrap();
+    for i in 0..3 {
+        let rows: Vec<Row> = (i * 9..(i + 1) * 9).map(row).collect();
+        t.append([batch(&rows)], &WriteOptions::default()).unwrap();
+    }
+    let before = tracked_rows(&t);
+    assert_eq!(before.len(), 27);
+    assert_unique(&before);
+    t.update_str("v = 0", Some("id = 4"), &WriteOptions::default())
+        .unwrap();
+    let updated_at = version(&t);
+    t.optimize(&OptimizeOptions::default()).unwrap();
+    let after = tracked_rows(&t);
+    for (id, got) in &after {
+        let want = if *id == 4 {
+            (before[id].0, updated_at)
+        } else {
+            before[id]
+        };
+        assert_eq!(*got, want, "id={id}");
+    }
+    assert_clean(&t);
 }

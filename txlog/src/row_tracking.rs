@@ -68,7 +68,9 @@ pub struct MaterializedColumns {
 }
 
 /// The materialised column names of the configuration, when both are set.
-pub fn materialized_columns(configuration: &HashMap<String, String>) -> Option<MaterializedColumns> {
+pub fn materialized_columns(
+    configuration: &HashMap<String, String>,
+) -> Option<MaterializedColumns> {
     Some(MaterializedColumns {
         row_id: configuration.get(MATERIALIZED_ROW_ID)?.clone(),
         row_commit_version: configuration.get(MATERIALIZED_ROW_COMMIT_VERSION)?.clone(),
@@ -97,7 +99,10 @@ pub fn assign_materialized_columns(configuration: &mut HashMap<String, String>) 
         changed = true;
     }
     if !configuration.contains_key(MATERIALIZED_ROW_COMMIT_VERSION) {
-        configuration.insert(MATERIALIZED_ROW_COMMIT_VERSION.into(), fresh.row_commit_version);
+        configuration.insert(
+            MATERIALIZED_ROW_COMMIT_VERSION.into(),
+            fresh.row_commit_version,
+        );
         changed = true;
     }
     changed
@@ -243,6 +248,16 @@ mod tests {
     }
 
     #[test]
+    fn the_write_gate_takes_row_tracking_only_with_domain_metadata() {
+        use crate::features::check_write_supported;
+        let schema = StructType::new(vec![]);
+        let m = meta(conf(&[(ENABLE, "true")]));
+        check_write_supported(&proto(&["rowTracking", "domainMetadata"]), &m, &schema).unwrap();
+        let e = check_write_supported(&proto(&["rowTracking"]), &m, &schema).unwrap_err();
+        assert!(e.to_string().contains("domainMetadata"), "{e}");
+    }
+
+    #[test]
     fn high_water_mark_round_trips_and_rejects_garbage() {
         let d = domain(41);
         assert_eq!(high_water_mark([&d]).unwrap(), Some(41));
@@ -277,7 +292,10 @@ mod tests {
         let m = meta(c.clone());
         check_enablement(&m, &schema).unwrap();
         let mut clash = c.clone();
-        clash.insert(MATERIALIZED_ROW_COMMIT_VERSION.into(), c[MATERIALIZED_ROW_ID].clone());
+        clash.insert(
+            MATERIALIZED_ROW_COMMIT_VERSION.into(),
+            c[MATERIALIZED_ROW_ID].clone(),
+        );
         let m = meta(clash);
         assert!(check_enablement(&m, &schema).is_err());
     }

@@ -187,7 +187,10 @@ fn read(
     out.into_iter()
         .map(|(b, p)| {
             let p = p.ok_or_else(|| file_error(&loaded.shown, "row positions were not read"))?;
-            Ok((super::row_tracking::fill(scan, tracked, add, b, &p)?, Some(p)))
+            Ok((
+                super::row_tracking::fill(scan, tracked, add, b, &p)?,
+                Some(p),
+            ))
         })
         .collect()
 }

@@ -19,9 +19,9 @@ use serde_json::Value;
 use super::conflict::{ReadWriteSet, check_winner, file_key};
 use super::row_ids::RowIds;
 use super::{CommitReport, Transaction};
+use crate::{MvccError, Result};
 use alluvium_txlog::actions::{Add, DomainMetadata};
 use alluvium_txlog::row_tracking as rt;
-use crate::{MvccError, Result};
 
 /// Who holds a version that our put could not take.
 enum Holder {

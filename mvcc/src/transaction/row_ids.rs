@@ -100,9 +100,7 @@ mod tests {
 
     #[test]
     fn fresh_ids_are_contiguous_above_the_mark() {
-        let ids = RowIds {
-            high_water_mark: 9,
-        };
+        let ids = RowIds { high_water_mark: 9 };
         let (adds, domain) = ids
             .assign(&[add("a", 3), add("b", 0), add("c", 2)], &HashSet::new(), 4)
             .unwrap();
@@ -114,9 +112,7 @@ mod tests {
 
     #[test]
     fn readded_files_keep_their_ids_and_no_rows_no_domain() {
-        let ids = RowIds {
-            high_water_mark: 9,
-        };
+        let ids = RowIds { high_water_mark: 9 };
         let mut old = add("a", 3);
         old.base_row_id = Some(2);
         old.default_row_commit_version = Some(1);
@@ -129,10 +125,9 @@ mod tests {
 
     #[test]
     fn rebase_takes_the_winners_domain_and_files() {
-        let mut ids = RowIds {
-            high_water_mark: 9,
-        };
-        ids.rebase(&[Action::DomainMetadata(rt::domain(20))]).unwrap();
+        let mut ids = RowIds { high_water_mark: 9 };
+        ids.rebase(&[Action::DomainMetadata(rt::domain(20))])
+            .unwrap();
         assert_eq!(ids.high_water_mark, 20);
         let mut a = add("x", 10);
         a.base_row_id = Some(30);

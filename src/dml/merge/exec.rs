@@ -336,8 +336,9 @@ fn act(
                 // Row tracking: an updated row keeps its stable row id, an inserted row
                 // gets a fresh one (see `row_ids`).
                 let ids: Option<ArrayRef> = (is_update && tracked.is_on()).then(|| {
-                    Arc::new(Int64Array::from_iter(rows.iter().map(|r| row_id(*r as usize))))
-                        as ArrayRef
+                    Arc::new(Int64Array::from_iter(
+                        rows.iter().map(|r| row_id(*r as usize)),
+                    )) as ArrayRef
                 });
                 let taken =
                     arrow_select::take::take_record_batch(joined, &UInt32Array::from(rows))?;
@@ -639,9 +640,10 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                     }
                     let pos = |r: usize| Some(positions.value(ti.value(r) as usize));
                     let rid = |r: usize| {
-                        row_ids
-                            .as_ref()
-                            .and_then(|a| a.is_valid(ti.value(r) as usize).then(|| a.value(ti.value(r) as usize)))
+                        row_ids.as_ref().and_then(|a| {
+                            a.is_valid(ti.value(r) as usize)
+                                .then(|| a.value(ti.value(r) as usize))
+                        })
                     };
                     let (u, d, _) = act(
                         &matched,
