@@ -13,6 +13,7 @@ use alluvium_txlog::properties::{
     ENABLE_ICT, FEATURE_PREFIX, MIN_READER_VERSION, MIN_WRITER_VERSION, TableProperties,
     is_known_property,
 };
+use alluvium_txlog::row_tracking;
 use alluvium_txlog::schema::{COLUMN_MAPPING_PHYSICAL_NAME, DataType, StructField};
 
 use crate::report::CommitSummary;
@@ -31,6 +32,9 @@ impl Table {
     ///   `columnMapping` feature), every field gets an id and its current name as physical
     ///   name (existing data files store columns under those names);
     /// * `delta.appendOnly=true`: writer 2 (or the `appendOnly` feature);
+    /// * `delta.enableRowTracking=true`: the `rowTracking` and `domainMetadata` writer
+    ///   features, generated materialised column names, and every live file without row
+    ///   ids re-added (`dataChange=false`) so the commit gives it fresh ones (SPEC.md §27);
     /// * `delta.feature.<name>=supported`: that feature.
     ///
     /// # Errors
@@ -131,6 +135,14 @@ impl Table {
         if new_mode != ColumnMappingMode::None {
             features.push("columnMapping".into());
         }
+        if row_tracking::is_requested(&md.configuration) {
+            row_tracking::assign_materialized_columns(&mut md.configuration);
+            features.push(row_tracking::FEATURE.into());
+        }
+        // Row tracking keeps its high-water mark in a domain (PROTOCOL.md "Row Tracking").
+        if features.iter().any(|f| f == row_tracking::FEATURE) {
+            features.insert(0, "domainMetadata".into());
+        }
         let feature_refs: Vec<&str> = features.iter().map(String::as_str).collect();
         let protocol = upgrade_protocol(snapshot.protocol(), &feature_refs);
 
@@ -149,6 +161,27 @@ impl Table {
                 "properties",
                 serde_json::to_string(&shown).unwrap_or_default(),
             );
+        }
+        // Enabling row tracking on a table with files: the files without row ids are
+        // re-added (dataChange=false) in the same commit, so the commit loop gives them
+        // fresh ids (PROTOCOL.md "Writer Requirements for Row Tracking", backfill). They
+        // are recorded as read (a concurrent removal conflicts instead of being undone),
+        // and never deleted when the commit fails: they are the table's data.
+        let backfill = row_tracking::is_enabled(&protocol, &md.configuration)
+            && !row_tracking::is_enabled(snapshot.protocol(), &snapshot.metadata().configuration);
+        if backfill {
+            txn.set_discard_on_failure(false);
+            let mut backfilled = 0u64;
+            for a in snapshot.files().filter(|a| a.base_row_id.is_none()) {
+                txn.read_file(a);
+                let mut a = a.clone();
+                a.data_change = false;
+                txn.add_file(a);
+                backfilled += 1;
+            }
+            if backfilled > 0 {
+                txn.set_metric("numFilesBackfilled", backfilled);
+            }
         }
         if &protocol != snapshot.protocol() {
             txn.set_protocol(protocol);

@@ -49,6 +49,17 @@ pub enum Error {
         /// The row's physical position in it.
         position: u64,
     },
+    /// Row ids or row commit versions were asked of a table version on which row tracking
+    /// is not enabled (PROTOCOL.md "Row Tracking": only then are they reliable).
+    #[error(
+        "row tracking is not enabled at version {version} (needs the rowTracking writer feature and delta.enableRowTracking=true): {reason}"
+    )]
+    RowTrackingNotEnabled {
+        /// The table version.
+        version: u64,
+        /// What asked for row ids.
+        reason: String,
+    },
     /// Change data feed: a version of the range did not record its changes
     /// (`delta.enableChangeDataFeed` was not true in the metadata in force there: off at the
     /// start, or turned off inside the range). Delta: `DELTA_MISSING_CHANGE_DATA`.
@@ -254,7 +265,8 @@ impl Error {
                 | Error::ChangeDataStartAfterLatest { .. }
                 | Error::ChangeDataTimestampOutOfRange { .. } => ErrorKind::NotFound,
                 Error::ChangeDataNotRecorded { .. }
-                | Error::ChangeDataIncompatibleSchema { .. } => ErrorKind::Refused,
+                | Error::ChangeDataIncompatibleSchema { .. }
+                | Error::RowTrackingNotEnabled { .. } => ErrorKind::Refused,
                 Error::Io { .. } => ErrorKind::Io,
                 _ => ErrorKind::Other,
             },

@@ -19,6 +19,10 @@ pub struct ScanArgs {
     /// Only rows matching this predicate, e.g. "region = 'EU' AND amount > 10".
     #[arg(long)]
     filter: Option<String>,
+    /// Also output each row's stable `row_id` and `row_commit_version` (tables with
+    /// delta.enableRowTracking=true).
+    #[arg(long)]
+    row_tracking: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -29,7 +33,7 @@ pub struct ScanArgs {
 
 pub fn run(a: ScanArgs) -> Result<()> {
     let snapshot = open(&a.table)?.snapshot_at(a.version.spec()?)?;
-    let mut builder = ScanBuilder::new(snapshot);
+    let mut builder = ScanBuilder::new(snapshot).with_row_tracking(a.row_tracking);
     if let Some(cols) = a.columns {
         builder = builder.with_columns(cols.into_iter().map(|c| c.trim().to_string()));
     }

@@ -337,7 +337,7 @@ pub fn optimize(
         let (group, gone): (Vec<Bin>, Vec<Bin>) =
             group.into_iter().partition(|bin| inputs_live(&base, bin));
         report.bins_dropped += gone.len();
-        let layout = table_layout(&base);
+        let layout = rewrite_layout(&base);
         let rewritten: Vec<std::result::Result<Vec<Add>, _>> = group
             .par_iter()
             .map(|bin| {
@@ -433,6 +433,21 @@ fn table_layout(snapshot: &Snapshot) -> TableLayout {
         partition_columns: snapshot.partition_columns().to_vec(),
         column_mapping: snapshot.column_mapping(),
         configuration: snapshot.metadata().configuration.clone(),
+    }
+}
+
+/// The layout rewrites read and write with: on a table with row tracking enabled, with
+/// the hidden materialised row-id and row-commit-version columns, so every row keeps its
+/// stable id and commit version in the new files (PROTOCOL.md "Row Tracking").
+fn rewrite_layout(snapshot: &Snapshot) -> TableLayout {
+    let layout = table_layout(snapshot);
+    let enabled = alluvium_txlog::row_tracking::is_enabled(
+        snapshot.protocol(),
+        &snapshot.metadata().configuration,
+    );
+    match enabled.then(|| layout.with_row_tracking()).flatten() {
+        Some(tracked) => tracked,
+        None => layout,
     }
 }
 

@@ -100,6 +100,16 @@ impl<'a> ChangeDataWriter<'a> {
         if rows.num_rows() == 0 {
             return Ok(());
         }
+        // Rows read with the hidden row-tracking columns (after the table's columns) are
+        // recorded without them: change data has no row ids (PROTOCOL.md "Row Tracking").
+        let n = self.logical.fields().len();
+        let trimmed;
+        let rows = if rows.num_columns() > n {
+            trimmed = rows.project(&(0..n).collect::<Vec<_>>())?;
+            &trimmed
+        } else {
+            rows
+        };
         let mut columns = rows.columns().to_vec();
         columns.push(Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
             kind.as_str(),

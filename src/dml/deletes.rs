@@ -27,7 +27,7 @@ use roaring::RoaringTreemap;
 use serde_json::Value;
 
 use super::change_data::{ChangeDataWriter, ChangeType};
-use crate::scan::table_layout;
+use crate::scan::{rewrite_layout, table_layout};
 use crate::{Error, Result, Table};
 
 /// New deletions in one live file: physical row positions (may include rows its current
@@ -248,7 +248,8 @@ fn apply_copy_on_write(
     changes: Option<&ChangeDataWriter<'_>>,
 ) -> Result<DeleteStats> {
     let now = table.store().now_ms();
-    let plan = ReadPlan::all(table_layout(snapshot))?;
+    // Kept rows keep their row ids and commit versions (row tracking).
+    let plan = ReadPlan::all(rewrite_layout(snapshot))?;
     let mut stats = DeleteStats::default();
     for d in &deletes {
         txn.read_file(&d.add);
@@ -330,7 +331,7 @@ impl Worker<'_, '_> {
         let mut sink = FileSink::new(
             SinkTable {
                 store: self.table.store().as_ref(),
-                schema: self.snapshot.schema(),
+                schema: &self.plan.layout().schema,
                 partition_columns: self.snapshot.partition_columns(),
                 configuration: &self.snapshot.metadata().configuration,
                 column_mapping: self.snapshot.column_mapping(),

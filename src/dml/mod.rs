@@ -15,6 +15,7 @@ pub(crate) mod delete;
 pub(crate) mod deletes;
 pub mod merge;
 mod project;
+mod row_ids;
 mod sql_text;
 mod update;
 

@@ -19,8 +19,9 @@ use crate::dml::assign::{Assignment, assigned, check_distinct, parse_assignments
 use crate::dml::change_data::{self, ChangeType};
 use crate::dml::deletes::FileDeletes;
 use crate::dml::project::{ColumnValue, Projection};
+use crate::dml::row_ids::TrackedRows;
 use crate::dml::{DmlOutcome, MetricSet, Staged, finish_dml, for_each_file_read, stage_changes};
-use crate::scan::table_layout;
+use crate::scan::rewrite_layout;
 use crate::write::outcome_if_done;
 use crate::{Error, Result, Table, WriteOptions};
 
@@ -154,10 +155,14 @@ fn update(
         .collect();
     txn.read_predicate(pred.clone());
 
+    // Row tracking: target rows are read with their stable row ids, and updated rows keep
+    // them (see `row_ids`).
+    let layout = rewrite_layout(&snapshot);
+    let tracked = TrackedRows::new(schema.fields.len(), layout.schema.fields.len());
     let mut sink = FileSink::new(
         SinkTable {
             store: table.store().as_ref(),
-            schema,
+            schema: &layout.schema,
             partition_columns: partitions,
             configuration: &snapshot.metadata().configuration,
             column_mapping: mode,
@@ -181,7 +186,7 @@ fn update(
         // A plan with the predicate reads its columns first and decodes the other columns
         // of the matched rows only (their full old values, from which the new versions
         // are computed); a file without a match costs one narrow read.
-        let plan = ReadPlan::new(table_layout(&snapshot), None, Some(pred.clone()))?;
+        let plan = ReadPlan::new(layout.clone(), None, Some(pred.clone()))?;
         for_each_file_read(&plan, &candidates, |add, matched| {
             txn.read_file(add);
             let mut touched = RoaringTreemap::new();
@@ -189,7 +194,7 @@ fn update(
                 touched.extend(positions.values().iter().copied());
                 updated += batch.num_rows() as u64;
                 let new_rows = projection.apply(&batch)?;
-                sink.write(&new_rows)?;
+                sink.write(&tracked.updated(new_rows.clone(), &batch)?)?;
                 if let Some(c) = &changes {
                     c.write(&batch, ChangeType::UpdatePreimage)?;
                     c.write(&new_rows, ChangeType::UpdatePostimage)?;

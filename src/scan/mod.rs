@@ -21,7 +21,7 @@ use alluvium_txlog::stats::FileStats;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 
-use crate::Result;
+use crate::{Error, Result};
 
 /// Reads one file task of a scan ([`Scan::file_tasks`]): its non-empty batches in file
 /// order, of the scan's schema. Memory holds that one file's rows.
@@ -73,6 +73,25 @@ pub(crate) fn table_layout(snapshot: &Snapshot) -> TableLayout {
     }
 }
 
+/// The layout rewrites of `snapshot`'s rows read and write with: on a table with row
+/// tracking enabled, [`table_layout`] with the hidden materialised row-id and
+/// row-commit-version columns after the table's columns (filled with every row's stable
+/// values when read, written to the new files), so copied rows keep their ids and commit
+/// versions (PROTOCOL.md "Row Tracking", SPEC.md §27).
+pub(crate) fn rewrite_layout(snapshot: &Snapshot) -> TableLayout {
+    let layout = table_layout(snapshot);
+    if !alluvium_txlog::row_tracking::is_enabled(
+        snapshot.protocol(),
+        &snapshot.metadata().configuration,
+    ) {
+        return layout;
+    }
+    match layout.with_row_tracking() {
+        Some(tracked) => tracked,
+        None => layout,
+    }
+}
+
 /// Every row of one file of `snapshot` (all columns, deletion vector applied), for
 /// copy-on-write rewrites and verification.
 pub(crate) fn read_whole_file(snapshot: &Snapshot, add: &Add) -> Result<Vec<RecordBatch>> {
@@ -86,7 +105,14 @@ pub struct ScanBuilder {
     columns: Option<Vec<String>>,
     filter: Option<Expr>,
     files_in_flight: Option<usize>,
+    row_tracking: bool,
 }
+
+/// The output column of [`ScanBuilder::with_row_tracking`] holding each row's stable row id.
+pub const ROW_ID_COLUMN: &str = "row_id";
+/// The output column of [`ScanBuilder::with_row_tracking`] holding each row's stable row
+/// commit version.
+pub const ROW_COMMIT_VERSION_COLUMN: &str = "row_commit_version";
 
 impl ScanBuilder {
     /// A scan of every column and row of `snapshot`.
@@ -96,7 +122,19 @@ impl ScanBuilder {
             columns: None,
             filter: None,
             files_in_flight: None,
+            row_tracking: false,
         }
+    }
+
+    /// Also output, after the other columns, each row's stable row id ([`ROW_ID_COLUMN`],
+    /// Int64) and stable row commit version ([`ROW_COMMIT_VERSION_COLUMN`], Int64), as
+    /// PROTOCOL.md "Reader Requirements for Row Tracking" defines them: the materialised
+    /// value when the data file stores one, else `baseRowId` + the row's physical index
+    /// and `defaultRowCommitVersion` (SPEC.md §27).
+    #[must_use]
+    pub fn with_row_tracking(mut self, on: bool) -> Self {
+        self.row_tracking = on;
+        self
     }
 
     /// Output only these top-level columns, in this order.
@@ -149,11 +187,11 @@ impl ScanBuilder {
             )?),
             None => None,
         };
-        let plan = Arc::new(ReadPlan::new(
-            table_layout(&snapshot),
-            self.columns.as_deref(),
-            predicate,
-        )?);
+        let plan = Arc::new(if self.row_tracking {
+            row_tracking_plan(&snapshot, self.columns.as_deref(), predicate)?
+        } else {
+            ReadPlan::new(table_layout(&snapshot), self.columns.as_deref(), predicate)?
+        });
         let total = snapshot.num_files();
         let mut files: Vec<Add> = match plan.predicate() {
             Some(p) => snapshot
@@ -172,6 +210,46 @@ impl ScanBuilder {
             files_in_flight: self.files_in_flight.unwrap_or_else(default_files_in_flight),
         })
     }
+}
+
+/// The read plan of a scan that also outputs row ids and row commit versions.
+fn row_tracking_plan(
+    snapshot: &Snapshot,
+    columns: Option<&[String]>,
+    predicate: Option<Predicate>,
+) -> Result<ReadPlan> {
+    let not_enabled = |reason: &str| Error::RowTrackingNotEnabled {
+        version: snapshot.version(),
+        reason: reason.to_string(),
+    };
+    if !alluvium_txlog::row_tracking::is_enabled(
+        snapshot.protocol(),
+        &snapshot.metadata().configuration,
+    ) {
+        return Err(not_enabled("a scan asked for row ids"));
+    }
+    let layout = table_layout(snapshot)
+        .with_row_tracking()
+        .ok_or_else(|| not_enabled("the materialised column names are not set"))?;
+    let (row_id, commit_version) = layout
+        .row_tracking_columns()
+        .ok_or_else(|| not_enabled("the materialised column names are not set"))?;
+    let schema = snapshot.schema();
+    for name in [ROW_ID_COLUMN, ROW_COMMIT_VERSION_COLUMN] {
+        if schema.index_of(name).is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "the table has a column `{name}`, which a scan with row tracking outputs"
+            )));
+        }
+    }
+    let mut cols: Vec<String> = match columns {
+        Some(c) => c.to_vec(),
+        None => schema.fields.iter().map(|f| f.name.clone()).collect(),
+    };
+    cols.push(row_id);
+    cols.push(commit_version);
+    Ok(ReadPlan::new(layout, Some(&cols), predicate)?
+        .rename_row_tracking(ROW_ID_COLUMN, ROW_COMMIT_VERSION_COLUMN))
 }
 
 /// Files a scan reads at a time by default: twice the threads of the current rayon pool,

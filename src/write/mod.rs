@@ -199,6 +199,9 @@ impl Table {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let protocol = minimal_protocol(&schema, properties);
+        // Enabling row tracking names its hidden materialised columns (PROTOCOL.md "Row
+        // Tracking").
+        alluvium_txlog::row_tracking::assign_materialized_columns(&mut configuration);
         if matches!(
             configuration
                 .get(COLUMN_MAPPING_MODE)
@@ -678,10 +681,13 @@ fn remove_matching(
         })
         .cloned()
         .collect();
+    // Copied rows keep their row ids and commit versions (row tracking).
+    let layout = crate::scan::rewrite_layout(snapshot);
+    let plan = alluvium_datafile::ReadPlan::all(layout.clone())?;
     let mut sink = FileSink::new(
         SinkTable {
             store: table.store().as_ref(),
-            schema: snapshot.schema(),
+            schema: &layout.schema,
             partition_columns: snapshot.partition_columns(),
             configuration: &snapshot.metadata().configuration,
             column_mapping: snapshot.column_mapping(),
@@ -703,7 +709,7 @@ fn remove_matching(
             metrics.deleted_rows += rows_of(add).unwrap_or(0);
             continue;
         }
-        let batches = crate::scan::read_whole_file(snapshot, add)?;
+        let batches = plan.read_file(add)?;
         let (mut matched, mut total) = (0usize, 0usize);
         let mut keeps: Vec<(RecordBatch, BooleanArray, BooleanArray)> = Vec::new();
         for b in batches {

@@ -31,6 +31,7 @@ mod hostile_reads;
 mod maintenance;
 mod maintenance_faults;
 mod parallel_uploads;
+mod row_tracking;
 mod s3;
 mod scan_stream;
 mod stress;

@@ -358,14 +358,14 @@ fn unknown_writer_features_are_refused() {
         std::path::Path::new(&t.uri().trim_start_matches("file://").to_string()).join("_delta_log");
     std::fs::write(
         log.join("00000000000000000001.json"),
-        "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":7,\"writerFeatures\":[\"rowTracking\",\"domainMetadata\"]}}\n",
+        "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":7,\"writerFeatures\":[\"someFutureFeature\",\"domainMetadata\"]}}\n",
     )
     .unwrap();
     let e = t
         .append([batch(&[(1, None, "a")])], &WriteOptions::default())
         .unwrap_err();
     assert!(
-        matches!(e.as_log_error(), Some(LogError::UnsupportedFeature { feature, .. }) if feature == "rowTracking"),
+        matches!(e.as_log_error(), Some(LogError::UnsupportedFeature { feature, .. }) if feature == "someFutureFeature"),
         "{e}"
     );
     // Reading still works.

@@ -42,6 +42,14 @@ Cases:
                     commits must carry deletion vectors, both inline (small ones) and in DV
                     files (dv_inline), and at the last versions delta-rs (QueryBuilder),
                     DuckDB and polars must read exactly what alluvium reads.
+  alluvium_row_tracking
+                    alluvium creates a table with delta.enableRowTracking=true, appends four
+                    files, OPTIMIZEs and MERGEs (delete, update, insert); the stable row ids
+                    and commit versions `scan --row-tracking` reads must be kept by OPTIMIZE,
+                    kept (id) and renewed (version) for updated rows, fresh for inserts, and
+                    equal to those computed here from the log and the files' materialised
+                    columns; delta-rs, DuckDB and polars must read exactly what alluvium
+                    reads after OPTIMIZE and after MERGE.
   alluvium_cdf      alluvium creates a copy-on-write table with change data feed and
                     appends, updates, deletes part of a file and merges (delete, update,
                     insert); delta-rs `load_cdf` from version 0 must return exactly the
@@ -563,6 +571,97 @@ def case_alluvium_merge() -> None:
         compare("spark_dv_merge", table, v, engines=["deltalake", "duckdb", "polars"])
 
 
+def tracked_scan(table: str) -> dict:
+    """id -> (row_id, row_commit_version), as `alluvium scan --row-tracking` reads them."""
+    out = os.path.join(WORK, "rt_scan.parquet")
+    alluvium("scan", table, "--columns", "id", "--row-tracking", "--format", "parquet", "--output", out)
+    t = pq.read_table(out).to_pydict()
+    return {i: (r, c) for i, r, c in zip(t["id"], t["row_id"], t["row_commit_version"])}
+
+
+def delta_row_ids(table: str) -> dict:
+    """id -> (row_id, row_commit_version) computed here from the log and the data files as
+    PROTOCOL.md "Reader Requirements for Row Tracking" defines them: the materialised
+    column's value when not null, else baseRowId + the row's index in the file (and
+    defaultRowCommitVersion). Replays the JSON commits; no deletion vectors expected."""
+    live, conf = {}, {}
+    for name in log_files(table):
+        if not name.endswith(".json"):
+            continue
+        with open(os.path.join(table, "_delta_log", name)) as fh:
+            for line in fh:
+                a = json.loads(line)
+                if "metaData" in a:
+                    conf = a["metaData"]["configuration"]
+                if "add" in a:
+                    live[a["add"]["path"]] = a["add"]
+                if "remove" in a:
+                    live.pop(a["remove"]["path"], None)
+    rid_col = conf["delta.rowTracking.materializedRowIdColumnName"]
+    cv_col = conf["delta.rowTracking.materializedRowCommitVersionColumnName"]
+    out = {}
+    for path, add in live.items():
+        if add.get("deletionVector"):
+            raise RuntimeError(f"{path} has a deletion vector")
+        t = pq.read_table(os.path.join(table, path)).to_pydict()
+        n = len(t["id"])
+        rids = t.get(rid_col, [None] * n)
+        cvs = t.get(cv_col, [None] * n)
+        for k in range(n):
+            rid = rids[k] if rids[k] is not None else add["baseRowId"] + k
+            cv = cvs[k] if cvs[k] is not None else add["defaultRowCommitVersion"]
+            out[t["id"][k]] = (rid, cv)
+    return out
+
+
+def case_alluvium_row_tracking() -> None:
+    print("alluvium row tracking through OPTIMIZE and MERGE, peers read, row ids preserved")
+    table = os.path.join(WORK, "alluvium_row_tracking")
+    ids = list(range(0, 1000))
+    for f in range(4):
+        path = os.path.join(WORK, f"rt{f}.parquet")
+        part = slice(f * 250, (f + 1) * 250)
+        pq.write_table(pa.table({
+            "id": pa.array(ids[part], pa.int64()),
+            "key": pa.array([f"k{i:09d}" for i in ids[part]], pa.string()),
+            "value": pa.array([i / 10.0 for i in ids[part]], pa.float64()),
+        }), path)
+        if f == 0:
+            alluvium("create", table, "--schema-from", path, "--property", "delta.enableRowTracking=true")
+        alluvium("append", table, path)
+    before = tracked_scan(table)
+    if sorted(r for r, _ in before.values()) != list(range(1000)):
+        FAILURES.append("row_tracking: appended rows do not have the row ids 0..999")
+    alluvium("optimize", table)
+    optimized = json.loads(alluvium("inspect", table, "--json"))["version"]
+    after_opt = tracked_scan(table)
+    if after_opt != before:
+        FAILURES.append("row_tracking: OPTIMIZE changed row ids or commit versions")
+    src_ids = merge_upsert(table, os.path.join(WORK, "rtsrc.parquet"))
+    merged = json.loads(alluvium("inspect", table, "--json"))["version"]
+    after = tracked_scan(table)
+    for i, (rid, cv) in after.items():
+        if i in before and i in src_ids:  # updated: same id, the MERGE's version
+            want = (before[i][0], merged)
+        elif i in before:  # copied
+            want = before[i]
+        else:  # inserted: a fresh id above everything handed out before
+            want = (rid if rid >= 1000 else None, merged)
+        if (rid, cv) != want:
+            FAILURES.append(f"row_tracking: id {i} has row id {rid} version {cv}, expected {want}")
+            break
+    if len({r for r, _ in after.values()}) != len(after):
+        FAILURES.append("row_tracking: row ids are not unique after MERGE")
+    for v, mine in ((optimized, None), (merged, after)):
+        delta = delta_row_ids(table) if v == merged else None
+        if delta is not None and delta != mine:
+            FAILURES.append("row_tracking: the row ids Delta defines (log + materialised columns) "
+                            "differ from what alluvium scans")
+        elif delta is not None:
+            print(f"  agree: row ids from the log and files ({len(delta)} rows)")
+        compare("alluvium_row_tracking", table, v, engines=["deltalake", "duckdb", "polars"])
+
+
 def change_rows(t: pa.Table, columns: list[str]) -> list[tuple]:
     """The change rows of a change-feed result as a sorted multiset of
     (columns..., _change_type, _commit_version), whatever the engine's integer type."""
@@ -679,7 +778,7 @@ def main() -> int:
     os.makedirs(WORK)
     for case in (case_alluvium_writes, case_deltars_writes, case_deltars_dv_variant_type,
                  case_checkpoints, case_optimize_vacuum, case_alluvium_dv, case_spark_dv_tables,
-                 case_alluvium_merge, case_alluvium_cdf):
+                 case_alluvium_merge, case_alluvium_row_tracking, case_alluvium_cdf):
         try:
             case()
         except Exception as e:  # noqa: BLE001

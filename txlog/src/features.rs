@@ -93,6 +93,9 @@ pub const SUPPORTED_WRITER_FEATURES: &[&str] = &[
     "typeWidening-preview",
     "checkpointProtection",
     "allowColumnDefaults",
+    // Row ids and commit versions are assigned at commit time and preserved by rewrites
+    // (SPEC.md §27); the feature requires `domainMetadata` (checked by the write gate).
+    "rowTracking",
     // Rows with variant or geospatial values are written as they arrive (unshredded
     // variants, WKB geometries); shredding is optional for writers and no statistics are
     // written for these columns.
@@ -218,6 +221,12 @@ pub fn check_write_supported(
             format!("column `{c}` has a default value"),
         ));
     }
+    if has("rowTracking") && !has("domainMetadata") {
+        return Err(writer_refusal(
+            "rowTracking",
+            "the protocol lists rowTracking without the domainMetadata feature it requires".into(),
+        ));
+    }
     if let Some(v) = properties::TableProperties(&metadata.configuration).iceberg_compat() {
         return Err(writer_refusal("icebergCompat", format!("{v} is set")));
     }
@@ -340,6 +349,9 @@ pub fn minimal_protocol(
     if on(properties::ENABLE_CDF) {
         legacy_writer = legacy_writer.max(4);
     }
+    if on(crate::row_tracking::ENABLE) {
+        push(&mut writer, crate::row_tracking::FEATURE);
+    }
     for (k, v) in configuration {
         if let Some(name) = k.strip_prefix(properties::FEATURE_PREFIX)
             && (v.eq_ignore_ascii_case("supported") || v.eq_ignore_ascii_case("enabled"))
@@ -350,6 +362,10 @@ pub fn minimal_protocol(
                 push(&mut writer, name);
             }
         }
+    }
+    // Row tracking keeps its high-water mark in a domain (PROTOCOL.md "Row Tracking").
+    if writer.iter().any(|w| w == crate::row_tracking::FEATURE) {
+        push(&mut writer, "domainMetadata");
     }
     if reader.is_empty() && writer.is_empty() {
         return Protocol {

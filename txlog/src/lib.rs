@@ -38,6 +38,7 @@ pub mod partition;
 pub mod path;
 pub mod properties;
 pub mod replay;
+pub mod row_tracking;
 pub mod scalar;
 pub mod schema;
 pub mod segment;

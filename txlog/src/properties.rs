@@ -307,7 +307,9 @@ pub fn validate_property(key: &str, value: &str) -> Result<(), String> {
         | ENABLE_EXPIRED_LOG_CLEANUP
         | WRITE_STATS_AS_JSON
         | WRITE_STATS_AS_STRUCT
-        | AUTO_COMPACT => {
+        | AUTO_COMPACT
+        | crate::row_tracking::ENABLE
+        | crate::row_tracking::SUSPENDED => {
             if v.eq_ignore_ascii_case("true") || v.eq_ignore_ascii_case("false") {
                 Ok(())
             } else {
@@ -364,6 +366,7 @@ pub const KNOWN_DELTA_PROPERTIES: &[&str] = &[
     "delta.tuneFileSizesForRewrites",
     PARQUET_COMPRESSION_CODEC,
     "delta.enableRowTracking",
+    crate::row_tracking::SUSPENDED,
     "delta.enableTypeWidening",
     "delta.universalFormat.enabledFormats",
     ICEBERG_COMPAT_PROPERTIES[0],

@@ -175,10 +175,24 @@ fn read(
     only: Option<&RoaringTreemap>,
 ) -> Result<Vec<(RecordBatch, Option<UInt64Array>)>> {
     let loaded = load(scan, add)?;
-    match (&scan.split, only) {
+    // Stable row ids need every row's physical position.
+    let positions = positions || scan.tracked.is_some();
+    let out = match (&scan.split, only) {
         (Some(split), None) => read_split(scan, &split.0, &split.1, add, &loaded, positions),
         _ => read_loaded(scan, add, &loaded, positions, only),
-    }
+    }?;
+    let Some(tracked) = scan.tracked else {
+        return Ok(out);
+    };
+    out.into_iter()
+        .map(|(b, p)| {
+            let p = p.ok_or_else(|| file_error(&loaded.shown, "row positions were not read"))?;
+            Ok((
+                super::row_tracking::fill(scan, tracked, add, b, &p)?,
+                Some(p),
+            ))
+        })
+        .collect()
 }
 
 /// Positions first: `find` (the filter's columns, with the filter) gives the matching rows

@@ -9,6 +9,7 @@
 
 mod conform;
 mod file;
+mod row_tracking;
 mod stream;
 #[cfg(test)]
 mod tests;
@@ -68,6 +69,9 @@ pub struct ReadPlan {
     /// columns (with the filter) and the plan of the other output columns (no filter),
     /// read one after the other so the latter are decoded for the matching rows only.
     pub(crate) split: Option<Box<(ReadPlan, ReadPlan)>>,
+    /// The output columns holding row ids and row commit versions, filled with their
+    /// stable values (see `row_tracking`).
+    pub(crate) tracked: Option<row_tracking::TrackedOutputs>,
 }
 
 impl ReadPlan {
@@ -137,6 +141,7 @@ impl ReadPlan {
         } else {
             None
         };
+        let tracked = row_tracking::TrackedOutputs::find(&layout, &output);
         Ok(ReadPlan {
             layout,
             read,
@@ -145,7 +150,36 @@ impl ReadPlan {
             output_schema,
             predicate,
             split,
+            tracked,
         })
+    }
+
+    /// This plan with its row-tracking output columns (the hidden materialised columns of a
+    /// layout [`with_row_tracking`](TableLayout::with_row_tracking)) named `row_id` and
+    /// `commit_version` in the output instead.
+    #[must_use]
+    pub fn rename_row_tracking(mut self, row_id: &str, commit_version: &str) -> Self {
+        let Some(t) = self.tracked else {
+            return self;
+        };
+        let fields: Vec<arrow_schema::Field> = self
+            .output_schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(k, f)| {
+                let f = f.as_ref().clone();
+                if Some(k) == t.row_id {
+                    f.with_name(row_id)
+                } else if Some(k) == t.commit_version {
+                    f.with_name(commit_version)
+                } else {
+                    f
+                }
+            })
+            .collect();
+        self.output_schema = Arc::new(Schema::new(fields));
+        self
     }
 
     /// A read of every column and row (deletion vectors applied): what rewrites need.

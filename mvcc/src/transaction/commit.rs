@@ -17,8 +17,11 @@ use alluvium_txlog::segment::list_log_from;
 use serde_json::Value;
 
 use super::conflict::{ReadWriteSet, check_winner, file_key};
+use super::row_ids::RowIds;
 use super::{CommitReport, Transaction};
 use crate::{MvccError, Result};
+use alluvium_txlog::actions::{Add, DomainMetadata};
+use alluvium_txlog::row_tracking as rt;
 
 /// Who holds a version that our put could not take.
 enum Holder {
@@ -108,11 +111,73 @@ impl Transaction {
             .map(|r| file_key(root, &r.path, r.deletion_vector.as_deref()))
             .collect();
         s.domains = self
-            .domains
-            .iter()
+            .staged_domains()
             .map(|d| d.domain.clone())
             .collect::<HashSet<_>>();
         s
+    }
+
+    /// Whether the commit must assign row ids (PROTOCOL.md "Row Tracking": the protocol in
+    /// force supports `rowTracking` and it is not suspended).
+    fn assigns_row_ids(&self) -> bool {
+        match (self.effective_protocol(), self.effective_metadata()) {
+            (Some(p), Some(m)) => rt::must_assign(p, &m.configuration),
+            _ => false,
+        }
+    }
+
+    /// The domains the caller staged; on a row-tracking table the `delta.rowTracking`
+    /// domain is the commit loop's own (rebased, never a conflict) and a staged one is
+    /// dropped.
+    fn staged_domains(&self) -> impl Iterator<Item = &DomainMetadata> {
+        let own = self.assigns_row_ids();
+        self.domains
+            .iter()
+            .filter(move |d| !(own && d.domain == rt::DOMAIN))
+    }
+
+    /// Enabling row tracking (PROTOCOL.md "Writer Requirements for Row Tracking"): the
+    /// materialised column names are set and clash with no column, and every file live
+    /// after the commit has row ids: those of the read snapshot that lack them are removed
+    /// or re-added (backfilled) by this transaction.
+    fn validate_row_tracking_enablement(
+        &self,
+        metadata: &Metadata,
+        schema: &StructType,
+    ) -> Result<()> {
+        let Some(protocol) = self.effective_protocol() else {
+            return Ok(());
+        };
+        if !rt::is_enabled(protocol, &metadata.configuration) {
+            return Ok(());
+        }
+        let was_enabled = self
+            .base
+            .as_ref()
+            .is_some_and(|b| rt::is_enabled(b.protocol(), &b.metadata().configuration));
+        if was_enabled {
+            return Ok(());
+        }
+        rt::check_enablement(metadata, schema)?;
+        if let Some(base) = &self.base {
+            let replaced: HashSet<&str> = self
+                .adds
+                .iter()
+                .map(|a| a.path.as_str())
+                .chain(self.removes.iter().map(|r| r.path.as_str()))
+                .collect();
+            if let Some(a) = base
+                .files()
+                .find(|a| a.base_row_id.is_none() && !replaced.contains(a.path.as_str()))
+            {
+                return Err(MvccError::InvalidOperation(format!(
+                    "enabling row tracking at version {}: live file {} has no baseRowId and is not backfilled",
+                    base.version() + 1,
+                    a.path
+                )));
+            }
+        }
+        Ok(())
     }
 
     fn validate(&self) -> Result<()> {
@@ -137,6 +202,7 @@ impl Transaction {
         if self.metadata.is_some() && props.change_data_feed() {
             check_change_data_columns(&schema)?;
         }
+        self.validate_row_tracking_enablement(metadata, &schema)?;
         // What the transaction read must be live at its read version: the conflict check
         // only looks at later commits, so a stale read would go unnoticed and its rewrite
         // would bring removed rows back.
@@ -181,7 +247,14 @@ impl Transaction {
     /// The commit file for `version`: commitInfo first (required with in-commit
     /// timestamps), then protocol, metadata, transactions, domains, removes, adds, cdc
     /// files.
-    fn encode(&self, version: Version, now: i64, ict: Option<i64>, blind: bool) -> Result<Vec<u8>> {
+    fn encode(
+        &self,
+        version: Version,
+        now: i64,
+        ict: Option<i64>,
+        blind: bool,
+        row_ids: Option<(&RowIds, &HashSet<&str>)>,
+    ) -> Result<Vec<u8>> {
         let mut ci = CommitInfo::default();
         ci.set("timestamp", now);
         if let Some(t) = ict {
@@ -214,9 +287,17 @@ impl Transaction {
             actions.push(Action::Metadata(self.metadata_for(m, version, ict)));
         }
         actions.extend(self.txns.iter().cloned().map(Action::Txn));
-        actions.extend(self.domains.iter().cloned().map(Action::DomainMetadata));
+        actions.extend(self.staged_domains().cloned().map(Action::DomainMetadata));
+        let adds: Vec<Add> = match row_ids {
+            Some((ids, readded)) => {
+                let (adds, domain) = ids.assign(&self.adds, readded, version_to_i64(version))?;
+                actions.extend(domain.map(Action::DomainMetadata));
+                adds
+            }
+            None => self.adds.clone(),
+        };
         actions.extend(self.removes.iter().cloned().map(Action::Remove));
-        actions.extend(self.adds.iter().cloned().map(Action::Add));
+        actions.extend(adds.into_iter().map(Action::Add));
         actions.extend(self.cdcs.iter().cloned().map(Action::Cdc));
         Ok(encode_commit(&actions)?)
     }
@@ -381,6 +462,16 @@ impl Transaction {
                 .collect(),
             ..Default::default()
         };
+        let mut row_ids = if self.assigns_row_ids() {
+            let domains: Vec<&DomainMetadata> = self
+                .base
+                .as_ref()
+                .map(|b| b.domains().collect())
+                .unwrap_or_default();
+            Some(RowIds::new(domains)?)
+        } else {
+            None
+        };
         let mut conflict_time = Duration::ZERO;
         // The error of a put at the current version that failed without proof of having no
         // effect, and that no read-back has settled yet: that put may still land (a remote
@@ -390,7 +481,13 @@ impl Transaction {
             report.attempts += 1;
             let now = self.store.now_ms();
             let ict = ict_on.then(|| last_ict.map_or(now, |l| now.max(l + 1)));
-            let bytes = self.encode(version, now, ict, blind)?;
+            let bytes = self.encode(
+                version,
+                now,
+                ict,
+                blind,
+                row_ids.as_ref().map(|r| (r, &readded)),
+            )?;
             let path: StorePath = commit_path(version);
             let taken = match store.put_if_absent(&path, bytes.into()) {
                 Ok(()) => None,
@@ -472,6 +569,9 @@ impl Transaction {
                 }
                 for (v, actions) in &winners {
                     check_winner(&rw, root, *v, actions)?;
+                    if let Some(r) = &mut row_ids {
+                        r.rebase(actions)?;
+                    }
                     if let Some(t) = commit_ict(actions) {
                         last_ict = Some(last_ict.map_or(t, |l| l.max(t)));
                     }

@@ -9,11 +9,14 @@
 //! 3. Stage changes: files added and removed, metadata, protocol, app transactions, domains.
 //! 4. [`commit`](Transaction::commit): put-if-absent of `<read version + 1>.json`; on losing,
 //!    read the winners once, check conflicts, rebase and retry under the time budget; settle
-//!    unknown outcomes by reading the version back and comparing `txnId`.
+//!    unknown outcomes by reading the version back and comparing `txnId`. On a table with
+//!    row tracking every attempt assigns the new files' row ids and commit versions
+//!    (`row_ids`, SPEC.md §27).
 
 mod commit;
 pub(crate) mod conflict;
 mod report;
+mod row_ids;
 
 use std::collections::HashSet;
 use std::time::Duration;

@@ -12,6 +12,7 @@
 //! read and the unmatched source rows were inserted.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::Instant;
 
 use alluvium_datafile::ReadPlan;
@@ -21,9 +22,11 @@ use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::expr::{BoundColumn, Expr, FileSummary, Predicate, bind, may_match};
-use alluvium_txlog::schema::{StructType, from_arrow_schema};
+use alluvium_txlog::schema::{StructField, StructType, from_arrow_schema};
 use alluvium_txlog::stats::FileStats;
-use arrow_array::{Array, RecordBatch, UInt32Array, new_null_array};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, UInt32Array, new_null_array};
 use rayon::prelude::*;
 use roaring::RoaringTreemap;
 
@@ -35,6 +38,7 @@ use crate::dml::assign::assigned;
 use crate::dml::change_data::{self, ChangeDataWriter, ChangeType};
 use crate::dml::deletes::FileDeletes;
 use crate::dml::project::{ColumnValue, Projection};
+use crate::dml::row_ids::TrackedRows;
 use crate::dml::{DmlOutcome, MetricSet, Staged, finish_dml, stage_changes};
 use crate::write::{evolve_schema, input, outcome_if_done};
 use crate::{Error, Result, Table, WriteOptions};
@@ -284,11 +288,14 @@ fn decide(clauses: &[&BoundClause], joined: &RecordBatch) -> Result<Vec<Option<u
 /// target positions, and counts. `target_pos` maps a joined row to its target position
 /// (`None` for inserts). With `changes` (change data feed), also records each change:
 /// updated rows' old (`t`) and new values, deleted rows' old values, inserted rows.
+#[allow(clippy::too_many_arguments)]
 fn act(
     clauses: &[&BoundClause],
     decided: &[Option<usize>],
     joined: &RecordBatch,
     target_pos: &dyn Fn(usize) -> Option<u64>,
+    row_id: &dyn Fn(usize) -> Option<i64>,
+    tracked: TrackedRows,
     sink: &mut FileSink<'_>,
     touched: &mut RoaringTreemap,
     changes: Option<&ChangeDataWriter<'_>>,
@@ -325,11 +332,21 @@ fn act(
                 }
             }
             BoundAction::Update(p) | BoundAction::Insert(p) => {
+                let is_update = matches!(c.action, BoundAction::Update(_));
+                // Row tracking: an updated row keeps its stable row id, an inserted row
+                // gets a fresh one (see `row_ids`).
+                let ids: Option<ArrayRef> = (is_update && tracked.is_on()).then(|| {
+                    Arc::new(Int64Array::from_iter(
+                        rows.iter().map(|r| row_id(*r as usize)),
+                    )) as ArrayRef
+                });
                 let taken =
                     arrow_select::take::take_record_batch(joined, &UInt32Array::from(rows))?;
                 let new_rows = p.apply(&taken)?;
-                sink.write(&new_rows)?;
-                let is_update = matches!(c.action, BoundAction::Update(_));
+                sink.write(&match ids {
+                    Some(ids) => tracked.updated_with_ids(new_rows.clone(), ids)?,
+                    None => tracked.inserted(new_rows.clone())?,
+                })?;
                 if let Some(ch) = changes {
                     if is_update {
                         ch.write_struct(taken.column(0), ChangeType::UpdatePreimage)?;
@@ -467,15 +484,24 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
             }
         }
     }
-    let read_names: Vec<String> = needed
+    let mut read_names: Vec<String> = needed
         .iter()
         .map(|i| target.fields[*i].name.clone())
         .collect();
-    let plan = ReadPlan::new(
-        crate::scan::table_layout(&snapshot),
-        Some(&read_names),
-        None,
-    )?;
+    // Row tracking: target rows are read with their stable row ids (last column), which
+    // updated rows keep; new files carry the hidden columns after the table's.
+    let layout = crate::scan::rewrite_layout(&snapshot);
+    let hidden: Vec<StructField> = layout.schema.fields[target.fields.len()..].to_vec();
+    let tracked = TrackedRows::new(
+        table_schema.fields.len(),
+        table_schema.fields.len() + hidden.len(),
+    );
+    if tracked.is_on() {
+        read_names.push(hidden[0].name.clone());
+    }
+    let mut sink_schema = table_schema.clone();
+    sink_schema.fields.extend(hidden);
+    let plan = ReadPlan::new(layout, Some(&read_names), None)?;
     let index = SourceIndex::build(&source, &on_cond.keys)?;
     let prune = if by_source.is_empty() {
         pruning(&scope, &on_cond.keys, &source, &index)
@@ -531,7 +557,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     let mut sink = FileSink::new(
         SinkTable {
             store: table.store().as_ref(),
-            schema: &table_schema,
+            schema: &sink_schema,
             partition_columns: snapshot.partition_columns(),
             configuration: &configuration,
             column_mapping: snapshot.column_mapping(),
@@ -567,6 +593,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
             for Probed {
                 batch,
                 positions,
+                row_ids,
                 t_rows,
                 s_rows,
             } in probed
@@ -612,11 +639,19 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                         }
                     }
                     let pos = |r: usize| Some(positions.value(ti.value(r) as usize));
+                    let rid = |r: usize| {
+                        row_ids.as_ref().and_then(|a| {
+                            a.is_valid(ti.value(r) as usize)
+                                .then(|| a.value(ti.value(r) as usize))
+                        })
+                    };
                     let (u, d, _) = act(
                         &matched,
                         &decided,
                         &joined,
                         &pos,
+                        &rid,
+                        tracked,
                         &mut sink,
                         &mut touched,
                         changes.as_ref(),
@@ -637,6 +672,8 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                             &scope,
                             &batch,
                             &positions,
+                            row_ids.as_ref(),
+                            tracked,
                             &had,
                             &mut sink,
                             &mut touched,
@@ -654,6 +691,8 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                         &scope,
                         &batch,
                         &positions,
+                        row_ids.as_ref(),
+                        tracked,
                         &had,
                         &mut sink,
                         &mut touched,
@@ -679,9 +718,15 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                         .map(|(read, positions)| {
                             let batch = widen(&read, &needed, &scope)?;
                             let (t_rows, s_rows) = index.probe(&batch)?;
+                            let row_ids = tracked.is_on().then(|| {
+                                read.column(read.num_columns() - 1)
+                                    .as_primitive::<Int64Type>()
+                                    .clone()
+                            });
                             Ok(Probed {
                                 batch,
                                 positions,
+                                row_ids,
                                 t_rows,
                                 s_rows,
                             })
@@ -708,6 +753,8 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                     &decided,
                     &joined,
                     &|_| None,
+                    &|_| None,
+                    tracked,
                     &mut sink,
                     &mut none,
                     changes.as_ref(),
@@ -775,6 +822,8 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
 struct Probed {
     batch: RecordBatch,
     positions: arrow_array::UInt64Array,
+    /// Each row's stable row id (row tracking enabled).
+    row_ids: Option<Int64Array>,
     t_rows: Vec<u32>,
     s_rows: Vec<u32>,
 }
@@ -807,6 +856,8 @@ fn by_source_rows(
     scope: &Scope,
     batch: &RecordBatch,
     positions: &arrow_array::UInt64Array,
+    row_ids: Option<&Int64Array>,
+    tracked: TrackedRows,
     had: &[bool],
     sink: &mut FileSink<'_>,
     touched: &mut RoaringTreemap,
@@ -823,7 +874,13 @@ fn by_source_rows(
     let joined = scope.joined(Some((batch, &ti)), None, ti.len())?;
     let decided = decide(clauses, &joined)?;
     let pos = |r: usize| Some(positions.value(ti.value(r) as usize));
-    let (u, d, _) = act(clauses, &decided, &joined, &pos, sink, touched, changes)?;
+    let rid = |r: usize| {
+        let i = ti.value(r) as usize;
+        row_ids.and_then(|a| a.is_valid(i).then(|| a.value(i)))
+    };
+    let (u, d, _) = act(
+        clauses, &decided, &joined, &pos, &rid, tracked, sink, touched, changes,
+    )?;
     counts.nmbs_updated += u;
     counts.nmbs_deleted += d;
     Ok(())
