@@ -433,6 +433,10 @@ fn table_layout(snapshot: &Snapshot) -> TableLayout {
         partition_columns: snapshot.partition_columns().to_vec(),
         column_mapping: snapshot.column_mapping(),
         configuration: snapshot.metadata().configuration.clone(),
+        materialize_partition_columns: alluvium_txlog::features::materializes_partition_columns(
+            snapshot.protocol(),
+            snapshot.metadata(),
+        ),
     }
 }
 
