@@ -365,3 +365,145 @@ fn apply(
         _ => arrow.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::Format;
+    use crate::schema::ArrowForm;
+
+    fn protocol(features: &[&str]) -> Protocol {
+        Protocol {
+            min_reader_version: 2,
+            min_writer_version: 7,
+            reader_features: None,
+            writer_features: Some(features.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+
+    fn metadata(conf: &[(&str, &str)]) -> Metadata {
+        Metadata {
+            id: "x".into(),
+            name: None,
+            description: None,
+            format: Format::default(),
+            schema_string: String::new(),
+            partition_columns: vec![],
+            created_time: None,
+            configuration: conf
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    fn schema(fields: &str) -> StructType {
+        StructType::from_json(&format!(r#"{{"type":"struct","fields":[{fields}]}}"#)).unwrap()
+    }
+
+    const ID: &str = r#"{"name":"id","type":"long","nullable":true,"metadata":{"delta.columnMapping.id":1,"delta.columnMapping.physicalName":"c1"}}"#;
+    const ARR: &str = r#"{"name":"a","type":{"type":"array","elementType":"integer","containsNull":true},"nullable":true,"metadata":{"delta.columnMapping.id":2,"delta.columnMapping.physicalName":"c2","delta.columnMapping.nested.ids":{"c2.element":3}}}"#;
+    const ARR_NO_IDS: &str = r#"{"name":"a","type":{"type":"array","elementType":"integer","containsNull":true},"nullable":true,"metadata":{"delta.columnMapping.id":2,"delta.columnMapping.physicalName":"c2"}}"#;
+
+    fn refused(r: Result<()>, needle: &str) {
+        match r {
+            Err(LogError::UnsupportedFeature {
+                feature, detail, ..
+            }) => {
+                assert!(feature.starts_with("icebergCompatV"), "{feature}");
+                let d = detail.unwrap_or_default();
+                assert!(d.contains(needle), "{d} lacks {needle}");
+            }
+            other => panic!("expected a refusal naming {needle}: {other:?}"),
+        }
+    }
+
+    const V2: &[(&str, &str)] = &[(ENABLE_V2, "true"), ("delta.columnMapping.mode", "name")];
+
+    #[test]
+    fn a_v2_table_meeting_every_rule_is_writable() {
+        let p = protocol(&["columnMapping", "icebergCompatV2"]);
+        check(&p, &metadata(V2), &schema(&format!("{ID},{ARR}"))).unwrap();
+        // Not active: no rule applies.
+        check(&p, &metadata(&[]), &schema(ARR_NO_IDS)).unwrap();
+    }
+
+    #[test]
+    fn each_v2_rule_refuses_when_broken() {
+        let p = protocol(&["columnMapping", "icebergCompatV2"]);
+        refused(
+            check(&protocol(&["columnMapping"]), &metadata(V2), &schema(ID)),
+            "does not list",
+        );
+        refused(
+            check(&p, &metadata(&[(ENABLE_V2, "true")]), &schema(ID)),
+            "column mapping",
+        );
+        let dv = protocol(&["columnMapping", "icebergCompatV2", "deletionVectors"]);
+        let mut conf = V2.to_vec();
+        conf.push(("delta.enableDeletionVectors", "true"));
+        refused(
+            check(&dv, &metadata(&conf), &schema(ID)),
+            "delta.enableDeletionVectors",
+        );
+        // The feature alone, not active, is allowed for V2.
+        check(&dv, &metadata(V2), &schema(ID)).unwrap();
+        let both = protocol(&["columnMapping", "icebergCompatV2", "icebergCompatV1"]);
+        let mut conf = V2.to_vec();
+        conf.push((ENABLE_V1, "true"));
+        refused(check(&both, &metadata(&conf), &schema(ID)), "V1 is active");
+        refused(check(&p, &metadata(V2), &schema(ARR_NO_IDS)), "c2.element");
+        refused(
+            check(
+                &p,
+                &metadata(V2),
+                &schema(r#"{"name":"v","type":"void","nullable":true,"metadata":{}}"#),
+            ),
+            "void",
+        );
+        refused(
+            check(
+                &p,
+                &metadata(V2),
+                &schema(
+                    r#"{"name":"l","type":"long","nullable":true,"metadata":{"delta.typeChanges":[{"fromType":"double","toType":"long"}]}}"#,
+                ),
+            ),
+            "widened",
+        );
+        check(
+            &p,
+            &metadata(V2),
+            &schema(r#"{"name":"l","type":"long","nullable":true,"metadata":{"delta.typeChanges":[{"fromType":"integer","toType":"long"}]}}"#),
+        )
+        .unwrap();
+        refused(
+            check(&p, &metadata(&[(ENABLE_V3, "true")]), &schema(ID)),
+            "V3",
+        );
+    }
+
+    #[test]
+    fn v1_forbids_deletion_vectors_and_collections() {
+        let p = protocol(&["columnMapping", "icebergCompatV1"]);
+        let v1 = [(ENABLE_V1, "true"), ("delta.columnMapping.mode", "id")];
+        check(&p, &metadata(&v1), &schema(ID)).unwrap();
+        refused(check(&p, &metadata(&v1), &schema(ARR)), "does not allow");
+        let dv = protocol(&["columnMapping", "icebergCompatV1", "deletionVectors"]);
+        refused(check(&dv, &metadata(&v1), &schema(ID)), "deletion vectors");
+    }
+
+    #[test]
+    fn nested_ids_become_parquet_field_ids() {
+        let s = schema(ARR);
+        let f = &s.fields[0];
+        let mode = ColumnMappingMode::Name;
+        let arrow = crate::schema::arrow_field_as(f, ArrowForm::physical(mode)).unwrap();
+        let with = with_nested_field_ids(f, mode, arrow);
+        let ArrowType::List(element) = with.data_type() else {
+            panic!("{with:?}")
+        };
+        assert_eq!(element.metadata()[PARQUET_FIELD_ID_META_KEY], "3");
+        assert_eq!(with.metadata()[PARQUET_FIELD_ID_META_KEY], "2");
+    }
+}
