@@ -46,8 +46,11 @@ fn table(props: &[(&str, &str)]) -> (tempfile::TempDir, Table) {
     (dir, t)
 }
 
+/// A data file's stored columns (name, Parquet field id) and its statistics.
+type StoredFile = (Vec<(String, Option<String>)>, FileStats);
+
 /// Each live file's stored column names (with their field ids), and its statistics.
-fn stored(dir: &tempfile::TempDir, t: &Table) -> Vec<(Vec<(String, Option<String>)>, FileStats)> {
+fn stored(dir: &tempfile::TempDir, t: &Table) -> Vec<StoredFile> {
     let s = t.snapshot().unwrap();
     s.files()
         .map(|a| {

@@ -270,7 +270,11 @@ fn check_nested_ids(f: &StructField, mode: ColumnMappingMode) -> Result<()> {
     if !keys.is_empty() {
         let ids = f.metadata.get(NESTED_IDS).and_then(|v| v.as_object());
         for k in &keys {
-            if !ids.is_some_and(|m| m.get(k).is_some_and(|v| v.as_i64().is_some())) {
+            let has_id = ids
+                .and_then(|m| m.get(k))
+                .and_then(serde_json::Value::as_i64)
+                .is_some();
+            if !has_id {
                 return Err(refuse(
                     2,
                     format!(
