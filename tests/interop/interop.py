@@ -58,6 +58,12 @@ Cases:
                     differently from alluvium, is reported, not counted as agreement. The
                     refusals the conformance harness expects (EXPECTED_APPEND_REFUSALS in
                     tests/conformance.rs) are expected here too.
+  alluvium_clustered
+                    alluvium creates a table, appends small files, `alter --cluster-by`s two
+                    columns and OPTIMIZEs (the files are clustered and marked), appends
+                    again and OPTIMIZEs incrementally; at every version delta-rs, DuckDB
+                    and polars must read exactly what alluvium reads, and the clustered
+                    files must carry clusteringProvider.
 Exit 0 when every comparison agrees; 1 otherwise (each disagreement is printed).
 """
 from __future__ import annotations
@@ -339,6 +345,30 @@ EXPECTED_APPEND_REFUSALS = {
     "table_with_liquid_clustering": "rowTracking",
     "checkpoint-v2-table": "identityColumns",
 }
+
+
+def case_alluvium_clustered() -> None:
+    print("alluvium clusters a table (alter --cluster-by, OPTIMIZE), peers read")
+    table = os.path.join(WORK, "clustered")
+    first = os.path.join(WORK, "cl_first.parquet")
+    data = all_types(0, 9).drop(["part"])
+    pq.write_table(data, first)
+    alluvium("create", table, "--schema-from", first)
+    for i in range(4):
+        chunk = os.path.join(WORK, f"cl_chunk_{i}.parquet")
+        pq.write_table(all_types(i * 100, 9 + i).drop(["part"]), chunk)
+        alluvium("append", table, chunk)
+    alluvium("alter", table, "--cluster-by", "i,str")
+    alluvium("optimize", table)
+    alluvium("append", table, first)
+    alluvium("optimize", table)
+    latest = json.loads(alluvium("inspect", table, "--json"))["version"]
+    with open(os.path.join(table, "_delta_log", f"{latest:020}.json")) as fh:
+        adds = [json.loads(line)["add"] for line in fh if '"add"' in line]
+    if not adds or any(a.get("clusteringProvider") != "liquid" for a in adds):
+        FAILURES.append(f"alluvium_clustered: the last OPTIMIZE's files are not marked clustered: {adds}")
+    for v in range(1, latest + 1):
+        compare("alluvium_clustered", table, v, engines=["deltalake", "duckdb", "polars"])
 
 
 def case_append_own_row() -> None:
@@ -753,7 +783,8 @@ def main() -> int:
     os.makedirs(WORK)
     for case in (case_alluvium_writes, case_deltars_writes, case_deltars_dv_variant_type,
                  case_checkpoints, case_optimize_vacuum, case_alluvium_dv, case_spark_dv_tables,
-                 case_alluvium_merge, case_alluvium_cdf, case_append_own_row):
+                 case_alluvium_merge, case_alluvium_cdf, case_alluvium_clustered,
+                 case_append_own_row):
         # INTEROP_ONLY=case_a,case_b runs only those cases (local runs).
         only = os.environ.get("INTEROP_ONLY")
         if only and case.__name__ not in only.split(","):
