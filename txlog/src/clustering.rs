@@ -243,11 +243,12 @@ pub fn stats_leaves(
     leaves
 }
 
-/// Checks the rules of PROTOCOL.md "Writer Requirements for Clustered Table" that a write
-/// to a clustered table relies on: the table is not also partitioned, its clustering domain
-/// reads, every clustering column is in the schema, of a type that orders (not a struct,
-/// array, map or variant), and among the columns that get statistics (so every new file
-/// has statistics for it). Tables that are not clustered pass.
+/// Checks the rules of PROTOCOL.md "Writer Requirements for Clustered Table" that every
+/// write to a clustered table relies on: the table is not also partitioned, its clustering
+/// domain reads, and every clustering column is in the schema. (That the clustering
+/// columns get statistics is checked where it can change: [`check_columns`] when they are
+/// chosen, [`check_statistics`] when the statistics settings change.) Tables that are not
+/// clustered pass.
 ///
 /// # Errors
 /// [`LogError::UnsupportedFeature`] (writer side, `clustering`) naming the rule broken.
@@ -266,6 +267,27 @@ pub fn check_writable<'a>(
             metadata.partition_columns.join(", ")
         )));
     }
+    let mode = ColumnMappingMode::of(protocol, metadata);
+    logical_names(schema, mode, &paths)?;
+    Ok(())
+}
+
+/// Checks that a clustered table's clustering columns keep statistics under `metadata`'s
+/// settings (as Delta Spark validates a change of `delta.dataSkippingNumIndexedCols` or
+/// `delta.dataSkippingStatsColumns`): every new file must have statistics for them.
+/// Tables that are not clustered pass.
+///
+/// # Errors
+/// [`LogError::UnsupportedFeature`] (writer side, `clustering`) naming the column.
+pub fn check_statistics<'a>(
+    protocol: &Protocol,
+    metadata: &Metadata,
+    schema: &StructType,
+    domain: impl Fn(&str) -> Option<&'a DomainMetadata>,
+) -> Result<()> {
+    let Some(paths) = clustering_columns(protocol, domain)? else {
+        return Ok(());
+    };
     let mode = ColumnMappingMode::of(protocol, metadata);
     let logical = logical_names(schema, mode, &paths)?;
     check_columns(
