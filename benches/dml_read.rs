@@ -81,6 +81,7 @@ fn table() -> (TableLayout, Add, Predicate) {
         partition_columns: Vec::new(),
         column_mapping: ColumnMappingMode::None,
         configuration: HashMap::new(),
+        materialize_partition_columns: false,
     };
     let pred = bind(
         &parse_expr("id % 100 = 0").unwrap(),

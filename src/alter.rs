@@ -143,6 +143,14 @@ impl Table {
         if features.iter().any(|f| f == row_tracking::FEATURE) {
             features.insert(0, "domainMetadata".into());
         }
+        // A clustered table's clustering columns must keep their statistics (SPEC §29 CL2).
+        alluvium_txlog::clustering::check_statistics(
+            snapshot.protocol(),
+            &md,
+            snapshot.schema(),
+            |d| snapshot.state().domains().get(d),
+        )
+        .map_err(|e| Error::InvalidArgument(format!("alter: {e}")))?;
         let feature_refs: Vec<&str> = features.iter().map(String::as_str).collect();
         let protocol = upgrade_protocol(snapshot.protocol(), &feature_refs);
 

@@ -39,6 +39,7 @@
 
 mod alter;
 pub mod changes;
+mod cluster;
 mod describe;
 mod dml;
 mod error;

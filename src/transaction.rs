@@ -91,7 +91,8 @@ impl Transaction {
                 target_size: None,
                 data_change: true,
             },
-        )?;
+        )?
+        .materialize_partition_columns(crate::write::materializes(snapshot))?;
         let fed = batches.into_iter().try_for_each(|b| {
             input::check_schema(schema, &b.schema(), partitions, false)?;
             Ok(sink.write(&input::conform(&b, schema, &target)?)?)

@@ -87,6 +87,11 @@ pub struct AlterArgs {
     /// Remove a table property (repeatable).
     #[arg(long = "unset-property")]
     unset: Vec<String>,
+    /// Change the clustering columns without rewriting data: `a,b` (at most four top-level
+    /// columns with statistics), or `none`; the table becomes a clustered table (OPTIMIZE
+    /// then clusters the files not yet clustered). Not combined with property changes.
+    #[arg(long = "cluster-by", conflicts_with_all = ["set", "unset"])]
+    cluster_by: Option<String>,
 }
 
 fn parse_property(s: &str) -> std::result::Result<(String, String), String> {
@@ -206,6 +211,15 @@ pub fn delete(a: DeleteArgs) -> Result<()> {
 
 pub fn alter(a: AlterArgs) -> Result<()> {
     let table = open(&a.table)?;
+    if let Some(spec) = &a.cluster_by {
+        let columns: Vec<&str> = if spec.trim().eq_ignore_ascii_case("none") {
+            Vec::new()
+        } else {
+            spec.split(',').map(str::trim).collect()
+        };
+        print_report(&table.cluster_by(&columns)?);
+        return Ok(());
+    }
     let set: Vec<(&str, &str)> = a
         .set
         .iter()

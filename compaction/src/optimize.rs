@@ -93,6 +93,9 @@ impl Bin {
 pub struct Plan {
     /// The bins, grouped by partition.
     pub bins: Vec<Bin>,
+    /// On a clustered table (SPEC.md §29): the clustering columns (logical names) the bins
+    /// are clustered by; their output files are marked clustered (`clusteringProvider`).
+    pub clustering: Option<Vec<String>>,
     /// The target size used.
     pub target_size: u64,
     /// Live files in the selected partitions.
@@ -184,6 +187,10 @@ pub fn plan(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<Plan> {
         .or_else(|| snapshot.properties().target_file_size())
         .unwrap_or(DEFAULT_OPTIMIZE_TARGET)
         .max(1);
+    let clustering = clustering_plan(snapshot, options)?;
+    if let Some(columns) = &clustering {
+        return Ok(cluster_bins(snapshot, columns.clone(), target));
+    }
     for c in &options.zorder_by {
         let Some(field) = snapshot.schema().field(c) else {
             return Err(MaintenanceError::Refused(format!(
@@ -268,9 +275,117 @@ pub fn plan(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<Plan> {
     }
     Ok(Plan {
         bins,
+        clustering: None,
         target_size: target,
         considered_files: considered,
     })
+}
+
+/// The clustering columns OPTIMIZE clusters by: those of a clustered table with clustering
+/// columns, unless the run is auto-compaction (`only_partitions`), which stays bin-packing.
+/// `None` for other tables and for a clustered table clustered by nothing.
+///
+/// # Errors
+/// [`MaintenanceError::Refused`] for an explicit Z-order or partition filter on a clustered
+/// table (Delta Spark refuses both: the clustering columns decide); an unreadable
+/// clustering domain.
+fn clustering_plan(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<Option<Vec<String>>> {
+    let paths = alluvium_txlog::clustering::clustering_columns(snapshot.protocol(), |d| {
+        snapshot.state().domains().get(d)
+    })?;
+    let Some(paths) = paths else {
+        return Ok(None);
+    };
+    if options.only_partitions.is_some() {
+        return Ok(None);
+    }
+    if !options.zorder_by.is_empty() {
+        return Err(MaintenanceError::Refused(
+            "a clustered table is clustered by its clustering columns: Z-order is not allowed (change them with alter --cluster-by)".into(),
+        ));
+    }
+    if options.partition_filter.is_some() {
+        return Err(MaintenanceError::Refused(
+            "a clustered table has no partitions to filter".into(),
+        ));
+    }
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let names = alluvium_txlog::clustering::logical_names(
+        snapshot.schema(),
+        snapshot.column_mapping(),
+        &paths,
+    )?;
+    Ok(Some(names))
+}
+
+/// Whether `add` was clustered by `columns` by this clustering implementation: marked with
+/// its provider and, when it carries the Z-cube tags, by the same columns.
+fn clustered_by(add: &Add, columns: &[String]) -> Option<bool> {
+    use alluvium_txlog::clustering::{PROVIDER, ZCUBE_ZORDER_BY_TAG};
+    let provider = add.clustering_provider.as_deref()?;
+    if provider != PROVIDER {
+        return Some(false);
+    }
+    let by = add
+        .tags
+        .as_ref()
+        .and_then(|t| t.get(ZCUBE_ZORDER_BY_TAG).flatten());
+    Some(match by {
+        Some(json) => serde_json::from_str::<Vec<String>>(json).is_ok_and(|c| {
+            c.len() == columns.len()
+                && c.iter()
+                    .zip(columns)
+                    .all(|(a, b)| a.eq_ignore_ascii_case(b))
+        }),
+        None => true,
+    })
+}
+
+/// Incremental clustering (PROTOCOL.md "Writer Requirements for Clustered Table", Delta
+/// Spark's incremental clustering): one bin of every file not yet clustered (no
+/// `clusteringProvider`); clustered files are left alone, those clustered by other columns
+/// or another implementation included (the protocol lets an implementation recluster only
+/// its own or unclustered files). Nothing to do when every file is clustered.
+fn cluster_bins(snapshot: &Snapshot, columns: Vec<String>, target: u64) -> Plan {
+    let mut files: Vec<Add> = snapshot
+        .files()
+        .filter(|a| clustered_by(a, &columns).is_none())
+        .cloned()
+        .collect();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let bins = if files.is_empty() {
+        Vec::new()
+    } else {
+        vec![Bin {
+            partition: Vec::new(),
+            files,
+        }]
+    };
+    Plan {
+        bins,
+        clustering: Some(columns),
+        target_size: target,
+        considered_files: snapshot.num_files(),
+    }
+}
+
+/// Marks the files a clustering run wrote (PROTOCOL.md "Writer Requirements for Clustered
+/// Table": `clusteringProvider` set on clustered files) with Delta Spark's Z-cube tags: the
+/// run's id and the columns clustered by.
+fn mark_clustered(adds: Vec<Add>, columns: &[String], zcube: &str) -> Vec<Add> {
+    use alluvium_txlog::clustering::{PROVIDER, ZCUBE_ID_TAG, ZCUBE_ZORDER_BY_TAG};
+    adds.into_iter()
+        .map(|mut a| {
+            a.clustering_provider = Some(PROVIDER.into());
+            let mut tags = a.tags.take().unwrap_or_default();
+            tags.insert(ZCUBE_ID_TAG, Some(zcube.to_string()));
+            tags.insert(ZCUBE_ZORDER_BY_TAG, Some(json!(columns).to_string()));
+            a.tags = Some(tags);
+            a
+        })
+        .collect()
 }
 
 /// Splits bins into commit groups of at most `budget` input bytes (a bin larger than the
@@ -331,6 +446,7 @@ pub fn optimize(
     let mut partitions = BTreeSet::new();
     let mut base = snapshot.clone();
     let target = plan.target_size;
+    let clustering = plan.clustering;
     for group in commit_groups(plan.bins, options.max_commit_bytes) {
         // `base` moves on after every commit and may include concurrent commits: a bin
         // whose inputs one of them removed must not be rewritten (its rows would come back).
@@ -338,12 +454,18 @@ pub fn optimize(
             group.into_iter().partition(|bin| inputs_live(&base, bin));
         report.bins_dropped += gone.len();
         let layout = rewrite_layout(&base);
+        let zorder_by = clustering.as_ref().unwrap_or(&options.zorder_by);
         let rewritten: Vec<std::result::Result<Vec<Add>, _>> = group
             .par_iter()
             .map(|bin| {
-                let out = rewrite_files(&layout, &bin.files, &options.zorder_by, target);
+                let out = rewrite_files(&layout, &bin.files, zorder_by, target);
                 progress(Progress::BinDone { bytes: bin.bytes() });
-                out
+                match &clustering {
+                    Some(columns) => out.map(|adds| {
+                        mark_clustered(adds, columns, &uuid::Uuid::new_v4().to_string())
+                    }),
+                    None => out,
+                }
             })
             .collect();
         let mut outputs: Vec<(Bin, Vec<Add>)> = Vec::with_capacity(group.len());
@@ -366,7 +488,14 @@ pub fn optimize(
             }
             // The removes' deletion timestamp, on the store's clock.
             let now_ms = base.store().now_ms();
-            let txn = optimize_transaction(&base, &outputs, options, target, now_ms);
+            let txn = optimize_transaction(
+                &base,
+                &outputs,
+                options,
+                clustering.as_deref(),
+                target,
+                now_ms,
+            );
             match txn.commit() {
                 Ok(r) => {
                     progress(Progress::Committed { version: r.version });
@@ -433,6 +562,10 @@ fn table_layout(snapshot: &Snapshot) -> TableLayout {
         partition_columns: snapshot.partition_columns().to_vec(),
         column_mapping: snapshot.column_mapping(),
         configuration: snapshot.metadata().configuration.clone(),
+        materialize_partition_columns: alluvium_txlog::features::materializes_partition_columns(
+            snapshot.protocol(),
+            snapshot.metadata(),
+        ),
     }
 }
 
@@ -455,6 +588,7 @@ fn optimize_transaction(
     base: &Snapshot,
     outputs: &[(Bin, Vec<Add>)],
     options: &OptimizeOptions,
+    clustering: Option<&[String]>,
     target: u64,
     now_ms: i64,
 ) -> Transaction {
@@ -485,6 +619,11 @@ fn optimize_transaction(
         .map_or_else(Vec::new, |p| vec![p.to_string()]);
     txn.set_parameter("predicate", json!(predicate).to_string());
     txn.set_parameter("zOrderBy", json!(options.zorder_by).to_string());
+    if let Some(columns) = clustering {
+        // As Delta Spark records a clustering run.
+        txn.set_parameter("clusterBy", json!(columns).to_string());
+        txn.set_parameter("isFull", false);
+    }
     txn.set_parameter("targetSize", target.to_string());
     txn.set_metric("numRemovedFiles", removed);
     txn.set_metric("numAddedFiles", added);

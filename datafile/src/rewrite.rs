@@ -51,7 +51,8 @@ pub fn rewrite_files(
             target_size: Some(target_size),
             data_change: false,
         },
-    )?;
+    )?
+    .materialize_partition_columns(layout.materialize_partition_columns)?;
     let plan = Arc::new(ReadPlan::all(layout.clone())?);
     let mut batches = FileBatches::new(plan, files.to_vec(), READ_WINDOW);
     let fed: Result<()> = if zorder_by.is_empty() {

@@ -18,11 +18,13 @@ use std::time::Instant;
 use alluvium_storage::{ObjectStore, StorePath};
 use alluvium_txlog::actions::{Add, OptStringMap};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
+use alluvium_txlog::iceberg_compat::with_nested_field_ids;
 use alluvium_txlog::partition::{partition_dir_segment, serialize_partition_value};
 use alluvium_txlog::path::encode_path;
 use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::scalar::scalar_at;
-use alluvium_txlog::schema::{ArrowForm, StructField, StructType, arrow_field_as};
+use alluvium_txlog::schema::{ArrowForm, DataType, StructField, StructType, arrow_field_as};
+use alluvium_txlog::void;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, ListArray, MapArray, RecordBatch, StructArray, UInt32Array};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
@@ -160,7 +162,11 @@ pub struct FileSink<'a> {
     logical_data_schema: SchemaRef,
     physical_schema: SchemaRef,
     partition_idx: Vec<usize>,
+    /// The table columns stored in files, in file order: data columns without `void`
+    /// ones, then (when materialized) the partition columns.
     data_idx: Vec<usize>,
+    /// How many leading stored columns get statistics (the data columns).
+    stats_columns: usize,
     mode: ColumnMappingMode,
     props: WriterProperties,
     stats_props: HashMap<String, String>,
@@ -241,7 +247,106 @@ fn to_physical(arr: &ArrayRef, target: &ArrowType) -> Result<ArrayRef> {
     })
 }
 
+/// Which table columns a data file stores and in what form.
+struct FileLayout {
+    data_idx: Vec<usize>,
+    stats_columns: usize,
+    stats_schema: StructType,
+    logical: SchemaRef,
+    physical: SchemaRef,
+}
+
+impl FileLayout {
+    /// The stored columns of `table`: its data columns without `void` ones (nested `void`
+    /// struct fields dropped too; PROTOCOL.md "Void Type": writers omit them), then, when
+    /// `materialize`, the partition columns (after the data columns, as
+    /// "Writer Requirements for IcebergCompatV1" places them).
+    fn of(
+        table: &StructType,
+        partition_idx: &[usize],
+        mode: ColumnMappingMode,
+        materialize: bool,
+    ) -> Result<FileLayout> {
+        let mut data_idx: Vec<usize> = (0..table.fields.len())
+            .filter(|i| !partition_idx.contains(i) && !void::is_void(&table.fields[*i].data_type))
+            .collect();
+        let stats_columns = data_idx.len();
+        if materialize {
+            data_idx.extend(partition_idx.iter().copied());
+        }
+        let stored: Vec<StructField> = data_idx
+            .iter()
+            .map(|i| void::without_void(&StructType::new(vec![table.fields[*i].clone()])))
+            .flat_map(|s| s.fields)
+            .collect();
+        let physical: Vec<Field> = stored
+            .iter()
+            .map(|f| {
+                arrow_field_as(f, ArrowForm::physical(mode))
+                    .map(|a| with_nested_field_ids(f, mode, a))
+            })
+            .collect::<alluvium_txlog::Result<_>>()?;
+        Ok(FileLayout {
+            data_idx,
+            stats_columns,
+            stats_schema: StructType::new(stored[..stats_columns].to_vec()),
+            logical: Arc::new(Schema::new(scan_fields(&stored)?)),
+            physical: Arc::new(Schema::new(physical)),
+        })
+    }
+}
+
+/// `arr` (a column of Delta type `t`) without the struct fields of type `void`, at any
+/// depth under structs: the layout [`void::without_void`] gives data files.
+fn strip_void(arr: &ArrayRef, t: &DataType) -> Result<ArrayRef> {
+    let DataType::Struct(s) = t else {
+        return Ok(arr.clone());
+    };
+    if !void::has_nested_void(t) {
+        return Ok(arr.clone());
+    }
+    let sa = arr.as_struct();
+    let mut fields = Vec::new();
+    let mut children = Vec::new();
+    for (i, f) in s.fields.iter().enumerate() {
+        if void::is_void(&f.data_type) {
+            continue;
+        }
+        let child = strip_void(sa.column(i), &f.data_type)?;
+        let field = sa.fields()[i]
+            .as_ref()
+            .clone()
+            .with_data_type(child.data_type().clone());
+        fields.push(field);
+        children.push(child);
+    }
+    Ok(Arc::new(StructArray::try_new(
+        fields.into(),
+        children,
+        sa.nulls().cloned(),
+    )?))
+}
+
 impl<'a> FileSink<'a> {
+    /// Also stores the partition columns in every data file, after the data columns
+    /// (`materializePartitionColumns`, IcebergCompat V1/V2: see
+    /// `alluvium_txlog::features::materializes_partition_columns`). Call before writing;
+    /// not for change-data sinks.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn materialize_partition_columns(mut self, on: bool) -> Result<Self> {
+        if on && !self.change_data {
+            let layout = FileLayout::of(&self.table, &self.partition_idx, self.mode, true)?;
+            self.data_idx = layout.data_idx;
+            self.stats_columns = layout.stats_columns;
+            self.data_schema = layout.stats_schema;
+            self.logical_data_schema = layout.logical;
+            self.physical_schema = layout.physical;
+        }
+        Ok(self)
+    }
+
     /// A sink writing rows of `table`'s schema into its data files.
     ///
     /// # Errors
@@ -259,11 +364,6 @@ impl<'a> FileSink<'a> {
             target_size,
             data_change,
         } = options;
-        let is_part = |f: &StructField| {
-            partition_columns
-                .iter()
-                .any(|p| p.eq_ignore_ascii_case(&f.name))
-        };
         let partition_idx: Vec<usize> = partition_columns
             .iter()
             .map(|p| {
@@ -274,15 +374,10 @@ impl<'a> FileSink<'a> {
                 })
             })
             .collect::<Result<_>>()?;
-        let data_idx: Vec<usize> = (0..table.fields.len())
-            .filter(|i| !is_part(&table.fields[*i]))
-            .collect();
-        let data_fields: Vec<StructField> =
-            data_idx.iter().map(|i| table.fields[*i].clone()).collect();
-        let physical: Vec<Field> = data_fields
-            .iter()
-            .map(|f| arrow_field_as(f, ArrowForm::physical(mode)))
-            .collect::<alluvium_txlog::Result<_>>()?;
+        // PROTOCOL.md "Void Type": no new data file under a schema whose void columns could
+        // not be rebuilt from their absence.
+        void::check_writable(table)?;
+        let layout = FileLayout::of(table, &partition_idx, mode, false)?;
         let (codec, codec_name) = compression(configuration);
         let props = WriterProperties::builder()
             .set_compression(codec)
@@ -295,11 +390,12 @@ impl<'a> FileSink<'a> {
         Ok(FileSink {
             store,
             table: table.clone(),
-            logical_data_schema: Arc::new(Schema::new(scan_fields(&data_fields)?)),
-            data_schema: StructType::new(data_fields),
-            physical_schema: Arc::new(Schema::new(physical)),
+            logical_data_schema: layout.logical,
+            data_schema: layout.stats_schema,
+            physical_schema: layout.physical,
             partition_idx,
-            data_idx,
+            data_idx: layout.data_idx,
+            stats_columns: layout.stats_columns,
             mode,
             props,
             stats_props: configuration.clone(),
@@ -343,6 +439,7 @@ impl<'a> FileSink<'a> {
         sink.logical_data_schema = with_type(&sink.logical_data_schema);
         sink.physical_schema = with_type(&sink.physical_schema);
         sink.data_idx.push(sink.table.fields.len());
+        sink.stats_columns = sink.data_idx.len();
         sink.change_data = true;
         Ok(sink)
     }
@@ -414,9 +511,16 @@ impl<'a> FileSink<'a> {
     }
 
     fn write_group(&mut self, key: Vec<u8>, batch: &RecordBatch) -> Result<()> {
-        let data = batch.project(&self.data_idx)?;
-        let logical =
-            RecordBatch::try_new(self.logical_data_schema.clone(), data.columns().to_vec())?;
+        let columns = self
+            .data_idx
+            .iter()
+            .map(|i| match self.table.fields.get(*i) {
+                Some(f) => strip_void(batch.column(*i), &f.data_type),
+                // The change-type column of change-data files.
+                None => Ok(batch.column(*i).clone()),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let logical = RecordBatch::try_new(self.logical_data_schema.clone(), columns)?;
         let physical_columns = logical
             .columns()
             .iter()
@@ -470,7 +574,12 @@ impl<'a> FileSink<'a> {
                 .ok_or_else(|| DataFileError::InvalidArgument("open file vanished".into()))?;
             file.writer.write(&physical)?;
             if !self.change_data {
-                file.stats.update(&logical)?;
+                if self.stats_columns == logical.num_columns() {
+                    file.stats.update(&logical)?;
+                } else {
+                    let data: Vec<usize> = (0..self.stats_columns).collect();
+                    file.stats.update(&logical.project(&data)?)?;
+                }
             }
             (file.writer.bytes_written() + file.writer.in_progress_size()) as u64 >= self.target
         };

@@ -140,6 +140,7 @@ impl ChangesBuilder {
             partition_columns: planned.metadata.partition_columns.clone(),
             column_mapping: planned.column_mapping,
             configuration: planned.metadata.configuration.clone(),
+            materialize_partition_columns: false,
         };
         let schema = &planned.schema;
         let is_meta = |c: &str| CHANGE_FEED_COLUMNS.contains(&c);

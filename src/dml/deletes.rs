@@ -340,7 +340,8 @@ impl Worker<'_, '_> {
                 target_size: None,
                 data_change: true,
             },
-        )?;
+        )?
+        .materialize_partition_columns(crate::write::materializes(self.snapshot))?;
         let mut out = Rewritten::default();
         let taken = (|| -> Result<()> {
             while !self.stop.load(Ordering::Relaxed) {

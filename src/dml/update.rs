@@ -171,7 +171,8 @@ fn update(
             target_size: options.target_file_size,
             data_change: true,
         },
-    )?;
+    )?
+    .materialize_partition_columns(crate::write::materializes(&snapshot))?;
     let changes = change_data::writer_for(
         table,
         &snapshot,

@@ -70,6 +70,7 @@ pub(crate) fn table_layout(snapshot: &Snapshot) -> TableLayout {
         partition_columns: snapshot.partition_columns().to_vec(),
         column_mapping: snapshot.column_mapping(),
         configuration: snapshot.metadata().configuration.clone(),
+        materialize_partition_columns: false,
     }
 }
 

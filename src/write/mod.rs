@@ -461,7 +461,8 @@ impl Table {
                 target_size: options.target_file_size,
                 data_change: true,
             },
-        )?;
+        )?
+        .materialize_partition_columns(crate::write::materializes(snapshot))?;
         let mut rows: u64 = 0;
         let result = (|| -> Result<()> {
             for b in batches {
@@ -603,6 +604,15 @@ pub(crate) fn outcome_if_done(
     None
 }
 
+/// Whether new data files of `snapshot`'s table also store its partition columns
+/// (`materializePartitionColumns`, IcebergCompat V1/V2; SPEC.md §29).
+pub(crate) fn materializes(snapshot: &Snapshot) -> bool {
+    alluvium_txlog::features::materializes_partition_columns(
+        snapshot.protocol(),
+        snapshot.metadata(),
+    )
+}
+
 pub(crate) fn finish(
     table: &Table,
     txn: Transaction,
@@ -696,7 +706,8 @@ fn remove_matching(
             target_size: options.target_file_size,
             data_change: true,
         },
-    )?;
+    )?
+    .materialize_partition_columns(crate::write::materializes(snapshot))?;
     let mut rewrote = false;
     // Files removed whole before the first partial rewrite: their rows become `delete`
     // change rows only if a partial rewrite follows.

@@ -134,6 +134,15 @@ pub enum LogError {
     /// The table schema is invalid or uses an unsupported type.
     #[error("invalid schema: {0}")]
     InvalidSchema(String),
+    /// New data files cannot be written under this schema (PROTOCOL.md "Void Type": a
+    /// `void` inside an array or map, a struct of only `void` fields, only `void` columns).
+    #[error("cannot write data files: column `{column}`: {reason}")]
+    UnwritableSchema {
+        /// The offending column (dotted path).
+        column: String,
+        /// Why.
+        reason: String,
+    },
     /// A partition value cannot be parsed as its column's type.
     #[error("invalid partition value {value:?} for column `{column}`: {reason}")]
     InvalidPartitionValue {

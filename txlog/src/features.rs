@@ -104,6 +104,15 @@ pub const SUPPORTED_WRITER_FEATURES: &[&str] = &[
     "variantShredding",
     "variantShredding-preview",
     "geospatial",
+    // Clustered tables: writes keep statistics for the clustering columns and the domain
+    // (`clustering::check_writable`); OPTIMIZE clusters by them.
+    "clustering",
+    "liquid",
+    // Partition values are also written into the data files (`materializes_partition_columns`).
+    "materializePartitionColumns",
+    // The Delta-side rules are checked by `iceberg_compat::check`.
+    "icebergCompatV1",
+    "icebergCompatV2",
 ];
 
 fn writer_refusal(feature: &str, detail: String) -> LogError {
@@ -133,8 +142,9 @@ fn any_field(fields: &[StructField], pred: &dyn Fn(&StructField) -> bool) -> Opt
 /// Checks that alluvium may write a table with this protocol, metadata and schema: every
 /// reader feature readable, writer version at most 7, every writer feature (listed, or
 /// implied by a legacy version) supported, and no feature in active use that alluvium
-/// cannot enforce (invariants, CHECK constraints, generated, identity or default columns,
-/// Iceberg compatibility).
+/// cannot enforce (invariants, CHECK constraints, generated, identity or default columns),
+/// and, with Iceberg compatibility active, its Delta-side rules met
+/// ([`crate::iceberg_compat::check`]).
 ///
 /// # Errors
 /// [`LogError::UnsupportedProtocolVersion`] or [`LogError::UnsupportedFeature`] (writer
@@ -227,10 +237,20 @@ pub fn check_write_supported(
             "the protocol lists rowTracking without the domainMetadata feature it requires".into(),
         ));
     }
-    if let Some(v) = properties::TableProperties(&metadata.configuration).iceberg_compat() {
-        return Err(writer_refusal("icebergCompat", format!("{v} is set")));
-    }
+    crate::iceberg_compat::check(protocol, metadata, schema)?;
     Ok(())
+}
+
+/// Whether new data files of a table must also hold its partition columns (after the data
+/// columns): the `materializePartitionColumns` writer feature is supported
+/// (protocol_rfcs/materialize-partition-columns.md), or IcebergCompat V1 or V2 is active
+/// (PROTOCOL.md "Writer Requirements for IcebergCompatV1/V2").
+pub fn materializes_partition_columns(protocol: &Protocol, metadata: &Metadata) -> bool {
+    supports_writer_feature(protocol, "materializePartitionColumns")
+        || matches!(
+            crate::iceberg_compat::active_version(&metadata.configuration),
+            Some(1 | 2)
+        )
 }
 
 /// The writer features implied by a legacy (pre-7) writer version.

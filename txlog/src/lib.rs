@@ -25,6 +25,7 @@
 
 pub mod actions;
 pub mod checkpoint;
+pub mod clustering;
 pub mod column_mapping;
 pub mod commit;
 pub mod commit_range;
@@ -33,6 +34,7 @@ mod error;
 pub mod expr;
 pub mod features;
 mod file_set;
+pub mod iceberg_compat;
 pub mod log_path;
 pub mod partition;
 pub mod path;
@@ -43,6 +45,7 @@ pub mod scalar;
 pub mod schema;
 pub mod segment;
 pub mod stats;
+pub mod void;
 
 pub use error::{FeatureSide, LogError, Result};
 

@@ -4,6 +4,7 @@
 
 mod changes;
 mod cli;
+mod cluster;
 mod common;
 mod dml;
 mod s3;

@@ -51,6 +51,9 @@ pub struct TableLayout {
     pub column_mapping: ColumnMappingMode,
     /// The table properties (what writers need: codec, target size, statistics columns).
     pub configuration: HashMap<String, String>,
+    /// Whether files written for the table also store its partition columns
+    /// (`alluvium_txlog::features::materializes_partition_columns`; writers only).
+    pub materialize_partition_columns: bool,
 }
 
 /// One planned read of a table's data files: which columns are read and output, the filter

@@ -76,6 +76,7 @@ fn one_file() -> (TableLayout, Add) {
         partition_columns: partitions,
         column_mapping: ColumnMappingMode::None,
         configuration: HashMap::new(),
+        materialize_partition_columns: false,
     };
     (layout, adds.remove(0))
 }

@@ -155,6 +155,14 @@ impl Snapshot {
             self.metadata(),
             self.schema(),
         )?;
+        // A clustered table: its domain readable, not partitioned, clustering columns
+        // with statistics (PROTOCOL.md "Writer Requirements for Clustered Table").
+        alluvium_txlog::clustering::check_writable(
+            self.protocol(),
+            self.metadata(),
+            self.schema(),
+            |d| self.state.domains().get(d),
+        )?;
         Ok(())
     }
 

@@ -566,7 +566,8 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
             target_size: options.target_file_size,
             data_change: true,
         },
-    )?;
+    )?
+    .materialize_partition_columns(crate::write::materializes(&snapshot))?;
     let changes = match records_changes {
         true => change_data::writer_for(
             table,

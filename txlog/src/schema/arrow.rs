@@ -308,6 +308,8 @@ fn delta_type(t: &ArrowType, field: &str) -> Result<DataType> {
         ArrowType::Float32 => p(PrimitiveType::Float),
         ArrowType::Float64 => p(PrimitiveType::Double),
         ArrowType::Boolean => p(PrimitiveType::Boolean),
+        // Spark's NullType: a `void` column (never stored in data files).
+        ArrowType::Null => p(PrimitiveType::Void),
         ArrowType::Date32 | ArrowType::Date64 => p(PrimitiveType::Date),
         ArrowType::Timestamp(_, Some(_)) => p(PrimitiveType::Timestamp),
         ArrowType::Timestamp(_, None) => p(PrimitiveType::TimestampNtz),
