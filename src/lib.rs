@@ -39,6 +39,7 @@
 
 mod alter;
 pub mod changes;
+mod constraints;
 mod describe;
 mod dml;
 mod error;

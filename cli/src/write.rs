@@ -87,6 +87,15 @@ pub struct AlterArgs {
     /// Remove a table property (repeatable).
     #[arg(long = "unset-property")]
     unset: Vec<String>,
+    /// Add a CHECK constraint `NAME EXPR` (every existing row is checked first; the
+    /// protocol is upgraded to support `checkConstraints`).
+    #[arg(long = "add-constraint", num_args = 2, value_names = ["NAME", "EXPR"],
+          conflicts_with_all = ["set", "unset", "drop_constraint"])]
+    add_constraint: Option<Vec<String>>,
+    /// Drop the CHECK constraint NAME.
+    #[arg(long = "drop-constraint", value_name = "NAME",
+          conflicts_with_all = ["set", "unset"])]
+    drop_constraint: Option<String>,
 }
 
 fn parse_property(s: &str) -> std::result::Result<(String, String), String> {
@@ -206,6 +215,16 @@ pub fn delete(a: DeleteArgs) -> Result<()> {
 
 pub fn alter(a: AlterArgs) -> Result<()> {
     let table = open(&a.table)?;
+    if let Some(c) = &a.add_constraint {
+        if let [name, expr] = c.as_slice() {
+            print_report(&table.add_constraint(name, expr)?);
+        }
+        return Ok(());
+    }
+    if let Some(name) = &a.drop_constraint {
+        print_report(&table.drop_constraint(name)?);
+        return Ok(());
+    }
     let set: Vec<(&str, &str)> = a
         .set
         .iter()

@@ -19,6 +19,7 @@ mod bad_input;
 mod cdf_write;
 mod changes;
 mod checkpoints;
+mod column_rules;
 mod conflicts;
 mod dml_common;
 mod dml_delete;
