@@ -4,6 +4,7 @@
 
 mod changes;
 mod cli;
+mod column_rules;
 mod common;
 mod dml;
 mod s3;

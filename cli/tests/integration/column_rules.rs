@@ -1,0 +1,48 @@
+//! CLI: column rules on writes (SPEC.md §28): `alter --add-constraint/--drop-constraint`,
+//! a CHECK violation refused in one line naming the constraint and row, identity values
+//! generated for a CSV append that lacks the column.
+
+use crate::common::{fails, ok};
+
+#[test]
+fn alter_adds_and_drops_check_constraints_and_writes_obey_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let t = t.to_str().unwrap();
+    let csv = dir.path().join("a.csv");
+    std::fs::write(&csv, "id,name\n1,alice\n2,bob\n").unwrap();
+    let csv = csv.to_str().unwrap();
+    ok(&["create", t, "--schema-from", csv]);
+    ok(&["append", t, csv]);
+    // Existing rows are checked first: id 1 violates `id > 1`.
+    let err = fails(&["alter", t, "--add-constraint", "big", "id > 1"]);
+    assert!(err.contains("big") && err.contains("alice"), "{err}");
+    let out = ok(&["alter", t, "--add-constraint", "positive", "id > 0"]);
+    assert!(out.starts_with("committed version 2"), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&ok(&["inspect", t, "--json"])).unwrap();
+    assert!(
+        v["protocol"]["minWriterVersion"].as_i64().unwrap() >= 3,
+        "{v}"
+    );
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "id,name\n0,zero\n").unwrap();
+    let bad = bad.to_str().unwrap();
+    let err = fails(&["append", t, bad]);
+    assert!(err.contains("positive") && err.contains("zero"), "{err}");
+    let err = fails(&["update", t, "--set", "id = id - 5", "--filter", "id = 2"]);
+    assert!(err.contains("positive"), "{err}");
+    ok(&["alter", t, "--drop-constraint", "positive"]);
+    ok(&["append", t, bad]);
+    fails(&["alter", t, "--drop-constraint", "positive"]);
+}
+
+#[test]
+fn append_to_an_identity_table_generates_the_values() {
+    let (dir, t) = crate::root_common::copy_table("identity_test_written_by_version_5");
+    let t = t.to_str().unwrap();
+    let csv = dir.path().join("a.csv");
+    std::fs::write(&csv, "part,value\n7,seven\n").unwrap();
+    ok(&["append", t, csv.to_str().unwrap()]);
+    let out = ok(&["scan", t, "--format", "csv", "--filter", "part = 7"]);
+    assert_eq!(out.trim(), "id,part,value\n5,7,seven", "{out}");
+}
