@@ -7,15 +7,16 @@
 //! expressions whose value is a non-decreasing function of the source, where `x op c`
 //! implies `f(x) op' f(c)` (`<`/`<=` → `<=`, `>`/`>=` → `>=`, `=` → `=`):
 //! * `source` itself (an identity-like copy of the column);
-//! * `CAST(source AS DATE)` from a date, `timestamp_ntz` or `timestamp`. A timestamp's date
-//!   depends on the writer's session time zone, which the table does not record, so the
-//!   bound is widened by a day on each side (every zone is within a day of UTC).
+//! * `CAST(source AS DATE)` and `YEAR(source)` from a date, `timestamp_ntz` or
+//!   `timestamp`. A timestamp's date depends on the writer's session time zone, which the
+//!   table does not record, so the bound is widened by a day on each side (every zone is
+//!   within a day of UTC).
 //!
 //! The derived terms are only used to skip files; rows are still filtered by the scan's
 //! own predicate, so a derived term can never change a result, only the files read.
 
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{CmpOp, Expr, Literal, Predicate, bind, parse_expr};
+use alluvium_txlog::expr::{CmpOp, DateField, Expr, Literal, Predicate, bind, parse_expr};
 use alluvium_txlog::scalar::Scalar;
 use alluvium_txlog::schema::{DataType, PrimitiveType, StructType};
 
@@ -29,6 +30,23 @@ enum Derivation {
     Date {
         widen: bool,
     },
+    /// `YEAR(source)`; `widen` as for `Date`.
+    Year {
+        widen: bool,
+    },
+}
+
+/// The proleptic Gregorian year of a day number (days since 1970-01-01).
+fn year_of(days: i64) -> i64 {
+    // Days since 0000-03-01, split into 400-year eras (Howard Hinnant's civil_from_days).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    yoe + era * 400 + i64::from(month <= 2)
 }
 
 /// `predicate` with the partition-column terms its conjuncts imply added (AND), or
@@ -63,6 +81,19 @@ pub(crate) fn with_generated_partition_terms(
                             s.data_type == DataType::Primitive(PrimitiveType::Timestamp)
                         });
                         (path[0].clone(), Derivation::Date { widen })
+                    }
+                    _ => continue,
+                }
+            }
+            Expr::DatePart(DateField::Year, inner)
+                if f.data_type == DataType::Primitive(PrimitiveType::Integer) =>
+            {
+                match inner.as_ref() {
+                    Expr::Column(path) if path.len() == 1 => {
+                        let widen = schema.field(&path[0]).is_some_and(|s| {
+                            s.data_type == DataType::Primitive(PrimitiveType::Timestamp)
+                        });
+                        (path[0].clone(), Derivation::Year { widen })
                     }
                     _ => continue,
                 }
@@ -108,18 +139,21 @@ fn bounds(op: CmpOp, value: &Scalar, how: &Derivation) -> Vec<(CmpOp, Scalar)> {
                 _ => vec![(op, value.clone())],
             };
         }
-        Derivation::Date { .. } => match value {
+        Derivation::Date { .. } | Derivation::Year { .. } => match value {
             Scalar::Date(d) => i64::from(*d),
             Scalar::Timestamp(us) | Scalar::TimestampNtz(us) => us.div_euclid(MICROS_PER_DAY),
             _ => return Vec::new(),
         },
     };
     let slack = match how {
-        Derivation::Date { widen: true } => 1,
+        Derivation::Date { widen: true } | Derivation::Year { widen: true } => 1,
         _ => 0,
     };
-    let day = |d: i64| i32::try_from(d).ok().map(Scalar::Date);
-    let (Some(lo), Some(hi)) = (day(v - slack), day(v + slack)) else {
+    let value_of = |d: i64| match how {
+        Derivation::Year { .. } => i32::try_from(year_of(d)).ok().map(Scalar::Integer),
+        _ => i32::try_from(d).ok().map(Scalar::Date),
+    };
+    let (Some(lo), Some(hi)) = (value_of(v - slack), value_of(v + slack)) else {
         return Vec::new();
     };
     match op {
@@ -127,5 +161,20 @@ fn bounds(op: CmpOp, value: &Scalar, how: &Derivation) -> Vec<(CmpOp, Scalar)> {
         CmpOp::Gt | CmpOp::Ge => vec![(CmpOp::Ge, lo)],
         CmpOp::Eq => vec![(CmpOp::Ge, lo), (CmpOp::Le, hi)],
         CmpOp::Ne => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::year_of;
+
+    #[test]
+    fn year_of_day_numbers() {
+        assert_eq!(year_of(0), 1970);
+        assert_eq!(year_of(-1), 1969);
+        assert_eq!(year_of(18_992), 2021); // 2021-12-31
+        assert_eq!(year_of(18_993), 2022); // 2022-01-01
+        assert_eq!(year_of(-719_162), 1); // 0001-01-01
+        assert_eq!(year_of(-719_163), 0);
     }
 }

@@ -670,3 +670,91 @@ fn filters_on_source_columns_prune_generated_partition_columns() {
     assert_eq!(scan("ts < '2022-01-09 00:00:00'"), (3, 2));
     assert_eq!(scan("ts = '2022-01-10 12:00:00'"), (3, 1));
 }
+
+#[test]
+fn year_month_day_generation_expressions_are_computed_checked_and_prune() {
+    let t = Table::in_memory();
+    let schema = StructType::from_json(&format!(
+        r#"{{"type":"struct","fields":[{},{},{},{}]}}"#,
+        field("ts", "timestamp", true, ""),
+        field(
+            "y",
+            "integer",
+            true,
+            r#""delta.generationExpression":"YEAR(ts)""#
+        ),
+        field(
+            "m",
+            "integer",
+            true,
+            r#""delta.generationExpression":"month(ts)""#
+        ),
+        field(
+            "dd",
+            "integer",
+            true,
+            r#""delta.generationExpression":"DAY(ts)""#
+        ),
+    ))
+    .unwrap();
+    let props: HashMap<String, String> = [(
+        "delta.dataSkippingNumIndexedCols".to_string(),
+        "0".to_string(),
+    )]
+    .into();
+    t.create_with_schema(schema, &["y".into()], &props).unwrap();
+    let ts_batch = |micros: Vec<i64>, y: Option<Vec<i32>>| {
+        let ts = arrow::array::TimestampMicrosecondArray::from(micros).with_timezone("UTC");
+        let mut fields = vec![Field::new("ts", ts.data_type().clone(), true)];
+        let mut cols: Vec<ArrayRef> = vec![Arc::new(ts)];
+        if let Some(y) = y {
+            fields.push(Field::new("y", DataType::Int32, true));
+            cols.push(Arc::new(Int32Array::from(y)));
+        }
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).unwrap()
+    };
+    // 2020-06-01, 2021-06-01, 2022-06-01, 2023-06-01 at noon UTC.
+    let day_us = |days: i64| days * 86_400_000_000 + 12 * 3_600_000_000;
+    let days = [18_414i64, 18_779, 19_144, 19_509];
+    append(
+        &t,
+        ts_batch(days.iter().map(|d| day_us(*d)).collect(), None),
+    )
+    .unwrap();
+    let got = ScanBuilder::new(t.snapshot().unwrap())
+        .with_columns(["y", "m", "dd"])
+        .build()
+        .unwrap()
+        .execute_to_vec()
+        .unwrap();
+    assert_eq!(
+        canon_rows(&got),
+        [
+            "2020 | 6 | 1",
+            "2021 | 6 | 1",
+            "2022 | 6 | 1",
+            "2023 | 6 | 1"
+        ]
+    );
+    let e = append(&t, ts_batch(vec![day_us(19_509)], Some(vec![2022]))).unwrap_err();
+    assert!(
+        matches!(e, alluvium::Error::GeneratedColumnMismatch { .. }),
+        "{e}"
+    );
+    let scan = |filter: &str| {
+        let s = ScanBuilder::new(t.snapshot().unwrap())
+            .with_filter(alluvium::parse_expr(filter).unwrap())
+            .build()
+            .unwrap();
+        let n = s.files().len();
+        let rows: usize = s
+            .execute_to_vec()
+            .unwrap()
+            .iter()
+            .map(|b| b.num_rows())
+            .sum();
+        (n, rows)
+    };
+    assert_eq!(scan("ts >= '2022-01-15 00:00:00'"), (2, 2));
+    assert_eq!(scan("ts < '2021-03-01 00:00:00'"), (2, 1));
+}
