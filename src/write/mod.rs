@@ -388,12 +388,7 @@ impl Table {
             .unwrap_or_default();
         // Built before any file is written: a rule alluvium cannot apply exactly refuses
         // the write here.
-        let column_rules = rules::ColumnRules::new(
-            &schema,
-            &partitions,
-            &configuration,
-            snapshot.column_mapping(),
-        )?;
+        let column_rules = rules::ColumnRules::new(snapshot, &schema, &configuration)?;
         // replaceWhere removes the matching rows first, so that it knows whether the commit
         // needs change-data files before the new rows are written: Delta Spark's
         // WriteIntoDelta runs its DELETE first and, when that DELETE wrote cdc files, writes

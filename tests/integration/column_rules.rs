@@ -525,26 +525,72 @@ fn eight_concurrent_identity_writers_never_duplicate_values() {
 }
 
 #[test]
-fn reference_identity_table_continues_after_its_high_water_mark() {
-    let (_dir, path) = copy_table("identity_test_written_by_version_5");
+fn reference_identity_table_generates_and_refuses_explicit_values() {
+    // Created by Databricks Runtime 14.1: GENERATED ALWAYS AS IDENTITY, protocol 1/6.
+    let (_dir, path) = copy_table("issue-2152");
     let t = Table::open(path.to_str().unwrap()).unwrap();
-    let b = RecordBatch::try_new(
+    let keys = |v: Vec<&str>| {
+        RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new(
+                "TXT_DateKey",
+                DataType::Utf8,
+                true,
+            )])),
+            vec![Arc::new(StringArray::from(v)) as ArrayRef],
+        )
+        .unwrap()
+    };
+    append(&t, keys(vec!["a", "b"])).unwrap();
+    append(&t, keys(vec!["c"])).unwrap();
+    let got = ScanBuilder::new(t.snapshot().unwrap())
+        .build()
+        .unwrap()
+        .execute_to_vec()
+        .unwrap();
+    assert_eq!(canon_rows(&got), ["1 | a", "2 | b", "3 | c"]);
+    assert_eq!(
+        field_meta(&t, "ID_D_DATE", "delta.identity.highWaterMark"),
+        Some(3.into())
+    );
+    let given = RecordBatch::try_new(
         Arc::new(Schema::new(vec![
-            Field::new("part", DataType::Int32, true),
-            Field::new("value", DataType::Utf8, true),
+            Field::new("ID_D_DATE", DataType::Int64, true),
+            Field::new("TXT_DateKey", DataType::Utf8, true),
         ])),
         vec![
-            Arc::new(Int32Array::from(vec![9, 9])) as ArrayRef,
-            Arc::new(StringArray::from(vec!["five", "six"])),
+            Arc::new(Int64Array::from(vec![9])) as ArrayRef,
+            Arc::new(StringArray::from(vec!["x"])),
+        ],
+    )
+    .unwrap();
+    let e = append(&t, given).unwrap_err();
+    assert!(
+        matches!(e, alluvium::Error::IdentityColumnViolation { .. }),
+        "{e}"
+    );
+}
+
+#[test]
+fn rule_metadata_the_protocol_does_not_support_is_ignored() {
+    // DBR 8.0 wrote `delta.generationExpression` at writer 2: not a generated column
+    // (PROTOCOL.md "Generated Columns" applies "when supported"; Delta Spark agrees).
+    let (_dir, path) = copy_table("dbr_8_0_non_generated_columns");
+    let t = Table::open(path.to_str().unwrap()).unwrap();
+    let before = rows(&t).len();
+    let b = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("c1", DataType::Int32, true),
+            Field::new("c2", DataType::Int32, true),
+        ])),
+        vec![
+            Arc::new(Int32Array::from(vec![100])) as ArrayRef,
+            Arc::new(Int32Array::from(vec![7])),
         ],
     )
     .unwrap();
     append(&t, b).unwrap();
-    assert_eq!(ids(&t), [1, 2, 4, 5, 6]);
-    assert_eq!(
-        field_meta(&t, "id", "delta.identity.highWaterMark"),
-        Some(6.into())
-    );
+    assert_eq!(rows(&t).len(), before + 1);
+    assert!(rows(&t).contains(&"100 | 7".to_string()));
 }
 
 // ---------------------------------------------------------------- defaults

@@ -38,11 +38,19 @@ fn alter_adds_and_drops_check_constraints_and_writes_obey_them() {
 
 #[test]
 fn append_to_an_identity_table_generates_the_values() {
-    let (dir, t) = crate::root_common::copy_table("identity_test_written_by_version_5");
+    // Created by Databricks Runtime 14.1: GENERATED ALWAYS AS IDENTITY, protocol 1/6.
+    let (dir, t) = crate::root_common::copy_table("issue-2152");
     let t = t.to_str().unwrap();
     let csv = dir.path().join("a.csv");
-    std::fs::write(&csv, "part,value\n7,seven\n").unwrap();
+    std::fs::write(&csv, "TXT_DateKey\nx\ny\n").unwrap();
     ok(&["append", t, csv.to_str().unwrap()]);
-    let out = ok(&["scan", t, "--format", "csv", "--filter", "part = 7"]);
-    assert_eq!(out.trim(), "id,part,value\n5,7,seven", "{out}");
+    let out = ok(&["scan", t, "--format", "csv"]);
+    assert_eq!(out.trim(), "ID_D_DATE,TXT_DateKey\n1,x\n2,y", "{out}");
+    let given = dir.path().join("b.csv");
+    std::fs::write(&given, "ID_D_DATE,TXT_DateKey\n9,z\n").unwrap();
+    let err = fails(&["append", t, given.to_str().unwrap()]);
+    assert!(
+        err.contains("ID_D_DATE") && err.contains("GENERATED ALWAYS"),
+        "{err}"
+    );
 }

@@ -441,10 +441,9 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
         None => None,
     };
     let column_rules = std::sync::Arc::new(ColumnRules::new(
+        &snapshot,
         &table_schema,
-        snapshot.partition_columns(),
         &snapshot.metadata().configuration,
-        snapshot.column_mapping(),
     )?);
     let bound: Vec<BoundClause> = clauses
         .iter()

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use alluvium_mvcc::{Snapshot, Transaction};
 use alluvium_txlog::FeatureSide;
 use alluvium_txlog::LogError;
-use alluvium_txlog::column_mapping::ColumnMappingMode;
+use alluvium_txlog::features::supports_writer_feature;
 use alluvium_txlog::schema::{StructField, StructType};
 use arrow_array::RecordBatch;
 
@@ -83,29 +83,48 @@ impl ColumnRules {
     /// whose expression or identity settings alluvium cannot apply exactly.
     pub(crate) fn for_snapshot(snapshot: &Snapshot) -> Result<Arc<ColumnRules>> {
         Self::new(
+            snapshot,
             snapshot.schema(),
-            snapshot.partition_columns(),
             &snapshot.metadata().configuration,
-            snapshot.column_mapping(),
         )
         .map(Arc::new)
     }
 
-    /// The rules of a table with this schema, partitioning and configuration.
+    /// The rules of `snapshot`'s table with this (possibly evolved) schema and
+    /// configuration.
+    ///
+    /// Generated, identity and default columns only count where the protocol supports
+    /// their feature (PROTOCOL.md: the metadata has its meaning "when supported"; a DBR 8.0
+    /// table with a `delta.generationExpression` at writer 2 is a plain table, as Delta
+    /// Spark reads it). CHECK constraints and invariants are enforced whatever the
+    /// protocol says: enforcing them can only refuse rows, never change them.
     ///
     /// # Errors
     /// As [`for_snapshot`](Self::for_snapshot).
     pub(crate) fn new(
+        snapshot: &Snapshot,
         schema: &StructType,
-        partitions: &[String],
         configuration: &std::collections::HashMap<String, String>,
-        mode: ColumnMappingMode,
     ) -> Result<ColumnRules> {
+        let (partitions, mode) = (snapshot.partition_columns(), snapshot.column_mapping());
+        let supports = |f: &str| supports_writer_feature(snapshot.protocol(), f);
         Ok(ColumnRules {
             schema: schema.clone(),
-            defaults: defaults::collect(schema, partitions, mode)?,
-            identity: identity::IdentityColumns::collect(schema)?,
-            generated: generated::collect(schema, partitions, mode)?,
+            defaults: if supports("allowColumnDefaults") {
+                defaults::collect(schema, partitions, mode)?
+            } else {
+                Vec::new()
+            },
+            identity: if supports("identityColumns") {
+                identity::IdentityColumns::collect(schema)?
+            } else {
+                identity::IdentityColumns::collect(&StructType::new(Vec::new()))?
+            },
+            generated: if supports("generatedColumns") {
+                generated::collect(schema, partitions, mode)?
+            } else {
+                Vec::new()
+            },
             checks: check::collect(schema, partitions, configuration, mode)?,
         })
     }
