@@ -329,6 +329,34 @@ fn generated_columns_follow_updates_and_merges() {
         .execute(&WriteOptions::default())
         .unwrap();
     assert_eq!(rows(&t), ["102 | 205", "11 | 23", "7 | 15"]);
+    // `UPDATE SET *` / `INSERT *` from a source without the generated column compute it.
+    let src = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, true),
+            Field::new("a", DataType::Int64, true),
+        ])),
+        vec![
+            Arc::new(Int64Array::from(vec![7, 50])) as ArrayRef,
+            Arc::new(Int64Array::from(vec![8, 50])),
+        ],
+    )
+    .unwrap();
+    t.merge([src], "t.a = s.k")
+        .when("MATCHED THEN UPDATE SET *")
+        .when("NOT MATCHED THEN INSERT *")
+        .merge_schema(true)
+        .execute(&WriteOptions::default())
+        .unwrap();
+    let got = ScanBuilder::new(t.snapshot().unwrap())
+        .with_columns(["a", "b"])
+        .build()
+        .unwrap()
+        .execute_to_vec()
+        .unwrap();
+    assert_eq!(
+        canon_rows(&got),
+        ["102 | 205", "11 | 23", "50 | 101", "8 | 17"]
+    );
 }
 
 #[test]

@@ -198,6 +198,10 @@ fn bind_clause(
                 // `UPDATE SET *` keeps identity values (they are never updated).
                 let expr = if column_rules.is_identity(&f.name) && in_target(&f.name) {
                     column(TARGET, &f.name)
+                } else if column_rules.is_generated(&f.name) && !in_source(&f.name) {
+                    // Computed again from the new values of its sources.
+                    values.push(ColumnValue::Null);
+                    continue;
                 } else if in_source(&f.name) {
                     column(SOURCE, &f.name)
                 } else if merge_schema && in_target(&f.name) {
