@@ -17,6 +17,8 @@ fn alter_adds_and_drops_check_constraints_and_writes_obey_them() {
     // Existing rows are checked first: id 1 violates `id > 1`.
     let err = fails(&["alter", t, "--add-constraint", "big", "id > 1"]);
     assert!(err.contains("big") && err.contains("alice"), "{err}");
+    let err = fails(&["alter", t, "--set-property", "delta.constraints.p=id > 0"]);
+    assert!(err.contains("--add-constraint"), "{err}");
     let out = ok(&["alter", t, "--add-constraint", "positive", "id > 0"]);
     assert!(out.starts_with("committed version 2"), "{out}");
     let v: serde_json::Value = serde_json::from_str(&ok(&["inspect", t, "--json"])).unwrap();
