@@ -832,3 +832,25 @@ fn year_month_day_generation_expressions_are_computed_checked_and_prune() {
     assert_eq!(scan("ts >= '2022-01-15 00:00:00'"), (2, 2));
     assert_eq!(scan("ts < '2021-03-01 00:00:00'"), (2, 1));
 }
+
+#[test]
+fn a_default_alluvium_cannot_evaluate_refuses_writes() {
+    for default in ["current_timestamp()", "id + 1"] {
+        let t = table(
+            &[
+                field("id", "long", true, ""),
+                field(
+                    "at",
+                    "long",
+                    true,
+                    &format!(r#""CURRENT_DEFAULT":"{default}""#),
+                ),
+            ]
+            .join(","),
+            &[],
+        );
+        let e = append(&t, longs(&[("id", vec![Some(1)])])).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported, "{default}: {e}");
+        assert!(e.to_string().contains("`at`"), "{e}");
+    }
+}
