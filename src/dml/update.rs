@@ -149,12 +149,14 @@ fn update(
         Some(e) => bind(e, schema, partitions, mode)?,
         None => Predicate::Const(Some(true)),
     };
+    // Files are skipped also through generated partition columns of the predicate's columns.
+    let prune = crate::scan::generated::pruning_predicate(&pred, &snapshot);
     let candidates: Vec<Add> = snapshot
         .files()
         .filter(|a| {
             let stats = a.stats.as_deref().and_then(FileStats::parse);
             may_match(
-                &pred,
+                &prune,
                 &FileSummary {
                     partition_values: &a.partition_values,
                     stats: stats.as_ref(),

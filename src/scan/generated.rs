@@ -12,8 +12,9 @@
 //!   table does not record, so the bound is widened by a day on each side (every zone is
 //!   within a day of UTC).
 //!
-//! The derived terms are only used to skip files; rows are still filtered by the scan's
-//! own predicate, so a derived term can never change a result, only the files read.
+//! The derived terms are only used to skip files (scans, and DELETE's and UPDATE's
+//! candidate files); rows are still filtered by the operation's own predicate, so a
+//! derived term can never change a result, only the files read.
 
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::expr::{CmpOp, DateField, Expr, Literal, Predicate, bind, parse_expr};
@@ -47,6 +48,20 @@ fn year_of(days: i64) -> i64 {
     let mp = (5 * doy + 2) / 153;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     yoe + era * 400 + i64::from(month <= 2)
+}
+
+/// [`with_generated_partition_terms`] for the table `snapshot` read: the predicate that
+/// skips files for `predicate` (scans, DELETE and UPDATE candidates).
+pub(crate) fn pruning_predicate(
+    predicate: &Predicate,
+    snapshot: &alluvium_mvcc::Snapshot,
+) -> Predicate {
+    with_generated_partition_terms(
+        predicate,
+        snapshot.schema(),
+        snapshot.partition_columns(),
+        snapshot.column_mapping(),
+    )
 }
 
 /// `predicate` with the partition-column terms its conjuncts imply added (AND), or

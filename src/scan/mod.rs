@@ -11,7 +11,7 @@
 //! [`Scan::execute`] streams the batches; [`Scan::file_tasks`] and [`read_file`] let an
 //! engine distribute the files of a scan itself.
 
-mod generated;
+pub(crate) mod generated;
 
 use std::sync::Arc;
 
@@ -159,14 +159,9 @@ impl ScanBuilder {
         let total = snapshot.num_files();
         // Files are skipped with the filter plus what it implies for generated partition
         // columns; rows are filtered by the filter alone.
-        let prune = plan.predicate().map(|p| {
-            generated::with_generated_partition_terms(
-                p,
-                snapshot.schema(),
-                snapshot.partition_columns(),
-                snapshot.column_mapping(),
-            )
-        });
+        let prune = plan
+            .predicate()
+            .map(|p| generated::pruning_predicate(p, &snapshot));
         let mut files: Vec<Add> = match &prune {
             Some(p) => snapshot
                 .files()
