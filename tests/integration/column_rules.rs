@@ -885,7 +885,8 @@ fn delete_and_update_skip_files_through_generated_partition_columns() {
         .unwrap();
     // Without the derived terms the damaged file is read.
     assert!(
-        t.delete_str("ts IS NULL", &WriteOptions::default()).is_err(),
+        t.delete_str("ts IS NULL", &WriteOptions::default())
+            .is_err(),
         "the damaged file is read when nothing excludes it"
     );
 }
