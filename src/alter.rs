@@ -58,11 +58,14 @@ impl Table {
                     "unknown table property {k}: delta.* keys must be Delta table properties"
                 )));
             }
-            if k == MIN_READER_VERSION
-                || k == MIN_WRITER_VERSION
-                || k == ENABLE_ICT
-                || k.starts_with("delta.constraints.")
-            {
+            if k.starts_with("delta.constraints.") {
+                // Adding one must check the existing rows first (PROTOCOL.md "CHECK
+                // Constraints"), which add_constraint does.
+                return Err(Error::InvalidArgument(format!(
+                    "table property {k} cannot be set directly: use --add-constraint / Table::add_constraint, which checks the existing rows"
+                )));
+            }
+            if k == MIN_READER_VERSION || k == MIN_WRITER_VERSION || k == ENABLE_ICT {
                 return Err(Error::InvalidArgument(format!(
                     "table property {k} cannot be changed by alter"
                 )));

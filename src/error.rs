@@ -60,6 +60,50 @@ pub enum Error {
         /// What asked for row ids.
         reason: String,
     },
+    /// A written row violates a CHECK constraint or a column invariant (PROTOCOL.md
+    /// "CHECK Constraints", "Column Invariants"); nothing was committed.
+    #[error(
+        "constraint {constraint} ({expression}) is violated by row {row}; nothing was committed"
+    )]
+    ConstraintViolation {
+        /// The constraint's name (`delta.constraints.<name>`), or `invariant on <column>`.
+        constraint: String,
+        /// Its expression.
+        expression: String,
+        /// The first violating row, rendered `{col: value, ...}`.
+        row: String,
+    },
+    /// A written row holds NULL in a NOT NULL column (nested struct fields included);
+    /// nothing was committed.
+    #[error("NOT NULL column `{column}` is NULL in row {row}; nothing was committed")]
+    NotNullViolation {
+        /// The (dotted) column.
+        column: String,
+        /// The first violating row.
+        row: String,
+    },
+    /// A written row provides a generated column with a value other than its generation
+    /// expression's (PROTOCOL.md "Generated Columns"); nothing was committed.
+    #[error(
+        "generated column `{column}` (GENERATED ALWAYS AS {expression}) does not match its expression in row {row}; nothing was committed"
+    )]
+    GeneratedColumnMismatch {
+        /// The generated column.
+        column: String,
+        /// Its generation expression.
+        expression: String,
+        /// The first mismatching row.
+        row: String,
+    },
+    /// An identity column rule is broken: a `GENERATED ALWAYS` column given values, an
+    /// identity column assigned by UPDATE/MERGE, a generated value that overflows.
+    #[error("identity column `{column}`: {reason}")]
+    IdentityColumnViolation {
+        /// The identity column.
+        column: String,
+        /// What was wrong.
+        reason: String,
+    },
     /// Change data feed: a version of the range did not record its changes
     /// (`delta.enableChangeDataFeed` was not true in the metadata in force there: off at the
     /// start, or turned off inside the range). Delta: `DELTA_MISSING_CHANGE_DATA`.
@@ -259,7 +303,11 @@ impl Error {
             Cause::Facade(e) => match e {
                 Error::InvalidArgument(_)
                 | Error::SchemaMismatch(_)
-                | Error::MergeCardinalityViolation { .. } => ErrorKind::InvalidInput,
+                | Error::MergeCardinalityViolation { .. }
+                | Error::ConstraintViolation { .. }
+                | Error::NotNullViolation { .. }
+                | Error::GeneratedColumnMismatch { .. }
+                | Error::IdentityColumnViolation { .. } => ErrorKind::InvalidInput,
                 Error::ChangeDataInvalidRange { .. } => ErrorKind::InvalidInput,
                 Error::ChangeDataVersionUnavailable { .. }
                 | Error::ChangeDataStartAfterLatest { .. }

@@ -40,6 +40,7 @@
 mod alter;
 pub mod changes;
 mod cluster;
+mod constraints;
 mod describe;
 mod dml;
 mod error;

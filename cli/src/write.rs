@@ -90,8 +90,17 @@ pub struct AlterArgs {
     /// Change the clustering columns without rewriting data: `a,b` (at most four top-level
     /// columns with statistics), or `none`; the table becomes a clustered table (OPTIMIZE
     /// then clusters the files not yet clustered). Not combined with property changes.
-    #[arg(long = "cluster-by", conflicts_with_all = ["set", "unset"])]
+    #[arg(long = "cluster-by", conflicts_with_all = ["set", "unset", "add_constraint", "drop_constraint"])]
     cluster_by: Option<String>,
+    /// Add a CHECK constraint `NAME EXPR` (every existing row is checked first; the
+    /// protocol is upgraded to support `checkConstraints`).
+    #[arg(long = "add-constraint", num_args = 2, value_names = ["NAME", "EXPR"],
+          conflicts_with_all = ["set", "unset", "drop_constraint"])]
+    add_constraint: Option<Vec<String>>,
+    /// Drop the CHECK constraint NAME.
+    #[arg(long = "drop-constraint", value_name = "NAME",
+          conflicts_with_all = ["set", "unset"])]
+    drop_constraint: Option<String>,
 }
 
 fn parse_property(s: &str) -> std::result::Result<(String, String), String> {
@@ -218,6 +227,16 @@ pub fn alter(a: AlterArgs) -> Result<()> {
             spec.split(',').map(str::trim).collect()
         };
         print_report(&table.cluster_by(&columns)?);
+        return Ok(());
+    }
+    if let Some(c) = &a.add_constraint {
+        if let [name, expr] = c.as_slice() {
+            print_report(&table.add_constraint(name, expr)?);
+        }
+        return Ok(());
+    }
+    if let Some(name) = &a.drop_constraint {
+        print_report(&table.drop_constraint(name)?);
         return Ok(());
     }
     let set: Vec<(&str, &str)> = a

@@ -42,6 +42,8 @@ pub(crate) fn stage_delete(
     )?;
     txn.read_predicate(pred.clone());
     let partition_only = pred.only_partition_columns();
+    // Files are skipped also through generated partition columns of the predicate's columns.
+    let prune = crate::scan::generated::pruning_predicate(&pred, snapshot);
     let now = table.store().now_ms();
     let mut whole: Vec<&Add> = Vec::new();
     let mut partial: Vec<&Add> = Vec::new();
@@ -55,7 +57,7 @@ pub(crate) fn stage_delete(
             partition_values: &a.partition_values,
             stats: stats.as_ref(),
         };
-        if !may_match(&pred, &summary) {
+        if !may_match(&prune, &summary) {
             continue;
         }
         if all_match(&pred, &summary) {

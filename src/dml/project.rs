@@ -7,10 +7,11 @@ use std::sync::Arc;
 use alluvium_datafile::eval::evaluate_value;
 use alluvium_txlog::expr::BoundExpr;
 use alluvium_txlog::schema::{DataType, PrimitiveType, StructType};
-use arrow_array::{ArrayRef, RecordBatch, new_null_array};
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
 
 use crate::write::input;
+use crate::write::rules::{ColumnRules, RowKind};
 use crate::{Error, Result};
 
 /// Whether a value of type `from` may be stored in a column of type `to`: the same type,
@@ -40,24 +41,35 @@ fn is_numeric(t: &DataType) -> bool {
 pub(crate) enum ColumnValue {
     /// An expression bound to the schema of the batches [`Projection::apply`] gets.
     Expr(BoundExpr),
-    /// SQL NULL (a column an INSERT does not list, or a `NULL` literal).
+    /// A column the operation does not give a value (one an INSERT does not list, a
+    /// generated column an UPDATE does not assign): NULL unless a column rule fills it
+    /// (identity, default, generated).
     Null,
 }
 
-/// Every column of the table's (possibly evolved) schema, each with its value.
+/// Every column of the table's (possibly evolved) schema, each with its value, and the
+/// table's column rules the new rows must satisfy.
 #[derive(Debug, Clone)]
 pub(crate) struct Projection {
     table: StructType,
     target: SchemaRef,
     values: Vec<ColumnValue>,
+    rules: Arc<ColumnRules>,
+    kind: RowKind,
 }
 
 impl Projection {
-    /// A projection onto `table`, checking each value's type against its column.
+    /// A projection onto `table`, checking each value's type against its column; the new
+    /// rows (new rows or updated versions, `kind`) go through `rules`.
     ///
     /// # Errors
     /// [`Error::SchemaMismatch`] naming the column whose value has a type it cannot hold.
-    pub(crate) fn new(table: &StructType, values: Vec<ColumnValue>) -> Result<Projection> {
+    pub(crate) fn new(
+        table: &StructType,
+        values: Vec<ColumnValue>,
+        rules: Arc<ColumnRules>,
+        kind: RowKind,
+    ) -> Result<Projection> {
         for (f, v) in table.fields.iter().zip(&values) {
             if let ColumnValue::Expr(e) = v
                 && !assignable(e.data_type(), &f.data_type)
@@ -74,6 +86,8 @@ impl Projection {
             table: table.clone(),
             target: input::logical_schema(table)?,
             values,
+            rules,
+            kind,
         })
     }
 
@@ -99,18 +113,26 @@ impl Projection {
         let mut fields = Vec::with_capacity(self.values.len());
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.values.len());
         for (tf, v) in self.target.fields().iter().zip(&self.values) {
-            let col = match v {
-                ColumnValue::Expr(e) => evaluate_value(e, batch)?,
-                ColumnValue::Null => new_null_array(tf.data_type(), n),
-            };
-            fields.push(Field::new(tf.name(), col.data_type().clone(), true));
-            columns.push(col);
+            // Columns without a value are left out: conforming makes them NULL, and the
+            // column rules fill those they give values to.
+            if let ColumnValue::Expr(e) = v {
+                let col = evaluate_value(e, batch)?;
+                fields.push(Field::new(tf.name(), col.data_type().clone(), true));
+                columns.push(col);
+            }
         }
         let raw = RecordBatch::try_new_with_options(
             Arc::new(Schema::new(fields)),
             columns,
             &arrow_array::RecordBatchOptions::new().with_row_count(Some(n)),
         )?;
-        input::conform(&raw, &self.table, &self.target)
+        let conformed = input::conform(&raw, &self.table, &self.target)?;
+        let provided =
+            |c: &str| {
+                self.table.fields.iter().zip(&self.values).any(|(f, v)| {
+                    f.name.eq_ignore_ascii_case(c) && matches!(v, ColumnValue::Expr(_))
+                })
+            };
+        self.rules.apply(conformed, &provided, self.kind)
     }
 }

@@ -23,6 +23,7 @@ use crate::dml::row_ids::TrackedRows;
 use crate::dml::{DmlOutcome, MetricSet, Staged, finish_dml, for_each_file_read, stage_changes};
 use crate::scan::rewrite_layout;
 use crate::write::outcome_if_done;
+use crate::write::rules::{ColumnRules, RowKind};
 use crate::{Error, Result, Table, WriteOptions};
 
 impl Table {
@@ -120,10 +121,20 @@ fn update(
             )));
         }
     }
+    let rules = ColumnRules::for_snapshot(&snapshot)?;
+    for a in assignments {
+        rules.check_assignable(&a.column)?;
+    }
     let mut values = Vec::with_capacity(schema.fields.len());
     for f in &schema.fields {
         let expr = match assigned(assignments, &f.name) {
             Some(a) => a.value.clone(),
+            // A generated column the UPDATE does not set is computed again from the new
+            // values of its sources (as Delta Spark does).
+            None if rules.is_generated(&f.name) => {
+                values.push(ColumnValue::Null);
+                continue;
+            }
             None => Expr::Column(vec![f.name.clone()]),
         };
         values.push(ColumnValue::Expr(bind_assignment(
@@ -134,17 +145,19 @@ fn update(
             &f.data_type,
         )?));
     }
-    let projection = Projection::new(schema, values)?;
+    let projection = Projection::new(schema, values, rules, RowKind::Update)?;
     let pred: Predicate = match predicate {
         Some(e) => bind(e, schema, partitions, mode)?,
         None => Predicate::Const(Some(true)),
     };
+    // Files are skipped also through generated partition columns of the predicate's columns.
+    let prune = crate::scan::generated::pruning_predicate(&pred, &snapshot);
     let candidates: Vec<Add> = snapshot
         .files()
         .filter(|a| {
             let stats = a.stats.as_deref().and_then(FileStats::parse);
             may_match(
-                &pred,
+                &prune,
                 &FileSummary {
                     partition_values: &a.partition_values,
                     stats: stats.as_ref(),

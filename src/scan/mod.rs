@@ -11,6 +11,8 @@
 //! [`Scan::execute`] streams the batches; [`Scan::file_tasks`] and [`read_file`] let an
 //! engine distribute the files of a scan itself.
 
+pub(crate) mod generated;
+
 use std::sync::Arc;
 
 use alluvium_datafile::{FileBatches, FileTask, ReadPlan, TableLayout};
@@ -194,7 +196,12 @@ impl ScanBuilder {
             ReadPlan::new(table_layout(&snapshot), self.columns.as_deref(), predicate)?
         });
         let total = snapshot.num_files();
-        let mut files: Vec<Add> = match plan.predicate() {
+        // Files are skipped with the filter plus what it implies for generated partition
+        // columns; rows are filtered by the filter alone.
+        let prune = plan
+            .predicate()
+            .map(|p| generated::pruning_predicate(p, &snapshot));
+        let mut files: Vec<Add> = match &prune {
             Some(p) => snapshot
                 .files()
                 .filter(|a| file_may_match(p, a))

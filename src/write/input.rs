@@ -50,8 +50,9 @@ pub(crate) fn check_schema(
     let mut problems = Vec::new();
     for f in &table.fields {
         match input_delta.field(&f.name) {
-            // As in Delta's schema enforcement, a nullable column the data lacks reads as null.
-            None if f.nullable => {}
+            // As in Delta's schema enforcement, a nullable column the data lacks reads as null;
+            // identity, generated and default columns are given their values by the rules.
+            None if f.nullable || super::rules::may_omit(f) => {}
             None => problems.push(format!(
                 "NOT NULL column `{}` ({}) is missing from the data",
                 f.name, f.data_type
@@ -105,7 +106,9 @@ pub(crate) fn logical_schema(table: &StructType) -> Result<SchemaRef> {
 /// commit of the same write) become nulls.
 ///
 /// # Errors
-/// [`Error::SchemaMismatch`] when a non-nullable column holds nulls or a value does not fit.
+/// [`Error::SchemaMismatch`] when a value does not fit its column. NOT NULL is not checked
+/// here: the column rules (`super::rules`) check it on the rows as they will be written,
+/// after filling identity, generated and default columns, naming an example row.
 pub(crate) fn conform(
     batch: &RecordBatch,
     table: &StructType,
@@ -169,13 +172,6 @@ pub(crate) fn conform(
             }
             None => arrow_array::new_null_array(tf.data_type(), batch.num_rows()),
         };
-        if !f.nullable && col.logical_null_count() > 0 {
-            return Err(Error::SchemaMismatch(format!(
-                "column `{}` is NOT NULL but the data holds {} nulls",
-                f.name,
-                col.logical_null_count()
-            )));
-        }
         columns.push(col);
     }
     Ok(RecordBatch::try_new(target.clone(), columns)?)

@@ -7,6 +7,7 @@
 
 pub(crate) mod input;
 mod replace_dv;
+pub(crate) mod rules;
 
 use std::collections::HashMap;
 
@@ -409,6 +410,9 @@ impl Table {
             .effective_metadata()
             .map(|m| m.configuration.clone())
             .unwrap_or_default();
+        // Built before any file is written: a rule alluvium cannot apply exactly refuses
+        // the write here.
+        let column_rules = rules::ColumnRules::new(snapshot, &schema, &configuration)?;
         // replaceWhere removes the matching rows first, so that it knows whether the commit
         // needs change-data files before the new rows are written: Delta Spark's
         // WriteIntoDelta runs its DELETE first and, when that DELETE wrote cdc files, writes
@@ -469,7 +473,17 @@ impl Table {
                 input::check_schema(&schema, &b.schema(), &partitions, false).map_err(|e| {
                     Error::SchemaMismatch(format!("a later batch differs from the first: {e}"))
                 })?;
-                let b = input::conform(&b, &schema, &target)?;
+                let input_schema = b.schema();
+                let b = column_rules.apply(
+                    input::conform(&b, &schema, &target)?,
+                    &|c| {
+                        input_schema
+                            .fields()
+                            .iter()
+                            .any(|f| f.name().eq_ignore_ascii_case(c))
+                    },
+                    rules::RowKind::Insert,
+                )?;
                 if let Some(p) = &replace_where {
                     let m = evaluate(p, &b)?;
                     if m.true_count() != b.num_rows() {
@@ -517,6 +531,11 @@ impl Table {
         };
         let change_files = change_data::stage(&mut txn, cdcs);
         txn.add_write_time(elapsed);
+        if let Err(e) = column_rules.stage_identity(snapshot, &mut txn) {
+            discard(self.store().as_ref(), txn.added_files());
+            discard(self.store().as_ref(), &adds);
+            return Err(e);
+        }
         match mode {
             WriteMode::Append => {}
             WriteMode::Overwrite(None) => {

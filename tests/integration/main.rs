@@ -20,6 +20,7 @@ mod cdf_write;
 mod changes;
 mod checkpoints;
 mod clustering;
+mod column_rules;
 mod conflicts;
 mod dml_common;
 mod dml_delete;

@@ -62,8 +62,9 @@ Cases:
   append_own_row    (issue 16) for every readable non-empty reference table of the
                     conformance set (all data files present, not an expected error): a copy
                     gets one of its own rows appended by alluvium (the first row of its
-                    scan); delta-rs, DuckDB and polars must then read exactly what alluvium
-                    reads. A peer that cannot read the table, or already read the original
+                    scan, without GENERATED ALWAYS identity columns, which the table
+                    generates); delta-rs, DuckDB and polars must then read exactly what
+                    alluvium reads. A peer that cannot read the table, or already read the original
                     differently from alluvium, is reported, not counted as agreement. The
                     refusals the conformance harness expects (EXPECTED_APPEND_REFUSALS in
                     tests/conformance.rs) are expected here too.
@@ -348,11 +349,9 @@ def case_spark_dv_tables() -> None:
         compare(f"spark_dv {name} after", table, None, mine=after, engines=engines)
 
 
-# Same list as EXPECTED_APPEND_REFUSALS in tests/conformance.rs: features another helper of
-# this round is still building (the lead empties both lists when their branches merge).
-EXPECTED_APPEND_REFUSALS = {
-    "checkpoint-v2-table": "identityColumns",
-}
+# Same list as EXPECTED_APPEND_REFUSALS in tests/conformance.rs (tables alluvium refuses to
+# append to, with the feature refusing it): none today.
+EXPECTED_APPEND_REFUSALS: dict[str, str] = {}
 
 
 def case_alluvium_clustered() -> None:
@@ -401,7 +400,13 @@ def case_append_own_row() -> None:
         if data.num_rows == 0:
             continue
         before = oracle.digest(data)
-        pq.write_table(data.slice(0, 1), row)
+        # A GENERATED ALWAYS identity column refuses given values: the row goes in without
+        # it and the table generates the value (PROTOCOL.md "Identity Columns").
+        fields = json.loads(alluvium("inspect", table, "--json"))["schema"]["fields"]
+        always = [f["name"] for f in fields
+                  if "delta.identity.start" in (f.get("metadata") or {})
+                  and f["metadata"].get("delta.identity.allowExplicitInsert") is False]
+        pq.write_table(data.slice(0, 1).drop_columns(always), row)
         r = subprocess.run([BIN, "append", table, row], capture_output=True, text=True)
         if r.returncode != 0:
             feature = EXPECTED_APPEND_REFUSALS.get(name)
@@ -883,6 +888,41 @@ def case_alluvium_cdf() -> None:
                  deltars_changes(table, cols))
 
 
+def case_column_rules() -> None:
+    """Column rules (SPEC §28): alluvium appends to Databricks' GENERATED ALWAYS identity
+    table and to DBR 8.1's generated-column table, generating the values; peers read the
+    results identically; the identity high-water mark is in the commit's schema; a CHECK
+    constraint added by `alter` refuses a violating append without changing the table."""
+    print("column rules: identity and generated values, CHECK constraints")
+    ident = os.path.join(WORK, "rules", "identity")
+    shutil.copytree(os.path.join(CONFORMANCE_TABLES, "issue-2152", "delta"), ident)
+    csv = os.path.join(WORK, "rules", "keys.csv")
+    with open(csv, "w") as fh:
+        fh.write("TXT_DateKey\n" + "".join(f"k{i}\n" for i in range(5)))
+    alluvium("append", ident, csv)
+    alluvium("append", ident, csv)
+    mine = ours(ident, None)
+    compare("column_rules identity", ident, None, mine=mine)
+    with open(os.path.join(ident, "_delta_log", f"{2:020}.json")) as fh:
+        schemas = [json.loads(line)["metaData"]["schemaString"] for line in fh if '"metaData"' in line]
+    if not schemas or '"delta.identity.highWaterMark":10' not in schemas[0]:
+        FAILURES.append(f"column_rules identity: version 2 does not record highWaterMark 10: {schemas}")
+    gen = os.path.join(WORK, "rules", "generated")
+    shutil.copytree(os.path.join(CONFORMANCE_TABLES, "dbr_8_1_generated_columns", "delta"), gen)
+    csv = os.path.join(WORK, "rules", "c1.csv")
+    with open(csv, "w") as fh:
+        fh.write("c1\n" + "".join(f"{i}\n" for i in range(10)))
+    alluvium("append", gen, csv)
+    alluvium("alter", gen, "--add-constraint", "c1_small", "c1 < 100")
+    bad = os.path.join(WORK, "rules", "bad.csv")
+    with open(bad, "w") as fh:
+        fh.write("c1\n5\n500\n")
+    r = subprocess.run([BIN, "append", gen, bad], capture_output=True, text=True)
+    if r.returncode == 0 or "c1_small" not in r.stderr:
+        FAILURES.append(f"column_rules: a CHECK violation was not refused: {r.stderr.strip()}")
+    compare("column_rules generated", gen, None)
+
+
 def main() -> int:
     if os.path.exists(WORK):
         shutil.rmtree(WORK)
@@ -890,7 +930,7 @@ def main() -> int:
     for case in (case_alluvium_writes, case_deltars_writes, case_deltars_dv_variant_type,
                  case_checkpoints, case_optimize_vacuum, case_alluvium_dv, case_spark_dv_tables,
                  case_alluvium_merge, case_alluvium_row_tracking, case_alluvium_cdf,
-                 case_alluvium_clustered,
+                 case_alluvium_clustered, case_column_rules,
                  case_append_own_row):
         # INTEROP_ONLY=case_a,case_b runs only those cases (local runs).
         only = os.environ.get("INTEROP_ONLY")

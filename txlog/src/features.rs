@@ -9,7 +9,7 @@
 use crate::actions::{Metadata, Protocol};
 use crate::error::FeatureSide;
 use crate::properties;
-use crate::schema::{DataType, PrimitiveType, StructField, StructType};
+use crate::schema::{DataType, PrimitiveType, StructType};
 use crate::{LogError, Result};
 
 /// Highest reader version implemented.
@@ -123,28 +123,13 @@ fn writer_refusal(feature: &str, detail: String) -> LogError {
     }
 }
 
-fn any_field(fields: &[StructField], pred: &dyn Fn(&StructField) -> bool) -> Option<String> {
-    for f in fields {
-        if pred(f) {
-            return Some(f.name.clone());
-        }
-        let nested = match &f.data_type {
-            DataType::Struct(s) => any_field(&s.fields, pred),
-            _ => None,
-        };
-        if let Some(n) = nested {
-            return Some(format!("{}.{n}", f.name));
-        }
-    }
-    None
-}
-
 /// Checks that alluvium may write a table with this protocol, metadata and schema: every
 /// reader feature readable, writer version at most 7, every writer feature (listed, or
 /// implied by a legacy version) supported, and no feature in active use that alluvium
-/// cannot enforce (invariants, CHECK constraints, generated, identity or default columns),
-/// and, with Iceberg compatibility active, its Delta-side rules met
-/// ([`crate::iceberg_compat::check`]).
+/// cannot enforce: with Iceberg compatibility active, its Delta-side rules must be met
+/// ([`crate::iceberg_compat::check`]). Column rules (invariants, CHECK constraints,
+/// generated, identity and default columns) are enforced, and refused when an expression
+/// cannot be evaluated exactly, by the facade's write path, not here.
 ///
 /// # Errors
 /// [`LogError::UnsupportedProtocolVersion`] or [`LogError::UnsupportedFeature`] (writer
@@ -179,58 +164,10 @@ pub fn check_write_supported(
             });
         }
     }
+    // Invariants, CHECK constraints, generated, identity and default columns are enforced
+    // by the write path's column rules (the facade's `write::rules`), which refuse a
+    // table whose rule they cannot apply exactly.
     let has = |f: &str| features.iter().any(|x| x == f);
-    if has("invariants")
-        && let Some(c) = any_field(&schema.fields, &|f| {
-            f.metadata.contains_key("delta.invariants")
-        })
-    {
-        return Err(writer_refusal(
-            "invariants",
-            format!("column `{c}` has an invariant alluvium does not enforce"),
-        ));
-    }
-    if has("checkConstraints")
-        && let Some(k) = metadata
-            .configuration
-            .keys()
-            .find(|k| k.starts_with("delta.constraints."))
-    {
-        return Err(writer_refusal(
-            "checkConstraints",
-            format!("constraint `{k}` is not enforced by alluvium"),
-        ));
-    }
-    if has("generatedColumns")
-        && let Some(c) = any_field(&schema.fields, &|f| {
-            f.metadata.contains_key("delta.generationExpression")
-        })
-    {
-        return Err(writer_refusal(
-            "generatedColumns",
-            format!("column `{c}` is generated"),
-        ));
-    }
-    if has("identityColumns")
-        && let Some(c) = any_field(&schema.fields, &|f| {
-            f.metadata.keys().any(|k| k.starts_with("delta.identity."))
-        })
-    {
-        return Err(writer_refusal(
-            "identityColumns",
-            format!("column `{c}` is an identity column"),
-        ));
-    }
-    if has("allowColumnDefaults")
-        && let Some(c) = any_field(&schema.fields, &|f| {
-            f.metadata.contains_key("CURRENT_DEFAULT")
-        })
-    {
-        return Err(writer_refusal(
-            "allowColumnDefaults",
-            format!("column `{c}` has a default value"),
-        ));
-    }
     if has("rowTracking") && !has("domainMetadata") {
         return Err(writer_refusal(
             "rowTracking",
@@ -371,6 +308,29 @@ pub fn minimal_protocol(
     }
     if on(crate::row_tracking::ENABLE) {
         push(&mut writer, crate::row_tracking::FEATURE);
+    }
+    // Column rules: CHECK constraints need writer 3, generated columns writer 4, identity
+    // columns writer 6, column defaults the `allowColumnDefaults` feature (PROTOCOL.md).
+    if configuration
+        .keys()
+        .any(|k| k.starts_with("delta.constraints."))
+    {
+        legacy_writer = legacy_writer.max(3);
+    }
+    let field_has = |pred: &dyn Fn(&str) -> bool| {
+        schema
+            .fields
+            .iter()
+            .any(|f| f.metadata.keys().any(|k| pred(k)))
+    };
+    if field_has(&|k| k == "delta.generationExpression") {
+        legacy_writer = legacy_writer.max(4);
+    }
+    if field_has(&|k| k.starts_with("delta.identity.")) {
+        legacy_writer = legacy_writer.max(6);
+    }
+    if field_has(&|k| k == "CURRENT_DEFAULT") {
+        push(&mut writer, "allowColumnDefaults");
     }
     for (k, v) in configuration {
         if let Some(name) = k.strip_prefix(properties::FEATURE_PREFIX)
@@ -605,6 +565,7 @@ mod write_tests {
 
     use super::*;
     use crate::actions::Format;
+    use crate::schema::StructField;
 
     fn meta(conf: &[(&str, &str)]) -> Metadata {
         Metadata {
@@ -714,28 +675,26 @@ mod write_tests {
             writer_features: None,
         };
         check_write_supported(&legacy, &meta(&[]), &schema(None)).unwrap();
-        let e = check_write_supported(
+        // Column rules (invariants, CHECK constraints, ...) are enforced by the write
+        // path, not refused by the gate.
+        check_write_supported(
             &legacy,
             &meta(&[]),
             &schema(Some(("delta.invariants", "x"))),
         )
-        .unwrap_err();
-        assert!(
-            matches!(e, LogError::UnsupportedFeature { side: FeatureSide::Writer, ref feature, .. } if feature == "invariants")
-        );
+        .unwrap();
         let v3 = Protocol {
             min_reader_version: 1,
             min_writer_version: 3,
             reader_features: None,
             writer_features: None,
         };
-        let e = check_write_supported(
+        check_write_supported(
             &v3,
             &meta(&[("delta.constraints.c", "a > 0")]),
             &schema(None),
         )
-        .unwrap_err();
-        assert!(e.to_string().contains("delta.constraints.c"));
+        .unwrap();
         let f = Protocol {
             min_reader_version: 1,
             min_writer_version: 7,

@@ -5,6 +5,7 @@
 mod changes;
 mod cli;
 mod cluster;
+mod column_rules;
 mod common;
 mod dml;
 mod s3;

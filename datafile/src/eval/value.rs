@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use arrow_arith::boolean::{and_kleene, is_null, not, or_kleene};
 use arrow_arith::numeric;
+use arrow_arith::temporal::{DatePart, date_part};
 use arrow_array::cast::AsArray;
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, RecordBatch, StringArray, new_null_array,
@@ -24,7 +25,7 @@ use arrow_select::filter::filter_record_batch;
 use arrow_select::interleave::interleave;
 use arrow_select::zip::zip;
 
-use alluvium_txlog::expr::{ArithOp, BoundExpr, BoundKind, common_type};
+use alluvium_txlog::expr::{ArithOp, BoundExpr, BoundKind, DateField, common_type};
 use alluvium_txlog::schema::{DataType, PrimitiveType, arrow_type};
 
 use super::decimal;
@@ -158,6 +159,21 @@ pub fn evaluate_value(expr: &BoundExpr, batch: &RecordBatch) -> Result<ArrayRef>
             result
         }
         BoundKind::Cast { operand, text } => convert(&evaluate_value(operand, batch)?, &ty, text)?,
+        BoundKind::DatePart { field, operand } => {
+            let v = evaluate_value(operand, batch)?;
+            if v.data_type() == &ArrowType::Null {
+                new_null_array(&ty, n)
+            } else {
+                let part = match field {
+                    DateField::Year => DatePart::Year,
+                    DateField::Month => DatePart::Month,
+                    DateField::Day => DatePart::Day,
+                };
+                // Timestamps with a time zone are read in that zone (UTC for Delta's).
+                let r = date_part(&v, part).map_err(|e| arrow_failure(field.name(), e))?;
+                convert(&r, &ty, field.name())?
+            }
+        }
     })
 }
 

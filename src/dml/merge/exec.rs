@@ -40,6 +40,7 @@ use crate::dml::deletes::FileDeletes;
 use crate::dml::project::{ColumnValue, Projection};
 use crate::dml::row_ids::TrackedRows;
 use crate::dml::{DmlOutcome, MetricSet, Staged, finish_dml, stage_changes};
+use crate::write::rules::{self, ColumnRules, RowKind};
 use crate::write::{evolve_schema, input, outcome_if_done};
 use crate::{Error, Result, Table, WriteOptions};
 
@@ -136,7 +137,11 @@ fn bind_clause(
     scope: &Scope,
     table_schema: &StructType,
     merge_schema: bool,
+    column_rules: &std::sync::Arc<ColumnRules>,
 ) -> Result<BoundClause> {
+    let projection = |values: Vec<ColumnValue>, kind: RowKind| {
+        Projection::new(table_schema, values, column_rules.clone(), kind)
+    };
     let sides = match c.kind {
         ClauseKind::Matched => Sides::BOTH,
         ClauseKind::NotMatched => Sides::SOURCE_ONLY,
@@ -164,6 +169,9 @@ fn bind_clause(
         MergeAction::Delete => BoundAction::Delete,
         MergeAction::Update(assign) => {
             unknown_assigned(assign)?;
+            for a in assign {
+                column_rules.check_assignable(&a.column)?;
+            }
             let mut values = Vec::with_capacity(table_schema.fields.len());
             for f in &table_schema.fields {
                 let v = match assigned(assign, &f.name) {
@@ -173,6 +181,9 @@ fn bind_clause(
                         sides,
                         &what,
                     )?),
+                    // Computed again from the new values of its sources (Delta Spark's
+                    // rule for generated columns an update does not set).
+                    None if column_rules.is_generated(&f.name) => ColumnValue::Null,
                     None if in_target(&f.name) => ColumnValue::Expr(scope.bind_assignment(
                         &column(TARGET, &f.name),
                         &f.data_type,
@@ -183,12 +194,19 @@ fn bind_clause(
                 };
                 values.push(v);
             }
-            BoundAction::Update(Projection::new(table_schema, values)?)
+            BoundAction::Update(projection(values, RowKind::Update)?)
         }
         MergeAction::UpdateAll => {
             let mut values = Vec::with_capacity(table_schema.fields.len());
             for f in &table_schema.fields {
-                let expr = if in_source(&f.name) {
+                // `UPDATE SET *` keeps identity values (they are never updated).
+                let expr = if column_rules.is_identity(&f.name) && in_target(&f.name) {
+                    column(TARGET, &f.name)
+                } else if column_rules.is_generated(&f.name) && !in_source(&f.name) {
+                    // Computed again from the new values of its sources.
+                    values.push(ColumnValue::Null);
+                    continue;
+                } else if in_source(&f.name) {
                     column(SOURCE, &f.name)
                 } else if merge_schema && in_target(&f.name) {
                     column(TARGET, &f.name)
@@ -205,7 +223,7 @@ fn bind_clause(
                     &what,
                 )?));
             }
-            BoundAction::Update(Projection::new(table_schema, values)?)
+            BoundAction::Update(projection(values, RowKind::Update)?)
         }
         MergeAction::Insert(assign) => {
             unknown_assigned(assign)?;
@@ -218,7 +236,7 @@ fn bind_clause(
                         sides,
                         &what,
                     )?),
-                    None if f.nullable => ColumnValue::Null,
+                    None if f.nullable || rules::may_omit(f) => ColumnValue::Null,
                     None => {
                         return Err(Error::SchemaMismatch(format!(
                             "{what}: INSERT gives no value for NOT NULL column `{}`",
@@ -228,7 +246,7 @@ fn bind_clause(
                 };
                 values.push(v);
             }
-            BoundAction::Insert(Projection::new(table_schema, values)?)
+            BoundAction::Insert(projection(values, RowKind::Insert)?)
         }
         MergeAction::InsertAll => {
             let mut values = Vec::with_capacity(table_schema.fields.len());
@@ -240,7 +258,9 @@ fn bind_clause(
                         sides,
                         &what,
                     )?)
-                } else if merge_schema && f.nullable {
+                } else if (merge_schema && f.nullable) || rules::may_omit(f) {
+                    // Identity, generated and default columns the source lacks get
+                    // their values from the column rules.
                     ColumnValue::Null
                 } else {
                     return Err(Error::SchemaMismatch(format!(
@@ -250,7 +270,7 @@ fn bind_clause(
                 };
                 values.push(v);
             }
-            BoundAction::Insert(Projection::new(table_schema, values)?)
+            BoundAction::Insert(projection(values, RowKind::Insert)?)
         }
     };
     Ok(BoundClause {
@@ -441,9 +461,14 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
         Some(r) => Some(bind(r, &scope.synthetic, &[], ColumnMappingMode::None)?),
         None => None,
     };
+    let column_rules = std::sync::Arc::new(ColumnRules::new(
+        &snapshot,
+        &table_schema,
+        &snapshot.metadata().configuration,
+    )?);
     let bound: Vec<BoundClause> = clauses
         .iter()
-        .map(|c| bind_clause(c, &scope, &table_schema, merge_schema))
+        .map(|c| bind_clause(c, &scope, &table_schema, merge_schema, &column_rules))
         .collect::<Result<_>>()?;
     let of_kind =
         |k: ClauseKind| -> Vec<&BoundClause> { bound.iter().filter(|c| c.kind == k).collect() };
@@ -815,6 +840,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     m.set("scanTimeMs", scan_ms);
     m.set("rewriteTimeMs", rewrite_ms);
     m.set("executionTimeMs", started.elapsed().as_millis() as u64);
+    column_rules.stage_identity(&snapshot, &mut txn)?;
     finish_dml(table, txn, options, m)
 }
 

@@ -185,7 +185,8 @@ impl Binder<'_> {
             | Expr::Concat(..)
             | Expr::Case { .. }
             | Expr::Coalesce(_)
-            | Expr::Cast(..) => self.general(e)?,
+            | Expr::Cast(..)
+            | Expr::DatePart(..) => self.general(e)?,
             Expr::Column(path) => {
                 let c = self.column(path)?;
                 if c.primitive() != Some(PrimitiveType::Boolean) {

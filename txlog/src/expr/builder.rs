@@ -201,6 +201,7 @@ impl Expr {
             },
             Expr::Coalesce(args) => Expr::Coalesce(args.iter().map(|a| a.map_columns(f)).collect()),
             Expr::Cast(e, t) => Expr::Cast(b(e), t.clone()),
+            Expr::DatePart(field, e) => Expr::DatePart(*field, b(e)),
         }
     }
 }

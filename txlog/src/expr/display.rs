@@ -84,7 +84,8 @@ fn level(e: &Expr) -> u8 {
         | Expr::Literal(_)
         | Expr::Case { .. }
         | Expr::Coalesce(_)
-        | Expr::Cast(..) => 7,
+        | Expr::Cast(..)
+        | Expr::DatePart(..) => 7,
     }
 }
 
@@ -262,6 +263,7 @@ impl fmt::Display for Expr {
                 write_type(f, t)?;
                 f.write_str(")")
             }
+            Expr::DatePart(field, e) => write!(f, "{}({e})", field.name()),
         }
     }
 }

@@ -153,4 +153,29 @@ pub enum Expr {
     Coalesce(Vec<Expr>),
     /// `CAST(x AS type)`.
     Cast(Box<Expr>, DataType),
+    /// `YEAR(x)`, `MONTH(x)`, `DAY(x)`: a calendar field of a date or timestamp, as an
+    /// `int` (timestamps with a time zone are read in UTC).
+    DatePart(DateField, Box<Expr>),
+}
+
+/// A calendar field [`Expr::DatePart`] extracts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DateField {
+    /// `YEAR(x)`.
+    Year,
+    /// `MONTH(x)` (1 to 12).
+    Month,
+    /// `DAY(x)` / `DAYOFMONTH(x)` (1 to 31).
+    Day,
+}
+
+impl DateField {
+    /// The SQL function name.
+    pub fn name(self) -> &'static str {
+        match self {
+            DateField::Year => "YEAR",
+            DateField::Month => "MONTH",
+            DateField::Day => "DAY",
+        }
+    }
 }

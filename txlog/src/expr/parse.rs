@@ -14,6 +14,7 @@
 //!            | "CASE" ("WHEN" expr "THEN" expr)+ ["ELSE" expr] "END"
 //!            | "CASE" sum ("WHEN" sum "THEN" expr)+ ["ELSE" expr] "END"   (= CASE WHEN sum = v ...)
 //!            | "COALESCE" "(" expr ("," expr)* ")" | "CAST" "(" expr "AS" type ")"
+//!            | ("YEAR" | "MONTH" | "DAY" | "DAYOFMONTH") "(" expr ")"
 //! column    := name ("." name)*          name: identifier or `back-quoted`
 //! literal   := ["-"] number | 'string' | TRUE | FALSE | NULL | DATE 'x' | TIMESTAMP 'x'
 //! cmp       := "=" | "==" | "!=" | "<>" | "<" | "<=" | ">" | ">="
@@ -23,9 +24,9 @@
 //! ```
 //! Keywords are case-insensitive; `''` inside a string is a quote. `||` sits with `+` and
 //! `-` as in Spark. `CASE`, `WHEN`, `THEN`, `ELSE` and `END` are reserved (a column of that
-//! name is written back-quoted); `CAST` and `COALESCE` are functions only before `(`.
+//! name is written back-quoted); `CAST`, `COALESCE`, `YEAR`, `MONTH`, `DAY` and `DAYOFMONTH` are functions only before `(`.
 
-use super::{ArithOp, CmpOp, Expr, Literal};
+use super::{ArithOp, CmpOp, DateField, Expr, Literal};
 use crate::schema::{DataType, PrimitiveType};
 use crate::{LogError, Result};
 
@@ -514,6 +515,13 @@ impl Parser {
         node(Expr::Coalesce(args), depth + 1)
     }
 
+    /// The argument of `YEAR(` (`MONTH(`, `DAY(`) up to its `)`.
+    fn date_part(&mut self, field: DateField) -> Result<Node> {
+        let (e, depth) = self.or()?;
+        self.expect(&Tok::RParen, ") closing a date function")?;
+        node(Expr::DatePart(field, Box::new(e)), depth + 1)
+    }
+
     /// The rest of `CAST(` up to its `)`.
     fn cast(&mut self) -> Result<Node> {
         let (e, depth) = self.or()?;
@@ -624,6 +632,17 @@ impl Parser {
                         }
                     }
                     "CASE" => return self.nested(Self::case),
+                    "YEAR" | "MONTH" | "DAY" | "DAYOFMONTH"
+                        if self.peek() == Some(&Tok::LParen) =>
+                    {
+                        self.pos += 1;
+                        let field = match upper.as_str() {
+                            "YEAR" => DateField::Year,
+                            "MONTH" => DateField::Month,
+                            _ => DateField::Day,
+                        };
+                        return self.nested(|p| p.date_part(field));
+                    }
                     "COALESCE" | "CAST" if self.peek() == Some(&Tok::LParen) => {
                         self.pos += 1;
                         return if upper == "CAST" {
@@ -921,5 +940,33 @@ mod tests {
         // Long IN lists are a single node.
         let list = format!("a IN ({})", vec!["1"; 100_000].join(", "));
         assert!(matches!(parse_expr(&list), Ok(Expr::In(_, l, false)) if l.len() == 100_000));
+    }
+
+    #[test]
+    fn date_functions_parse_print_and_type() {
+        assert_eq!(
+            parse_expr("year(ts) + DAYOFMONTH(d)").unwrap(),
+            Expr::Arith(
+                Box::new(Expr::DatePart(DateField::Year, col("ts"))),
+                ArithOp::Add,
+                Box::new(Expr::DatePart(DateField::Day, col("d")))
+            )
+        );
+        let e = parse_expr("MONTH(CAST(ts AS date)) = 3").unwrap();
+        assert_eq!(e.to_string(), "MONTH(CAST(ts AS date)) = 3");
+        assert_eq!(parse_expr(&e.to_string()).unwrap(), e);
+        // Without `(` the names are columns.
+        assert_eq!(parse_expr("year").unwrap(), *col("year"));
+        let schema = crate::schema::StructType::from_json(
+            r#"{"type":"struct","fields":[{"name":"ts","type":"timestamp","nullable":true,"metadata":{}},{"name":"s","type":"string","nullable":true,"metadata":{}}]}"#,
+        )
+        .unwrap();
+        let mode = crate::column_mapping::ColumnMappingMode::None;
+        let v =
+            super::super::bind_value(&parse_expr("YEAR(ts)").unwrap(), &schema, &[], mode).unwrap();
+        assert_eq!(v.data_type(), &DataType::Primitive(PrimitiveType::Integer));
+        assert!(
+            super::super::bind_value(&parse_expr("YEAR(s)").unwrap(), &schema, &[], mode).is_err()
+        );
     }
 }

@@ -15,7 +15,7 @@ use super::parse::MAX_EXPR_DEPTH;
 use super::typing::{
     arith_result_type, can_assign, can_cast, common_type, is_integral, is_numeric,
 };
-use super::{ArithOp, CmpOp, Expr, Literal};
+use super::{ArithOp, CmpOp, DateField, Expr, Literal};
 use crate::column_mapping::ColumnMappingMode;
 use crate::scalar::Scalar;
 use crate::scalar::text::{parse_date, parse_decimal, parse_naive_timestamp, parse_timestamp};
@@ -79,6 +79,13 @@ pub enum BoundKind {
     },
     /// The first non-NULL argument; later arguments are computed only where needed.
     Coalesce(Vec<BoundExpr>),
+    /// A calendar field of a date or timestamp operand (an `int`).
+    DatePart {
+        /// Which field.
+        field: DateField,
+        /// The date or timestamp.
+        operand: Box<BoundExpr>,
+    },
     /// Conversion to the expression's type (explicit `CAST`, or an assignment's conversion
     /// to the column type).
     Cast {
@@ -147,7 +154,9 @@ impl BoundExpr {
                 l.visit(f);
                 r.visit(f);
             }
-            BoundKind::Neg { operand, .. } | BoundKind::Cast { operand, .. } => operand.visit(f),
+            BoundKind::Neg { operand, .. }
+            | BoundKind::Cast { operand, .. }
+            | BoundKind::DatePart { operand, .. } => operand.visit(f),
             BoundKind::IsNull(e, _) | BoundKind::Not(e) => e.visit(f),
             BoundKind::In(e, list, _) => {
                 e.visit(f);
@@ -207,9 +216,12 @@ fn within_depth(e: &Expr, budget: usize) -> bool {
         | Expr::Or(l, r)
         | Expr::Arith(l, _, r)
         | Expr::Concat(l, r) => ok(l) && ok(r),
-        Expr::IsNull(x, _) | Expr::In(x, _, _) | Expr::Not(x) | Expr::Neg(x) | Expr::Cast(x, _) => {
-            ok(x)
-        }
+        Expr::IsNull(x, _)
+        | Expr::In(x, _, _)
+        | Expr::Not(x)
+        | Expr::Neg(x)
+        | Expr::Cast(x, _)
+        | Expr::DatePart(_, x) => ok(x),
         Expr::Case {
             branches,
             otherwise,
@@ -681,6 +693,34 @@ impl Binder<'_> {
                 let refs: Vec<&Expr> = args.iter().collect();
                 let (vals, t) = self.group(e, &refs, hint)?;
                 make(BoundKind::Coalesce(vals), t)
+            }
+            Expr::DatePart(field, x) => {
+                let operand = self.value(x, None)?;
+                if !matches!(
+                    primitive_of(&operand.data_type),
+                    Some(
+                        PrimitiveType::Date
+                            | PrimitiveType::Timestamp
+                            | PrimitiveType::TimestampNtz
+                            | PrimitiveType::Void
+                    )
+                ) {
+                    return Err(about(
+                        e,
+                        format!(
+                            "{} takes a date or timestamp, not {}",
+                            field.name(),
+                            type_name(&operand.data_type)
+                        ),
+                    ));
+                }
+                make(
+                    BoundKind::DatePart {
+                        field: *field,
+                        operand: Box::new(operand),
+                    },
+                    DataType::Primitive(PrimitiveType::Integer),
+                )
             }
             Expr::Cast(x, to) => {
                 let operand = self.value(x, None)?;
