@@ -724,7 +724,9 @@ fn put_refuses_invalid_events() {
     );
     store.put(&[ok], None).unwrap();
     // Idempotent puts: the same (app, version) twice writes once.
-    let first = store.put(&[good.clone()], Some(("producer-a", 1))).unwrap();
+    let first = store
+        .put(std::slice::from_ref(&good), Some(("producer-a", 1)))
+        .unwrap();
     assert!(!first.skipped && first.log_version.is_some());
     let again = store.put(&[good], Some(("producer-a", 1))).unwrap();
     assert!(again.skipped && again.log_version.is_none());
