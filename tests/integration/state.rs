@@ -322,6 +322,7 @@ fn random_batch(rng: &mut StdRng, tag: &str) -> (Vec<Ev>, bool) {
 /// it recorded.
 #[test]
 fn random_streams_fold_to_the_model_at_every_version() {
+    let mut compactions = 0;
     for seed in 0..24u64 {
         let mut rng = StdRng::seed_from_u64(seed);
         let options = StateOptions::default()
@@ -336,6 +337,8 @@ fn random_streams_fold_to_the_model_at_every_version() {
             }
             if rng.random_bool(0.6) {
                 let r = store.sync().unwrap();
+                assert!(r.compaction_errors.is_empty(), "{r:?}");
+                compactions += r.compactions;
                 assert_eq!(
                     state_at(&store, StateAt::Latest),
                     model(&log, r.synced_through),
@@ -355,6 +358,8 @@ fn random_streams_fold_to_the_model_at_every_version() {
         );
         check_every_version(&store, &log);
     }
+    // Seeded and single-threaded: the streams do compact `state/` along the way.
+    assert!(compactions > 0);
 }
 
 /// An UPSERT older than a key's DELETE never brings the key back, however late it comes:
@@ -908,4 +913,111 @@ fn composite_keys_on_local_disk() {
                 .is_dir()
         );
     }
+}
+
+/// A store that records the data files read through it.
+#[derive(Debug)]
+struct ReadRecorder {
+    inner: InMemoryStore,
+    reads: std::sync::Mutex<std::collections::BTreeSet<String>>,
+}
+
+impl ReadRecorder {
+    fn note(&self, p: &alluvium_storage::StorePath) {
+        if p.as_str().ends_with(".parquet") {
+            self.reads.lock().unwrap().insert(p.as_str().to_string());
+        }
+    }
+}
+
+impl alluvium_storage::ObjectStore for ReadRecorder {
+    fn root_uri(&self) -> String {
+        self.inner.root_uri()
+    }
+    fn get(&self, p: &alluvium_storage::StorePath) -> alluvium_storage::Result<bytes::Bytes> {
+        self.note(p);
+        self.inner.get(p)
+    }
+    fn get_range(
+        &self,
+        p: &alluvium_storage::StorePath,
+        r: std::ops::Range<u64>,
+    ) -> alluvium_storage::Result<bytes::Bytes> {
+        self.note(p);
+        self.inner.get_range(p, r)
+    }
+    fn head(
+        &self,
+        p: &alluvium_storage::StorePath,
+    ) -> alluvium_storage::Result<alluvium_storage::ObjectMeta> {
+        self.inner.head(p)
+    }
+    fn put_if_absent(
+        &self,
+        p: &alluvium_storage::StorePath,
+        d: bytes::Bytes,
+    ) -> alluvium_storage::Result<()> {
+        self.inner.put_if_absent(p, d)
+    }
+    fn put(
+        &self,
+        p: &alluvium_storage::StorePath,
+        d: bytes::Bytes,
+    ) -> alluvium_storage::Result<()> {
+        self.inner.put(p, d)
+    }
+    fn list_dir_from(
+        &self,
+        d: Option<&alluvium_storage::StorePath>,
+        s: &str,
+    ) -> alluvium_storage::Result<Vec<alluvium_storage::ObjectMeta>> {
+        self.inner.list_dir_from(d, s)
+    }
+    fn list_tree(
+        &self,
+        d: Option<&alluvium_storage::StorePath>,
+    ) -> alluvium_storage::Result<Vec<alluvium_storage::ObjectMeta>> {
+        self.inner.list_tree(d)
+    }
+    fn delete(&self, p: &alluvium_storage::StorePath) -> alluvium_storage::Result<()> {
+        self.inner.delete(p)
+    }
+}
+
+/// A point lookup reads only the `state/` files whose key range may hold the key: syncs
+/// write each chunk's rows sorted by key, and OPTIMIZE (Z-order on the key, after syncs
+/// once the file count passes the limit) keeps ranges narrow.
+#[test]
+fn a_point_lookup_reads_only_files_whose_key_range_holds_the_key() {
+    let recorder = Arc::new(ReadRecorder {
+        inner: InMemoryStore::new(),
+        reads: Default::default(),
+    });
+    let root: StoreRef = recorder.clone();
+    let options = StateOptions::default().with_compact_after_files(None);
+    let store = StateStore::create_in_store(root, &["id"], value_schema(), options).unwrap();
+    for chunk in 0..4i64 {
+        let evs: Vec<Ev> = (0..50)
+            .map(|i| Ev::up(chunk * 1000 + (49 - i), "x", T0, None))
+            .collect();
+        store.put(&[batch(&evs, false)], None).unwrap();
+        store.sync().unwrap();
+    }
+    assert_eq!(store.state_table().snapshot().unwrap().num_files(), 4);
+    recorder.reads.lock().unwrap().clear();
+    let got = store.get(&keys(&[2010]), StateAt::Latest).unwrap();
+    assert_eq!(got.num_rows(), 1);
+    let reads = recorder.reads.lock().unwrap().clone();
+    assert_eq!(reads.len(), 1, "{reads:?}");
+    assert!(reads.iter().all(|p| p.starts_with("state/")), "{reads:?}");
+    // A key no file's range holds reads no data file.
+    recorder.reads.lock().unwrap().clear();
+    assert_eq!(
+        store
+            .get(&keys(&[500]), StateAt::Latest)
+            .unwrap()
+            .num_rows(),
+        0
+    );
+    assert!(recorder.reads.lock().unwrap().is_empty());
 }
