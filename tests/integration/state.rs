@@ -235,6 +235,8 @@ fn put_sync_get_latest_and_past_states() {
     assert_eq!(st.tombstones, 1);
     assert_eq!(assigned_seq(1, 2).unwrap(), (1 << 32) + 2);
     let _ = (ErrorKind::Other, StateError::NoKeyColumns);
+    let fresh = StateStore::in_memory(&["id"], value_schema(), StateOptions::default()).unwrap();
+    assert_eq!(fresh.status().unwrap().keys, 0);
 }
 
 /// The log version `state/` had applied through at each of its versions, and the
