@@ -330,6 +330,7 @@ fn random_batch(rng: &mut StdRng, tag: &str) -> (Vec<Ev>, bool) {
 #[test]
 fn random_streams_fold_to_the_model_at_every_version() {
     let mut compactions = 0;
+    let mut tombstone_compactions = 0;
     for seed in 0..24u64 {
         let mut rng = StdRng::seed_from_u64(seed);
         let options = StateOptions::default()
@@ -364,9 +365,22 @@ fn random_streams_fold_to_the_model_at_every_version() {
             model(&log, r.synced_through)
         );
         check_every_version(&store, &log);
+        let tombstones = store.tombstones_table();
+        let latest = tombstones.snapshot().unwrap().version();
+        tombstone_compactions += (1..=latest)
+            .filter(|v| {
+                let s = tombstones
+                    .snapshot_at(alluvium::VersionSpec::Version(*v))
+                    .unwrap();
+                s.commit_info()
+                    .and_then(|c| c.0.get("operation").and_then(|o| o.as_str()))
+                    == Some("OPTIMIZE")
+            })
+            .count();
     }
-    // Seeded and single-threaded: the streams do compact `state/` along the way.
+    // Seeded and single-threaded: the streams do compact `state/` and `tombstones/`.
     assert!(compactions > 0);
+    assert!(tombstone_compactions > 0);
 }
 
 /// An UPSERT older than a key's DELETE never brings the key back, however late it comes:
