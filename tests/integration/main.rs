@@ -37,6 +37,7 @@ mod parallel_uploads;
 mod row_tracking;
 mod s3;
 mod scan_stream;
+mod state;
 mod stress;
 mod transaction;
 mod variant;
