@@ -7,6 +7,8 @@ mod cli;
 mod common;
 mod dml;
 mod s3;
+mod state;
+mod state_stress;
 mod stress;
 mod variant;
 mod verify;
