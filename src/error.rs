@@ -116,6 +116,9 @@ pub enum Error {
         /// What changed.
         reason: String,
     },
+    /// A state-store failure (`alluvium::state`): bad schemas or events, no store.
+    #[error(transparent)]
+    State(#[from] crate::state::StateError),
     /// Local I/O outside the table (output files).
     #[error("{context}: {source}")]
     Io {
@@ -256,6 +259,7 @@ impl Error {
                 Error::ChangeDataNotRecorded { .. }
                 | Error::ChangeDataIncompatibleSchema { .. } => ErrorKind::Refused,
                 Error::Io { .. } => ErrorKind::Io,
+                Error::State(e) => crate::state::error_kind(e),
                 _ => ErrorKind::Other,
             },
         }

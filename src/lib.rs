@@ -46,6 +46,7 @@ mod history;
 mod maintenance;
 mod report;
 pub mod scan;
+pub mod state;
 mod table;
 mod text_input;
 mod transaction;

@@ -33,6 +33,7 @@ mod maintenance_faults;
 mod parallel_uploads;
 mod s3;
 mod scan_stream;
+mod state;
 mod stress;
 mod transaction;
 mod variant;

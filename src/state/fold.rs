@@ -1,0 +1,302 @@
+//! The ordering rule and the fold of a chunk of log events into the latest event per key
+//! (SPEC.md §26.2).
+//!
+//! * An event's order is (`event_time`, `seq`). A `seq` the producer left NULL is assigned
+//!   as `version * 2^32 + ordinal`: the log version that added the event and its ordinal
+//!   among the rows that commit added (data-change `add` actions in the order the commit
+//!   lists them, rows in file order). The same event always gets the same `seq`.
+//! * A key's latest event is the first, in log order (version, ordinal), of the events with
+//!   the greatest order: a later event replaces the current one only if its order is
+//!   strictly greater. So an older event never overwrites a newer state, and of two events
+//!   with equal orders the one folded first stays.
+//! * The key is live (a row of `state/`) iff its latest event is an `UPSERT`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, TimestampMicrosecondType};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, TimestampMicrosecondArray,
+};
+use arrow_row::{OwnedRow, RowConverter, SortField};
+use arrow_schema::{Field, Schema};
+
+use super::layout::{DELETE_FLAG, EVENT_TIME, Layout, OP, OP_DELETE, SEQ};
+use crate::{Error, Result};
+
+/// The order of an event: greater is newer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct EventOrder {
+    /// `event_time`, µs since the epoch (UTC).
+    pub time_us: i64,
+    /// `seq` (given or assigned).
+    pub seq: i64,
+}
+
+/// The `seq` assigned to the event at `ordinal` of the commit of log `version` whose
+/// producer gave none.
+///
+/// # Errors
+/// A version or ordinal beyond the encoding (`version >= 2^31`, `ordinal >= 2^32`).
+pub fn assigned_seq(version: u64, ordinal: u64) -> Result<i64> {
+    if version >= 1 << 31 || ordinal >= 1 << 32 {
+        return Err(Error::InvalidArgument(format!(
+            "cannot assign a seq to row {ordinal} of log version {version}"
+        )));
+    }
+    Ok(((version << 32) | ordinal) as i64)
+}
+
+/// The latest event of a key within a chunk.
+#[derive(Debug, Clone, Copy)]
+struct Winner {
+    order: EventOrder,
+    delete: bool,
+    batch: u32,
+    row: u32,
+}
+
+/// A key (its columns in the row format: equal keys, equal bytes; byte order = key order).
+pub(crate) type KeyRow = OwnedRow;
+
+/// Converts key columns to [`KeyRow`]s.
+pub(crate) fn key_converter(layout: &Layout) -> Result<RowConverter> {
+    Ok(RowConverter::new(
+        layout
+            .key_fields
+            .iter()
+            .map(|f| SortField::new(f.data_type().clone()))
+            .collect(),
+    )?)
+}
+
+/// The fold of a chunk: the latest event per key of the log rows added to it.
+pub(crate) struct ChunkFold {
+    layout: Layout,
+    converter: RowConverter,
+    batches: Vec<RecordBatch>,
+    winners: HashMap<KeyRow, Winner>,
+    events: u64,
+}
+
+impl ChunkFold {
+    pub(crate) fn new(layout: &Layout) -> Result<ChunkFold> {
+        Ok(ChunkFold {
+            layout: layout.clone(),
+            converter: key_converter(layout)?,
+            batches: Vec::new(),
+            winners: HashMap::new(),
+            events: 0,
+        })
+    }
+
+    /// Events folded so far.
+    pub(crate) fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Distinct keys folded so far.
+    pub(crate) fn keys(&self) -> usize {
+        self.winners.len()
+    }
+
+    /// Folds `batch` (rows of the log table, in log order) added by log `version` with
+    /// its first row at `ordinal` of that commit.
+    pub(crate) fn add(&mut self, batch: RecordBatch, version: u64, ordinal: u64) -> Result<()> {
+        let n = batch.num_rows();
+        if n == 0 {
+            return Ok(());
+        }
+        let keys: Vec<ArrayRef> = self
+            .layout
+            .keys
+            .iter()
+            .map(|k| column(&batch, k))
+            .collect::<Result<_>>()?;
+        let rows = self.converter.convert_columns(&keys)?;
+        let time = column(&batch, EVENT_TIME)?;
+        let time = time.as_primitive::<TimestampMicrosecondType>();
+        let seq = column(&batch, SEQ)?;
+        let seq = seq.as_primitive::<Int64Type>();
+        let op = column(&batch, OP)?;
+        let op = op.as_string::<i32>();
+        let b = u32::try_from(self.batches.len())
+            .map_err(|_| Error::InvalidArgument("too many batches in a sync chunk".into()))?;
+        for i in 0..n {
+            let order = EventOrder {
+                time_us: time.value(i),
+                seq: if seq.is_null(i) {
+                    assigned_seq(version, ordinal + i as u64)?
+                } else {
+                    seq.value(i)
+                },
+            };
+            let w = Winner {
+                order,
+                delete: op.value(i) == OP_DELETE,
+                batch: b,
+                row: i as u32,
+            };
+            self.winners
+                .entry(rows.row(i).owned())
+                .and_modify(|cur| {
+                    if order > cur.order {
+                        *cur = w;
+                    }
+                })
+                .or_insert(w);
+        }
+        self.events += n as u64;
+        self.batches.push(batch);
+        Ok(())
+    }
+
+    /// The first key column's distinct values among the folded keys (for pruning reads of
+    /// the tombstones), as one array.
+    pub(crate) fn first_key_values(&self) -> Result<ArrayRef> {
+        let rows: Vec<_> = self.winners.keys().map(|k| k.row()).collect();
+        let cols = self.converter.convert_rows(rows)?;
+        Ok(cols[0].clone())
+    }
+
+    /// The converter of the fold's keys.
+    pub(crate) fn converter(&self) -> &RowConverter {
+        &self.converter
+    }
+
+    /// The tombstones this chunk writes: the keys whose latest event is a DELETE, with its
+    /// order (schema of `tombstones/`), sorted by key.
+    pub(crate) fn deletes(&self) -> Result<Option<RecordBatch>> {
+        let mut rows: Vec<(&KeyRow, &Winner)> =
+            self.winners.iter().filter(|(_, w)| w.delete).collect();
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        rows.sort_by(|a, b| a.0.cmp(b.0));
+        let mut columns = self
+            .converter
+            .convert_rows(rows.iter().map(|(k, _)| k.row()))?;
+        columns.push(times(rows.iter().map(|(_, w)| w.order)));
+        columns.push(seqs(rows.iter().map(|(_, w)| w.order)));
+        Ok(Some(RecordBatch::try_new(
+            self.layout.tombstones.clone(),
+            columns,
+        )?))
+    }
+
+    /// The MERGE source of `state/`: per key, its latest event, or a DELETE at the key's
+    /// tombstone when that is not older (`tombstones`); sorted by key. Columns: the state
+    /// table's, then [`DELETE_FLAG`].
+    pub(crate) fn state_source(
+        &self,
+        tombstones: &HashMap<KeyRow, EventOrder>,
+    ) -> Result<Option<RecordBatch>> {
+        if self.winners.is_empty() {
+            return Ok(None);
+        }
+        let mut rows: Vec<(&KeyRow, Winner)> = self
+            .winners
+            .iter()
+            .map(|(k, w)| {
+                let mut w = *w;
+                if let Some(t) = tombstones.get(k)
+                    && *t >= w.order
+                {
+                    w.order = *t;
+                    w.delete = true;
+                }
+                (k, w)
+            })
+            .collect();
+        rows.sort_by(|a, b| a.0.cmp(b.0));
+        let mut columns = self
+            .converter
+            .convert_rows(rows.iter().map(|(k, _)| k.row()))?;
+        let picks: Vec<(usize, usize)> = rows
+            .iter()
+            .map(|(_, w)| (w.batch as usize, w.row as usize))
+            .collect();
+        for f in &self.layout.value_fields {
+            let arrays: Vec<ArrayRef> = self
+                .batches
+                .iter()
+                .map(|b| column(b, f.name()))
+                .collect::<Result<_>>()?;
+            let refs: Vec<&dyn arrow_array::Array> = arrays.iter().map(|a| a.as_ref()).collect();
+            columns.push(arrow_select::interleave::interleave(&refs, &picks)?);
+        }
+        columns.push(times(rows.iter().map(|(_, w)| w.order)));
+        columns.push(seqs(rows.iter().map(|(_, w)| w.order)));
+        columns.push(Arc::new(BooleanArray::from(
+            rows.iter().map(|(_, w)| w.delete).collect::<Vec<_>>(),
+        )));
+        let mut fields: Vec<Field> = self
+            .layout
+            .state
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        fields.push(Field::new(
+            DELETE_FLAG,
+            arrow_schema::DataType::Boolean,
+            false,
+        ));
+        Ok(Some(RecordBatch::try_new(
+            Arc::new(Schema::new(fields)),
+            columns,
+        )?))
+    }
+}
+
+fn column(batch: &RecordBatch, name: &str) -> Result<ArrayRef> {
+    batch
+        .column_by_name(name)
+        .cloned()
+        .ok_or_else(|| Error::SchemaMismatch(format!("log rows have no column `{name}`")))
+}
+
+fn times(orders: impl Iterator<Item = EventOrder>) -> ArrayRef {
+    Arc::new(
+        TimestampMicrosecondArray::from(orders.map(|o| o.time_us).collect::<Vec<_>>())
+            .with_timezone("UTC"),
+    )
+}
+
+fn seqs(orders: impl Iterator<Item = EventOrder>) -> ArrayRef {
+    Arc::new(Int64Array::from(orders.map(|o| o.seq).collect::<Vec<_>>()))
+}
+
+/// The orders of the rows of `batch` (a table with `event_time` and `seq`), by key.
+pub(crate) fn orders_by_key(
+    layout: &Layout,
+    converter: &RowConverter,
+    batch: &RecordBatch,
+    into: &mut HashMap<KeyRow, EventOrder>,
+) -> Result<()> {
+    let keys: Vec<ArrayRef> = layout
+        .keys
+        .iter()
+        .map(|k| column(batch, k))
+        .collect::<Result<_>>()?;
+    let rows = converter.convert_columns(&keys)?;
+    let time = column(batch, EVENT_TIME)?;
+    let time = time.as_primitive::<TimestampMicrosecondType>();
+    let seq = column(batch, SEQ)?;
+    let seq = seq.as_primitive::<Int64Type>();
+    for i in 0..batch.num_rows() {
+        let o = EventOrder {
+            time_us: time.value(i),
+            seq: seq.value(i),
+        };
+        into.entry(rows.row(i).owned())
+            .and_modify(|cur| {
+                if o > *cur {
+                    *cur = o;
+                }
+            })
+            .or_insert(o);
+    }
+    Ok(())
+}
