@@ -120,15 +120,12 @@ fn events(keys: &Keys, from: u64, to: u64) -> Result<RecordBatch> {
     let ids = Int64Array::from_iter_values(range.clone().map(|e| keys.key(e) as i64));
     let values = Int64Array::from_iter_values(range.clone().map(|e| e as i64));
     let notes = StringArray::from_iter_values(range.clone().map(|e| format!("n{}", e % 1000)));
-    let times = TimestampMicrosecondArray::from_iter_values(range.clone().map(|e| T0_US + e as i64))
-        .with_timezone("UTC");
-    let ops = StringArray::from_iter_values(range.map(|e| {
-        if is_delete(e) {
-            "DELETE"
-        } else {
-            "UPSERT"
-        }
-    }));
+    let times =
+        TimestampMicrosecondArray::from_iter_values(range.clone().map(|e| T0_US + e as i64))
+            .with_timezone("UTC");
+    let ops = StringArray::from_iter_values(
+        range.map(|e| if is_delete(e) { "DELETE" } else { "UPSERT" }),
+    );
     Ok(RecordBatch::try_new(
         event_schema(),
         vec![
@@ -255,7 +252,11 @@ mod tests {
                 last.insert(keys.key(e), e);
             }
             for key in 0..k.min(2000) {
-                assert_eq!(keys.latest(key, n), last.get(&key).copied(), "k={k} key={key}");
+                assert_eq!(
+                    keys.latest(key, n),
+                    last.get(&key).copied(),
+                    "k={k} key={key}"
+                );
             }
         }
     }

@@ -290,16 +290,12 @@ fn sync(a: SyncArgs) -> Result<()> {
     }
     let stop = stop_on_signals()?;
     let mut printed: Result<()> = Ok(());
-    let report = store.follow(
-        Duration::from_millis(a.interval_ms.max(1)),
-        &stop,
-        |r| {
-            // One line per sync that applied something; the state committed already.
-            if printed.is_ok() {
-                printed = json_line(r).map(|l| print_after_write(&format!("{l}\n")));
-            }
-        },
-    )?;
+    let report = store.follow(Duration::from_millis(a.interval_ms.max(1)), &stop, |r| {
+        // One line per sync that applied something; the state committed already.
+        if printed.is_ok() && r.chunks > 0 {
+            printed = json_line(r).map(|l| print_after_write(&format!("{l}\n")));
+        }
+    })?;
     printed?;
     print_after_write(&format!("{}\n", json_line(&report)?));
     Ok(())
@@ -367,4 +363,3 @@ pub fn run(a: StateArgs) -> Result<ExitCode> {
     }?;
     Ok(ExitCode::SUCCESS)
 }
-

@@ -28,6 +28,7 @@
 mod error;
 mod events;
 mod fold;
+pub mod follow;
 mod layout;
 mod prefix;
 mod read;

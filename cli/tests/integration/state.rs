@@ -172,8 +172,8 @@ fn init_put_sync_then_get_scan_history_status_and_time_travel() {
         f1.to_str().unwrap(),
     ]);
     assert!(created.starts_with("created state store"), "{created}");
-    let put: Value = serde_json::from_str(&ok(&["state", "put", &store, f1.to_str().unwrap()]))
-        .unwrap();
+    let put: Value =
+        serde_json::from_str(&ok(&["state", "put", &store, f1.to_str().unwrap()])).unwrap();
     assert_eq!(put["events"], 4);
     assert_eq!(put["skipped"], false);
     let s = status(&store);
@@ -376,7 +376,16 @@ fn state_errors_are_one_line() {
     let e = fails(&["state", "get", &store, "x"]);
     assert!(e.contains("key column `id`"), "{e}");
     // Usage errors are clap's (exit 2).
-    let o = run(&["state", "get", &store, "1", "--version", "1", "--timestamp", "0"]);
+    let o = run(&[
+        "state",
+        "get",
+        &store,
+        "1",
+        "--version",
+        "1",
+        "--timestamp",
+        "0",
+    ]);
     assert_eq!(o.status.code(), Some(2));
 }
 

@@ -8,7 +8,9 @@
 use std::sync::{Arc, Mutex};
 
 use super::common::ok;
-use super::state::{Event, fold, follower, state_rows, status, terminate, wait_synced, write_events};
+use super::state::{
+    Event, fold, follower, state_rows, status, terminate, wait_synced, write_events,
+};
 
 const PRODUCERS: i64 = 4;
 const ROUNDS: i64 = 6;
@@ -108,7 +110,11 @@ fn four_producer_processes_and_two_followers_end_with_the_fold_of_the_log() {
     let log = ok(&["scan", &format!("{store}/log"), "--format", "jsonl"]);
     let mut seqs: Vec<i64> = log
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"].as_i64().unwrap())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"]
+                .as_i64()
+                .unwrap()
+        })
         .collect();
     seqs.sort_unstable();
     let mut want: Vec<i64> = events.iter().map(|e| e.seq).collect();
