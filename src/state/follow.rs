@@ -35,6 +35,13 @@ pub struct FollowReport {
     pub retried_syncs: u64,
     /// The log version the loop had seen last.
     pub log_version: u64,
+    /// Log commits the polls read (each new commit once: the refresh is incremental).
+    pub commits_read: u64,
+    /// Checkpoint files the polls read (0: a poll never reloads the log from a checkpoint).
+    pub checkpoint_files_read: u64,
+    /// Listings of the log made by the polls that found new commits (each lists from the
+    /// next version on).
+    pub list_calls: u64,
 }
 
 impl StateStore {
@@ -91,6 +98,11 @@ impl StateStore {
             report.polls += 1;
             if next.version() != log.version() {
                 pending = true;
+                // A refresh that found nothing returns the old snapshot and its report.
+                let cost = next.report();
+                report.commits_read += u64::from(cost.commits_read);
+                report.checkpoint_files_read += u64::from(cost.checkpoint_files_read);
+                report.list_calls += u64::from(cost.list_calls);
             }
             report.log_version = next.version();
             log = next;
