@@ -48,15 +48,6 @@ pub(crate) fn conform(
             found: array.data_type().to_string(),
         })?
     };
-    if !field.is_nullable() && out.null_count() > 0 {
-        let row = (0..out.len()).find(|i| out.is_null(*i)).unwrap_or(0);
-        return Err(StateError::NullValue {
-            operation,
-            column: field.name().clone(),
-            row,
-        }
-        .into());
-    }
     // A cast that failed per value (a string that is no number) turns it into NULL:
     // refuse that rather than store a NULL the caller did not write.
     if out.null_count() > array.null_count() {
@@ -65,6 +56,15 @@ pub(crate) fn conform(
             column: field.name().clone(),
             expected: field.data_type().to_string(),
             found: array.data_type().to_string(),
+        }
+        .into());
+    }
+    if !field.is_nullable() && out.null_count() > 0 {
+        let row = (0..out.len()).find(|i| out.is_null(*i)).unwrap_or(0);
+        return Err(StateError::NullValue {
+            operation,
+            column: field.name().clone(),
+            row,
         }
         .into());
     }

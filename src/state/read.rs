@@ -38,6 +38,24 @@ pub(crate) fn snapshot_at(table: &Table, at: StateAt) -> Result<Snapshot> {
     }
 }
 
+/// The literal of row `row` of a key column. Integers are given as numbers, typed by the
+/// column they are compared with (a typed `Integer` in an `IN` list is refused by the
+/// evaluation of some integer widths).
+pub(crate) fn key_literal(
+    array: &dyn arrow_array::Array,
+    row: usize,
+    prim: alluvium_txlog::schema::PrimitiveType,
+) -> Result<Literal> {
+    use alluvium_txlog::scalar::Scalar;
+    Ok(match scalar_at(array, row, prim)? {
+        Scalar::Byte(v) => Literal::Number(v.to_string()),
+        Scalar::Short(v) => Literal::Number(v.to_string()),
+        Scalar::Integer(v) => Literal::Number(v.to_string()),
+        Scalar::Long(v) => Literal::Number(v.to_string()),
+        other => Literal::Typed(other),
+    })
+}
+
 /// `column IN (values)`, AND-ed over `columns` (lists of at most [`MAX_IN_LIST`]).
 fn in_lists(snapshot: &Snapshot, names: &[String], columns: &[ArrayRef]) -> Result<Option<Expr>> {
     let mut out: Option<Expr> = None;
@@ -54,7 +72,7 @@ fn in_lists(snapshot: &Snapshot, names: &[String], columns: &[ArrayRef]) -> Resu
         };
         let mut list = Vec::with_capacity(col.len());
         for i in 0..col.len() {
-            list.push(Literal::Typed(scalar_at(col.as_ref(), i, prim)?));
+            list.push(key_literal(col.as_ref(), i, prim)?);
         }
         let e = Expr::In(Box::new(Expr::column(name)), list, false);
         out = Some(match out {

@@ -29,7 +29,6 @@ use alluvium_txlog::actions::Action;
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::expr::{CmpOp, Expr, Literal};
 use alluvium_txlog::log_path::commit_path;
-use alluvium_txlog::scalar::scalar_at;
 use arrow_array::Array;
 
 use super::StateError;
@@ -282,7 +281,7 @@ impl StateStore {
         {
             let mut list = Vec::with_capacity(values.len());
             for i in 0..values.len() {
-                list.push(Literal::Typed(scalar_at(values.as_ref(), i, prim)?));
+                list.push(super::read::key_literal(values.as_ref(), i, prim)?);
             }
             scan = scan.with_filter(Expr::In(Box::new(Expr::column(first)), list, false));
         }

@@ -441,9 +441,9 @@ fn two_syncs_racing_apply_each_event_once() {
         log.lock().unwrap().push((r.log_version.unwrap(), evs));
     }
     done.store(true, std::sync::atomic::Ordering::SeqCst);
-    for s in syncers {
-        s.join().unwrap();
-    }
+    let retried: u64 = syncers.into_iter().map(|s| s.join().unwrap()).sum();
+    // How often the syncs collided depends on scheduling; shown, not asserted.
+    eprintln!("chunks retried after losing a race: {retried}");
     store.sync().unwrap();
     let log = log.lock().unwrap().clone();
     assert_eq!(
@@ -451,4 +451,461 @@ fn two_syncs_racing_apply_each_event_once() {
         model(&log, Some(u64::MAX))
     );
     check_every_version(&store, &log);
+}
+
+/// Fault injection at every storage operation of a sync (SPEC.md §10's fault kinds: an
+/// error before or after the operation's effect, a crash before or after it) over a
+/// store with several chunks, deletes and a compaction: afterwards a clean sync from
+/// storage alone reaches the fold of the whole log, and every state version still equals
+/// the fold of the prefix it recorded, with no log version applied twice.
+#[test]
+fn every_fault_at_every_operation_of_sync() {
+    use alluvium_storage::{Fault, FaultyStore};
+    let options = || {
+        StateOptions::default()
+            .with_chunk_events(4)
+            .with_compact_after_files(Some(3))
+    };
+    let run = |at: u64, fault: Fault| -> u64 {
+        let root: StoreRef = Arc::new(InMemoryStore::new().with_manual_clock(1_700_000_000_000));
+        let store =
+            StateStore::create_in_store(root.clone(), &["id"], value_schema(), options()).unwrap();
+        let mut log = Vec::new();
+        put(
+            &store,
+            &mut log,
+            vec![Ev::up(1, "a", T0, Some(1)), Ev::up(2, "b", T0, Some(1))],
+            true,
+        );
+        store.sync().unwrap();
+        put(
+            &store,
+            &mut log,
+            vec![Ev::del(1, T0 + 5, None), Ev::up(3, "c", T0 + 3, None)],
+            false,
+        );
+        put(
+            &store,
+            &mut log,
+            vec![
+                Ev::up(1, "late", T0 + 2, Some(0)),
+                Ev::up(2, "b2", T0 + 1, Some(0)),
+                Ev::up(4, "d", T0 - 2 * DAY, Some(0)),
+            ],
+            true,
+        );
+        put(
+            &store,
+            &mut log,
+            vec![Ev::del(4, T0, None), Ev::up(5, "e", T0, None)],
+            false,
+        );
+        let faulty = Arc::new(FaultyStore::new(root.clone(), at, fault));
+        let ops = match StateStore::from_store(faulty.clone(), options()) {
+            Ok(s) => {
+                let _ = s.sync();
+                faulty.operations()
+            }
+            Err(_) => faulty.operations(),
+        };
+        let clean = StateStore::from_store(root, options()).unwrap();
+        let r = clean.sync().unwrap();
+        let all = Some(log.last().unwrap().0);
+        assert_eq!(r.synced_through, all, "fault {fault:?} at {at}");
+        assert_eq!(
+            state_at(&clean, StateAt::Latest),
+            model(&log, all),
+            "fault {fault:?} at {at}"
+        );
+        check_every_version(&clean, &log);
+        ops
+    };
+    let total = run(0, Fault::ErrorBefore);
+    assert!(
+        total > 30,
+        "the sync should touch storage many times, did {total}"
+    );
+    for fault in Fault::ALL {
+        for at in 1..=total {
+            run(at, fault);
+        }
+    }
+}
+
+fn schema(fields: Vec<Field>) -> SchemaRef {
+    Arc::new(Schema::new(fields))
+}
+
+fn create_err(keys: &[&str], s: SchemaRef) -> StateError {
+    let root: StoreRef = Arc::new(InMemoryStore::new());
+    match StateStore::create_in_store(root, keys, s, StateOptions::default()) {
+        Err(alluvium::Error::State(e)) => e,
+        other => panic!("expected a state error, got {other:?}"),
+    }
+}
+
+/// Creating a store validates the schema, with typed errors naming the column.
+#[test]
+fn create_refuses_invalid_schemas() {
+    let id = || Field::new("id", DataType::Int64, false);
+    let v = || Field::new("v", DataType::Utf8, true);
+    assert_eq!(create_err(&[], value_schema()), StateError::NoKeyColumns);
+    assert!(matches!(
+        create_err(&["nope"], value_schema()),
+        StateError::MissingKeyColumn { column } if column == "nope"
+    ));
+    assert!(matches!(
+        create_err(&["id", "ID"], value_schema()),
+        StateError::DuplicateKeyColumn { .. }
+    ));
+    for reserved in [
+        "event_date",
+        "_change_type",
+        "_commit_version",
+        "__alluvium_x",
+    ] {
+        let e = create_err(
+            &["id"],
+            schema(vec![id(), v(), Field::new(reserved, DataType::Int32, true)]),
+        );
+        assert!(
+            matches!(&e, StateError::ReservedColumn { column, .. } if column == reserved),
+            "{reserved}: {e:?}"
+        );
+    }
+    // Event columns of other types than the events' are refused; of the events' types
+    // they are ignored (a sample of events describes a store).
+    let e = create_err(
+        &["id"],
+        schema(vec![
+            id(),
+            v(),
+            Field::new("event_time", DataType::Int64, true),
+        ]),
+    );
+    assert!(matches!(e, StateError::ReservedColumn { column, .. } if column == "event_time"));
+    let e = create_err(
+        &["seq"],
+        schema(vec![v(), Field::new("seq", DataType::Int64, false)]),
+    );
+    assert!(matches!(e, StateError::ReservedColumn { column, .. } if column == "seq"));
+    assert!(matches!(
+        create_err(
+            &["f"],
+            schema(vec![Field::new("f", DataType::Float64, false), v()])
+        ),
+        StateError::KeyColumnType { column, .. } if column == "f"
+    ));
+    assert_eq!(
+        create_err(&["id"], schema(vec![id()])),
+        StateError::NoValueColumns
+    );
+    let root: StoreRef = Arc::new(InMemoryStore::new());
+    let with_events = schema(vec![
+        id(),
+        v(),
+        Field::new(
+            "event_time",
+            DataType::Timestamp(TimeUnit::Millisecond, Some("+00:00".into())),
+            false,
+        ),
+        Field::new("op", DataType::Utf8, true),
+    ]);
+    let store =
+        StateStore::create_in_store(root.clone(), &["id"], with_events, StateOptions::default())
+            .unwrap();
+    assert_eq!(store.state_schema().fields().len(), 4);
+    // Creating again over the same store is accepted; with other columns it is refused.
+    StateStore::create_in_store(
+        root.clone(),
+        &["id"],
+        value_schema(),
+        StateOptions::default(),
+    )
+    .unwrap();
+    let e = StateStore::create_in_store(
+        root.clone(),
+        &["id"],
+        schema(vec![id(), Field::new("w", DataType::Int32, true)]),
+        StateOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, alluvium::Error::State(StateError::NotAStore { .. })),
+        "{e}"
+    );
+    // Opening where there is no store.
+    let e = StateStore::from_store(Arc::new(InMemoryStore::new()), StateOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(e, alluvium::Error::State(StateError::NotAStore { .. })),
+        "{e}"
+    );
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+}
+
+/// `put` refuses events that break the rules, naming column and row; nothing is written.
+#[test]
+fn put_refuses_invalid_events() {
+    let (_root, store) = in_memory(StateOptions::default());
+    let put_err = |b: RecordBatch| match store.put(&[b], None) {
+        Err(e) => {
+            assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+            match e {
+                alluvium::Error::State(s) => s,
+                other => panic!("{other:?}"),
+            }
+        }
+        Ok(r) => panic!("accepted: {r:?}"),
+    };
+    let good = batch(&[Ev::up(1, "a", T0, None), Ev::up(2, "b", T0, None)], false);
+    let with = |name: &str, col: Arc<dyn Array>| {
+        let mut fields: Vec<Field> = good
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        let mut cols = good.columns().to_vec();
+        match fields.iter().position(|f| f.name() == name) {
+            Some(i) => {
+                fields[i] = Field::new(name, col.data_type().clone(), true);
+                cols[i] = col;
+            }
+            None => {
+                fields.push(Field::new(name, col.data_type().clone(), true));
+                cols.push(col);
+            }
+        }
+        RecordBatch::try_new(schema(fields), cols).unwrap()
+    };
+    let e = put_err(with("id", Arc::new(Int64Array::from(vec![Some(1), None]))));
+    assert_eq!(
+        e,
+        StateError::NullValue {
+            operation: "put",
+            column: "id".into(),
+            row: 1
+        }
+    );
+    let e = put_err(with(
+        "op",
+        Arc::new(StringArray::from(vec!["UPSERT", "MERGE"])),
+    ));
+    assert_eq!(
+        e,
+        StateError::InvalidOp {
+            value: "MERGE".into(),
+            row: 1
+        }
+    );
+    let e = put_err(with(
+        "event_time",
+        Arc::new(TimestampMicrosecondArray::from(vec![Some(T0), None]).with_timezone("UTC")),
+    ));
+    assert!(matches!(e, StateError::NullValue { column, row: 1, .. } if column == "event_time"));
+    let e = put_err(with("extra", Arc::new(Int64Array::from(vec![1, 2]))));
+    assert!(matches!(e, StateError::UnknownColumn { column, .. } if column == "extra"));
+    let e = put_err(with("id", Arc::new(StringArray::from(vec!["1", "x"]))));
+    assert!(matches!(e, StateError::ColumnType { column, .. } if column == "id"));
+    let no_time = good.project(&[0, 1, 3]).unwrap();
+    let e = put_err(no_time);
+    assert!(matches!(e, StateError::MissingColumn { column, .. } if column == "event_time"));
+    assert_eq!(store.log_table().snapshot().unwrap().version(), 0);
+    // A lower-case op, a missing op and a producer seq of another integer type are fine.
+    let ok = with(
+        "op",
+        Arc::new(StringArray::from(vec![Some("delete"), None])),
+    );
+    let ok = with_col(
+        &ok,
+        "seq",
+        Arc::new(arrow::array::Int32Array::from(vec![1, 2])),
+    );
+    store.put(&[ok], None).unwrap();
+    // Idempotent puts: the same (app, version) twice writes once.
+    let first = store
+        .put(std::slice::from_ref(&good), Some(("producer-a", 1)))
+        .unwrap();
+    assert!(!first.skipped && first.log_version.is_some());
+    let again = store.put(&[good], Some(("producer-a", 1))).unwrap();
+    assert!(again.skipped && again.log_version.is_none());
+}
+
+fn with_col(b: &RecordBatch, name: &str, col: Arc<dyn Array>) -> RecordBatch {
+    let mut fields: Vec<Field> = b
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    let mut cols = b.columns().to_vec();
+    fields.push(Field::new(name, col.data_type().clone(), true));
+    cols.push(col);
+    RecordBatch::try_new(schema(fields), cols).unwrap()
+}
+
+/// `retain` drops old log partitions whose events are all synced and keeps any partition
+/// holding an event not yet synced, whatever its age; a dry run commits nothing.
+#[test]
+fn retain_never_drops_unsynced_events() {
+    let (_root, store) = in_memory(StateOptions::default());
+    let mut log = Vec::new();
+    // The store clock is 2023-11-14; T0 is that day.
+    put(
+        &store,
+        &mut log,
+        vec![Ev::up(1, "old", T0 - 10 * DAY, None)],
+        false,
+    );
+    put(
+        &store,
+        &mut log,
+        vec![Ev::up(2, "mid", T0 - 5 * DAY, None)],
+        false,
+    );
+    put(&store, &mut log, vec![Ev::up(3, "new", T0, None)], false);
+    store.sync().unwrap();
+    // Unsynced, late, into the oldest partition.
+    put(
+        &store,
+        &mut log,
+        vec![Ev::up(4, "late", T0 - 10 * DAY + 1, None)],
+        false,
+    );
+    let dry = store.retain(3, true).unwrap();
+    assert_eq!(dry.cutoff_date, "2023-11-11");
+    assert_eq!(dry.partitions_dropped, vec!["2023-11-09".to_string()]);
+    assert_eq!(dry.partitions_kept_unsynced, vec!["2023-11-04".to_string()]);
+    assert_eq!((dry.files_removed, dry.events_removed), (2, 2));
+    assert_eq!(dry.log_version, None);
+    let before = store.log_table().snapshot().unwrap().version();
+    assert_eq!(store.log_table().snapshot().unwrap().version(), before);
+    let done = store.retain(3, false).unwrap();
+    assert_eq!(done.partitions_dropped, dry.partitions_dropped);
+    assert_eq!(done.log_version, Some(before + 1));
+    // The unsynced event is still there, and syncs.
+    assert_eq!(store.lag().unwrap().events, 1);
+    store.sync().unwrap();
+    assert_eq!(
+        state_at(&store, StateAt::Latest)
+            .keys()
+            .copied()
+            .collect::<Vec<_>>(),
+        vec![1, 2, 3, 4]
+    );
+    let h = store.history(&keys(&[4])).unwrap();
+    assert_eq!(h.num_rows(), 1);
+    // Now everything is synced: the old partition goes too; the state is untouched.
+    let again = store.retain(3, false).unwrap();
+    assert_eq!(again.partitions_dropped, vec!["2023-11-04".to_string()]);
+    assert!(again.partitions_kept_unsynced.is_empty());
+    assert_eq!(store.history(&keys(&[4])).unwrap().num_rows(), 0);
+    assert_eq!(state_at(&store, StateAt::Latest).len(), 4);
+}
+
+/// A composite key on a local directory: create, open by path, lookups in key order,
+/// history of one key, status.
+#[test]
+fn composite_keys_on_local_disk() {
+    use arrow::array::{Float64Array, Int32Array};
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("store");
+    let loc = loc.to_str().unwrap();
+    let s = schema(vec![
+        Field::new("region", DataType::Utf8, false),
+        Field::new("id", DataType::Int32, false),
+        Field::new("amount", DataType::Float64, true),
+    ]);
+    let store = StateStore::create(loc, &["region", "id"], s, StateOptions::default()).unwrap();
+    let events = |rows: &[(&str, i32, f64, i64, &str)]| {
+        RecordBatch::try_new(
+            schema(vec![
+                Field::new("region", DataType::Utf8, false),
+                Field::new("id", DataType::Int32, false),
+                Field::new("amount", DataType::Float64, true),
+                Field::new(
+                    "event_time",
+                    DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+                    false,
+                ),
+                Field::new("op", DataType::Utf8, false),
+            ]),
+            vec![
+                Arc::new(StringArray::from(
+                    rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+                )),
+                Arc::new(Int32Array::from(
+                    rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+                )),
+                Arc::new(Float64Array::from(
+                    rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+                )),
+                Arc::new(
+                    TimestampMicrosecondArray::from(rows.iter().map(|r| r.3).collect::<Vec<_>>())
+                        .with_timezone("UTC"),
+                ),
+                Arc::new(StringArray::from(
+                    rows.iter().map(|r| r.4).collect::<Vec<_>>(),
+                )),
+            ],
+        )
+        .unwrap()
+    };
+    store
+        .put(
+            &[events(&[
+                ("eu", 1, 1.0, T0, "UPSERT"),
+                ("us", 1, 2.0, T0, "UPSERT"),
+                ("eu", 2, 3.0, T0, "UPSERT"),
+                ("eu", 1, 4.0, T0 + 1, "UPSERT"),
+            ])],
+            None,
+        )
+        .unwrap();
+    store
+        .put(&[events(&[("us", 1, 0.0, T0 + 2, "DELETE")])], None)
+        .unwrap();
+    store.sync().unwrap();
+    let opened = StateStore::open(loc, StateOptions::default()).unwrap();
+    assert_eq!(
+        opened.key_columns(),
+        &["region".to_string(), "id".to_string()]
+    );
+    let k = RecordBatch::try_new(
+        schema(vec![
+            Field::new("region", DataType::Utf8, false),
+            Field::new("id", DataType::Int64, false),
+        ]),
+        vec![
+            Arc::new(StringArray::from(vec!["eu", "us", "eu", "eu"])),
+            Arc::new(Int64Array::from(vec![2, 1, 1, 9])),
+        ],
+    )
+    .unwrap();
+    let got = opened.get(&k, StateAt::Latest).unwrap();
+    let amounts: Vec<f64> = got
+        .column_by_name("amount")
+        .unwrap()
+        .as_primitive::<arrow::datatypes::Float64Type>()
+        .values()
+        .to_vec();
+    assert_eq!(
+        amounts,
+        vec![3.0, 4.0],
+        "in the order asked, live keys only"
+    );
+    let h = opened.history(&k.slice(2, 1)).unwrap();
+    assert_eq!(h.num_rows(), 2);
+    let st = opened.status().unwrap();
+    assert_eq!((st.keys, st.tombstones, st.lag.versions), (2, 1, 0));
+    for sub in ["log", "state", "tombstones"] {
+        assert!(
+            dir.path()
+                .join("store")
+                .join(sub)
+                .join("_delta_log")
+                .is_dir()
+        );
+    }
 }
