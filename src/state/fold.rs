@@ -160,9 +160,9 @@ impl ChunkFold {
         Ok(cols[0].clone())
     }
 
-    /// The converter of the fold's keys.
-    pub(crate) fn converter(&self) -> &RowConverter {
-        &self.converter
+    /// Whether the fold has an event of `key`.
+    pub(crate) fn contains(&self, key: &KeyRow) -> bool {
+        self.winners.contains_key(key)
     }
 
     /// The tombstones this chunk writes: the keys whose latest event is a DELETE, with its
@@ -268,13 +268,14 @@ fn seqs(orders: impl Iterator<Item = EventOrder>) -> ArrayRef {
     Arc::new(Int64Array::from(orders.map(|o| o.seq).collect::<Vec<_>>()))
 }
 
-/// The orders of the rows of `batch` (a table with `event_time` and `seq`), by key.
+/// The orders of the rows of `batch` (a table with `event_time` and `seq`) whose key the
+/// fold has (so that memory stays bounded by the chunk), by key.
 pub(crate) fn orders_by_key(
-    layout: &Layout,
-    converter: &RowConverter,
+    fold: &ChunkFold,
     batch: &RecordBatch,
     into: &mut HashMap<KeyRow, EventOrder>,
 ) -> Result<()> {
+    let (layout, converter) = (&fold.layout, &fold.converter);
     let keys: Vec<ArrayRef> = layout
         .keys
         .iter()
@@ -290,7 +291,11 @@ pub(crate) fn orders_by_key(
             time_us: time.value(i),
             seq: seq.value(i),
         };
-        into.entry(rows.row(i).owned())
+        let key = rows.row(i).owned();
+        if !fold.contains(&key) {
+            continue;
+        }
+        into.entry(key)
             .and_modify(|cur| {
                 if o > *cur {
                     *cur = o;

@@ -41,8 +41,8 @@ use crate::{AppTransaction, Result, ScanBuilder, WriteOptions};
 /// The `txn.appId` under which `state/` records the last log version applied.
 pub const SYNC_APP_ID: &str = "alluvium.state.sync";
 
-/// Up to this many distinct first-key values a tombstone read lists them (`IN`); above,
-/// it reads every tombstone (the table holds one row per deleted key).
+/// Up to this many distinct first-key values a tombstone read lists them (`IN`, pruning
+/// files); above, it reads every tombstone file, keeping only the chunk's keys.
 const MAX_IN_LIST: usize = 4096;
 
 /// The log version `state/` has applied through, as recorded in `snapshot`.
@@ -286,7 +286,7 @@ impl StateStore {
             scan = scan.with_filter(Expr::In(Box::new(Expr::column(first)), list, false));
         }
         for batch in scan.build()?.execute() {
-            orders_by_key(&self.layout, fold.converter(), &batch?, &mut out)?;
+            orders_by_key(fold, &batch?, &mut out)?;
         }
         Ok(out)
     }
