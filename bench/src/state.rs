@@ -67,7 +67,7 @@ impl Keys {
         // The first of these primes that does not divide k is coprime with it.
         let p = [1_000_003u64, 998_244_353, 1_000_000_007]
             .into_iter()
-            .find(|p| k % p != 0)
+            .find(|p| !k.is_multiple_of(*p))
             .ok_or_else(|| Error::InvalidArgument("--keys has no usable stride".into()))?;
         let p_inv = mod_inverse(p % k, k)
             .ok_or_else(|| Error::InvalidArgument("--keys has no usable stride".into()))?;
