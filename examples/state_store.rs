@@ -55,8 +55,14 @@ fn events(rows: &[(&str, i64, i64, &str)]) -> Res<RecordBatch> {
 
 fn accounts(names: &[&str]) -> Res<RecordBatch> {
     Ok(RecordBatch::try_new(
-        Arc::new(Schema::new(vec![Field::new("account", DataType::Utf8, false)])),
-        vec![Arc::new(StringArray::from_iter_values(names.iter().copied()))],
+        Arc::new(Schema::new(vec![Field::new(
+            "account",
+            DataType::Utf8,
+            false,
+        )])),
+        vec![Arc::new(StringArray::from_iter_values(
+            names.iter().copied(),
+        ))],
     )?)
 }
 
@@ -101,7 +107,10 @@ fn main() -> Res<()> {
         ])?],
         None,
     )?;
-    println!("lag before the second sync: {}", serde_json::to_string(&store.lag()?)?);
+    println!(
+        "lag before the second sync: {}",
+        serde_json::to_string(&store.lag()?)?
+    );
     store.sync()?;
 
     let latest = store.get(&accounts(&["alice", "bob", "carol"])?, StateAt::Latest)?;
@@ -110,7 +119,10 @@ fn main() -> Res<()> {
         &accounts(&["alice", "bob", "carol"])?,
         StateAt::Version(first_version as i64),
     )?;
-    println!("state after the first sync:\n{}", pretty_format_batches(&[past])?);
+    println!(
+        "state after the first sync:\n{}",
+        pretty_format_batches(&[past])?
+    );
     let history = store.history(&accounts(&["alice"])?)?;
     println!("alice's events:\n{}", pretty_format_batches(&[history])?);
     println!("status: {}", serde_json::to_string(&store.status()?)?);

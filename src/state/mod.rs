@@ -25,11 +25,13 @@
 //! `events` (what `put` takes), `fold` (the ordering rule), `sync`, `read` (get, scan,
 //! history), `retain`, `report`, `error`, `prefix` (sub-directory stores).
 
+mod clustering;
 mod error;
 mod events;
 mod fold;
 pub mod follow;
 mod layout;
+mod lookup;
 mod prefix;
 mod read;
 mod report;
@@ -79,12 +81,14 @@ pub struct StateOptions {
     /// A sync starts a chunk again at most this many times in a row when other syncs
     /// commit first (default 64).
     pub max_conflict_retries: u32,
-    /// After a chunk, OPTIMIZE `state/` with Z-order on the key when it has more data
-    /// files than this (default 64; `None`: never).
-    pub compact_after_files: Option<usize>,
+    /// After a chunk, OPTIMIZE `state/` with Z-order on the key when more than this many
+    /// data files may hold one key (by their key statistics: the most files a point
+    /// lookup reads; default 8; `None`: never).
+    pub compact_above_overlap: Option<usize>,
     /// Extra table properties of `log/` at creation (e.g. `delta.checkpointInterval`).
     pub log_properties: HashMap<String, String>,
-    /// Extra table properties of `state/` at creation.
+    /// Extra table properties of `state/` and `tombstones/` at creation (default:
+    /// `delta.enableDeletionVectors=true`).
     pub state_properties: HashMap<String, String>,
     /// Storage options for opening the tables (see [`Table::open_with_options`]).
     pub storage_options: Vec<(String, String)>,
@@ -95,9 +99,14 @@ impl Default for StateOptions {
         StateOptions {
             chunk_events: 1_000_000,
             max_conflict_retries: 64,
-            compact_after_files: Some(64),
+            compact_above_overlap: Some(8),
             log_properties: HashMap::new(),
-            state_properties: HashMap::new(),
+            // Deletion vectors: a sync's MERGE marks replaced rows instead of rewriting
+            // files.
+            state_properties: HashMap::from([(
+                alluvium_txlog::properties::ENABLE_DELETION_VECTORS.to_string(),
+                "true".to_string(),
+            )]),
             storage_options: Vec::new(),
         }
     }
@@ -116,10 +125,10 @@ impl StateOptions {
         self.max_conflict_retries = retries;
         self
     }
-    /// Sets [`compact_after_files`](Self::compact_after_files).
+    /// Sets [`compact_above_overlap`](Self::compact_above_overlap).
     #[must_use]
-    pub fn with_compact_after_files(mut self, files: Option<usize>) -> Self {
-        self.compact_after_files = files;
+    pub fn with_compact_above_overlap(mut self, files: Option<usize>) -> Self {
+        self.compact_above_overlap = files;
         self
     }
     /// Adds a table property of `log/` (used at creation).
@@ -153,6 +162,8 @@ pub struct StateStore {
     state: Table,
     tombstones: Table,
     options: StateOptions,
+    /// Footers and deletion vectors of `state/` files, for point lookups.
+    lookup_cache: Arc<lookup::LookupCache>,
 }
 
 /// The classification of a [`StateError`].
@@ -209,7 +220,7 @@ impl StateStore {
             let (table, props) = match role {
                 Role::Log => (&log, options.log_properties.clone()),
                 Role::State => (&state, options.state_properties.clone()),
-                Role::Tombstones => (&tombstones, HashMap::new()),
+                Role::Tombstones => (&tombstones, options.state_properties.clone()),
             };
             layout.create_table(table, role, &props)?;
         }
@@ -220,6 +231,7 @@ impl StateStore {
             state,
             tombstones,
             options,
+            lookup_cache: Arc::default(),
         })
     }
 
@@ -250,6 +262,7 @@ impl StateStore {
             state,
             tombstones,
             options,
+            lookup_cache: Arc::default(),
         })
     }
 

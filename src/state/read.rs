@@ -18,6 +18,7 @@ use arrow_schema::{ArrowError, SchemaRef};
 use super::events::key_columns;
 use super::fold::{KeyRow, key_converter};
 use super::layout::{EVENT_TIME, SEQ};
+use super::lookup::Lookup;
 use super::{StateAt, StateError, StateStore};
 use crate::{Error, Result, ScanBatches, ScanBuilder, Table};
 
@@ -127,14 +128,32 @@ impl StateStore {
         for i in 0..keys.num_rows() {
             wanted.entry(wanted_rows.row(i).owned()).or_insert(i);
         }
-        let mut scan = ScanBuilder::new(snapshot.clone());
-        if let Some(filter) = in_lists(&snapshot, &layout.keys, &wanted_cols)? {
-            scan = scan.with_filter(filter);
-        }
+        let filter = in_lists(&snapshot, &layout.keys, &wanted_cols)?;
+        let lookup = Lookup {
+            snapshot: &snapshot,
+            layout,
+            cache: &self.lookup_cache,
+        };
+        let fast = match &filter {
+            Some(f) if lookup.applies() && wanted_cols[0].len() <= MAX_IN_LIST => {
+                lookup.candidates(f, &wanted_cols[0])?
+            }
+            _ => None,
+        };
+        let candidates: Box<dyn Iterator<Item = Result<RecordBatch>>> = match fast {
+            Some(batches) => Box::new(batches.into_iter().map(Ok)),
+            None => {
+                let mut scan = ScanBuilder::new(snapshot.clone());
+                if let Some(f) = filter {
+                    scan = scan.with_filter(f);
+                }
+                Box::new(scan.build()?.execute())
+            }
+        };
         let mut batches: Vec<RecordBatch> = Vec::new();
         // (position in `keys`, batch, row)
         let mut found: Vec<(usize, usize, usize)> = Vec::new();
-        for batch in scan.build()?.execute() {
+        for batch in candidates {
             let batch = batch?;
             let cols: Vec<ArrayRef> = layout
                 .keys

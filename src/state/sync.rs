@@ -23,7 +23,6 @@
 
 use std::collections::HashMap;
 
-use alluvium_compaction::OptimizeOptions;
 use alluvium_mvcc::Snapshot;
 use alluvium_txlog::actions::Action;
 use alluvium_txlog::commit::decode_commit;
@@ -289,34 +288,6 @@ impl StateStore {
             orders_by_key(fold, &batch?, &mut out)?;
         }
         Ok(out)
-    }
-
-    /// Runs OPTIMIZE with Z-order on the key when `state/` has more files than
-    /// [`StateOptions::compact_after_files`](super::StateOptions) allows: keeps each file's
-    /// key range narrow so that point lookups read few files. A failure (a concurrent
-    /// sync's commit, say) is reported, never fatal: the next sync tries again.
-    fn compact_if_due(&self, report: &mut SyncReport) {
-        let Some(limit) = self.options.compact_after_files else {
-            return;
-        };
-        let files = match self.state.snapshot() {
-            Ok(s) => s.num_files(),
-            Err(e) => {
-                report.compaction_errors.push(e.to_string());
-                return;
-            }
-        };
-        if files <= limit {
-            return;
-        }
-        let options = OptimizeOptions {
-            zorder_by: self.layout.keys.clone(),
-            ..OptimizeOptions::default()
-        };
-        match self.state.optimize(&options) {
-            Ok(_) => report.compactions += 1,
-            Err(e) => report.compaction_errors.push(e.to_string()),
-        }
     }
 }
 

@@ -280,11 +280,16 @@ fn check_every_version(store: &StateStore, log: &[(u64, Vec<Ev>)]) {
             assert_eq!(applied, &prev, "OPTIMIZE changed the sync progress");
         }
         prev = *applied;
+        let expected = model(log, *applied);
         assert_eq!(
             state_at(store, StateAt::Version(*v as i64)),
-            model(log, *applied),
+            expected,
             "state version {v} (through log version {applied:?})"
         );
+        // Point lookups (the page-pruned path, deletion vectors applied) agree with scans.
+        let ids: Vec<i64> = (-1..32).collect();
+        let got = store.get(&keys(&ids), StateAt::Version(*v as i64)).unwrap();
+        assert_eq!(rows(&[got]), expected, "lookups at state version {v}");
     }
 }
 
@@ -296,10 +301,10 @@ fn random_batch(rng: &mut StdRng, tag: &str) -> (Vec<Ev>, bool) {
     let single_day = rng.random_bool(0.5);
     let with_seq = !single_day || rng.random_bool(0.5);
     let day = T0 + rng.random_range(-3..=0i64) * DAY;
-    let n = rng.random_range(1..8);
+    let n = rng.random_range(1..12);
     let evs = (0..n)
         .map(|i| {
-            let id = rng.random_range(0..6);
+            let id = rng.random_range(0..30);
             let t = if single_day {
                 day
             } else {
@@ -322,11 +327,12 @@ fn random_batch(rng: &mut StdRng, tag: &str) -> (Vec<Ev>, bool) {
 /// it recorded.
 #[test]
 fn random_streams_fold_to_the_model_at_every_version() {
+    let mut compactions = 0;
     for seed in 0..24u64 {
         let mut rng = StdRng::seed_from_u64(seed);
         let options = StateOptions::default()
             .with_chunk_events(rng.random_range(1..20))
-            .with_compact_after_files(Some(rng.random_range(3..8)));
+            .with_compact_above_overlap(Some(rng.random_range(3..8)));
         let (_root, store) = in_memory(options);
         let mut log = Vec::new();
         for round in 0..10 {
@@ -336,6 +342,8 @@ fn random_streams_fold_to_the_model_at_every_version() {
             }
             if rng.random_bool(0.6) {
                 let r = store.sync().unwrap();
+                assert!(r.compaction_errors.is_empty(), "{r:?}");
+                compactions += r.compactions;
                 assert_eq!(
                     state_at(&store, StateAt::Latest),
                     model(&log, r.synced_through),
@@ -355,6 +363,8 @@ fn random_streams_fold_to_the_model_at_every_version() {
         );
         check_every_version(&store, &log);
     }
+    // Seeded and single-threaded: the streams do compact `state/` along the way.
+    assert!(compactions > 0);
 }
 
 /// An UPSERT older than a key's DELETE never brings the key back, however late it comes:
@@ -464,7 +474,7 @@ fn every_fault_at_every_operation_of_sync() {
     let options = || {
         StateOptions::default()
             .with_chunk_events(4)
-            .with_compact_after_files(Some(3))
+            .with_compact_above_overlap(Some(3))
     };
     let run = |at: u64, fault: Fault| -> u64 {
         let root: StoreRef = Arc::new(InMemoryStore::new().with_manual_clock(1_700_000_000_000));
@@ -908,4 +918,157 @@ fn composite_keys_on_local_disk() {
                 .is_dir()
         );
     }
+}
+
+/// A store that records the data files read through it.
+#[derive(Debug)]
+struct ReadRecorder {
+    inner: InMemoryStore,
+    reads: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    bytes: std::sync::atomic::AtomicU64,
+}
+
+impl ReadRecorder {
+    fn note(&self, p: &alluvium_storage::StorePath) {
+        if p.as_str().ends_with(".parquet") {
+            self.reads.lock().unwrap().insert(p.as_str().to_string());
+        }
+    }
+    fn count(&self, p: &alluvium_storage::StorePath, n: u64) {
+        if p.as_str().ends_with(".parquet") {
+            self.bytes.fetch_add(n, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
+
+impl alluvium_storage::ObjectStore for ReadRecorder {
+    fn root_uri(&self) -> String {
+        self.inner.root_uri()
+    }
+    fn get(&self, p: &alluvium_storage::StorePath) -> alluvium_storage::Result<bytes::Bytes> {
+        self.note(p);
+        let b = self.inner.get(p)?;
+        self.count(p, b.len() as u64);
+        Ok(b)
+    }
+    fn get_range(
+        &self,
+        p: &alluvium_storage::StorePath,
+        r: std::ops::Range<u64>,
+    ) -> alluvium_storage::Result<bytes::Bytes> {
+        self.note(p);
+        self.count(p, r.end - r.start);
+        self.inner.get_range(p, r)
+    }
+    fn head(
+        &self,
+        p: &alluvium_storage::StorePath,
+    ) -> alluvium_storage::Result<alluvium_storage::ObjectMeta> {
+        self.inner.head(p)
+    }
+    fn put_if_absent(
+        &self,
+        p: &alluvium_storage::StorePath,
+        d: bytes::Bytes,
+    ) -> alluvium_storage::Result<()> {
+        self.inner.put_if_absent(p, d)
+    }
+    fn put(
+        &self,
+        p: &alluvium_storage::StorePath,
+        d: bytes::Bytes,
+    ) -> alluvium_storage::Result<()> {
+        self.inner.put(p, d)
+    }
+    fn list_dir_from(
+        &self,
+        d: Option<&alluvium_storage::StorePath>,
+        s: &str,
+    ) -> alluvium_storage::Result<Vec<alluvium_storage::ObjectMeta>> {
+        self.inner.list_dir_from(d, s)
+    }
+    fn list_tree(
+        &self,
+        d: Option<&alluvium_storage::StorePath>,
+    ) -> alluvium_storage::Result<Vec<alluvium_storage::ObjectMeta>> {
+        self.inner.list_tree(d)
+    }
+    fn delete(&self, p: &alluvium_storage::StorePath) -> alluvium_storage::Result<()> {
+        self.inner.delete(p)
+    }
+}
+
+/// A point lookup reads only the `state/` files whose key range may hold the key: syncs
+/// write each chunk's rows sorted by key, and OPTIMIZE (Z-order on the key, after syncs
+/// once the file count passes the limit) keeps ranges narrow.
+#[test]
+fn a_point_lookup_reads_only_files_whose_key_range_holds_the_key() {
+    let recorder = Arc::new(ReadRecorder {
+        inner: InMemoryStore::new(),
+        reads: Default::default(),
+        bytes: Default::default(),
+    });
+    let root: StoreRef = recorder.clone();
+    let options = StateOptions::default().with_compact_above_overlap(None);
+    let store = StateStore::create_in_store(root, &["id"], value_schema(), options).unwrap();
+    for chunk in 0..4i64 {
+        let evs: Vec<Ev> = (0..50)
+            .map(|i| Ev::up(chunk * 1000 + (49 - i), "x", T0, None))
+            .collect();
+        store.put(&[batch(&evs, false)], None).unwrap();
+        store.sync().unwrap();
+    }
+    assert_eq!(store.state_table().snapshot().unwrap().num_files(), 4);
+    recorder.reads.lock().unwrap().clear();
+    let got = store.get(&keys(&[2010]), StateAt::Latest).unwrap();
+    assert_eq!(got.num_rows(), 1);
+    let reads = recorder.reads.lock().unwrap().clone();
+    assert_eq!(reads.len(), 1, "{reads:?}");
+    assert!(reads.iter().all(|p| p.starts_with("state/")), "{reads:?}");
+    // A key no file's range holds reads no data file.
+    recorder.reads.lock().unwrap().clear();
+    assert_eq!(
+        store
+            .get(&keys(&[500]), StateAt::Latest)
+            .unwrap()
+            .num_rows(),
+        0
+    );
+    assert!(recorder.reads.lock().unwrap().is_empty());
+}
+
+/// Inside a file, a point lookup fetches only the data pages whose page-index bounds may
+/// hold the key (and the footer, once: it is cached), not the whole file.
+#[test]
+fn a_point_lookup_fetches_only_the_pages_that_may_hold_the_key() {
+    let recorder = Arc::new(ReadRecorder {
+        inner: InMemoryStore::new(),
+        reads: Default::default(),
+        bytes: Default::default(),
+    });
+    let root: StoreRef = recorder.clone();
+    let store = StateStore::create_in_store(root, &["id"], value_schema(), StateOptions::default())
+        .unwrap();
+    let evs: Vec<Ev> = (0..100_000)
+        .map(|i| Ev::up(i, &format!("value-{i}"), T0, None))
+        .collect();
+    store.put(&[batch(&evs, false)], None).unwrap();
+    store.sync().unwrap();
+    let snapshot = store.state_table().snapshot().unwrap();
+    let files: Vec<_> = snapshot.files().collect();
+    assert_eq!(files.len(), 1);
+    let size = files[0].size as u64;
+    // Warm the footer cache, then look up another key.
+    assert_eq!(
+        store.get(&keys(&[10]), StateAt::Latest).unwrap().num_rows(),
+        1
+    );
+    recorder.bytes.store(0, std::sync::atomic::Ordering::SeqCst);
+    let got = store.get(&keys(&[77_777]), StateAt::Latest).unwrap();
+    assert_eq!(rows(&[got])[&77_777].0.as_deref(), Some("value-77777"));
+    let read = recorder.bytes.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        read * 2 < size,
+        "a lookup fetched {read} bytes of a {size}-byte file"
+    );
 }
