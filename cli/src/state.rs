@@ -238,12 +238,15 @@ fn init(a: InitArgs) -> Result<()> {
     let value_schema: SchemaRef = Arc::new(Schema::new(fields));
     let keys: Vec<&str> = a.key.iter().map(|k| k.trim()).collect();
     let store = StateStore::create(&a.store, &keys, value_schema, options(&a.store)?)?;
-    let status = store.status()?;
+    // The store exists now: its status is news of it, and cannot fail the command.
+    let status = store.status().map_or_else(
+        |e| format!("(status unavailable: {})", crate::exit::one_line(&e)),
+        |s| json_line(&s).unwrap_or_default(),
+    );
     print_after_write(&format!(
-        "created state store {} (key: {})\n{}\n",
+        "created state store {} (key: {})\n{status}\n",
         a.store,
         keys.join(", "),
-        json_line(&status)?
     ));
     Ok(())
 }
