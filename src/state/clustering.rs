@@ -4,7 +4,8 @@
 //! lookup of one key may have to read. Each sync chunk adds a layer (its rows sorted by
 //! key, but a chunk's keys span the key space); when the overlap passes
 //! [`StateOptions::compact_above_overlap`](super::StateOptions), OPTIMIZE with Z-order on
-//! the key columns rewrites the table into files of disjoint ranges (overlap 1).
+//! the key columns rewrites the table into files of disjoint ranges (overlap 1). The same
+//! holds for `tombstones/`, which every sync reads by key.
 
 use std::cmp::Ordering;
 
@@ -67,23 +68,26 @@ impl StateStore {
         let Some(limit) = self.options.compact_above_overlap else {
             return;
         };
-        let depth = match self.state.snapshot() {
-            Ok(s) => overlap(&s, &self.layout.keys[0]),
-            Err(e) => {
-                report.compaction_errors.push(e.to_string());
-                return;
+        // `tombstones/` is read by key range at every sync: it is kept clustered the same way.
+        for table in [&self.state, &self.tombstones] {
+            let depth = match table.snapshot() {
+                Ok(s) => overlap(&s, &self.layout.keys[0]),
+                Err(e) => {
+                    report.compaction_errors.push(e.to_string());
+                    continue;
+                }
+            };
+            if depth <= limit {
+                continue;
             }
-        };
-        if depth <= limit {
-            return;
-        }
-        let options = OptimizeOptions {
-            zorder_by: self.layout.keys.clone(),
-            ..OptimizeOptions::default()
-        };
-        match self.state.optimize(&options) {
-            Ok(_) => report.compactions += 1,
-            Err(e) => report.compaction_errors.push(e.to_string()),
+            let options = OptimizeOptions {
+                zorder_by: self.layout.keys.clone(),
+                ..OptimizeOptions::default()
+            };
+            match table.optimize(&options) {
+                Ok(_) => report.compactions += 1,
+                Err(e) => report.compaction_errors.push(e.to_string()),
+            }
         }
     }
 }

@@ -1,9 +1,11 @@
 //! Point lookups that read only what may hold the keys (SPEC.md §26 ST6): the `state/`
 //! files whose key statistics may hold one (the scan's file pruning), in each of them the
 //! row groups whose first-key statistics may, and in those the data pages whose
-//! page-index bounds may; only those byte ranges are fetched from the store. Footers with
-//! their page indexes, and deletion vectors, are cached per file (data files and DV files
-//! never change under a name).
+//! page-index bounds may; only those byte ranges are fetched from the store. Rows deleted
+//! by a deletion vector are left out of the row selection; with few keys, the first key
+//! column is decoded first and the other columns only for the rows that hold a key.
+//! Footers with their page indexes, and deletion vectors, are cached per file (data files
+//! and DV files never change under a name).
 //!
 //! Used only where it applies (files under the table root, no partition columns, no column
 //! mapping, which is every `state/` table this code creates); otherwise the lookup falls
@@ -18,18 +20,19 @@ use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::expr::{Expr, FileSummary, bind, may_match};
 use alluvium_txlog::stats::FileStats;
-use arrow::compute::kernels::cmp::{gt_eq, lt_eq};
+use arrow::compute::kernels::boolean::or;
+use arrow::compute::kernels::cmp::{eq, gt_eq, lt_eq};
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, Scalar};
 use bytes::{Buf, Bytes};
+use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
-    RowSelector,
+    ArrowPredicateFn, ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+    RowFilter, RowSelection, RowSelector,
 };
 use parquet::errors::ParquetError;
 use parquet::file::metadata::PageIndexPolicy;
 use parquet::file::reader::{ChunkReader, Length};
-use roaring::RoaringTreemap;
 
 use super::layout::Layout;
 use crate::{Error, Result};
@@ -42,7 +45,7 @@ const MAX_CACHED: usize = 4096;
 #[derive(Debug, Default)]
 pub(crate) struct LookupCache {
     footers: Mutex<HashMap<String, ArrowReaderMetadata>>,
-    dvs: Mutex<HashMap<String, Arc<RoaringTreemap>>>,
+    dvs: Mutex<HashMap<String, Arc<Vec<u64>>>>,
 }
 
 fn cached<V: Clone>(
@@ -90,6 +93,55 @@ impl ChunkReader for RangeReader {
             .get_range(&self.path, start..start + length as u64)
             .map_err(|e| ParquetError::External(Box::new(e)))
     }
+}
+
+/// Up to this many keys a lookup filters rows on the first key column while reading.
+const MAX_FILTER_KEYS: usize = 64;
+
+/// `selectors` (over the rows of the row groups `selected`, in order) without the rows at
+/// the physical positions `deleted` (sorted).
+fn without_deleted(
+    selectors: &[RowSelector],
+    selected: &[usize],
+    groups: &[parquet::file::metadata::RowGroupMetaData],
+    deleted: &[u64],
+) -> Vec<RowSelector> {
+    let mut starts = Vec::with_capacity(groups.len());
+    let mut at = 0u64;
+    for g in groups {
+        starts.push(at);
+        at += g.num_rows().max(0) as u64;
+    }
+    let mut out = Vec::with_capacity(selectors.len());
+    let mut sel = selectors.iter();
+    for &g in selected {
+        let mut row = starts[g];
+        let end = row + groups[g].num_rows().max(0) as u64;
+        while row < end {
+            let Some(s) = sel.next() else { break };
+            let n = s.row_count as u64;
+            if s.skip {
+                out.push(*s);
+            } else {
+                // The deleted positions inside [row, row + n).
+                let lo = deleted.partition_point(|d| *d < row);
+                let hi = deleted.partition_point(|d| *d < row + n);
+                let mut cur = row;
+                for &d in &deleted[lo..hi] {
+                    if d > cur {
+                        out.push(RowSelector::select((d - cur) as usize));
+                    }
+                    out.push(RowSelector::skip(1));
+                    cur = d + 1;
+                }
+                if cur < row + n {
+                    out.push(RowSelector::select((row + n - cur) as usize));
+                }
+            }
+            row += n;
+        }
+    }
+    out
 }
 
 /// Whether each `[min, max]` may hold one of `keys` (NULL bounds: unknown, may).
@@ -190,6 +242,7 @@ impl Lookup<'_> {
             arrow_cast::cast(first_keys, key_field.data_type())?
         };
         let pmeta = meta.metadata().clone();
+        let meta_schema = Arc::new(meta.parquet_schema().clone());
         let converter = StatisticsConverter::try_new(first, &file_schema, meta.parquet_schema())?;
         let groups = pmeta.row_groups();
         let mins = converter.row_group_mins(groups.iter())?;
@@ -236,73 +289,39 @@ impl Lookup<'_> {
         if !selectors.iter().any(|s| !s.skip) {
             return Ok(Vec::new());
         }
-        // Physical positions of the selected rows (for the deletion vector).
-        let deleted = match &add.deletion_vector {
-            Some(dv) => Some(cached(&self.cache.dvs, &format!("{dv:?}"), || {
-                Ok(Arc::new(alluvium_txlog::dv::read_deletion_vector(
-                    store.as_ref(),
-                    dv,
-                )?))
-            })?),
-            None => None,
-        };
-        let mut positions: Vec<(u64, usize)> = Vec::new(); // (first physical row, count)
-        if deleted.is_some() {
-            let mut starts = Vec::with_capacity(groups.len());
-            let mut at = 0u64;
-            for g in groups {
-                starts.push(at);
-                at += g.num_rows() as u64;
-            }
-            let mut sel = selectors.iter();
-            for &g in &selected {
-                let mut row = starts[g];
-                let mut left = groups[g].num_rows() as u64;
-                while left > 0 {
-                    let Some(s) = sel.next() else { break };
-                    let n = s.row_count as u64;
-                    if !s.skip {
-                        positions.push((row, s.row_count));
-                    }
-                    row += n;
-                    left = left.saturating_sub(n);
-                }
-            }
+        // Rows a deletion vector removes are taken out of the selection itself, so the
+        // reader never returns them (no position bookkeeping after the read).
+        if let Some(dv) = &add.deletion_vector {
+            let deleted = cached(&self.cache.dvs, &format!("{dv:?}"), || {
+                let bitmap = alluvium_txlog::dv::read_deletion_vector(store.as_ref(), dv)?;
+                Ok(Arc::new(bitmap.iter().collect::<Vec<u64>>()))
+            })?;
+            selectors = without_deleted(&selectors, &selected, groups, &deleted);
         }
-        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(reader, meta)
+        let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(reader, meta)
             .with_row_groups(selected)
             .with_row_selection(RowSelection::from(selectors))
             .with_batch_size(8192);
-        let mut out = Vec::new();
-        let mut runs = positions.into_iter();
-        let mut run: Option<(u64, usize)> = None;
-        for batch in builder.build()? {
-            let batch = batch?;
-            let batch = self.conform(&batch, path.as_str())?;
-            let Some(deleted) = &deleted else {
-                out.push(batch);
-                continue;
-            };
-            let mut keep = Vec::with_capacity(batch.num_rows());
-            for _ in 0..batch.num_rows() {
-                let (pos, left) = match run.take().or_else(|| runs.next()) {
-                    Some(r) => r,
-                    None => {
-                        return Err(Error::SchemaMismatch(format!(
-                            "{}: more rows read than selected",
-                            path.as_str()
-                        )));
-                    }
-                };
-                keep.push(!deleted.contains(pos));
-                if left > 1 {
-                    run = Some((pos + 1, left - 1));
+        // Few keys: the first key column is decoded first and the other columns only for
+        // the rows holding one of them.
+        if keys.len() <= MAX_FILTER_KEYS
+            && let Some(root) = file_schema.index_of(first).ok()
+        {
+            let mask = ProjectionMask::roots(meta_schema.as_ref(), [root]);
+            let wanted = keys.clone();
+            let predicate = ArrowPredicateFn::new(mask, move |batch: RecordBatch| {
+                let col = batch.column(0);
+                let mut hit = eq(col, &Scalar::new(wanted.slice(0, 1)))?;
+                for i in 1..wanted.len() {
+                    hit = or(&hit, &eq(col, &Scalar::new(wanted.slice(i, 1)))?)?;
                 }
-            }
-            out.push(arrow_select::filter::filter_record_batch(
-                &batch,
-                &BooleanArray::from(keep),
-            )?);
+                Ok(hit)
+            });
+            builder = builder.with_row_filter(RowFilter::new(vec![Box::new(predicate)]));
+        }
+        let mut out = Vec::new();
+        for batch in builder.build()? {
+            out.push(self.conform(&batch?, path.as_str())?);
         }
         Ok(out)
     }

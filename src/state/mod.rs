@@ -318,6 +318,19 @@ impl StateStore {
         Self::create_in(root.root_uri(), tables, key_columns, value_schema, options)
     }
 
+    /// Creates a store in a fresh in-memory store (tests, examples).
+    ///
+    /// # Errors
+    /// As [`create`](Self::create).
+    pub fn in_memory(
+        key_columns: &[&str],
+        value_schema: SchemaRef,
+        options: StateOptions,
+    ) -> Result<StateStore> {
+        let root: StoreRef = Arc::new(alluvium_storage::InMemoryStore::new());
+        Self::create_in_store(root, key_columns, value_schema, options)
+    }
+
     /// Opens the store in `root` (see [`create_in_store`](Self::create_in_store)).
     ///
     /// # Errors
