@@ -17,7 +17,7 @@ use super::StateStore;
 use super::events::event_date;
 use super::layout::EVENT_DATE;
 use super::report::RetainReport;
-use super::sync::{commit_adds, synced_through};
+use super::sync::{all_commit_adds, synced_through};
 use crate::Result;
 
 /// `days` since the epoch as `YYYY-MM-DD`.
@@ -43,8 +43,10 @@ impl StateStore {
         let log = self.log.snapshot()?;
         let mut unsynced: HashSet<String> = HashSet::new();
         let first = synced.map_or(0, |v| v + 1);
+        // Every add of those commits, OPTIMIZE's rewrites (dataChange=false) included: a
+        // rewrite of unsynced events holds them too.
         for v in first..=log.version() {
-            for add in commit_adds(&log, v)? {
+            for add in all_commit_adds(&log, v)? {
                 unsynced.insert(add.path);
             }
         }

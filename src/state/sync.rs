@@ -56,6 +56,17 @@ pub(crate) fn commit_adds(
     log: &Snapshot,
     version: u64,
 ) -> Result<Vec<alluvium_txlog::actions::Add>> {
+    Ok(all_commit_adds(log, version)?
+        .into_iter()
+        .filter(|a| a.data_change)
+        .collect())
+}
+
+/// Every `add` of log `version` (data-change or not), in commit order.
+pub(crate) fn all_commit_adds(
+    log: &Snapshot,
+    version: u64,
+) -> Result<Vec<alluvium_txlog::actions::Add>> {
     let path = commit_path(version);
     let bytes = log
         .store()
@@ -67,7 +78,7 @@ pub(crate) fn commit_adds(
     Ok(decode_commit(path.as_str(), &bytes)?
         .into_iter()
         .filter_map(|a| match a {
-            Action::Add(add) if add.data_change => Some(add),
+            Action::Add(add) => Some(add),
             _ => None,
         })
         .collect())

@@ -1090,3 +1090,37 @@ fn a_point_lookup_fetches_only_the_pages_that_may_hold_the_key() {
         "a lookup fetched {read} bytes of a {size}-byte file"
     );
 }
+
+/// An OPTIMIZE of `log/` that folds unsynced events into a rewritten file does not let
+/// `retain` drop them: the rewrite's add is protected like the original's.
+#[test]
+fn retain_keeps_an_optimized_log_file_holding_unsynced_events() {
+    let (_root, store) = in_memory(StateOptions::default());
+    let mut log = Vec::new();
+    put(
+        &store,
+        &mut log,
+        vec![Ev::up(1, "a", T0 - 10 * DAY, None)],
+        false,
+    );
+    store.sync().unwrap();
+    put(
+        &store,
+        &mut log,
+        vec![Ev::up(2, "b", T0 - 10 * DAY + 1, None)],
+        false,
+    );
+    let optimized = store
+        .log_table()
+        .optimize(&alluvium::OptimizeOptions::default())
+        .unwrap();
+    assert!(optimized.report.files_added > 0, "{:?}", optimized.report);
+    let r = store.retain(3, false).unwrap();
+    assert!(r.partitions_dropped.is_empty(), "{r:?}");
+    assert_eq!(r.partitions_kept_unsynced, vec!["2023-11-04".to_string()]);
+    store.sync().unwrap();
+    assert_eq!(
+        state_at(&store, StateAt::Latest),
+        model(&log, Some(u64::MAX))
+    );
+}
