@@ -9,6 +9,7 @@
 mod changes;
 mod maintenance;
 mod scan;
+mod state;
 
 use std::time::Instant;
 
@@ -67,6 +68,9 @@ enum BenchCommand {
     /// Read the change data feed of a version range to Arrow in this process `--repeat`
     /// times (no output formatting), with the process's peak memory.
     Changes(changes::ChangesBenchArgs),
+    /// The keyed state store's workload: `--events` events over `--keys` keys put in
+    /// batches of `--batch`, a sync after each, then `--lookups` single-key lookups.
+    State(state::StateBenchArgs),
 }
 
 /// Arguments of `bench gen-log`.
@@ -383,6 +387,7 @@ fn run() -> Result<ExitCode> {
         BenchCommand::Vacuum(a) => maintenance::vacuum(a),
         BenchCommand::Scan(a) => scan::run(a),
         BenchCommand::Changes(a) => changes::run(a),
+        BenchCommand::State(a) => state::run(a),
         BenchCommand::Load(a) => {
             if a.repeat == 0 {
                 return Err(Error::InvalidArgument("--repeat must be at least 1".into()));

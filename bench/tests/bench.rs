@@ -190,3 +190,43 @@ fn errors_are_one_line_and_lost_output_fails_quietly() {
     assert_ne!(o.status.code(), Some(0), "must report the lost output");
     assert!(err.is_empty(), "{err}");
 }
+
+/// `state` at a small size (the workload shape, so the command cannot rot): every
+/// key of its report is there and every lookup found the key's latest event.
+#[test]
+fn state_bench_prints_its_keys_and_every_lookup_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let out: serde_json::Value = serde_json::from_str(&ok(&[
+        "state",
+        store.to_str().unwrap(),
+        "--events",
+        "3000",
+        "--keys",
+        "700",
+        "--batch",
+        "1000",
+        "--lookups",
+        "40",
+    ]))
+    .unwrap();
+    for key in [
+        "put_events_per_s",
+        "sync_ms_p50",
+        "sync_ms_p99",
+        "get_ms_p50",
+        "get_ms_p99",
+        "peak_rss_mib",
+    ] {
+        assert!(out[key].as_f64().is_some(), "missing {key}: {out}");
+    }
+    assert_eq!(out["syncs"], 3);
+    assert_eq!(out["lookup_mismatches"], 0, "{out}");
+    assert_eq!(out["status"]["lag"]["versions"], 0, "{out}");
+    // A second run into the same directory is refused (the bench needs a fresh store).
+    let again = std::process::Command::new(BIN)
+        .args(["state", store.to_str().unwrap(), "--events", "10"])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+}

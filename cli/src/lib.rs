@@ -38,6 +38,7 @@ mod optimize;
 mod output;
 pub mod report;
 mod scan;
+mod state;
 mod storage_options;
 mod text;
 mod verify;
@@ -107,6 +108,10 @@ enum Command {
     /// files and deletion vectors (--deep: also statistics against the data). Exits 0 for a
     /// clean table, 3 when something is wrong (one line per finding), 1 if it cannot check.
     Verify(verify::VerifyArgs),
+    /// A keyed state store: events appended to a log table, the latest event per key
+    /// folded into a state table (`init`, `put`, `sync [--follow]`, `get`, `scan`,
+    /// `history`, `status`, `retain`).
+    State(state::StateArgs),
 }
 
 /// Selects a version of a table.
@@ -152,6 +157,7 @@ pub fn run() -> Result<ExitCode> {
     };
     let done = match cli.command {
         Command::Verify(a) => return verify::run(a),
+        Command::State(a) => return state::run(a),
         Command::Scan(a) => scan::run(a),
         Command::Changes(a) => changes::run(a),
         Command::Inspect(a) => inspect::run(a),

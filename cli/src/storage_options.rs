@@ -72,7 +72,7 @@ pub fn open_with_fsync(location: &str, durable: bool) -> Result<Table> {
 }
 
 /// The pairs of [`STORAGE_OPTIONS_ENV`] (none if unset).
-fn env_pairs() -> Result<Vec<(String, String)>> {
+pub(crate) fn env_pairs() -> Result<Vec<(String, String)>> {
     let Ok(text) = std::env::var(STORAGE_OPTIONS_ENV) else {
         return Ok(Vec::new());
     };

@@ -29,6 +29,7 @@ mod clustering;
 mod error;
 mod events;
 mod fold;
+pub mod follow;
 mod layout;
 mod lookup;
 mod prefix;

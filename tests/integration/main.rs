@@ -28,6 +28,7 @@ mod dml_merge;
 mod dml_update;
 mod errors;
 mod faults;
+mod follow;
 mod hostile_paths;
 mod hostile_reads;
 mod maintenance;

@@ -74,6 +74,13 @@ Cases:
                     again and OPTIMIZEs incrementally; at every version delta-rs, DuckDB
                     and polars must read exactly what alluvium reads, and the clustered
                     files must carry clusteringProvider.
+  state_store       alluvium keeps a keyed state store (composite key; out-of-order event
+                    times, `seq` ties, deletes, late older upserts after a delete,
+                    re-inserts, a batch without `seq`); after each `state sync`, DuckDB's
+                    window query over `log/` (the latest event per key by (event_time, seq),
+                    deletes dropped) must equal `state/` read by DuckDB, and so must a fold
+                    computed here; delta-rs and DuckDB must read `state/` exactly as
+                    `alluvium state scan` prints it.
 Exit 0 when every comparison agrees; 1 otherwise (each disagreement is printed).
 """
 from __future__ import annotations
@@ -923,6 +930,119 @@ def case_column_rules() -> None:
     compare("column_rules generated", gen, None)
 
 
+STATE_COLS = ["id", "region", "v", "note", "event_time", "seq"]
+EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def state_events(n: int, rng, used: set, with_seq: bool) -> pa.Table:
+    """`n` events over 12 composite keys (id 0..5 x region EU/US): event times jump back and
+    forth (out of order, many equal so that `seq` decides), ~1/5 deletes. Without `seq`,
+    every event time is odd and used once (no tie for the assigned seq to break); with it,
+    even. Times span days (several `event_date` partitions); seqs are not in put order."""
+    rows = {c: [] for c in ["id", "region", "v", "note", "event_time", "seq", "op"]}
+    for i in range(n):
+        while True:
+            key = (rng.randrange(0, 6), rng.choice(["EU", "US"]))
+            if with_seq:
+                t, seq = 2 * rng.randrange(0, 20), rng.randrange(0, 50)
+                fresh = (key, t, seq)
+            else:
+                t, seq = 2 * rng.randrange(0, 60) + 1, None
+                fresh = ("no seq", t)
+            # No two events of a key share (event_time, seq), and an event without seq shares
+            # its time with no event: the order is total whatever seq the store assigns.
+            if fresh not in used:
+                used.add(fresh)
+                break
+        rows["id"].append(key[0])
+        rows["region"].append(key[1])
+        rows["v"].append(float(rng.randrange(0, 1000)))
+        rows["note"].append(None if i % 7 == 0 else f"n{rng.randrange(0, 10**6)}")
+        rows["event_time"].append(dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc)
+                                  + dt.timedelta(days=t // 14, microseconds=t))
+        rows["seq"].append(seq)
+        rows["op"].append("DELETE" if rng.random() < 0.2 else "UPSERT")
+    cols = {
+        "id": pa.array(rows["id"], pa.int64()),
+        "region": pa.array(rows["region"], pa.string()),
+        "v": pa.array(rows["v"], pa.float64()),
+        "note": pa.array(rows["note"], pa.string()),
+        "event_time": pa.array(rows["event_time"], pa.timestamp("us", tz="UTC")),
+    }
+    if with_seq:
+        cols["seq"] = pa.array(rows["seq"], pa.int64())
+    cols["op"] = pa.array(rows["op"], pa.string())
+    return pa.table(cols)
+
+
+def state_fold(events: list[pa.Table]) -> dict:
+    """The latest event per key by (event_time, seq), deletes dropped: key -> row."""
+    best: dict = {}
+    for t in events:
+        for r in t.to_pylist():
+            key = (r["id"], r["region"])
+            order = (r["event_time"], r.get("seq") if r.get("seq") is not None else -1)
+            if key not in best or order > best[key][0]:
+                best[key] = (order, r)
+    return {k: r for k, (o, r) in best.items() if r["op"] != "DELETE"}
+
+
+def state_rows(rows: list[dict], ignore_seq: set) -> dict:
+    """key -> (v, note, event_time in µs, seq); seq None for keys in `ignore_seq`."""
+    out = {}
+    for r in rows:
+        key = (r["id"], r["region"])
+        us = (r["event_time"] - EPOCH_UTC) // dt.timedelta(microseconds=1)
+        out[key] = (r["v"], r["note"], us, None if key in ignore_seq else r.get("seq"))
+    return out
+
+
+def case_state_store() -> None:
+    print("alluvium state store: DuckDB's window query over log/ equals state/")
+    import random
+    rng = random.Random(15)
+    store = os.path.join(WORK, "state_store")
+    used: set = set()
+    put: list[pa.Table] = []
+    con = oracle.duckdb_connect()
+    window = ("SELECT id, region, v, note, event_time, seq FROM ("
+              " SELECT *, row_number() OVER (PARTITION BY id, region"
+              "  ORDER BY event_time DESC, seq DESC NULLS LAST) AS rn FROM delta_scan(?))"
+              " WHERE rn = 1 AND coalesce(op, 'UPSERT') <> 'DELETE'")
+    plan = [[(40, True)], [(30, True), (25, False)], [(30, True), (20, True)], [(15, False)]]
+    for step, puts in enumerate(plan):
+        for n, with_seq in puts:
+            t = state_events(n, rng, used, with_seq)
+            path = os.path.join(WORK, f"state_events{len(put)}.parquet")
+            pq.write_table(t, path)
+            if not put:
+                alluvium("state", "init", store, "--key", "id,region", "--schema-from", path)
+            alluvium("state", "put", store, path)
+            put.append(t)
+        alluvium("state", "sync", store)
+        want = state_fold(put)
+        # Keys whose latest event came without a seq: the store assigned one (SPEC §26), the
+        # log's column is null there, so seq is not compared for them.
+        no_seq = {k for k, r in want.items() if r.get("seq") is None}
+        log_latest = state_rows(con.execute(window, [os.path.join(store, "log")]).fetch_arrow_table().to_pylist(), no_seq)
+        state_duck = state_rows(con.execute(f"SELECT {', '.join(STATE_COLS)} FROM delta_scan(?)",
+                                            [os.path.join(store, "state")]).fetch_arrow_table().to_pylist(), no_seq)
+        model = state_rows([dict(r, seq=r.get("seq")) for r in want.values()], no_seq)
+        what = f"state_store after sync {step + 1}"
+        if log_latest != state_duck:
+            FAILURES.append(f"{what}: DuckDB window over log/ ({len(log_latest)} keys) != state/ ({len(state_duck)} keys): "
+                            f"{sorted(set(log_latest.items()) ^ set(state_duck.items()), key=repr)[:4]}")
+        elif log_latest != model:
+            FAILURES.append(f"{what}: DuckDB window over log/ != the fold computed here: "
+                            f"{sorted(set(log_latest.items()) ^ set(model.items()), key=repr)[:4]}")
+        else:
+            print(f"  agree: {what}: window over log/ == state/ == fold ({len(model)} keys)")
+    con.close()
+    out = os.path.join(WORK, "state_scan.parquet")
+    alluvium("state", "scan", store, "--format", "parquet", "--output", out)
+    compare("state_store state/", os.path.join(store, "state"), None, mine=oracle.digest(pq.read_table(out)))
+
+
 def main() -> int:
     if os.path.exists(WORK):
         shutil.rmtree(WORK)
@@ -930,7 +1050,7 @@ def main() -> int:
     for case in (case_alluvium_writes, case_deltars_writes, case_deltars_dv_variant_type,
                  case_checkpoints, case_optimize_vacuum, case_alluvium_dv, case_spark_dv_tables,
                  case_alluvium_merge, case_alluvium_row_tracking, case_alluvium_cdf,
-                 case_alluvium_clustered, case_column_rules,
+                 case_alluvium_clustered, case_column_rules, case_state_store,
                  case_append_own_row):
         # INTEROP_ONLY=case_a,case_b runs only those cases (local runs).
         only = os.environ.get("INTEROP_ONLY")

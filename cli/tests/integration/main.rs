@@ -9,6 +9,8 @@ mod column_rules;
 mod common;
 mod dml;
 mod s3;
+mod state;
+mod state_stress;
 mod stress;
 mod variant;
 mod verify;
