@@ -183,6 +183,15 @@ pub struct FileSink<'a> {
     elapsed: std::time::Duration,
 }
 
+/// The table's `alluvium.parquet.dataPageRowLimit`, when it is a positive integer (any other
+/// value leaves the writer's default: pages cut by size only).
+fn data_page_row_limit(configuration: &HashMap<String, String>) -> Option<usize> {
+    configuration
+        .get(alluvium_txlog::properties::DATA_PAGE_ROW_LIMIT)
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+}
+
 fn compression(configuration: &HashMap<String, String>) -> (Compression, &'static str) {
     match configuration
         .get(alluvium_txlog::properties::PARQUET_COMPRESSION_CODEC)
@@ -379,10 +388,16 @@ impl<'a> FileSink<'a> {
         void::check_writable(table)?;
         let layout = FileLayout::of(table, &partition_idx, mode, false)?;
         let (codec, codec_name) = compression(configuration);
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder()
             .set_compression(codec)
-            .set_created_by(alluvium_txlog::ENGINE.into())
-            .build();
+            .set_created_by(alluvium_txlog::ENGINE.into());
+        if let Some(rows) = data_page_row_limit(configuration) {
+            // The writer checks the limit between write batches: batches no larger than it.
+            props = props
+                .set_data_page_row_count_limit(rows)
+                .set_write_batch_size(rows.min(1024));
+        }
+        let props = props.build();
         let target = target_size
             .or_else(|| TableProperties(configuration).target_file_size())
             .unwrap_or(DEFAULT_TARGET_FILE_SIZE)
@@ -709,29 +724,7 @@ mod tests {
 
     /// Whether each column chunk of the one file written from `batch` has a dictionary.
     fn dictionaries_of(batch: &RecordBatch) -> Vec<(String, bool)> {
-        let store = InMemoryStore::new();
-        let schema = StructType::new(vec![
-            StructField::new("id", DataType::Primitive(PrimitiveType::Long), true),
-            StructField::new("kind", DataType::Primitive(PrimitiveType::String), true),
-        ]);
-        let config = HashMap::new();
-        let mut sink = FileSink::new(
-            SinkTable {
-                store: &store,
-                schema: &schema,
-                partition_columns: &[],
-                configuration: &config,
-                column_mapping: ColumnMappingMode::None,
-            },
-            FileSinkOptions::default(),
-        )
-        .unwrap();
-        sink.write(batch).unwrap();
-        let (adds, _) = sink.finish().unwrap();
-        let bytes: Bytes = store
-            .get(&StorePath::parse(&adds[0].path).unwrap())
-            .unwrap();
-        let reader = SerializedFileReader::new(bytes).unwrap();
+        let reader = SerializedFileReader::new(write_one(batch, &HashMap::new())).unwrap();
         let rg = reader.metadata().row_group(0);
         rg.columns()
             .iter()
@@ -742,6 +735,45 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// The pages of each column chunk of the one file written from `batch` under `config`.
+    fn pages_of(batch: &RecordBatch, config: &HashMap<String, String>) -> Vec<usize> {
+        let options = parquet::file::serialized_reader::ReadOptionsBuilder::new()
+            .with_page_index()
+            .build();
+        let reader =
+            SerializedFileReader::new_with_options(write_one(batch, config), options).unwrap();
+        let meta = reader.metadata();
+        let index = meta.page_index_for_row_group(0);
+        (0..meta.row_group(0).num_columns())
+            .map(|c| index.page_locations(c).unwrap().len())
+            .collect()
+    }
+
+    /// The bytes of the one file written from `batch` under the table configuration `config`.
+    fn write_one(batch: &RecordBatch, config: &HashMap<String, String>) -> Bytes {
+        let store = InMemoryStore::new();
+        let schema = StructType::new(vec![
+            StructField::new("id", DataType::Primitive(PrimitiveType::Long), true),
+            StructField::new("kind", DataType::Primitive(PrimitiveType::String), true),
+        ]);
+        let mut sink = FileSink::new(
+            SinkTable {
+                store: &store,
+                schema: &schema,
+                partition_columns: &[],
+                configuration: config,
+                column_mapping: ColumnMappingMode::None,
+            },
+            FileSinkOptions::default(),
+        )
+        .unwrap();
+        sink.write(batch).unwrap();
+        let (adds, _) = sink.finish().unwrap();
+        store
+            .get(&StorePath::parse(&adds[0].path).unwrap())
+            .unwrap()
     }
 
     fn batch(rows: i64) -> RecordBatch {
@@ -774,5 +806,21 @@ mod tests {
             dictionaries_of(&batch(10)),
             vec![("id".to_string(), true), ("kind".to_string(), true)]
         );
+    }
+
+    #[test]
+    fn the_data_page_row_limit_cuts_pages_by_rows() {
+        let limited = HashMap::from([(
+            alluvium_txlog::properties::DATA_PAGE_ROW_LIMIT.to_string(),
+            "1000".to_string(),
+        )]);
+        assert_eq!(pages_of(&batch(5000), &limited), vec![5, 5]);
+        // Unset or not a positive integer: pages are cut by size only (one page here).
+        assert_eq!(pages_of(&batch(5000), &HashMap::new()), vec![1, 1]);
+        let bad = HashMap::from([(
+            alluvium_txlog::properties::DATA_PAGE_ROW_LIMIT.to_string(),
+            "0".to_string(),
+        )]);
+        assert_eq!(pages_of(&batch(5000), &bad), vec![1, 1]);
     }
 }

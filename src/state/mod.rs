@@ -88,7 +88,7 @@ pub struct StateOptions {
     /// Extra table properties of `log/` at creation (e.g. `delta.checkpointInterval`).
     pub log_properties: HashMap<String, String>,
     /// Extra table properties of `state/` and `tombstones/` at creation (default:
-    /// `delta.enableDeletionVectors=true`).
+    /// `delta.enableDeletionVectors=true`, `alluvium.parquet.dataPageRowLimit=1024`).
     pub state_properties: HashMap<String, String>,
     /// Storage options for opening the tables (see [`Table::open_with_options`]).
     pub storage_options: Vec<(String, String)>,
@@ -102,11 +102,18 @@ impl Default for StateOptions {
             compact_above_overlap: Some(8),
             log_properties: HashMap::new(),
             // Deletion vectors: a sync's MERGE marks replaced rows instead of rewriting
-            // files.
-            state_properties: HashMap::from([(
-                alluvium_txlog::properties::ENABLE_DELETION_VECTORS.to_string(),
-                "true".to_string(),
-            )]),
+            // files. Pages of at most 1,024 rows: a point lookup selects pages through the
+            // page index and decodes only those (SPEC §26 ST6).
+            state_properties: HashMap::from([
+                (
+                    alluvium_txlog::properties::ENABLE_DELETION_VECTORS.to_string(),
+                    "true".to_string(),
+                ),
+                (
+                    alluvium_txlog::properties::DATA_PAGE_ROW_LIMIT.to_string(),
+                    "1024".to_string(),
+                ),
+            ]),
             storage_options: Vec::new(),
         }
     }

@@ -66,6 +66,11 @@ pub const ENABLE_CDC_LEGACY: &str = "delta.enableChangeDataCapture";
 pub const COLUMN_MAPPING_MAX_ID: &str = "delta.columnMapping.maxColumnId";
 /// `delta.parquet.compression.codec`: the codec of new data files.
 pub const PARQUET_COMPRESSION_CODEC: &str = "delta.parquet.compression.codec";
+/// `alluvium.parquet.dataPageRowLimit`: the most rows a Parquet data page of a new data file
+/// holds (alluvium's own property; other engines ignore it). Small pages let a point lookup
+/// that selects pages through the page index decode a few hundred rows instead of a whole
+/// column chunk; unset, pages are cut by size only (the Parquet writer's default).
+pub const DATA_PAGE_ROW_LIMIT: &str = "alluvium.parquet.dataPageRowLimit";
 /// `delta.requireCheckpointProtectionBeforeVersion` (the `checkpointProtection` feature).
 pub const REQUIRE_CHECKPOINT_PROTECTION_BEFORE: &str =
     "delta.requireCheckpointProtectionBeforeVersion";
