@@ -317,6 +317,34 @@ fn merge_records_updates_deletes_and_inserts_in_both_modes() {
     }
 }
 
+/// A MERGE probes the target on its join keys and decodes only the matched rows whole for
+/// their pre-images: a row two source rows match (allowed for an unconditional DELETE) is
+/// recorded once, with every column as it was, in both modes.
+#[test]
+fn a_row_matched_twice_by_a_delete_merge_is_recorded_once_and_whole() {
+    for f in FLAVOURS {
+        let (t, model) = cdf_table(f);
+        t.merge(
+            [source(&[
+                (5, "x", 0, "D"),
+                (5, "y", 0, "D"),
+                (17, "z", 0, "D"),
+            ])],
+            "t.id = s.id",
+        )
+        .when("MATCHED THEN DELETE")
+        .execute(&WriteOptions::default())
+        .unwrap();
+        let v = latest(&t);
+        let old = |id: i64| model.iter().find(|r| r.0 == id).cloned().unwrap();
+        assert_eq!(
+            cdc_rows(&t, v),
+            sorted(changes([old(5), old(17)], "delete")),
+            "{f:?}"
+        );
+    }
+}
+
 #[test]
 fn an_insert_only_merge_appends_and_an_append_and_optimize_write_no_cdc() {
     for f in FLAVOURS {

@@ -485,8 +485,12 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     // reads just the keys); the others stay NULL in the `t` struct, which no bound
     // expression refers to.
     let mut needed: BTreeSet<usize> = on_cond.keys.iter().map(|k| k.target).collect();
-    if records_changes {
-        // Pre-images and deleted rows are recorded whole.
+    // Pre-images and deleted rows are recorded whole. Without NOT MATCHED BY SOURCE only
+    // matched rows are recorded: files are probed on the columns the clauses read and the
+    // matched rows alone are then decoded whole (`whole_rows`); with it every target row
+    // may be recorded, so every column is read.
+    let whole_matched_only = records_changes && by_source.is_empty();
+    if records_changes && !whole_matched_only {
         needed.extend(0..target.fields.len());
     }
     {
@@ -525,7 +529,18 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
         read_names.push(hidden[0].name.clone());
     }
     let mut sink_schema = table_schema.clone();
-    sink_schema.fields.extend(hidden);
+    sink_schema.fields.extend(hidden.iter().cloned());
+    let whole: Option<(ReadPlan, BTreeSet<usize>)> = match whole_matched_only {
+        true => {
+            let mut names: Vec<String> = target.fields.iter().map(|f| f.name.clone()).collect();
+            if tracked.is_on() {
+                names.push(hidden[0].name.clone());
+            }
+            let all: BTreeSet<usize> = (0..target.fields.len()).collect();
+            Some((ReadPlan::new(layout.clone(), Some(&names), None)?, all))
+        }
+        false => None,
+    };
     let plan = ReadPlan::new(layout, Some(&read_names), None)?;
     let index = SourceIndex::build(&source, &on_cond.keys)?;
     let prune = if by_source.is_empty() {
@@ -744,6 +759,13 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                         .map(|(read, positions)| {
                             let batch = widen(&read, &needed, &scope)?;
                             let (t_rows, s_rows) = index.probe(&batch)?;
+                            if let Some((whole_plan, all)) = &whole
+                                && !t_rows.is_empty()
+                            {
+                                return whole_rows(
+                                    whole_plan, all, &scope, tracked, a, &positions, t_rows, s_rows,
+                                );
+                            }
                             let row_ids = tracked.is_on().then(|| {
                                 read.column(read.num_columns() - 1)
                                     .as_primitive::<Int64Type>()
@@ -853,6 +875,66 @@ struct Probed {
     row_ids: Option<Int64Array>,
     t_rows: Vec<u32>,
     s_rows: Vec<u32>,
+}
+
+/// The matched rows of one probed batch decoded whole (every target column, and the row id
+/// when row tracking is on): `t_rows` (indexes into the probed batch, repeated when several
+/// source rows match one target row) are re-pointed at the rows of the new batch, which
+/// holds each matched row once, in file order. Change data records these rows as they were.
+#[allow(clippy::too_many_arguments)]
+fn whole_rows(
+    plan: &ReadPlan,
+    all: &BTreeSet<usize>,
+    scope: &Scope,
+    tracked: TrackedRows,
+    add: &Add,
+    positions: &arrow_array::UInt64Array,
+    t_rows: Vec<u32>,
+    s_rows: Vec<u32>,
+) -> Result<Probed> {
+    let at: RoaringTreemap = t_rows
+        .iter()
+        .map(|&t| positions.value(t as usize))
+        .collect();
+    let parts = plan.read_rows_at(add, &at)?;
+    let (batches, at_rows): (Vec<RecordBatch>, Vec<arrow_array::UInt64Array>) =
+        parts.into_iter().unzip();
+    let Some(first) = batches.first() else {
+        return Err(Error::InvalidArgument(format!(
+            "MERGE: the matched rows of {} could not be read back",
+            add.path
+        )));
+    };
+    let read = arrow_select::concat::concat_batches(&first.schema(), &batches)?;
+    let found: Vec<u64> = at_rows
+        .iter()
+        .flat_map(|p| p.values().iter().copied())
+        .collect();
+    let mut remapped = Vec::with_capacity(t_rows.len());
+    for &t in &t_rows {
+        let p = positions.value(t as usize);
+        match found.binary_search(&p) {
+            Ok(i) => remapped.push(i as u32),
+            Err(_) => {
+                return Err(Error::InvalidArgument(format!(
+                    "MERGE: row {p} of {} matched but was not read back",
+                    add.path
+                )));
+            }
+        }
+    }
+    let row_ids = tracked.is_on().then(|| {
+        read.column(read.num_columns() - 1)
+            .as_primitive::<Int64Type>()
+            .clone()
+    });
+    Ok(Probed {
+        batch: widen(&read, all, scope)?,
+        positions: arrow_array::UInt64Array::from(found),
+        row_ids,
+        t_rows: remapped,
+        s_rows,
+    })
 }
 
 /// A batch of the `read` target columns (indexes `needed`, ascending) with every other
