@@ -548,3 +548,61 @@ fn general_expressions_delete_exactly_the_matching_rows() {
     );
     assert_eq!(rows(&t, None), expect(&[(0, Some("c"), "v")]));
 }
+
+/// A typed integer literal (`Literal::Typed`, as an embedder builds one from a key it
+/// holds) compares with a column of any integer width, in `=` and in `IN` lists, exactly as
+/// the same number in filter text does.
+#[test]
+fn typed_integer_literals_filter_every_integer_width() {
+    use alluvium_txlog::expr::{CmpOp, Expr, Literal};
+    use alluvium_txlog::scalar::Scalar;
+    use arrow::array::{Int16Array, Int32Array};
+    let t = Table::in_memory();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("i", DataType::Int32, true),
+        Field::new("s", DataType::Int16, true),
+        Field::new("l", DataType::Int64, true),
+    ]));
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int32Array::from(vec![1, 2, 3, 4])),
+        Arc::new(Int16Array::from(vec![1, 2, 3, 4])),
+        Arc::new(Int64Array::from(vec![1, 2, 3, 4])),
+    ];
+    t.create(&schema, &[], &HashMap::new()).unwrap();
+    t.append(
+        [RecordBatch::try_new(schema, cols).unwrap()],
+        &WriteOptions::default(),
+    )
+    .unwrap();
+    let count = |filter: Expr| -> usize {
+        ScanBuilder::new(t.snapshot().unwrap())
+            .with_filter(filter)
+            .build()
+            .unwrap()
+            .execute_to_vec()
+            .unwrap()
+            .iter()
+            .map(RecordBatch::num_rows)
+            .sum()
+    };
+    for col in ["i", "s", "l"] {
+        for lits in [
+            vec![Scalar::Integer(2), Scalar::Integer(4)],
+            vec![Scalar::Long(2), Scalar::Long(4)],
+            vec![Scalar::Short(2), Scalar::Short(4)],
+        ] {
+            let list: Vec<Literal> = lits.iter().cloned().map(Literal::Typed).collect();
+            assert_eq!(
+                count(Expr::In(Box::new(Expr::column(col)), list, false)),
+                2,
+                "{col} IN {lits:?}"
+            );
+            assert_eq!(
+                count(Expr::column(col).cmp(CmpOp::Eq, Literal::Typed(lits[0].clone()))),
+                1,
+                "{col} = {:?}",
+                lits[0]
+            );
+        }
+    }
+}

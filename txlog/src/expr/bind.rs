@@ -311,6 +311,18 @@ pub(super) fn is_numeric(t: PrimitiveType) -> bool {
 pub(super) fn coerce(lit: &Literal, ty: PrimitiveType) -> std::result::Result<Scalar, String> {
     match lit {
         Literal::Null => Ok(Scalar::Null),
+        // An integer is typed by the column as the same number in SQL text is (the
+        // evaluator compares integer columns with `Long` values): a typed `Integer` kept as
+        // it is would not fit the widened comparison.
+        Literal::Typed(
+            s @ (Scalar::Byte(_) | Scalar::Short(_) | Scalar::Integer(_) | Scalar::Long(_)),
+        ) if is_numeric(ty) => match s {
+            Scalar::Byte(v) => number(&v.to_string(), ty),
+            Scalar::Short(v) => number(&v.to_string(), ty),
+            Scalar::Integer(v) => number(&v.to_string(), ty),
+            Scalar::Long(v) => number(&v.to_string(), ty),
+            other => Ok(other.clone()),
+        },
         Literal::Typed(s) => {
             if s.is_null()
                 || s.primitive_type() == Some(ty)
