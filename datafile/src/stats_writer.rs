@@ -84,43 +84,13 @@ fn flatten(
     }
 }
 
-fn parse_column_path(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    for c in name.chars() {
-        match c {
-            '`' => quoted = !quoted,
-            '.' if !quoted => out.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out.into_iter().map(|s| s.trim().to_string()).collect()
-}
-
 impl StatsCollector {
     /// A collector for files holding the data columns `schema` (partition columns
     /// excluded), configured by the table's properties.
     pub fn new(schema: &StructType, mode: ColumnMappingMode, props: &TableProperties<'_>) -> Self {
         let mut leaves = Vec::new();
         flatten(&schema.fields, mode, &[], &[], &mut leaves);
-        if let Some(cols) = props.stats_columns() {
-            let wanted: Vec<Vec<String>> = cols.iter().map(|c| parse_column_path(c)).collect();
-            leaves.retain(|leaf| {
-                wanted.iter().any(|w| {
-                    w.len() <= leaf.logical.len()
-                        && w.iter()
-                            .zip(&leaf.logical)
-                            .all(|(a, b)| a.eq_ignore_ascii_case(b))
-                })
-            });
-        } else {
-            let n = props.num_indexed_cols();
-            if n >= 0 {
-                leaves.truncate(usize::try_from(n).unwrap_or(0));
-            }
-        }
+        props.retain_stats_leaves(&mut leaves, |l| &l.logical);
         StatsCollector {
             leaves,
             num_records: 0,

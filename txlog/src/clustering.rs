@@ -219,27 +219,7 @@ pub fn stats_leaves(
         .collect();
     let mut leaves = Vec::new();
     flatten(&data, &[], &mut leaves);
-    let props = TableProperties(configuration);
-    if let Some(cols) = props.stats_columns() {
-        let wanted: Vec<Vec<String>> = cols
-            .iter()
-            .map(|c| {
-                c.split('.')
-                    .map(|s| s.trim().trim_matches('`').to_string())
-                    .collect()
-            })
-            .collect();
-        leaves.retain(|leaf| {
-            wanted.iter().any(|w: &Vec<String>| {
-                w.len() <= leaf.len() && w.iter().zip(leaf).all(|(a, b)| a.eq_ignore_ascii_case(b))
-            })
-        });
-    } else {
-        let n = props.num_indexed_cols();
-        if n >= 0 {
-            leaves.truncate(usize::try_from(n).unwrap_or(0));
-        }
-    }
+    TableProperties(configuration).retain_stats_leaves(&mut leaves, |l| l.as_slice());
     leaves
 }
 

@@ -182,6 +182,30 @@ impl TableProperties<'_> {
         Some(split_column_list(v))
     }
 
+    /// Keeps, of `leaves` (the leaf columns of a table's data columns in schema order,
+    /// partition columns excluded, each with its logical path), those that get statistics:
+    /// the leaves under a `delta.dataSkippingStatsColumns` entry (names compared
+    /// case-insensitively, backtick-quoted parts may hold dots) when it is set, else the
+    /// first `delta.dataSkippingNumIndexedCols` leaves (all for -1). The one rule shared by
+    /// the statistics writer and the checks that rely on which columns have statistics.
+    pub fn retain_stats_leaves<T>(&self, leaves: &mut Vec<T>, logical: impl Fn(&T) -> &[String]) {
+        if let Some(cols) = self.stats_columns() {
+            let wanted: Vec<Vec<String>> = cols.iter().map(|c| column_path(c)).collect();
+            leaves.retain(|leaf| {
+                let path = logical(leaf);
+                wanted.iter().any(|w| {
+                    w.len() <= path.len()
+                        && w.iter().zip(path).all(|(a, b)| a.eq_ignore_ascii_case(b))
+                })
+            });
+        } else {
+            let n = self.num_indexed_cols();
+            if n >= 0 {
+                leaves.truncate(usize::try_from(n).unwrap_or(0));
+            }
+        }
+    }
+
     /// Whether checkpoints carry `add.stats` as JSON (default true).
     pub fn write_stats_as_json(&self) -> bool {
         self.flag(WRITE_STATS_AS_JSON, true)
@@ -458,6 +482,23 @@ pub fn parse_interval_ms(text: &str) -> Result<i64, String> {
     Ok(total)
 }
 
+/// The parts of a column name as written in a property (`a.b`, with backtick-quoted parts
+/// that may hold dots: `` `a.b`.c ``).
+fn column_path(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in name.chars() {
+        match c {
+            '`' => quoted = !quoted,
+            '.' if !quoted => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out.into_iter().map(|s| s.trim().to_string()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -660,5 +701,39 @@ mod tests {
             split_column_list("a, b ,`c,d`.e"),
             vec!["a", "b", "`c,d`.e"]
         );
+    }
+
+    #[test]
+    fn stats_leaves_follow_the_column_list_or_the_count() {
+        let leaves = || -> Vec<Vec<String>> {
+            [
+                vec!["a.b"],
+                vec!["a", "b"],
+                vec!["s", "x"],
+                vec!["s", "y"],
+                vec!["z"],
+            ]
+            .iter()
+            .map(|p| p.iter().map(|s| s.to_string()).collect())
+            .collect()
+        };
+        let kept = |conf: &[(&str, &str)]| {
+            let conf: HashMap<String, String> = conf
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let mut l = leaves();
+            TableProperties(&conf).retain_stats_leaves(&mut l, |p| p.as_slice());
+            l.into_iter().map(|p| p.join("/")).collect::<Vec<_>>()
+        };
+        // A backtick-quoted name keeps its dot; a struct name keeps every leaf under it.
+        assert_eq!(
+            kept(&[(STATS_COLUMNS, "`a.b`, S")]),
+            vec!["a.b", "s/x", "s/y"]
+        );
+        assert_eq!(kept(&[(STATS_COLUMNS, "a.b")]), vec!["a/b"]);
+        assert_eq!(kept(&[(NUM_INDEXED_COLS, "2")]), vec!["a.b", "a/b"]);
+        assert_eq!(kept(&[(NUM_INDEXED_COLS, "-1")]).len(), 5);
+        assert_eq!(kept(&[]).len(), 5);
     }
 }
