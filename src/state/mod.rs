@@ -32,7 +32,6 @@ mod fold;
 pub mod follow;
 mod layout;
 mod lookup;
-mod prefix;
 mod read;
 mod report;
 mod retain;
@@ -210,7 +209,10 @@ impl StateStore {
 
     fn store_tables(root: &StoreRef) -> [Table; 3] {
         let t = |role: Role| {
-            Table::from_store(Arc::new(prefix::PrefixStore::new(root.clone(), role.dir())))
+            Table::from_store(Arc::new(alluvium_storage::PrefixStore::new(
+                root.clone(),
+                role.dir(),
+            )))
         };
         [t(Role::Log), t(Role::State), t(Role::Tombstones)]
     }

@@ -41,6 +41,7 @@ mod no_follow;
 mod options;
 pub mod par;
 mod path;
+mod prefix;
 mod reach;
 #[cfg(feature = "object-store")]
 mod remote;
@@ -60,6 +61,7 @@ pub use location::FileLocation;
 pub use memory::InMemoryStore;
 pub use options::{PutIfAbsentSupport, REMOTE_SCHEMES, StorageOptions};
 pub use path::StorePath;
+pub use prefix::PrefixStore;
 #[cfg(feature = "object-store")]
 pub use remote::RemoteStore;
 pub use store::{ObjectMeta, ObjectStore, StoreRef};

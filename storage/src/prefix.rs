@@ -1,25 +1,23 @@
-//! A view of a store under one directory: the store of a state store's `log/`, `state/` or
-//! `tombstones/` table when the caller hands over a single store root (in-memory tests,
-//! embedders with their own backend). Every path is the inner path with the prefix
-//! prepended; listings come back relative to the prefix.
+//! A view of a store under one directory, so that several tables can share one store root
+//! (the facade's state store keeps three tables under one location this way, on any
+//! backend). Every path is the inner path with the prefix prepended; listings come back
+//! relative to the prefix.
 
 use std::ops::Range;
 
-use alluvium_storage::{
-    FileLocation, ObjectMeta, ObjectStore, RequestCounts, Result, StorePath, StoreRef,
-};
+use crate::{FileLocation, ObjectMeta, ObjectStore, RequestCounts, Result, StorePath, StoreRef};
 use bytes::Bytes;
 
 /// `inner` seen from the directory `prefix` (no leading or trailing `/`).
 #[derive(Debug)]
-pub(crate) struct PrefixStore {
+pub struct PrefixStore {
     inner: StoreRef,
     prefix: String,
 }
 
 impl PrefixStore {
     /// The view of `inner` under `prefix`.
-    pub(crate) fn new(inner: StoreRef, prefix: &str) -> PrefixStore {
+    pub fn new(inner: StoreRef, prefix: &str) -> PrefixStore {
         PrefixStore {
             inner,
             prefix: prefix.trim_matches('/').to_string(),
@@ -129,5 +127,50 @@ impl ObjectStore for PrefixStore {
     }
     fn lists_from_key_cheaply(&self) -> bool {
         self.inner.lists_from_key_cheaply()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::InMemoryStore;
+
+    /// Paths go under the prefix, listings come back relative to it, and what lies beside
+    /// the prefix (`logbook/`, sharing its first letters) is never seen through the view.
+    #[test]
+    fn a_view_reads_writes_and_lists_only_under_its_prefix() {
+        let root: StoreRef = Arc::new(InMemoryStore::new());
+        let p = |s: &str| StorePath::parse(s).unwrap();
+        root.put(&p("logbook/x.json"), Bytes::from_static(b"beside"))
+            .unwrap();
+        let view = PrefixStore::new(root.clone(), "/log/");
+        view.put_if_absent(&p("_delta_log/0.json"), Bytes::from_static(b"zero"))
+            .unwrap();
+        view.put(&p("part-1.parquet"), Bytes::from_static(b"data"))
+            .unwrap();
+        assert_eq!(root.get(&p("log/_delta_log/0.json")).unwrap(), "zero");
+        assert_eq!(view.get(&p("part-1.parquet")).unwrap(), "data");
+        assert_eq!(
+            view.head(&p("part-1.parquet")).unwrap().path,
+            p("part-1.parquet")
+        );
+        assert_eq!(view.get_range(&p("part-1.parquet"), 1..3).unwrap(), "at");
+        let mut tree: Vec<String> = view
+            .list_tree(None)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.path.as_str().to_string())
+            .collect();
+        tree.sort();
+        assert_eq!(tree, vec!["_delta_log/0.json", "part-1.parquet"]);
+        let listed = view.list_dir_from(Some(&p("_delta_log")), "").unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].path, p("_delta_log/0.json"));
+        assert!(view.root_uri().ends_with("/log"));
+        view.delete(&p("part-1.parquet")).unwrap();
+        assert!(root.get(&p("log/part-1.parquet")).is_err());
+        assert_eq!(root.get(&p("logbook/x.json")).unwrap(), "beside");
     }
 }
