@@ -754,18 +754,12 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
             let reads: Vec<Result<Vec<Probed>>> = chunk
                 .par_iter()
                 .map(|a| {
-                    plan.read_file_with_positions(a)?
+                    let probed: Vec<Probed> = plan
+                        .read_file_with_positions(a)?
                         .into_iter()
                         .map(|(read, positions)| {
                             let batch = widen(&read, &needed, &scope)?;
                             let (t_rows, s_rows) = index.probe(&batch)?;
-                            if let Some((whole_plan, all)) = &whole
-                                && !t_rows.is_empty()
-                            {
-                                return whole_rows(
-                                    whole_plan, all, &scope, tracked, a, &positions, t_rows, s_rows,
-                                );
-                            }
                             let row_ids = tracked.is_on().then(|| {
                                 read.column(read.num_columns() - 1)
                                     .as_primitive::<Int64Type>()
@@ -779,7 +773,13 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                                 s_rows,
                             })
                         })
-                        .collect()
+                        .collect::<Result<_>>()?;
+                    match &whole {
+                        Some((whole_plan, all)) => {
+                            whole_rows(whole_plan, all, &scope, tracked, a, probed)
+                        }
+                        None => Ok(probed),
+                    }
                 })
                 .collect();
             for (add, read) in chunk.iter().zip(reads) {
@@ -877,28 +877,29 @@ struct Probed {
     s_rows: Vec<u32>,
 }
 
-/// The matched rows of one probed batch decoded whole (every target column, and the row id
-/// when row tracking is on): `t_rows` (indexes into the probed batch, repeated when several
-/// source rows match one target row) are re-pointed at the rows of the new batch, which
-/// holds each matched row once, in file order. Change data records these rows as they were.
-#[allow(clippy::too_many_arguments)]
+/// The matched rows of one file's probed batches decoded whole (every target column, and
+/// the row id when row tracking is on), read once for the file: one `Probed` whose batch
+/// holds each matched row once, in file order, with every batch's `t_rows` (repeated when
+/// several source rows match one target row) re-pointed at it and its `s_rows` kept in the
+/// same order. Batches without a match contribute nothing (no NOT MATCHED BY SOURCE clause
+/// reads them). Change data records these rows as they were.
 fn whole_rows(
     plan: &ReadPlan,
     all: &BTreeSet<usize>,
     scope: &Scope,
     tracked: TrackedRows,
     add: &Add,
-    positions: &arrow_array::UInt64Array,
-    t_rows: Vec<u32>,
-    s_rows: Vec<u32>,
-) -> Result<Probed> {
-    let at: RoaringTreemap = t_rows
-        .iter()
-        .map(|&t| positions.value(t as usize))
-        .collect();
-    let parts = plan.read_rows_at(add, &at)?;
+    probed: Vec<Probed>,
+) -> Result<Vec<Probed>> {
+    let mut at = RoaringTreemap::new();
+    for p in &probed {
+        at.extend(p.t_rows.iter().map(|&t| p.positions.value(t as usize)));
+    }
+    if at.is_empty() {
+        return Ok(Vec::new());
+    }
     let (batches, at_rows): (Vec<RecordBatch>, Vec<arrow_array::UInt64Array>) =
-        parts.into_iter().unzip();
+        plan.read_rows_at(add, &at)?.into_iter().unzip();
     let Some(first) = batches.first() else {
         return Err(Error::InvalidArgument(format!(
             "MERGE: the matched rows of {} could not be read back",
@@ -910,31 +911,35 @@ fn whole_rows(
         .iter()
         .flat_map(|p| p.values().iter().copied())
         .collect();
-    let mut remapped = Vec::with_capacity(t_rows.len());
-    for &t in &t_rows {
-        let p = positions.value(t as usize);
-        match found.binary_search(&p) {
-            Ok(i) => remapped.push(i as u32),
-            Err(_) => {
-                return Err(Error::InvalidArgument(format!(
-                    "MERGE: row {p} of {} matched but was not read back",
-                    add.path
-                )));
+    let mut t_rows = Vec::new();
+    let mut s_rows = Vec::new();
+    for p in probed {
+        for &t in &p.t_rows {
+            let pos = p.positions.value(t as usize);
+            match found.binary_search(&pos) {
+                Ok(i) => t_rows.push(i as u32),
+                Err(_) => {
+                    return Err(Error::InvalidArgument(format!(
+                        "MERGE: row {pos} of {} matched but was not read back",
+                        add.path
+                    )));
+                }
             }
         }
+        s_rows.extend(p.s_rows);
     }
     let row_ids = tracked.is_on().then(|| {
         read.column(read.num_columns() - 1)
             .as_primitive::<Int64Type>()
             .clone()
     });
-    Ok(Probed {
+    Ok(vec![Probed {
         batch: widen(&read, all, scope)?,
         positions: arrow_array::UInt64Array::from(found),
         row_ids,
-        t_rows: remapped,
+        t_rows,
         s_rows,
-    })
+    }])
 }
 
 /// A batch of the `read` target columns (indexes `needed`, ascending) with every other
