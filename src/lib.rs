@@ -46,6 +46,7 @@ mod dml;
 mod error;
 mod history;
 mod maintenance;
+mod read_ahead;
 mod report;
 pub mod scan;
 pub mod state;

@@ -1,9 +1,8 @@
-//! Reading the planned change files into batches of the feed's schema, and streaming them a
-//! bounded window of files at a time.
+//! Reading the planned change files into batches of the feed's schema, and streaming them
+//! with a bounded read-ahead.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, sync_channel};
 
 use alluvium_datafile::ReadPlan;
 use alluvium_txlog::dv::read_deletion_vector;
@@ -13,11 +12,11 @@ use arrow_array::{
 };
 use arrow_schema::SchemaRef;
 use arrow_select::filter::filter_record_batch;
-use rayon::prelude::*;
 use roaring::RoaringTreemap;
 
 use super::plan::{ChangeTask, TaskKind};
 use crate::Result;
+use crate::read_ahead::{Depth, ReadAhead};
 
 /// Everything reading one change file needs; shared by the reading threads.
 #[derive(Debug)]
@@ -102,39 +101,30 @@ impl Reader {
     }
 }
 
-/// The results of one window of files, in task order.
-type WindowResults = Vec<Result<Vec<RecordBatch>>>;
-
 /// The batches of a change-data-feed read, streamed in version order (see
 /// [`Changes::execute`](super::Changes::execute)).
 ///
-/// Reading is pipelined: once a window's batches are handed over, the next window is read
-/// in the background (on the rayon pool) while the consumer takes them, so reading and
-/// what the consumer does with the rows (encoding output) overlap. Memory then holds at
-/// most two windows of files. When the consumer itself runs on a rayon worker, windows are
-/// read in the foreground instead (a worker blocked waiting for a job queued behind it
-/// could deadlock a small pool).
+/// Reading is pipelined through [`ReadAhead`]: files are decoded on the rayon pool, a
+/// bounded number ahead of the consumer, while the consumer takes earlier ones, so reading
+/// and what the consumer does with the rows (encoding output) overlap. Memory holds at most
+/// `files_in_flight` decoded files ahead of the one being consumed.
 #[derive(Debug)]
 pub struct ChangeBatches {
     reader: Arc<Reader>,
-    tasks: std::vec::IntoIter<ChangeTask>,
-    in_flight: usize,
+    files: ReadAhead<ChangeTask, Vec<RecordBatch>>,
     ready: VecDeque<RecordBatch>,
-    /// The window read in the background, if one was started.
-    next: Option<Receiver<WindowResults>>,
-    failed: Option<crate::Error>,
     done: bool,
 }
 
 impl ChangeBatches {
     pub(crate) fn new(reader: Arc<Reader>, tasks: Vec<ChangeTask>, in_flight: usize) -> Self {
+        let shared = reader.clone();
         ChangeBatches {
             reader,
-            tasks: tasks.into_iter(),
-            in_flight: in_flight.max(1),
+            files: ReadAhead::new(tasks, Depth::Fixed(in_flight), move |task: ChangeTask| {
+                shared.read(&task)
+            }),
             ready: VecDeque::new(),
-            next: None,
-            failed: None,
             done: false,
         }
     }
@@ -144,67 +134,6 @@ impl ChangeBatches {
     /// (Timestamp(Microsecond, "UTC")) where asked for.
     pub fn schema(&self) -> SchemaRef {
         self.reader.output_schema.clone()
-    }
-
-    /// The next window of tasks, empty when none is left.
-    fn take_window(&mut self) -> Vec<ChangeTask> {
-        self.tasks.by_ref().take(self.in_flight).collect()
-    }
-
-    /// Starts reading the next window in the background; false when none is left.
-    fn start_window(&mut self) -> bool {
-        let window = self.take_window();
-        if window.is_empty() {
-            return false;
-        }
-        let reader = self.reader.clone();
-        let (tx, rx) = sync_channel(1);
-        rayon::spawn(move || {
-            let read: WindowResults = window.par_iter().map(|t| reader.read(t)).collect();
-            // The stream may have been dropped meanwhile: nobody wants the rows then.
-            let _ = tx.send(read);
-        });
-        self.next = Some(rx);
-        true
-    }
-
-    /// Reads the next window (waiting for the one in the background, if any); false when
-    /// none is left.
-    fn fill(&mut self) -> bool {
-        let read: WindowResults = if rayon::current_thread_index().is_some() {
-            let window = self.take_window();
-            if window.is_empty() {
-                return false;
-            }
-            let reader = &self.reader;
-            window.par_iter().map(|t| reader.read(t)).collect()
-        } else {
-            if self.next.is_none() && !self.start_window() {
-                return false;
-            }
-            let Some(rx) = self.next.take() else {
-                return false;
-            };
-            match rx.recv() {
-                Ok(r) => r,
-                Err(_) => vec![Err(crate::Error::InvalidArgument(
-                    "a change-feed reading thread panicked".into(),
-                ))],
-            }
-        };
-        for batches in read {
-            match batches {
-                Ok(b) => self.ready.extend(b),
-                Err(e) => {
-                    self.failed = Some(e);
-                    break;
-                }
-            }
-        }
-        if self.failed.is_none() && rayon::current_thread_index().is_none() {
-            self.start_window();
-        }
-        true
     }
 }
 
@@ -216,13 +145,19 @@ impl Iterator for ChangeBatches {
             if let Some(batch) = self.ready.pop_front() {
                 return Some(Ok(batch));
             }
-            if let Some(e) = self.failed.take() {
-                self.done = true;
-                return Some(Err(e));
-            }
-            if self.done || !self.fill() {
-                self.done = true;
+            if self.done {
                 return None;
+            }
+            match self.files.next() {
+                Some(Ok(batches)) => self.ready.extend(batches),
+                Some(Err(e)) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                None => {
+                    self.done = true;
+                    return None;
+                }
             }
         }
     }

@@ -19,23 +19,22 @@ mod row_ids;
 mod sql_text;
 mod update;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, sync_channel};
 
 use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, discard};
 use alluvium_mvcc::{Snapshot, Transaction};
 use alluvium_txlog::actions::Add;
 use arrow_array::{RecordBatch, UInt64Array};
-use rayon::prelude::*;
 
 pub use assign::Assignment;
 #[allow(unused_imports)]
 pub(crate) use deletes::{DeleteStats, FileDeletes, apply_deletes, writes_deletion_vectors};
 
+use crate::read_ahead::{Depth, ReadAhead};
 use crate::write::WriteOutcome;
-use crate::{Error, Result, Table};
+use crate::{Result, Table};
 
 /// What an UPDATE or MERGE did: the commit (or the skip of an idempotent write) and the
 /// metrics its commit records as `operationMetrics` (Delta's names, e.g.
@@ -161,59 +160,19 @@ pub(crate) fn stage_changes(
 pub(crate) type PositionedRows = Vec<(RecordBatch, UInt64Array)>;
 
 /// Reads `files` through `plan` with each live row's physical position and hands them to
-/// `f` in order. Decoding is the costly part and files are independent, so files are
-/// decoded on the rayon pool ahead of `f`, which runs on the calling thread (it owns the
-/// transaction and the sink). The read-ahead slides: as soon as `f` takes a file, the next
-/// file's read starts, so the pool never idles waiting for the slowest file of a batch or
-/// for `f`. Memory: at most `2 x threads` files decoded ahead, never the whole target.
-///
-/// Called from a rayon worker (an embedder's pool), reads go window by window in the
-/// foreground instead: a worker blocked waiting for a job queued behind it could deadlock a
-/// small pool.
+/// `f` in order. Files are decoded on the rayon pool ahead of `f`, which runs on the calling
+/// thread (it owns the transaction and the sink), through [`ReadAhead`]: at most
+/// `2 x threads` files decoded ahead, never the whole target.
 pub(crate) fn for_each_file_read<F>(plan: &ReadPlan, files: &[Add], mut f: F) -> Result<()>
 where
     F: FnMut(&Add, PositionedRows) -> Result<()>,
 {
-    let window = rayon::current_num_threads().max(1) * 2;
-    if rayon::current_thread_index().is_some() || files.len() < 2 {
-        for chunk in files.chunks(window) {
-            let reads: Vec<Result<PositionedRows>> = chunk
-                .par_iter()
-                .map(|a| Ok(plan.read_file_with_positions(a)?))
-                .collect();
-            for (add, read) in chunk.iter().zip(reads) {
-                f(add, read?)?;
-            }
-        }
-        return Ok(());
-    }
     let shared = Arc::new(plan.clone());
-    let launch = |add: &Add| {
-        let (tx, rx) = sync_channel(1);
-        let plan = shared.clone();
-        let add = add.clone();
-        rayon::spawn(move || {
-            // The consumer may have stopped on an error meanwhile: nobody wants the rows.
-            let _ = tx.send(plan.read_file_with_positions(&add));
-        });
-        rx
-    };
-    let mut ahead: VecDeque<Receiver<_>> = files.iter().take(window).map(launch).collect();
-    let mut queued = files.iter().skip(window);
-    for add in files {
-        let Some(rx) = ahead.pop_front() else {
-            break;
-        };
-        if let Some(next) = queued.next() {
-            ahead.push_back(launch(next));
-        }
-        let read = rx.recv().map_err(|_| {
-            Error::InvalidArgument(format!(
-                "the thread reading {} stopped without a result",
-                add.path
-            ))
-        })??;
-        f(add, read)?;
+    let reads = ReadAhead::new(files.to_vec(), Depth::PerThread(2), move |add: Add| {
+        Ok(shared.read_file_with_positions(&add)?)
+    });
+    for (add, read) in files.iter().zip(reads) {
+        f(add, read?)?;
     }
     Ok(())
 }
