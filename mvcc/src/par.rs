@@ -10,6 +10,10 @@ where
     F: Fn(&T) -> R + Sync + Send,
 {
     use rayon::prelude::*;
+    // One item needs no pool (and asking rayon would start its threads).
+    if items.len() < 2 {
+        return items.iter().map(f).collect();
+    }
     items.par_iter().map(f).collect()
 }
 
@@ -31,6 +35,9 @@ where
     F: Fn(T) -> R + Sync + Send,
 {
     use rayon::prelude::*;
+    if items.len() < 2 {
+        return items.into_iter().map(f).collect();
+    }
     items.into_par_iter().map(f).collect()
 }
 

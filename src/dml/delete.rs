@@ -96,19 +96,22 @@ pub(crate) fn stage_delete(
         removed_whole += 1;
     }
     // Finding the matching rows reads only the predicate's columns, files in parallel.
-    let found: Vec<Result<Option<FileDeletes>>> = partial
-        .par_iter()
-        .map(|a| -> Result<Option<FileDeletes>> {
-            let mut positions = RoaringTreemap::new();
-            for (_, rows) in plan.read_file_with_positions(a)? {
-                positions.extend(rows.values().iter().copied());
-            }
-            Ok((!positions.is_empty()).then(|| FileDeletes {
-                add: (*a).clone(),
-                positions,
-            }))
-        })
-        .collect();
+    let find = |a: &&Add| -> Result<Option<FileDeletes>> {
+        let mut positions = RoaringTreemap::new();
+        for (_, rows) in plan.read_file_with_positions(a)? {
+            positions.extend(rows.values().iter().copied());
+        }
+        Ok((!positions.is_empty()).then(|| FileDeletes {
+            add: (*a).clone(),
+            positions,
+        }))
+    };
+    // One file (a point delete) is read on this thread: the pool is not started for it.
+    let found: Vec<Result<Option<FileDeletes>>> = if partial.len() < 2 {
+        partial.iter().map(find).collect()
+    } else {
+        partial.par_iter().map(find).collect()
+    };
     let mut deletes = Vec::new();
     for (a, f) in partial.iter().zip(found) {
         // A file read and found without matches is still part of what DELETE read.

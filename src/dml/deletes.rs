@@ -260,7 +260,12 @@ fn apply_copy_on_write(
     // when they pass the target size) instead of N small ones, each costing an upload
     // and its syncs. Memory stays bounded by one decoded input file plus one open output
     // file per worker.
-    let workers = rayon::current_num_threads().clamp(1, deletes.len().max(1));
+    // (One touched file needs one worker, and asking rayon would start its pool.)
+    let workers = if deletes.len() < 2 {
+        1
+    } else {
+        rayon::current_num_threads().clamp(1, deletes.len())
+    };
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let ctx = Worker {
@@ -273,7 +278,11 @@ fn apply_copy_on_write(
         now,
         changes,
     };
-    let results: Vec<Result<Rewritten>> = (0..workers).into_par_iter().map(|_| ctx.run()).collect();
+    let results: Vec<Result<Rewritten>> = if workers == 1 {
+        vec![ctx.run()]
+    } else {
+        (0..workers).into_par_iter().map(|_| ctx.run()).collect()
+    };
     let mut done: Vec<Rewritten> = Vec::new();
     let mut failure = None;
     for r in results {

@@ -121,8 +121,14 @@ pub fn visit_parquet_actions(path: &str, data: Bytes, sink: &mut dyn ActionSink)
         guarded(&mut || decode_row_group(path, &data, &metadata, &mask, group, &mut out))?;
         Ok(out)
     };
-    let window = rayon::current_num_threads().max(1);
-    if groups <= 1 || window == 1 {
+    // One row group needs no pool: asking for the pool's size would start it (threads
+    // spawned for nothing, in every short-lived process reading a small checkpoint).
+    let window = if groups > 1 {
+        rayon::current_num_threads().max(1)
+    } else {
+        1
+    };
+    if window == 1 {
         for group in 0..groups {
             sink.accept(decode(group)?)?;
         }
