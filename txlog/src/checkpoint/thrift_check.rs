@@ -501,7 +501,8 @@ impl parquet::file::reader::ChunkReader for GuardedBytes {
     fn get_read(&self, start: u64) -> parquet::errors::Result<GuardedReader> {
         match usize::try_from(start).ok().filter(|&s| s <= self.0.len()) {
             Some(s) => Ok(GuardedReader {
-                data: self.0.slice(s..),
+                data: self.0.clone(),
+                pos: s,
                 at_eof: false,
             }),
             None => Err(parquet::errors::ParquetError::EOF(format!(
@@ -517,14 +518,20 @@ impl parquet::file::reader::ChunkReader for GuardedBytes {
 }
 
 /// A reader over the rest of a checkpoint that reports end of file once, then fails.
+///
+/// It reads at a position in the shared bytes: the decoder reads page headers in many small
+/// reads, and advancing a `Bytes` handle would touch its reference count at every one.
 pub(crate) struct GuardedReader {
     data: Bytes,
+    /// The next byte to read; never past the end.
+    pos: usize,
     at_eof: bool,
 }
 
 impl Read for GuardedReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.data.is_empty() && !buf.is_empty() {
+        let rest = self.data.get(self.pos..).unwrap_or_default();
+        if rest.is_empty() && !buf.is_empty() {
             if self.at_eof {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::UnexpectedEof,
@@ -534,8 +541,9 @@ impl Read for GuardedReader {
             self.at_eof = true;
             return Ok(0);
         }
-        let n = buf.len().min(self.data.len());
-        buf[..n].copy_from_slice(&self.data.split_to(n));
+        let n = buf.len().min(rest.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.pos += n;
         Ok(n)
     }
 }
