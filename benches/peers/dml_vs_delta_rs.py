@@ -56,7 +56,9 @@ What is timed (whole operations, as the issue asks):
              (start-up, table load, source read, operation, commit). It is started from a
              small launcher process so that its peak RSS is its own (a process exec'ed
              straight from this script would inherit this interpreter's peak in ru_maxrss).
-  Runs alternate which engine goes first. Each run gets a fresh copy of the base table.
+  Runs alternate which engine goes first. Each run gets a fresh copy of the base table,
+  flushed to disk (os.sync) before the engine starts, so that neither operation pays for the
+  copy's writeback.
 
 Output: one JSON line per (op, flavour) on stdout (versions and base-table notes go to
 stderr) with both medians (min/max too), the ratio delta_rs_median_s / alluvium_median_s
@@ -410,6 +412,10 @@ def tables_equal(a, b) -> tuple[bool, str]:
 def fresh_copy(src: str, dst: str) -> str:
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(src, dst)
+    # The copy's dirty pages and the removal's freed inodes are flushed before the timer
+    # starts, so neither engine's operation pays for the setup's writeback (delta-rs' child
+    # spends its import time before its timer; alluvium's launcher starts at once).
+    os.sync()
     return dst
 
 
