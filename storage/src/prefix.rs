@@ -35,16 +35,20 @@ impl PrefixStore {
         }
     }
 
-    /// A listing entry of the inner store, relative to the prefix (entries outside it,
-    /// which a listing of the prefix never returns, are dropped).
-    fn strip(&self, meta: ObjectMeta) -> Option<ObjectMeta> {
-        let rest = meta
-            .path
+    /// An inner path relative to the prefix, `None` for a path outside it.
+    fn relative(&self, path: &StorePath) -> Option<StorePath> {
+        let rest = path
             .as_str()
             .strip_prefix(self.prefix.as_str())?
             .strip_prefix('/')?;
+        Some(StorePath::from_trusted(rest.to_string()))
+    }
+
+    /// A listing entry of the inner store, relative to the prefix (entries outside it,
+    /// which a listing of the prefix never returns, are dropped).
+    fn strip(&self, meta: ObjectMeta) -> Option<ObjectMeta> {
         Some(ObjectMeta {
-            path: StorePath::from_trusted(rest.to_string()),
+            path: self.relative(&meta.path)?,
             size: meta.size,
             last_modified_ms: meta.last_modified_ms,
         })
@@ -53,11 +57,14 @@ impl PrefixStore {
 
 impl ObjectStore for PrefixStore {
     fn root_uri(&self) -> String {
-        format!(
-            "{}/{}",
-            self.inner.root_uri().trim_end_matches('/'),
-            self.prefix
-        )
+        // `memory://` has its objects at `memory:///path`: its empty authority stays.
+        let root = self.inner.root_uri();
+        let base = if root.ends_with("://") {
+            root.as_str()
+        } else {
+            root.trim_end_matches('/')
+        };
+        format!("{base}/{}", self.prefix)
     }
     fn get(&self, path: &StorePath) -> Result<Bytes> {
         self.inner.get(&self.full(path))
@@ -107,11 +114,35 @@ impl ObjectStore for PrefixStore {
     fn get_external(&self, uri: &str) -> Result<Bytes> {
         self.inner.get_external(uri)
     }
-    fn get_location(&self, location: &FileLocation) -> Result<Bytes> {
-        match location {
-            FileLocation::Table(p) => self.get(p),
-            FileLocation::External(u) => self.get_external(u),
-        }
+    // The batch calls go to the inner store's own, so a view of a remote store keeps its
+    // concurrent requests.
+    fn get_many(&self, paths: &[StorePath]) -> Vec<Result<Bytes>> {
+        let full: Vec<StorePath> = paths.iter().map(|p| self.full(p)).collect();
+        self.inner.get_many(&full)
+    }
+    fn fetches_concurrently(&self) -> bool {
+        self.inner.fetches_concurrently()
+    }
+    fn delete_many(&self, paths: &[StorePath]) -> Vec<Result<()>> {
+        let full: Vec<StorePath> = paths.iter().map(|p| self.full(p)).collect();
+        self.inner.delete_many(&full)
+    }
+    /// The inner store's answer (a local store resolves symbolic links), relative to the
+    /// prefix: what lies outside it is not this view's to keep or delete.
+    fn reachable_objects(&self, locations: &[FileLocation]) -> Result<Vec<StorePath>> {
+        let inner: Vec<FileLocation> = locations
+            .iter()
+            .map(|l| match l {
+                FileLocation::Table(p) => FileLocation::Table(self.full(p)),
+                FileLocation::External(u) => FileLocation::External(u.clone()),
+            })
+            .collect();
+        Ok(self
+            .inner
+            .reachable_objects(&inner)?
+            .iter()
+            .filter_map(|p| self.relative(p))
+            .collect())
     }
     fn now_ms(&self) -> i64 {
         self.inner.now_ms()
@@ -168,9 +199,99 @@ mod tests {
         let listed = view.list_dir_from(Some(&p("_delta_log")), "").unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].path, p("_delta_log/0.json"));
-        assert!(view.root_uri().ends_with("/log"));
+        assert_eq!(view.root_uri(), "memory:///log");
+        let reached = view
+            .reachable_objects(&[
+                FileLocation::Table(p("part-1.parquet")),
+                FileLocation::External(format!("{}/./part-1.parquet", view.root_uri())),
+            ])
+            .unwrap();
+        assert_eq!(reached, vec![p("part-1.parquet"), p("part-1.parquet")]);
         view.delete(&p("part-1.parquet")).unwrap();
         assert!(root.get(&p("log/part-1.parquet")).is_err());
         assert_eq!(root.get(&p("logbook/x.json")).unwrap(), "beside");
+    }
+
+    /// An in-memory store that says it fetches concurrently and records the batches it is
+    /// handed, as a remote store would see them.
+    #[derive(Debug, Default)]
+    struct BatchProbe {
+        inner: InMemoryStore,
+        batches: std::sync::Mutex<Vec<Vec<String>>>,
+    }
+
+    impl BatchProbe {
+        fn record(&self, paths: &[StorePath]) {
+            let names = paths.iter().map(|p| p.as_str().to_string()).collect();
+            self.batches.lock().unwrap().push(names);
+        }
+    }
+
+    impl ObjectStore for BatchProbe {
+        fn root_uri(&self) -> String {
+            self.inner.root_uri()
+        }
+        fn get(&self, path: &StorePath) -> Result<Bytes> {
+            self.inner.get(path)
+        }
+        fn get_range(&self, path: &StorePath, range: Range<u64>) -> Result<Bytes> {
+            self.inner.get_range(path, range)
+        }
+        fn head(&self, path: &StorePath) -> Result<ObjectMeta> {
+            self.inner.head(path)
+        }
+        fn put_if_absent(&self, path: &StorePath, data: Bytes) -> Result<()> {
+            self.inner.put_if_absent(path, data)
+        }
+        fn put(&self, path: &StorePath, data: Bytes) -> Result<()> {
+            self.inner.put(path, data)
+        }
+        fn list_dir_from(&self, dir: Option<&StorePath>, start: &str) -> Result<Vec<ObjectMeta>> {
+            self.inner.list_dir_from(dir, start)
+        }
+        fn list_tree(&self, dir: Option<&StorePath>) -> Result<Vec<ObjectMeta>> {
+            self.inner.list_tree(dir)
+        }
+        fn delete(&self, path: &StorePath) -> Result<()> {
+            self.inner.delete(path)
+        }
+        fn get_many(&self, paths: &[StorePath]) -> Vec<Result<Bytes>> {
+            self.record(paths);
+            self.inner.get_many(paths)
+        }
+        fn fetches_concurrently(&self) -> bool {
+            true
+        }
+        fn delete_many(&self, paths: &[StorePath]) -> Vec<Result<()>> {
+            self.record(paths);
+            self.inner.delete_many(paths)
+        }
+    }
+
+    /// A view of a store that batches its requests hands it whole batches, under the prefix.
+    #[test]
+    fn batches_reach_the_inner_store_whole() {
+        let probe = Arc::new(BatchProbe::default());
+        let view = PrefixStore::new(probe.clone(), "t");
+        let p = |s: &str| StorePath::parse(s).unwrap();
+        view.put(&p("a"), Bytes::from_static(b"1")).unwrap();
+        view.put(&p("b"), Bytes::from_static(b"2")).unwrap();
+        assert!(view.fetches_concurrently());
+        let got: Vec<Bytes> = view
+            .get_many(&[p("b"), p("a")])
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(got, vec!["2", "1"]);
+        assert!(
+            view.delete_many(&[p("a"), p("b")])
+                .iter()
+                .all(Result::is_ok)
+        );
+        assert_eq!(
+            *probe.batches.lock().unwrap(),
+            vec![vec!["t/b", "t/a"], vec!["t/a", "t/b"]]
+        );
+        assert!(probe.inner.get(&p("t/a")).is_err());
     }
 }
