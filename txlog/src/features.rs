@@ -564,24 +564,7 @@ mod write_tests {
     use std::collections::HashMap;
 
     use super::*;
-    use crate::actions::Format;
     use crate::schema::StructField;
-
-    fn meta(conf: &[(&str, &str)]) -> Metadata {
-        Metadata {
-            id: "x".into(),
-            name: None,
-            description: None,
-            format: Format::default(),
-            schema_string: String::new(),
-            partition_columns: vec![],
-            created_time: None,
-            configuration: conf
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        }
-    }
 
     fn schema(extra_meta: Option<(&str, &str)>) -> StructType {
         let mut f = StructField::new("a", DataType::Primitive(PrimitiveType::Long), true);
@@ -637,7 +620,7 @@ mod write_tests {
             &conf(&[("delta.columnMapping.mode", "name")]),
         );
         assert_eq!((p.min_reader_version, p.min_writer_version), (2, 5));
-        check_write_supported(&p, &meta(&[]), &schema(None)).unwrap();
+        check_write_supported(&p, &Metadata::with_properties(&[]), &schema(None)).unwrap();
     }
 
     #[test]
@@ -649,7 +632,7 @@ mod write_tests {
             reader_features: Some(vec!["deletionVectors".into(), "variantType".into()]),
             writer_features: Some(vec!["deletionVectors".into(), "variantType".into()]),
         };
-        check_write_supported(&delta_rs, &meta(&[]), &schema(None)).unwrap();
+        check_write_supported(&delta_rs, &Metadata::with_properties(&[]), &schema(None)).unwrap();
         for f in [
             "variantType-preview",
             "variantShredding-preview",
@@ -662,7 +645,7 @@ mod write_tests {
                 reader_features: Some(vec![f.into()]),
                 writer_features: Some(vec![f.into()]),
             };
-            check_write_supported(&p, &meta(&[]), &schema(None)).unwrap();
+            check_write_supported(&p, &Metadata::with_properties(&[]), &schema(None)).unwrap();
         }
     }
 
@@ -674,12 +657,12 @@ mod write_tests {
             reader_features: None,
             writer_features: None,
         };
-        check_write_supported(&legacy, &meta(&[]), &schema(None)).unwrap();
+        check_write_supported(&legacy, &Metadata::with_properties(&[]), &schema(None)).unwrap();
         // Column rules (invariants, CHECK constraints, ...) are enforced by the write
         // path, not refused by the gate.
         check_write_supported(
             &legacy,
-            &meta(&[]),
+            &Metadata::with_properties(&[]),
             &schema(Some(("delta.invariants", "x"))),
         )
         .unwrap();
@@ -691,7 +674,7 @@ mod write_tests {
         };
         check_write_supported(
             &v3,
-            &meta(&[("delta.constraints.c", "a > 0")]),
+            &Metadata::with_properties(&[("delta.constraints.c", "a > 0")]),
             &schema(None),
         )
         .unwrap();
@@ -702,7 +685,7 @@ mod write_tests {
             writer_features: Some(vec!["rowTracking".into()]),
         };
         assert!(matches!(
-            check_write_supported(&f, &meta(&[]), &schema(None)),
+            check_write_supported(&f, &Metadata::with_properties(&[]), &schema(None)),
             Err(LogError::UnsupportedFeature { .. })
         ));
         let w8 = Protocol {
@@ -712,7 +695,7 @@ mod write_tests {
             writer_features: None,
         };
         assert!(matches!(
-            check_write_supported(&w8, &meta(&[]), &schema(None)),
+            check_write_supported(&w8, &Metadata::with_properties(&[]), &schema(None)),
             Err(LogError::UnsupportedProtocolVersion { .. })
         ));
     }

@@ -373,7 +373,6 @@ fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actions::Format;
     use crate::schema::ArrowForm;
 
     fn protocol(features: &[&str]) -> Protocol {
@@ -382,22 +381,6 @@ mod tests {
             min_writer_version: 7,
             reader_features: None,
             writer_features: Some(features.iter().map(|s| s.to_string()).collect()),
-        }
-    }
-
-    fn metadata(conf: &[(&str, &str)]) -> Metadata {
-        Metadata {
-            id: "x".into(),
-            name: None,
-            description: None,
-            format: Format::default(),
-            schema_string: String::new(),
-            partition_columns: vec![],
-            created_time: None,
-            configuration: conf
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
         }
     }
 
@@ -427,40 +410,59 @@ mod tests {
     #[test]
     fn a_v2_table_meeting_every_rule_is_writable() {
         let p = protocol(&["columnMapping", "icebergCompatV2"]);
-        check(&p, &metadata(V2), &schema(&format!("{ID},{ARR}"))).unwrap();
+        check(
+            &p,
+            &Metadata::with_properties(V2),
+            &schema(&format!("{ID},{ARR}")),
+        )
+        .unwrap();
         // Not active: no rule applies.
-        check(&p, &metadata(&[]), &schema(ARR_NO_IDS)).unwrap();
+        check(&p, &Metadata::with_properties(&[]), &schema(ARR_NO_IDS)).unwrap();
     }
 
     #[test]
     fn each_v2_rule_refuses_when_broken() {
         let p = protocol(&["columnMapping", "icebergCompatV2"]);
         refused(
-            check(&protocol(&["columnMapping"]), &metadata(V2), &schema(ID)),
+            check(
+                &protocol(&["columnMapping"]),
+                &Metadata::with_properties(V2),
+                &schema(ID),
+            ),
             "does not list",
         );
         refused(
-            check(&p, &metadata(&[(ENABLE_V2, "true")]), &schema(ID)),
+            check(
+                &p,
+                &Metadata::with_properties(&[(ENABLE_V2, "true")]),
+                &schema(ID),
+            ),
             "column mapping",
         );
         let dv = protocol(&["columnMapping", "icebergCompatV2", "deletionVectors"]);
         let mut conf = V2.to_vec();
         conf.push(("delta.enableDeletionVectors", "true"));
         refused(
-            check(&dv, &metadata(&conf), &schema(ID)),
+            check(&dv, &Metadata::with_properties(&conf), &schema(ID)),
             "delta.enableDeletionVectors",
         );
         // The feature alone, not active, is allowed for V2.
-        check(&dv, &metadata(V2), &schema(ID)).unwrap();
+        check(&dv, &Metadata::with_properties(V2), &schema(ID)).unwrap();
         let both = protocol(&["columnMapping", "icebergCompatV2", "icebergCompatV1"]);
         let mut conf = V2.to_vec();
         conf.push((ENABLE_V1, "true"));
-        refused(check(&both, &metadata(&conf), &schema(ID)), "V1 is active");
-        refused(check(&p, &metadata(V2), &schema(ARR_NO_IDS)), "c2.element");
+        refused(
+            check(&both, &Metadata::with_properties(&conf), &schema(ID)),
+            "V1 is active",
+        );
+        refused(
+            check(&p, &Metadata::with_properties(V2), &schema(ARR_NO_IDS)),
+            "c2.element",
+        );
         refused(
             check(
                 &p,
-                &metadata(V2),
+                &Metadata::with_properties(V2),
                 &schema(r#"{"name":"v","type":"void","nullable":true,"metadata":{}}"#),
             ),
             "void",
@@ -468,7 +470,7 @@ mod tests {
         refused(
             check(
                 &p,
-                &metadata(V2),
+                &Metadata::with_properties(V2),
                 &schema(
                     r#"{"name":"l","type":"long","nullable":true,"metadata":{"delta.typeChanges":[{"fromType":"double","toType":"long"}]}}"#,
                 ),
@@ -477,12 +479,16 @@ mod tests {
         );
         check(
             &p,
-            &metadata(V2),
+            &Metadata::with_properties(V2),
             &schema(r#"{"name":"l","type":"long","nullable":true,"metadata":{"delta.typeChanges":[{"fromType":"integer","toType":"long"}]}}"#),
         )
         .unwrap();
         refused(
-            check(&p, &metadata(&[(ENABLE_V3, "true")]), &schema(ID)),
+            check(
+                &p,
+                &Metadata::with_properties(&[(ENABLE_V3, "true")]),
+                &schema(ID),
+            ),
             "V3",
         );
     }
@@ -491,10 +497,16 @@ mod tests {
     fn v1_forbids_deletion_vectors_and_collections() {
         let p = protocol(&["columnMapping", "icebergCompatV1"]);
         let v1 = [(ENABLE_V1, "true"), ("delta.columnMapping.mode", "id")];
-        check(&p, &metadata(&v1), &schema(ID)).unwrap();
-        refused(check(&p, &metadata(&v1), &schema(ARR)), "does not allow");
+        check(&p, &Metadata::with_properties(&v1), &schema(ID)).unwrap();
+        refused(
+            check(&p, &Metadata::with_properties(&v1), &schema(ARR)),
+            "does not allow",
+        );
         let dv = protocol(&["columnMapping", "icebergCompatV1", "deletionVectors"]);
-        refused(check(&dv, &metadata(&v1), &schema(ID)), "deletion vectors");
+        refused(
+            check(&dv, &Metadata::with_properties(&v1), &schema(ID)),
+            "deletion vectors",
+        );
     }
 
     #[test]

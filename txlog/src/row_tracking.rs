@@ -272,14 +272,8 @@ mod tests {
 
     fn meta(configuration: HashMap<String, String>) -> Metadata {
         Metadata {
-            id: "t".into(),
-            name: None,
-            description: None,
-            format: Default::default(),
-            schema_string: String::new(),
-            partition_columns: Vec::new(),
-            created_time: None,
             configuration,
+            ..Metadata::with_properties(&[])
         }
     }
 

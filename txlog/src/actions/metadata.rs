@@ -63,3 +63,23 @@ pub struct Metadata {
     )]
     pub configuration: HashMap<String, String>,
 }
+
+#[cfg(test)]
+impl Metadata {
+    /// Metadata for unit tests: a fixed id, no schema, these table properties.
+    pub(crate) fn with_properties(properties: &[(&str, &str)]) -> Metadata {
+        Metadata {
+            id: "t".into(),
+            name: None,
+            description: None,
+            format: Format::default(),
+            schema_string: String::new(),
+            partition_columns: Vec::new(),
+            created_time: None,
+            configuration: properties
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+}
