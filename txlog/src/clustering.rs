@@ -115,27 +115,36 @@ pub fn domain_action(columns: &[Vec<String>]) -> DomainMetadata {
     }
 }
 
+/// The fields along `path` through nested structs, each part found by `pick` in the struct
+/// that holds it; `None` for an empty path, a missing part, or a part below a non-struct.
+fn walk<'a, P>(
+    schema: &'a StructType,
+    path: &[P],
+    pick: impl Fn(&'a StructType, &P) -> Option<&'a StructField>,
+) -> Option<Vec<&'a StructField>> {
+    let mut at = schema;
+    let mut fields = Vec::with_capacity(path.len());
+    for (i, part) in path.iter().enumerate() {
+        let f = pick(at, part)?;
+        if i + 1 < path.len() {
+            at = f.data_type.as_struct()?;
+        }
+        fields.push(f);
+    }
+    (!fields.is_empty()).then_some(fields)
+}
+
 /// The field at a physical path, and its logical path.
 fn resolve_physical<'a>(
     schema: &'a StructType,
     mode: ColumnMappingMode,
     path: &[String],
 ) -> Option<(Vec<String>, &'a StructField)> {
-    let mut fields = &schema.fields;
-    let mut logical = Vec::new();
-    let mut found = None;
-    for (i, part) in path.iter().enumerate() {
-        let f = fields.iter().find(|f| mode.physical_name(f) == part)?;
-        logical.push(f.name.clone());
-        if i + 1 < path.len() {
-            let DataType::Struct(s) = &f.data_type else {
-                return None;
-            };
-            fields = &s.fields;
-        }
-        found = Some(f);
-    }
-    found.map(|f| (logical, f))
+    let fields = walk(schema, path, |s, part| {
+        s.fields.iter().find(|f| mode.physical_name(f) == part)
+    })?;
+    let logical = fields.iter().map(|f| f.name.clone()).collect();
+    Some((logical, fields.last().copied()?))
 }
 
 /// The logical names (dotted) of physical clustering paths.
@@ -162,31 +171,20 @@ pub fn logical_names(
         .collect()
 }
 
-/// The physical path of a logical column name (`a` or `s.b`), and the field.
+/// The physical path of a logical column name (`a` or `s.b`; each part matched as
+/// [`StructType::field`] does), and the field.
 pub fn physical_path<'a>(
     schema: &'a StructType,
     mode: ColumnMappingMode,
     name: &str,
 ) -> Option<(Vec<String>, &'a StructField)> {
-    let mut fields = &schema.fields;
-    let mut physical = Vec::new();
     let parts: Vec<&str> = name.split('.').map(str::trim).collect();
-    let mut found = None;
-    for (i, part) in parts.iter().enumerate() {
-        let f = fields
-            .iter()
-            .find(|f| f.name == *part)
-            .or_else(|| fields.iter().find(|f| f.name.eq_ignore_ascii_case(part)))?;
-        physical.push(mode.physical_name(f).to_string());
-        if i + 1 < parts.len() {
-            let DataType::Struct(s) = &f.data_type else {
-                return None;
-            };
-            fields = &s.fields;
-        }
-        found = Some(f);
-    }
-    found.map(|f| (physical, f))
+    let fields = walk(schema, &parts, |s, part| s.field(part))?;
+    let physical = fields
+        .iter()
+        .map(|f| mode.physical_name(f).to_string())
+        .collect();
+    Some((physical, fields.last().copied()?))
 }
 
 /// The logical paths of the leaf columns that get statistics, as the data-file statistics
