@@ -1,5 +1,6 @@
 //! Binding: resolving column names against the table schema and typing literals.
 
+use super::typing::is_numeric;
 use super::value::{BoundExpr, check_depth};
 use super::{CmpOp, Expr, Literal};
 use crate::column_mapping::ColumnMappingMode;
@@ -292,19 +293,6 @@ fn any_of(mut preds: Vec<Predicate>) -> Predicate {
             Predicate::Or(Box::new(any_of(preds)), Box::new(any_of(right)))
         }
     }
-}
-
-pub(super) fn is_numeric(t: PrimitiveType) -> bool {
-    matches!(
-        t,
-        PrimitiveType::Byte
-            | PrimitiveType::Short
-            | PrimitiveType::Integer
-            | PrimitiveType::Long
-            | PrimitiveType::Float
-            | PrimitiveType::Double
-            | PrimitiveType::Decimal(..)
-    )
 }
 
 /// Types a literal for a column of type `ty`.
