@@ -31,7 +31,7 @@ use alluvium_txlog::actions::{Add, Cdc};
 use alluvium_txlog::properties::TableProperties;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray, new_null_array};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, SchemaRef};
 
 use crate::write::input;
 use crate::{Error, Result};
@@ -110,19 +110,14 @@ impl<'a> ChangeDataWriter<'a> {
         } else {
             rows
         };
-        let mut columns = rows.columns().to_vec();
-        columns.push(Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
-            kind.as_str(),
-            rows.num_rows(),
-        ))) as ArrayRef);
-        let mut fields: Vec<Field> = rows
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone())
-            .collect();
-        fields.push(Field::new(CHANGE_TYPE_COLUMN, DataType::Utf8, false));
-        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?;
+        let change_type = StringArray::new_repeated(kind.as_str(), rows.num_rows());
+        let batch = super::with_appended(
+            rows,
+            [(
+                Field::new(CHANGE_TYPE_COLUMN, DataType::Utf8, false),
+                Arc::new(change_type) as ArrayRef,
+            )],
+        )?;
         let mut sink = self
             .sink
             .lock()

@@ -26,7 +26,8 @@ use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, discard};
 use alluvium_mvcc::{Snapshot, Transaction};
 use alluvium_txlog::actions::Add;
-use arrow_array::{RecordBatch, UInt64Array};
+use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
+use arrow_schema::{Field, Schema};
 
 pub use assign::Assignment;
 #[allow(unused_imports)]
@@ -158,6 +159,29 @@ pub(crate) fn stage_changes(
 
 /// The live rows of one file, batch by batch, each with its rows' physical positions.
 pub(crate) type PositionedRows = Vec<(RecordBatch, UInt64Array)>;
+
+/// `rows` with `extra` columns appended after its own (the hidden row-tracking columns,
+/// `_change_type`).
+pub(crate) fn with_appended(
+    rows: &RecordBatch,
+    extra: impl IntoIterator<Item = (Field, ArrayRef)>,
+) -> Result<RecordBatch> {
+    let mut fields: Vec<Field> = rows
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    let mut columns = rows.columns().to_vec();
+    for (field, column) in extra {
+        fields.push(field);
+        columns.push(column);
+    }
+    Ok(RecordBatch::try_new(
+        Arc::new(Schema::new(fields)),
+        columns,
+    )?)
+}
 
 /// Reads `files` through `plan` with each live row's physical position and hands them to
 /// `f` in order. Files are decoded on the rayon pool ahead of `f`, which runs on the calling

@@ -11,10 +11,8 @@
 //! * an INSERTED row gets NULL for both (a fresh id from the new file's `baseRowId`);
 //! * a COPIED row (copy-on-write rewrites) keeps both, as read.
 
-use std::sync::Arc;
-
 use arrow_array::{ArrayRef, RecordBatch, new_null_array};
-use arrow_schema::{DataType, Field, Schema};
+use arrow_schema::{DataType, Field};
 
 use crate::Result;
 
@@ -78,19 +76,14 @@ impl TrackedRows {
 }
 
 fn with_hidden(rows: RecordBatch, row_id: ArrayRef, version: ArrayRef) -> Result<RecordBatch> {
-    let mut fields: Vec<Field> = rows
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.as_ref().clone())
-        .collect();
-    fields.push(Field::new("_row_id", DataType::Int64, true));
-    fields.push(Field::new("_row_commit_version", DataType::Int64, true));
-    let mut columns = rows.columns().to_vec();
-    columns.push(row_id);
-    columns.push(version);
-    Ok(RecordBatch::try_new(
-        Arc::new(Schema::new(fields)),
-        columns,
-    )?)
+    super::with_appended(
+        &rows,
+        [
+            (Field::new("_row_id", DataType::Int64, true), row_id),
+            (
+                Field::new("_row_commit_version", DataType::Int64, true),
+                version,
+            ),
+        ],
+    )
 }
