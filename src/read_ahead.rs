@@ -46,7 +46,6 @@ pub(crate) struct ReadAhead<T, U> {
     done: VecDeque<Result<U>>,
     depth: usize,
     foreground: bool,
-    started: bool,
 }
 
 impl<T, U> std::fmt::Debug for ReadAhead<T, U> {
@@ -83,7 +82,6 @@ impl<T: Send + 'static, U: Send + 'static> ReadAhead<T, U> {
             done: VecDeque::new(),
             depth: depth.max(1),
             foreground,
-            started: false,
         }
     }
 
@@ -137,14 +135,8 @@ impl<T: Send + 'static, U: Send + 'static> Iterator for ReadAhead<T, U> {
             }
             return self.done.pop_front();
         }
-        if !self.started {
-            self.started = true;
-            for _ in 0..self.depth {
-                if !self.launch_next() {
-                    break;
-                }
-            }
-        }
+        // Keep `depth` reads in flight, and refill the slot this call takes before waiting.
+        while self.ahead.len() < self.depth && self.launch_next() {}
         let rx = self.ahead.pop_front()?;
         self.launch_next();
         Some(rx.recv().unwrap_or_else(|_| {
