@@ -63,6 +63,22 @@ fn data_files(t: &Table) -> usize {
         .count()
 }
 
+/// The files a scan with `filter` keeps, and the rows it returns.
+fn files_and_rows(t: &Table, filter: &str) -> (usize, usize) {
+    let s = ScanBuilder::new(t.snapshot().unwrap())
+        .with_filter(alluvium::parse_expr(filter).unwrap())
+        .build()
+        .unwrap();
+    let n = s.files().len();
+    let rows: usize = s
+        .execute_to_vec()
+        .unwrap()
+        .iter()
+        .map(|b| b.num_rows())
+        .sum();
+    (n, rows)
+}
+
 fn append(t: &Table, b: RecordBatch) -> alluvium::Result<()> {
     t.append([b], &WriteOptions::default()).map(|_| ())
 }
@@ -723,20 +739,7 @@ fn partitioned_by_generated_in(t: Table) -> Table {
 #[test]
 fn filters_on_source_columns_prune_generated_partition_columns() {
     let t = partitioned_by_generated();
-    let scan = |filter: &str| {
-        let s = ScanBuilder::new(t.snapshot().unwrap())
-            .with_filter(alluvium::parse_expr(filter).unwrap())
-            .build()
-            .unwrap();
-        let n = s.files().len();
-        let rows: usize = s
-            .execute_to_vec()
-            .unwrap()
-            .iter()
-            .map(|b| b.num_rows())
-            .sum();
-        (n, rows)
-    };
+    let scan = |filter: &str| files_and_rows(&t, filter);
     assert_eq!(scan("g >= 0"), (6, 12));
     // Identity-like copy: exact.
     assert_eq!(scan("g = 2"), (1, 2));
@@ -818,20 +821,7 @@ fn year_month_day_generation_expressions_are_computed_checked_and_prune() {
         matches!(e, alluvium::Error::GeneratedColumnMismatch { .. }),
         "{e}"
     );
-    let scan = |filter: &str| {
-        let s = ScanBuilder::new(t.snapshot().unwrap())
-            .with_filter(alluvium::parse_expr(filter).unwrap())
-            .build()
-            .unwrap();
-        let n = s.files().len();
-        let rows: usize = s
-            .execute_to_vec()
-            .unwrap()
-            .iter()
-            .map(|b| b.num_rows())
-            .sum();
-        (n, rows)
-    };
+    let scan = |filter: &str| files_and_rows(&t, filter);
     assert_eq!(scan("ts >= '2022-01-15 00:00:00'"), (2, 2));
     assert_eq!(scan("ts < '2021-03-01 00:00:00'"), (2, 1));
 }
