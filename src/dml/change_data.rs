@@ -134,16 +134,38 @@ impl<'a> ChangeDataWriter<'a> {
     /// As [`write`](Self::write).
     pub(crate) fn write_struct(&self, rows: &ArrayRef, kind: ChangeType) -> Result<()> {
         let s = rows.as_struct();
-        let n = s.len();
+        self.write_columns(|name| s.column_by_name(name).cloned(), s.len(), kind)
+    }
+
+    /// Records `rows` (table columns by name, in any order, possibly of an older schema
+    /// and with hidden columns: a copy-on-write rewrite's rows) as `kind`; table columns
+    /// the batch lacks are NULL, columns the table lacks are left out.
+    ///
+    /// # Errors
+    /// As [`write`](Self::write).
+    pub(crate) fn write_by_name(&self, rows: &RecordBatch, kind: ChangeType) -> Result<()> {
+        self.write_columns(
+            |name| rows.column_by_name(name).cloned(),
+            rows.num_rows(),
+            kind,
+        )
+    }
+
+    /// Records `n` rows whose column `name` is `column(name)` (NULL where `None`).
+    fn write_columns(
+        &self,
+        column: impl Fn(&str) -> Option<ArrayRef>,
+        n: usize,
+        kind: ChangeType,
+    ) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
         let columns: Vec<ArrayRef> = self
             .logical
             .fields()
             .iter()
-            .map(|f| {
-                s.column_by_name(f.name())
-                    .cloned()
-                    .unwrap_or_else(|| new_null_array(f.data_type(), n))
-            })
+            .map(|f| column(f.name()).unwrap_or_else(|| new_null_array(f.data_type(), n)))
             .collect();
         let batch = RecordBatch::try_new(self.logical.clone(), columns)?;
         self.write(&batch, kind)

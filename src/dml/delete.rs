@@ -101,10 +101,7 @@ pub(crate) fn stage_delete(
         for (_, rows) in plan.read_file_with_positions(a)? {
             positions.extend(rows.values().iter().copied());
         }
-        Ok((!positions.is_empty()).then(|| FileDeletes {
-            add: (*a).clone(),
-            positions,
-        }))
+        Ok((!positions.is_empty()).then(|| FileDeletes::new((*a).clone(), positions)))
     };
     // One file (a point delete) is read on this thread: the pool is not started for it.
     let found: Vec<Result<Option<FileDeletes>>> = if partial.len() < 2 {

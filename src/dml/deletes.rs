@@ -21,7 +21,9 @@ use alluvium_txlog::dv::{
     read_deletion_vector,
 };
 use alluvium_txlog::features::{supports_reader_feature, supports_writer_feature};
-use arrow_array::{BooleanArray, RecordBatch};
+use arrow_array::cast::AsArray;
+use arrow_array::types::UInt64Type;
+use arrow_array::{BooleanArray, RecordBatch, UInt64Array};
 use rayon::prelude::*;
 use roaring::RoaringTreemap;
 use serde_json::Value;
@@ -38,6 +40,21 @@ pub(crate) struct FileDeletes {
     pub add: Add,
     /// 0-based physical row positions to delete.
     pub positions: RoaringTreemap,
+    /// Of `positions`, the rows whose removal is an update (their new versions are written
+    /// elsewhere): a copy-on-write rewrite that records changes writes their old values as
+    /// `update_preimage`, the other removed rows as `delete`.
+    pub updated: RoaringTreemap,
+}
+
+impl FileDeletes {
+    /// Deletions of `positions` of `add`'s file, none of them an update.
+    pub(crate) fn new(add: Add, positions: RoaringTreemap) -> FileDeletes {
+        FileDeletes {
+            add,
+            positions,
+            updated: RoaringTreemap::new(),
+        }
+    }
 }
 
 /// What applying deletions did (for `operationMetrics`).
@@ -81,9 +98,12 @@ pub(crate) fn writes_deletion_vectors(snapshot: &Snapshot) -> bool {
 /// alone. A DV whose serialized bitmap takes at most `inline_dv_max_bytes` goes inline in
 /// the log; the others share one DV file.
 ///
-/// With `changes`, a copy-on-write rewrite records every deleted row as a `delete` change
-/// (DELETE on a change-data-feed table; UPDATE and MERGE record their own changes and pass
-/// `None`). Deletion vectors record none: readers derive the deleted rows from the DVs.
+/// With `changes`, a copy-on-write rewrite records the old values of every row it drops:
+/// as `update_preimage` for the rows in [`FileDeletes::updated`], as `delete` for the
+/// others (DELETE, and MERGE, on a change-data-feed table: the rewrite decodes the whole
+/// file anyway, so the operation's own scan needs only the columns it decides on; UPDATE
+/// records its own pre-images and passes `None`). Deletion vectors record none: readers
+/// derive the deleted rows from the DVs.
 ///
 /// # Errors
 /// Unreadable data or DV files, an upload failure (nothing staged then).
@@ -124,7 +144,7 @@ fn apply_with_dvs(
     let plan = ReadPlan::all(table_layout(snapshot))?;
     let mut stats = DeleteStats::default();
     let mut planned: Vec<Planned> = Vec::new();
-    for FileDeletes { add, positions } in deletes {
+    for FileDeletes { add, positions, .. } in deletes {
         txn.read_file(&add);
         let old = match &add.deletion_vector {
             Some(dv) => read_deletion_vector(store.as_ref(), dv)?,
@@ -400,14 +420,14 @@ impl Worker<'_, '_> {
             let n = keep.true_count() as u64;
             deleted += b.num_rows() as u64 - n;
             kept += n;
-            kept_batches.push((b, keep));
+            kept_batches.push((b, rows, keep));
         }
         if deleted == 0 {
             return Ok(());
         }
-        for (b, keep) in kept_batches {
+        for (b, rows, keep) in kept_batches {
             if let Some(c) = self.changes {
-                c.write(&deleted_rows(&b, &keep)?, ChangeType::Delete)?;
+                record_dropped(c, &b, &rows, &keep, &d.updated)?;
             }
             if keep.true_count() > 0 {
                 sink.write(&arrow_select::filter::filter_record_batch(&b, &keep)?)?;
@@ -420,8 +440,33 @@ impl Worker<'_, '_> {
     }
 }
 
-/// The rows of `batch` that `keep` does not keep.
-fn deleted_rows(batch: &RecordBatch, keep: &BooleanArray) -> Result<RecordBatch> {
+/// Records the rows of `batch` (at physical `positions`) that `keep` drops: those in
+/// `updated` as `update_preimage`, the others as `delete`.
+fn record_dropped(
+    changes: &ChangeDataWriter<'_>,
+    batch: &RecordBatch,
+    positions: &UInt64Array,
+    keep: &BooleanArray,
+    updated: &RoaringTreemap,
+) -> Result<()> {
     let gone = arrow::compute::not(keep)?;
-    Ok(arrow_select::filter::filter_record_batch(batch, &gone)?)
+    let rows = arrow_select::filter::filter_record_batch(batch, &gone)?;
+    if updated.is_empty() {
+        return changes.write_by_name(&rows, ChangeType::Delete);
+    }
+    let at = arrow_select::filter::filter(positions, &gone)?;
+    let is_update: BooleanArray = at
+        .as_primitive::<UInt64Type>()
+        .values()
+        .iter()
+        .map(|p| Some(updated.contains(*p)))
+        .collect();
+    changes.write_by_name(
+        &arrow_select::filter::filter_record_batch(&rows, &is_update)?,
+        ChangeType::UpdatePreimage,
+    )?;
+    changes.write_by_name(
+        &arrow_select::filter::filter_record_batch(&rows, &arrow::compute::not(&is_update)?)?,
+        ChangeType::Delete,
+    )
 }

@@ -105,8 +105,10 @@ pub(crate) struct Staged {
 /// The end of UPDATE and MERGE: once the scan is done, closes `sink` (the new row
 /// versions) and `changes` (their change rows, on a change-data-feed table), stages the
 /// deletions of the changed rows (`apply_deletes`), the new files and the cdc files in
-/// `txn`. Nothing stays behind on failure: a failed scan aborts the sink and the change
-/// writer, and a later failure removes the files they wrote.
+/// `txn`. With `old_by_rewrite`, the copy-on-write rewrite records the old values of the
+/// rows it drops into `changes` (MERGE, whose scan reads only the columns it decides on).
+/// Nothing stays behind on failure: a failed scan aborts the sink and the change writer,
+/// and a later failure removes the files they and the rewrite wrote.
 #[expect(
     clippy::too_many_arguments,
     reason = "the pieces of one DML's outcome, each owned by a different step"
@@ -119,28 +121,62 @@ pub(crate) fn stage_changes(
     scanned: Result<()>,
     deletes: Vec<FileDeletes>,
     changes: Option<change_data::ChangeDataWriter<'_>>,
+    old_by_rewrite: bool,
     inline_dv_max_bytes: usize,
 ) -> Result<Staged> {
-    let cdcs = match change_data::close(changes, scanned) {
+    let store = table.store().as_ref();
+    // The change writer stays open through the rewrite only when the rewrite records.
+    let (early, late) = match old_by_rewrite {
+        true => (None, changes),
+        false => (changes, None),
+    };
+    let cdcs = match change_data::close(early, scanned) {
         Ok(c) => c,
         Err(e) => {
             sink.abort();
+            if let Some(w) = late {
+                w.abort();
+            }
             return Err(e);
         }
     };
-    let store = table.store().as_ref();
+    let abort_late = |late: Option<change_data::ChangeDataWriter<'_>>| {
+        if let Some(w) = late {
+            w.abort();
+        }
+    };
     let (adds, elapsed) = match sink.finish() {
         Ok(done) => done,
         Err(e) => {
             change_data::discard_files(store, &cdcs);
+            abort_late(late);
             return Err(e.into());
         }
     };
     txn.add_write_time(elapsed);
-    let stats = match apply_deletes(table, snapshot, txn, deletes, None, inline_dv_max_bytes) {
+    let staged_before = txn.added_files().len();
+    let stats = match apply_deletes(
+        table,
+        snapshot,
+        txn,
+        deletes,
+        late.as_ref(),
+        inline_dv_max_bytes,
+    ) {
         Ok(s) => s,
         Err(e) => {
             discard(store, &adds);
+            change_data::discard_files(store, &cdcs);
+            abort_late(late);
+            return Err(e);
+        }
+    };
+    let cdcs = match change_data::close(late, Ok(())) {
+        Ok(more) => cdcs.into_iter().chain(more).collect(),
+        Err(e) => {
+            // Only a copy-on-write rewrite (new paths, never a re-added file) staged files.
+            discard(store, &adds);
+            discard(store, &txn.added_files()[staged_before..]);
             change_data::discard_files(store, &cdcs);
             return Err(e);
         }

@@ -215,10 +215,7 @@ fn update(
                 }
             }
             if !touched.is_empty() {
-                deletes.push(FileDeletes {
-                    add: add.clone(),
-                    positions: touched,
-                });
+                deletes.push(FileDeletes::new(add.clone(), touched));
             }
             Ok(())
         })
@@ -238,6 +235,7 @@ fn update(
         scanned,
         deletes,
         changes,
+        false,
         options.inline_dv_max_bytes(),
     )?;
     let mut m = MetricSet::default();

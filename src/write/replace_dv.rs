@@ -65,10 +65,7 @@ pub(super) fn delete_matching_with_dvs(
             positions.extend(rows.values().iter().copied());
         }
         if !positions.is_empty() {
-            deletes.push(FileDeletes {
-                add: add.clone(),
-                positions,
-            });
+            deletes.push(FileDeletes::new(add.clone(), positions));
         }
     }
     // Deletion vectors need no change-data files: readers derive the deleted rows from

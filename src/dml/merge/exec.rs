@@ -36,7 +36,7 @@ use super::prune::{Pruning, pruning};
 use super::scope::{SOURCE, Scope, Sides, TARGET};
 use crate::dml::assign::assigned;
 use crate::dml::change_data::{self, ChangeDataWriter, ChangeType};
-use crate::dml::deletes::FileDeletes;
+use crate::dml::deletes::{FileDeletes, writes_deletion_vectors};
 use crate::dml::project::{ColumnValue, Projection};
 use crate::dml::row_ids::TrackedRows;
 use crate::dml::{DmlOutcome, MetricSet, Staged, finish_dml, stage_changes};
@@ -307,7 +307,9 @@ fn decide(clauses: &[&BoundClause], joined: &RecordBatch) -> Result<Vec<Option<u
 /// What a decided set of rows does: writes new versions to the sink, collects deleted
 /// target positions, and counts. `target_pos` maps a joined row to its target position
 /// (`None` for inserts). With `changes` (change data feed), also records each change:
-/// updated rows' old (`t`) and new values, deleted rows' old values, inserted rows.
+/// updated rows' old (`t`) and new values, deleted rows' old values, inserted rows; with
+/// `updated_at` too, the old values are left to the copy-on-write rewrite (which decodes the
+/// whole file anyway) and updated rows' positions are collected there instead.
 #[allow(clippy::too_many_arguments)]
 fn act(
     clauses: &[&BoundClause],
@@ -319,6 +321,7 @@ fn act(
     sink: &mut FileSink<'_>,
     touched: &mut RoaringTreemap,
     changes: Option<&ChangeDataWriter<'_>>,
+    mut updated_at: Option<&mut RoaringTreemap>,
 ) -> Result<(u64, u64, u64)> {
     let (mut updated, mut deleted, mut inserted) = (0u64, 0u64, 0u64);
     for (ci, c) in clauses.iter().enumerate() {
@@ -345,7 +348,9 @@ fn act(
         match &c.action {
             BoundAction::Delete => {
                 deleted += fresh.len() as u64;
-                if let Some(ch) = changes {
+                if let Some(ch) = changes
+                    && updated_at.is_none()
+                {
                     let gone =
                         arrow_select::take::take_record_batch(joined, &UInt32Array::from(fresh))?;
                     ch.write_struct(gone.column(0), ChangeType::Delete)?;
@@ -360,8 +365,10 @@ fn act(
                         rows.iter().map(|r| row_id(*r as usize)),
                     )) as ArrayRef
                 });
-                let taken =
-                    arrow_select::take::take_record_batch(joined, &UInt32Array::from(rows))?;
+                let taken = arrow_select::take::take_record_batch(
+                    joined,
+                    &UInt32Array::from_iter_values(rows.iter().copied()),
+                )?;
                 let new_rows = p.apply(&taken)?;
                 sink.write(&match ids {
                     Some(ids) => tracked.updated_with_ids(new_rows.clone(), ids)?,
@@ -369,7 +376,12 @@ fn act(
                 })?;
                 if let Some(ch) = changes {
                     if is_update {
-                        ch.write_struct(taken.column(0), ChangeType::UpdatePreimage)?;
+                        match updated_at.as_deref_mut() {
+                            Some(at) => {
+                                at.extend(rows.iter().filter_map(|r| target_pos(*r as usize)))
+                            }
+                            None => ch.write_struct(taken.column(0), ChangeType::UpdatePreimage)?,
+                        }
                         ch.write(&new_rows, ChangeType::UpdatePostimage)?;
                     } else {
                         ch.write(&new_rows, ChangeType::Insert)?;
@@ -485,12 +497,15 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     // reads just the keys); the others stay NULL in the `t` struct, which no bound
     // expression refers to.
     let mut needed: BTreeSet<usize> = on_cond.keys.iter().map(|k| k.target).collect();
-    // Pre-images and deleted rows are recorded whole. Without NOT MATCHED BY SOURCE only
-    // matched rows are recorded: files are probed on the columns the clauses read and the
-    // matched rows alone are then decoded whole (`whole_rows`); with it every target row
-    // may be recorded, so every column is read.
-    let whole_matched_only = records_changes && by_source.is_empty();
-    if records_changes && !whole_matched_only {
+    // Pre-images and deleted rows are recorded whole. A copy-on-write rewrite decodes every
+    // touched file whole anyway, so it records them (`apply_deletes` with the change
+    // writer): the scan stays on the columns the clauses read. With deletion vectors,
+    // without NOT MATCHED BY SOURCE only matched rows are recorded: files are probed on the
+    // columns the clauses read and the matched rows alone are then decoded whole
+    // (`whole_rows`); with it every target row may be recorded, so every column is read.
+    let old_by_rewrite = records_changes && !writes_deletion_vectors(&snapshot);
+    let whole_matched_only = records_changes && !old_by_rewrite && by_source.is_empty();
+    if records_changes && !old_by_rewrite && !whole_matched_only {
         needed.extend(0..target.fields.len());
     }
     {
@@ -631,6 +646,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
             txn.read_file(add);
             counts.files_read += 1;
             let mut touched = RoaringTreemap::new();
+            let mut updated = RoaringTreemap::new();
             for Probed {
                 batch,
                 positions,
@@ -696,6 +712,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                         &mut sink,
                         &mut touched,
                         changes.as_ref(),
+                        old_by_rewrite.then_some(&mut updated),
                     )?;
                     counts.matched_updated += u;
                     counts.matched_deleted += d;
@@ -720,6 +737,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                             &mut touched,
                             &mut counts,
                             changes.as_ref(),
+                            old_by_rewrite.then_some(&mut updated),
                         )?;
                     }
                 } else if !by_source.is_empty() {
@@ -739,6 +757,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                         &mut touched,
                         &mut counts,
                         changes.as_ref(),
+                        old_by_rewrite.then_some(&mut updated),
                     )?;
                 }
             }
@@ -746,6 +765,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                 deletes.push(FileDeletes {
                     add: add.clone(),
                     positions: touched,
+                    updated,
                 });
             }
             Ok(())
@@ -806,6 +826,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                     &mut sink,
                     &mut none,
                     changes.as_ref(),
+                    None,
                 )?;
                 counts.inserted += ins;
             }
@@ -827,6 +848,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
         scanned,
         deletes,
         changes,
+        old_by_rewrite,
         options.inline_dv_max_bytes(),
     )?;
     let rewrite_ms = rewrite_started.elapsed().as_millis() as u64;
@@ -977,6 +999,7 @@ fn by_source_rows(
     touched: &mut RoaringTreemap,
     counts: &mut Counts,
     changes: Option<&ChangeDataWriter<'_>>,
+    updated_at: Option<&mut RoaringTreemap>,
 ) -> Result<()> {
     let rows: Vec<u32> = (0..batch.num_rows() as u32)
         .filter(|i| !had[*i as usize])
@@ -993,7 +1016,7 @@ fn by_source_rows(
         row_ids.and_then(|a| a.is_valid(i).then(|| a.value(i)))
     };
     let (u, d, _) = act(
-        clauses, &decided, &joined, &pos, &rid, tracked, sink, touched, changes,
+        clauses, &decided, &joined, &pos, &rid, tracked, sink, touched, changes, updated_at,
     )?;
     counts.nmbs_updated += u;
     counts.nmbs_deleted += d;
