@@ -10,13 +10,20 @@ use alluvium_txlog::Version;
 use alluvium_txlog::checkpoint::{
     CheckpointOptions, CheckpointOutput, write_checkpoint, write_last_checkpoint,
 };
+use alluvium_txlog::properties::TableProperties;
 
 use crate::Result;
 
 /// Whether the commit of `version` should be followed by a checkpoint.
 pub fn should_checkpoint(snapshot: &Snapshot, version: Version) -> bool {
-    let interval = snapshot.properties().checkpoint_interval();
-    version != 0 && version.is_multiple_of(interval)
+    checkpoint_due(&snapshot.properties(), version)
+}
+
+/// Whether a table with `properties` as of `version` checkpoints at `version`: the same
+/// rule as [`should_checkpoint`], for a writer that knows the properties it committed
+/// under and need not load the new snapshot to learn them.
+pub fn checkpoint_due(properties: &TableProperties<'_>, version: Version) -> bool {
+    version != 0 && version.is_multiple_of(properties.checkpoint_interval())
 }
 
 /// How checkpoints are written.

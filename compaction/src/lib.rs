@@ -14,7 +14,7 @@ pub mod log_cleanup;
 pub mod optimize;
 pub mod vacuum;
 
-pub use checkpoint::{CheckpointConfig, checkpoint, should_checkpoint};
+pub use checkpoint::{CheckpointConfig, checkpoint, checkpoint_due, should_checkpoint};
 pub use error::{MaintenanceError, Result};
 pub use log_cleanup::{CleanupReport, cleanup_log};
 pub use optimize::{OptimizeOptions, OptimizeReport, optimize};

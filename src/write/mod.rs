@@ -655,8 +655,20 @@ impl Table {
         } else {
             Vec::new()
         };
+        // The committed version has the properties the transaction committed under (its
+        // own metadata, or that of the snapshot it read: a concurrent metadata change is a
+        // conflict). When they put no checkpoint there, the post-commit policy has nothing
+        // to do, and the new snapshot is not loaded just to find that out.
+        let configuration = txn.effective_metadata().map(|m| m.configuration.clone());
         let commit = txn.commit()?;
-        let post = self.post_commit(commit.version);
+        let post = match configuration {
+            Some(c)
+                if !alluvium_compaction::checkpoint_due(&TableProperties(&c), commit.version) =>
+            {
+                PostCommit::default()
+            }
+            _ => self.post_commit(commit.version),
+        };
         let mut summary = CommitSummary::new(commit, post);
         summary.auto_compaction = self.auto_compact(&adds);
         Ok(summary)

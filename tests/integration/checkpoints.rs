@@ -700,3 +700,53 @@ fn commits_data_files_and_checkpoints_name_the_same_engine() {
         .unwrap();
     assert_eq!(created_by(&data).as_deref(), Some(alluvium::ENGINE));
 }
+
+/// After a commit off the checkpoint interval nothing is read back: the post-commit policy
+/// knows from the committed properties that no checkpoint is due and loads no snapshot. On
+/// the interval the checkpoint is written, as before. (The transaction's own requests are
+/// `commit.requests`; everything beyond them on a table loaded up front is post-commit.)
+#[test]
+fn a_commit_off_the_checkpoint_interval_reads_nothing_back() {
+    let store = Arc::new(alluvium_storage::CountingStore::new(Arc::new(
+        InMemoryStore::new(),
+    )));
+    Table::from_store(store.clone() as StoreRef)
+        .create(
+            &schema(false),
+            &[],
+            &HashMap::from([("delta.checkpointInterval".to_string(), "3".to_string())]),
+        )
+        .unwrap();
+    for v in 1..=6i64 {
+        let t = Table::from_store(store.clone() as StoreRef);
+        t.snapshot().unwrap();
+        let before = store.request_counts();
+        let outcome = t
+            .append([batch(&[v], Some("a"), false)], &WriteOptions::default())
+            .unwrap();
+        let after = store.request_counts();
+        let alluvium::WriteOutcome::Committed(summary) = outcome else {
+            panic!("v{v}: not committed");
+        };
+        assert_eq!(summary.commit.version, v as u64);
+        let post_gets = after.get - before.get - summary.commit.requests.get;
+        if v % 3 == 0 {
+            assert!(
+                matches!(summary.checkpoint, Some(Ok(c)) if c == v as u64),
+                "v{v}: {:?}",
+                summary.checkpoint
+            );
+        } else {
+            assert!(summary.checkpoint.is_none(), "v{v}");
+            assert_eq!(post_gets, 0, "v{v}: the new version was read back");
+        }
+    }
+    assert_eq!(
+        Table::from_store(store as StoreRef)
+            .snapshot()
+            .unwrap()
+            .files()
+            .count(),
+        6
+    );
+}

@@ -10,6 +10,7 @@ use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
+use parquet::file::metadata::ParquetMetaData;
 use rayon::prelude::*;
 
 use std::marker::PhantomData;
@@ -206,6 +207,7 @@ fn open_parquet(path: &str, data: &Bytes) -> Result<(ArrowReaderMetadata, Projec
             &"no action columns (add, remove, metaData, protocol, ...) in the file",
         ));
     }
+    let roots = without_empty_roots(metadata.metadata(), roots);
     // The footer's row count only sizes allocations up front. Real checkpoints take tens of
     // bytes per row; capping the hint at one row per 16 bytes of file keeps a corrupt count
     // from reserving gigabytes (a failed allocation aborts the process) or a large multiple
@@ -215,6 +217,42 @@ fn open_parquet(path: &str, data: &Bytes) -> Result<(ArrowReaderMetadata, Projec
         .min(data.len() / 16);
     let mask = ProjectionMask::roots(metadata.parquet_schema(), roots);
     Ok((metadata, mask, rows))
+}
+
+/// `roots` (top-level column indexes) less those that hold no value in any row: every
+/// column chunk of every leaf under them has statistics whose null count equals its value
+/// count. A checkpoint carries a column per action type, and most rows hold one action, so
+/// whole action types are often absent (no `remove` in a table that never deleted, no
+/// `txn`, no `domainMetadata`); skipping them avoids building and running their column
+/// readers. Every action has a required field (`path`, `id`, `minReaderVersion`, `appId`,
+/// `domain`), so a column whose leaves are all null holds no action. Chunks without
+/// statistics are read.
+fn without_empty_roots(metadata: &ParquetMetaData, roots: Vec<usize>) -> Vec<usize> {
+    let schema = metadata.file_metadata().schema_descr();
+    let groups = metadata.row_groups();
+    let mut holds_values = vec![false; schema.root_schema().get_fields().len()];
+    for leaf in 0..schema.num_columns() {
+        let root = schema.get_column_root_idx(leaf);
+        if holds_values.get(root).copied().unwrap_or(true) {
+            continue;
+        }
+        let all_null = |g: &parquet::file::metadata::RowGroupMetaData| {
+            let chunk = g.column(leaf);
+            chunk
+                .statistics()
+                .and_then(|s| s.null_count_opt())
+                .is_some_and(|nulls| i64::try_from(nulls).is_ok_and(|n| n == chunk.num_values()))
+        };
+        if !groups.iter().all(all_null)
+            && let Some(h) = holds_values.get_mut(root)
+        {
+            *h = true;
+        }
+    }
+    roots
+        .into_iter()
+        .filter(|r| holds_values.get(*r).copied().unwrap_or(true))
+        .collect()
 }
 
 /// Decodes the actions of one row group.
@@ -994,5 +1032,93 @@ mod tests {
         let actions = read_parquet_actions("x.parquet", Bytes::from(buf)).unwrap();
         assert_eq!(actions.len(), 3);
         assert!(matches!(&actions[2], Action::Txn(t) if t.app_id == "a" && t.version == 3));
+    }
+
+    /// A checkpoint of 4 rows in row groups of 2: `txn` in every row, `domainMetadata`
+    /// (domain, removed) in the rows `domains` names, null elsewhere.
+    fn txn_and_domains(domains: &[Option<&str>], statistics: bool) -> Bytes {
+        use arrow_array::BooleanArray;
+        use arrow_buffer::NullBuffer;
+        use parquet::file::properties::{EnabledStatistics, WriterProperties};
+
+        let n = domains.len();
+        let txn = StructArray::from(vec![
+            (
+                Arc::new(Field::new("appId", DataType::Utf8, true)),
+                Arc::new(StringArray::from(vec!["a"; n])) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("version", DataType::Int64, true)),
+                Arc::new(Int64Array::from((0..n as i64).collect::<Vec<_>>())) as ArrayRef,
+            ),
+        ]);
+        let present = NullBuffer::from(domains.iter().map(Option::is_some).collect::<Vec<_>>());
+        let domain = StructArray::try_new(
+            vec![
+                Field::new("domain", DataType::Utf8, true),
+                Field::new("configuration", DataType::Utf8, true),
+                Field::new("removed", DataType::Boolean, true),
+            ]
+            .into(),
+            vec![
+                Arc::new(StringArray::from(domains.to_vec())) as ArrayRef,
+                Arc::new(StringArray::from(
+                    domains.iter().map(|d| d.map(|_| "{}")).collect::<Vec<_>>(),
+                )),
+                Arc::new(BooleanArray::from(
+                    domains.iter().map(|d| d.map(|_| false)).collect::<Vec<_>>(),
+                )),
+            ],
+            Some(present),
+        )
+        .unwrap();
+        let schema = Schema::new(vec![
+            Field::new("txn", txn.data_type().clone(), true),
+            Field::new("domainMetadata", domain.data_type().clone(), true),
+        ]);
+        let batch =
+            RecordBatch::try_new(Arc::new(schema), vec![Arc::new(txn), Arc::new(domain)]).unwrap();
+        let level = match statistics {
+            true => EnabledStatistics::Chunk,
+            false => EnabledStatistics::None,
+        };
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(2))
+            .set_statistics_enabled(level)
+            .build();
+        let mut buf = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        Bytes::from(buf)
+    }
+
+    /// Whether the projection `open_parquet` builds reads column `root` (its first leaf).
+    fn reads_root(data: &Bytes, root: &str) -> bool {
+        let (metadata, mask, _) = open_parquet("x.parquet", data).unwrap();
+        let schema = metadata.metadata().file_metadata().schema_descr();
+        (0..schema.num_columns())
+            .find(|l| schema.get_column_root(*l).name() == root)
+            .is_some_and(|l| mask.leaf_included(l))
+    }
+
+    #[test]
+    fn action_columns_null_in_every_row_are_not_decoded() {
+        // No domain anywhere: the column is skipped, the txn actions all read.
+        let data = txn_and_domains(&[None; 4], true);
+        assert!(!reads_root(&data, "domainMetadata"));
+        assert!(reads_root(&data, "txn"));
+        let actions = read_parquet_actions("x.parquet", data).unwrap();
+        assert_eq!(actions.len(), 4);
+        assert!(actions.iter().all(|a| matches!(a, Action::Txn(_))));
+
+        // A domain in the second row group only: the column is read.
+        let data = txn_and_domains(&[None, None, None, Some("d")], true);
+        assert!(reads_root(&data, "domainMetadata"));
+
+        // Without statistics nothing is known to be null: every action column is read.
+        let data = txn_and_domains(&[None; 4], false);
+        assert!(reads_root(&data, "domainMetadata"));
+        assert_eq!(read_parquet_actions("x.parquet", data).unwrap().len(), 4);
     }
 }
