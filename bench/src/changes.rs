@@ -31,6 +31,10 @@ pub struct ChangesBenchArgs {
     /// Number of timed reads.
     #[arg(long, default_value_t = 5)]
     repeat: usize,
+    /// Untimed reads before the timed ones (0: the first timed read is the process's
+    /// first, cold: heap, thread pool and code not yet touched).
+    #[arg(long, default_value_t = 1)]
+    warm_up: usize,
 }
 
 /// What one read produced.
@@ -70,18 +74,25 @@ fn read_once(a: &ChangesBenchArgs) -> Result<ChangesRun> {
     })
 }
 
-/// Runs `changes`: one untimed warm-up read, then `--repeat` timed ones.
+/// Runs `changes`: `--warm-up` untimed reads, then `--repeat` timed ones.
 pub fn run(a: ChangesBenchArgs) -> Result<()> {
     if a.repeat == 0 {
         return Err(Error::InvalidArgument("--repeat must be at least 1".into()));
     }
-    let first = read_once(&a)?;
+    for _ in 0..a.warm_up {
+        read_once(&a)?;
+    }
+    let mut first = None;
     let mut times = Vec::with_capacity(a.repeat);
     for _ in 0..a.repeat {
         let started = Instant::now();
-        read_once(&a)?;
+        let run = read_once(&a)?;
         times.push(round3(started.elapsed().as_secs_f64() * 1000.0));
+        first.get_or_insert(run);
     }
+    let Some(first) = first else {
+        return Err(Error::InvalidArgument("--repeat must be at least 1".into()));
+    };
     let (median, min, max) = summary(times.clone());
     outln!(
         "{}",

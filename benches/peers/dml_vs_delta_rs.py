@@ -35,10 +35,13 @@ both engines read the feed of those three versions and from version 0, repeated:
 (imports not counted) against the whole `alluvium changes T --from V --format parquet
 --output FILE` process (which also encodes the rows to Parquet: `ratio`), and, when
 `alluvium-bench` sits next to ALLUVIUM_BIN, against `alluvium-bench changes T --from V`, which
-like delta-rs drains the batches inside its process without encoding them (one warm-up read,
-then --repeat timed reads: `alluvium_in_process_median_s`, `ratio_in_process`, the like-for-like
-figure). One JSON line per range (op cdf_read_dml, cdf_read_all) with medians, the ratios,
-row counts (they must be equal) and peak RSS.
+like delta-rs drains the batches inside its process without encoding them: the like-for-like
+figures. Both engines are measured the same way there, each repeat in a fresh process per
+engine, interleaved: cold (the process's first read: `alluvium_in_process_median_s`,
+`delta_rs_median_s`, `ratio_in_process`) and warm (one untimed read of the same range first,
+as a long-running consumer would have done: `*_warm_median_s`, `ratio_in_process_warm`).
+One JSON line per range (op cdf_read_dml, cdf_read_all) with medians, the ratios, row counts
+(they must be equal) and peak RSS.
 
 Operations (M = N/2 + 7, an existing id in the middle file):
   delete_0.1pct  DELETE WHERE id % 1000 = 0                      (N/1000 rows, every file)
@@ -211,8 +214,17 @@ def deltars_child(op: str, path: str, n: int, source: str) -> None:
         metrics = (dtab.merge(src, "t.id = s.id", source_alias="s", target_alias="t")
                    .when_matched_update_all().when_not_matched_insert_all().execute())
     elif op.startswith("load_cdf:"):
+        # load_cdf:V[:warm] -- with warm, one untimed load and read of the same range first.
+        parts = op.split(":")
+        start = int(parts[1])
+        if parts[2:] == ["warm"]:
+            for _ in DeltaTable(path).load_cdf(starting_version=start):
+                pass
+            started = time.perf_counter()
+            dtab = DeltaTable(path)
+            loaded = time.perf_counter()
         rows = 0
-        for b in dtab.load_cdf(starting_version=int(op.split(":")[1])):
+        for b in dtab.load_cdf(starting_version=start):
             rows += b.num_rows
         metrics = {"rows": rows}
     else:
@@ -586,26 +598,58 @@ def bench_cdf_read(base: str, a, work: str, sources: dict) -> list[dict]:
                         "ratio": round(statistics.median(d_times) / statistics.median(a_times), 2),
                         "ratio_is": "delta_rs_median_s / alluvium_median_s",
                         "same_row_count": d_rows == a_rows})
-        # Like for like: delta-rs drains Arrow batches inside its process (start-up and
-        # imports not counted), so alluvium-bench `changes` does the same in-process (open,
-        # plan, stream every batch; no output encoding), when it sits next to the CLI.
+        # Like for like: both engines drain Arrow batches inside a fresh process (start-up
+        # and imports not counted), cold and after one warm-up read, interleaved.
         bench_bin = os.path.join(os.path.dirname(a.alluvium_bin), "alluvium-bench")
         if os.path.exists(bench_bin):
-            p = subprocess.run([bench_bin, "changes", table, "--from", str(start), "--repeat", str(a.repeat)],
-                               capture_output=True, text=True)
-            j = last_json(p.stdout) if p.returncode == 0 else None
-            if j:
-                res.update({"alluvium_in_process_median_s": round(j["median_ms"] / 1000.0, 4),
-                            "alluvium_in_process_min_s": round(j["min_ms"] / 1000.0, 4),
-                            "alluvium_in_process_rows": j["rows"],
-                            "alluvium_in_process_peak_rss_mib": j.get("peak_rss_mib"),
-                            "ratio_in_process": round(statistics.median(d_times) / (j["median_ms"] / 1000.0), 2)
-                            if j["median_ms"] > 0 and d_times else None})
-            else:
-                res["alluvium_in_process_error"] = (p.stderr or p.stdout).strip()[-600:]
+            res.update(in_process_reads(bench_bin, table, n, start, a.repeat))
         out.append(res)
     if not a.keep:
         shutil.rmtree(table, ignore_errors=True)
+    return out
+
+
+def alluvium_bench_read(bench_bin: str, table: str, start: int, warm: bool) -> dict:
+    """One timed `alluvium-bench changes` read in a fresh process (after one untimed read when
+    `warm`)."""
+    p = subprocess.run([bench_bin, "changes", table, "--from", str(start), "--repeat", "1",
+                        "--warm-up", "1" if warm else "0"], capture_output=True, text=True)
+    j = last_json(p.stdout) if p.returncode == 0 else None
+    if not j:
+        raise RuntimeError((p.stderr or p.stdout).strip()[-600:])
+    return j
+
+
+def in_process_reads(bench_bin: str, table: str, n: int, start: int, repeat: int) -> dict:
+    """Cold and warm in-process reads of both engines, each in a fresh process, interleaved."""
+    out: dict = {}
+    for warm in (False, True):
+        d_times, a_times, a_rss = [], [], []
+        a_rows = d_rows = None
+        for r in range(repeat):
+            for engine in (["deltars", "alluvium"] if r % 2 == 0 else ["alluvium", "deltars"]):
+                if engine == "deltars":
+                    c = run_deltars(f"load_cdf:{start}" + (":warm" if warm else ""), table, n, "")
+                    d_times.append(c["seconds"])
+                    d_rows = c["metrics"]["rows"]
+                else:
+                    try:
+                        j = alluvium_bench_read(bench_bin, table, start, warm)
+                    except RuntimeError as e:
+                        return {"alluvium_in_process_error": str(e)}
+                    a_times.append(j["median_ms"] / 1000.0)
+                    a_rss.append(j.get("peak_rss_mib") or 0.0)
+                    a_rows = j["rows"]
+        key = "_warm" if warm else ""
+        out.update({
+            f"delta_rs_in_process{key}_median_s": spread(d_times)["median"],
+            f"alluvium_in_process{key}_median_s": spread(a_times)["median"],
+            f"alluvium_in_process{key}_s": spread(a_times),
+            f"alluvium_in_process{key}_rows": a_rows,
+            f"alluvium_in_process{key}_peak_rss_mib": round(statistics.median(a_rss), 1),
+            f"ratio_in_process{key}": round(statistics.median(d_times) / statistics.median(a_times), 2),
+            f"same_row_count_in_process{key}": a_rows == d_rows,
+        })
     return out
 
 
