@@ -35,10 +35,10 @@ use alluvium_datafile::{ReadPlan, TableLayout};
 use alluvium_mvcc::VersionSpec;
 use alluvium_storage::StoreRef;
 use alluvium_txlog::Version;
+use alluvium_txlog::expr::stats_for;
 use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match, parse_expr};
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::schema::{DataType, PrimitiveType, StructField};
-use alluvium_txlog::stats::FileStats;
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
 
@@ -306,11 +306,7 @@ fn meta_arrow_fields() -> Vec<Field> {
 }
 
 fn file_may_match(p: &Predicate, task: &plan::ChangeTask) -> bool {
-    let stats = if p.only_partition_columns() {
-        None
-    } else {
-        task.file.stats.as_deref().and_then(FileStats::parse)
-    };
+    let stats = stats_for(p, task.file.stats.as_deref());
     may_match(
         p,
         &FileSummary {

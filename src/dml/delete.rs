@@ -8,6 +8,7 @@ use std::time::Instant;
 use alluvium_datafile::ReadPlan;
 use alluvium_mvcc::{Snapshot, Transaction};
 use alluvium_txlog::actions::{Add, Remove};
+use alluvium_txlog::expr::stats_for;
 use alluvium_txlog::expr::{Expr, FileSummary, all_match, bind, may_match};
 use alluvium_txlog::stats::FileStats;
 use rayon::prelude::*;
@@ -41,18 +42,13 @@ pub(crate) fn stage_delete(
         snapshot.column_mapping(),
     )?;
     txn.read_predicate(pred.clone());
-    let partition_only = pred.only_partition_columns();
     // Files are skipped also through generated partition columns of the predicate's columns.
     let prune = crate::scan::generated::pruning_predicate(&pred, snapshot);
     let now = table.store().now_ms();
     let mut whole: Vec<&Add> = Vec::new();
     let mut partial: Vec<&Add> = Vec::new();
     for a in snapshot.files() {
-        let stats = if partition_only {
-            None
-        } else {
-            a.stats.as_deref().and_then(FileStats::parse)
-        };
+        let stats = stats_for(&prune, a.stats.as_deref());
         let summary = FileSummary {
             partition_values: &a.partition_values,
             stats: stats.as_ref(),

@@ -8,10 +8,10 @@ use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
+use alluvium_txlog::expr::stats_for;
 use alluvium_txlog::expr::{
     Expr, FileSummary, Predicate, bind, bind_assignment, may_match, parse_expr,
 };
-use alluvium_txlog::stats::FileStats;
 
 use roaring::RoaringTreemap;
 
@@ -155,7 +155,7 @@ fn update(
     let candidates: Vec<Add> = snapshot
         .files()
         .filter(|a| {
-            let stats = a.stats.as_deref().and_then(FileStats::parse);
+            let stats = stats_for(&prune, a.stats.as_deref());
             may_match(
                 &prune,
                 &FileSummary {

@@ -18,8 +18,8 @@ use std::sync::Arc;
 use alluvium_datafile::{FileBatches, FileTask, ReadPlan, TableLayout};
 use alluvium_mvcc::Snapshot;
 use alluvium_txlog::actions::Add;
+use alluvium_txlog::expr::stats_for;
 use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match, parse_expr};
-use alluvium_txlog::stats::FileStats;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 
@@ -267,11 +267,7 @@ pub fn default_files_in_flight() -> usize {
 }
 
 fn file_may_match(p: &Predicate, add: &Add) -> bool {
-    let stats = if p.only_partition_columns() {
-        None
-    } else {
-        add.stats.as_deref().and_then(FileStats::parse)
-    };
+    let stats = stats_for(p, add.stats.as_deref());
     may_match(
         p,
         &FileSummary {

@@ -16,6 +16,7 @@ use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
 use alluvium_mvcc::{RetryPolicy, Snapshot, Transaction};
 use alluvium_txlog::actions::{Add, Format, Metadata, Remove};
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
+use alluvium_txlog::expr::stats_for;
 use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match, parse_expr};
 use alluvium_txlog::features::minimal_protocol;
 use alluvium_txlog::properties::{
@@ -707,11 +708,7 @@ fn remove_matching(
     let candidates: Vec<Add> = snapshot
         .files()
         .filter(|a| {
-            let stats = if partition_only {
-                None
-            } else {
-                a.stats.as_deref().and_then(FileStats::parse)
-            };
+            let stats = stats_for(pred, a.stats.as_deref());
             may_match(
                 pred,
                 &FileSummary {

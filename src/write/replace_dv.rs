@@ -10,8 +10,8 @@
 use alluvium_datafile::ReadPlan;
 use alluvium_mvcc::{Snapshot, Transaction};
 use alluvium_txlog::actions::Remove;
+use alluvium_txlog::expr::stats_for;
 use alluvium_txlog::expr::{FileSummary, Predicate, all_match, may_match};
-use alluvium_txlog::stats::FileStats;
 use roaring::RoaringTreemap;
 
 use crate::dml::delete::live_rows;
@@ -34,17 +34,12 @@ pub(super) fn delete_matching_with_dvs(
     inline_dv_max_bytes: usize,
 ) -> Result<u64> {
     let now = table.store().now_ms();
-    let partition_only = pred.only_partition_columns();
     let no_columns: &[String] = &[];
     let plan = ReadPlan::new(table_layout(snapshot), Some(no_columns), Some(pred.clone()))?;
     let mut deleted: u64 = 0;
     let mut deletes = Vec::new();
     for add in snapshot.files() {
-        let stats = if partition_only {
-            None
-        } else {
-            add.stats.as_deref().and_then(FileStats::parse)
-        };
+        let stats = stats_for(pred, add.stats.as_deref());
         let summary = FileSummary {
             partition_values: &add.partition_values,
             stats: stats.as_ref(),

@@ -49,6 +49,20 @@ impl FileStats {
         serde_json::from_str(json).ok()
     }
 
+    /// Parses a stats string keeping the bounds and null counts of the top-level columns
+    /// `columns` (physical names) only: what [`parse`](Self::parse) gives with every other
+    /// column removed from `minValues`, `maxValues` and `nullCount`, and `None` exactly when
+    /// it gives `None`. The other columns' values are checked but not built, so judging a
+    /// predicate on a few columns of a wide table does not allocate a JSON map per column
+    /// of every file.
+    pub fn parse_columns(json: &str, columns: &[&str]) -> Option<FileStats> {
+        use serde::de::DeserializeSeed;
+        let mut de = serde_json::Deserializer::from_str(json);
+        let stats = select::Stats(columns).deserialize(&mut de).ok()?;
+        de.end().ok()?;
+        Some(stats)
+    }
+
     /// The lower bound of the leaf at `path` (physical names).
     pub fn min(&self, path: &[String]) -> Option<&Value> {
         lookup(self.min_values.as_ref(), path).filter(|v| !v.is_null())
@@ -108,9 +122,212 @@ pub fn stat_scalar(v: &Value, ty: PrimitiveType) -> Option<Scalar> {
     }
 }
 
+/// The selective stats decoder of [`FileStats::parse_columns`].
+mod select {
+    use std::borrow::Cow;
+    use std::fmt;
+
+    use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde::{Deserialize, Deserializer};
+    use serde_json::{Map, Value};
+
+    use super::FileStats;
+
+    /// A map key, borrowed from the input when it has no escapes.
+    struct Key<'de>(Cow<'de, str>);
+
+    impl<'de> Deserialize<'de> for Key<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct KeyVisitor;
+            impl<'de> Visitor<'de> for KeyVisitor {
+                type Value = Key<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("a string key")
+                }
+                fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Borrowed(v)))
+                }
+                fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Owned(v.to_owned())))
+                }
+                fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Owned(v)))
+                }
+            }
+            d.deserialize_str(KeyVisitor)
+        }
+    }
+
+    /// The whole stats object, as `FileStats`'s derived decoder reads it (unknown fields
+    /// ignored, a repeated known field an error).
+    pub(super) struct Stats<'c>(pub(super) &'c [&'c str]);
+
+    impl<'de> DeserializeSeed<'de> for Stats<'_> {
+        type Value = FileStats;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<FileStats, D::Error> {
+            d.deserialize_struct("FileStats", &FIELDS, self)
+        }
+    }
+
+    /// The fields in declaration order (a JSON array gives them by position, as for the
+    /// derived decoder).
+    const FIELDS: [&str; 5] = [
+        "numRecords",
+        "minValues",
+        "maxValues",
+        "nullCount",
+        "tightBounds",
+    ];
+
+    impl<'de> Visitor<'de> for Stats<'_> {
+        type Value = FileStats;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a stats object")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut q: A) -> Result<FileStats, A::Error> {
+            let mut out = FileStats::default();
+            if let Some(v) = q.next_element()? {
+                out.num_records = v;
+            }
+            let mut maps = [None, None, None];
+            let mut complete = true;
+            for slot in &mut maps {
+                match q.next_element_seed(Columns(self.0))? {
+                    Some(v) => *slot = v,
+                    None => {
+                        complete = false;
+                        break;
+                    }
+                }
+            }
+            [out.min_values, out.max_values, out.null_count] = maps;
+            if !complete {
+                return Ok(out);
+            }
+            if let Some(v) = q.next_element()? {
+                out.tight_bounds = v;
+            }
+            // Elements past the fields are an error, as for the derived decoder.
+            if q.next_element::<IgnoredAny>()?.is_some() {
+                return Err(de::Error::invalid_length(6, &"at most 5 elements"));
+            }
+            Ok(out)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<FileStats, A::Error> {
+            let mut out = FileStats::default();
+            let mut seen = [false; 5];
+            while let Some(Key(key)) = m.next_key()? {
+                let field = match key.as_ref() {
+                    "numRecords" => 0,
+                    "minValues" => 1,
+                    "maxValues" => 2,
+                    "nullCount" => 3,
+                    "tightBounds" => 4,
+                    _ => {
+                        m.next_value::<IgnoredAny>()?;
+                        continue;
+                    }
+                };
+                if std::mem::replace(&mut seen[field], true) {
+                    return Err(de::Error::custom(format_args!("duplicate field `{key}`")));
+                }
+                match field {
+                    0 => out.num_records = m.next_value()?,
+                    1 => out.min_values = m.next_value_seed(Columns(self.0))?,
+                    2 => out.max_values = m.next_value_seed(Columns(self.0))?,
+                    3 => out.null_count = m.next_value_seed(Columns(self.0))?,
+                    _ => out.tight_bounds = m.next_value()?,
+                }
+            }
+            Ok(out)
+        }
+    }
+
+    /// An optional per-column object, keeping the columns named.
+    struct Columns<'c>(&'c [&'c str]);
+
+    impl<'de> DeserializeSeed<'de> for Columns<'_> {
+        type Value = Option<Map<String, Value>>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_option(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Columns<'_> {
+        type Value = Option<Map<String, Value>>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object of column statistics or null")
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+            let mut out = Map::new();
+            while let Some(Key(key)) = m.next_key()? {
+                if self.0.contains(&key.as_ref()) {
+                    let v: Value = m.next_value()?;
+                    out.insert(key.into_owned(), v);
+                } else {
+                    m.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(Some(out))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `parse` with only `columns` kept in the per-column objects.
+    fn parse_then_keep(json: &str, columns: &[&str]) -> Option<FileStats> {
+        let mut s = FileStats::parse(json)?;
+        for m in [&mut s.min_values, &mut s.max_values, &mut s.null_count]
+            .into_iter()
+            .flatten()
+        {
+            m.retain(|k, _| columns.contains(&k.as_str()));
+        }
+        Some(s)
+    }
+
+    #[test]
+    fn selective_parse_equals_full_parse_restricted_to_the_columns() {
+        let cases = [
+            r#"{"numRecords":3,"minValues":{"a":1,"b":"x","s":{"t":"2021-01-01T00:00:00.000Z"}},"maxValues":{"a":9,"b":"y"},"nullCount":{"a":0,"b":1,"s":{"t":1}}}"#,
+            r#"{"numRecords":5,"tightBounds":false,"minValues":{"a":null},"maxValues":null,"extra":[1,{"x":2}]}"#,
+            r#"{"minValues":{"a\u0062":1,"b":2},"maxValues":{"a":1,"a":7}}"#,
+            r#"{"numRecords":1,"numRecords":2}"#,
+            r#"{"numRecords":"three"}"#,
+            r#"{"minValues":5}"#,
+            r#"{"minValues":{"a":1}} trailing"#,
+            r#"{"minValues":{"a":1}"#,
+            r#"[]"#,
+            r#"[7,{"a":1,"b":2}]"#,
+            r#"[7,null,{"a":1},{"a":0},false]"#,
+            r#"[7,null,{"a":1},{"a":0},false,1]"#,
+            r#"[null]"#,
+            r#"{}"#,
+            r#"  {"nullCount":{"s":{"t":0}}}  "#,
+        ];
+        for json in cases {
+            for columns in [&["a"][..], &["b", "s"], &["ab"], &[], &["a", "b", "s", "z"]] {
+                assert_eq!(
+                    FileStats::parse_columns(json, columns),
+                    parse_then_keep(json, columns),
+                    "{json} {columns:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn nested_lookup_and_conversion() {

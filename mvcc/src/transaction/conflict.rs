@@ -71,7 +71,17 @@ fn conflict(kind: ConflictKind, version: Version, detail: String) -> MvccError {
 }
 
 fn add_matches(predicates: &[Predicate], add: &Add) -> bool {
-    let stats = add.stats.as_deref().and_then(FileStats::parse);
+    // Only the columns some predicate reads are parsed.
+    let mut columns: Vec<&str> = Vec::new();
+    for c in predicates.iter().flat_map(Predicate::stats_columns) {
+        if !columns.contains(&c) {
+            columns.push(c);
+        }
+    }
+    let stats = add
+        .stats
+        .as_deref()
+        .and_then(|s| FileStats::parse_columns(s, &columns));
     predicates.iter().any(|p| {
         may_match(
             p,

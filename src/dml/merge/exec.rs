@@ -21,9 +21,9 @@ use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
+use alluvium_txlog::expr::stats_for;
 use alluvium_txlog::expr::{BoundColumn, Expr, FileSummary, Predicate, bind, may_match};
 use alluvium_txlog::schema::{StructField, StructType, from_arrow_schema};
-use alluvium_txlog::stats::FileStats;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, UInt32Array, new_null_array};
@@ -579,7 +579,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
             let files = snapshot
                 .files()
                 .filter(|a| {
-                    let stats = a.stats.as_deref().and_then(FileStats::parse);
+                    let stats = stats_for(&p, a.stats.as_deref());
                     may_match(
                         &p,
                         &FileSummary {

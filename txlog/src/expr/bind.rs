@@ -83,6 +83,22 @@ impl Predicate {
         }
     }
 
+    /// The top-level physical names of the data (non-partition) columns referenced: the
+    /// statistics data skipping reads for this predicate ([`FileStats::parse_columns`]).
+    ///
+    /// [`FileStats::parse_columns`]: crate::stats::FileStats::parse_columns
+    pub fn stats_columns(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for c in self.columns() {
+            if let Some(root) = c.physical_path.first().filter(|_| !c.partition)
+                && !out.contains(&root.as_str())
+            {
+                out.push(root);
+            }
+        }
+        out
+    }
+
     /// True if only partition columns are referenced and data skipping judges the predicate
     /// exactly from partition values, so that a file it keeps has every row matching (whole
     /// files are then removed or compacted without reading them). A general expression

@@ -103,6 +103,16 @@ impl Tri {
     }
 }
 
+/// The statistics of a file (its `stats` JSON) that judging `pred` needs: only the columns
+/// it reads ([`Predicate::stats_columns`]), none when it reads only partition columns (the
+/// partition values decide then). Unparseable statistics are unknown (`None`).
+pub fn stats_for(pred: &Predicate, stats: Option<&str>) -> Option<FileStats> {
+    if pred.only_partition_columns() {
+        return None;
+    }
+    FileStats::parse_columns(stats?, &pred.stats_columns())
+}
+
 /// Returns false only if no row of the file can satisfy `pred`.
 pub fn may_match(pred: &Predicate, file: &FileSummary<'_>) -> bool {
     if file.stats.and_then(|s| s.num_records) == Some(0) {
@@ -357,7 +367,12 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
             .collect();
-        let stats = stats.map(|s| FileStats::parse(s).unwrap());
+        // Only the predicate's columns are parsed, as every pruning caller does: a column
+        // missing from `stats_columns` would lose its bounds and change answers below.
+        if let Some(s) = stats {
+            FileStats::parse(s).unwrap();
+        }
+        let stats = stats_for(&pred, stats);
         may_match(
             &pred,
             &FileSummary {
@@ -365,6 +380,33 @@ mod tests {
                 stats: stats.as_ref(),
             },
         )
+    }
+
+    #[test]
+    fn stats_columns_are_the_data_roots_a_predicate_reads() {
+        let cols = |filter: &str| {
+            let pred = bind(
+                &parse_expr(filter).unwrap(),
+                &schema(),
+                &["p".into()],
+                ColumnMappingMode::None,
+            )
+            .unwrap();
+            let mut c: Vec<String> = pred
+                .stats_columns()
+                .into_iter()
+                .map(str::to_string)
+                .collect();
+            c.sort();
+            (c, stats_for(&pred, Some(S)).is_some())
+        };
+        assert_eq!(cols("x = 1 AND p = 'a'"), (vec!["x".to_string()], true));
+        assert_eq!(
+            cols("x > f OR s IS NULL OR x + 1 = 3"),
+            (vec!["f".into(), "s".into(), "x".into()], true)
+        );
+        // Partition columns alone: their values decide, no statistics are parsed.
+        assert_eq!(cols("p = 'a'"), (vec![], false));
     }
 
     const S: &str = r#"{"numRecords":10,"minValues":{"x":5,"s":"apple","ts":"2021-01-01T00:00:00.000Z","f":1.0,"d":1.5},"maxValues":{"x":10,"s":"melon","ts":"2021-01-01T00:00:01.123Z","f":2.0,"d":2.5},"nullCount":{"x":0,"s":2,"ts":0,"f":0,"d":0}}"#;
