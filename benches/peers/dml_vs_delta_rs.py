@@ -28,6 +28,9 @@ ship. With --no-fsync-too each repeat also times alluvium with
 ALLUVIUM_STORAGE_OPTIONS=fsync=false (`alluvium_nofsync_median_s`, `ratio_nofsync`), the same
 durability as delta-rs, so the cost of the fsyncs is visible on its own.
 
+The last line, {"info": "process floor", ...}, times `/bin/true` and `alluvium --version`
+through the same launcher: what any whole-process run costs here before doing any work.
+
 Change-feed reads (--cdf-read; needs the cdf flavour's base table, version B): on one copy,
 alluvium runs update_1pct, merge_10k and delete_0.1pct (versions B+1..B+3, cdc files); then
 both engines read the feed of those three versions and from version 0, repeated: delta-rs
@@ -653,6 +656,22 @@ def in_process_reads(bench_bin: str, table: str, n: int, start: int, repeat: int
     return out
 
 
+def process_floor(a, work: str) -> dict:
+    """What starting a process costs here, through the same launcher as every alluvium run:
+    `/bin/true`, and `alluvium --version` (the binary loaded and its arguments parsed, no
+    table touched), interleaved, 4 x --repeat runs each. A whole-process alluvium time can
+    never go below these; a ratio target against delta-rs' in-process time implies a budget
+    that this line puts in context."""
+    out_file = os.path.join(work, "alluvium-output.txt")
+    runs: dict = {"true": [], "version": []}
+    for _ in range(4 * a.repeat):
+        runs["true"].append(run_alluvium("/bin/true", [], out_file)["seconds"])
+        runs["version"].append(run_alluvium(a.alluvium_bin, ["--version"], out_file)["seconds"])
+    return {"info": "process floor", "true_median_s": spread(runs["true"])["median"],
+            "alluvium_version_median_s": spread(runs["version"])["median"],
+            "alluvium_version_s": spread(runs["version"])}
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         deltars_child(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else "")
@@ -738,6 +757,7 @@ def main() -> int:
     if a.cdf_read:
         for res in bench_cdf_read(bases["cdf"], a, work, sources):
             print(json.dumps(res, default=str), flush=True)
+    print(json.dumps(process_floor(a, work)), flush=True)
     if not a.keep:
         shutil.rmtree(os.path.join(work, "run"), ignore_errors=True)
     return 0

@@ -9,7 +9,10 @@
 //!   (floats compared bit for bit, any NaN equal to any NaN);
 //! * `escape_partition_dir_value` / `partition_dir_segment` never panic, their output holds
 //!   no `/`, and unescaping gives the value back;
-//! * `FileStats::parse`, its lookups and `stat_scalar` on every value never panic.
+//! * `FileStats::parse`, its lookups and `stat_scalar` on every value never panic;
+//! * `FileStats::parse_columns` gives exactly `FileStats::parse` restricted to the columns
+//!   kept (none, fixed names, and each column the full parse found), `None` for the same
+//!   inputs.
 #![no_main]
 
 use alluvium_txlog::partition::{
@@ -146,7 +149,31 @@ fn check_stats(text: &str, all: &[PrimitiveType]) {
             let _ = stat_scalar(&v, *ty);
         }
     }
-    let Some(stats) = FileStats::parse(text) else {
+    let full = FileStats::parse(text);
+    let mut found: Vec<String> = Vec::new();
+    if let Some(f) = &full {
+        for map in [&f.min_values, &f.max_values, &f.null_count].into_iter().flatten() {
+            found.extend(map.keys().take(2).cloned());
+        }
+    }
+    let found: Vec<&str> = found.iter().map(String::as_str).collect();
+    for columns in [&[][..], &["a", "b"], &found] {
+        let restricted = full.clone().map(|mut f| {
+            for map in [&mut f.min_values, &mut f.max_values, &mut f.null_count]
+                .into_iter()
+                .flatten()
+            {
+                map.retain(|k, _| columns.contains(&k.as_str()));
+            }
+            f
+        });
+        assert_eq!(
+            FileStats::parse_columns(text, columns),
+            restricted,
+            "{text:?} {columns:?}"
+        );
+    }
+    let Some(stats) = full else {
         return;
     };
     let _ = stats.tight_bounds();
