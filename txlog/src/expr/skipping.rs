@@ -355,14 +355,19 @@ mod tests {
         .unwrap()
     }
 
-    fn check(filter: &str, pv: &[(&str, Option<&str>)], stats: Option<&str>) -> bool {
-        let pred = bind(
+    /// `filter` bound to `schema()` with `p` the partition column.
+    fn bound(filter: &str) -> Predicate {
+        bind(
             &parse_expr(filter).unwrap(),
             &schema(),
             &["p".into()],
             ColumnMappingMode::None,
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    fn check(filter: &str, pv: &[(&str, Option<&str>)], stats: Option<&str>) -> bool {
+        let pred = bound(filter);
         let pv: OptStringMap = pv
             .iter()
             .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
@@ -385,13 +390,7 @@ mod tests {
     #[test]
     fn stats_columns_are_the_data_roots_a_predicate_reads() {
         let cols = |filter: &str| {
-            let pred = bind(
-                &parse_expr(filter).unwrap(),
-                &schema(),
-                &["p".into()],
-                ColumnMappingMode::None,
-            )
-            .unwrap();
+            let pred = bound(filter);
             let mut c: Vec<String> = pred
                 .stats_columns()
                 .into_iter()
