@@ -130,19 +130,17 @@ pub(crate) fn stage_changes(
         true => (None, changes),
         false => (changes, None),
     };
+    let abort_late = |late: Option<change_data::ChangeDataWriter<'_>>| {
+        if let Some(w) = late {
+            w.abort();
+        }
+    };
     let cdcs = match change_data::close(early, scanned) {
         Ok(c) => c,
         Err(e) => {
             sink.abort();
-            if let Some(w) = late {
-                w.abort();
-            }
+            abort_late(late);
             return Err(e);
-        }
-    };
-    let abort_late = |late: Option<change_data::ChangeDataWriter<'_>>| {
-        if let Some(w) = late {
-            w.abort();
         }
     };
     let (adds, elapsed) = match sink.finish() {

@@ -8,9 +8,8 @@ use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
-use alluvium_txlog::expr::stats_for;
 use alluvium_txlog::expr::{
-    Expr, FileSummary, Predicate, bind, bind_assignment, may_match, parse_expr,
+    Expr, FileSummary, Predicate, bind, bind_assignment, may_match, parse_expr, stats_for,
 };
 
 use roaring::RoaringTreemap;

@@ -18,8 +18,7 @@ use std::sync::Arc;
 use alluvium_datafile::{FileBatches, FileTask, ReadPlan, TableLayout};
 use alluvium_mvcc::Snapshot;
 use alluvium_txlog::actions::Add;
-use alluvium_txlog::expr::stats_for;
-use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match, parse_expr};
+use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match, parse_expr, stats_for};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 

@@ -16,8 +16,7 @@ use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
 use alluvium_mvcc::{RetryPolicy, Snapshot, Transaction};
 use alluvium_txlog::actions::{Add, Format, Metadata, Remove};
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
-use alluvium_txlog::expr::stats_for;
-use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match, parse_expr};
+use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match, parse_expr, stats_for};
 use alluvium_txlog::features::minimal_protocol;
 use alluvium_txlog::properties::{
     COLUMN_MAPPING_MAX_ID, COLUMN_MAPPING_MODE, TableProperties, is_protocol_request,

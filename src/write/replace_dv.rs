@@ -10,8 +10,7 @@
 use alluvium_datafile::ReadPlan;
 use alluvium_mvcc::{Snapshot, Transaction};
 use alluvium_txlog::actions::Remove;
-use alluvium_txlog::expr::stats_for;
-use alluvium_txlog::expr::{FileSummary, Predicate, all_match, may_match};
+use alluvium_txlog::expr::{FileSummary, Predicate, all_match, may_match, stats_for};
 use roaring::RoaringTreemap;
 
 use crate::dml::delete::live_rows;
