@@ -10,20 +10,19 @@ use alluvium_txlog::Version;
 use alluvium_txlog::checkpoint::{
     CheckpointOptions, CheckpointOutput, write_checkpoint, write_last_checkpoint,
 };
-use alluvium_txlog::properties::TableProperties;
 
 use crate::Result;
 
 /// Whether the commit of `version` should be followed by a checkpoint.
 pub fn should_checkpoint(snapshot: &Snapshot, version: Version) -> bool {
-    checkpoint_due(&snapshot.properties(), version)
+    checkpoint_due(snapshot.properties().checkpoint_interval(), version)
 }
 
-/// Whether a table with `properties` as of `version` checkpoints at `version`: the same
-/// rule as [`should_checkpoint`], for a writer that knows the properties it committed
-/// under and need not load the new snapshot to learn them.
-pub fn checkpoint_due(properties: &TableProperties<'_>, version: Version) -> bool {
-    version != 0 && version.is_multiple_of(properties.checkpoint_interval())
+/// Whether a table whose `delta.checkpointInterval` is `interval` as of `version`
+/// checkpoints at `version`: the rule of [`should_checkpoint`], for a writer that knows the
+/// properties it committed under and need not load the new snapshot to learn them.
+pub fn checkpoint_due(interval: u64, version: Version) -> bool {
+    version != 0 && version.is_multiple_of(interval)
 }
 
 /// How checkpoints are written.

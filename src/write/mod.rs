@@ -659,12 +659,12 @@ impl Table {
         // own metadata, or that of the snapshot it read: a concurrent metadata change is a
         // conflict). When they put no checkpoint there, the post-commit policy has nothing
         // to do, and the new snapshot is not loaded just to find that out.
-        let configuration = txn.effective_metadata().map(|m| m.configuration.clone());
+        let interval = txn
+            .effective_metadata()
+            .map(|m| TableProperties(&m.configuration).checkpoint_interval());
         let commit = txn.commit()?;
-        let post = match configuration {
-            Some(c)
-                if !alluvium_compaction::checkpoint_due(&TableProperties(&c), commit.version) =>
-            {
+        let post = match interval {
+            Some(i) if !alluvium_compaction::checkpoint_due(i, commit.version) => {
                 PostCommit::default()
             }
             _ => self.post_commit(commit.version),
