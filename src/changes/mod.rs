@@ -35,7 +35,9 @@ use alluvium_datafile::{ReadPlan, TableLayout};
 use alluvium_mvcc::VersionSpec;
 use alluvium_storage::StoreRef;
 use alluvium_txlog::Version;
-use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match, parse_expr, stats_for};
+use alluvium_txlog::expr::{
+    Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr,
+};
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::schema::{DataType, PrimitiveType, StructField};
 use arrow_array::RecordBatch;
@@ -229,11 +231,14 @@ impl ChangesBuilder {
         let output_schema = Arc::new(full_schema.project(&output)?);
 
         let tasks: Vec<plan::ChangeTask> = match &pushed {
-            Some(p) => planned
-                .tasks
-                .into_iter()
-                .filter(|t| file_may_match(p, t))
-                .collect(),
+            Some(p) => {
+                let needed = StatsNeeded::of(p);
+                planned
+                    .tasks
+                    .into_iter()
+                    .filter(|t| file_may_match(p, &needed, t))
+                    .collect()
+            }
             None => planned.tasks,
         };
         Ok(Changes {
@@ -304,8 +309,8 @@ fn meta_arrow_fields() -> Vec<Field> {
     ]
 }
 
-fn file_may_match(p: &Predicate, task: &plan::ChangeTask) -> bool {
-    let stats = stats_for(p, task.file.stats.as_deref());
+fn file_may_match(p: &Predicate, needed: &StatsNeeded<'_>, task: &plan::ChangeTask) -> bool {
+    let stats = needed.parse(task.file.stats.as_deref());
     may_match(
         p,
         &FileSummary {

@@ -8,7 +8,7 @@ use std::time::Instant;
 use alluvium_datafile::ReadPlan;
 use alluvium_mvcc::{Snapshot, Transaction};
 use alluvium_txlog::actions::{Add, Remove};
-use alluvium_txlog::expr::{Expr, FileSummary, all_match, bind, may_match, stats_for};
+use alluvium_txlog::expr::{Expr, FileSummary, StatsNeeded, all_match, bind, may_match};
 use alluvium_txlog::stats::FileStats;
 use rayon::prelude::*;
 use roaring::RoaringTreemap;
@@ -46,8 +46,9 @@ pub(crate) fn stage_delete(
     let now = table.store().now_ms();
     let mut whole: Vec<&Add> = Vec::new();
     let mut partial: Vec<&Add> = Vec::new();
+    let needed = StatsNeeded::of(&prune);
     for a in snapshot.files() {
-        let stats = stats_for(&prune, a.stats.as_deref());
+        let stats = needed.parse(a.stats.as_deref());
         let summary = FileSummary {
             partition_values: &a.partition_values,
             stats: stats.as_ref(),

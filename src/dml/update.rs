@@ -9,7 +9,7 @@ use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::expr::{
-    Expr, FileSummary, Predicate, bind, bind_assignment, may_match, parse_expr, stats_for,
+    Expr, FileSummary, Predicate, StatsNeeded, bind, bind_assignment, may_match, parse_expr,
 };
 
 use roaring::RoaringTreemap;
@@ -151,10 +151,11 @@ fn update(
     };
     // Files are skipped also through generated partition columns of the predicate's columns.
     let prune = crate::scan::generated::pruning_predicate(&pred, &snapshot);
+    let needed = StatsNeeded::of(&prune);
     let candidates: Vec<Add> = snapshot
         .files()
         .filter(|a| {
-            let stats = stats_for(&prune, a.stats.as_deref());
+            let stats = needed.parse(a.stats.as_deref());
             may_match(
                 &prune,
                 &FileSummary {

@@ -18,7 +18,9 @@ use std::sync::Arc;
 use alluvium_datafile::{FileBatches, FileTask, ReadPlan, TableLayout};
 use alluvium_mvcc::Snapshot;
 use alluvium_txlog::actions::Add;
-use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match, parse_expr, stats_for};
+use alluvium_txlog::expr::{
+    Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr,
+};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 
@@ -201,11 +203,14 @@ impl ScanBuilder {
             .predicate()
             .map(|p| generated::pruning_predicate(p, &snapshot));
         let mut files: Vec<Add> = match &prune {
-            Some(p) => snapshot
-                .files()
-                .filter(|a| file_may_match(p, a))
-                .cloned()
-                .collect(),
+            Some(p) => {
+                let needed = StatsNeeded::of(p);
+                snapshot
+                    .files()
+                    .filter(|a| file_may_match(p, &needed, a))
+                    .cloned()
+                    .collect()
+            }
             None => snapshot.files().cloned().collect(),
         };
         files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -265,8 +270,8 @@ pub fn default_files_in_flight() -> usize {
     (2 * rayon::current_num_threads()).max(16)
 }
 
-fn file_may_match(p: &Predicate, add: &Add) -> bool {
-    let stats = stats_for(p, add.stats.as_deref());
+fn file_may_match(p: &Predicate, needed: &StatsNeeded<'_>, add: &Add) -> bool {
+    let stats = needed.parse(add.stats.as_deref());
     may_match(
         p,
         &FileSummary {

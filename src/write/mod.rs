@@ -16,7 +16,9 @@ use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
 use alluvium_mvcc::{RetryPolicy, Snapshot, Transaction};
 use alluvium_txlog::actions::{Add, Format, Metadata, Remove};
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
-use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match, parse_expr, stats_for};
+use alluvium_txlog::expr::{
+    Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr,
+};
 use alluvium_txlog::features::minimal_protocol;
 use alluvium_txlog::properties::{
     COLUMN_MAPPING_MAX_ID, COLUMN_MAPPING_MODE, TableProperties, is_protocol_request,
@@ -704,10 +706,11 @@ fn remove_matching(
     let now = table.store().now_ms();
     let mut metrics = RemoveMetrics::default();
     let partition_only = pred.only_partition_columns();
+    let needed = StatsNeeded::of(pred);
     let candidates: Vec<Add> = snapshot
         .files()
         .filter(|a| {
-            let stats = stats_for(pred, a.stats.as_deref());
+            let stats = needed.parse(a.stats.as_deref());
             may_match(
                 pred,
                 &FileSummary {

@@ -10,7 +10,7 @@
 use alluvium_datafile::ReadPlan;
 use alluvium_mvcc::{Snapshot, Transaction};
 use alluvium_txlog::actions::Remove;
-use alluvium_txlog::expr::{FileSummary, Predicate, all_match, may_match, stats_for};
+use alluvium_txlog::expr::{FileSummary, Predicate, StatsNeeded, all_match, may_match};
 use roaring::RoaringTreemap;
 
 use crate::dml::delete::live_rows;
@@ -37,8 +37,9 @@ pub(super) fn delete_matching_with_dvs(
     let plan = ReadPlan::new(table_layout(snapshot), Some(no_columns), Some(pred.clone()))?;
     let mut deleted: u64 = 0;
     let mut deletes = Vec::new();
+    let needed = StatsNeeded::of(pred);
     for add in snapshot.files() {
-        let stats = stats_for(pred, add.stats.as_deref());
+        let stats = needed.parse(add.stats.as_deref());
         let summary = FileSummary {
             partition_values: &add.partition_values,
             stats: stats.as_ref(),

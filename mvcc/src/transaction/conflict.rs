@@ -28,9 +28,8 @@ use std::collections::HashSet;
 
 use alluvium_txlog::Version;
 use alluvium_txlog::actions::{Action, Add, DeletionVectorDescriptor};
-use alluvium_txlog::expr::{FileSummary, Predicate, may_match};
+use alluvium_txlog::expr::{FileSummary, Predicate, StatsNeeded, may_match};
 use alluvium_txlog::path::{TableRoot, canonical_path};
-use alluvium_txlog::stats::FileStats;
 
 use crate::{ConflictKind, MvccError};
 
@@ -70,18 +69,8 @@ fn conflict(kind: ConflictKind, version: Version, detail: String) -> MvccError {
     }
 }
 
-fn add_matches(predicates: &[Predicate], add: &Add) -> bool {
-    // Only the columns some predicate reads are parsed.
-    let mut columns: Vec<&str> = Vec::new();
-    for c in predicates.iter().flat_map(Predicate::stats_columns) {
-        if !columns.contains(&c) {
-            columns.push(c);
-        }
-    }
-    let stats = add
-        .stats
-        .as_deref()
-        .and_then(|s| FileStats::parse_columns(s, &columns));
+fn add_matches(predicates: &[Predicate], needed: &StatsNeeded<'_>, add: &Add) -> bool {
+    let stats = needed.parse(add.stats.as_deref());
     predicates.iter().any(|p| {
         may_match(
             p,
@@ -143,12 +132,16 @@ pub(crate) fn check_winner(
         }
     }
     if txn.changes_data && !txn.blind_append {
+        let needed = StatsNeeded::of_any(&txn.predicates);
         for a in actions {
             if let Action::Add(add) = a {
                 if !add.data_change {
                     continue;
                 }
-                if txn.whole_table || txn.changes_metadata || add_matches(&txn.predicates, add) {
+                if txn.whole_table
+                    || txn.changes_metadata
+                    || add_matches(&txn.predicates, &needed, add)
+                {
                     return Err(conflict(
                         ConflictKind::ConcurrentAppend,
                         version,

@@ -21,7 +21,9 @@ use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{BoundColumn, Expr, FileSummary, Predicate, bind, may_match, stats_for};
+use alluvium_txlog::expr::{
+    BoundColumn, Expr, FileSummary, Predicate, StatsNeeded, bind, may_match,
+};
 use alluvium_txlog::schema::{StructField, StructType, from_arrow_schema};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
@@ -575,10 +577,11 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                 snapshot.partition_columns(),
                 snapshot.column_mapping(),
             )?;
+            let needed = StatsNeeded::of(&p);
             let files = snapshot
                 .files()
                 .filter(|a| {
-                    let stats = stats_for(&p, a.stats.as_deref());
+                    let stats = needed.parse(a.stats.as_deref());
                     may_match(
                         &p,
                         &FileSummary {

@@ -24,7 +24,7 @@ mod value;
 
 pub use bind::{BoundColumn, Predicate, bind};
 pub use parse::{MAX_EXPR_DEPTH, parse_expr};
-pub use skipping::{FileSummary, all_match, may_match, stats_for};
+pub use skipping::{FileSummary, StatsNeeded, all_match, may_match};
 pub use typing::{arith_result_type, common_type};
 pub use value::{BoundExpr, BoundKind, bind_assignment, bind_value};
 

@@ -103,14 +103,42 @@ impl Tri {
     }
 }
 
-/// The statistics of a file (its `stats` JSON) that judging `pred` needs: only the columns
-/// it reads ([`Predicate::stats_columns`]), none when it reads only partition columns (the
-/// partition values decide then). Unparseable statistics are unknown (`None`).
-pub fn stats_for(pred: &Predicate, stats: Option<&str>) -> Option<FileStats> {
-    if pred.only_partition_columns() {
-        return None;
+/// Which statistics judging a predicate needs, worked out once per predicate and applied
+/// to every file: only the columns it reads ([`Predicate::stats_columns`]), none when it
+/// reads only partition columns (the partition values decide then).
+#[derive(Debug, Clone)]
+pub struct StatsNeeded<'p> {
+    /// Top-level physical names to keep; `None`: no statistics are parsed.
+    columns: Option<Vec<&'p str>>,
+}
+
+impl<'p> StatsNeeded<'p> {
+    /// What judging `pred` needs.
+    pub fn of(pred: &'p Predicate) -> Self {
+        StatsNeeded {
+            columns: (!pred.only_partition_columns()).then(|| pred.stats_columns()),
+        }
     }
-    FileStats::parse_columns(stats?, &pred.stats_columns())
+
+    /// What judging any of `preds` needs: the columns of all of them (the row count too,
+    /// even when each reads only partition columns).
+    pub fn of_any(preds: &'p [Predicate]) -> Self {
+        let mut columns: Vec<&str> = Vec::new();
+        for c in preds.iter().flat_map(Predicate::stats_columns) {
+            if !columns.contains(&c) {
+                columns.push(c);
+            }
+        }
+        StatsNeeded {
+            columns: Some(columns),
+        }
+    }
+
+    /// A file's statistics (its `stats` JSON) as far as they are needed; unparseable or
+    /// absent statistics are unknown (`None`).
+    pub fn parse(&self, stats: Option<&str>) -> Option<FileStats> {
+        FileStats::parse_columns(stats?, self.columns.as_deref()?)
+    }
 }
 
 /// Returns false only if no row of the file can satisfy `pred`.
@@ -377,7 +405,7 @@ mod tests {
         if let Some(s) = stats {
             FileStats::parse(s).unwrap();
         }
-        let stats = stats_for(&pred, stats);
+        let stats = StatsNeeded::of(&pred).parse(stats);
         may_match(
             &pred,
             &FileSummary {
@@ -397,7 +425,7 @@ mod tests {
                 .map(str::to_string)
                 .collect();
             c.sort();
-            (c, stats_for(&pred, Some(S)).is_some())
+            (c, StatsNeeded::of(&pred).parse(Some(S)).is_some())
         };
         assert_eq!(cols("x = 1 AND p = 'a'"), (vec!["x".to_string()], true));
         assert_eq!(
