@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::{ErrorKind, OptimizeOptions, Table, WriteOptions};
-use alluvium_storage::StorePath;
+use alluvium_storage::{Fault, FaultyStore, InMemoryStore, StorePath, StoreRef};
 use alluvium_txlog::actions::{Action, Cdc};
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::log_path::commit_path;
@@ -415,6 +415,61 @@ fn merge_old_rows_recorded_by_the_rewrite_have_the_evolved_columns_only() {
             "{f:?}"
         );
     }
+}
+
+/// A copy-on-write MERGE on a CDF table leaves no file behind when a storage operation
+/// fails (without effect) anywhere: in the scan, writing the new row versions, the rewrite
+/// of the touched files, closing the cdc file (after the rewrite wrote its files) or the
+/// commit. Every file it wrote is deleted again, so the table's objects are exactly those
+/// of before.
+#[test]
+fn a_failed_copy_on_write_merge_leaves_no_file_behind() {
+    let objects = |store: &StoreRef| -> std::collections::BTreeSet<String> {
+        store
+            .list_tree(None)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.path.as_str().to_string())
+            .collect()
+    };
+    let mut failed = 0;
+    for k in 1.. {
+        let inner: StoreRef = Arc::new(InMemoryStore::new());
+        let setup = Table::from_store(inner.clone());
+        setup.create(&schema(), &[], &cdf_props(false)).unwrap();
+        for i in 0..3 {
+            let rows: Vec<Row> = (i * 10..(i + 1) * 10).map(row).collect();
+            setup
+                .append([batch(&rows)], &WriteOptions::default())
+                .unwrap();
+        }
+        let before = objects(&inner);
+        let faulty = Arc::new(FaultyStore::new(inner.clone(), k, Fault::ErrorBefore));
+        let t = Table::from_store(faulty.clone() as StoreRef);
+        let merged = t
+            .merge(
+                [source(&[
+                    (1, "a", 100, "U"),
+                    (12, "c", 0, "D"),
+                    (40, "a", 400, "U"),
+                ])],
+                "t.id = s.id",
+            )
+            .when("MATCHED AND s.op = 'D' THEN DELETE")
+            .when("MATCHED THEN UPDATE SET *")
+            .when("NOT MATCHED THEN INSERT *")
+            .execute(&WriteOptions::default());
+        if faulty.operations() < k {
+            // The fault was never reached: every operation of the MERGE has been failed once.
+            merged.unwrap();
+            break;
+        }
+        if merged.is_err() && latest(&Table::from_store(inner.clone())) == 3 {
+            failed += 1;
+            assert_eq!(objects(&inner), before, "fault at operation {k}");
+        }
+    }
+    assert!(failed > 5, "only {failed} failing runs");
 }
 
 #[test]
