@@ -6,15 +6,38 @@ pub mod text;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use arrow_array::builder::GenericByteViewBuilder;
+use arrow_array::types::{BinaryViewType, ByteViewType, StringViewType};
 use arrow_array::{
     ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array,
-    Int8Array, Int16Array, Int32Array, Int64Array, NullArray, StringArray,
+    GenericByteViewArray, Int8Array, Int16Array, Int32Array, Int64Array, NullArray, StringArray,
     TimestampMicrosecondArray, new_null_array,
 };
 use arrow_schema::DataType as ArrowType;
 
 use crate::schema::PrimitiveType;
 use crate::{LogError, Result};
+
+/// `len` copies of `value` as a string or binary view array: one view repeated, so a
+/// value too long to be inline (over 12 bytes) is stored once, not `len` times.
+pub fn repeated_view<T: ByteViewType + ?Sized>(
+    value: &T::Native,
+    len: usize,
+) -> GenericByteViewArray<T> {
+    let mut one = GenericByteViewBuilder::<T>::with_capacity(1);
+    if len == 0 {
+        return one.finish();
+    }
+    one.append_value(value);
+    let one = one.finish();
+    let view = one.views()[0];
+    let buffers = one.data_buffers().clone();
+    let views = arrow_buffer::ScalarBuffer::from(vec![view; len]);
+    // `new` would validate every view again (for strings: UTF-8 of each value, the
+    // largest cost of a change-feed read of inserts). SAFETY: every view is a copy of the
+    // one view of `one`, which the builder validated, over the same buffers, without nulls.
+    unsafe { GenericByteViewArray::new_unchecked(views, buffers, None) }
+}
 
 /// A single typed value.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,9 +165,15 @@ impl Scalar {
             (Scalar::String(v), ArrowType::Utf8) => {
                 Arc::new(StringArray::from_iter_values(std::iter::repeat_n(v, len)))
             }
+            (Scalar::String(v), ArrowType::Utf8View) => {
+                Arc::new(repeated_view::<StringViewType>(v.as_str(), len))
+            }
             (Scalar::Binary(v), ArrowType::Binary) => Arc::new(BinaryArray::from_iter_values(
                 std::iter::repeat_n(v.as_slice(), len),
             )),
+            (Scalar::Binary(v), ArrowType::BinaryView) => {
+                Arc::new(repeated_view::<BinaryViewType>(v.as_slice(), len))
+            }
             (Scalar::Date(v), ArrowType::Date32) => Arc::new(Date32Array::from_value(*v, len)),
             (Scalar::Timestamp(v) | Scalar::TimestampNtz(v), ArrowType::Timestamp(_, tz)) => {
                 Arc::new(
@@ -334,6 +363,33 @@ fn align_decimals(a: i128, sa: u8, b: i128, sb: u8) -> Option<(i128, i128)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn view_arrays_repeat_one_value_stored_once() {
+        use arrow_array::Array;
+        use arrow_array::cast::AsArray;
+        let long = "a partition value longer than twelve bytes";
+        for (value, buffers) in [("short", 0), (long, 1)] {
+            let a = Scalar::String(value.into())
+                .to_array(&ArrowType::Utf8View, 1000)
+                .unwrap();
+            let a = a.as_string_view();
+            assert_eq!(a.len(), 1000);
+            assert!(a.iter().all(|v| v == Some(value)));
+            assert_eq!(a.data_buffers().len(), buffers);
+            let stored: usize = a.data_buffers().iter().map(|b| b.len()).sum();
+            assert!(stored <= long.len(), "{stored}");
+        }
+        let b = Scalar::Binary(long.as_bytes().to_vec())
+            .to_array(&ArrowType::BinaryView, 3)
+            .unwrap();
+        assert!(
+            b.as_binary_view()
+                .iter()
+                .all(|v| v == Some(long.as_bytes()))
+        );
+        assert_eq!(repeated_view::<StringViewType>("x", 0).len(), 0);
+    }
 
     #[test]
     fn comparisons() {

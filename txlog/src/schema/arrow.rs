@@ -2,7 +2,7 @@
 //!
 //! | Delta | Arrow |
 //! |---|---|
-//! | string, binary | Utf8, Binary |
+//! | string, binary | Utf8, Binary (Utf8View, BinaryView in the view form) |
 //! | long, integer, short, byte | Int64, Int32, Int16, Int8 |
 //! | float, double, boolean | Float32, Float64, Boolean |
 //! | date | Date32 |
@@ -102,13 +102,28 @@ pub enum ArrowNullability {
     AllNullable,
 }
 
-/// One Arrow form of Delta types: its naming and its nullability.
+/// Which Arrow layout holds `string` and `binary` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrowStrings {
+    /// `Utf8` and `Binary`: one offsets buffer and one values buffer.
+    Offsets,
+    /// `Utf8View` and `BinaryView`: a 16-byte view per value (short values inline, longer
+    /// ones pointing into shared buffers). Decoding a dictionary-encoded Parquet column to
+    /// views copies no string bytes, which is why readers offer it. Geospatial values
+    /// (WKB) and the binaries of a variant keep `Binary`: their extension types are
+    /// defined on it.
+    Views,
+}
+
+/// One Arrow form of Delta types: its naming, its nullability and its string layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArrowForm {
     /// How fields are named.
     pub naming: ArrowNaming,
     /// Which nullability fields declare.
     pub nullability: ArrowNullability,
+    /// Which layout `string` and `binary` values take.
+    pub strings: ArrowStrings,
 }
 
 impl ArrowForm {
@@ -117,12 +132,22 @@ impl ArrowForm {
     pub const DECLARED: ArrowForm = ArrowForm {
         naming: ArrowNaming::Logical,
         nullability: ArrowNullability::Declared,
+        strings: ArrowStrings::Offsets,
     };
 
     /// What scans return: logical names, every field nullable.
     pub const SCAN: ArrowForm = ArrowForm {
         naming: ArrowNaming::Logical,
         nullability: ArrowNullability::AllNullable,
+        strings: ArrowStrings::Offsets,
+    };
+
+    /// What scans asked for view types return: [`SCAN`](Self::SCAN) with `string` and
+    /// `binary` values as `Utf8View` and `BinaryView`.
+    pub const SCAN_VIEWS: ArrowForm = ArrowForm {
+        naming: ArrowNaming::Logical,
+        nullability: ArrowNullability::AllNullable,
+        strings: ArrowStrings::Views,
     };
 
     /// What data files store under column-mapping `mode`: physical names and field ids,
@@ -131,6 +156,7 @@ impl ArrowForm {
         ArrowForm {
             naming: ArrowNaming::Physical(mode),
             nullability: ArrowNullability::AllNullable,
+            strings: ArrowStrings::Offsets,
         }
     }
 
@@ -177,7 +203,10 @@ pub fn arrow_type(dt: &DataType) -> Result<ArrowType> {
 pub fn arrow_type_as(dt: &DataType, form: ArrowForm) -> Result<ArrowType> {
     Ok(match dt {
         DataType::Primitive(p) => match p {
-            PrimitiveType::String => ArrowType::Utf8,
+            PrimitiveType::String => match form.strings {
+                ArrowStrings::Offsets => ArrowType::Utf8,
+                ArrowStrings::Views => ArrowType::Utf8View,
+            },
             PrimitiveType::Long => ArrowType::Int64,
             PrimitiveType::Integer => ArrowType::Int32,
             PrimitiveType::Short => ArrowType::Int16,
@@ -185,7 +214,10 @@ pub fn arrow_type_as(dt: &DataType, form: ArrowForm) -> Result<ArrowType> {
             PrimitiveType::Float => ArrowType::Float32,
             PrimitiveType::Double => ArrowType::Float64,
             PrimitiveType::Boolean => ArrowType::Boolean,
-            PrimitiveType::Binary => ArrowType::Binary,
+            PrimitiveType::Binary => match form.strings {
+                ArrowStrings::Offsets => ArrowType::Binary,
+                ArrowStrings::Views => ArrowType::BinaryView,
+            },
             PrimitiveType::Date => ArrowType::Date32,
             PrimitiveType::Timestamp => {
                 ArrowType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
@@ -558,5 +590,48 @@ mod tests {
         let plain = form(ArrowForm::physical(ColumnMappingMode::None));
         assert_eq!(plain[0].name(), "s");
         assert!(plain[0].metadata().is_empty());
+    }
+
+    #[test]
+    fn the_view_form_changes_only_string_and_binary_layouts() {
+        let schema = StructType::from_json(
+            r#"{"type":"struct","fields":[
+            {"name":"s","type":"string","nullable":true,"metadata":{}},
+            {"name":"b","type":"binary","nullable":true,"metadata":{}},
+            {"name":"n","type":{"type":"struct","fields":[
+                {"name":"t","type":"string","nullable":true,"metadata":{}}
+            ]},"nullable":true,"metadata":{}},
+            {"name":"a","type":{"type":"array","elementType":"string","containsNull":true},"nullable":true,"metadata":{}},
+            {"name":"v","type":"variant","nullable":true,"metadata":{}},
+            {"name":"g","type":"geometry(OGC:CRS84)","nullable":true,"metadata":{}},
+            {"name":"l","type":"long","nullable":true,"metadata":{}}
+        ]}"#,
+        )
+        .unwrap();
+        let scan = arrow_fields_as(&schema.fields, ArrowForm::SCAN).unwrap();
+        let views = arrow_fields_as(&schema.fields, ArrowForm::SCAN_VIEWS).unwrap();
+        assert_eq!(views[0].data_type(), &ArrowType::Utf8View);
+        assert_eq!(views[1].data_type(), &ArrowType::BinaryView);
+        let ArrowType::Struct(inner) = views[2].data_type() else {
+            panic!("not a struct")
+        };
+        assert_eq!(inner[0].data_type(), &ArrowType::Utf8View);
+        let ArrowType::List(element) = views[3].data_type() else {
+            panic!("not a list")
+        };
+        assert_eq!(element.data_type(), &ArrowType::Utf8View);
+        // Extension types keep the layout they are defined on; other types are untouched.
+        for k in 4..7 {
+            assert_eq!(views[k], scan[k], "field {}", scan[k].name());
+        }
+        assert_eq!(views[4].data_type(), &ArrowType::Struct(variant_fields()));
+        assert_eq!(views[5].data_type(), &ArrowType::Binary);
+        // Names, nullability and metadata are the scan form's.
+        for (v, s) in views.iter().zip(scan.iter()) {
+            assert_eq!(
+                (v.name(), v.is_nullable(), v.metadata()),
+                (s.name(), s.is_nullable(), s.metadata())
+            );
+        }
     }
 }

@@ -12,9 +12,9 @@ use std::fmt;
 use serde_json::{Map, Value, json};
 
 pub use self::arrow::{
-    ArrowForm, ArrowNaming, ArrowNullability, EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY,
-    PARQUET_FIELD_ID_META_KEY, VARIANT_EXTENSION, WKB_EXTENSION, arrow_field, arrow_field_as,
-    arrow_fields_as, arrow_schema, arrow_type, arrow_type_as, extension_metadata,
+    ArrowForm, ArrowNaming, ArrowNullability, ArrowStrings, EXTENSION_METADATA_KEY,
+    EXTENSION_NAME_KEY, PARQUET_FIELD_ID_META_KEY, VARIANT_EXTENSION, WKB_EXTENSION, arrow_field,
+    arrow_field_as, arrow_fields_as, arrow_schema, arrow_type, arrow_type_as, extension_metadata,
     from_arrow_schema, typed_field, variant_fields,
 };
 use crate::{LogError, Result};
