@@ -177,13 +177,20 @@ fn scalar_type(lit: &Scalar, column: &ArrowType) -> ArrowType {
 }
 
 /// The array of a (possibly nested) column.
+///
+/// String and binary views (reads of the view form) come back as `Utf8` and `Binary`: the
+/// evaluator's kernels and literals are defined on those, and the values are the same.
 fn column(batch: &RecordBatch, c: &BoundColumn) -> Result<ArrayRef> {
-    leaf_array(batch, &c.path).map_err(|_| {
-        LogError::InvalidExpression(format!(
+    let arr = leaf_array(batch, &c.path).map_err(|_| {
+        crate::DataFileError::from(LogError::InvalidExpression(format!(
             "column `{}` is not in the scanned data",
             c.display_name()
-        ))
-        .into()
+        )))
+    })?;
+    Ok(match arr.data_type() {
+        ArrowType::Utf8View => cast(&arr, &ArrowType::Utf8)?,
+        ArrowType::BinaryView => cast(&arr, &ArrowType::Binary)?,
+        _ => arr,
     })
 }
 

@@ -19,9 +19,10 @@ use super::variant::conform_variant;
 use super::widening::readable_as;
 use crate::{DataFileError, Result};
 
-/// The logical Arrow type of a Delta type as a scan produces it ([`ArrowForm::SCAN`]).
-pub(super) fn scan_type(dt: &DataType) -> Result<ArrowType> {
-    Ok(arrow_type_as(dt, ArrowForm::SCAN)?)
+/// The logical Arrow type of a Delta type as a scan of `form` ([`ArrowForm::SCAN`] or
+/// [`ArrowForm::SCAN_VIEWS`]) produces it.
+pub(super) fn scan_type(dt: &DataType, form: ArrowForm) -> Result<ArrowType> {
+    Ok(arrow_type_as(dt, form)?)
 }
 
 /// Nullable Arrow fields of a struct's Delta fields (logical names), as a scan produces them.
@@ -29,7 +30,16 @@ pub(super) fn scan_type(dt: &DataType) -> Result<ArrowType> {
 /// # Errors
 /// As `alluvium_txlog::schema::arrow_type_as`.
 pub fn scan_fields(fields: &[StructField]) -> Result<Fields> {
-    Ok(arrow_fields_as(fields, ArrowForm::SCAN)?)
+    scan_fields_as(fields, ArrowForm::SCAN)
+}
+
+/// [`scan_fields`] in the scan form `form` ([`ArrowForm::SCAN`] or
+/// [`ArrowForm::SCAN_VIEWS`]).
+///
+/// # Errors
+/// As `alluvium_txlog::schema::arrow_type_as`.
+pub fn scan_fields_as(fields: &[StructField], form: ArrowForm) -> Result<Fields> {
+    Ok(arrow_fields_as(fields, form)?)
 }
 
 /// Finds the child of a file struct (or the file's root fields) that stores `field`.
@@ -90,14 +100,27 @@ fn type_name(dt: &DataType) -> String {
     }
 }
 
-/// Converts `arr` (as stored in a file) to the logical type of `field`.
+/// Converts `arr` (as stored in a file) to the logical type of `field` as scans return it
+/// ([`ArrowForm::SCAN`]).
 pub fn conform(
     arr: &ArrayRef,
     field: &StructField,
     mode: ColumnMappingMode,
     column: &str,
 ) -> Result<ArrayRef> {
-    conform_type(arr, &field.data_type, mode, column)
+    conform_as(arr, field, mode, column, ArrowForm::SCAN)
+}
+
+/// [`conform`] to the scan form `form`: with [`ArrowForm::SCAN_VIEWS`], strings and
+/// binaries come out as views (already if the file was decoded to views, else converted).
+pub fn conform_as(
+    arr: &ArrayRef,
+    field: &StructField,
+    mode: ColumnMappingMode,
+    column: &str,
+    form: ArrowForm,
+) -> Result<ArrayRef> {
+    conform_type(arr, &field.data_type, mode, column, form)
 }
 
 fn conform_type(
@@ -105,14 +128,26 @@ fn conform_type(
     dt: &DataType,
     mode: ColumnMappingMode,
     column: &str,
+    form: ArrowForm,
 ) -> Result<ArrayRef> {
     match dt {
         DataType::Primitive(PrimitiveType::Void) => Ok(Arc::new(NullArray::new(arr.len()))),
         DataType::Primitive(PrimitiveType::Variant) => conform_variant(arr, column),
         DataType::Primitive(_) | DataType::Geospatial(_) => {
-            let target = scan_type(dt)?;
+            let target = scan_type(dt, form)?;
             if arr.data_type() == &target {
                 return Ok(arr.clone());
+            }
+            if matches!(target, ArrowType::Utf8View | ArrowType::BinaryView) {
+                // Stored other than as views (a nested value, a dictionary, a fixed-size
+                // binary): conformed as offsets first, whose rules are the protocol's, then
+                // laid out as views, which changes no value.
+                let offsets = conform_type(arr, dt, mode, column, ArrowForm::SCAN)?;
+                return Ok(cast_with_options(
+                    &offsets,
+                    &target,
+                    &CastOptions::default(),
+                )?);
             }
             // Geospatial values are WKB: stored as binary, read through binary's rules.
             let want = match dt {
@@ -149,7 +184,7 @@ fn conform_type(
             let Some(source) = arr.as_struct_opt() else {
                 return Err(mismatch(column, arr.data_type(), dt));
             };
-            let fields = scan_fields(&st.fields)?;
+            let fields = scan_fields_as(&st.fields, form)?;
             let mut children = Vec::with_capacity(st.fields.len());
             for (f, target_field) in st.fields.iter().zip(fields.iter()) {
                 let child = match find_source(source.fields(), f, mode) {
@@ -158,6 +193,7 @@ fn conform_type(
                         &f.data_type,
                         mode,
                         &format!("{column}.{}", f.name),
+                        form,
                     )?,
                     None => new_null_array(target_field.data_type(), arr.len()),
                 };
@@ -185,6 +221,7 @@ fn conform_type(
                 &at.element_type,
                 mode,
                 &format!("{column}.element"),
+                form,
             )?;
             let field = Arc::new(
                 Field::new("element", values.data_type().clone(), true)
@@ -201,12 +238,19 @@ fn conform_type(
             let Some(map) = arr.as_map_opt() else {
                 return Err(mismatch(column, arr.data_type(), dt));
             };
-            let keys = conform_type(map.keys(), &mt.key_type, mode, &format!("{column}.key"))?;
+            let keys = conform_type(
+                map.keys(),
+                &mt.key_type,
+                mode,
+                &format!("{column}.key"),
+                form,
+            )?;
             let values = conform_type(
                 map.values(),
                 &mt.value_type,
                 mode,
                 &format!("{column}.value"),
+                form,
             )?;
             let entry_fields = Fields::from(vec![
                 Field::new("key", keys.data_type().clone(), false),

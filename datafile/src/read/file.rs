@@ -5,7 +5,7 @@ use alluvium_txlog::actions::Add;
 use alluvium_txlog::dv::read_deletion_vector;
 use alluvium_txlog::partition::parse_partition_value;
 use alluvium_txlog::path::resolve;
-use alluvium_txlog::schema::{DataType, StructField};
+use alluvium_txlog::schema::{ArrowStrings, DataType, PrimitiveType, StructField};
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, UInt64Array};
@@ -20,7 +20,7 @@ use parquet::arrow::arrow_reader::{
 use roaring::RoaringTreemap;
 
 use super::ReadPlan;
-use super::conform::{conform, find_source, scan_type};
+use super::conform::{conform_as, find_source, scan_type};
 use crate::eval::evaluate;
 use crate::{DataFileError, Result};
 
@@ -301,7 +301,7 @@ fn read_loaded(
         {
             constants.push(Some((
                 partition_value(add, f, mode)?,
-                scan_type(&f.data_type)?,
+                scan_type(&f.data_type, scan.form)?,
             )));
         } else {
             constants.push(None);
@@ -373,13 +373,16 @@ fn read_loaded(
             let col = match (&constants[k], &data[k]) {
                 (Some((value, ty)), _) => value.to_array(ty, kept_rows)?,
                 (None, Some(arr)) => {
-                    let arr = conform(arr, f, mode, &f.name).map_err(|e| file_error(&shown, e))?;
+                    let arr = conform_as(arr, f, mode, &f.name, scan.form)
+                        .map_err(|e| file_error(&shown, e))?;
                     match &keep {
                         Some(mask) => filter(arr.as_ref(), mask)?,
                         None => arr,
                     }
                 }
-                (None, None) => arrow_array::new_null_array(&scan_type(&f.data_type)?, kept_rows),
+                (None, None) => {
+                    arrow_array::new_null_array(&scan_type(&f.data_type, scan.form)?, kept_rows)
+                }
             };
             columns.push(col);
         }
@@ -439,6 +442,17 @@ fn read_loaded(
         return Ok(out);
     }
 
+    let builder = match view_hint(scan, &file_fields, &sources) {
+        Some(hint) => {
+            let meta = ArrowReaderMetadata::try_new(
+                loaded.meta.metadata().clone(),
+                ArrowReaderOptions::new().with_schema(hint),
+            )
+            .map_err(|e| file_error(&shown, e))?;
+            ParquetRecordBatchReaderBuilder::new_with_metadata(loaded.bytes.clone(), meta)
+        }
+        None => builder,
+    };
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots.clone());
     let wanted = only.map_or(total_rows, |o| o.len());
     let batch_rows = usize::try_from(wanted.clamp(1, BATCH_ROWS as u64)).unwrap_or(BATCH_ROWS);
@@ -467,6 +481,41 @@ fn read_loaded(
         row_offset += rows as u64;
     }
     Ok(out)
+}
+
+/// For a read of the view form: the file's Arrow schema with the top-level `string` and
+/// `binary` columns the plan reads typed as views, so Parquet decodes them straight to
+/// views (`None` when there are none, or for the offsets form). Nested ones are decoded as
+/// stored and laid out as views by `conform`.
+fn view_hint(
+    scan: &ReadPlan,
+    file_fields: &arrow_schema::Fields,
+    sources: &[Option<usize>],
+) -> Option<arrow_schema::SchemaRef> {
+    use arrow_schema::DataType as A;
+    if scan.form.strings != ArrowStrings::Views {
+        return None;
+    }
+    let mut fields: Vec<arrow_schema::Field> =
+        file_fields.iter().map(|f| f.as_ref().clone()).collect();
+    let mut hinted = false;
+    for (&i, source) in scan.read.iter().zip(sources) {
+        let Some(root) = *source else { continue };
+        let view = match (
+            &scan.layout.schema.fields[i].data_type,
+            fields[root].data_type(),
+        ) {
+            (DataType::Primitive(PrimitiveType::String), A::Utf8 | A::LargeUtf8) => A::Utf8View,
+            (DataType::Primitive(PrimitiveType::Binary), A::Binary | A::LargeBinary) => {
+                A::BinaryView
+            }
+            _ => continue,
+        };
+        let field = fields[root].clone().with_data_type(view);
+        fields[root] = field;
+        hinted = true;
+    }
+    hinted.then(|| std::sync::Arc::new(arrow_schema::Schema::new(fields)))
 }
 
 /// The keep-mask of rows `offset..offset + len` of a file given its deleted rows.

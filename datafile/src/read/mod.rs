@@ -24,12 +24,12 @@ use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::expr::Predicate;
 use alluvium_txlog::path::TableRoot;
-use alluvium_txlog::schema::StructType;
+use alluvium_txlog::schema::{ArrowForm, StructType};
 use arrow_array::{RecordBatch, UInt64Array};
 use arrow_schema::{Schema, SchemaRef};
 use roaring::RoaringTreemap;
 
-pub use conform::{conform, scan_fields};
+pub use conform::{conform, conform_as, scan_fields, scan_fields_as};
 pub use stream::FileBatches;
 pub use variant::{conform_variant, variants_as_json, variants_as_json_schema};
 
@@ -75,6 +75,9 @@ pub struct ReadPlan {
     /// The output columns holding row ids and row commit versions, filled with their
     /// stable values (see `row_tracking`).
     pub(crate) tracked: Option<row_tracking::TrackedOutputs>,
+    /// The Arrow form of the output: [`ArrowForm::SCAN`], or [`ArrowForm::SCAN_VIEWS`]
+    /// (strings and binaries decoded straight to views).
+    pub(crate) form: ArrowForm,
 }
 
 impl ReadPlan {
@@ -89,6 +92,29 @@ impl ReadPlan {
         columns: Option<&[String]>,
         predicate: Option<Predicate>,
     ) -> Result<Self> {
+        Self::new_as(layout, columns, predicate, ArrowForm::SCAN)
+    }
+
+    /// [`new`](Self::new) producing batches of the scan form `form`: with
+    /// [`ArrowForm::SCAN_VIEWS`], `string` and `binary` columns (nested ones too) come out
+    /// as `Utf8View` and `BinaryView`. Top-level ones are decoded from Parquet straight to
+    /// views, which for dictionary-encoded columns copies no string bytes; everything else
+    /// (values, filter, deletion vectors, partition values) is as with [`ArrowForm::SCAN`].
+    ///
+    /// # Errors
+    /// As [`new`](Self::new); [`DataFileError::InvalidArgument`] for a form that is not a
+    /// scan form (physical naming or declared nullability).
+    pub fn new_as(
+        layout: TableLayout,
+        columns: Option<&[String]>,
+        predicate: Option<Predicate>,
+        form: ArrowForm,
+    ) -> Result<Self> {
+        if form != ArrowForm::SCAN && form != ArrowForm::SCAN_VIEWS {
+            return Err(DataFileError::InvalidArgument(format!(
+                "a read produces a scan form, not {form:?}"
+            )));
+        }
         let schema = &layout.schema;
         let output: Vec<usize> = match columns {
             None => (0..schema.fields.len()).collect(),
@@ -111,7 +137,7 @@ impl ReadPlan {
         }
         let read: Vec<usize> = read.into_iter().collect();
         let read_fields: Vec<_> = read.iter().map(|i| schema.fields[*i].clone()).collect();
-        let read_schema = Arc::new(Schema::new(scan_fields(&read_fields)?));
+        let read_schema = Arc::new(Schema::new(scan_fields_as(&read_fields, form)?));
         let output_schema = Arc::new(
             read_schema.project(
                 &output
@@ -134,12 +160,13 @@ impl ReadPlan {
             let names = |ix: &[usize]| -> Vec<String> {
                 ix.iter().map(|i| schema.fields[*i].name.clone()).collect()
             };
-            let find = ReadPlan::new(
+            let find = ReadPlan::new_as(
                 layout.clone(),
                 Some(&names(&filter_columns)),
                 predicate.clone(),
+                form,
             )?;
-            let rest = ReadPlan::new(layout.clone(), Some(&names(&rest)), None)?;
+            let rest = ReadPlan::new_as(layout.clone(), Some(&names(&rest)), None, form)?;
             Some(Box::new((find, rest)))
         } else {
             None
@@ -154,6 +181,7 @@ impl ReadPlan {
             predicate,
             split,
             tracked,
+            form,
         })
     }
 
@@ -201,6 +229,11 @@ impl ReadPlan {
     /// The Arrow schema of the batches this plan produces.
     pub fn schema(&self) -> SchemaRef {
         self.output_schema.clone()
+    }
+
+    /// The Arrow form of the batches: [`ArrowForm::SCAN`] or [`ArrowForm::SCAN_VIEWS`].
+    pub fn form(&self) -> ArrowForm {
+        self.form
     }
 
     /// The filter applied to rows, if any.

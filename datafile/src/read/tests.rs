@@ -210,3 +210,110 @@ fn read_file_rows_reads_the_asked_rows_whatever_the_deletion_vector() {
     }
     assert_eq!(ids, vec![0, 5, 6]);
 }
+
+/// The (id, name, part) rows of batches, whatever their string layout.
+fn texts(batches: &[RecordBatch]) -> Vec<(i64, String, String)> {
+    let mut out = Vec::new();
+    for b in batches {
+        let columns: Vec<arrow_array::ArrayRef> = b
+            .columns()
+            .iter()
+            .map(|c| arrow_cast::cast::cast(c, &offsets_type(c.data_type())).unwrap())
+            .collect();
+        let fields: Vec<Field> = b
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| Field::new(f.name(), offsets_type(f.data_type()), true))
+            .collect();
+        let b = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap();
+        let positions = arrow_array::UInt64Array::from(vec![0u64; b.num_rows()]);
+        out.extend(rows_of(vec![(b, positions)]).0);
+    }
+    out
+}
+
+fn offsets_type(t: &ArrowType) -> ArrowType {
+    match t {
+        ArrowType::Utf8View => ArrowType::Utf8,
+        t => t.clone(),
+    }
+}
+
+#[test]
+fn the_view_form_reads_strings_as_views_with_the_same_values() {
+    use alluvium_txlog::schema::ArrowForm;
+    let (layout, mut add) = one_file();
+    let deleted: RoaringTreemap = [1u64, 2000].into_iter().collect();
+    add.deletion_vector = Some(Box::new(alluvium_txlog::dv::inline_descriptor(&deleted)));
+    let pred = || {
+        Some(
+            bind(
+                &parse_expr("name < 'n15' OR id = 2000").unwrap(),
+                &layout.schema,
+                &layout.partition_columns,
+                ColumnMappingMode::None,
+            )
+            .unwrap(),
+        )
+    };
+    // Whole file (deletion vector applied, partition column filled); a filter on the
+    // string column, read split; exactly given rows.
+    let plans = [
+        (None, None),
+        (None, pred()),
+        (Some(vec!["name".to_string()]), pred()),
+    ];
+    for (columns, predicate) in plans {
+        let of = |form| {
+            ReadPlan::new_as(layout.clone(), columns.as_deref(), predicate.clone(), form).unwrap()
+        };
+        let (offsets, views) = (of(ArrowForm::SCAN), of(ArrowForm::SCAN_VIEWS));
+        assert_eq!(
+            predicate.is_some() && columns.is_none(),
+            views.split.is_some()
+        );
+        for f in views.schema().fields() {
+            assert_ne!(f.data_type(), &ArrowType::Utf8, "{}", f.name());
+        }
+        let want = offsets.read_file(&add).unwrap();
+        let got = views.read_file(&add).unwrap();
+        assert!(!want.is_empty());
+        for b in &got {
+            assert_eq!(b.schema(), views.schema());
+        }
+        if columns.is_none() {
+            assert_eq!(texts(&got), texts(&want));
+            let asked: RoaringTreemap = [0u64, 1, 2, 999].into_iter().collect();
+            let rows = |p: &ReadPlan| -> Vec<RecordBatch> {
+                p.read_rows_at(&add, &asked)
+                    .unwrap()
+                    .into_iter()
+                    .map(|(b, _)| b)
+                    .collect()
+            };
+            assert_eq!(texts(&rows(&views)), texts(&rows(&offsets)));
+        } else {
+            let strings = |bs: &[RecordBatch]| -> Vec<String> {
+                bs.iter()
+                    .flat_map(|b| {
+                        let c = arrow_cast::cast::cast(b.column(0), &ArrowType::Utf8).unwrap();
+                        c.as_string::<i32>()
+                            .iter()
+                            .map(|v| v.unwrap().to_string())
+                            .collect::<Vec<_>>()
+                    })
+                    .collect()
+            };
+            assert_eq!(strings(&got), strings(&want));
+        }
+    }
+}
+
+#[test]
+fn a_read_refuses_a_form_that_is_not_a_scan_form() {
+    use alluvium_txlog::schema::ArrowForm;
+    let (layout, _) = one_file();
+    let err = ReadPlan::new_as(layout, None, None, ArrowForm::DECLARED).unwrap_err();
+    assert!(err.to_string().contains("scan form"), "{err}");
+}
