@@ -163,6 +163,35 @@ fn full_scan(snapshot: &Snapshot) -> Result<Vec<RecordBatch>, String> {
         .map_err(|e| format!("scan failed: {e}"))
 }
 
+/// A scan with view types returns the same rows as `batches` (the scan without), with no
+/// `Utf8` or `Binary` left but the binaries extension types are defined on.
+fn check_view_scan(snapshot: &Snapshot, batches: &[RecordBatch]) -> Result<(), String> {
+    let views = ScanBuilder::new(snapshot.clone())
+        .with_view_types(true)
+        .build()
+        .and_then(|s| s.execute_to_vec())
+        .map_err(|e| format!("scan with view types failed: {e}"))?;
+    if let Some(b) = views.first() {
+        for f in b.schema().fields() {
+            if common::has_offset_strings(f) {
+                return Err(format!(
+                    "scan with view types: column `{}` is {}",
+                    f.name(),
+                    f.data_type()
+                ));
+            }
+        }
+    }
+    let (a, b) = (common::canon_rows(&views), common::canon_rows(batches));
+    if a != b {
+        return Err(format!(
+            "scan with view types: {}",
+            first_difference(&a, &b)
+        ));
+    }
+    Ok(())
+}
+
 fn check_expected_error(name: &str, root: &Path, e: &Value) -> Outcome {
     let result = table(root)
         .snapshot()
@@ -314,6 +343,7 @@ fn check_table(name: &str, root: &Path, e: &Value, usage: &str) -> Result<String
     let mut detail = format!("v{} {} files", snapshot.version(), snapshot.num_files());
     if usage == "read-latest-compare-expected" {
         let batches = full_scan(&snapshot)?;
+        check_view_scan(&snapshot, &batches)?;
         for exp in e["expected"].as_array().into_iter().flatten() {
             compare_expected(&snapshot, &batches, exp)?;
         }
@@ -334,6 +364,7 @@ fn check_table(name: &str, root: &Path, e: &Value, usage: &str) -> Result<String
             ));
         }
         let batches = full_scan(&snapshot)?;
+        check_view_scan(&snapshot, &batches)?;
         let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
         if rows as u64 != expected {
             return Err(format!("scan returned {rows} rows, expected {expected}"));
@@ -515,18 +546,28 @@ fn compare_cdf(root: &Path, snapshot: &Snapshot, exp: &Value) -> Result<(), Stri
         .map(|f| f.name.clone())
         .collect();
     columns.extend(["_change_type".to_string(), "_commit_version".to_string()]);
-    let batches = table(root)
-        .changes(VersionSpec::Version(start), end)
-        .columns(columns)
-        .execute_to_vec()
-        .map_err(|err| format!("changes from {start}: {err}"))?;
+    // Both string layouts must read the expected feed.
+    for views in [false, true] {
+        let batches = table(root)
+            .changes(VersionSpec::Version(start), end)
+            .columns(columns.clone())
+            .view_types(views)
+            .execute_to_vec()
+            .map_err(|err| format!("changes from {start} (view types {views}): {err}"))?;
+        compare_cdf_rows(exp, &batches).map_err(|e| format!("view types {views}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Compares a feed with the expected text of `exp`, as sorted rows.
+fn compare_cdf_rows(exp: &Value, batches: &[RecordBatch]) -> Result<(), String> {
     let path = data_dir().join(exp["path"].as_str().unwrap());
     let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
     let (exp_header, mut exp_rows) = common::pretty_rows(&text);
     let rendered = if batches.is_empty() {
         String::new()
     } else {
-        pretty_format_batches(&batches)
+        pretty_format_batches(batches)
             .map_err(|e| e.to_string())?
             .to_string()
     };

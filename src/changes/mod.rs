@@ -15,7 +15,8 @@
 //!
 //! Rows have the table's logical columns as of the END version of the range (column
 //! mapping, type widening, deletion vectors and partition values applied as in scans; a
-//! column added inside the range reads as null in older files), then `_change_type` (Utf8),
+//! column added inside the range reads as null in older files), then `_change_type` (Utf8;
+//! with [`ChangesBuilder::view_types`], strings and binaries are views),
 //! `_commit_version` (Int64) and `_commit_timestamp` (Timestamp(µs, "UTC"): the in-commit
 //! timestamp where the table has them, else the commit file's modification time made
 //! monotonic, as Delta Spark). A schema change inside the range that is not additive (a
@@ -39,7 +40,7 @@ use alluvium_txlog::expr::{
     Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr,
 };
 use alluvium_txlog::path::TableRoot;
-use alluvium_txlog::schema::{DataType, PrimitiveType, StructField};
+use alluvium_txlog::schema::{ArrowForm, ArrowStrings, DataType, PrimitiveType, StructField};
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
 
@@ -70,6 +71,7 @@ pub struct ChangesBuilder {
     columns: Option<Vec<String>>,
     filter: Option<Expr>,
     files_in_flight: Option<usize>,
+    form: ArrowForm,
 }
 
 impl ChangesBuilder {
@@ -81,6 +83,7 @@ impl ChangesBuilder {
             columns: None,
             filter: None,
             files_in_flight: None,
+            form: ArrowForm::SCAN,
         }
     }
 
@@ -108,6 +111,21 @@ impl ChangesBuilder {
     /// A parse error.
     pub fn filter_str(self, filter: &str) -> Result<Self> {
         Ok(self.filter(parse_expr(filter)?))
+    }
+
+    /// With `true`, `string` and `binary` columns (`_change_type` included) come out as
+    /// `Utf8View` and `BinaryView` instead of `Utf8` and `Binary`: the same values, decoded
+    /// from Parquet without copying the bytes of dictionary-encoded strings. For consumers
+    /// that take views (DataFusion, Polars, and delta-rs' `load_cdf`, which returns them);
+    /// off by default.
+    #[must_use]
+    pub fn view_types(mut self, on: bool) -> Self {
+        self.form = if on {
+            ArrowForm::SCAN_VIEWS
+        } else {
+            ArrowForm::SCAN
+        };
+        self
     }
 
     /// Read at most `files` change files at a time (at least 1; the default is
@@ -201,7 +219,7 @@ impl ChangesBuilder {
             })
             .map(|f| f.name.clone())
             .collect();
-        let data = ReadPlan::new(layout.clone(), Some(&needed), pushed.clone())?;
+        let data = ReadPlan::new_as(layout.clone(), Some(&needed), pushed.clone(), self.form)?;
         let mut cdc_layout = layout;
         cdc_layout.schema.fields.push(StructField::new(
             CHANGE_TYPE_COLUMN,
@@ -210,7 +228,7 @@ impl ChangesBuilder {
         ));
         let mut cdc_columns = needed.clone();
         cdc_columns.push(CHANGE_TYPE_COLUMN.into());
-        let cdc = ReadPlan::new(cdc_layout, Some(&cdc_columns), pushed.clone())?;
+        let cdc = ReadPlan::new_as(cdc_layout, Some(&cdc_columns), pushed.clone(), self.form)?;
 
         let mut fields: Vec<Field> = data
             .schema()
@@ -218,7 +236,7 @@ impl ChangesBuilder {
             .iter()
             .map(|f| f.as_ref().clone())
             .collect();
-        fields.extend(meta_arrow_fields());
+        fields.extend(meta_arrow_fields(self.form));
         let full_schema = Arc::new(Schema::new(fields));
         let output: Vec<usize> = output_names
             .iter()
@@ -296,10 +314,14 @@ fn meta_fields() -> Vec<StructField> {
     ]
 }
 
-/// The feed's own columns as Arrow fields.
-fn meta_arrow_fields() -> Vec<Field> {
+/// The feed's own columns as Arrow fields, `_change_type` in the string layout of `form`.
+fn meta_arrow_fields(form: ArrowForm) -> Vec<Field> {
+    let change_type = match form.strings {
+        ArrowStrings::Offsets => ArrowType::Utf8,
+        ArrowStrings::Views => ArrowType::Utf8View,
+    };
     vec![
-        Field::new(CHANGE_TYPE_COLUMN, ArrowType::Utf8, false),
+        Field::new(CHANGE_TYPE_COLUMN, change_type, false),
         Field::new(COMMIT_VERSION_COLUMN, ArrowType::Int64, false),
         Field::new(
             COMMIT_TIMESTAMP_COLUMN,
@@ -380,8 +402,11 @@ mod tests {
 
     #[test]
     fn the_feed_columns_are_typed_as_the_protocol_says() {
-        let f = meta_arrow_fields();
+        let f = meta_arrow_fields(ArrowForm::SCAN);
         assert_eq!(f[0].data_type(), &ArrowType::Utf8);
+        let views = meta_arrow_fields(ArrowForm::SCAN_VIEWS);
+        assert_eq!(views[0].data_type(), &ArrowType::Utf8View);
+        assert_eq!(views[1..], f[1..]);
         assert_eq!(f[1].data_type(), &ArrowType::Int64);
         assert_eq!(
             f[2].data_type(),

@@ -7,6 +7,9 @@ use std::sync::Arc;
 use alluvium_datafile::ReadPlan;
 use alluvium_txlog::dv::read_deletion_vector;
 use alluvium_txlog::expr::Predicate;
+use alluvium_txlog::scalar::repeated_view;
+use alluvium_txlog::schema::ArrowStrings;
+use arrow_array::types::StringViewType;
 use arrow_array::{
     ArrayRef, Int64Array, RecordBatch, RecordBatchOptions, StringArray, TimestampMicrosecondArray,
 };
@@ -81,7 +84,10 @@ impl Reader {
         let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
         // Constant columns are filled in place (no per-row vector of values to copy from).
         if let Some(ct) = change_type {
-            columns.push(Arc::new(StringArray::new_repeated(ct, n)));
+            columns.push(match self.data.form().strings {
+                ArrowStrings::Offsets => Arc::new(StringArray::new_repeated(ct, n)),
+                ArrowStrings::Views => Arc::new(repeated_view::<StringViewType>(ct, n)),
+            });
         }
         let version = i64::try_from(task.version).unwrap_or(i64::MAX);
         columns.push(Arc::new(Int64Array::from_value(version, n)));

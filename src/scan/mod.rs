@@ -21,6 +21,7 @@ use alluvium_txlog::actions::Add;
 use alluvium_txlog::expr::{
     Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr,
 };
+use alluvium_txlog::schema::ArrowForm;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 
@@ -110,6 +111,7 @@ pub struct ScanBuilder {
     filter: Option<Expr>,
     files_in_flight: Option<usize>,
     row_tracking: bool,
+    form: ArrowForm,
 }
 
 /// The output column of [`ScanBuilder::with_row_tracking`] holding each row's stable row id.
@@ -127,7 +129,22 @@ impl ScanBuilder {
             filter: None,
             files_in_flight: None,
             row_tracking: false,
+            form: ArrowForm::SCAN,
         }
+    }
+
+    /// With `true`, `string` and `binary` columns come out as `Utf8View` and `BinaryView`
+    /// instead of `Utf8` and `Binary`: the same values, decoded from Parquet without
+    /// copying the bytes of dictionary-encoded strings. For consumers that take views
+    /// (DataFusion, Polars); off by default.
+    #[must_use]
+    pub fn with_view_types(mut self, on: bool) -> Self {
+        self.form = if on {
+            ArrowForm::SCAN_VIEWS
+        } else {
+            ArrowForm::SCAN
+        };
+        self
     }
 
     /// Also output, after the other columns, each row's stable row id ([`ROW_ID_COLUMN`],
@@ -192,9 +209,14 @@ impl ScanBuilder {
             None => None,
         };
         let plan = Arc::new(if self.row_tracking {
-            row_tracking_plan(&snapshot, self.columns.as_deref(), predicate)?
+            row_tracking_plan(&snapshot, self.columns.as_deref(), predicate, self.form)?
         } else {
-            ReadPlan::new(table_layout(&snapshot), self.columns.as_deref(), predicate)?
+            ReadPlan::new_as(
+                table_layout(&snapshot),
+                self.columns.as_deref(),
+                predicate,
+                self.form,
+            )?
         });
         let total = snapshot.num_files();
         // Files are skipped with the filter plus what it implies for generated partition
@@ -229,6 +251,7 @@ fn row_tracking_plan(
     snapshot: &Snapshot,
     columns: Option<&[String]>,
     predicate: Option<Predicate>,
+    form: ArrowForm,
 ) -> Result<ReadPlan> {
     let not_enabled = |reason: &str| Error::RowTrackingNotEnabled {
         version: snapshot.version(),
@@ -260,7 +283,7 @@ fn row_tracking_plan(
     };
     cols.push(row_id);
     cols.push(commit_version);
-    Ok(ReadPlan::new(layout, Some(&cols), predicate)?
+    Ok(ReadPlan::new_as(layout, Some(&cols), predicate, form)?
         .rename_row_tracking(ROW_ID_COLUMN, ROW_COMMIT_VERSION_COLUMN))
 }
 

@@ -240,3 +240,18 @@ pub fn sorted_ids(table: &alluvium::Table) -> Vec<i64> {
     out.sort_unstable();
     out
 }
+
+/// Whether `field` holds, at any depth, a string or binary in the offsets layout (`Utf8`,
+/// `LargeUtf8`, `Binary`, `LargeBinary`), not counting fields of an extension type
+/// (variant, geospatial WKB), which are defined on `Binary`.
+pub fn has_offset_strings(field: &Field) -> bool {
+    if field.metadata().contains_key("ARROW:extension:name") {
+        return false;
+    }
+    match field.data_type() {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary => true,
+        DataType::Struct(fields) => fields.iter().any(|f| has_offset_strings(f)),
+        DataType::List(f) | DataType::LargeList(f) | DataType::Map(f, _) => has_offset_strings(f),
+        _ => false,
+    }
+}
