@@ -43,6 +43,8 @@ figures. Both engines are measured the same way there, each repeat in a fresh pr
 engine, interleaved: cold (the process's first read: `alluvium_in_process_median_s`,
 `delta_rs_median_s`, `ratio_in_process`) and warm (one untimed read of the same range first,
 as a long-running consumer would have done: `*_warm_median_s`, `ratio_in_process_warm`).
+alluvium reads there with view types, as delta-rs returns strings (Utf8View); its default
+layout (Utf8) is timed too, cold (`alluvium_in_process_utf8_median_s`, `ratio_in_process_utf8`).
 One JSON line per range (op cdf_read_dml, cdf_read_all) with medians, the ratios, row counts
 (they must be equal) and peak RSS.
 
@@ -612,11 +614,12 @@ def bench_cdf_read(base: str, a, work: str, sources: dict) -> list[dict]:
     return out
 
 
-def alluvium_bench_read(bench_bin: str, table: str, start: int, warm: bool) -> dict:
+def alluvium_bench_read(bench_bin: str, table: str, start: int, warm: bool, views: bool = True) -> dict:
     """One timed `alluvium-bench changes` read in a fresh process (after one untimed read when
-    `warm`)."""
+    `warm`); with `views`, strings as Utf8View, the type delta-rs' load_cdf returns them in."""
     p = subprocess.run([bench_bin, "changes", table, "--from", str(start), "--repeat", "1",
-                        "--warm-up", "1" if warm else "0"], capture_output=True, text=True)
+                        "--warm-up", "1" if warm else "0"] + (["--view-types"] if views else []),
+                       capture_output=True, text=True)
     j = last_json(p.stdout) if p.returncode == 0 else None
     if not j:
         raise RuntimeError((p.stderr or p.stdout).strip()[-600:])
@@ -624,10 +627,14 @@ def alluvium_bench_read(bench_bin: str, table: str, start: int, warm: bool) -> d
 
 
 def in_process_reads(bench_bin: str, table: str, n: int, start: int, repeat: int) -> dict:
-    """Cold and warm in-process reads of both engines, each in a fresh process, interleaved."""
+    """Cold and warm in-process reads of both engines, each in a fresh process, interleaved.
+    alluvium reads with view types (`--view-types`): delta-rs' load_cdf returns its strings
+    as Utf8View, so both produce the same Arrow types. A third, cold series reads alluvium's
+    default string layout (Utf8) against the cold delta-rs times
+    (`alluvium_in_process_utf8_median_s`, `ratio_in_process_utf8`)."""
     out: dict = {}
     for warm in (False, True):
-        d_times, a_times, a_rss = [], [], []
+        d_times, a_times, a_rss, utf8_times = [], [], [], []
         a_rows = d_rows = None
         for r in range(repeat):
             for engine in (["deltars", "alluvium"] if r % 2 == 0 else ["alluvium", "deltars"]):
@@ -638,12 +645,21 @@ def in_process_reads(bench_bin: str, table: str, n: int, start: int, repeat: int
                 else:
                     try:
                         j = alluvium_bench_read(bench_bin, table, start, warm)
+                        if not warm:
+                            utf8_times.append(alluvium_bench_read(
+                                bench_bin, table, start, False, views=False)["median_ms"] / 1000.0)
                     except RuntimeError as e:
                         return {"alluvium_in_process_error": str(e)}
                     a_times.append(j["median_ms"] / 1000.0)
                     a_rss.append(j.get("peak_rss_mib") or 0.0)
                     a_rows = j["rows"]
         key = "_warm" if warm else ""
+        if not warm:
+            out.update({
+                "alluvium_in_process_utf8_median_s": spread(utf8_times)["median"],
+                "ratio_in_process_utf8": round(statistics.median(d_times)
+                                               / statistics.median(utf8_times), 2),
+            })
         out.update({
             f"delta_rs_in_process{key}_median_s": spread(d_times)["median"],
             f"alluvium_in_process{key}_median_s": spread(a_times)["median"],
