@@ -120,11 +120,7 @@ impl ChangesBuilder {
     /// off by default.
     #[must_use]
     pub fn view_types(mut self, on: bool) -> Self {
-        self.form = if on {
-            ArrowForm::SCAN_VIEWS
-        } else {
-            ArrowForm::SCAN
-        };
+        self.form = ArrowForm::scan(on);
         self
     }
 

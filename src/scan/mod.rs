@@ -139,11 +139,7 @@ impl ScanBuilder {
     /// (DataFusion, Polars); off by default.
     #[must_use]
     pub fn with_view_types(mut self, on: bool) -> Self {
-        self.form = if on {
-            ArrowForm::SCAN_VIEWS
-        } else {
-            ArrowForm::SCAN
-        };
+        self.form = ArrowForm::scan(on);
         self
     }
 

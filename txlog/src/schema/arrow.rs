@@ -150,6 +150,11 @@ impl ArrowForm {
         strings: ArrowStrings::Views,
     };
 
+    /// [`SCAN_VIEWS`](Self::SCAN_VIEWS) when `views`, else [`SCAN`](Self::SCAN).
+    pub const fn scan(views: bool) -> ArrowForm {
+        if views { Self::SCAN_VIEWS } else { Self::SCAN }
+    }
+
     /// What data files store under column-mapping `mode`: physical names and field ids,
     /// every field nullable.
     pub const fn physical(mode: ColumnMappingMode) -> ArrowForm {
@@ -609,7 +614,8 @@ mod tests {
         )
         .unwrap();
         let scan = arrow_fields_as(&schema.fields, ArrowForm::SCAN).unwrap();
-        let views = arrow_fields_as(&schema.fields, ArrowForm::SCAN_VIEWS).unwrap();
+        let views = arrow_fields_as(&schema.fields, ArrowForm::scan(true)).unwrap();
+        assert_eq!(ArrowForm::scan(false), ArrowForm::SCAN);
         assert_eq!(views[0].data_type(), &ArrowType::Utf8View);
         assert_eq!(views[1].data_type(), &ArrowType::BinaryView);
         let ArrowType::Struct(inner) = views[2].data_type() else {
