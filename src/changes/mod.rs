@@ -40,9 +40,11 @@ use alluvium_txlog::expr::{
     Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr,
 };
 use alluvium_txlog::path::TableRoot;
-use alluvium_txlog::schema::{ArrowForm, ArrowStrings, DataType, PrimitiveType, StructField};
+use alluvium_txlog::schema::{
+    ArrowForm, ArrowNullability, DataType, PrimitiveType, StructField, arrow_fields_as,
+};
 use arrow_array::RecordBatch;
-use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{Field, Schema, SchemaRef};
 
 pub use read::ChangeBatches;
 
@@ -232,7 +234,7 @@ impl ChangesBuilder {
             .iter()
             .map(|f| f.as_ref().clone())
             .collect();
-        fields.extend(meta_arrow_fields(self.form));
+        fields.extend(meta_arrow_fields(self.form)?);
         let full_schema = Arc::new(Schema::new(fields));
         let output: Vec<usize> = output_names
             .iter()
@@ -310,21 +312,17 @@ fn meta_fields() -> Vec<StructField> {
     ]
 }
 
-/// The feed's own columns as Arrow fields, `_change_type` in the string layout of `form`.
-fn meta_arrow_fields(form: ArrowForm) -> Vec<Field> {
-    let change_type = match form.strings {
-        ArrowStrings::Offsets => ArrowType::Utf8,
-        ArrowStrings::Views => ArrowType::Utf8View,
+/// The feed's own columns as Arrow fields of `form`'s string layout: the Arrow form of
+/// [`meta_fields`], non-nullable as declared there.
+fn meta_arrow_fields(form: ArrowForm) -> Result<Vec<Field>> {
+    let declared = ArrowForm {
+        nullability: ArrowNullability::Declared,
+        ..form
     };
-    vec![
-        Field::new(CHANGE_TYPE_COLUMN, change_type, false),
-        Field::new(COMMIT_VERSION_COLUMN, ArrowType::Int64, false),
-        Field::new(
-            COMMIT_TIMESTAMP_COLUMN,
-            ArrowType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-            false,
-        ),
-    ]
+    Ok(arrow_fields_as(&meta_fields(), declared)?
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect())
 }
 
 fn file_may_match(p: &Predicate, needed: &StatsNeeded<'_>, task: &plan::ChangeTask) -> bool {
@@ -395,14 +393,20 @@ impl Changes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow_schema::{DataType as ArrowType, TimeUnit};
 
     #[test]
     fn the_feed_columns_are_typed_as_the_protocol_says() {
-        let f = meta_arrow_fields(ArrowForm::SCAN);
+        let f = meta_arrow_fields(ArrowForm::SCAN).unwrap();
         assert_eq!(f[0].data_type(), &ArrowType::Utf8);
-        let views = meta_arrow_fields(ArrowForm::SCAN_VIEWS);
+        let views = meta_arrow_fields(ArrowForm::SCAN_VIEWS).unwrap();
         assert_eq!(views[0].data_type(), &ArrowType::Utf8View);
         assert_eq!(views[1..], f[1..]);
+        assert!(
+            f.iter()
+                .chain(&views)
+                .all(|f| !f.is_nullable() && f.metadata().is_empty())
+        );
         assert_eq!(f[1].data_type(), &ArrowType::Int64);
         assert_eq!(
             f[2].data_type(),
