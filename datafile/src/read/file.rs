@@ -487,7 +487,7 @@ fn read_loaded(
 /// `binary` columns the plan reads typed as views, so Parquet decodes them straight to
 /// views (`None` when there are none, or for the offsets form). Nested ones are decoded as
 /// stored and laid out as views by `conform`.
-fn view_hint(
+pub(super) fn view_hint(
     scan: &ReadPlan,
     file_fields: &arrow_schema::Fields,
     sources: &[Option<usize>],

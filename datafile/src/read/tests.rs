@@ -317,3 +317,29 @@ fn a_read_refuses_a_form_that_is_not_a_scan_form() {
     let err = ReadPlan::new_as(layout, None, None, ArrowForm::DECLARED).unwrap_err();
     assert!(err.to_string().contains("scan form"), "{err}");
 }
+
+#[test]
+fn the_view_hint_types_the_string_columns_read_and_nothing_else() {
+    use super::file::view_hint;
+    use alluvium_txlog::schema::ArrowForm;
+    let (layout, _) = one_file();
+    // The file stores `id` and `name`; `part` is a partition column (no source).
+    let file_fields = arrow_schema::Fields::from(vec![
+        Field::new("id", ArrowType::Int64, true),
+        Field::new("name", ArrowType::LargeUtf8, true),
+    ]);
+    let plan = |columns: &[&str], form| {
+        let columns: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
+        ReadPlan::new_as(layout.clone(), Some(&columns), None, form).unwrap()
+    };
+    let views = plan(&["id", "name", "part"], ArrowForm::SCAN_VIEWS);
+    let hint = view_hint(&views, &file_fields, &[Some(0), Some(1), None]).unwrap();
+    assert_eq!(hint.field(0), file_fields[0].as_ref());
+    assert_eq!(hint.field(1).data_type(), &ArrowType::Utf8View);
+    assert_eq!(hint.field(1).name(), "name");
+    // No hint for the offsets form, nor when no string column is read from the file.
+    let offsets = plan(&["id", "name"], ArrowForm::SCAN);
+    assert!(view_hint(&offsets, &file_fields, &[Some(0), Some(1)]).is_none());
+    let ids = plan(&["id", "part"], ArrowForm::SCAN_VIEWS);
+    assert!(view_hint(&ids, &file_fields, &[Some(0), None]).is_none());
+}
