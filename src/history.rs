@@ -7,7 +7,18 @@ use alluvium_txlog::log_path::{LogFileKind, Version};
 use alluvium_txlog::segment::list_log_from;
 use rayon::prelude::*;
 
-use crate::Result;
+use crate::{Result, Table};
+
+impl Table {
+    /// The `limit` newest commits (all when `None`), newest first, each with its version,
+    /// timestamp and `commitInfo` (operation, parameters, metrics, ...).
+    ///
+    /// # Errors
+    /// Storage errors, or a malformed commit file.
+    pub fn history(&self, limit: Option<usize>) -> Result<Vec<CommitEntry>> {
+        history(self.store().as_ref(), limit)
+    }
+}
 
 /// One commit of the history.
 #[derive(Debug, Clone)]
@@ -25,7 +36,7 @@ pub struct CommitEntry {
 ///
 /// # Errors
 /// Storage errors, or a malformed commit file.
-pub fn history(store: &dyn ObjectStore, limit: Option<usize>) -> Result<Vec<CommitEntry>> {
+pub(crate) fn history(store: &dyn ObjectStore, limit: Option<usize>) -> Result<Vec<CommitEntry>> {
     let listing = list_log_from(store, 0)?;
     let mut commits: Vec<(Version, &alluvium_storage::ObjectMeta, i64)> = Vec::new();
     let mut prev: Option<i64> = None;

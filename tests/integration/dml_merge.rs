@@ -651,7 +651,9 @@ fn stress_four_merging_and_four_appending_threads_equal_the_serial_replay() {
         // Serial replay in version order.
         let mut model: std::collections::BTreeMap<i64, (Option<String>, Option<i64>)> =
             initial.into_iter().map(|r| (r.0, (r.1, r.2))).collect();
-        let mut history = alluvium::history(store.as_ref(), None).unwrap();
+        let mut history = alluvium::Table::from_store(store.clone())
+            .history(None)
+            .unwrap();
         history.sort_by_key(|e| e.version);
         let landed = landed.lock().unwrap();
         let mut replayed = 0;
