@@ -311,7 +311,7 @@ fn get(a: GetArgs) -> Result<()> {
     write_stream(
         a.format,
         rows.schema(),
-        std::iter::once(Ok(rows)),
+        std::iter::once(rows),
         destination(None)?,
     )
 }
@@ -335,7 +335,7 @@ fn history(a: HistoryArgs) -> Result<()> {
     write_stream(
         a.format,
         rows.schema(),
-        std::iter::once(Ok(rows)),
+        std::iter::once(rows),
         destination(None)?,
     )
 }

@@ -50,7 +50,7 @@ fn pinned(s: &Snapshot) -> WriteOptions {
     }
 }
 
-fn kind(r: alluvium::Result<WriteOutcome>) -> Option<ConflictKind> {
+fn kind(r: alluvium::Result<impl Into<WriteOutcome>>) -> Option<ConflictKind> {
     match r {
         Ok(_) => None,
         Err(e) => {

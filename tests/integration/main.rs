@@ -31,6 +31,7 @@ mod faults;
 mod follow;
 mod hostile_paths;
 mod hostile_reads;
+mod input_streams;
 mod maintenance;
 mod maintenance_faults;
 mod materialize;

@@ -68,8 +68,8 @@ fn expect(rows: &[(i64, Option<&str>, &str)]) -> Vec<String> {
     common::canon_rows(&[batch(rows)])
 }
 
-fn committed(o: WriteOutcome) -> alluvium_txlog::Version {
-    match o {
+fn committed(o: impl Into<WriteOutcome>) -> alluvium_txlog::Version {
+    match o.into() {
         WriteOutcome::Committed(r) => r.version,
         other => panic!("{other:?}"),
     }
@@ -433,7 +433,7 @@ fn create_refuses_bad_partitioning_and_out_of_range_properties() {
 
 /// The `predicate` a commit recorded in `commitInfo.operationParameters`.
 fn recorded_predicate(t: &Table, version: u64) -> String {
-    let entries = alluvium::history(t.store().as_ref(), None).unwrap();
+    let entries = t.history(None).unwrap();
     let entry = entries.iter().find(|e| e.version == version).unwrap();
     let info = entry.commit_info.as_ref().unwrap();
     let text = info.0["operationParameters"]["predicate"].as_str().unwrap();

@@ -80,21 +80,27 @@ pub struct MergeBuilder {
 
 impl Table {
     /// Starts a MERGE of `source` into this table on the condition `on` (`"t.id = s.id"`
-    /// or an [`Expr`]). The source is held in memory; the target is read one file at a
-    /// time, and only the files the source's keys may match (unless a `WHEN NOT MATCHED BY
-    /// SOURCE` clause needs them all).
-    pub fn merge(
-        &self,
-        source: impl IntoIterator<Item = RecordBatch>,
-        on: impl Into<MergeOn>,
-    ) -> MergeBuilder {
+    /// or an [`Expr`]). The source (plain batches or a fallible stream, see
+    /// [`IntoBatch`](crate::IntoBatch)) is read here and held in memory; a failure to read
+    /// it is reported by [`execute`](MergeBuilder::execute). The target is read one file at
+    /// a time, and only the files the source's keys may match (unless a `WHEN NOT MATCHED
+    /// BY SOURCE` clause needs them all).
+    pub fn merge<I>(&self, source: I, on: impl Into<MergeOn>) -> MergeBuilder
+    where
+        I: IntoIterator,
+        I::Item: crate::IntoBatch,
+    {
+        let (source, error) = match crate::write::source::batches(source).collect() {
+            Ok(batches) => (batches, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
         MergeBuilder {
             table: self.clone(),
-            source: source.into_iter().collect(),
+            source,
             on: on.into(),
             clauses: Vec::new(),
             merge_schema: false,
-            error: None,
+            error,
         }
     }
 }
