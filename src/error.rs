@@ -223,6 +223,9 @@ pub enum ErrorKind {
     Refused,
     /// Storage or local I/O failed (timeouts, permissions, a full disk).
     Io,
+    /// The caller interrupted a long operation (an OPTIMIZE's `interrupt` flag); what it
+    /// committed before stopping stays, nothing partial was committed.
+    Interrupted,
     /// Anything else (Arrow or Parquet failures).
     Other,
 }
@@ -301,6 +304,7 @@ impl Error {
                 MaintenanceError::Refused(_) | MaintenanceError::RetentionTooShort { .. } => {
                     ErrorKind::Refused
                 }
+                MaintenanceError::Interrupted { .. } => ErrorKind::Interrupted,
                 _ => ErrorKind::Other,
             },
             Cause::DataFile(e) => match e {

@@ -74,6 +74,8 @@ pub struct MergeBuilder {
     on: MergeOn,
     clauses: Vec<MergeClause>,
     merge_schema: bool,
+    /// Names for the target and the source besides `t` and `s`.
+    aliases: Option<(String, String)>,
     /// The first error a clause method met, reported by `execute`.
     error: Option<Error>,
 }
@@ -100,6 +102,7 @@ impl Table {
             on: on.into(),
             clauses: Vec::new(),
             merge_schema: false,
+            aliases: None,
             error,
         }
     }
@@ -230,6 +233,21 @@ impl MergeBuilder {
         self
     }
 
+    /// Names the target `target` and the source `source` in the ON condition and the
+    /// clauses, as SQL's `MERGE INTO tbl AS target USING src AS source` does (deltalake's
+    /// `target_alias` / `source_alias`); `t` and `s` keep working. The names are matched
+    /// case-insensitively as the first segment of a column path.
+    pub fn with_aliases(mut self, target: &str, source: &str) -> Self {
+        if target.is_empty() || source.is_empty() || target.eq_ignore_ascii_case(source) {
+            self.error.get_or_insert(Error::InvalidArgument(format!(
+                "MERGE aliases must be two different non-empty names, got `{target}` and `{source}`"
+            )));
+        } else {
+            self.aliases = Some((target.to_string(), source.to_string()));
+        }
+        self
+    }
+
     /// Runs the MERGE as one commit (operation `MERGE`). Every clause's names and types
     /// are checked before any file is written.
     ///
@@ -247,12 +265,34 @@ impl MergeBuilder {
             .expr
             .clone()
             .map_err(|e| Error::InvalidArgument(format!("MERGE ON `{}`: {e}", self.on.text)))?;
+        let (on, clauses) = match &self.aliases {
+            Some((target, source)) => {
+                let mut rename = |path: &[String]| -> Vec<String> {
+                    let mut path = path.to_vec();
+                    if let Some(first) = path.first_mut() {
+                        if first.eq_ignore_ascii_case(target) {
+                            *first = scope::TARGET.to_string();
+                        } else if first.eq_ignore_ascii_case(source) {
+                            *first = scope::SOURCE.to_string();
+                        }
+                    }
+                    path
+                };
+                let clauses = self
+                    .clauses
+                    .into_iter()
+                    .map(|c| c.map_columns(&mut rename))
+                    .collect();
+                (on.map_columns(&mut rename), clauses)
+            }
+            None => (on, self.clauses),
+        };
         exec::run(exec::MergeSpec {
             table: &self.table,
             source: self.source,
             on,
             on_text: self.on.text,
-            clauses: self.clauses,
+            clauses,
             merge_schema: self.merge_schema || options.merge_schema,
             options,
         })
