@@ -51,6 +51,10 @@ pub struct WriteOptions {
     pub retry: Option<RetryPolicy>,
     /// `commitInfo.userMetadata`.
     pub user_metadata: Option<String>,
+    /// Fields of the embedder's own in `commitInfo` (deltalake's
+    /// `CommitProperties.custom_metadata`); names the engine writes itself (`operation`,
+    /// `timestamp`, `txnId`, ...) are refused before anything is written.
+    pub commit_info: std::collections::BTreeMap<String, serde_json::Value>,
     /// Run the operation against this snapshot instead of the latest one: the commit is then
     /// checked against every version committed since (pinning a read version).
     pub read_snapshot: Option<Snapshot>,
@@ -190,6 +194,7 @@ impl Table {
         I: IntoIterator,
         I::Item: IntoBatch,
     {
+        check_options(options)?;
         alluvium_mvcc::transaction::check_can_commit(self.store().as_ref())?;
         let mut delta_schema = from_arrow_schema(schema)?;
         for f in &mut delta_schema.fields {
@@ -456,6 +461,7 @@ impl Table {
     /// both are checked before any data file is uploaded, so a refused write leaves nothing
     /// behind.
     pub(crate) fn read_snapshot(&self, options: &WriteOptions) -> Result<Snapshot> {
+        check_options(options)?;
         alluvium_mvcc::transaction::check_can_commit(self.store().as_ref())?;
         let snapshot = match &options.read_snapshot {
             Some(s) => s.clone(),
@@ -772,13 +778,32 @@ fn set_create_parameters(
     );
 }
 
-/// The options every write applies to its transaction: `userMetadata`, the retry policy.
+/// The options every write applies to its transaction: `userMetadata`, the embedder's
+/// `commitInfo` fields (checked by [`check_options`]), the retry policy.
 fn set_options(txn: &mut Transaction, options: &WriteOptions) {
     if let Some(u) = &options.user_metadata {
         txn.set_user_metadata(u.clone());
     }
+    for (k, v) in &options.commit_info {
+        // Reserved names were refused by `check_options` before the write began.
+        let _ = txn.set_commit_info_field(k, v.clone());
+    }
     if let Some(p) = options.retry {
         txn.set_retry_policy(p);
+    }
+}
+
+/// Refuses options that could only fail later: `commitInfo` fields the engine writes.
+fn check_options(options: &WriteOptions) -> Result<()> {
+    match options
+        .commit_info
+        .keys()
+        .find(|k| alluvium_mvcc::transaction::RESERVED_COMMIT_INFO_KEYS.contains(&k.as_str()))
+    {
+        Some(k) => Err(Error::InvalidArgument(format!(
+            "commitInfo.{k} is written by the engine; choose another name for your field"
+        ))),
+        None => Ok(()),
     }
 }
 

@@ -256,7 +256,11 @@ fn an_interrupted_optimize_keeps_whole_groups_and_leaves_no_file() {
     let Error::Maintenance(MaintenanceError::Interrupted { committed }) = &e else {
         panic!("{e:?}")
     };
-    assert_eq!(committed, &vec![v + 1], "one group committed, then the stop");
+    assert_eq!(
+        committed,
+        &vec![v + 1],
+        "one group committed, then the stop"
+    );
     assert_eq!(t.snapshot().unwrap().version(), v + 1);
     assert_eq!(rows_at(&t, VersionSpec::Latest), before);
     // Every data file is one some version references: the unfinished group's outputs went.

@@ -606,3 +606,32 @@ fn typed_integer_literals_filter_every_integer_width() {
         }
     }
 }
+
+#[test]
+fn commit_info_fields_of_the_embedder_are_recorded_and_reserved_names_refused() {
+    let (_d, t) = new_table(false);
+    let options = WriteOptions {
+        commit_info: [
+            ("userName".to_string(), serde_json::json!("etl")),
+            ("job".to_string(), serde_json::json!({"run": 7})),
+        ]
+        .into(),
+        ..WriteOptions::default()
+    };
+    t.append([batch(&[(1, None, "a")])], &options).unwrap();
+    t.delete_str("id = 1", &options).unwrap();
+    for e in t.history(Some(2)).unwrap() {
+        let ci = e.commit_info.unwrap();
+        assert_eq!(ci.0["userName"], "etl");
+        assert_eq!(ci.0["job"]["run"], 7);
+    }
+    let reserved = WriteOptions {
+        commit_info: [("operation".to_string(), serde_json::json!("FAKE"))].into(),
+        ..WriteOptions::default()
+    };
+    let v = t.snapshot().unwrap().version();
+    let e = t.append([batch(&[(2, None, "b")])], &reserved).unwrap_err();
+    assert_eq!(e.kind(), alluvium::ErrorKind::InvalidInput, "{e}");
+    assert!(e.to_string().contains("commitInfo.operation"), "{e}");
+    assert_eq!(t.snapshot().unwrap().version(), v);
+}

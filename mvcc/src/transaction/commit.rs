@@ -276,6 +276,9 @@ impl Transaction {
         if let Some(u) = &self.user_metadata {
             ci.set("userMetadata", u.clone());
         }
+        for (k, v) in &self.custom_commit_info {
+            ci.set(k, v.clone());
+        }
         ci.set("engineInfo", alluvium_txlog::ENGINE);
         ci.set("txnId", self.txn_id.clone());
         let mut actions = Vec::with_capacity(4 + self.adds.len() + self.removes.len());
