@@ -585,7 +585,11 @@ impl Transaction {
             }
             // Lost (or failed before its effect): back off, within the budget.
             let elapsed = started.elapsed();
-            if elapsed >= self.policy.budget {
+            let out_of_attempts = self
+                .policy
+                .max_attempts
+                .is_some_and(|max| report.attempts >= max);
+            if elapsed >= self.policy.budget || out_of_attempts {
                 if let Some(put_err) = unsettled_put {
                     return Err(MvccError::CommitOutcomeUnknown {
                         version,
