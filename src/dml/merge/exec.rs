@@ -33,6 +33,7 @@ use roaring::RoaringTreemap;
 
 use super::clause::{ClauseKind, MergeAction, MergeClause};
 use super::join::{SourceIndex, analyse_on};
+use super::pairs::{PAIR_CHUNK, matching_pairs};
 use super::prune::{Pruning, pruning};
 use super::scope::{SOURCE, Scope, Sides, TARGET};
 use crate::dml::assign::assigned;
@@ -657,37 +658,44 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                 s_rows,
             } in probed
             {
-                let (t_rows, s_rows) = match &residual {
-                    Some(r) if !t_rows.is_empty() => {
-                        let (ti, si) = (UInt32Array::from(t_rows), UInt32Array::from(s_rows));
-                        let j =
-                            scope.joined(Some((&batch, &ti)), Some((&source, &si)), ti.len())?;
-                        let m = evaluate(r, &j)?;
-                        let keep = |i: &usize| m.is_valid(*i) && m.value(*i);
-                        (
-                            (0..ti.len())
-                                .filter(keep)
-                                .map(|i| ti.value(i))
-                                .collect::<Vec<u32>>(),
-                            (0..si.len())
-                                .filter(keep)
-                                .map(|i| si.value(i))
-                                .collect::<Vec<u32>>(),
-                        )
-                    }
-                    _ => (t_rows, s_rows),
-                };
                 for &j in &s_rows {
                     source_matched[j as usize] = true;
                 }
-                if !matched.is_empty() && !t_rows.is_empty() {
-                    let ti = UInt32Array::from(t_rows);
-                    let si = UInt32Array::from(s_rows);
+                // NOT MATCHED BY SOURCE takes the rows without a pair (disjoint from the
+                // matched rows below, so the order of the two does not matter).
+                if !by_source.is_empty() {
+                    let mut had = vec![false; batch.num_rows()];
+                    for &i in &t_rows {
+                        had[i as usize] = true;
+                    }
+                    by_source_rows(
+                        &by_source,
+                        &scope,
+                        &batch,
+                        &positions,
+                        row_ids.as_ref(),
+                        tracked,
+                        &had,
+                        &mut sink,
+                        &mut touched,
+                        &mut counts,
+                        changes.as_ref(),
+                        old_by_rewrite.then_some(&mut updated),
+                    )?;
+                }
+                if matched.is_empty() {
+                    continue;
+                }
+                // The pairs are decided a chunk at a time (a nested-loop join can pair a
+                // row with many source rows); the cardinality rule spans the chunks.
+                let mut acting = RoaringTreemap::new();
+                for (t_chunk, s_chunk) in t_rows.chunks(PAIR_CHUNK).zip(s_rows.chunks(PAIR_CHUNK)) {
+                    let ti = UInt32Array::from(t_chunk.to_vec());
+                    let si = UInt32Array::from(s_chunk.to_vec());
                     let joined =
                         scope.joined(Some((&batch, &ti)), Some((&source, &si)), ti.len())?;
                     let decided = decide(&matched, &joined)?;
                     if !multiple_matches_ok {
-                        let mut acting = RoaringTreemap::new();
                         for (i, d) in decided.iter().enumerate() {
                             if d.is_some() && !acting.insert(u64::from(ti.value(i))) {
                                 return Err(Error::MergeCardinalityViolation {
@@ -718,49 +726,6 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                     )?;
                     counts.matched_updated += u;
                     counts.matched_deleted += d;
-                    // Pairs were probed; remember which target rows had one for NMBS below.
-                    if !by_source.is_empty() {
-                        let had: Vec<bool> = {
-                            let mut v = vec![false; batch.num_rows()];
-                            for i in 0..ti.len() {
-                                v[ti.value(i) as usize] = true;
-                            }
-                            v
-                        };
-                        by_source_rows(
-                            &by_source,
-                            &scope,
-                            &batch,
-                            &positions,
-                            row_ids.as_ref(),
-                            tracked,
-                            &had,
-                            &mut sink,
-                            &mut touched,
-                            &mut counts,
-                            changes.as_ref(),
-                            old_by_rewrite.then_some(&mut updated),
-                        )?;
-                    }
-                } else if !by_source.is_empty() {
-                    let mut had = vec![false; batch.num_rows()];
-                    for &i in &t_rows {
-                        had[i as usize] = true;
-                    }
-                    by_source_rows(
-                        &by_source,
-                        &scope,
-                        &batch,
-                        &positions,
-                        row_ids.as_ref(),
-                        tracked,
-                        &had,
-                        &mut sink,
-                        &mut touched,
-                        &mut counts,
-                        changes.as_ref(),
-                        old_by_rewrite.then_some(&mut updated),
-                    )?;
                 }
             }
             if !touched.is_empty() {
@@ -781,7 +746,8 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                         .into_iter()
                         .map(|(read, positions)| {
                             let batch = widen(&read, &needed, &scope)?;
-                            let (t_rows, s_rows) = index.probe(&batch)?;
+                            let (t_rows, s_rows) =
+                                matching_pairs(&index, residual.as_ref(), &scope, &batch, &source)?;
                             let row_ids = tracked.is_on().then(|| {
                                 read.column(read.num_columns() - 1)
                                     .as_primitive::<Int64Type>()
