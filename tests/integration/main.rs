@@ -34,6 +34,7 @@ mod hostile_reads;
 mod maintenance;
 mod maintenance_faults;
 mod materialize;
+mod merge_empty_source;
 mod merge_nested_loop;
 mod parallel_uploads;
 mod row_tracking;

@@ -24,7 +24,7 @@ use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::expr::{
     BoundColumn, Expr, FileSummary, Predicate, StatsNeeded, bind, may_match,
 };
-use alluvium_txlog::schema::{StructField, StructType, from_arrow_schema};
+use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType, from_arrow_schema};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, UInt32Array, new_null_array};
@@ -105,6 +105,13 @@ fn load_source(batches: Vec<RecordBatch>) -> Result<(StructType, RecordBatch)> {
         ));
     };
     let arrow = first.schema();
+    // A source without columns (an empty CSV file, not even a header) has no row to match
+    // and no name an ON condition could use; Arrow cannot even concatenate it.
+    if arrow.fields().is_empty() {
+        return Err(Error::InvalidArgument(
+            "the MERGE source has no columns (an empty file has not even a header)".into(),
+        ));
+    }
     let schema = from_arrow_schema(&arrow).map_err(|e| Error::SchemaMismatch(e.to_string()))?;
     let logical = input::logical_schema(&schema)?;
     let mut conformed = Vec::with_capacity(batches.len());
@@ -121,6 +128,42 @@ fn load_source(batches: Vec<RecordBatch>) -> Result<(StructType, RecordBatch)> {
         schema,
         arrow_select::concat::concat_batches(&logical, &conformed)?,
     ))
+}
+
+/// The source with each void column (all NULL: what a header-only CSV infers) that the
+/// target also has retyped as the target's column: NULLs of either type compare and assign
+/// alike, and typed they can be keys, compared and assigned (a void column can be none of
+/// these). Other columns are kept as they are.
+fn type_void_columns(
+    target: &StructType,
+    schema: StructType,
+    source: RecordBatch,
+) -> Result<(StructType, RecordBatch)> {
+    let void = DataType::Primitive(PrimitiveType::Void);
+    if !schema.fields.iter().any(|f| f.data_type == void) {
+        return Ok((schema, source));
+    }
+    let mut typed = schema.clone();
+    for f in &mut typed.fields {
+        if f.data_type == void
+            && let Some(t) = target.field(&f.name)
+        {
+            f.data_type = t.data_type.clone();
+            f.nullable = true;
+            f.metadata.clear();
+        }
+    }
+    let logical = input::logical_schema(&typed)?;
+    let columns: Vec<ArrayRef> = source
+        .columns()
+        .iter()
+        .zip(logical.fields())
+        .map(|(c, f)| match c.data_type() == f.data_type() {
+            true => c.clone(),
+            false => new_null_array(f.data_type(), source.num_rows()),
+        })
+        .collect();
+    Ok((typed, RecordBatch::try_new(logical, columns)?))
 }
 
 fn has_star(clauses: &[MergeClause]) -> bool {
@@ -443,6 +486,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     let (source_schema, source) = load_source(source)?;
     let num_source_rows = source.num_rows() as u64;
     let target = snapshot.schema().clone();
+    let (source_schema, source) = type_void_columns(&target, source_schema, source)?;
     let mut table_schema = target.clone();
     if merge_schema && has_star(&clauses) {
         let partitions = snapshot.partition_columns();
