@@ -26,6 +26,7 @@ mod dml_common;
 mod dml_delete;
 mod dml_merge;
 mod dml_update;
+mod duplicate_columns;
 mod errors;
 mod faults;
 mod follow;

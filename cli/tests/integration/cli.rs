@@ -580,3 +580,57 @@ fn alter_enables_deletion_vectors_and_delete_prints_its_metrics() {
     let out = ok(&["alter", t, "--unset-property", "owner"]);
     assert!(out.starts_with("committed version 4"), "{out}");
 }
+
+/// A CSV naming a column twice (`id,id` or `id,ID`) is refused by `append` to an existing
+/// table, `merge` and `state put`, in one line naming the column; nothing is written
+/// (before, the second column's values were dropped).
+#[test]
+fn csv_input_naming_a_column_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let t = t.to_str().unwrap();
+    let data = dir.path().join("data.csv");
+    std::fs::write(&data, "id,v\n1,a\n").unwrap();
+    ok(&["append", t, data.to_str().unwrap(), "--create"]);
+    for header in ["id,v,id", "id,v,ID"] {
+        let second = &header[5..];
+        let dup = dir.path().join("dup.csv");
+        std::fs::write(&dup, format!("{header}\n2,b,3\n")).unwrap();
+        let dup = dup.to_str().unwrap();
+        let e = fails(&["append", t, dup]);
+        assert!(e.contains(&format!("`{second}`")), "{e}");
+        let e = fails(&[
+            "merge",
+            t,
+            dup,
+            "--on",
+            "t.id = s.id",
+            "--when",
+            "NOT MATCHED THEN INSERT *",
+        ]);
+        assert!(e.contains(&format!("`{second}`")), "{e}");
+    }
+    assert_eq!(table_version(t), 1);
+
+    let events = dir.path().join("events.csv");
+    std::fs::write(&events, "id,v,event_time\n1,a,2024-01-01T00:00:00Z\n").unwrap();
+    let store = dir.path().join("s");
+    let store = store.to_str().unwrap();
+    ok(&[
+        "state",
+        "init",
+        store,
+        "--key",
+        "id",
+        "--schema-from",
+        events.to_str().unwrap(),
+    ]);
+    let dup = dir.path().join("dup_events.csv");
+    std::fs::write(
+        &dup,
+        "id,v,event_time,V\n1,kept,2024-01-01T00:00:00Z,dropped\n",
+    )
+    .unwrap();
+    let e = fails(&["state", "put", store, dup.to_str().unwrap()]);
+    assert!(e.contains("`V`"), "{e}");
+}

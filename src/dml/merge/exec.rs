@@ -112,6 +112,7 @@ fn load_source(batches: Vec<RecordBatch>) -> Result<(StructType, RecordBatch)> {
             "the MERGE source has no columns (an empty file has not even a header)".into(),
         ));
     }
+    input::check_distinct_columns(&arrow)?;
     let schema = from_arrow_schema(&arrow).map_err(|e| Error::SchemaMismatch(e.to_string()))?;
     let logical = input::logical_schema(&schema)?;
     let mut conformed = Vec::with_capacity(batches.len());
