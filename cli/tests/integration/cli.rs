@@ -634,3 +634,96 @@ fn csv_input_naming_a_column_twice_is_refused() {
     let e = fails(&["state", "put", store, dup.to_str().unwrap()]);
     assert!(e.contains("`V`"), "{e}");
 }
+
+/// `scan --output`, `changes --output` and `state scan --output` refuse any path inside
+/// the table (or store), however it is spelled: directly, through `..`, through a symlink
+/// to the table's directory, or as a dangling symlink whose target is inside; the table's
+/// files are left as they were. A path outside is written.
+#[cfg(unix)]
+#[test]
+fn outputs_inside_the_table_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let ts = t.to_str().unwrap();
+    let data = dir.path().join("data.csv");
+    std::fs::write(&data, "id,v\n1,a\n").unwrap();
+    ok(&["append", ts, data.to_str().unwrap(), "--create"]);
+    ok(&[
+        "alter",
+        ts,
+        "--set-property",
+        "delta.enableChangeDataFeed=true",
+    ]);
+    let commit = t.join("_delta_log/00000000000000000000.json");
+    let before = std::fs::read(&commit).unwrap();
+    std::os::unix::fs::symlink(&t, dir.path().join("alias")).unwrap();
+    std::os::unix::fs::symlink(
+        t.join("_delta_log/00000000000000000009.json"),
+        dir.path().join("dangling"),
+    )
+    .unwrap();
+    let inside = [
+        commit.to_str().unwrap().to_string(),
+        format!("{ts}/../t/_delta_log/00000000000000000000.json"),
+        dir.path()
+            .join("alias/_delta_log/00000000000000000000.json")
+            .to_str()
+            .unwrap()
+            .to_string(),
+        dir.path()
+            .join("alias/new.csv")
+            .to_str()
+            .unwrap()
+            .to_string(),
+        dir.path().join("dangling").to_str().unwrap().to_string(),
+        format!("file://{ts}/x.csv"),
+    ];
+    for out in &inside {
+        let e = fails(&["scan", ts, "--format", "csv", "--output", out]);
+        assert!(e.contains("inside the table"), "{out}: {e}");
+        let e = fails(&[
+            "changes", ts, "--from", "2", "--format", "csv", "--output", out,
+        ]);
+        assert!(e.contains("inside the table"), "{out}: {e}");
+    }
+    let e = fails(&["scan", &format!("file://{ts}"), "--output", &inside[0]]);
+    assert!(e.contains("inside the table"), "{e}");
+    assert_eq!(std::fs::read(&commit).unwrap(), before);
+    assert!(!t.join("_delta_log/00000000000000000009.json").exists());
+    assert!(!t.join("new.csv").exists() && !t.join("x.csv").exists());
+    let outside = dir.path().join("out.csv");
+    ok(&[
+        "scan",
+        ts,
+        "--format",
+        "csv",
+        "--output",
+        outside.to_str().unwrap(),
+    ]);
+    assert!(std::fs::read_to_string(&outside).unwrap().contains("1,a"));
+
+    let events = dir.path().join("events.csv");
+    std::fs::write(&events, "id,v,event_time\n1,a,2024-01-01T00:00:00Z\n").unwrap();
+    let store = dir.path().join("s");
+    let ss = store.to_str().unwrap();
+    ok(&[
+        "state",
+        "init",
+        ss,
+        "--key",
+        "id",
+        "--schema-from",
+        events.to_str().unwrap(),
+    ]);
+    let state_commit = store.join("state/_delta_log/00000000000000000000.json");
+    let before = std::fs::read(&state_commit).unwrap();
+    let e = fails(&[
+        "state",
+        "scan",
+        ss,
+        "--output",
+        state_commit.to_str().unwrap(),
+    ]);
+    assert!(e.contains("inside the state store"), "{e}");
+    assert_eq!(std::fs::read(&state_commit).unwrap(), before);
+}
