@@ -727,3 +727,54 @@ fn outputs_inside_the_table_are_refused() {
     assert!(e.contains("inside the state store"), "{e}");
     assert_eq!(std::fs::read(&state_commit).unwrap(), before);
 }
+
+/// `history` marks versions missing from the log in text and JSON; `inspect` names a file
+/// whose `numRecords` is negative instead of counting it as 0.
+#[test]
+fn history_marks_gaps_and_inspect_names_impossible_row_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let ts = t.to_str().unwrap();
+    let data = dir.path().join("data.csv");
+    std::fs::write(&data, "id,v\n1,a\n").unwrap();
+    ok(&["append", ts, data.to_str().unwrap(), "--create"]);
+    ok(&["append", ts, data.to_str().unwrap()]);
+    ok(&["append", ts, data.to_str().unwrap()]);
+    std::fs::remove_file(t.join("_delta_log/00000000000000000001.json")).unwrap();
+    let text = ok(&["history", ts]);
+    let lines: Vec<&str> = text.lines().collect();
+    // `append --create` commits versions 0 and 1; the appends 2 and 3.
+    assert_eq!(lines.len(), 5, "{text}");
+    assert!(lines[2].trim_start().starts_with("2 "), "{text}");
+    assert!(
+        lines[3].contains("version 1 is missing from the log"),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&ok(&["history", ts, "--json"])).unwrap();
+    assert_eq!(
+        json[1]["missing_below"],
+        serde_json::json!({"from": 1, "to": 1})
+    );
+    assert_eq!(json[0]["missing_below"], serde_json::Value::Null);
+
+    let u = dir.path().join("u");
+    let us = u.to_str().unwrap();
+    ok(&["append", us, data.to_str().unwrap(), "--create"]);
+    let commit = u.join("_delta_log/00000000000000000001.json");
+    let text = std::fs::read_to_string(&commit).unwrap();
+    let text = text.replace("\\\"numRecords\\\":1", "\\\"numRecords\\\":-4");
+    assert!(text.contains("-4"), "{text}");
+    std::fs::write(&commit, text).unwrap();
+    let out = ok(&["inspect", us]);
+    let rows = out.lines().find(|l| l.starts_with("rows:")).unwrap();
+    assert!(
+        rows.contains("numRecords is -4") && rows.contains(".parquet"),
+        "{rows}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&ok(&["inspect", us, "--json"])).unwrap();
+    assert_eq!(json["num_records"], serde_json::Value::Null);
+    assert!(
+        json["num_records_problem"].as_str().unwrap().contains("-4"),
+        "{json}"
+    );
+}
