@@ -47,5 +47,6 @@ mod stress;
 mod transaction;
 mod variant;
 mod verify;
+mod verify_edges;
 mod void_columns;
 mod write;

@@ -248,6 +248,16 @@ const KNOWN_FINDINGS: &[(&str, &[&str], &str)] = &[
     ),
     ("table-with-domain-metadata", &["missing-file"], LOG_ONLY),
     (
+        "deltalog-getChanges",
+        &["missing-change-data-file"],
+        "log-only fixture: its cdc actions name fake files (fake/path/2), so its change feed cannot be read",
+    ),
+    (
+        "table-with-cdf",
+        &["missing-change-data-file"],
+        "log-only fixture: its cdc actions name fake files (fake/path/2), so its change feed cannot be read",
+    ),
+    (
         "with_checkpoint_no_last_checkpoint",
         &["missing-file"],
         LOG_ONLY,
