@@ -36,16 +36,17 @@ fn ids(range: std::ops::Range<i64>) -> RecordBatch {
     .unwrap()
 }
 
-/// A local table with `props`, created at version 0, then one append per range.
-fn local(root: &Path, props: &[(&str, &str)], appends: &[std::ops::Range<i64>]) -> Table {
+/// A local table with `props`, created at version 0, then one append per id range
+/// `(start, end)`.
+fn local(root: &Path, props: &[(&str, &str)], appends: &[(i64, i64)]) -> Table {
     let t = Table::open(root.to_str().unwrap()).unwrap();
     let props: HashMap<String, String> = props
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     t.create(&ids(0..0).schema(), &[], &props).unwrap();
-    for r in appends {
-        t.append([ids(r.clone())], &WriteOptions::default())
+    for &(start, end) in appends {
+        t.append([ids(start..end)], &WriteOptions::default())
             .unwrap();
     }
     t
@@ -94,7 +95,7 @@ fn a_deletion_vector_naming_rows_past_the_end_of_its_file_is_found() {
     local(
         &root,
         &[("delta.enableDeletionVectors", "true")],
-        &[0..3, 10..13],
+        &[(0, 3), (10, 13)],
     );
     assert!(run_verify(&root, None, true).is_clean());
     // Rows 1 and 7 of a 3-row file.
@@ -124,7 +125,7 @@ fn a_deletion_vector_naming_rows_past_the_end_of_its_file_is_found() {
 
 /// A CDF table whose version 2 (a copy-on-write UPDATE) wrote one change-data file.
 fn cdf_table(root: &Path) -> std::path::PathBuf {
-    let t = local(root, &[("delta.enableChangeDataFeed", "true")], &[0..4]);
+    let t = local(root, &[("delta.enableChangeDataFeed", "true")], &[(0, 4)]);
     t.update_str("v = v + 1", Some("id = 2"), &WriteOptions::default())
         .unwrap();
     let text = std::fs::read_to_string(commit(root, 2)).unwrap();
@@ -189,7 +190,7 @@ fn missing_cut_or_corrupt_change_data_files_are_found() {
 fn a_schema_without_columns_is_found_and_reads_say_so() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("t");
-    local(&root, &[], &[0..3]);
+    local(&root, &[], &[(0, 3)]);
     rewrite_commit(&root, 0, |j| {
         if let Some(m) = j.get_mut("metaData") {
             m["schemaString"] = r#"{"type":"struct","fields":[]}"#.into();
@@ -225,7 +226,7 @@ fn compaction_lines(root: &Path, x: u64, y: u64) -> Vec<String> {
 fn a_compaction_cut_at_a_line_boundary_is_found_and_readers_prefer_the_commits() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("t");
-    local(&root, &[], &[0..2, 2..3, 3..5, 5..6]);
+    local(&root, &[], &[(0, 2), (2, 3), (3, 5), (5, 6)]);
     let all: Vec<i64> = (0..6).collect();
     let lines = compaction_lines(&root, 1, 3);
     let name = log(&root, &format!("{:020}.{:020}.compacted.json", 1, 3));

@@ -188,7 +188,7 @@ mod tests {
     #[test]
     fn a_whole_reconciliation_agrees_and_a_cut_one_does_not() {
         let root = TableRoot::new("file:///t");
-        let commits = vec![
+        let commits = [
             vec![add("a", 1), add("b", 2), txn("app", 1)],
             vec![remove("a"), add("c", 3), txn("app", 2)],
         ];
