@@ -2,12 +2,34 @@
 
 use std::collections::BTreeMap;
 
-use alluvium_mvcc::Snapshot;
+use alluvium_mvcc::{Snapshot, VersionSpec};
 use alluvium_txlog::actions::Protocol;
 use alluvium_txlog::segment::{complete_checkpoints, earliest_readable_version, list_log_from};
 use serde::{Deserialize, Serialize};
 
-use crate::Result;
+use crate::{Result, Table};
+
+impl Table {
+    /// What `inspect` reports about the table at `at` (the latest version with
+    /// [`VersionSpec::Latest`]): protocol, schema, partitioning, properties, live files,
+    /// rows and bytes, checkpoints, application transactions and domains.
+    ///
+    /// # Errors
+    /// No table, a version or timestamp outside its history, storage errors.
+    pub fn describe(&self, at: VersionSpec) -> Result<TableDescription> {
+        TableDescription::of(&self.snapshot_at(at)?)
+    }
+}
+
+impl TableDescription {
+    /// The description of `snapshot`'s version (see [`Table::describe`]).
+    ///
+    /// # Errors
+    /// Storage errors while listing the log.
+    pub fn of(snapshot: &Snapshot) -> Result<TableDescription> {
+        describe(snapshot)
+    }
+}
 
 /// What `inspect` reports about one version of a table.
 #[derive(Debug, Clone, Serialize)]
@@ -91,7 +113,7 @@ struct RowCount {
 ///
 /// # Errors
 /// Storage errors while listing the log.
-pub fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
+pub(crate) fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
     let listing = list_log_from(snapshot.store_ref(), 0)?;
     let mut records: Option<u64> = Some(0);
     let mut problem: Option<String> = None;

@@ -10,7 +10,18 @@ use alluvium_txlog::segment::{complete_checkpoints, list_log_from};
 use rayon::prelude::*;
 use std::ops::RangeInclusive;
 
-use crate::Result;
+use crate::{Result, Table};
+
+impl Table {
+    /// The `limit` newest commits (all when `None`), newest first, each with its version,
+    /// timestamp and `commitInfo` (operation, parameters, metrics, ...).
+    ///
+    /// # Errors
+    /// Storage errors, or a malformed commit file.
+    pub fn history(&self, limit: Option<usize>) -> Result<Vec<CommitEntry>> {
+        history(self.store().as_ref(), limit)
+    }
+}
 
 /// One commit of the history.
 #[derive(Debug, Clone)]
@@ -42,7 +53,7 @@ type Listed<'a> = (
 ///
 /// # Errors
 /// Storage errors, or a malformed commit file.
-pub fn history(store: &dyn ObjectStore, limit: Option<usize>) -> Result<Vec<CommitEntry>> {
+pub(crate) fn history(store: &dyn ObjectStore, limit: Option<usize>) -> Result<Vec<CommitEntry>> {
     let listing = list_log_from(store, 0)?;
     let checkpoints = complete_checkpoints(&listing);
     let mut commits: Vec<Listed<'_>> = Vec::new();

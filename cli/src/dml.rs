@@ -42,7 +42,7 @@ pub struct MergeArgs {
     merge_schema: bool,
 }
 
-fn print(done: &DmlOutcome) {
+pub(crate) fn print(done: &DmlOutcome) {
     print_outcome(&done.outcome);
 }
 

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use alluvium::{Error, Result, history};
+use alluvium::{Error, Result};
 use clap::Args;
 use serde_json::{Value, json};
 
@@ -46,7 +46,7 @@ pub fn run(a: HistoryArgs) -> Result<()> {
     let table = open(&a.table)?;
     // At least one entry is read even for `--limit 0`, to tell an empty answer from a
     // missing table.
-    let mut entries = history(table.store().as_ref(), a.limit.map(|l| l.max(1)))?;
+    let mut entries = table.history(a.limit.map(|l| l.max(1)))?;
     if entries.is_empty() {
         return Err(alluvium::LogError::TableNotFound {
             location: table.uri(),

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use alluvium::{Error, Result, describe};
+use alluvium::{Error, Result};
 use clap::Args;
 
 use super::text::escape_control;
@@ -30,7 +30,7 @@ fn iso(ms: i64) -> String {
 
 pub fn run(a: InspectArgs) -> Result<()> {
     let snapshot = open(&a.table)?.snapshot_at(a.version.spec()?)?;
-    let d = describe(&snapshot)?;
+    let d = alluvium::TableDescription::of(&snapshot)?;
     let mut out = std::io::stdout().lock();
     let io = |e| Error::Io {
         context: "stdout".into(),

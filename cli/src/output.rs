@@ -156,12 +156,13 @@ fn resolve(path: &std::path::Path, links: usize) -> std::io::Result<std::path::P
 /// and Parquet hold one batch at a time (Parquet: plus its open row group); the aligned
 /// table needs every row for its column widths and collects them. The first failure of the
 /// stream ends the output with that error.
-pub fn write_stream(
+pub fn write_stream<B: alluvium::IntoBatch>(
     format: Format,
     schema: SchemaRef,
-    batches: impl Iterator<Item = Result<RecordBatch>>,
+    batches: impl Iterator<Item = B>,
     out: Box<dyn Write + Send>,
 ) -> Result<()> {
+    let batches = batches.map(alluvium::IntoBatch::into_batch);
     write_format(format, schema, batches, out).map_err(|e| output_error(e, "output"))
 }
 
@@ -336,12 +337,7 @@ mod tests {
         let dir = tempfile::tempdir().map_err(io("temp dir"))?;
         let path = dir.path().join("out.parquet");
         let out = File::create(&path).map_err(io("output"))?;
-        write_stream(
-            Format::Parquet,
-            schema,
-            [Ok(batch)].into_iter(),
-            Box::new(out),
-        )?;
+        write_stream(Format::Parquet, schema, [batch].into_iter(), Box::new(out))?;
         let reader = SerializedFileReader::new(File::open(&path).map_err(io("output"))?)?;
         assert_eq!(reader.metadata().file_metadata().num_rows(), rows);
         // Unique ids stop growing the dictionary at the small limit and fall back to plain

@@ -308,7 +308,7 @@ fn get(a: GetArgs) -> Result<()> {
     let store = open(&a.store)?;
     let keys = key::key_batch(&a.keys, &key_fields(&store)?)?;
     let rows = store.get(&keys, a.at.at()?)?;
-    write_stream(a.format, rows.schema(), std::iter::once(Ok(rows)), stdout())
+    write_stream(a.format, rows.schema(), std::iter::once(rows), stdout())
 }
 
 fn scan(a: ScanArgs) -> Result<()> {
@@ -333,7 +333,7 @@ fn history(a: HistoryArgs) -> Result<()> {
     let store = open(&a.store)?;
     let key = key::key_batch(std::slice::from_ref(&a.key), &key_fields(&store)?)?;
     let rows: RecordBatch = store.history(&key)?;
-    write_stream(a.format, rows.schema(), std::iter::once(Ok(rows)), stdout())
+    write_stream(a.format, rows.schema(), std::iter::once(rows), stdout())
 }
 
 fn status(a: StoreArg) -> Result<()> {

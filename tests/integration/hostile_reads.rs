@@ -304,6 +304,7 @@ fn an_unsettled_put_keeps_the_data_files_when_the_budget_runs_out() {
                         initial_backoff: Duration::ZERO,
                         max_backoff: Duration::ZERO,
                         budget: Duration::ZERO,
+                        max_attempts: None,
                     }),
                     ..WriteOptions::default()
                 };

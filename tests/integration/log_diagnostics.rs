@@ -1,14 +1,14 @@
 //! What the diagnostic views say about a damaged log: `history` shows a gap in the versions
 //! instead of hiding it (a cleaned-up prefix a checkpoint stands in for is no gap); a table
 //! whose only checkpoint is a zero-byte file and whose older commits are gone fails with a
-//! message naming that file; `describe` (`inspect`) names a file whose `numRecords` is
+//! message naming that file; `Table::describe` (`inspect`) names a file whose `numRecords` is
 //! negative or below its deletion vector's count instead of counting it as 0.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use alluvium::{Table, WriteOptions, describe, history};
+use alluvium::{Table, TableDescription, WriteOptions};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 
@@ -37,7 +37,7 @@ fn commit(dir: &Path, v: u64) -> std::path::PathBuf {
 }
 
 fn missing(t: &Table) -> Vec<(u64, Option<(u64, u64)>)> {
-    history(t.store().as_ref(), None)
+    t.history(None)
         .unwrap()
         .into_iter()
         .map(|e| (e.version, e.missing_below.map(|r| (*r.start(), *r.end()))))
@@ -62,9 +62,9 @@ fn history_shows_gaps_in_the_versions() {
     std::fs::remove_file(commit(dir.path(), 1)).unwrap();
     assert_eq!(missing(&t), vec![(4, None), (3, Some((0, 2)))]);
     // The limit does not hide the marker of the oldest entry shown.
-    let shown = history(t.store().as_ref(), Some(1)).unwrap();
+    let shown = t.history(Some(1)).unwrap();
     assert_eq!(shown[0].missing_below, None);
-    let shown = history(t.store().as_ref(), Some(2)).unwrap();
+    let shown = t.history(Some(2)).unwrap();
     assert_eq!(shown[1].missing_below, Some(0..=2));
 }
 
@@ -137,7 +137,7 @@ fn set_num_records(dir: &Path, v: u64, n: i64) {
 fn describe_names_a_file_with_a_negative_row_count() {
     let dir = tempfile::tempdir().unwrap();
     let t = local_table(dir.path(), 3);
-    let d = describe(&t.snapshot().unwrap()).unwrap();
+    let d = TableDescription::of(&t.snapshot().unwrap()).unwrap();
     assert_eq!(
         (d.num_records, d.num_records_problem.clone()),
         (Some(6), None)
@@ -145,7 +145,7 @@ fn describe_names_a_file_with_a_negative_row_count() {
     set_num_records(dir.path(), 2, -5);
     // A fresh handle: the edited commit is read again.
     let t = Table::open(dir.path().to_str().unwrap()).unwrap();
-    let d = describe(&t.snapshot().unwrap()).unwrap();
+    let d = TableDescription::of(&t.snapshot().unwrap()).unwrap();
     assert_eq!(d.num_records, None);
     let problem = d.num_records_problem.unwrap();
     assert!(

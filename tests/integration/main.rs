@@ -32,6 +32,7 @@ mod faults;
 mod follow;
 mod hostile_paths;
 mod hostile_reads;
+mod input_streams;
 mod log_diagnostics;
 mod maintenance;
 mod maintenance_faults;
