@@ -55,8 +55,12 @@ pub struct TableDescription {
     /// Live data files.
     pub num_files: usize,
     /// Live rows from statistics (minus deletion vectors); `None` if any file lacks a row
-    /// count.
+    /// count or has an impossible one.
     pub num_records: Option<u64>,
+    /// Why `num_records` is unknown when a file's statistics are wrong rather than absent:
+    /// the first file whose `numRecords` is negative or below its deletion vector's count,
+    /// named with the value (counting such a file as 0 rows would hide the damage).
+    pub num_records_problem: Option<String>,
     /// Total size of the live files.
     pub size_bytes: u64,
     /// Live files that carry a deletion vector.
@@ -112,6 +116,7 @@ struct RowCount {
 pub(crate) fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
     let listing = list_log_from(snapshot.store_ref(), 0)?;
     let mut records: Option<u64> = Some(0);
+    let mut problem: Option<String> = None;
     let mut size: u64 = 0;
     let mut dvs = 0;
     for f in snapshot.files() {
@@ -125,9 +130,26 @@ pub(crate) fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
             .as_deref()
             .and_then(|s| serde_json::from_str::<RowCount>(s).ok())
             .and_then(|r| r.num_records);
-        records = match (records, n) {
-            (Some(acc), Some(n)) => {
-                Some(acc.saturating_add(u64::try_from(n.saturating_sub(deleted)).unwrap_or(0)))
+        let live = n.map(|n| {
+            u64::try_from(n)
+                .ok()
+                .and_then(|n| n.checked_sub(u64::try_from(deleted).unwrap_or(u64::MAX)))
+                .ok_or_else(|| match n < 0 {
+                    true => format!(
+                        "{}: numRecords is {n} (a row count cannot be negative)",
+                        f.path
+                    ),
+                    false => format!(
+                        "{}: numRecords is {n} but its deletion vector deletes {deleted} rows",
+                        f.path
+                    ),
+                })
+        });
+        records = match (records, live) {
+            (Some(acc), Some(Ok(n))) => Some(acc.saturating_add(n)),
+            (_, Some(Err(p))) => {
+                problem.get_or_insert(p);
+                None
             }
             _ => None,
         };
@@ -150,6 +172,7 @@ pub(crate) fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
         column_mapping_mode: format!("{:?}", snapshot.column_mapping()).to_lowercase(),
         num_files: snapshot.num_files(),
         num_records: records,
+        num_records_problem: problem,
         size_bytes: size,
         num_deletion_vectors: dvs,
         loaded_from_checkpoint: snapshot.checkpoint_version(),

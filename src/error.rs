@@ -43,6 +43,17 @@ pub enum Error {
     /// Data does not match the table schema.
     #[error("schema mismatch: {0}")]
     SchemaMismatch(String),
+    /// Input rows name one column twice (`id,id`, or `id,ID`: column names are
+    /// case-insensitive); only one could be written, so the input is refused whole.
+    #[error(
+        "the input has two columns named `{column}` (the other is `{first}`; column names are case-insensitive): rename or drop one"
+    )]
+    DuplicateColumn {
+        /// The second column of the name, as the input spells it (`a.b` inside a struct).
+        column: String,
+        /// The first, as the input spells it.
+        first: String,
+    },
     /// A MERGE would update or delete a target row that several source rows match, which
     /// is ambiguous (Delta's rule); nothing was committed.
     #[error(
@@ -315,6 +326,7 @@ impl Error {
             Cause::Facade(e) => match e {
                 Error::InvalidArgument(_)
                 | Error::SchemaMismatch(_)
+                | Error::DuplicateColumn { .. }
                 | Error::MergeCardinalityViolation { .. }
                 | Error::ConstraintViolation { .. }
                 | Error::NotNullViolation { .. }

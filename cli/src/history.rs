@@ -1,4 +1,5 @@
-//! `alluvium history`.
+//! `alluvium history`: newest first, with a marker line (text) or `missing_below`
+//! (JSON) where versions are missing from the log.
 
 use std::io::Write;
 
@@ -27,6 +28,18 @@ fn iso(ms: i64) -> String {
         || ms.to_string(),
         |t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
     )
+}
+
+/// The marker line's text for versions missing from the log.
+fn gap_text(gap: &std::ops::RangeInclusive<u64>) -> String {
+    match gap.start() == gap.end() {
+        true => format!("version {} is missing from the log", gap.start()),
+        false => format!(
+            "versions {} to {} are missing from the log",
+            gap.start(),
+            gap.end()
+        ),
+    }
 }
 
 pub fn run(a: HistoryArgs) -> Result<()> {
@@ -58,6 +71,9 @@ pub fn run(a: HistoryArgs) -> Result<()> {
                     "operation": ci.and_then(|c| c.operation()),
                     "parameters": ci.and_then(|c| c.operation_parameters()).cloned().unwrap_or(Value::Null),
                     "commit_info": ci.map(|c| Value::Object(c.0.clone())).unwrap_or(Value::Null),
+                    "missing_below": e.missing_below.as_ref().map_or(Value::Null, |r| {
+                        json!({"from": r.start(), "to": r.end()})
+                    }),
                 })
             })
             .collect();
@@ -88,6 +104,10 @@ pub fn run(a: HistoryArgs) -> Result<()> {
             params
         )
         .map_err(io)?;
+        // A gap is damage (or a cleanup no checkpoint covers): shown where it is.
+        if let Some(gap) = &e.missing_below {
+            writeln!(out, "{:>8}  {}", "-", gap_text(gap)).map_err(io)?;
+        }
     }
     out.flush().map_err(io)
 }

@@ -195,6 +195,15 @@ impl ScanBuilder {
 
     fn plan(self) -> Result<Scan> {
         let snapshot = self.snapshot;
+        // Loading accepts it (the log is well formed); reading cannot return rows of no
+        // columns, and Arrow's own refusal would name neither the table nor the cause.
+        if snapshot.schema().fields.is_empty() {
+            return Err(alluvium_txlog::LogError::InvalidSchema(format!(
+                "the schema of version {} has no columns: there is nothing to read",
+                snapshot.version()
+            ))
+            .into());
+        }
         let predicate = match &self.filter {
             Some(f) => Some(bind(
                 f,

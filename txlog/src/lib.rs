@@ -16,6 +16,7 @@
 //!   of dates, timestamps and decimals in [`scalar::text`]);
 //! * [`dv`]: deletion vectors ("Deletion Vectors");
 //! * [`log_path`], [`segment`], [`checkpoint`]: log files, listing and checkpoints;
+//!   [`log_compaction`]: a log compaction file checked against its commits;
 //! * [`replay`]: action reconciliation;
 //! * [`features`], [`properties`]: the protocol gate and table properties;
 //! * [`expr`]: predicates, data skipping and row filtering;
@@ -35,6 +36,7 @@ pub mod expr;
 pub mod features;
 mod file_set;
 pub mod iceberg_compat;
+pub mod log_compaction;
 pub mod log_path;
 pub mod partition;
 pub mod path;

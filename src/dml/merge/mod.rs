@@ -5,6 +5,8 @@
 //! * [`clause`]: the clause model and its SQL text form;
 //! * `scope`: names (`t` target, `s` source) and binding;
 //! * `join`: the ON condition's equality keys and the source's hash index;
+//! * `pairs`: the pairs whose ON condition holds (hash candidates or, without keys, the
+//!   cross product, the residual evaluated in bounded chunks);
 //! * `prune`: target file pruning from the source's keys;
 //! * `exec`: planning (types checked before any file is written) and execution, one
 //!   target file in memory at a time.
@@ -12,6 +14,7 @@
 pub mod clause;
 mod exec;
 mod join;
+mod pairs;
 mod prune;
 mod scope;
 
