@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use alluvium_mvcc::Transaction;
+use alluvium_txlog::actions::Metadata;
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
 use alluvium_txlog::features::upgrade_protocol;
 use alluvium_txlog::properties::{
@@ -14,7 +15,7 @@ use alluvium_txlog::properties::{
     is_known_property,
 };
 use alluvium_txlog::row_tracking;
-use alluvium_txlog::schema::{COLUMN_MAPPING_PHYSICAL_NAME, DataType, StructField};
+use alluvium_txlog::schema::{COLUMN_MAPPING_PHYSICAL_NAME, DataType, StructField, StructType};
 
 use crate::report::CommitSummary;
 use crate::write::{WriteOptions, check_properties};
@@ -128,11 +129,7 @@ impl Table {
                 )));
             }
             let mut schema = snapshot.schema().clone();
-            keep_names_as_physical(&mut schema.fields);
-            let max_id = TableProperties(&md.configuration).column_mapping_max_id();
-            let max = assign_column_mapping(&mut schema, max_id);
-            md.configuration
-                .insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
+            enable_name_mapping(&mut md, &mut schema);
             md.schema_string = schema.to_json();
         }
         if new_mode != ColumnMappingMode::None {
@@ -202,6 +199,22 @@ impl Table {
         let post = self.post_commit(commit.version);
         Ok(CommitSummary::new(commit, post))
     }
+}
+
+/// Turns column mapping on in name mode for a table whose mode was `none`: every field
+/// keeps its current name as physical name (the name existing data files store it under)
+/// and gets an id above `delta.columnMapping.maxColumnId`, which is raised; the property
+/// `delta.columnMapping.mode=name` is set. The caller writes `schema` into `md` (after its
+/// own changes) and upgrades the protocol to support `columnMapping` (PROTOCOL.md "Writer
+/// Requirements for Column Mapping": reader 2 / writer 5, or the feature in both lists).
+pub(crate) fn enable_name_mapping(md: &mut Metadata, schema: &mut StructType) {
+    keep_names_as_physical(&mut schema.fields);
+    let max_id = TableProperties(&md.configuration).column_mapping_max_id();
+    let max = assign_column_mapping(schema, max_id);
+    md.configuration
+        .insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
+    md.configuration
+        .insert(COLUMN_MAPPING_MODE.into(), "name".into());
 }
 
 /// Gives every field without a physical name its current name as physical name: the

@@ -187,6 +187,20 @@ pub enum Error {
         /// What changed.
         reason: String,
     },
+    /// RESTORE needs files that no longer exist (VACUUM, or someone else, deleted them):
+    /// the data files, or the deletion vectors of data files, of the target version that
+    /// are not live now. Nothing was committed.
+    #[error(
+        "cannot restore version {version}: {} file(s) it needs no longer exist (vacuumed?): {}",
+        files.len(),
+        files.join(", ")
+    )]
+    RestoreFilesMissing {
+        /// The version to restore.
+        version: u64,
+        /// What is missing (at most the first 100, in path order).
+        files: Vec<String>,
+    },
     /// A state-store failure (`alluvium::state`): bad schemas or events, no store.
     #[error(transparent)]
     State(#[from] crate::state::StateError),
@@ -335,6 +349,7 @@ impl Error {
                 | Error::Input(_) => ErrorKind::InvalidInput,
                 Error::ChangeDataInvalidRange { .. } => ErrorKind::InvalidInput,
                 Error::ChangeDataVersionUnavailable { .. }
+                | Error::RestoreFilesMissing { .. }
                 | Error::ChangeDataStartAfterLatest { .. }
                 | Error::ChangeDataTimestampOutOfRange { .. } => ErrorKind::NotFound,
                 Error::ChangeDataNotRecorded { .. }

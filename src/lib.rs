@@ -40,7 +40,9 @@
 mod alter;
 pub mod changes;
 mod cluster;
+mod columns;
 mod constraints;
+mod convert;
 mod describe;
 mod dml;
 mod error;
@@ -48,6 +50,7 @@ mod history;
 mod maintenance;
 mod read_ahead;
 mod report;
+mod restore;
 pub mod scan;
 pub mod state;
 mod table;
@@ -74,6 +77,7 @@ pub use changes::{
     CHANGE_FEED_COLUMNS, CHANGE_TYPE_COLUMN, COMMIT_TIMESTAMP_COLUMN, COMMIT_VERSION_COLUMN,
     ChangeBatches, Changes, ChangesBuilder,
 };
+pub use columns::parse_column_definition;
 pub use describe::{ProtocolDescription, TableDescription};
 pub use dml::merge::clause::{ClauseKind, MergeAction, MergeClause};
 pub use dml::merge::{MergeBuilder, MergeOn};
@@ -85,7 +89,7 @@ pub use scan::{
     variants_as_json_schema,
 };
 pub use table::Table;
-pub use text_input::{column_list, timestamp_ms};
+pub use text_input::{column_list, iso_timestamp, timestamp_ms};
 pub use transaction::Transaction;
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
 pub use write::{AppTransaction, DEFAULT_TARGET_FILE_SIZE, IntoBatch, WriteOptions, WriteOutcome};

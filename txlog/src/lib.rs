@@ -19,6 +19,7 @@
 //!   [`log_compaction`]: a log compaction file checked against its commits;
 //! * [`replay`]: action reconciliation;
 //! * [`features`], [`properties`]: the protocol gate and table properties;
+//!   [`type_widening`]: the type changes writers may apply ("Type Widening");
 //! * [`expr`]: predicates, data skipping and row filtering;
 //! * [`path`]: file paths in actions.
 #![deny(missing_docs)]
@@ -47,6 +48,7 @@ pub mod scalar;
 pub mod schema;
 pub mod segment;
 pub mod stats;
+pub mod type_widening;
 pub mod void;
 
 pub use error::{FeatureSide, LogError, Result};
