@@ -12,7 +12,7 @@ use alluvium_txlog::features::upgrade_protocol;
 use alluvium_txlog::properties::{
     APPEND_ONLY, COLUMN_MAPPING_MAX_ID, COLUMN_MAPPING_MODE, ENABLE_CDC_LEGACY, ENABLE_CDF,
     ENABLE_ICT, FEATURE_PREFIX, MIN_READER_VERSION, MIN_WRITER_VERSION, TableProperties,
-    is_known_property,
+    is_known_property, nearest_known_property,
 };
 use alluvium_txlog::row_tracking;
 use alluvium_txlog::schema::{COLUMN_MAPPING_PHYSICAL_NAME, DataType, StructField, StructType};
@@ -55,15 +55,18 @@ impl Table {
         for (k, v) in set {
             let k = k.trim();
             if !is_known_property(k) {
+                let hint = nearest_known_property(k)
+                    .map(|n| format!(" (did you mean {n}?)"))
+                    .unwrap_or_default();
                 return Err(Error::InvalidArgument(format!(
-                    "unknown table property {k}: delta.* keys must be Delta table properties"
+                    "unknown table property {k}{hint}: delta.* keys must be Delta table properties"
                 )));
             }
             if k.starts_with("delta.constraints.") {
                 // Adding one must check the existing rows first (PROTOCOL.md "CHECK
                 // Constraints"), which add_constraint does.
                 return Err(Error::InvalidArgument(format!(
-                    "table property {k} cannot be set directly: use --add-constraint / Table::add_constraint, which checks the existing rows"
+                    "table property {k} cannot be set directly: add the constraint with add_constraint, which checks the existing rows first"
                 )));
             }
             if k == MIN_READER_VERSION || k == MIN_WRITER_VERSION || k == ENABLE_ICT {

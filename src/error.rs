@@ -57,13 +57,14 @@ pub enum Error {
     /// A MERGE would update or delete a target row that several source rows match, which
     /// is ambiguous (Delta's rule); nothing was committed.
     #[error(
-        "MERGE: several source rows match the target row at position {position} of {file} that a clause would update or delete; make the source unique on the ON keys"
+        "MERGE: several source rows match the target row {row} (in {file}) that a clause would update or delete; make the source unique on the ON keys"
     )]
     MergeCardinalityViolation {
         /// The target data file.
         file: String,
-        /// The row's physical position in it.
-        position: u64,
+        /// The target row's ON key values, rendered `{key: value, ...}` (every column
+        /// read when ON has no equality key).
+        row: String,
     },
     /// Row ids or row commit versions were asked of a table version on which row tracking
     /// is not enabled (PROTOCOL.md "Row Tracking": only then are they reliable).
@@ -124,15 +125,22 @@ pub enum Error {
     /// (`delta.enableChangeDataFeed` was not true in the metadata in force there: off at the
     /// start, or turned off inside the range). Delta: `DELTA_MISSING_CHANGE_DATA`.
     #[error(
-        "change data was not recorded for version {version} (delta.enableChangeDataFeed is not true there), so the changes of versions {start} to {end} cannot be read"
+        "change data was not recorded for version {version} (delta.enableChangeDataFeed is not true there), so the changes of versions {start} to {end} cannot be read{}",
+        recorded_from.map_or_else(
+            || "; no version of the range has it through to the end".to_string(),
+            |v| format!("; it is recorded from version {v} on")
+        )
     )]
     ChangeDataNotRecorded {
-        /// The version without change data.
+        /// The first version of the range without change data.
         version: u64,
         /// The first version asked for.
         start: u64,
         /// The last version asked for.
         end: u64,
+        /// The first version from which every version through `end` has change data
+        /// (`None` when the last version of the range has none): where a read can start.
+        recorded_from: Option<u64>,
     },
     /// Change data feed: a version of the range cannot be read any more (log cleanup removed
     /// its commit file) or its table state cannot be reconstructed.

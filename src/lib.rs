@@ -85,7 +85,7 @@ pub use dml::{Assignment, DmlOutcome};
 pub use history::CommitEntry;
 pub use report::{CommitSummary, OptimizeSummary, PostCommit, StepOutcome};
 pub use scan::{
-    Scan, ScanBatches, ScanBuilder, conform_variant, read_file, variants_as_json,
+    RowCount, Scan, ScanBatches, ScanBuilder, conform_variant, read_file, variants_as_json,
     variants_as_json_schema,
 };
 pub use table::Table;
