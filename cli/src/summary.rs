@@ -152,7 +152,13 @@ impl Outcome {
     }
 
     /// Files and bytes added and removed, for operations without one commit report.
-    pub fn files(mut self, added: u64, removed: u64, bytes_added: u64, bytes_removed: u64) -> Outcome {
+    pub fn files(
+        mut self,
+        added: u64,
+        removed: u64,
+        bytes_added: u64,
+        bytes_removed: u64,
+    ) -> Outcome {
         self.files = [added, removed, bytes_added, bytes_removed];
         self
     }
@@ -175,6 +181,14 @@ impl Outcome {
         self
     }
 
+    /// Every field of `object` (a serialized report) as a field of the JSON object.
+    pub fn fields_of(mut self, object: Value) -> Outcome {
+        if let Value::Object(map) = object {
+            self.extra.extend(map);
+        }
+        self
+    }
+
     /// A metric as a number, if the commit recorded it (0 when it did not).
     pub fn metric_u64(&self, key: &str) -> u64 {
         self.metrics.get(key).and_then(Value::as_u64).unwrap_or(0)
@@ -184,11 +198,19 @@ impl Outcome {
     pub fn to_json(&self) -> Value {
         let mut o = Map::new();
         o.insert("operation".into(), self.operation.clone().into());
-        o.insert("version".into(), self.version.map_or(Value::Null, Value::from));
+        o.insert(
+            "version".into(),
+            self.version.map_or(Value::Null, Value::from),
+        );
         o.insert("metrics".into(), Value::Object(self.metrics.clone()));
-        for (k, v) in ["files_added", "files_removed", "bytes_added", "bytes_removed"]
-            .iter()
-            .zip(self.files)
+        for (k, v) in [
+            "files_added",
+            "files_removed",
+            "bytes_added",
+            "bytes_removed",
+        ]
+        .iter()
+        .zip(self.files)
         {
             o.insert((*k).into(), v.into());
         }

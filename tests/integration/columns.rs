@@ -73,7 +73,7 @@ fn last_commit(t: &Table) -> serde_json::Value {
     serde_json::Value::Object(entry.commit_info.unwrap().0)
 }
 
-fn field<'a>(t: &'a alluvium::Snapshot, name: &str) -> StructField {
+fn field(t: &alluvium::Snapshot, name: &str) -> StructField {
     t.schema().field(name).unwrap().clone()
 }
 
