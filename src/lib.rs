@@ -70,9 +70,22 @@ pub use alluvium_storage as storage;
 #[cfg(feature = "internal-api")]
 pub use alluvium_txlog as txlog;
 
+/// The Arrow crate alluvium's batches and schemas come from, for embedders to name the
+/// same types (`alluvium::arrow::array::RecordBatch`) without pinning a version of their own.
+pub use arrow;
+
 // The curated surface. Tables, snapshots, scans, writes and transactions:
 pub use alluvium_datafile::FileTask;
-pub use alluvium_mvcc::{CommitReport, ConflictKind, RetryPolicy, Snapshot, VersionSpec};
+pub use alluvium_mvcc::{
+    CommitReport, ConflictKind, RetryPolicy, Snapshot, SnapshotReport, VersionSpec,
+};
+// What `Snapshot`'s methods return, so an embedder can name it: the table root
+// (`Snapshot::root`), the replayed state (`state`), the property accessors (`properties`),
+// the column-mapping mode (`column_mapping`).
+pub use alluvium_txlog::column_mapping::ColumnMappingMode;
+pub use alluvium_txlog::path::TableRoot;
+pub use alluvium_txlog::properties::TableProperties;
+pub use alluvium_txlog::replay::TableState;
 pub use changes::{
     CHANGE_FEED_COLUMNS, CHANGE_TYPE_COLUMN, COMMIT_TIMESTAMP_COLUMN, COMMIT_VERSION_COLUMN,
     ChangeBatches, Changes, ChangesBuilder,
