@@ -33,7 +33,7 @@ use alluvium_txlog::scalar::text::{format_date, format_decimal};
 use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType};
 
 use crate::Result;
-use crate::arrow_util::leaf_array;
+use alluvium_expr::leaf_array;
 
 /// Characters kept of string bounds.
 pub const STRING_PREFIX_LENGTH: usize = 32;
@@ -101,7 +101,7 @@ impl StatsCollector {
     /// statistics.
     ///
     /// # Errors
-    /// [`alluvium_txlog::LogError::InvalidExpression`] if a stats column is missing from the batch.
+    /// [`alluvium_expr::ExprError::Invalid`] (as [`crate::DataFileError::Expr`]) if a stats column is missing from the batch.
     pub fn update(&mut self, batch: &RecordBatch) -> Result<()> {
         self.num_records += i64::try_from(batch.num_rows()).unwrap_or(i64::MAX);
         for leaf in &mut self.leaves {

@@ -6,11 +6,11 @@ use std::time::Instant;
 
 use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
-use alluvium_mvcc::Transaction;
-use alluvium_txlog::actions::Add;
-use alluvium_txlog::expr::{
+use alluvium_expr::{
     Expr, FileSummary, Predicate, StatsNeeded, bind, bind_assignment, may_match, parse_expr,
 };
+use alluvium_mvcc::Transaction;
+use alluvium_txlog::actions::Add;
 
 use roaring::RoaringTreemap;
 

@@ -9,8 +9,8 @@
 
 use std::collections::HashMap;
 
+use alluvium_expr::{Expr, Literal};
 use alluvium_mvcc::{Snapshot, VersionSpec};
-use alluvium_txlog::expr::{Expr, Literal};
 use alluvium_txlog::scalar::scalar_at;
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};

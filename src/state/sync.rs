@@ -23,10 +23,10 @@
 
 use std::collections::HashMap;
 
+use alluvium_expr::{CmpOp, Expr, Literal};
 use alluvium_mvcc::Snapshot;
 use alluvium_txlog::actions::Action;
 use alluvium_txlog::commit::decode_commit;
-use alluvium_txlog::expr::{CmpOp, Expr, Literal};
 use alluvium_txlog::log_path::commit_path;
 use arrow_array::Array;
 

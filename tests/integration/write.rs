@@ -554,7 +554,7 @@ fn general_expressions_delete_exactly_the_matching_rows() {
 /// the same number in filter text does.
 #[test]
 fn typed_integer_literals_filter_every_integer_width() {
-    use alluvium_txlog::expr::{CmpOp, Expr, Literal};
+    use alluvium_expr::{CmpOp, Expr, Literal};
     use alluvium_txlog::scalar::Scalar;
     use arrow::array::{Int16Array, Int32Array};
     let t = Table::in_memory();

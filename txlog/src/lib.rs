@@ -18,7 +18,6 @@
 //! * [`log_path`], [`segment`], [`checkpoint`]: log files, listing and checkpoints;
 //! * [`replay`]: action reconciliation;
 //! * [`features`], [`properties`]: the protocol gate and table properties;
-//! * [`expr`]: predicates, data skipping and row filtering;
 //! * [`path`]: file paths in actions.
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -31,7 +30,6 @@ pub mod commit;
 pub mod commit_range;
 pub mod dv;
 mod error;
-pub mod expr;
 pub mod features;
 mod file_set;
 pub mod iceberg_compat;

@@ -16,14 +16,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use alluvium_datafile::ReadPlan;
-use alluvium_datafile::evaluate;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
+use alluvium_expr::evaluate;
+use alluvium_expr::{BoundColumn, Expr, FileSummary, Predicate, StatsNeeded, bind, may_match};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{
-    BoundColumn, Expr, FileSummary, Predicate, StatsNeeded, bind, may_match,
-};
 use alluvium_txlog::schema::{StructField, StructType, from_arrow_schema};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;

@@ -2,7 +2,7 @@
 //! residual condition (evaluated on the candidate pairs), and the in-memory hash index of
 //! the source on its keys (arrow-row encodings), probed with each target batch.
 
-use alluvium_txlog::expr::{CmpOp, Expr};
+use alluvium_expr::{CmpOp, Expr};
 use alluvium_txlog::schema::{DataType, PrimitiveType};
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_cast::cast;

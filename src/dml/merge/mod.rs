@@ -15,7 +15,7 @@ mod join;
 mod prune;
 mod scope;
 
-use alluvium_txlog::expr::{Expr, parse_expr};
+use alluvium_expr::{Expr, parse_expr};
 use arrow_array::RecordBatch;
 
 use crate::dml::DmlOutcome;

@@ -4,7 +4,7 @@
 //! every matching target row satisfies. It is checked with `may_match` against partition
 //! values and file statistics, and recorded as the transaction's read predicate.
 
-use alluvium_txlog::expr::{CmpOp, Expr, Literal};
+use alluvium_expr::{CmpOp, Expr, Literal};
 use alluvium_txlog::scalar::{Scalar, scalar_at};
 use alluvium_txlog::schema::PrimitiveType;
 use arrow_array::RecordBatch;

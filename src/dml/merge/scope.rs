@@ -7,8 +7,8 @@
 
 use std::sync::Arc;
 
+use alluvium_expr::{BoundExpr, Expr, Predicate, bind, bind_assignment};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{BoundExpr, Expr, Predicate, bind, bind_assignment};
 use alluvium_txlog::schema::{DataType, StructField, StructType};
 use arrow_array::{Array, ArrayRef, RecordBatch, StructArray, UInt32Array, new_null_array};
 use arrow_schema::{Field, Fields, Schema, SchemaRef};

@@ -7,9 +7,9 @@
 
 use std::collections::HashMap;
 
-use alluvium_datafile::evaluate;
+use alluvium_expr::evaluate;
+use alluvium_expr::{Predicate, bind, parse_expr};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{Predicate, bind, parse_expr};
 use alluvium_txlog::schema::{DataType, StructField, StructType};
 use arrow_array::{Array, RecordBatch};
 

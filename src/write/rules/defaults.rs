@@ -4,9 +4,9 @@
 //! language (literals, arithmetic, casts); a default it cannot parse, type, or that reads
 //! columns or calls functions (`current_timestamp()`), keeps the table refused for writes.
 
-use alluvium_datafile::eval::evaluate_value;
+use alluvium_expr::evaluate_value;
+use alluvium_expr::{BoundExpr, bind_assignment, parse_expr};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{BoundExpr, bind_assignment, parse_expr};
 use alluvium_txlog::schema::{DataType, StructField, StructType};
 use arrow_array::RecordBatch;
 

@@ -5,9 +5,9 @@
 //! column and the row. An expression alluvium cannot parse or type keeps the table
 //! refused for writes.
 
-use alluvium_datafile::eval::evaluate_value;
+use alluvium_expr::evaluate_value;
+use alluvium_expr::{BoundExpr, bind_assignment, parse_expr};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{BoundExpr, bind_assignment, parse_expr};
 use alluvium_txlog::schema::{DataType, StructField, StructType};
 use arrow::compute::kernels::cmp::not_distinct;
 use arrow_array::{Array, ArrayRef, RecordBatch};

@@ -1,13 +1,15 @@
 //! Binding: resolving column names against the table schema and typing literals.
 
-use super::typing::is_numeric;
-use super::value::{BoundExpr, check_depth};
-use super::{CmpOp, Expr, Literal};
-use crate::column_mapping::ColumnMappingMode;
-use crate::scalar::Scalar;
-use crate::scalar::text::{parse_date, parse_decimal, parse_naive_timestamp, parse_timestamp};
-use crate::schema::{DataType, PrimitiveType, StructType};
-use crate::{LogError, Result};
+use crate::typing::is_numeric;
+use crate::value::{BoundExpr, check_depth};
+use crate::{CmpOp, Expr, Literal};
+use crate::{ExprError, Result};
+use alluvium_txlog::column_mapping::ColumnMappingMode;
+use alluvium_txlog::scalar::Scalar;
+use alluvium_txlog::scalar::text::{
+    parse_date, parse_decimal, parse_naive_timestamp, parse_timestamp,
+};
+use alluvium_txlog::schema::{DataType, PrimitiveType, StructType};
 
 /// A column reference resolved against the schema.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,7 +88,7 @@ impl Predicate {
     /// The top-level physical names of the data (non-partition) columns referenced: the
     /// statistics data skipping reads for this predicate ([`FileStats::parse_columns`]).
     ///
-    /// [`FileStats::parse_columns`]: crate::stats::FileStats::parse_columns
+    /// [`FileStats::parse_columns`]: alluvium_txlog::stats::FileStats::parse_columns
     pub fn stats_columns(&self) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
         for c in self.columns() {
@@ -120,14 +122,14 @@ impl Predicate {
     }
 }
 
-fn err(msg: impl Into<String>) -> LogError {
-    LogError::InvalidExpression(msg.into())
+fn err(msg: impl Into<String>) -> ExprError {
+    ExprError::Invalid(msg.into())
 }
 
 /// Resolves `expr` against `schema`.
 ///
 /// # Errors
-/// [`LogError::InvalidExpression`] for unknown columns, type mismatches and literals that
+/// [`ExprError::Invalid`] for unknown columns, type mismatches and literals that
 /// are not values of their column's type.
 pub fn bind(
     expr: &Expr,
@@ -143,14 +145,14 @@ pub fn bind(
     b.bind(expr)
 }
 
-pub(super) struct Binder<'a> {
-    pub(super) schema: &'a StructType,
-    pub(super) partition_columns: &'a [String],
-    pub(super) mode: ColumnMappingMode,
+pub(crate) struct Binder<'a> {
+    pub(crate) schema: &'a StructType,
+    pub(crate) partition_columns: &'a [String],
+    pub(crate) mode: ColumnMappingMode,
 }
 
 impl Binder<'_> {
-    pub(super) fn column(&self, path: &[String]) -> Result<BoundColumn> {
+    pub(crate) fn column(&self, path: &[String]) -> Result<BoundColumn> {
         let mut current: &StructType = self.schema;
         let mut logical = Vec::new();
         let mut physical = Vec::new();
@@ -277,7 +279,7 @@ impl Binder<'_> {
         })
     }
 
-    pub(super) fn cmp_literal(
+    pub(crate) fn cmp_literal(
         &self,
         col: &BoundColumn,
         op: CmpOp,
@@ -312,7 +314,7 @@ fn any_of(mut preds: Vec<Predicate>) -> Predicate {
 }
 
 /// Types a literal for a column of type `ty`.
-pub(super) fn coerce(lit: &Literal, ty: PrimitiveType) -> std::result::Result<Scalar, String> {
+pub(crate) fn coerce(lit: &Literal, ty: PrimitiveType) -> std::result::Result<Scalar, String> {
     match lit {
         Literal::Null => Ok(Scalar::Null),
         // An integer is typed by the column as the same number in SQL text is (the
@@ -405,7 +407,7 @@ fn number(text: &str, ty: PrimitiveType) -> std::result::Result<Scalar, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::parse_expr;
+    use crate::parse_expr;
 
     fn schema() -> StructType {
         StructType::from_json(r#"{"type":"struct","fields":[

@@ -9,7 +9,7 @@ use arrow_array::{Array, ArrayRef, Decimal128Array};
 use arrow_schema::DataType as ArrowType;
 use std::sync::Arc;
 
-use alluvium_txlog::expr::ArithOp;
+use crate::ArithOp;
 
 use super::failed;
 use crate::Result;

@@ -20,14 +20,14 @@ use std::cmp::Ordering;
 
 use serde_json::Value;
 
-use super::CmpOp;
-use super::bind::{BoundColumn, Predicate};
-use crate::actions::OptStringMap;
-use crate::partition::parse_partition_value;
-use crate::scalar::Scalar;
-use crate::scalar::text::has_non_utc_offset;
-use crate::schema::PrimitiveType;
-use crate::stats::{FileStats, stat_scalar};
+use crate::CmpOp;
+use crate::bind::{BoundColumn, Predicate};
+use alluvium_txlog::actions::OptStringMap;
+use alluvium_txlog::partition::parse_partition_value;
+use alluvium_txlog::scalar::Scalar;
+use alluvium_txlog::scalar::text::has_non_utc_offset;
+use alluvium_txlog::schema::PrimitiveType;
+use alluvium_txlog::stats::{FileStats, stat_scalar};
 
 /// What skipping knows about one file.
 #[derive(Debug, Clone, Copy)]
@@ -364,9 +364,9 @@ fn stats_cmp(c: &BoundColumn, op: CmpOp, lit: &Scalar, file: &FileSummary<'_>) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::column_mapping::ColumnMappingMode;
-    use crate::expr::{bind, parse_expr};
-    use crate::schema::StructType;
+    use crate::{bind, parse_expr};
+    use alluvium_txlog::column_mapping::ColumnMappingMode;
+    use alluvium_txlog::schema::StructType;
 
     fn schema() -> StructType {
         StructType::from_json(

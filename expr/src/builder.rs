@@ -1,7 +1,7 @@
 //! The typed builder on [`Expr`] for library users, and rewriting of column paths.
 //!
 //! ```
-//! use alluvium_txlog::expr::{Expr, parse_expr};
+//! use alluvium_expr::{Expr, parse_expr};
 //! use alluvium_txlog::schema::{DataType, PrimitiveType};
 //!
 //! // price * 2 + 1
@@ -18,9 +18,9 @@
 //! assert_eq!(e.to_string(), "CAST(COALESCE(a, 0) AS long)");
 //! ```
 
-use super::{ArithOp, CmpOp, Expr, Literal};
-use crate::scalar::Scalar;
-use crate::schema::DataType;
+use crate::{ArithOp, CmpOp, Expr, Literal};
+use alluvium_txlog::scalar::Scalar;
+use alluvium_txlog::schema::DataType;
 
 impl Expr {
     /// A column reference by one name (`Expr::column("a")`; a name containing a dot is ONE
@@ -260,7 +260,7 @@ impl From<Scalar> for Literal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::parse_expr;
+    use crate::parse_expr;
 
     #[test]
     fn builder_matches_the_parser() {

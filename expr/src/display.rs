@@ -1,14 +1,16 @@
 //! The text form of an unbound [`Expr`]: SQL in the `--filter` language that
-//! [`parse_expr`](super::parse_expr) reads back to the same predicate. Used where a
+//! [`parse_expr`](crate::parse_expr) reads back to the same predicate. Used where a
 //! predicate built through the API must be recorded as text (`commitInfo`
 //! `operationParameters.predicate`).
 
 use std::fmt;
 
-use super::{ArithOp, Expr, Literal};
-use crate::scalar::Scalar;
-use crate::scalar::text::{format_date, format_decimal, format_naive_timestamp, format_timestamp};
-use crate::schema::DataType;
+use crate::{ArithOp, Expr, Literal};
+use alluvium_txlog::scalar::Scalar;
+use alluvium_txlog::scalar::text::{
+    format_date, format_decimal, format_naive_timestamp, format_timestamp,
+};
+use alluvium_txlog::schema::DataType;
 
 /// Words of the grammar, which a bare column name must not be.
 const KEYWORDS: [&str; 18] = [
@@ -270,8 +272,8 @@ impl fmt::Display for Expr {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{MAX_EXPR_DEPTH, parse_expr};
     use super::*;
+    use crate::{MAX_EXPR_DEPTH, parse_expr};
 
     /// Regression (fuzz target `filter_expr`): a chain of unary minus signs near the depth
     /// limit was printed as `-(-(-(...)))`, whose parentheses nest twice as deep, so the
@@ -379,7 +381,7 @@ mod tests {
     /// parses back to the very same tree, whatever their nesting.
     #[test]
     fn built_trees_round_trip() {
-        use crate::schema::{DataType, PrimitiveType};
+        use alluvium_txlog::schema::{DataType, PrimitiveType};
         let leaves = [
             Expr::column("a"),
             Expr::path(["t", "b c"]),
@@ -427,8 +429,8 @@ mod tests {
     #[test]
     fn simple_predicates_print_as_written() {
         let e = Expr::column("id")
-            .cmp(super::super::CmpOp::Gt, Literal::Number("10".into()))
-            .and(Expr::column("p").cmp(super::super::CmpOp::Eq, Literal::String("x".into())));
+            .cmp(crate::CmpOp::Gt, Literal::Number("10".into()))
+            .and(Expr::column("p").cmp(crate::CmpOp::Eq, Literal::String("x".into())));
         assert_eq!(e.to_string(), "id > 10 AND p = 'x'");
     }
 }

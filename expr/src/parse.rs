@@ -26,9 +26,9 @@
 //! `-` as in Spark. `CASE`, `WHEN`, `THEN`, `ELSE` and `END` are reserved (a column of that
 //! name is written back-quoted); `CAST`, `COALESCE`, `YEAR`, `MONTH`, `DAY` and `DAYOFMONTH` are functions only before `(`.
 
-use super::{ArithOp, CmpOp, DateField, Expr, Literal};
-use crate::schema::{DataType, PrimitiveType};
-use crate::{LogError, Result};
+use crate::{ArithOp, CmpOp, DateField, Expr, Literal};
+use crate::{ExprError, Result};
+use alluvium_txlog::schema::{DataType, PrimitiveType};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
@@ -45,8 +45,8 @@ enum Tok {
     Dot,
 }
 
-fn err(msg: impl Into<String>) -> LogError {
-    LogError::InvalidExpression(msg.into())
+fn err(msg: impl Into<String>) -> ExprError {
+    ExprError::Invalid(msg.into())
 }
 
 fn lex(s: &str) -> Result<Vec<Tok>> {
@@ -199,7 +199,7 @@ fn lex(s: &str) -> Result<Vec<Tok>> {
 /// this depth they fit a 2 MiB thread stack even in debug builds.
 pub const MAX_EXPR_DEPTH: usize = 64;
 
-fn too_deep() -> LogError {
+fn too_deep() -> ExprError {
     err(format!(
         "expression nests deeper than {MAX_EXPR_DEPTH} levels"
     ))
@@ -683,7 +683,7 @@ impl Parser {
 /// Parses a predicate such as `region = 'US' AND (x > 5 OR y IS NULL)`.
 ///
 /// # Errors
-/// [`LogError::InvalidExpression`] describing the first problem.
+/// [`ExprError::Invalid`] describing the first problem.
 pub fn parse_expr(text: &str) -> Result<Expr> {
     let toks = lex(text)?;
     if toks.is_empty() {
@@ -875,7 +875,7 @@ mod tests {
             "a IN (1 + 1)",
         ] {
             assert!(
-                matches!(parse_expr(bad), Err(LogError::InvalidExpression(_))),
+                matches!(parse_expr(bad), Err(ExprError::Invalid(_))),
                 "{bad:?}"
             );
         }
@@ -893,7 +893,7 @@ mod tests {
             format!("{}a", "NOT (".repeat(100_000)),
         ] {
             match parse_expr(&text) {
-                Err(LogError::InvalidExpression(m)) => assert!(m.contains("deeper"), "{m}"),
+                Err(ExprError::Invalid(m)) => assert!(m.contains("deeper"), "{m}"),
                 other => panic!("{other:?}"),
             }
         }
@@ -930,7 +930,7 @@ mod tests {
             format!("{}a{}", "(a + ".repeat(100_000), ")".repeat(100_000)),
         ] {
             match parse_expr(&text) {
-                Err(LogError::InvalidExpression(m)) => assert!(m.contains("deeper"), "{m}"),
+                Err(ExprError::Invalid(m)) => assert!(m.contains("deeper"), "{m}"),
                 other => panic!("{other:?}"),
             }
         }
@@ -957,16 +957,13 @@ mod tests {
         assert_eq!(parse_expr(&e.to_string()).unwrap(), e);
         // Without `(` the names are columns.
         assert_eq!(parse_expr("year").unwrap(), *col("year"));
-        let schema = crate::schema::StructType::from_json(
+        let schema = alluvium_txlog::schema::StructType::from_json(
             r#"{"type":"struct","fields":[{"name":"ts","type":"timestamp","nullable":true,"metadata":{}},{"name":"s","type":"string","nullable":true,"metadata":{}}]}"#,
         )
         .unwrap();
-        let mode = crate::column_mapping::ColumnMappingMode::None;
-        let v =
-            super::super::bind_value(&parse_expr("YEAR(ts)").unwrap(), &schema, &[], mode).unwrap();
+        let mode = alluvium_txlog::column_mapping::ColumnMappingMode::None;
+        let v = crate::bind_value(&parse_expr("YEAR(ts)").unwrap(), &schema, &[], mode).unwrap();
         assert_eq!(v.data_type(), &DataType::Primitive(PrimitiveType::Integer));
-        assert!(
-            super::super::bind_value(&parse_expr("YEAR(s)").unwrap(), &schema, &[], mode).is_err()
-        );
+        assert!(crate::bind_value(&parse_expr("YEAR(s)").unwrap(), &schema, &[], mode).is_err());
     }
 }

@@ -8,19 +8,21 @@
 //! `long` when it does not fit), a number with a fraction is the exact `decimal(p,s)` it
 //! spells, one with an exponent is a `double`, and NULL is `void` (it takes the type of
 //! whatever it meets). A comparison between a column and a literal types the literal as
-//! the predicate language always has (see [`bind`](super::bind)).
+//! the predicate language always has (see [`bind`](crate::bind)).
 
-use super::bind::{Binder, BoundColumn, coerce};
-use super::parse::MAX_EXPR_DEPTH;
-use super::typing::{
+use crate::bind::{Binder, BoundColumn, coerce};
+use crate::parse::MAX_EXPR_DEPTH;
+use crate::typing::{
     arith_result_type, can_assign, can_cast, common_type, is_integral, is_numeric,
 };
-use super::{ArithOp, CmpOp, DateField, Expr, Literal};
-use crate::column_mapping::ColumnMappingMode;
-use crate::scalar::Scalar;
-use crate::scalar::text::{parse_date, parse_decimal, parse_naive_timestamp, parse_timestamp};
-use crate::schema::{DataType, PrimitiveType, StructType};
-use crate::{LogError, Result};
+use crate::{ArithOp, CmpOp, DateField, Expr, Literal};
+use crate::{ExprError, Result};
+use alluvium_txlog::column_mapping::ColumnMappingMode;
+use alluvium_txlog::scalar::Scalar;
+use alluvium_txlog::scalar::text::{
+    parse_date, parse_decimal, parse_naive_timestamp, parse_timestamp,
+};
+use alluvium_txlog::schema::{DataType, PrimitiveType, StructType};
 
 /// A typed expression: what it computes ([`BoundKind`]) and the type of its value.
 #[derive(Debug, Clone, PartialEq)]
@@ -179,12 +181,12 @@ impl BoundExpr {
     }
 }
 
-fn err(msg: impl Into<String>) -> LogError {
-    LogError::InvalidExpression(msg.into())
+fn err(msg: impl Into<String>) -> ExprError {
+    ExprError::Invalid(msg.into())
 }
 
 /// An error about expression `e`.
-fn about(e: &Expr, msg: impl std::fmt::Display) -> LogError {
+fn about(e: &Expr, msg: impl std::fmt::Display) -> ExprError {
     err(format!("`{e}`: {msg}"))
 }
 
@@ -231,7 +233,7 @@ fn within_depth(e: &Expr, budget: usize) -> bool {
 }
 
 /// Refuses expressions deeper than [`MAX_EXPR_DEPTH`].
-pub(super) fn check_depth(e: &Expr) -> Result<()> {
+pub(crate) fn check_depth(e: &Expr) -> Result<()> {
     if within_depth(e, MAX_EXPR_DEPTH) {
         Ok(())
     } else {
@@ -242,10 +244,10 @@ pub(super) fn check_depth(e: &Expr) -> Result<()> {
 }
 
 /// Binds `expr` as a value: resolves its columns against `schema` and checks and computes
-/// the type of every sub-expression (rules in [`super::typing`] and the module docs).
+/// the type of every sub-expression (rules in `typing` and the module docs).
 ///
 /// # Errors
-/// [`LogError::InvalidExpression`] naming the offending sub-expression: unknown columns,
+/// [`ExprError::Invalid`] naming the offending sub-expression: unknown columns,
 /// operators applied to types they do not take (`'a' + 1`), incomparable operands, CASE
 /// branches or COALESCE arguments without a common type, casts that do not exist, literals
 /// that are not values of their context's type, and trees deeper than [`MAX_EXPR_DEPTH`].
@@ -271,7 +273,7 @@ pub fn bind_value(
 /// error; NULL into anything; a date into a timestamp). The result's type is `target`.
 ///
 /// # Errors
-/// As [`bind_value`], and [`LogError::InvalidExpression`] when the value's type cannot be
+/// As [`bind_value`], and [`ExprError::Invalid`] when the value's type cannot be
 /// stored in `target` (e.g. a string into an integer column: write a `CAST`).
 pub fn bind_assignment(
     expr: &Expr,
@@ -531,7 +533,7 @@ impl Binder<'_> {
     }
 
     /// Binds `e` as a value; `hint` types an untyped literal `e`.
-    pub(super) fn value(&self, e: &Expr, hint: Option<&DataType>) -> Result<BoundExpr> {
+    pub(crate) fn value(&self, e: &Expr, hint: Option<&DataType>) -> Result<BoundExpr> {
         let boolean = prim(PrimitiveType::Boolean);
         let make = |kind, data_type| Ok(BoundExpr { kind, data_type });
         match e {
@@ -803,7 +805,7 @@ impl Binder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::parse_expr;
+    use crate::parse_expr;
 
     fn schema() -> StructType {
         StructType::from_json(r#"{"type":"struct","fields":[
@@ -886,7 +888,7 @@ mod tests {
             ("b AND i", "`i`"),
         ] {
             match ty(text) {
-                Err(LogError::InvalidExpression(m)) => assert!(m.contains(needle), "{text}: {m}"),
+                Err(ExprError::Invalid(m)) => assert!(m.contains(needle), "{text}: {m}"),
                 other => panic!("{text}: {other:?}"),
             }
         }
@@ -923,7 +925,7 @@ mod tests {
             e = e.add(Expr::lit(1));
         }
         let r = bind_value(&e, &schema(), &[], ColumnMappingMode::None);
-        assert!(matches!(r, Err(LogError::InvalidExpression(m)) if m.contains("deeper")));
+        assert!(matches!(r, Err(ExprError::Invalid(m)) if m.contains("deeper")));
         // Dropping the tree is the caller's; keep it shallow enough for the test thread.
         while let Expr::Arith(l, _, _) = e {
             e = *l;

@@ -1,35 +1,8 @@
-//! Expressions over table columns: the SQL-style language of `--filter`, `UPDATE ... SET`
-//! and MERGE (parsing, printing, a typed builder), binding to a schema (predicates with
-//! [`bind`], typed values with [`bind_value`]), and data skipping over partition values and
-//! statistics. Row-level evaluation on Arrow batches is `alluvium-datafile`'s
-//! (`alluvium_datafile::eval`).
-//!
-//! Value expressions follow Spark SQL's typing (see [`bind_value`]) with ANSI-style
-//! failures: NULL in gives NULL out, while integer or decimal overflow, division or modulo
-//! by zero and a failed `CAST` are typed errors naming the expression, never a wrapped or
-//! invented value.
-//!
-//! Semantics are SQL's three-valued logic: a row matches when the predicate is TRUE (not
-//! FALSE, not NULL). Floating-point comparisons use the total order Spark uses (NaN equals
-//! NaN and sorts above every other value). Data skipping is conservative by construction: a
-//! file is skipped only when no row of it can make the predicate TRUE.
+//! The unbound expression tree: [`Expr`] and its operators and literals, as parsed or built,
+//! before any name is resolved against a schema.
 
-mod bind;
-mod builder;
-mod display;
-mod parse;
-mod skipping;
-mod typing;
-mod value;
-
-pub use bind::{BoundColumn, Predicate, bind};
-pub use parse::{MAX_EXPR_DEPTH, parse_expr};
-pub use skipping::{FileSummary, StatsNeeded, all_match, may_match};
-pub use typing::{arith_result_type, common_type};
-pub use value::{BoundExpr, BoundKind, bind_assignment, bind_value};
-
-use crate::scalar::Scalar;
-use crate::schema::DataType;
+use alluvium_txlog::scalar::Scalar;
+use alluvium_txlog::schema::DataType;
 
 /// An arithmetic operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -25,7 +25,7 @@ use arrow_select::filter::filter_record_batch;
 use arrow_select::interleave::interleave;
 use arrow_select::zip::zip;
 
-use alluvium_txlog::expr::{ArithOp, BoundExpr, BoundKind, DateField, common_type};
+use crate::{ArithOp, BoundExpr, BoundKind, DateField, common_type};
 use alluvium_txlog::schema::{DataType, PrimitiveType, arrow_type};
 
 use super::decimal;
@@ -36,7 +36,7 @@ use crate::Result;
 /// `expr.data_type()`.
 ///
 /// # Errors
-/// `InvalidExpression` (as [`crate::DataFileError::Log`]) naming the expression on
+/// `InvalidExpression` naming the expression on
 /// overflow, division or modulo by zero and failed casts, and when a referenced column is
 /// missing from the batch.
 pub fn evaluate_value(expr: &BoundExpr, batch: &RecordBatch) -> Result<ArrayRef> {
@@ -290,7 +290,7 @@ fn convert(arr: &ArrayRef, ty: &ArrowType, text: &str) -> Result<ArrayRef> {
     cast_with_options(arr, ty, &options).map_err(|e| failed(text, format!("cannot convert: {e}")))
 }
 
-fn arrow_failure(text: &str, e: ArrowError) -> crate::DataFileError {
+fn arrow_failure(text: &str, e: ArrowError) -> crate::ExprError {
     match e {
         ArrowError::ArithmeticOverflow(_) => failed(text, "integer overflow"),
         ArrowError::DivideByZero => failed(text, "division by zero"),
@@ -412,8 +412,8 @@ mod tests {
     use arrow_schema::{Field, Schema};
 
     use super::*;
+    use crate::{bind, bind_value, parse_expr};
     use alluvium_txlog::column_mapping::ColumnMappingMode;
-    use alluvium_txlog::expr::{bind, bind_value, parse_expr};
     use alluvium_txlog::schema::StructType;
 
     fn batch() -> (RecordBatch, StructType) {
@@ -528,7 +528,7 @@ mod tests {
 
     fn error(text: &str, rows: &[usize]) -> String {
         match eval_rows(text, rows) {
-            Err(crate::DataFileError::Log(alluvium_txlog::LogError::InvalidExpression(m))) => m,
+            Err(crate::ExprError::Invalid(m)) => m,
             other => panic!("{text}: {other:?}"),
         }
     }
@@ -680,7 +680,7 @@ mod tests {
                 ColumnMappingMode::None,
             )
             .unwrap();
-            super::super::evaluate(&p, &b).unwrap().iter().collect()
+            crate::evaluate(&p, &b).unwrap().iter().collect()
         };
         assert_eq!(
             pred("t.id + 1 > l"),
@@ -714,7 +714,7 @@ mod tests {
     /// (a NULL struct) reads as NULL fields.
     #[test]
     fn merge_shaped_batches_of_two_structs() {
-        use alluvium_txlog::expr::bind_assignment;
+        use crate::bind_assignment;
         let side = |ids: Vec<Option<i64>>, vs: Vec<Option<i32>>, valid: Vec<bool>| {
             let a = StructArray::from(vec![
                 (
@@ -767,7 +767,7 @@ mod tests {
             ColumnMappingMode::None,
         )
         .unwrap();
-        let on: Vec<_> = super::super::evaluate(&on, &b).unwrap().iter().collect();
+        let on: Vec<_> = crate::evaluate(&on, &b).unwrap().iter().collect();
         assert_eq!(on, vec![Some(true), Some(false), None]);
         // `SET v = v + s.v * 2`: the bare `v` is the target's.
         let set = parse_expr("v + s.v * 2").unwrap().map_columns(&mut |p| {
