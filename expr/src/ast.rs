@@ -6,6 +6,7 @@ use alluvium_txlog::schema::DataType;
 
 /// An arithmetic operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ArithOp {
     /// `+`
     Add,
@@ -76,6 +77,7 @@ impl CmpOp {
 
 /// A literal as written, before it is typed against a column.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Literal {
     /// A number, kept as text so decimals stay exact.
     Number(String),
@@ -89,8 +91,10 @@ pub enum Literal {
     Typed(Scalar),
 }
 
-/// An unbound expression (column names not yet resolved).
+/// An unbound expression (column names not yet resolved). New forms are added as the
+/// language grows: match with a wildcard arm.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Expr {
     /// A column, as a path of names (`a.b` = `["a", "b"]`).
     Column(Vec<String>),
@@ -98,10 +102,22 @@ pub enum Expr {
     Literal(Literal),
     /// A comparison.
     Cmp(Box<Expr>, CmpOp, Box<Expr>),
-    /// `IS [NOT] NULL`.
-    IsNull(Box<Expr>, bool),
-    /// `[NOT] IN (...)`.
-    In(Box<Expr>, Vec<Literal>, bool),
+    /// `expr IS [NOT] NULL`.
+    IsNull {
+        /// The operand.
+        expr: Box<Expr>,
+        /// `IS NOT NULL`.
+        negated: bool,
+    },
+    /// `expr [NOT] IN (list)`.
+    In {
+        /// The operand.
+        expr: Box<Expr>,
+        /// The values (literals only).
+        list: Vec<Literal>,
+        /// `NOT IN`.
+        negated: bool,
+    },
     /// `AND`.
     And(Box<Expr>, Box<Expr>),
     /// `OR`.
@@ -133,6 +149,7 @@ pub enum Expr {
 
 /// A calendar field [`Expr::DatePart`] extracts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DateField {
     /// `YEAR(x)`.
     Year,

@@ -36,8 +36,9 @@ impl BoundColumn {
     }
 }
 
-/// A typed predicate.
+/// A typed predicate. New forms may be added: match with a wildcard arm.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Predicate {
     /// A constant: TRUE, FALSE or NULL (`None`).
     Const(Option<bool>),
@@ -47,8 +48,13 @@ pub enum Predicate {
     Cmp(BoundColumn, CmpOp, Scalar),
     /// `column op column`.
     ColCmp(BoundColumn, CmpOp, BoundColumn),
-    /// `column IS NULL` (`true` = `IS NOT NULL`).
-    IsNull(BoundColumn, bool),
+    /// `column IS [NOT] NULL`.
+    IsNull {
+        /// The column.
+        column: BoundColumn,
+        /// `IS NOT NULL`.
+        negated: bool,
+    },
     /// Conjunction.
     And(Box<Predicate>, Box<Predicate>),
     /// Disjunction.
@@ -71,7 +77,9 @@ impl Predicate {
     fn collect_columns<'a>(&'a self, out: &mut Vec<&'a BoundColumn>) {
         match self {
             Predicate::Const(_) => {}
-            Predicate::Column(c) | Predicate::Cmp(c, _, _) | Predicate::IsNull(c, _) => out.push(c),
+            Predicate::Column(c)
+            | Predicate::Cmp(c, _, _)
+            | Predicate::IsNull { column: c, .. } => out.push(c),
             Predicate::ColCmp(a, _, b) => {
                 out.push(a);
                 out.push(b);
@@ -223,14 +231,24 @@ impl Binder<'_> {
             Expr::And(a, b) => Predicate::And(Box::new(self.bind(a)?), Box::new(self.bind(b)?)),
             Expr::Or(a, b) => Predicate::Or(Box::new(self.bind(a)?), Box::new(self.bind(b)?)),
             Expr::Not(a) => Predicate::Not(Box::new(self.bind(a)?)),
-            Expr::IsNull(inner, negated) => match &**inner {
-                Expr::Column(path) => Predicate::IsNull(self.column(path)?, *negated),
+            Expr::IsNull {
+                expr: inner,
+                negated,
+            } => match &**inner {
+                Expr::Column(path) => Predicate::IsNull {
+                    column: self.column(path)?,
+                    negated: *negated,
+                },
                 Expr::Literal(l) => Predicate::Const(Some(
                     matches!(l, Literal::Null | Literal::Typed(Scalar::Null)) != *negated,
                 )),
                 _ => self.general(e)?,
             },
-            Expr::In(inner, list, negated) => {
+            Expr::In {
+                expr: inner,
+                list,
+                negated,
+            } => {
                 let Expr::Column(path) = &**inner else {
                     return self.general(e);
                 };

@@ -101,12 +101,36 @@ impl Expr {
 
     /// `self IS NULL`.
     pub fn is_null(self) -> Expr {
-        Expr::IsNull(Box::new(self), false)
+        Expr::IsNull {
+            expr: Box::new(self),
+            negated: false,
+        }
     }
 
     /// `self IS NOT NULL`.
     pub fn is_not_null(self) -> Expr {
-        Expr::IsNull(Box::new(self), true)
+        Expr::IsNull {
+            expr: Box::new(self),
+            negated: true,
+        }
+    }
+
+    /// `self IN (values)`.
+    pub fn is_in(self, values: impl IntoIterator<Item = impl Into<Literal>>) -> Expr {
+        Expr::In {
+            expr: Box::new(self),
+            list: values.into_iter().map(Into::into).collect(),
+            negated: false,
+        }
+    }
+
+    /// `self NOT IN (values)`.
+    pub fn not_in(self, values: impl IntoIterator<Item = impl Into<Literal>>) -> Expr {
+        Expr::In {
+            expr: Box::new(self),
+            list: values.into_iter().map(Into::into).collect(),
+            negated: true,
+        }
     }
 
     /// `self op other`, arithmetic.
@@ -181,8 +205,19 @@ impl Expr {
             Expr::Column(path) => Expr::Column(f(path)),
             Expr::Literal(l) => Expr::Literal(l.clone()),
             Expr::Cmp(l, op, r) => Expr::Cmp(b(l), *op, b(r)),
-            Expr::IsNull(e, n) => Expr::IsNull(b(e), *n),
-            Expr::In(e, list, n) => Expr::In(b(e), list.clone(), *n),
+            Expr::IsNull { expr, negated } => Expr::IsNull {
+                expr: b(expr),
+                negated: *negated,
+            },
+            Expr::In {
+                expr,
+                list,
+                negated,
+            } => Expr::In {
+                expr: b(expr),
+                list: list.clone(),
+                negated: *negated,
+            },
             Expr::And(l, r) => Expr::And(b(l), b(r)),
             Expr::Or(l, r) => Expr::Or(b(l), b(r)),
             Expr::Not(e) => Expr::Not(b(e)),

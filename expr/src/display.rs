@@ -78,7 +78,7 @@ fn level(e: &Expr) -> u8 {
         Expr::Or(..) => 0,
         Expr::And(..) => 1,
         Expr::Not(..) => 2,
-        Expr::Cmp(..) | Expr::IsNull(..) | Expr::In(..) => 3,
+        Expr::Cmp(..) | Expr::IsNull { .. } | Expr::In { .. } => 3,
         Expr::Arith(_, ArithOp::Add | ArithOp::Sub, _) | Expr::Concat(..) => 4,
         Expr::Arith(..) => 5,
         Expr::Neg(_) => 6,
@@ -189,11 +189,15 @@ impl fmt::Display for Expr {
                 write!(f, " {} ", op.symbol())?;
                 write_at(f, r, 4)
             }
-            Expr::IsNull(e, negated) => {
+            Expr::IsNull { expr: e, negated } => {
                 write_at(f, e, 4)?;
                 f.write_str(if *negated { " IS NOT NULL" } else { " IS NULL" })
             }
-            Expr::In(e, values, negated) => {
+            Expr::In {
+                expr: e,
+                list: values,
+                negated,
+            } => {
                 write_at(f, e, 4)?;
                 f.write_str(if *negated { " NOT IN (" } else { " IN (" })?;
                 for (i, v) in values.iter().enumerate() {

@@ -324,7 +324,13 @@ impl Parser {
                     self.describe()
                 )));
             }
-            return node(Expr::IsNull(Box::new(left), negated), depth + 1);
+            return node(
+                Expr::IsNull {
+                    expr: Box::new(left),
+                    negated,
+                },
+                depth + 1,
+            );
         }
         let negated = if self.keyword("NOT") {
             self.pos += 1;
@@ -346,7 +352,14 @@ impl Parser {
                 }
             }
             self.expect(&Tok::RParen, ") closing the IN list")?;
-            return node(Expr::In(Box::new(left), list, negated), depth + 1);
+            return node(
+                Expr::In {
+                    expr: Box::new(left),
+                    list,
+                    negated,
+                },
+                depth + 1,
+            );
         }
         if self.eat_keyword("BETWEEN") {
             let (low, low_depth) = self.sum()?;
@@ -727,12 +740,15 @@ mod tests {
                     CmpOp::Gt,
                     Box::new(Expr::Literal(Literal::String("x".into()))),
                 )),
-                Box::new(Expr::Not(Box::new(Expr::IsNull(col("c"), false)))),
+                Box::new(Expr::Not(Box::new(Expr::IsNull {
+                    expr: col("c"),
+                    negated: false,
+                }))),
             )),
         );
         assert_eq!(e, expected);
         assert!(
-            matches!(parse_expr("x NOT IN (1, 2.5, -3e2, 'it''s', NULL)").unwrap(), Expr::In(_, l, true) if l.len() == 5)
+            matches!(parse_expr("x NOT IN (1, 2.5, -3e2, 'it''s', NULL)").unwrap(), Expr::In { list: l, negated: true, .. } if l.len() == 5)
         );
         assert!(
             matches!(parse_expr("`we.ird`.inner <> 2").unwrap(), Expr::Cmp(c, CmpOp::Ne, _) if *c == Expr::Column(vec!["we.ird".into(), "inner".into()]))
@@ -743,7 +759,7 @@ mod tests {
         ));
         assert!(matches!(
             parse_expr("x IS NOT NULL").unwrap(),
-            Expr::IsNull(_, true)
+            Expr::IsNull { negated: true, .. }
         ));
         assert!(parse_expr("flag").is_ok());
         assert!(parse_expr("a = -0.5").is_ok());
@@ -939,7 +955,9 @@ mod tests {
         assert!(parse_expr(&sum(MAX_EXPR_DEPTH + 1)).is_err());
         // Long IN lists are a single node.
         let list = format!("a IN ({})", vec!["1"; 100_000].join(", "));
-        assert!(matches!(parse_expr(&list), Ok(Expr::In(_, l, false)) if l.len() == 100_000));
+        assert!(
+            matches!(parse_expr(&list), Ok(Expr::In { list: l, negated: false, .. }) if l.len() == 100_000)
+        );
     }
 
     #[test]

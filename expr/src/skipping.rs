@@ -175,7 +175,7 @@ fn eval(p: &Predicate, file: &FileSummary<'_>) -> Tri {
             }),
             None => column_tri(c, file),
         },
-        Predicate::IsNull(c, negated) => {
+        Predicate::IsNull { column: c, negated } => {
             let tri = match partition_value(c, file) {
                 Some(v) => Tri::exact(Some(v.is_null())),
                 None => {

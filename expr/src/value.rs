@@ -32,8 +32,10 @@ pub struct BoundExpr {
 }
 
 /// What a [`BoundExpr`] computes. Operands keep their own types; evaluation converts them
-/// to the common or result type the binder checked exists.
+/// to the common or result type the binder checked exists. New forms are added as the
+/// language grows: match with a wildcard arm.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum BoundKind {
     /// A constant (NULL as [`Scalar::Null`]) of the expression's type.
     Literal(Scalar),
@@ -61,10 +63,22 @@ pub enum BoundKind {
     Concat(Box<BoundExpr>, Box<BoundExpr>),
     /// A comparison, at the common type of its operands.
     Cmp(Box<BoundExpr>, CmpOp, Box<BoundExpr>),
-    /// `IS NULL` (`true` = `IS NOT NULL`).
-    IsNull(Box<BoundExpr>, bool),
+    /// `IS [NOT] NULL`.
+    IsNull {
+        /// The operand.
+        operand: Box<BoundExpr>,
+        /// `IS NOT NULL`.
+        negated: bool,
+    },
     /// `[NOT] IN (values)`: equality with each value, OR-ed in three-valued logic.
-    In(Box<BoundExpr>, Vec<BoundExpr>, bool),
+    In {
+        /// The operand.
+        operand: Box<BoundExpr>,
+        /// The values, typed.
+        list: Vec<BoundExpr>,
+        /// `NOT IN`.
+        negated: bool,
+    },
     /// Conjunction (the right side is evaluated only on rows the left does not make FALSE).
     And(Box<BoundExpr>, Box<BoundExpr>),
     /// Disjunction (the right side is evaluated only on rows the left does not make TRUE).
@@ -159,8 +173,10 @@ impl BoundExpr {
             BoundKind::Neg { operand, .. }
             | BoundKind::Cast { operand, .. }
             | BoundKind::DatePart { operand, .. } => operand.visit(f),
-            BoundKind::IsNull(e, _) | BoundKind::Not(e) => e.visit(f),
-            BoundKind::In(e, list, _) => {
+            BoundKind::IsNull { operand: e, .. } | BoundKind::Not(e) => e.visit(f),
+            BoundKind::In {
+                operand: e, list, ..
+            } => {
                 e.visit(f);
                 list.iter().for_each(|v| v.visit(f));
             }
@@ -218,8 +234,8 @@ fn within_depth(e: &Expr, budget: usize) -> bool {
         | Expr::Or(l, r)
         | Expr::Arith(l, _, r)
         | Expr::Concat(l, r) => ok(l) && ok(r),
-        Expr::IsNull(x, _)
-        | Expr::In(x, _, _)
+        Expr::IsNull { expr: x, .. }
+        | Expr::In { expr: x, .. }
         | Expr::Not(x)
         | Expr::Neg(x)
         | Expr::Cast(x, _)
@@ -547,11 +563,18 @@ impl Binder<'_> {
                 let (l, r) = self.comparison_operands(e, l, r)?;
                 make(BoundKind::Cmp(Box::new(l), *op, Box::new(r)), boolean)
             }
-            Expr::IsNull(x, negated) => make(
-                BoundKind::IsNull(Box::new(self.value(x, None)?), *negated),
+            Expr::IsNull { expr: x, negated } => make(
+                BoundKind::IsNull {
+                    operand: Box::new(self.value(x, None)?),
+                    negated: *negated,
+                },
                 boolean,
             ),
-            Expr::In(x, list, negated) => {
+            Expr::In {
+                expr: x,
+                list,
+                negated,
+            } => {
                 let operand = self.value(x, None)?;
                 let mut values = Vec::with_capacity(list.len());
                 for lit in list {
@@ -568,7 +591,14 @@ impl Binder<'_> {
                     }
                     values.push(v);
                 }
-                make(BoundKind::In(Box::new(operand), values, *negated), boolean)
+                make(
+                    BoundKind::In {
+                        operand: Box::new(operand),
+                        list: values,
+                        negated: *negated,
+                    },
+                    boolean,
+                )
             }
             Expr::And(l, r) => make(
                 BoundKind::And(Box::new(self.boolean(l)?), Box::new(self.boolean(r)?)),

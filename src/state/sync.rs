@@ -293,7 +293,7 @@ impl StateStore {
             for i in 0..values.len() {
                 list.push(super::read::key_literal(values.as_ref(), i, prim)?);
             }
-            scan = scan.with_filter(Expr::In(Box::new(Expr::column(first)), list, false));
+            scan = scan.with_filter(Expr::column(first).is_in(list));
         }
         for batch in scan.build()?.execute() {
             orders_by_key(fold, &batch?, &mut out)?;

@@ -592,11 +592,7 @@ fn typed_integer_literals_filter_every_integer_width() {
             vec![Scalar::Short(2), Scalar::Short(4)],
         ] {
             let list: Vec<Literal> = lits.iter().cloned().map(Literal::Typed).collect();
-            assert_eq!(
-                count(Expr::In(Box::new(Expr::column(col)), list, false)),
-                2,
-                "{col} IN {lits:?}"
-            );
+            assert_eq!(count(Expr::column(col).is_in(list)), 2, "{col} IN {lits:?}");
             assert_eq!(
                 count(Expr::column(col).cmp(CmpOp::Eq, Literal::Typed(lits[0].clone()))),
                 1,

@@ -51,7 +51,7 @@ pub fn evaluate(pred: &Predicate, batch: &RecordBatch) -> Result<BooleanArray> {
                 ExprError::Invalid(format!("column `{}` is not boolean", c.display_name()))
             })?
         }
-        Predicate::IsNull(c, negated) => {
+        Predicate::IsNull { column: c, negated } => {
             let arr = column(batch, c)?;
             if *negated {
                 is_not_null(&arr)?

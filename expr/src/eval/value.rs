@@ -83,11 +83,18 @@ pub fn evaluate_value(expr: &BoundExpr, batch: &RecordBatch) -> Result<ArrayRef>
             let (a, b) = (convert(&a, &common, "=")?, convert(&b, &common, "=")?);
             Arc::new(compare(&a, *op, &b)?)
         }
-        BoundKind::IsNull(e, negated) => {
+        BoundKind::IsNull {
+            operand: e,
+            negated,
+        } => {
             let nulls = is_null(&evaluate_value(e, batch)?)?;
             Arc::new(if *negated { not(&nulls)? } else { nulls })
         }
-        BoundKind::In(e, values, negated) => {
+        BoundKind::In {
+            operand: e,
+            list: values,
+            negated,
+        } => {
             let operand = evaluate_value(e, batch)?;
             let mut acc = BooleanArray::from(vec![false; n]);
             for v in values {

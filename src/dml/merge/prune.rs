@@ -85,7 +85,7 @@ fn pruning_expr(
             if values.is_empty() {
                 return None;
             }
-            Expr::In(Box::new(column), values, false)
+            column.is_in(values)
         } else {
             let (mut lo, mut hi): (Option<Scalar>, Option<Scalar>) = (None, None);
             for &row in index.keyed_rows() {
