@@ -34,18 +34,31 @@
 mod ast;
 mod bind;
 mod builder;
+mod call;
+mod clock;
+mod datetime;
 mod display;
 mod error;
 pub mod eval;
+mod function;
+mod interval;
+mod lex;
+mod like;
 mod parse;
 mod skipping;
+#[cfg(test)]
+mod skipping_props;
+mod suggest;
 mod typing;
 mod value;
 
 pub use ast::{ArithOp, CmpOp, DateField, Expr, Literal};
 pub use bind::{BoundColumn, Predicate, bind};
-pub use error::{ExprError, Result};
+pub use clock::at_statement_time;
+pub use error::{ExprError, Result, SyntaxError};
 pub use eval::{evaluate, evaluate_bool, evaluate_value, leaf_array};
+pub use function::Function;
+pub use interval::Interval;
 pub use parse::{MAX_EXPR_DEPTH, parse_expr};
 pub use skipping::{FileSummary, StatsNeeded, all_match, may_match};
 pub use typing::{arith_result_type, common_type};

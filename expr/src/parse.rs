@@ -1,12 +1,16 @@
-//! A small SQL-style expression parser (predicates and values).
+//! The parser of the expression language (predicates and values), with errors that name
+//! the position and what was expected there.
 //!
 //! ```text
 //! expr      := or
 //! or        := and ("OR" and)*
 //! and       := not ("AND" not)*
 //! not       := "NOT" not | predicate
-//! predicate := sum [ cmp sum | "IS" ["NOT"] "NULL" | ["NOT"] "IN" "(" literal ("," literal)* ")"
-//!                  | ["NOT"] "BETWEEN" sum "AND" sum ]
+//! predicate := sum [ cmp sum
+//!                  | "IS" ["NOT"] "NULL" | "IS" ["NOT"] "DISTINCT" "FROM" sum
+//!                  | ["NOT"] "IN" "(" literal ("," literal)* ")"
+//!                  | ["NOT"] "BETWEEN" sum "AND" sum
+//!                  | ["NOT"] ("LIKE" | "ILIKE") sum ["ESCAPE" 'c'] ]
 //! sum       := product (("+" | "-" | "||") product)*          (left-associative)
 //! product   := unary (("*" | "/" | "%") unary)*               (left-associative)
 //! unary     := "-" unary | "+" unary | operand                 (`-5` is the literal -5)
@@ -14,184 +18,33 @@
 //!            | "CASE" ("WHEN" expr "THEN" expr)+ ["ELSE" expr] "END"
 //!            | "CASE" sum ("WHEN" sum "THEN" expr)+ ["ELSE" expr] "END"   (= CASE WHEN sum = v ...)
 //!            | "COALESCE" "(" expr ("," expr)* ")" | "CAST" "(" expr "AS" type ")"
-//!            | ("YEAR" | "MONTH" | "DAY" | "DAYOFMONTH") "(" expr ")"
+//!            | "EXTRACT" "(" field "FROM" expr ")" | field_function "(" expr ")"
+//!            | "SUBSTRING" "(" expr ("FROM" expr ["FOR" expr] | "," expr ["," expr]) ")"
+//!            | function "(" [expr ("," expr)*] ")" | "CURRENT_DATE" | "CURRENT_TIMESTAMP"
 //! column    := name ("." name)*          name: identifier or `back-quoted`
 //! literal   := ["-"] number | 'string' | TRUE | FALSE | NULL | DATE 'x' | TIMESTAMP 'x'
+//!            | INTERVAL (["-"] number | 'n') unit ((["-"] number | 'n') unit)* | INTERVAL 'n unit ...'
 //! cmp       := "=" | "==" | "!=" | "<>" | "<" | "<=" | ">" | ">="
 //! type      := int | integer | long | bigint | short | smallint | byte | tinyint | double
 //!            | float | real | string | boolean | date | timestamp | timestamp_ntz | binary
 //!            | decimal ["(" p ["," s] ")"]
+//! unit      := YEAR | MONTH | WEEK | DAY | HOUR | MINUTE | SECOND | MILLISECOND | MICROSECOND
+//!              (singular or plural)
 //! ```
 //! Keywords are case-insensitive; `''` inside a string is a quote. `||` sits with `+` and
 //! `-` as in Spark. `CASE`, `WHEN`, `THEN`, `ELSE` and `END` are reserved (a column of that
-//! name is written back-quoted); `CAST`, `COALESCE`, `YEAR`, `MONTH`, `DAY` and `DAYOFMONTH` are functions only before `(`.
+//! name is written back-quoted); function names are functions only before `(`, except
+//! `CURRENT_DATE` and `CURRENT_TIMESTAMP`, which need no parentheses. `x BETWEEN a AND b`
+//! is read as `x >= a AND x <= b`. The functions are [`Function`]'s; the calendar fields
+//! are [`DateField`]'s.
 
-use crate::{ArithOp, CmpOp, DateField, Expr, Literal};
-use crate::{ExprError, Result};
+use crate::error::SyntaxError;
+use crate::function::{arity_words, plural};
+use crate::interval::{IntervalUnit, UNIT_NAMES};
+use crate::lex::{Tok, Token, describe, lex};
+use crate::suggest::nearest;
+use crate::{ArithOp, CmpOp, DateField, Expr, ExprError, Function, Interval, Literal, Result};
 use alluvium_txlog::schema::{DataType, PrimitiveType};
-
-#[derive(Debug, Clone, PartialEq)]
-enum Tok {
-    Ident(String),
-    Quoted(String),
-    Str(String),
-    Num(String),
-    Op(CmpOp),
-    Arith(ArithOp),
-    Concat,
-    LParen,
-    RParen,
-    Comma,
-    Dot,
-}
-
-fn err(msg: impl Into<String>) -> ExprError {
-    ExprError::Invalid(msg.into())
-}
-
-fn lex(s: &str) -> Result<Vec<Tok>> {
-    let chars: Vec<char> = s.chars().collect();
-    let mut i = 0;
-    let mut out = Vec::new();
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            c if c.is_whitespace() => i += 1,
-            '(' => {
-                out.push(Tok::LParen);
-                i += 1;
-            }
-            ')' => {
-                out.push(Tok::RParen);
-                i += 1;
-            }
-            ',' => {
-                out.push(Tok::Comma);
-                i += 1;
-            }
-            '.' if !chars.get(i + 1).is_some_and(char::is_ascii_digit) => {
-                out.push(Tok::Dot);
-                i += 1;
-            }
-            '\'' | '"' => {
-                let quote = c;
-                let mut v = String::new();
-                i += 1;
-                loop {
-                    match chars.get(i) {
-                        None => return Err(err(format!("unterminated string starting at {v:?}"))),
-                        Some(&ch) if ch == quote => {
-                            if chars.get(i + 1) == Some(&quote) {
-                                v.push(quote);
-                                i += 2;
-                            } else {
-                                i += 1;
-                                break;
-                            }
-                        }
-                        Some(&ch) => {
-                            v.push(ch);
-                            i += 1;
-                        }
-                    }
-                }
-                out.push(Tok::Str(v));
-            }
-            '`' => {
-                let mut v = String::new();
-                i += 1;
-                loop {
-                    match chars.get(i) {
-                        None => return Err(err("unterminated `quoted` name")),
-                        Some('`') if chars.get(i + 1) == Some(&'`') => {
-                            v.push('`');
-                            i += 2;
-                        }
-                        Some('`') => {
-                            i += 1;
-                            break;
-                        }
-                        Some(&ch) => {
-                            v.push(ch);
-                            i += 1;
-                        }
-                    }
-                }
-                out.push(Tok::Quoted(v));
-            }
-            '=' => {
-                i += if chars.get(i + 1) == Some(&'=') { 2 } else { 1 };
-                out.push(Tok::Op(CmpOp::Eq));
-            }
-            '!' if chars.get(i + 1) == Some(&'=') => {
-                i += 2;
-                out.push(Tok::Op(CmpOp::Ne));
-            }
-            '<' => {
-                let (op, n) = match chars.get(i + 1) {
-                    Some('=') => (CmpOp::Le, 2),
-                    Some('>') => (CmpOp::Ne, 2),
-                    _ => (CmpOp::Lt, 1),
-                };
-                i += n;
-                out.push(Tok::Op(op));
-            }
-            '>' => {
-                let (op, n) = if chars.get(i + 1) == Some(&'=') {
-                    (CmpOp::Ge, 2)
-                } else {
-                    (CmpOp::Gt, 1)
-                };
-                i += n;
-                out.push(Tok::Op(op));
-            }
-            '+' | '-' | '*' | '/' | '%' => {
-                out.push(Tok::Arith(match c {
-                    '+' => ArithOp::Add,
-                    '-' => ArithOp::Sub,
-                    '*' => ArithOp::Mul,
-                    '/' => ArithOp::Div,
-                    _ => ArithOp::Mod,
-                }));
-                i += 1;
-            }
-            '|' if chars.get(i + 1) == Some(&'|') => {
-                out.push(Tok::Concat);
-                i += 2;
-            }
-            c if c.is_ascii_digit() || c == '.' => {
-                let start = i;
-                i += 1;
-                while let Some(&ch) = chars.get(i) {
-                    let exp_sign =
-                        (ch == '-' || ch == '+') && matches!(chars.get(i - 1), Some('e' | 'E'));
-                    if ch.is_ascii_digit() || ch == '.' || ch == 'e' || ch == 'E' || exp_sign {
-                        i += 1;
-                    } else {
-                        break;
-                    }
-                }
-                let text: String = chars[start..i].iter().collect();
-                if text.parse::<f64>().is_err() {
-                    return Err(err(format!("invalid number {text:?}")));
-                }
-                out.push(Tok::Num(text));
-            }
-            c if c.is_alphabetic() || c == '_' => {
-                let start = i;
-                while chars
-                    .get(i)
-                    .is_some_and(|ch| ch.is_alphanumeric() || *ch == '_' || *ch == '$')
-                {
-                    i += 1;
-                }
-                out.push(Tok::Ident(chars[start..i].iter().collect()));
-            }
-            other => return Err(err(format!("unexpected character {other:?}"))),
-        }
-    }
-    Ok(out)
-}
 
 /// The deepest expression accepted, counting parentheses and every node of the tree (AND
 /// and OR chains are built as balanced trees, so `n` terms add about `log2(n)` levels).
@@ -200,7 +53,7 @@ fn lex(s: &str) -> Result<Vec<Tok>> {
 pub const MAX_EXPR_DEPTH: usize = 64;
 
 fn too_deep() -> ExprError {
-    err(format!(
+    ExprError::Invalid(format!(
         "expression nests deeper than {MAX_EXPR_DEPTH} levels"
     ))
 }
@@ -219,7 +72,9 @@ fn node(e: Expr, depth: usize) -> Result<Node> {
 /// three terms nest to the left, as written.
 fn balanced(mut terms: Vec<Node>, join: fn(Box<Expr>, Box<Expr>) -> Expr) -> Result<Node> {
     if terms.len() <= 1 {
-        return terms.pop().ok_or_else(|| err("empty expression"));
+        return terms
+            .pop()
+            .ok_or_else(|| ExprError::Invalid("empty expression".into()));
     }
     let right = terms.split_off(terms.len().div_ceil(2));
     let (left, left_depth) = balanced(terms, join)?;
@@ -230,20 +85,56 @@ fn balanced(mut terms: Vec<Node>, join: fn(Box<Expr>, Box<Expr>) -> Expr) -> Res
     )
 }
 
-struct Parser {
-    toks: Vec<Tok>,
+/// Words the operand position refuses: they only continue or close another form.
+const NOT_AN_OPERAND: [&str; 10] = [
+    "AND", "OR", "NOT", "IS", "IN", "BETWEEN", "WHEN", "THEN", "ELSE", "END",
+];
+
+/// The type names `CAST` accepts, for messages.
+const TYPE_NAMES: [&str; 16] = [
+    "int",
+    "integer",
+    "bigint",
+    "long",
+    "smallint",
+    "short",
+    "tinyint",
+    "byte",
+    "double",
+    "float",
+    "real",
+    "string",
+    "boolean",
+    "date",
+    "timestamp",
+    "binary",
+];
+
+struct Parser<'t> {
+    text: &'t str,
+    /// The text's length in characters (the position of "end of input").
+    len: usize,
+    toks: Vec<Token>,
     pos: usize,
     /// Open parentheses and NOTs above the current position.
     nesting: usize,
 }
 
-impl Parser {
+impl Parser<'_> {
     fn peek(&self) -> Option<&Tok> {
-        self.toks.get(self.pos)
+        self.peek_at(self.pos)
+    }
+
+    fn peek_at(&self, i: usize) -> Option<&Tok> {
+        self.toks.get(i).map(|t| &t.tok)
+    }
+
+    fn keyword_at(&self, i: usize, kw: &str) -> bool {
+        matches!(self.peek_at(i), Some(Tok::Ident(s)) if s.eq_ignore_ascii_case(kw))
     }
 
     fn keyword(&self, kw: &str) -> bool {
-        matches!(self.peek(), Some(Tok::Ident(s)) if s.eq_ignore_ascii_case(kw))
+        self.keyword_at(self.pos, kw)
     }
 
     fn eat_keyword(&mut self, kw: &str) -> bool {
@@ -255,19 +146,40 @@ impl Parser {
         }
     }
 
+    /// The characters of token `i` (an empty range at the end of the text past the last).
+    fn span(&self, i: usize) -> (usize, usize) {
+        self.toks
+            .get(i)
+            .map_or((self.len, self.len), |t| (t.start, t.end))
+    }
+
+    /// A syntax error about token `i`.
+    fn error_at(&self, i: usize, message: impl Into<String>) -> ExprError {
+        let (start, end) = self.span(i);
+        ExprError::Syntax(SyntaxError::new(message, self.text, start, end))
+    }
+
+    /// A syntax error about tokens `from..=to`.
+    fn error_over(&self, from: usize, to: usize, message: impl Into<String>) -> ExprError {
+        let (start, _) = self.span(from);
+        let (_, end) = self.span(to);
+        ExprError::Syntax(SyntaxError::new(message, self.text, start, end))
+    }
+
+    /// "expected `what`, found <the current token>", at the current token.
+    fn expected(&self, what: &str) -> ExprError {
+        self.error_at(
+            self.pos,
+            format!("expected {what}, found {}", describe(self.peek())),
+        )
+    }
+
     fn expect(&mut self, t: &Tok, what: &str) -> Result<()> {
         if self.peek() == Some(t) {
             self.pos += 1;
             Ok(())
         } else {
-            Err(err(format!("expected {what}, found {}", self.describe())))
-        }
-    }
-
-    fn describe(&self) -> String {
-        match self.peek() {
-            None => "end of input".into(),
-            Some(t) => format!("{t:?}"),
+            Err(self.expected(what))
         }
     }
 
@@ -318,32 +230,40 @@ impl Parser {
         }
         if self.eat_keyword("IS") {
             let negated = self.eat_keyword("NOT");
-            if !self.eat_keyword("NULL") {
-                return Err(err(format!(
-                    "expected NULL after IS, found {}",
-                    self.describe()
-                )));
+            if self.eat_keyword("NULL") {
+                return node(
+                    Expr::IsNull {
+                        expr: Box::new(left),
+                        negated,
+                    },
+                    depth + 1,
+                );
             }
-            return node(
-                Expr::IsNull {
-                    expr: Box::new(left),
-                    negated,
-                },
-                depth + 1,
-            );
+            if self.eat_keyword("DISTINCT") {
+                if !self.eat_keyword("FROM") {
+                    return Err(self.expected("FROM after IS DISTINCT"));
+                }
+                let (right, d) = self.sum()?;
+                return node(
+                    Expr::IsDistinctFrom {
+                        left: Box::new(left),
+                        right: Box::new(right),
+                        negated,
+                    },
+                    1 + depth.max(d),
+                );
+            }
+            let is = if negated { "IS NOT" } else { "IS" };
+            return Err(self.expected(&format!("NULL or DISTINCT FROM after {is}")));
         }
-        let negated = if self.keyword("NOT") {
-            self.pos += 1;
-            true
-        } else {
-            false
-        };
+        let not_at = self.pos;
+        let negated = self.eat_keyword("NOT");
         if self.eat_keyword("IN") {
-            self.expect(&Tok::LParen, "( after IN")?;
+            self.expect(&Tok::LParen, "`(` after IN")?;
             let mut list = Vec::new();
             if self.peek() != Some(&Tok::RParen) {
                 loop {
-                    list.push(self.literal()?);
+                    list.push(self.literal("the IN list")?);
                     if self.peek() == Some(&Tok::Comma) {
                         self.pos += 1;
                     } else {
@@ -351,7 +271,7 @@ impl Parser {
                     }
                 }
             }
-            self.expect(&Tok::RParen, ") closing the IN list")?;
+            self.expect(&Tok::RParen, "`,` or `)` closing the IN list")?;
             return node(
                 Expr::In {
                     expr: Box::new(left),
@@ -364,7 +284,7 @@ impl Parser {
         if self.eat_keyword("BETWEEN") {
             let (low, low_depth) = self.sum()?;
             if !self.eat_keyword("AND") {
-                return Err(err("expected AND in BETWEEN"));
+                return Err(self.expected("AND in BETWEEN"));
             }
             let (high, high_depth) = self.sum()?;
             let e = Expr::And(
@@ -378,8 +298,50 @@ impl Parser {
                 node(e, depth)
             };
         }
+        let like = self.keyword("LIKE");
+        if like || self.keyword("ILIKE") {
+            self.pos += 1;
+            let (pattern, d) = self.sum()?;
+            let escape = if self.eat_keyword("ESCAPE") {
+                let at = self.pos;
+                let Some(Tok::Str(s)) = self.peek().cloned() else {
+                    return Err(self.expected("a one-character string after ESCAPE"));
+                };
+                let mut chars = s.chars();
+                let (Some(c), None) = (chars.next(), chars.next()) else {
+                    return Err(self.error_at(
+                        at,
+                        format!(
+                            "ESCAPE takes a single character, found string '{s}' of {}",
+                            plural(s.chars().count(), "character")
+                        ),
+                    ));
+                };
+                self.pos += 1;
+                Some(c)
+            } else {
+                None
+            };
+            return node(
+                Expr::Like {
+                    expr: Box::new(left),
+                    pattern: Box::new(pattern),
+                    escape,
+                    case_insensitive: !like,
+                    negated,
+                },
+                1 + depth.max(d),
+            );
+        }
         if negated {
-            return Err(err("expected IN or BETWEEN after NOT"));
+            self.pos = not_at;
+            return Err(self.error_at(
+                not_at + 1,
+                format!(
+                    "expected IN, BETWEEN, LIKE or ILIKE after NOT, found {}",
+                    describe(self.peek_at(not_at + 1))
+                ),
+            ));
         }
         Ok((left, depth))
     }
@@ -443,10 +405,16 @@ impl Parser {
         node(Expr::Neg(Box::new(e)), depth + 1)
     }
 
-    fn literal(&mut self) -> Result<Literal> {
+    /// A literal (an element of an IN list).
+    fn literal(&mut self, context: &str) -> Result<Literal> {
+        let start = self.pos;
         match self.unary()?.0 {
             Expr::Literal(l) => Ok(l),
-            other => Err(err(format!("expected a literal, found {other:?}"))),
+            _ => Err(self.error_over(
+                start,
+                self.pos.saturating_sub(1).max(start),
+                format!("{context} takes literals only (numbers, strings, TRUE, FALSE, NULL)"),
+            )),
         }
     }
 
@@ -473,20 +441,14 @@ impl Parser {
                 depth = depth.max(1 + d.max(subject_depth));
             }
             if !self.eat_keyword("THEN") {
-                return Err(err(format!(
-                    "expected THEN in CASE, found {}",
-                    self.describe()
-                )));
+                return Err(self.expected("THEN in CASE"));
             }
             let (value, d) = self.or()?;
             depth = depth.max(d);
             branches.push((cond, value));
         }
         if branches.is_empty() {
-            return Err(err(format!(
-                "expected WHEN in CASE, found {}",
-                self.describe()
-            )));
+            return Err(self.expected("WHEN in CASE"));
         }
         let otherwise = if self.eat_keyword("ELSE") {
             let (e, d) = self.or()?;
@@ -496,10 +458,11 @@ impl Parser {
             None
         };
         if !self.eat_keyword("END") {
-            return Err(err(format!(
-                "expected END closing CASE, found {}",
-                self.describe()
-            )));
+            return Err(self.expected(if otherwise.is_some() {
+                "END closing CASE"
+            } else {
+                "WHEN, ELSE or END in CASE"
+            }));
         }
         node(
             Expr::Case {
@@ -510,10 +473,15 @@ impl Parser {
         )
     }
 
-    /// The arguments of `COALESCE(` up to its `)`.
-    fn coalesce(&mut self) -> Result<Node> {
+    /// Comma-separated arguments up to the closing `)` (the `(` is consumed), with the
+    /// deepest argument's depth.
+    fn arguments(&mut self, what: &str) -> Result<(Vec<Expr>, usize)> {
         let mut args = Vec::new();
         let mut depth = 0;
+        if self.peek() == Some(&Tok::RParen) {
+            self.pos += 1;
+            return Ok((args, depth));
+        }
         loop {
             let (e, d) = self.or()?;
             depth = depth.max(d);
@@ -524,14 +492,140 @@ impl Parser {
                 break;
             }
         }
-        self.expect(&Tok::RParen, ") closing COALESCE")?;
+        self.expect(&Tok::RParen, &format!("`,` or `)` closing {what}"))?;
+        Ok((args, depth))
+    }
+
+    /// The arguments of `COALESCE(` up to its `)`.
+    fn coalesce(&mut self, name_at: usize) -> Result<Node> {
+        let (args, depth) = self.arguments("COALESCE")?;
+        if args.is_empty() {
+            return Err(self.error_over(
+                name_at,
+                self.pos - 1,
+                "COALESCE takes at least 1 argument, found none",
+            ));
+        }
         node(Expr::Coalesce(args), depth + 1)
     }
 
-    /// The argument of `YEAR(` (`MONTH(`, `DAY(`) up to its `)`.
+    /// A call of `function` (`name(` consumed; the name is token `name_at`).
+    fn call(&mut self, function: Function, name_at: usize) -> Result<Node> {
+        let name = match self.peek_at(name_at) {
+            Some(Tok::Ident(n)) => n.clone(),
+            _ => function.name().to_string(),
+        };
+        let (args, depth) = self.arguments(&name)?;
+        let (min, max) = function.arity();
+        if args.len() < min || max.is_some_and(|m| args.len() > m) {
+            return Err(self.error_over(
+                name_at,
+                self.pos - 1,
+                format!(
+                    "{name} takes {}, found {}",
+                    arity_words(min, max),
+                    if args.is_empty() {
+                        "none".to_string()
+                    } else {
+                        args.len().to_string()
+                    }
+                ),
+            ));
+        }
+        node(Expr::Call { function, args }, depth + 1)
+    }
+
+    /// `SUBSTRING(s FROM pos [FOR len])` or `SUBSTRING(s, pos [, len])` after the `(`.
+    fn substring(&mut self, name_at: usize) -> Result<Node> {
+        let (s, d0) = self.or()?;
+        if !self.eat_keyword("FROM") {
+            // The ordinary call form: put the first argument back in front of the rest.
+            if self.peek() == Some(&Tok::RParen) {
+                return Err(self.expected("`,` or FROM and the start position in SUBSTRING"));
+            }
+            self.expect(&Tok::Comma, "`,` or FROM in SUBSTRING")?;
+            let (mut rest, d) = self.arguments("SUBSTRING")?;
+            rest.insert(0, s);
+            if rest.len() > 3 {
+                return Err(self.error_over(
+                    name_at,
+                    self.pos - 1,
+                    format!("SUBSTRING takes 2 or 3 arguments, found {}", rest.len()),
+                ));
+            }
+            return node(
+                Expr::Call {
+                    function: Function::Substring,
+                    args: rest,
+                },
+                1 + d.max(d0),
+            );
+        }
+        let (start, d1) = self.or()?;
+        let mut args = vec![s, start];
+        let mut depth = d0.max(d1);
+        if self.eat_keyword("FOR") {
+            let (len, d2) = self.or()?;
+            args.push(len);
+            depth = depth.max(d2);
+        }
+        self.expect(&Tok::RParen, "FOR or `)` closing SUBSTRING")?;
+        node(
+            Expr::Call {
+                function: Function::Substring,
+                args,
+            },
+            depth + 1,
+        )
+    }
+
+    /// `EXTRACT(field FROM x)` after the `(`.
+    fn extract(&mut self) -> Result<Node> {
+        let at = self.pos;
+        let Some(Tok::Ident(name)) = self.peek().cloned() else {
+            return Err(self.expected("a field (YEAR, MONTH, DAY, HOUR, ...) in EXTRACT"));
+        };
+        let Some(field) = DateField::from_extract(&name) else {
+            let message = if ["SECOND", "SECONDS", "S", "SEC", "SECS"]
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(&name))
+            {
+                "EXTRACT(SECOND FROM x) gives fractional seconds in Spark, which alluvium does not support; SECOND(x) gives whole seconds".to_string()
+            } else {
+                let fields = [
+                    "YEAR",
+                    "QUARTER",
+                    "MONTH",
+                    "WEEK",
+                    "DAY",
+                    "DAYOFWEEK",
+                    "DOY",
+                    "HOUR",
+                    "MINUTE",
+                ];
+                format!(
+                    "unknown field {name} in EXTRACT{}; the fields are {}",
+                    nearest(&name, fields)
+                        .map(|f| format!(" (did you mean {f}?)"))
+                        .unwrap_or_default(),
+                    fields.join(", ")
+                )
+            };
+            return Err(self.error_at(at, message));
+        };
+        self.pos += 1;
+        if !self.eat_keyword("FROM") {
+            return Err(self.expected("FROM in EXTRACT"));
+        }
+        let (e, depth) = self.or()?;
+        self.expect(&Tok::RParen, "`)` closing EXTRACT")?;
+        node(Expr::DatePart(field, Box::new(e)), depth + 1)
+    }
+
+    /// The argument of `YEAR(` (`MONTH(`, `HOUR(`, ...) up to its `)`.
     fn date_part(&mut self, field: DateField) -> Result<Node> {
         let (e, depth) = self.or()?;
-        self.expect(&Tok::RParen, ") closing a date function")?;
+        self.expect(&Tok::RParen, &format!("`)` closing {}", field.name()))?;
         node(Expr::DatePart(field, Box::new(e)), depth + 1)
     }
 
@@ -539,19 +633,17 @@ impl Parser {
     fn cast(&mut self) -> Result<Node> {
         let (e, depth) = self.or()?;
         if !self.eat_keyword("AS") {
-            return Err(err(format!(
-                "expected AS in CAST, found {}",
-                self.describe()
-            )));
+            return Err(self.expected("AS and a type in CAST"));
         }
         let ty = self.type_name()?;
-        self.expect(&Tok::RParen, ") closing CAST")?;
+        self.expect(&Tok::RParen, "`)` closing CAST")?;
         node(Expr::Cast(Box::new(e), DataType::Primitive(ty)), depth + 1)
     }
 
     fn type_name(&mut self) -> Result<PrimitiveType> {
+        let at = self.pos;
         let Some(Tok::Ident(name)) = self.peek().cloned() else {
-            return Err(err(format!("expected a type, found {}", self.describe())));
+            return Err(self.expected("a type (int, bigint, double, decimal(p,s), string, ...)"));
         };
         self.pos += 1;
         Ok(match name.to_ascii_lowercase().as_str() {
@@ -576,28 +668,44 @@ impl Parser {
                         self.pos += 1;
                         s = self.small_number()?;
                     }
-                    self.expect(&Tok::RParen, ") closing the decimal type")?;
+                    self.expect(&Tok::RParen, "`)` closing the decimal type")?;
                 }
-                if !(1..=38).contains(&p) || s > p {
-                    return Err(err(format!("invalid type decimal({p},{s})")));
+                match (u8::try_from(p), u8::try_from(s)) {
+                    (Ok(p), Ok(s)) if (1..=38).contains(&p) && s <= p => {
+                        PrimitiveType::Decimal(p, s)
+                    }
+                    _ => {
+                        return Err(self.error_over(
+                            at,
+                            self.pos - 1,
+                            format!(
+                                "invalid type decimal({p},{s}): the precision is 1 to 38 and the scale at most the precision"
+                            ),
+                        ));
+                    }
                 }
-                PrimitiveType::Decimal(p as u8, s as u8)
             }
-            other => return Err(err(format!("unknown type {other:?} in CAST"))),
+            other => {
+                let hint = nearest(other, TYPE_NAMES.iter().copied().chain(["decimal"]))
+                    .map(|t| format!("; did you mean {t}?"))
+                    .unwrap_or_default();
+                return Err(self.error_at(at, format!("unknown type {name} in CAST{hint}")));
+            }
         })
     }
 
     fn small_number(&mut self) -> Result<u32> {
         match self.peek().cloned() {
-            Some(Tok::Num(n)) => {
-                self.pos += 1;
-                n.parse::<u32>()
-                    .map_err(|_| err(format!("{n:?} is not a decimal precision or scale")))
-            }
-            _ => Err(err(format!(
-                "expected a number in the decimal type, found {}",
-                self.describe()
-            ))),
+            Some(Tok::Num(n)) => match n.parse::<u32>() {
+                Ok(v) => {
+                    self.pos += 1;
+                    Ok(v)
+                }
+                Err(_) => {
+                    Err(self.error_at(self.pos, format!("{n} is not a decimal precision or scale")))
+                }
+            },
+            _ => Err(self.expected("a number in the decimal type")),
         }
     }
 
@@ -607,20 +715,130 @@ impl Parser {
                 self.pos += 1;
                 Ok(s)
             }
-            _ => Err(err(format!(
-                "expected a column name after '.', found {}",
-                self.describe()
-            ))),
+            _ => Err(self.expected("a field name after `.`")),
         }
+    }
+
+    /// True if the tokens at the current position are another part of an interval:
+    /// `[sign] (number | 'string') unit`.
+    fn interval_part_follows(&self) -> bool {
+        let mut i = self.pos;
+        if matches!(
+            self.peek_at(i),
+            Some(Tok::Arith(ArithOp::Add | ArithOp::Sub))
+        ) {
+            i += 1;
+        }
+        matches!(self.peek_at(i), Some(Tok::Num(_) | Tok::Str(_)))
+            && matches!(self.peek_at(i + 1), Some(Tok::Ident(w)) if IntervalUnit::from_word(w).is_some())
+    }
+
+    /// An `INTERVAL` literal after the keyword: parts `[sign] value unit`, or one string
+    /// holding them (`'1 day 2 hours'`).
+    fn interval(&mut self) -> Result<Node> {
+        let mut total = Interval::default();
+        loop {
+            let part_at = self.pos;
+            let sign = match self.peek() {
+                Some(Tok::Arith(ArithOp::Sub)) => "-",
+                Some(Tok::Arith(ArithOp::Add)) => "+",
+                _ => "",
+            };
+            if !sign.is_empty() {
+                self.pos += 1;
+            }
+            let value_at = self.pos;
+            let (value, quoted) = match self.peek().cloned() {
+                Some(Tok::Num(n)) => (n, false),
+                Some(Tok::Str(s)) => (s, true),
+                _ => return Err(self.expected("a number or a quoted value in INTERVAL")),
+            };
+            self.pos += 1;
+            let unit = match self.peek() {
+                Some(Tok::Ident(w)) => IntervalUnit::from_word(w),
+                _ => None,
+            };
+            let part = match unit {
+                Some(unit) => {
+                    self.pos += 1;
+                    Interval::of(&format!("{sign}{value}"), unit)
+                        .map_err(|m| self.error_over(part_at, self.pos - 1, m))?
+                }
+                // `INTERVAL '1 day 2 hours'`: the parts inside the string.
+                None if quoted && sign.is_empty() && part_at == value_at => self
+                    .interval_text(&value)
+                    .map_err(|m| self.error_at(value_at, m))?,
+                None => {
+                    let hint = match self.peek() {
+                        Some(Tok::Ident(w)) => nearest(w, UNIT_NAMES)
+                            .map(|u| format!(" (did you mean {u}?)"))
+                            .unwrap_or_default(),
+                        _ => String::new(),
+                    };
+                    return Err(self.error_at(
+                        self.pos,
+                        format!(
+                            "expected a unit (YEAR, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND) after the interval value, found {}{hint}",
+                            describe(self.peek())
+                        ),
+                    ));
+                }
+            };
+            total = total
+                .checked_add(part)
+                .ok_or_else(|| self.error_over(part_at, self.pos - 1, "interval out of range"))?;
+            if unit.is_none() || !self.interval_part_follows() {
+                return Ok((Expr::Literal(Literal::Interval(total)), 1));
+            }
+        }
+    }
+
+    /// The parts of an interval written as one string (`'1 day 2 hours'`).
+    fn interval_text(&self, text: &str) -> std::result::Result<Interval, String> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        if words.is_empty() || !words.len().is_multiple_of(2) {
+            return Err(format!(
+                "'{text}' is not an interval: expected pairs of a number and a unit ('1 day 2 hours'), or a unit after the string (INTERVAL '1' DAY)"
+            ));
+        }
+        let mut total = Interval::default();
+        for pair in words.chunks(2) {
+            let unit = IntervalUnit::from_word(pair[1]).ok_or_else(|| {
+                format!(
+                    "'{text}' is not an interval: unknown unit {}{}",
+                    pair[1],
+                    nearest(pair[1], UNIT_NAMES)
+                        .map(|u| format!(" (did you mean {u}?)"))
+                        .unwrap_or_default()
+                )
+            })?;
+            let part = Interval::of(pair[0], unit)?;
+            total = total
+                .checked_add(part)
+                .ok_or_else(|| format!("'{text}': interval out of range"))?;
+        }
+        Ok(total)
+    }
+
+    /// "expected a value" at the current token, naming what it should follow.
+    fn expected_value(&self) -> ExprError {
+        let after = match self.pos.checked_sub(1).and_then(|i| self.peek_at(i)) {
+            Some(t) => format!(" after {}", describe(Some(t))),
+            None => String::new(),
+        };
+        self.expected(&format!(
+            "a value (a column, a literal, a function call or `(`){after}"
+        ))
     }
 
     fn operand(&mut self) -> Result<Node> {
         let leaf = |e| Ok((e, 1));
+        let at = self.pos;
         match self.peek().cloned() {
             Some(Tok::LParen) => {
                 self.pos += 1;
                 let e = self.nested(Self::or)?;
-                self.expect(&Tok::RParen, ")")?;
+                self.expect(&Tok::RParen, "`)`")?;
                 Ok(e)
             }
             Some(Tok::Num(n)) => {
@@ -632,55 +850,90 @@ impl Parser {
                 leaf(Expr::Literal(Literal::String(s)))
             }
             Some(Tok::Ident(s)) => {
-                self.pos += 1;
                 let upper = s.to_ascii_uppercase();
+                let called = self.peek_at(at + 1) == Some(&Tok::LParen);
                 match upper.as_str() {
-                    "TRUE" => return leaf(Expr::Literal(Literal::Boolean(true))),
-                    "FALSE" => return leaf(Expr::Literal(Literal::Boolean(false))),
-                    "NULL" => return leaf(Expr::Literal(Literal::Null)),
+                    "TRUE" => return self.skip_then(leaf(Expr::Literal(Literal::Boolean(true)))),
+                    "FALSE" => {
+                        return self.skip_then(leaf(Expr::Literal(Literal::Boolean(false))));
+                    }
+                    "NULL" => return self.skip_then(leaf(Expr::Literal(Literal::Null))),
                     "DATE" | "TIMESTAMP" | "TIMESTAMP_NTZ" => {
-                        if let Some(Tok::Str(v)) = self.peek().cloned() {
-                            self.pos += 1;
+                        if let Some(Tok::Str(v)) = self.peek_at(at + 1).cloned() {
+                            self.pos += 2;
                             return leaf(Expr::Literal(Literal::String(v)));
                         }
                     }
-                    "CASE" => return self.nested(Self::case),
-                    "YEAR" | "MONTH" | "DAY" | "DAYOFMONTH"
-                        if self.peek() == Some(&Tok::LParen) =>
+                    "INTERVAL"
+                        if matches!(
+                            self.peek_at(at + 1),
+                            Some(
+                                Tok::Num(_) | Tok::Str(_) | Tok::Arith(ArithOp::Add | ArithOp::Sub)
+                            )
+                        ) =>
                     {
                         self.pos += 1;
-                        let field = match upper.as_str() {
-                            "YEAR" => DateField::Year,
-                            "MONTH" => DateField::Month,
-                            _ => DateField::Day,
-                        };
-                        return self.nested(|p| p.date_part(field));
+                        return self.interval();
                     }
-                    "COALESCE" | "CAST" if self.peek() == Some(&Tok::LParen) => {
+                    "CASE" => {
                         self.pos += 1;
-                        return if upper == "CAST" {
-                            self.nested(Self::cast)
+                        return self.nested(Self::case);
+                    }
+                    "CURRENT_DATE" | "CURRENT_TIMESTAMP" if !called => {
+                        self.pos += 1;
+                        let function = if upper == "CURRENT_DATE" {
+                            Function::CurrentDate
                         } else {
-                            self.nested(Self::coalesce)
+                            Function::CurrentTimestamp
                         };
+                        return leaf(Expr::Call {
+                            function,
+                            args: vec![],
+                        });
                     }
-                    "AND" | "OR" | "NOT" | "IS" | "IN" | "BETWEEN" | "WHEN" | "THEN" | "ELSE"
-                    | "END" => {
-                        return Err(err(format!("unexpected keyword {s}")));
-                    }
+                    w if NOT_AN_OPERAND.contains(&w) => return Err(self.expected_value()),
                     _ => {}
                 }
+                if called {
+                    self.pos += 2;
+                    return self.nested(|p| p.called(&s, &upper, at));
+                }
+                self.pos += 1;
                 leaf(self.column_rest(s)?)
             }
             Some(Tok::Quoted(s)) => {
                 self.pos += 1;
                 leaf(self.column_rest(s)?)
             }
-            _ => Err(err(format!(
-                "expected a column, a literal or '(', found {}",
-                self.describe()
-            ))),
+            _ => Err(self.expected_value()),
         }
+    }
+
+    /// Consumes the current token and returns `r`.
+    fn skip_then(&mut self, r: Result<Node>) -> Result<Node> {
+        self.pos += 1;
+        r
+    }
+
+    /// `name(` consumed: a special form, a function, or an unknown name.
+    fn called(&mut self, name: &str, upper: &str, at: usize) -> Result<Node> {
+        match upper {
+            "CAST" => return self.cast(),
+            "COALESCE" => return self.coalesce(at),
+            "EXTRACT" => return self.extract(),
+            "SUBSTRING" | "SUBSTR" => return self.substring(at),
+            _ => {}
+        }
+        if let Some(field) = DateField::from_function(upper) {
+            return self.date_part(field);
+        }
+        if let Some(f) = Function::lookup(name) {
+            return self.call(f, at);
+        }
+        let hint = nearest(name, Function::all_names())
+            .map(|f| format!("; did you mean {f}?"))
+            .unwrap_or_default();
+        Err(self.error_at(at, format!("unknown function {name}{hint}")))
     }
 
     fn column_rest(&mut self, first: String) -> Result<Expr> {
@@ -693,26 +946,27 @@ impl Parser {
     }
 }
 
-/// Parses a predicate such as `region = 'US' AND (x > 5 OR y IS NULL)`.
+/// Parses an expression such as `region = 'US' AND (x > 5 OR name LIKE 'a%')`.
 ///
 /// # Errors
-/// [`ExprError::Invalid`] describing the first problem.
+/// [`ExprError::Syntax`] at the first token outside the grammar, saying what was expected
+/// there (with the nearest name for a misspelt function); [`ExprError::Invalid`] for an
+/// expression nested deeper than [`MAX_EXPR_DEPTH`].
 pub fn parse_expr(text: &str) -> Result<Expr> {
     let toks = lex(text)?;
-    if toks.is_empty() {
-        return Err(err("empty expression"));
-    }
     let mut p = Parser {
+        text,
+        len: text.chars().count(),
         toks,
         pos: 0,
         nesting: 0,
     };
+    if p.toks.is_empty() {
+        return Err(p.expected("an expression"));
+    }
     let (e, _) = p.or()?;
     if p.pos != p.toks.len() {
-        return Err(err(format!(
-            "unexpected {} after the expression",
-            p.describe()
-        )));
+        return Err(p.expected("an operator or the end of the expression"));
     }
     Ok(e)
 }
@@ -720,6 +974,7 @@ pub fn parse_expr(text: &str) -> Result<Expr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Interval;
 
     fn col(s: &str) -> Box<Expr> {
         Box::new(Expr::Column(vec![s.into()]))
@@ -858,42 +1113,317 @@ mod tests {
     }
 
     #[test]
-    fn reports_errors() {
-        for bad in [
-            "",
-            "a =",
-            "a = 'x",
-            "(a = 1",
-            "a = 1 b",
-            "a IN 1",
-            "a IS 5",
-            "a == == 1",
-            "#",
-            "AND",
-            "a NOT 1",
-            "a = 1..2",
-            "a +",
-            "a * * b",
-            "a | b",
-            "CASE END",
-            "CASE WHEN a END",
-            "CASE WHEN a THEN 1",
-            "CASE WHEN a THEN 1 ELSE END",
-            "COALESCE()",
-            "COALESCE(a",
-            "CAST(a)",
-            "CAST(a AS)",
-            "CAST(a AS widget)",
-            "CAST(a AS decimal(40,2))",
-            "CAST(a AS decimal(5,6))",
-            "CAST(a AS int",
-            "a IN (b)",
-            "a IN (1 + 1)",
+    fn parses_the_sql_people_type() {
+        let lit = |n: &str| Box::new(Expr::Literal(Literal::Number(n.into())));
+        let string = |v: &str| Box::new(Expr::Literal(Literal::String(v.into())));
+        let like = |e, p, escape, ci, neg| Expr::Like {
+            expr: e,
+            pattern: p,
+            escape,
+            case_insensitive: ci,
+            negated: neg,
+        };
+        assert_eq!(
+            parse_expr("a LIKE 'x%'").unwrap(),
+            like(col("a"), string("x%"), None, false, false)
+        );
+        assert_eq!(
+            parse_expr("a not ilike b escape '!'").unwrap(),
+            like(col("a"), col("b"), Some('!'), true, true)
+        );
+        // LIKE binds like a comparison: looser than ||, tighter than AND.
+        assert_eq!(
+            parse_expr("a || 'x' LIKE 'y%' AND b").unwrap(),
+            Expr::And(
+                Box::new(like(
+                    Box::new(Expr::Concat(col("a"), string("x"))),
+                    string("y%"),
+                    None,
+                    false,
+                    false
+                )),
+                col("b")
+            )
+        );
+        assert_eq!(
+            parse_expr("a IS NOT DISTINCT FROM b + 1").unwrap(),
+            Expr::IsDistinctFrom {
+                left: col("a"),
+                right: Box::new(Expr::Arith(col("b"), ArithOp::Add, lit("1"))),
+                negated: true,
+            }
+        );
+        let call = |f, args| Expr::Call { function: f, args };
+        assert_eq!(
+            parse_expr("LOWER(a)").unwrap(),
+            call(Function::Lower, vec![*col("a")])
+        );
+        for same in [
+            "substring(s, 2, 3)",
+            "SUBSTRING(s FROM 2 FOR 3)",
+            "substr(s, 2, 3)",
         ] {
-            assert!(
-                matches!(parse_expr(bad), Err(ExprError::Invalid(_))),
-                "{bad:?}"
+            assert_eq!(
+                parse_expr(same).unwrap(),
+                call(Function::Substring, vec![*col("s"), *lit("2"), *lit("3")]),
+                "{same}"
             );
+        }
+        assert_eq!(
+            parse_expr("substring(s FROM -2)").unwrap(),
+            call(Function::Substring, vec![*col("s"), *lit("-2")])
+        );
+        for same in ["YEAR(ts)", "extract(year FROM ts)", "EXTRACT(YRS FROM ts)"] {
+            assert_eq!(
+                parse_expr(same).unwrap(),
+                Expr::DatePart(DateField::Year, col("ts")),
+                "{same}"
+            );
+        }
+        assert_eq!(
+            parse_expr("EXTRACT(DOW FROM ts)").unwrap(),
+            Expr::DatePart(DateField::DayOfWeek, col("ts"))
+        );
+        for same in ["current_date", "CURRENT_DATE()", "current_date ( )"] {
+            assert_eq!(
+                parse_expr(same).unwrap(),
+                call(Function::CurrentDate, vec![]),
+                "{same}"
+            );
+        }
+        assert_eq!(
+            parse_expr("now()").unwrap(),
+            call(Function::CurrentTimestamp, vec![])
+        );
+        let interval = |months, days, micros| {
+            Box::new(Expr::Literal(Literal::Interval(Interval {
+                months,
+                days,
+                micros,
+            })))
+        };
+        for (text, months, days, micros) in [
+            ("INTERVAL '1' DAY", 0, 1, 0),
+            ("INTERVAL 1 DAY", 0, 1, 0),
+            ("interval 3 days", 0, 3, 0),
+            ("INTERVAL '1 day'", 0, 1, 0),
+            ("INTERVAL 2 HOURS", 0, 0, 7_200_000_000),
+            ("INTERVAL 1 YEAR 2 MONTHS", 14, 0, 0),
+            ("INTERVAL '1 year 2 months 3 days'", 14, 3, 0),
+            ("INTERVAL -1 DAY 2 HOURS", 0, -1, 7_200_000_000),
+            ("INTERVAL '-1' MONTH", -1, 0, 0),
+            ("INTERVAL 1 WEEK", 0, 7, 0),
+            (
+                "INTERVAL 1.5 SECONDS 10 MILLISECONDS 7 MICROSECONDS",
+                0,
+                0,
+                1_510_007,
+            ),
+        ] {
+            assert_eq!(
+                parse_expr(text).unwrap(),
+                *interval(months, days, micros),
+                "{text}"
+            );
+        }
+        // The sign of a following term is not part of the interval.
+        assert_eq!(
+            parse_expr("d + INTERVAL 1 DAY - 2").unwrap(),
+            Expr::Arith(
+                Box::new(Expr::Arith(col("d"), ArithOp::Add, interval(0, 1, 0))),
+                ArithOp::Sub,
+                lit("2")
+            )
+        );
+        // Without a value after it, `interval` is a column.
+        assert_eq!(
+            parse_expr("interval = 1").unwrap(),
+            Expr::Cmp(col("interval"), CmpOp::Eq, lit("1"))
+        );
+        // Function names without `(` are columns; so are the words of other forms.
+        assert_eq!(parse_expr("lower").unwrap(), *col("lower"));
+        assert_eq!(
+            parse_expr("like = escape").unwrap(),
+            Expr::Cmp(col("like"), CmpOp::Eq, col("escape"))
+        );
+    }
+
+    /// Every syntax error names the column, what was expected and what was found, in SQL
+    /// words (no parser token names), with a caret under the offending text.
+    #[test]
+    fn reports_errors() {
+        for (bad, column, message) in [
+            ("", 1, "expected an expression, found end of input"),
+            (
+                "a =",
+                4,
+                "expected a value (a column, a literal, a function call or `(`) after `=`, found end of input",
+            ),
+            ("a = 'x", 5, "unterminated string: no closing '"),
+            ("(a = 1", 7, "expected `)`, found end of input"),
+            (
+                "a = 1 b",
+                7,
+                "expected an operator or the end of the expression, found name b",
+            ),
+            ("a IN 1", 6, "expected `(` after IN, found number 1"),
+            (
+                "a IS 5",
+                6,
+                "expected NULL or DISTINCT FROM after IS, found number 5",
+            ),
+            (
+                "a IS NOT DISTINCT b",
+                19,
+                "expected FROM after IS DISTINCT, found name b",
+            ),
+            ("a == == 1", 6, "after `=`, found `=`"),
+            ("#", 1, "unexpected character `#`"),
+            (
+                "AND",
+                1,
+                "expected a value (a column, a literal, a function call or `(`), found keyword AND",
+            ),
+            (
+                "a NOT 1",
+                7,
+                "expected IN, BETWEEN, LIKE or ILIKE after NOT, found number 1",
+            ),
+            ("a = 1..2", 5, "malformed number 1..2"),
+            ("a +", 4, "after `+`, found end of input"),
+            ("a * * b", 5, "after `*`, found `*`"),
+            ("a | b", 3, "unexpected character `|`"),
+            ("CASE END", 6, "found keyword END"),
+            (
+                "CASE WHEN a END",
+                13,
+                "expected THEN in CASE, found keyword END",
+            ),
+            (
+                "CASE WHEN a THEN 1",
+                19,
+                "expected WHEN, ELSE or END in CASE, found end of input",
+            ),
+            ("CASE WHEN a THEN 1 ELSE END", 25, "found keyword END"),
+            (
+                "COALESCE()",
+                1,
+                "COALESCE takes at least 1 argument, found none",
+            ),
+            (
+                "COALESCE(a",
+                11,
+                "expected `,` or `)` closing COALESCE, found end of input",
+            ),
+            ("CAST(a)", 7, "expected AS and a type in CAST, found `)`"),
+            (
+                "CAST(a AS)",
+                10,
+                "expected a type (int, bigint, double, decimal(p,s), string, ...), found `)`",
+            ),
+            ("CAST(a AS widget)", 11, "unknown type widget in CAST"),
+            (
+                "CAST(a AS strng)",
+                11,
+                "unknown type strng in CAST; did you mean string?",
+            ),
+            ("CAST(a AS decimal(40,2))", 11, "invalid type decimal(40,2)"),
+            ("CAST(a AS decimal(5,6))", 11, "invalid type decimal(5,6)"),
+            (
+                "CAST(a AS int",
+                14,
+                "expected `)` closing CAST, found end of input",
+            ),
+            ("a IN (b)", 7, "the IN list takes literals only"),
+            (
+                "a IN (1 + 1)",
+                9,
+                "expected `,` or `)` closing the IN list, found `+`",
+            ),
+            ("a LIKE", 7, "after keyword LIKE, found end of input"),
+            (
+                "a LIKE 'x' ESCAPE",
+                18,
+                "expected a one-character string after ESCAPE, found end of input",
+            ),
+            (
+                "a LIKE 'x' ESCAPE 'ab'",
+                19,
+                "ESCAPE takes a single character, found string 'ab' of 2 characters",
+            ),
+            (
+                "lowr(a) = 'x'",
+                1,
+                "unknown function lowr; did you mean lower?",
+            ),
+            ("upper(a, b)", 1, "upper takes exactly 1 argument, found 2"),
+            (
+                "current_date(1)",
+                1,
+                "current_date takes no arguments, found 1",
+            ),
+            (
+                "substring(a)",
+                12,
+                "expected `,` or FROM and the start position in SUBSTRING, found `)`",
+            ),
+            (
+                "substring(a, 1, 2, 3)",
+                1,
+                "SUBSTRING takes 2 or 3 arguments, found 4",
+            ),
+            (
+                "EXTRACT(YEAR a)",
+                14,
+                "expected FROM in EXTRACT, found name a",
+            ),
+            (
+                "EXTRACT(YAER FROM a)",
+                9,
+                "unknown field YAER in EXTRACT (did you mean YEAR?)",
+            ),
+            ("EXTRACT(SECOND FROM a)", 9, "SECOND(x) gives whole seconds"),
+            (
+                "d + INTERVAL 1",
+                15,
+                "expected a unit (YEAR, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND) after the interval value, found end of input",
+            ),
+            (
+                "d + INTERVAL 1 dya",
+                16,
+                "found name dya (did you mean DAY?)",
+            ),
+            (
+                "d + INTERVAL 1.5 DAY",
+                14,
+                "interval 1.5 DAY: a whole number is needed",
+            ),
+            ("d + INTERVAL '1 fortnight'", 14, "unknown unit fortnight"),
+            (
+                "a.",
+                3,
+                "expected a field name after `.`, found end of input",
+            ),
+        ] {
+            let e = match parse_expr(bad) {
+                Err(ExprError::Syntax(e)) => e,
+                other => panic!("{bad:?}: {other:?}"),
+            };
+            assert!(e.message().contains(message), "{bad:?}: {}", e.message());
+            assert_eq!(e.column(), column, "{bad:?}: {e}");
+            let shown = ExprError::Syntax(e.clone()).to_string();
+            assert!(
+                shown.starts_with(&format!("syntax error at column {column}: ")),
+                "{shown}"
+            );
+            for rust in [
+                "Ident", "LParen", "RParen", "Tok", "Num(", "Str(", "Some(", "None",
+            ] {
+                assert!(!shown.contains(rust), "{bad:?}: {shown}");
+            }
+            let pointer = e.pointer();
+            let caret = pointer.lines().nth(1).and_then(|l| l.find('^'));
+            assert_eq!(caret, Some(column + 1), "{bad:?}:\n{pointer}");
         }
     }
 

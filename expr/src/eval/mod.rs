@@ -4,6 +4,10 @@
 
 mod column;
 mod decimal;
+mod function;
+#[cfg(test)]
+mod function_tests;
+mod temporal;
 mod value;
 
 pub use column::leaf_array;
@@ -81,6 +85,22 @@ pub fn evaluate(pred: &Predicate, batch: &RecordBatch) -> Result<BooleanArray> {
             compare(&x, *op, &y)?
         }
     })
+}
+
+/// The value of an expression that reads no column (`current_timestamp() - INTERVAL 1
+/// DAY`), computed once; `None` if it fails (division by zero, an out-of-range date) or
+/// has no scalar form, so that the caller keeps it as an expression and every row meets
+/// the failure as before.
+pub(crate) fn constant(expr: &crate::BoundExpr) -> Option<Scalar> {
+    let batch = RecordBatch::try_new_with_options(
+        Arc::new(arrow_schema::Schema::empty()),
+        vec![],
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(1)),
+    )
+    .ok()?;
+    let value = evaluate_value(expr, &batch).ok()?;
+    let ty = expr.data_type().as_primitive()?;
+    alluvium_txlog::scalar::scalar_at(value.as_ref(), 0, ty).ok()
 }
 
 /// True if evaluating `p` can fail on some value (it holds arithmetic or a cast).

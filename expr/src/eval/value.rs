@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use arrow_arith::boolean::{and_kleene, is_null, not, or_kleene};
 use arrow_arith::numeric;
-use arrow_arith::temporal::{DatePart, date_part};
 use arrow_array::cast::AsArray;
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, RecordBatch, StringArray, new_null_array,
@@ -25,11 +24,11 @@ use arrow_select::filter::filter_record_batch;
 use arrow_select::interleave::interleave;
 use arrow_select::zip::zip;
 
-use crate::{ArithOp, BoundExpr, BoundKind, DateField, common_type};
+use crate::{ArithOp, BoundExpr, BoundKind, common_type};
 use alluvium_txlog::schema::{DataType, PrimitiveType, arrow_type};
 
-use super::decimal;
 use super::{compare, failed};
+use super::{decimal, function, temporal};
 use crate::Result;
 
 /// Evaluates `expr` on every row of `batch`: one value per row, of the Arrow type of
@@ -171,16 +170,61 @@ pub fn evaluate_value(expr: &BoundExpr, batch: &RecordBatch) -> Result<ArrayRef>
             if v.data_type() == &ArrowType::Null {
                 new_null_array(&ty, n)
             } else {
-                let part = match field {
-                    DateField::Year => DatePart::Year,
-                    DateField::Month => DatePart::Month,
-                    DateField::Day => DatePart::Day,
-                };
-                // Timestamps with a time zone are read in that zone (UTC for Delta's).
-                let r = date_part(&v, part).map_err(|e| arrow_failure(field.name(), e))?;
-                convert(&r, &ty, field.name())?
+                convert(&temporal::field(&v, *field)?, &ty, field.name())?
             }
         }
+        BoundKind::Like {
+            operand,
+            pattern,
+            escape,
+            case_insensitive,
+            negated,
+        } => {
+            let a = evaluate_value(operand, batch)?;
+            let p = evaluate_value(pattern, batch)?;
+            Arc::new(function::like(
+                &a,
+                pattern,
+                &p,
+                *escape,
+                (*case_insensitive, *negated),
+                "LIKE",
+            )?)
+        }
+        BoundKind::IsDistinctFrom {
+            left,
+            right,
+            negated,
+        } => {
+            let (a, b) = (evaluate_value(left, batch)?, evaluate_value(right, batch)?);
+            let Some(common) = common_type(left.data_type(), right.data_type()) else {
+                return Err(failed("IS DISTINCT FROM", "operands have no common type"));
+            };
+            let common = arrow_type(&common)?;
+            if common == ArrowType::Null {
+                // NULL against NULL on every row: not distinct.
+                return Ok(Arc::new(BooleanArray::from(vec![*negated; n])));
+            }
+            let (a, b) = (
+                convert(&a, &common, "IS DISTINCT FROM")?,
+                convert(&b, &common, "IS DISTINCT FROM")?,
+            );
+            Arc::new(if *negated {
+                cmp::not_distinct(&a, &b)?
+            } else {
+                cmp::distinct(&a, &b)?
+            })
+        }
+        BoundKind::AddInterval {
+            operand,
+            interval,
+            text,
+        } => temporal::add_interval(&evaluate_value(operand, batch)?, *interval, &ty, text)?,
+        BoundKind::Call {
+            function,
+            args,
+            text,
+        } => function::call(*function, args, batch, &ty, text)?,
     })
 }
 
@@ -203,7 +247,7 @@ fn as_boolean(v: &ArrayRef) -> Result<BooleanArray> {
 }
 
 /// Rows where `a` is TRUE (NULL counts as not TRUE); the result has no nulls.
-fn is_true(a: &BooleanArray) -> BooleanArray {
+pub(super) fn is_true(a: &BooleanArray) -> BooleanArray {
     match a.nulls() {
         None => BooleanArray::new(a.values().clone(), None),
         Some(valid) => BooleanArray::new(a.values() & valid.inner(), None),
@@ -286,7 +330,7 @@ pub(super) fn on_rows(
 
 /// `arr` converted to `ty` (a no-op when it has it); a value that does not convert is an
 /// error naming `text`.
-fn convert(arr: &ArrayRef, ty: &ArrowType, text: &str) -> Result<ArrayRef> {
+pub(super) fn convert(arr: &ArrayRef, ty: &ArrowType, text: &str) -> Result<ArrayRef> {
     if arr.data_type() == ty {
         return Ok(arr.clone());
     }
