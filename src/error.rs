@@ -371,6 +371,16 @@ impl Error {
         self.kind() == ErrorKind::NotFound
     }
 
+    /// The underlying expression error, if any (looking through the layers that wrapped
+    /// it): a filter, assignment, clause or column rule that does not parse, bind or
+    /// evaluate. For a syntax error, [`ExprError::pointer`] shows where.
+    pub fn as_expr_error(&self) -> Option<&ExprError> {
+        match self.cause() {
+            Cause::Expr(e) => Some(e),
+            _ => None,
+        }
+    }
+
     /// The underlying log error, if any (looking through the mvcc and maintenance
     /// wrappers).
     pub fn as_log_error(&self) -> Option<&LogError> {

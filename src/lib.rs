@@ -92,7 +92,7 @@ pub use transaction::Transaction;
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
 pub use write::{AppTransaction, DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};
 // Predicates, actions and schemas:
-pub use alluvium_expr::{ArithOp, CmpOp, Expr, Literal, parse_expr};
+pub use alluvium_expr::{ArithOp, CmpOp, DateField, Expr, Function, Interval, Literal, parse_expr};
 pub use alluvium_txlog::Version;
 pub use alluvium_txlog::actions::{
     Add, DomainMetadata, Format, Metadata, OptStringMap, Protocol, Remove,
@@ -117,7 +117,7 @@ pub use alluvium_storage::{
 };
 // Errors (the lower layers' types are those the variants of `Error` wrap):
 pub use alluvium_compaction::MaintenanceError;
-pub use alluvium_expr::ExprError;
+pub use alluvium_expr::{ExprError, SyntaxError};
 pub use alluvium_mvcc::MvccError;
 pub use alluvium_storage::StorageError;
 pub use alluvium_txlog::{FeatureSide, LogError};

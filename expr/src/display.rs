@@ -522,6 +522,104 @@ mod tests {
         }
     }
 
+    /// A small fuzzer in the test suite: token soups from the whole grammar that parse
+    /// must print as SQL that parses back to the same tree (the `filter_expr` fuzz target
+    /// checks the same on arbitrary bytes).
+    #[test]
+    fn token_soups_that_parse_round_trip() {
+        use rand::rngs::StdRng;
+        use rand::{Rng, SeedableRng};
+        const WORDS: [&str; 70] = [
+            "a",
+            "b",
+            "s",
+            "(",
+            ")",
+            ",",
+            "=",
+            "<",
+            ">=",
+            "<>",
+            "+",
+            "-",
+            "*",
+            "/",
+            "%",
+            "||",
+            "AND",
+            "OR",
+            "NOT",
+            "IS",
+            "NULL",
+            "DISTINCT",
+            "FROM",
+            "IN",
+            "BETWEEN",
+            "LIKE",
+            "ILIKE",
+            "ESCAPE",
+            "'x'",
+            "'%'",
+            "'!'",
+            "''''",
+            "1",
+            "2.5",
+            "-3",
+            "0",
+            "INTERVAL",
+            "DAY",
+            "HOURS",
+            "'1 day'",
+            "SECOND",
+            "1.5",
+            "MONTH",
+            "lower",
+            "substring",
+            "FOR",
+            "EXTRACT",
+            "YEAR",
+            "CAST",
+            "AS",
+            "int",
+            "CASE",
+            "WHEN",
+            "THEN",
+            "ELSE",
+            "END",
+            "current_date",
+            "now",
+            "greatest",
+            "TRUE",
+            "DATE",
+            "'2020-01-01'",
+            "`x y`",
+            ".",
+            "round",
+            "COALESCE",
+            "date_trunc",
+            "'MONTH'",
+            "concat",
+            "nullif",
+        ];
+        let mut rng = StdRng::seed_from_u64(7);
+        let mut parsed = 0;
+        for _ in 0..200_000 {
+            let n = rng.random_range(1..14);
+            let text: Vec<&str> = (0..n)
+                .map(|_| WORDS[rng.random_range(0..WORDS.len())])
+                .collect();
+            let text = text.join(" ");
+            let Ok(e) = parse_expr(&text) else { continue };
+            parsed += 1;
+            let printed = e.to_string();
+            match parse_expr(&printed) {
+                Ok(again) => assert_eq!(again, e, "{text} printed as {printed}"),
+                Err(err) => panic!("{text} printed as {printed}, which does not parse: {err}"),
+            }
+        }
+        assert!(parsed > 5_000, "{parsed}");
+    }
+
     #[test]
     fn simple_predicates_print_as_written() {
         let e = Expr::column("id")

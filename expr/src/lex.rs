@@ -81,7 +81,7 @@ pub(crate) fn describe(t: Option<&Tok>) -> String {
     match t {
         None => "end of input".into(),
         Some(Tok::Ident(s)) if is_keyword(s) => format!("keyword {}", s.to_ascii_uppercase()),
-        Some(Tok::Ident(s)) => format!("name {}", short(s)),
+        Some(Tok::Ident(s)) => format!("name `{}`", short(s)),
         Some(Tok::Quoted(s)) => format!("name `{}`", short(s)),
         Some(Tok::Str(s)) => format!("string '{}'", short(s)),
         Some(Tok::Num(n)) => format!("number {}", short(n)),

@@ -61,5 +61,6 @@ pub use function::Function;
 pub use interval::Interval;
 pub use parse::{MAX_EXPR_DEPTH, parse_expr};
 pub use skipping::{FileSummary, StatsNeeded, all_match, may_match};
+pub use suggest::nearest as nearest_name;
 pub use typing::{arith_result_type, common_type};
 pub use value::{BoundExpr, BoundKind, bind_assignment, bind_value};

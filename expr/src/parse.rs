@@ -931,9 +931,9 @@ impl Parser<'_> {
             return self.call(f, at);
         }
         let hint = nearest(name, Function::all_names())
-            .map(|f| format!("; did you mean {f}?"))
+            .map(|f| format!("; did you mean `{f}`?"))
             .unwrap_or_default();
-        Err(self.error_at(at, format!("unknown function {name}{hint}")))
+        Err(self.error_at(at, format!("unknown function `{name}`{hint}")))
     }
 
     fn column_rest(&mut self, first: String) -> Result<Expr> {
@@ -1264,7 +1264,7 @@ mod tests {
             (
                 "a = 1 b",
                 7,
-                "expected an operator or the end of the expression, found name b",
+                "expected an operator or the end of the expression, found name `b`",
             ),
             ("a IN 1", 6, "expected `(` after IN, found number 1"),
             (
@@ -1275,7 +1275,7 @@ mod tests {
             (
                 "a IS NOT DISTINCT b",
                 19,
-                "expected FROM after IS DISTINCT, found name b",
+                "expected FROM after IS DISTINCT, found name `b`",
             ),
             ("a == == 1", 6, "after `=`, found `=`"),
             ("#", 1, "unexpected character `#`"),
@@ -1354,7 +1354,7 @@ mod tests {
             (
                 "lowr(a) = 'x'",
                 1,
-                "unknown function lowr; did you mean lower?",
+                "unknown function `lowr`; did you mean `lower`?",
             ),
             ("upper(a, b)", 1, "upper takes exactly 1 argument, found 2"),
             (
@@ -1375,7 +1375,7 @@ mod tests {
             (
                 "EXTRACT(YEAR a)",
                 14,
-                "expected FROM in EXTRACT, found name a",
+                "expected FROM in EXTRACT, found name `a`",
             ),
             (
                 "EXTRACT(YAER FROM a)",
@@ -1391,7 +1391,7 @@ mod tests {
             (
                 "d + INTERVAL 1 dya",
                 16,
-                "found name dya (did you mean DAY?)",
+                "found name `dya` (did you mean DAY?)",
             ),
             (
                 "d + INTERVAL 1.5 DAY",

@@ -32,10 +32,9 @@ fn distance(a: &str, b: &str) -> usize {
 /// The candidate nearest to `word`, if it is close enough to be what was meant: at most
 /// one edit for short words, and about a third of the word's length for longer ones. On a
 /// tie the first candidate wins, so callers list candidates in a meaningful order.
-pub(crate) fn nearest<'a>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
+/// (Public as `nearest_name`, for callers that resolve names of their own, such as
+/// MERGE's `t.`/`s.` qualification.)
+pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let limit = (word.chars().count() / 3).max(1);
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {

@@ -27,6 +27,7 @@ mod dml_delete;
 mod dml_merge;
 mod dml_update;
 mod errors;
+mod expressions;
 mod faults;
 mod follow;
 mod hostile_paths;

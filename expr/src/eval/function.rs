@@ -86,7 +86,25 @@ pub(super) fn call(
     {
         return Ok(new_null_array(ty, n));
     }
-    let string = |i: usize| -> &StringArray { values[i].as_string::<i32>() };
+    // The string arguments, checked once so that the kernels below can take them as
+    // `StringArray`s (the binder typed them as strings; views arrive as Utf8 already).
+    let string_args = match function {
+        F::Lower | F::Upper | F::Trim | F::Ltrim | F::Rtrim | F::Concat | F::Replace => {
+            values.len()
+        }
+        F::StartsWith | F::EndsWith | F::Contains => 2,
+        F::Substring => 1,
+        F::Length if values[0].data_type() != &ArrowType::Binary => 1,
+        _ => 0,
+    };
+    if let Some(v) = values[..string_args]
+        .iter()
+        .find(|v| v.as_string_opt::<i32>().is_none())
+    {
+        return Err(failed(text, format!("{} is not a string", v.data_type())));
+    }
+    let empty = StringArray::from(Vec::<Option<&str>>::new());
+    let string = |i: usize| -> &StringArray { values[i].as_string_opt::<i32>().unwrap_or(&empty) };
     let out: ArrayRef = match function {
         F::Lower => map_strings(string(0), |s| s.to_lowercase()),
         F::Upper => map_strings(string(0), |s| s.to_uppercase()),

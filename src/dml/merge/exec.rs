@@ -156,9 +156,13 @@ fn bind_clause(
     let unknown_assigned = |a: &[crate::dml::assign::Assignment]| -> Result<()> {
         for x in a {
             if table_schema.field(&x.column).is_none() {
+                let names = table_schema.fields.iter().map(|f| f.name.as_str());
                 return Err(Error::InvalidArgument(format!(
-                    "{what}: the target has no column `{}`",
-                    x.column
+                    "{what}: the target has no column `{}`{}",
+                    x.column,
+                    alluvium_expr::nearest_name(&x.column, names)
+                        .map(|n| format!("; did you mean `{n}`?"))
+                        .unwrap_or_default()
                 )));
             }
         }

@@ -241,14 +241,17 @@ impl MergeBuilder {
             .expr
             .clone()
             .map_err(|e| Error::InvalidArgument(format!("MERGE ON `{}`: {e}", self.on.text)))?;
-        exec::run(exec::MergeSpec {
-            table: &self.table,
-            source: self.source,
-            on,
-            on_text: self.on.text,
-            clauses: self.clauses,
-            merge_schema: self.merge_schema || options.merge_schema,
-            options,
+        // One instant for `current_timestamp` in every clause.
+        alluvium_expr::at_statement_time(chrono::Utc::now().timestamp_micros(), || {
+            exec::run(exec::MergeSpec {
+                table: &self.table,
+                source: self.source,
+                on,
+                on_text: self.on.text,
+                clauses: self.clauses,
+                merge_schema: self.merge_schema || options.merge_schema,
+                options,
+            })
         })
     }
 }

@@ -65,6 +65,13 @@ pub(crate) fn collect(
             )
         };
         let expr = parse_expr(&text).map_err(|e| why(e.to_string()))?;
+        if !expr.is_deterministic() {
+            // Delta requires generation expressions to be deterministic: a value computed
+            // now could never be checked again.
+            return Err(why(
+                "it reads the current date or time, and a generation expression must be deterministic".into(),
+            ));
+        }
         let value = bind_assignment(&expr, schema, partitions, mode, &f.data_type)
             .map_err(|e| why(e.to_string()))?;
         for c in value.columns() {
