@@ -6,16 +6,18 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::{ScanBuilder, Snapshot, Table, VersionSpec, WriteOptions, history};
+use alluvium::{ScanBuilder, Snapshot, Table, VersionSpec, WriteOptions};
 use arrow::array::{Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 
 fn count(snapshot: Snapshot) -> Result<usize, alluvium::Error> {
-    ScanBuilder::new(snapshot)
-        .build()?
-        .execute()
-        .map(|b| b.map(|b| b.num_rows()))
-        .sum()
+    let mut rows = 0;
+    // The scan is an Arrow `RecordBatchReader`; `?` turns its `ArrowError` back into the
+    // typed `alluvium::Error` it carries.
+    for batch in ScanBuilder::new(snapshot).build()?.execute() {
+        rows += batch?.num_rows();
+    }
+    Ok(rows)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -47,7 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(as_of.version(), latest.version());
 
     // The commits, newest first.
-    for entry in history(table.store().as_ref(), Some(10))? {
+    for entry in table.history(Some(10))? {
         let operation = entry
             .commit_info
             .as_ref()

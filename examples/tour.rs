@@ -14,11 +14,11 @@ use arrow::array::{Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 
 fn rows(snapshot: Snapshot) -> Result<usize, alluvium::Error> {
-    ScanBuilder::new(snapshot)
-        .build()?
-        .execute()
-        .map(|b| b.map(|b| b.num_rows()))
-        .sum()
+    let mut rows = 0;
+    for batch in ScanBuilder::new(snapshot).build()?.execute() {
+        rows += batch?.num_rows();
+    }
+    Ok(rows)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -2,12 +2,34 @@
 
 use std::collections::BTreeMap;
 
-use alluvium_mvcc::Snapshot;
+use alluvium_mvcc::{Snapshot, VersionSpec};
 use alluvium_txlog::actions::Protocol;
 use alluvium_txlog::segment::{complete_checkpoints, earliest_readable_version, list_log_from};
 use serde::{Deserialize, Serialize};
 
-use crate::Result;
+use crate::{Result, Table};
+
+impl Table {
+    /// What `inspect` reports about the table at `at` (the latest version with
+    /// [`VersionSpec::Latest`]): protocol, schema, partitioning, properties, live files,
+    /// rows and bytes, checkpoints, application transactions and domains.
+    ///
+    /// # Errors
+    /// No table, a version or timestamp outside its history, storage errors.
+    pub fn describe(&self, at: VersionSpec) -> Result<TableDescription> {
+        TableDescription::of(&self.snapshot_at(at)?)
+    }
+}
+
+impl TableDescription {
+    /// The description of `snapshot`'s version (see [`Table::describe`]).
+    ///
+    /// # Errors
+    /// Storage errors while listing the log.
+    pub fn of(snapshot: &Snapshot) -> Result<TableDescription> {
+        describe(snapshot)
+    }
+}
 
 /// What `inspect` reports about one version of a table.
 #[derive(Debug, Clone, Serialize)]
@@ -33,8 +55,12 @@ pub struct TableDescription {
     /// Live data files.
     pub num_files: usize,
     /// Live rows from statistics (minus deletion vectors); `None` if any file lacks a row
-    /// count.
+    /// count or has an impossible one.
     pub num_records: Option<u64>,
+    /// Why `num_records` is unknown when a file's statistics are wrong rather than absent:
+    /// the first file whose `numRecords` is negative or below its deletion vector's count,
+    /// named with the value (counting such a file as 0 rows would hide the damage).
+    pub num_records_problem: Option<String>,
     /// Total size of the live files.
     pub size_bytes: u64,
     /// Live files that carry a deletion vector.
@@ -87,9 +113,10 @@ struct RowCount {
 ///
 /// # Errors
 /// Storage errors while listing the log.
-pub fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
+pub(crate) fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
     let listing = list_log_from(snapshot.store_ref(), 0)?;
     let mut records: Option<u64> = Some(0);
+    let mut problem: Option<String> = None;
     let mut size: u64 = 0;
     let mut dvs = 0;
     for f in snapshot.files() {
@@ -103,9 +130,26 @@ pub fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
             .as_deref()
             .and_then(|s| serde_json::from_str::<RowCount>(s).ok())
             .and_then(|r| r.num_records);
-        records = match (records, n) {
-            (Some(acc), Some(n)) => {
-                Some(acc.saturating_add(u64::try_from(n.saturating_sub(deleted)).unwrap_or(0)))
+        let live = n.map(|n| {
+            u64::try_from(n)
+                .ok()
+                .and_then(|n| n.checked_sub(u64::try_from(deleted).unwrap_or(u64::MAX)))
+                .ok_or_else(|| match n < 0 {
+                    true => format!(
+                        "{}: numRecords is {n} (a row count cannot be negative)",
+                        f.path
+                    ),
+                    false => format!(
+                        "{}: numRecords is {n} but its deletion vector deletes {deleted} rows",
+                        f.path
+                    ),
+                })
+        });
+        records = match (records, live) {
+            (Some(acc), Some(Ok(n))) => Some(acc.saturating_add(n)),
+            (_, Some(Err(p))) => {
+                problem.get_or_insert(p);
+                None
             }
             _ => None,
         };
@@ -128,6 +172,7 @@ pub fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
         column_mapping_mode: format!("{:?}", snapshot.column_mapping()).to_lowercase(),
         num_files: snapshot.num_files(),
         num_records: records,
+        num_records_problem: problem,
         size_bytes: size,
         num_deletion_vectors: dvs,
         loaded_from_checkpoint: snapshot.checkpoint_version(),

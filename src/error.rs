@@ -33,7 +33,12 @@ pub enum Error {
     Storage(#[from] StorageError),
     /// Arrow failure.
     #[error("arrow: {0}")]
-    Arrow(#[from] arrow_schema::ArrowError),
+    Arrow(#[source] arrow_schema::ArrowError),
+    /// The writer's input source failed (a fallible batch stream, see
+    /// [`IntoBatch`](crate::IntoBatch)); nothing was committed and the files already
+    /// written were deleted.
+    #[error("reading the input failed: {0}")]
+    Input(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// Parquet failure while writing output.
     #[error("parquet: {0}")]
     Parquet(#[from] parquet::errors::ParquetError),
@@ -43,6 +48,17 @@ pub enum Error {
     /// Data does not match the table schema.
     #[error("schema mismatch: {0}")]
     SchemaMismatch(String),
+    /// Input rows name one column twice (`id,id`, or `id,ID`: column names are
+    /// case-insensitive); only one could be written, so the input is refused whole.
+    #[error(
+        "the input has two columns named `{column}` (the other is `{first}`; column names are case-insensitive): rename or drop one"
+    )]
+    DuplicateColumn {
+        /// The second column of the name, as the input spells it (`a.b` inside a struct).
+        column: String,
+        /// The first, as the input spells it.
+        first: String,
+    },
     /// A MERGE would update or delete a target row that several source rows match, which
     /// is ambiguous (Delta's rule); nothing was committed.
     #[error(
@@ -223,6 +239,9 @@ pub enum ErrorKind {
     Refused,
     /// Storage or local I/O failed (timeouts, permissions, a full disk).
     Io,
+    /// The caller interrupted a long operation (an OPTIMIZE's `interrupt` flag); what it
+    /// committed before stopping stays, nothing partial was committed.
+    Interrupted,
     /// Anything else (Arrow or Parquet failures).
     Other,
 }
@@ -317,6 +336,7 @@ impl Error {
                 MaintenanceError::Refused(_) | MaintenanceError::RetentionTooShort { .. } => {
                     ErrorKind::Refused
                 }
+                MaintenanceError::Interrupted { .. } => ErrorKind::Interrupted,
                 _ => ErrorKind::Other,
             },
             Cause::DataFile(e) => match e {
@@ -327,11 +347,13 @@ impl Error {
             Cause::Facade(e) => match e {
                 Error::InvalidArgument(_)
                 | Error::SchemaMismatch(_)
+                | Error::DuplicateColumn { .. }
                 | Error::MergeCardinalityViolation { .. }
                 | Error::ConstraintViolation { .. }
                 | Error::NotNullViolation { .. }
                 | Error::GeneratedColumnMismatch { .. }
-                | Error::IdentityColumnViolation { .. } => ErrorKind::InvalidInput,
+                | Error::IdentityColumnViolation { .. }
+                | Error::Input(_) => ErrorKind::InvalidInput,
                 Error::ChangeDataInvalidRange { .. } => ErrorKind::InvalidInput,
                 Error::ChangeDataVersionUnavailable { .. }
                 | Error::ChangeDataStartAfterLatest { .. }
@@ -390,6 +412,32 @@ impl Error {
             | Error::Maintenance(MaintenanceError::Log(e))
             | Error::Maintenance(MaintenanceError::Mvcc(MvccError::Log(e))) => Some(e),
             _ => None,
+        }
+    }
+}
+
+/// An Arrow error is [`Error::Arrow`], unless it carries an alluvium error (an
+/// `ArrowError::ExternalError` made by an Arrow reader over alluvium, such as
+/// [`ScanBatches`](crate::ScanBatches)): that error comes back as itself.
+impl From<arrow_schema::ArrowError> for Error {
+    fn from(e: arrow_schema::ArrowError) -> Self {
+        match e {
+            arrow_schema::ArrowError::ExternalError(inner) => match inner.downcast::<Error>() {
+                Ok(own) => *own,
+                Err(other) => Error::Arrow(arrow_schema::ArrowError::ExternalError(other)),
+            },
+            other => Error::Arrow(other),
+        }
+    }
+}
+
+impl From<Error> for arrow_schema::ArrowError {
+    /// For Arrow interfaces (`RecordBatchReader`): an [`Error::Arrow`] is unwrapped, any
+    /// other error travels as `ExternalError` and converts back with `Error::from`.
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Arrow(a) => a,
+            other => arrow_schema::ArrowError::ExternalError(Box::new(other)),
         }
     }
 }

@@ -76,11 +76,11 @@ pub use changes::{
     CHANGE_FEED_COLUMNS, CHANGE_TYPE_COLUMN, COMMIT_TIMESTAMP_COLUMN, COMMIT_VERSION_COLUMN,
     ChangeBatches, Changes, ChangesBuilder,
 };
-pub use describe::{ProtocolDescription, TableDescription, describe};
+pub use describe::{ProtocolDescription, TableDescription};
 pub use dml::merge::clause::{ClauseKind, MergeAction, MergeClause};
 pub use dml::merge::{MergeBuilder, MergeOn};
 pub use dml::{Assignment, DmlOutcome};
-pub use history::{CommitEntry, history};
+pub use history::CommitEntry;
 pub use report::{CommitSummary, OptimizeSummary, PostCommit, StepOutcome};
 pub use scan::{
     Scan, ScanBatches, ScanBuilder, conform_variant, read_file, variants_as_json,
@@ -90,12 +90,12 @@ pub use table::Table;
 pub use text_input::{column_list, timestamp_ms};
 pub use transaction::Transaction;
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
-pub use write::{AppTransaction, DEFAULT_TARGET_FILE_SIZE, WriteOptions, WriteOutcome};
+pub use write::{AppTransaction, DEFAULT_TARGET_FILE_SIZE, IntoBatch, WriteOptions, WriteOutcome};
 // Predicates, actions and schemas:
 pub use alluvium_expr::{ArithOp, CmpOp, DateField, Expr, Function, Interval, Literal, parse_expr};
 pub use alluvium_txlog::Version;
 pub use alluvium_txlog::actions::{
-    Add, DomainMetadata, Format, Metadata, OptStringMap, Protocol, Remove,
+    Add, CommitInfo, DomainMetadata, Format, Metadata, OptStringMap, Protocol, Remove,
 };
 pub use alluvium_txlog::scalar::Scalar;
 pub use alluvium_txlog::schema::{

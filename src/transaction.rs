@@ -13,7 +13,6 @@ use std::collections::HashMap;
 
 use alluvium_mvcc::{RetryPolicy, Snapshot};
 use alluvium_txlog::actions::{Add, DomainMetadata, Metadata, Remove};
-use arrow_array::RecordBatch;
 
 use crate::report::CommitSummary;
 use crate::write::{AppTransaction, check_properties, input};
@@ -67,13 +66,16 @@ impl Transaction {
     /// snapshot read, the table's target file size) and returns their [`Add`]s, NOT yet
     /// staged: pass them to [`add_files`](Self::add_files) to commit them. Batches must
     /// have the table's columns (by name, in any order; nullable columns may be missing).
+    /// They are streamed, and may come from a fallible source (see
+    /// [`IntoBatch`](crate::IntoBatch)).
     ///
     /// # Errors
     /// [`Error::SchemaMismatch`](crate::Error::SchemaMismatch) for batches that do not fit the table; storage errors.
     /// Files already uploaded by a failed call are deleted.
     pub fn write_files<I>(&mut self, batches: I) -> Result<Vec<Add>>
     where
-        I: IntoIterator<Item = RecordBatch>,
+        I: IntoIterator,
+        I::Item: crate::IntoBatch,
     {
         let snapshot = &self.snapshot;
         let schema = snapshot.schema();
@@ -98,21 +100,17 @@ impl Transaction {
             },
         )?
         .materialize_partition_columns(crate::write::materializes(snapshot))?;
-        let fed = batches.into_iter().try_for_each(|b| {
-            input::check_schema(schema, &b.schema(), partitions, false)?;
-            let input_schema = b.schema();
-            let b = self.rules.apply(
-                input::conform(&b, schema, &target)?,
-                &|c| {
-                    input_schema
-                        .fields()
-                        .iter()
-                        .any(|f| f.name().eq_ignore_ascii_case(c))
-                },
-                crate::write::rules::RowKind::Insert,
-            )?;
-            Ok(sink.write(&b)?)
-        });
+        let fed = crate::write::feed(
+            &mut sink,
+            crate::write::source::batches(batches),
+            &crate::write::Conform {
+                schema,
+                partitions,
+                target: &target,
+                rules: &self.rules,
+            },
+            |_| Ok(()),
+        );
         if let Err(e) = fed {
             sink.abort();
             return Err(e);

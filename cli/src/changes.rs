@@ -3,7 +3,7 @@
 use alluvium::{Error, Result, VersionSpec};
 use clap::{ArgGroup, Args};
 
-use super::output::{Format, destination, write_stream};
+use super::output::{Format, Protected, destination, write_stream};
 use super::{open, parse_timestamp_arg};
 
 /// Arguments of `changes`.
@@ -68,6 +68,12 @@ pub fn run(a: ChangesArgs) -> Result<()> {
         a.format,
         changes.schema(),
         changes.execute(),
-        destination(a.output.as_deref())?,
+        destination(
+            a.output.as_deref(),
+            Protected {
+                location: &a.table,
+                what: "table",
+            },
+        )?,
     )
 }

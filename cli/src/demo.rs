@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::{Result, ScanBuilder, Table, VersionSpec, WriteOptions, WriteOutcome, history};
+use alluvium::{Result, ScanBuilder, Table, VersionSpec, WriteOptions, WriteOutcome};
 use arrow::array::{
     ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
 };
@@ -178,7 +178,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
     );
 
     outln!("7. history");
-    for e in history(table.store().as_ref(), None)? {
+    for e in table.history(None)? {
         let op = e
             .commit_info
             .as_ref()

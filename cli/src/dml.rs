@@ -42,7 +42,7 @@ pub struct MergeArgs {
     merge_schema: bool,
 }
 
-fn print(done: &DmlOutcome) {
+pub(crate) fn print(done: &DmlOutcome) {
     print_outcome(&done.outcome);
 }
 
@@ -57,9 +57,9 @@ pub fn merge(a: MergeArgs) -> Result<()> {
     // CSV and JSON columns the table knows are read as the table's types.
     let known = arrow_schema(table.snapshot()?.schema())?;
     let batches = read_batches(&a.source, Some(&known))?;
+    let empty = batches.iter().all(|b| b.num_rows() == 0);
     let batches = if batches.is_empty() {
-        let schema = super::input::infer_schema(&a.source)?;
-        vec![arrow::array::RecordBatch::new_empty(schema)]
+        vec![super::input::empty_batch(&a.source, Some(&known))?]
     } else {
         batches
     };
@@ -69,6 +69,15 @@ pub fn merge(a: MergeArgs) -> Result<()> {
     for w in &a.when {
         builder = builder.when(w);
     }
-    print(&builder.execute(&WriteOptions::default())?);
+    let done = builder.execute(&WriteOptions::default())?;
+    // Nothing can match an empty source or be inserted from it (Delta's semantics): say
+    // so, as a valid run that changed little would otherwise look like a lost input.
+    if empty {
+        eprintln!(
+            "note: the source {} holds no rows: nothing matched or was inserted; only NOT MATCHED BY SOURCE clauses could change rows",
+            a.source
+        );
+    }
+    print(&done);
     Ok(())
 }

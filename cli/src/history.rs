@@ -1,8 +1,9 @@
-//! `alluvium history`.
+//! `alluvium history`: newest first, with a marker line (text) or `missing_below`
+//! (JSON) where versions are missing from the log.
 
 use std::io::Write;
 
-use alluvium::{Error, Result, history};
+use alluvium::{Error, Result};
 use clap::Args;
 use serde_json::{Value, json};
 
@@ -29,11 +30,23 @@ fn iso(ms: i64) -> String {
     )
 }
 
+/// The marker line's text for versions missing from the log.
+fn gap_text(gap: &std::ops::RangeInclusive<u64>) -> String {
+    match gap.start() == gap.end() {
+        true => format!("version {} is missing from the log", gap.start()),
+        false => format!(
+            "versions {} to {} are missing from the log",
+            gap.start(),
+            gap.end()
+        ),
+    }
+}
+
 pub fn run(a: HistoryArgs) -> Result<()> {
     let table = open(&a.table)?;
     // At least one entry is read even for `--limit 0`, to tell an empty answer from a
     // missing table.
-    let mut entries = history(table.store().as_ref(), a.limit.map(|l| l.max(1)))?;
+    let mut entries = table.history(a.limit.map(|l| l.max(1)))?;
     if entries.is_empty() {
         return Err(alluvium::LogError::TableNotFound {
             location: table.uri(),
@@ -58,6 +71,9 @@ pub fn run(a: HistoryArgs) -> Result<()> {
                     "operation": ci.and_then(|c| c.operation()),
                     "parameters": ci.and_then(|c| c.operation_parameters()).cloned().unwrap_or(Value::Null),
                     "commit_info": ci.map(|c| Value::Object(c.0.clone())).unwrap_or(Value::Null),
+                    "missing_below": e.missing_below.as_ref().map_or(Value::Null, |r| {
+                        json!({"from": r.start(), "to": r.end()})
+                    }),
                 })
             })
             .collect();
@@ -88,6 +104,10 @@ pub fn run(a: HistoryArgs) -> Result<()> {
             params
         )
         .map_err(io)?;
+        // A gap is damage (or a cleanup no checkpoint covers): shown where it is.
+        if let Some(gap) = &e.missing_below {
+            writeln!(out, "{:>8}  {}", "-", gap_text(gap)).map_err(io)?;
+        }
     }
     out.flush().map_err(io)
 }

@@ -108,6 +108,30 @@ pub fn infer_schema(path: &str) -> Result<SchemaRef> {
     schema_of(path, kind(path)?, None)
 }
 
+/// An empty batch of the file's schema, for a file without rows (a CSV header alone): the
+/// columns the table knows take its types, and a text column with no value to infer a type
+/// from is a string (as text is) rather than `void`, which nothing can compare or assign.
+pub fn empty_batch(path: &str, table_schema: Option<&Schema>) -> Result<RecordBatch> {
+    let k = kind(path)?;
+    let schema = schema_of(path, k, table_schema)?;
+    let schema = match k {
+        Kind::Parquet => schema,
+        Kind::Csv | Kind::Jsonl => Arc::new(Schema::new(
+            schema
+                .fields()
+                .iter()
+                .map(|f| match f.data_type() {
+                    arrow::datatypes::DataType::Null => {
+                        Field::new(f.name(), arrow::datatypes::DataType::Utf8, true)
+                    }
+                    _ => f.as_ref().clone(),
+                })
+                .collect::<Vec<_>>(),
+        )),
+    };
+    Ok(RecordBatch::new_empty(schema))
+}
+
 /// Reads every batch of the file; CSV and JSON columns the table knows are parsed as the
 /// table's types.
 pub fn read_batches(path: &str, table_schema: Option<&Schema>) -> Result<Vec<RecordBatch>> {

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use alluvium::{Error, Result, describe};
+use alluvium::{Error, Result};
 use clap::Args;
 
 use super::text::escape_control;
@@ -30,7 +30,7 @@ fn iso(ms: i64) -> String {
 
 pub fn run(a: InspectArgs) -> Result<()> {
     let snapshot = open(&a.table)?.snapshot_at(a.version.spec()?)?;
-    let d = describe(&snapshot)?;
+    let d = alluvium::TableDescription::of(&snapshot)?;
     let mut out = std::io::stdout().lock();
     let io = |e| Error::Io {
         context: "stdout".into(),
@@ -87,10 +87,11 @@ pub fn run(a: InspectArgs) -> Result<()> {
     ));
     text.push_str(&format!(
         "rows:             {}\n",
-        d.num_records.map_or_else(
-            || "unknown (files without statistics)".to_string(),
-            |n| n.to_string()
-        )
+        match (d.num_records, &d.num_records_problem) {
+            (Some(n), _) => n.to_string(),
+            (None, Some(p)) => format!("unknown (wrong statistics: {})", escape_control(p)),
+            (None, None) => "unknown (files without statistics)".to_string(),
+        }
     ));
     text.push_str(&format!("last checkpoint:  {}\n", opt(d.last_checkpoint)));
     text.push_str(&format!(

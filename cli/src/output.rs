@@ -41,24 +41,128 @@ fn io(context: &str) -> impl Fn(std::io::Error) -> Error + '_ {
     }
 }
 
-/// Opens the destination: a file, or stdout.
-pub fn destination(path: Option<&str>) -> Result<Box<dyn Write + Send>> {
+/// Standard output, buffered, as a destination.
+pub fn stdout() -> Box<dyn Write + Send> {
+    Box::new(BufWriter::new(std::io::stdout()))
+}
+
+/// What an output must stay out of: the local directory of the table (or state store) the
+/// command reads, and what to call it in the refusal.
+#[derive(Debug, Clone, Copy)]
+pub struct Protected<'a> {
+    /// The location as given: a path, a `file://` URI, or an object-store URI (then there
+    /// is no local directory to protect).
+    pub location: &'a str,
+    /// `"table"` or `"state store"`.
+    pub what: &'static str,
+}
+
+/// Opens the destination: a file, or stdout. A file inside `protect`'s directory is
+/// refused before it is created: writing it could overwrite the table's own commits or
+/// data files (see [`check_outside`]).
+pub fn destination(path: Option<&str>, protect: Protected<'_>) -> Result<Box<dyn Write + Send>> {
     Ok(match path {
-        Some(p) => Box::new(BufWriter::new(File::create(p).map_err(io(p))?)),
-        None => Box::new(BufWriter::new(std::io::stdout())),
+        Some(p) => {
+            check_outside(p, protect)?;
+            Box::new(BufWriter::new(File::create(p).map_err(io(p))?))
+        }
+        None => stdout(),
     })
+}
+
+/// Refuses an output path that resolves inside the protected directory. Both are
+/// resolved as the OS will when the file is created: `.` and `..`, symlinks anywhere on
+/// the path (the output's own name too: a dangling symlink is followed to where it would
+/// create the file), and a `file://` form.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming both; I/O errors resolving the table's directory.
+fn check_outside(output: &str, protect: Protected<'_>) -> Result<()> {
+    let Some(root) = local_path(protect.location) else {
+        return Ok(());
+    };
+    // A table that does not exist has nothing to overwrite (the read fails anyway).
+    let Ok(root) = std::fs::canonicalize(&root) else {
+        return Ok(());
+    };
+    let out = local_path(output).unwrap_or_else(|| std::path::PathBuf::from(output));
+    let resolved = resolve(&out, 0).map_err(io(output))?;
+    if resolved.starts_with(&root) {
+        return Err(Error::InvalidArgument(format!(
+            "--output {output} is inside the {} at {} (it resolves to {}): writing it could overwrite the {}'s own files; choose a path outside it",
+            protect.what,
+            root.display(),
+            resolved.display(),
+            protect.what
+        )));
+    }
+    Ok(())
+}
+
+/// The filesystem path of a local location (a path or a `file:` URI); `None` for an
+/// object-store URI.
+fn local_path(location: &str) -> Option<std::path::PathBuf> {
+    if let Some(rest) = location.strip_prefix("file://localhost/") {
+        return Some(std::path::PathBuf::from(format!("/{rest}")));
+    }
+    if let Some(rest) = location
+        .strip_prefix("file://")
+        .or_else(|| location.strip_prefix("file:"))
+    {
+        return Some(std::path::PathBuf::from(rest));
+    }
+    match alluvium::remote_scheme(location) {
+        Some(_) => None,
+        None => Some(std::path::PathBuf::from(location)),
+    }
+}
+
+/// Symlinks followed at most (as the kernel's own limit, so a loop ends).
+const MAX_SYMLINKS: usize = 40;
+
+/// The absolute path `path` names once every symlink is followed, whether or not it
+/// exists: the longest existing prefix canonicalised, a dangling symlink followed to its
+/// target, and the components after it (which do not exist, so hold no link) applied
+/// lexically.
+fn resolve(path: &std::path::Path, links: usize) -> std::io::Result<std::path::PathBuf> {
+    use std::path::{Component, PathBuf};
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return Ok(p);
+    }
+    if links < MAX_SYMLINKS
+        && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+    {
+        let target = std::fs::read_link(path)?;
+        let parent = path.parent().unwrap_or(std::path::Path::new("."));
+        return resolve(&parent.join(target), links + 1);
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ if path.is_absolute() => return Ok(path.to_path_buf()),
+        _ => PathBuf::from("."),
+    };
+    let mut base = resolve(&parent, links)?;
+    match path.components().next_back() {
+        Some(Component::ParentDir) => {
+            base.pop();
+        }
+        Some(Component::Normal(name)) => base.push(name),
+        _ => {}
+    }
+    Ok(base)
 }
 
 /// Writes the batches of `batches` (of `schema`) in `format` as they come: CSV, JSON lines
 /// and Parquet hold one batch at a time (Parquet: plus its open row group); the aligned
 /// table needs every row for its column widths and collects them. The first failure of the
 /// stream ends the output with that error.
-pub fn write_stream(
+pub fn write_stream<B: alluvium::IntoBatch>(
     format: Format,
     schema: SchemaRef,
-    batches: impl Iterator<Item = Result<RecordBatch>>,
+    batches: impl Iterator<Item = B>,
     out: Box<dyn Write + Send>,
 ) -> Result<()> {
+    let batches = batches.map(alluvium::IntoBatch::into_batch);
     write_format(format, schema, batches, out).map_err(|e| output_error(e, "output"))
 }
 
@@ -233,12 +337,7 @@ mod tests {
         let dir = tempfile::tempdir().map_err(io("temp dir"))?;
         let path = dir.path().join("out.parquet");
         let out = File::create(&path).map_err(io("output"))?;
-        write_stream(
-            Format::Parquet,
-            schema,
-            [Ok(batch)].into_iter(),
-            Box::new(out),
-        )?;
+        write_stream(Format::Parquet, schema, [batch].into_iter(), Box::new(out))?;
         let reader = SerializedFileReader::new(File::open(&path).map_err(io("output"))?)?;
         assert_eq!(reader.metadata().file_metadata().num_rows(), rows);
         // Unique ids stop growing the dictionary at the small limit and fall back to plain

@@ -3,7 +3,7 @@
 use alluvium::{Result, ScanBuilder};
 use clap::Args;
 
-use super::output::{Format, destination, write_stream};
+use super::output::{Format, Protected, destination, write_stream};
 use super::{VersionArgs, open};
 
 /// Arguments of `scan`.
@@ -47,6 +47,12 @@ pub fn run(a: ScanArgs) -> Result<()> {
         a.format,
         scan.schema(),
         scan.execute(),
-        destination(a.output.as_deref())?,
+        destination(
+            a.output.as_deref(),
+            Protected {
+                location: &a.table,
+                what: "table",
+            },
+        )?,
     )
 }

@@ -22,7 +22,7 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use super::input::{infer_schema, read_batches};
-use super::output::{Format, destination, write_stream};
+use super::output::{Format, Protected, destination, stdout, write_stream};
 use super::parse_timestamp_arg;
 use super::report::print_after_write;
 use super::storage_options::env_pairs;
@@ -308,12 +308,7 @@ fn get(a: GetArgs) -> Result<()> {
     let store = open(&a.store)?;
     let keys = key::key_batch(&a.keys, &key_fields(&store)?)?;
     let rows = store.get(&keys, a.at.at()?)?;
-    write_stream(
-        a.format,
-        rows.schema(),
-        std::iter::once(Ok(rows)),
-        destination(None)?,
-    )
+    write_stream(a.format, rows.schema(), std::iter::once(rows), stdout())
 }
 
 fn scan(a: ScanArgs) -> Result<()> {
@@ -324,7 +319,13 @@ fn scan(a: ScanArgs) -> Result<()> {
         a.format,
         schema,
         reader.map(|b| b.map_err(Error::from)),
-        destination(a.output.as_deref())?,
+        destination(
+            a.output.as_deref(),
+            Protected {
+                location: &a.store,
+                what: "state store",
+            },
+        )?,
     )
 }
 
@@ -332,12 +333,7 @@ fn history(a: HistoryArgs) -> Result<()> {
     let store = open(&a.store)?;
     let key = key::key_batch(std::slice::from_ref(&a.key), &key_fields(&store)?)?;
     let rows: RecordBatch = store.history(&key)?;
-    write_stream(
-        a.format,
-        rows.schema(),
-        std::iter::once(Ok(rows)),
-        destination(None)?,
-    )
+    write_stream(a.format, rows.schema(), std::iter::once(rows), stdout())
 }
 
 fn status(a: StoreArg) -> Result<()> {

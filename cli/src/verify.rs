@@ -43,7 +43,9 @@ pub fn run(a: VerifyArgs) -> Result<ExitCode> {
                    "checkpoints_compared": report.checkpoints_compared,
                    "files_checked": report.files_checked,
                    "deletion_vectors_checked": report.deletion_vectors_checked,
-                   "files_read": report.files_read})
+                   "files_read": report.files_read,
+                   "compactions_checked": report.compactions_checked,
+                   "change_data_files_checked": report.change_data_files_checked})
         );
     } else {
         for f in &report.findings {
@@ -62,11 +64,18 @@ pub fn run(a: VerifyArgs) -> Result<ExitCode> {
             report.checkpoints_compared,
             report.files_checked,
             report.deletion_vectors_checked,
-            if a.deep {
-                format!(", {} data file(s) read", report.files_read)
-            } else {
-                String::new()
-            }
+            [
+                (report.compactions_checked, "log compaction(s)"),
+                (report.change_data_files_checked, "change-data file(s)"),
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!(", {n} {what}"))
+            .chain(
+                a.deep
+                    .then(|| format!(", {} data file(s) read", report.files_read))
+            )
+            .collect::<String>()
         );
     }
     Ok(if report.is_clean() {

@@ -214,7 +214,7 @@ pub fn overwrite(a: OverwriteArgs) -> Result<()> {
 
 pub fn delete(a: DeleteArgs) -> Result<()> {
     let table = open(&a.table)?;
-    print_outcome(&table.delete_str(&a.filter, &WriteOptions::default())?);
+    super::dml::print(&table.delete_str(&a.filter, &WriteOptions::default())?);
     Ok(())
 }
 

@@ -28,6 +28,14 @@ pub enum MaintenanceError {
     /// Rewriting data files failed (OPTIMIZE); nothing of the failed commit group landed.
     #[error("rewriting data files failed: {0}")]
     Rewrite(#[from] DataFileError),
+    /// The run was interrupted ([`OptimizeOptions::interrupt`](crate::OptimizeOptions)):
+    /// it stopped between bins, deleted what the unfinished commit group wrote, and kept
+    /// the groups already committed.
+    #[error("interrupted; versions committed before the interrupt: {committed:?}")]
+    Interrupted {
+        /// The versions committed before the interrupt (each a complete group of bins).
+        committed: Vec<alluvium_txlog::Version>,
+    },
     /// VACUUM would use a retention shorter than the table's
     /// `delta.deletedFileRetentionDuration`; files that versions inside the table's window
     /// still reference could be deleted. Set `VacuumOptions::force` to do it anyway.

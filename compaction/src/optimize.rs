@@ -21,6 +21,8 @@
 //! files until VACUUM removes them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use alluvium_datafile::{TableLayout, discard, rewrite_files};
@@ -52,6 +54,11 @@ pub struct OptimizeOptions {
     pub zorder_by: Vec<String>,
     /// Input bytes per commit: larger runs are split into several commits.
     pub max_commit_bytes: u64,
+    /// Set to stop the run (Ctrl-C in a host program): checked before each bin is
+    /// rewritten and before each commit. Bins of the unfinished commit group are dropped
+    /// with their output files; groups committed before stay (each is whole). The run then
+    /// fails with [`MaintenanceError::Interrupted`].
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 /// A partition: its `column=value` pairs as the log spells them, sorted by column.
@@ -65,6 +72,7 @@ impl Default for OptimizeOptions {
             target_size: None,
             zorder_by: Vec::new(),
             max_commit_bytes: DEFAULT_MAX_COMMIT_BYTES,
+            interrupt: None,
         }
     }
 }
@@ -447,7 +455,18 @@ pub fn optimize(
     let mut base = snapshot.clone();
     let target = plan.target_size;
     let clustering = plan.clustering;
+    let interrupted = || {
+        options
+            .interrupt
+            .as_ref()
+            .is_some_and(|i| i.load(Ordering::Relaxed))
+    };
     for group in commit_groups(plan.bins, options.max_commit_bytes) {
+        if interrupted() {
+            return Err(MaintenanceError::Interrupted {
+                committed: report.versions,
+            });
+        }
         // `base` moves on after every commit and may include concurrent commits: a bin
         // whose inputs one of them removed must not be rewritten (its rows would come back).
         let (group, gone): (Vec<Bin>, Vec<Bin>) =
@@ -455,9 +474,14 @@ pub fn optimize(
         report.bins_dropped += gone.len();
         let layout = rewrite_layout(&base);
         let zorder_by = clustering.as_ref().unwrap_or(&options.zorder_by);
+        // A bin not started before the interrupt is not rewritten (an empty output); the
+        // group is then dropped whole below.
         let rewritten: Vec<std::result::Result<Vec<Add>, _>> = group
             .par_iter()
             .map(|bin| {
+                if interrupted() {
+                    return Ok(Vec::new());
+                }
                 let out = rewrite_files(&layout, &bin.files, zorder_by, target);
                 progress(Progress::BinDone { bytes: bin.bytes() });
                 match &clustering {
@@ -481,6 +505,14 @@ pub fn optimize(
                 discard(base.store_ref(), adds);
             }
             return Err(MaintenanceError::Rewrite(e));
+        }
+        if interrupted() {
+            for (_, adds) in &outputs {
+                discard(base.store_ref(), adds);
+            }
+            return Err(MaintenanceError::Interrupted {
+                committed: report.versions,
+            });
         }
         loop {
             if outputs.is_empty() {

@@ -13,6 +13,9 @@ pub struct RetryPolicy {
     pub max_backoff: Duration,
     /// Total time the loop may spend before giving up with `RetryBudgetExhausted`.
     pub budget: Duration,
+    /// Most attempts (the first included) before giving up with `RetryBudgetExhausted`,
+    /// whatever time is left (deltalake's `max_commit_retries` + 1); `None`: time alone.
+    pub max_attempts: Option<u32>,
 }
 
 impl Default for RetryPolicy {
@@ -21,6 +24,7 @@ impl Default for RetryPolicy {
             initial_backoff: Duration::from_millis(1),
             max_backoff: Duration::from_millis(16),
             budget: Duration::from_secs(300),
+            max_attempts: None,
         }
     }
 }

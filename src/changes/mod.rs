@@ -384,7 +384,7 @@ impl Changes {
     /// # Errors
     /// As the items of [`execute`](Self::execute).
     pub fn execute_to_vec(&self) -> Result<Vec<RecordBatch>> {
-        self.execute().collect()
+        Ok(self.execute().collect::<std::result::Result<_, _>>()?)
     }
 }
 

@@ -134,17 +134,21 @@ impl ChangeBatches {
             done: false,
         }
     }
+}
 
+impl arrow_array::RecordBatchReader for ChangeBatches {
     /// The Arrow schema of every batch: the chosen table columns (logical names) and
     /// `_change_type` (Utf8), `_commit_version` (Int64), `_commit_timestamp`
     /// (Timestamp(Microsecond, "UTC")) where asked for.
-    pub fn schema(&self) -> SchemaRef {
+    fn schema(&self) -> SchemaRef {
         self.reader.output_schema.clone()
     }
 }
 
+/// An Arrow reader: items are `Result<RecordBatch, ArrowError>`, and a failure carries the
+/// typed [`Error`](crate::Error) (`alluvium::Error::from(arrow_error)` gives it back).
 impl Iterator for ChangeBatches {
-    type Item = Result<RecordBatch>;
+    type Item = std::result::Result<RecordBatch, arrow_schema::ArrowError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
@@ -158,7 +162,7 @@ impl Iterator for ChangeBatches {
                 Some(Ok(batches)) => self.ready.extend(batches),
                 Some(Err(e)) => {
                     self.done = true;
-                    return Some(Err(e));
+                    return Some(Err(e.into()));
                 }
                 None => {
                     self.done = true;

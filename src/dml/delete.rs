@@ -13,13 +13,14 @@ use alluvium_txlog::stats::FileStats;
 use rayon::prelude::*;
 use roaring::RoaringTreemap;
 
+use super::MetricSet;
 use super::change_data;
 use super::deletes::{FileDeletes, apply_deletes, writes_deletion_vectors};
 use crate::scan::table_layout;
 use crate::{Result, Table};
 
-/// Stages in `txn` the deletion of the rows of `snapshot` matching `expr`, with Delta's
-/// `operationMetrics` (numDeletedRows, numRemovedFiles, numAddedFiles,
+/// Stages in `txn` the deletion of the rows of `snapshot` matching `expr`, and returns
+/// Delta's `operationMetrics` for it (numDeletedRows, numRemovedFiles, numAddedFiles,
 /// numDeletionVectorsAdded, numCopiedRows, numAddedChangeFiles, executionTimeMs,
 /// scanTimeMs, rewriteTimeMs). Records the predicate and every candidate file as read.
 /// DVs of at most `inline_dv_max_bytes` go inline (`apply_deletes`).
@@ -32,7 +33,7 @@ pub(crate) fn stage_delete(
     txn: &mut Transaction,
     expr: &Expr,
     inline_dv_max_bytes: usize,
-) -> Result<()> {
+) -> Result<MetricSet> {
     let started = Instant::now();
     let pred = bind(
         expr,
@@ -132,17 +133,22 @@ pub(crate) fn stage_delete(
     };
     let change_files = change_data::stage(txn, change_data::close(changes, Ok(()))?);
     deleted_rows += stats.rows_deleted;
-    txn.set_metric("numDeletedRows", deleted_rows);
-    txn.set_metric("numRemovedFiles", removed_whole + stats.files_removed);
-    txn.set_metric("numAddedFiles", stats.files_added);
-    txn.set_metric("numDeletionVectorsAdded", stats.dvs_added);
-    txn.set_metric("numCopiedRows", stats.rows_copied);
-    txn.set_metric("numAddedChangeFiles", change_files);
-    txn.set_metric("numAddedBytes", stats.bytes_added);
-    txn.set_metric("executionTimeMs", started.elapsed().as_millis());
-    txn.set_metric("scanTimeMs", scan_time.as_millis());
-    txn.set_metric("rewriteTimeMs", stats.rewrite_time.as_millis());
-    Ok(())
+    let mut metrics = MetricSet::default();
+    metrics.set("numDeletedRows", deleted_rows);
+    metrics.set("numRemovedFiles", removed_whole + stats.files_removed);
+    metrics.set("numAddedFiles", stats.files_added);
+    metrics.set("numDeletionVectorsAdded", stats.dvs_added);
+    metrics.set("numCopiedRows", stats.rows_copied);
+    metrics.set("numAddedChangeFiles", change_files);
+    metrics.set("numAddedBytes", stats.bytes_added);
+    metrics.set("executionTimeMs", millis(started.elapsed()));
+    metrics.set("scanTimeMs", millis(scan_time));
+    metrics.set("rewriteTimeMs", millis(stats.rewrite_time));
+    Ok(metrics)
+}
+
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Rows of a file that a whole-file removal deletes: `numRecords` minus the DV's

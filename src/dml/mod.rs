@@ -37,9 +37,13 @@ use crate::read_ahead::{Depth, ReadAhead};
 use crate::write::WriteOutcome;
 use crate::{Result, Table};
 
-/// What an UPDATE or MERGE did: the commit (or the skip of an idempotent write) and the
-/// metrics its commit records as `operationMetrics` (Delta's names, e.g.
-/// `numTargetRowsUpdated`, `numUpdatedRows`, `numDeletionVectorsAdded`, `executionTimeMs`).
+/// What a DELETE, UPDATE or MERGE did: the commit (or the skip of an idempotent write) and
+/// the metrics its commit records as `operationMetrics`, by Delta's names (DELETE:
+/// `numDeletedRows`, `numCopiedRows`; UPDATE: `numUpdatedRows`; MERGE:
+/// `numTargetRowsInserted`, `numTargetRowsUpdated`, `numTargetRowsDeleted`,
+/// `numSourceRows`; all: `numAddedFiles`/`numTargetFilesAdded`,
+/// `numRemovedFiles`/`numTargetFilesRemoved`, `numDeletionVectorsAdded`,
+/// `executionTimeMs`, ...).
 #[derive(Debug, Clone)]
 pub struct DmlOutcome {
     /// The commit, or why nothing was committed.
@@ -59,6 +63,22 @@ impl DmlOutcome {
     /// The metric `name`, if the operation recorded it.
     pub fn metric(&self, name: &str) -> Option<u64> {
         self.metrics.get(name).copied()
+    }
+
+    /// The commit report, if the operation committed.
+    pub fn report(&self) -> Option<&crate::CommitSummary> {
+        self.outcome.report()
+    }
+
+    /// The version committed, if the operation committed.
+    pub fn version(&self) -> Option<u64> {
+        self.report().map(|r| r.version)
+    }
+}
+
+impl From<DmlOutcome> for WriteOutcome {
+    fn from(d: DmlOutcome) -> WriteOutcome {
+        d.outcome
     }
 }
 

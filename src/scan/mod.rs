@@ -193,6 +193,15 @@ impl ScanBuilder {
 
     fn plan(self) -> Result<Scan> {
         let snapshot = self.snapshot;
+        // Loading accepts it (the log is well formed); reading cannot return rows of no
+        // columns, and Arrow's own refusal would name neither the table nor the cause.
+        if snapshot.schema().fields.is_empty() {
+            return Err(alluvium_txlog::LogError::InvalidSchema(format!(
+                "the schema of version {} has no columns: there is nothing to read",
+                snapshot.version()
+            ))
+            .into());
+        }
         let predicate = match &self.filter {
             Some(f) => Some(bind(
                 f,
@@ -350,11 +359,10 @@ impl Scan {
     /// or unreadable data file, a corrupt deletion vector, or a column that cannot be read
     /// as its logical type; each names the file.
     pub fn execute(&self) -> ScanBatches {
-        ScanBatches(FileBatches::new(
-            self.plan.clone(),
-            self.files.clone(),
-            self.files_in_flight,
-        ))
+        ScanBatches {
+            schema: self.plan.schema(),
+            files: FileBatches::new(self.plan.clone(), self.files.clone(), self.files_in_flight),
+        }
     }
 
     /// Reads every planned file and collects the batches, in file order: the whole result
@@ -363,18 +371,34 @@ impl Scan {
     /// # Errors
     /// As [`execute`](Self::execute).
     pub fn execute_to_vec(&self) -> Result<Vec<RecordBatch>> {
-        self.execute().collect()
+        Ok(self.execute().collect::<std::result::Result<_, _>>()?)
     }
 }
 
-/// The batches of a [`Scan`], streamed: see [`Scan::execute`].
+/// The batches of a [`Scan`], streamed: see [`Scan::execute`]. An Arrow
+/// [`RecordBatchReader`](arrow_array::RecordBatchReader): items are
+/// `Result<RecordBatch, ArrowError>`, and a failure carries the typed
+/// [`Error`](crate::Error), which `alluvium::Error::from(arrow_error)` (or `?` in a function
+/// returning [`alluvium::Result`](crate::Result)) gives back.
 #[derive(Debug)]
-pub struct ScanBatches(FileBatches);
+pub struct ScanBatches {
+    schema: SchemaRef,
+    files: FileBatches,
+}
 
 impl Iterator for ScanBatches {
-    type Item = Result<RecordBatch>;
+    type Item = std::result::Result<RecordBatch, arrow_schema::ArrowError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.0.next().map(|r| r.map_err(Into::into))
+        self.files
+            .next()
+            .map(|r| r.map_err(|e| Error::from(e).into()))
+    }
+}
+
+impl arrow_array::RecordBatchReader for ScanBatches {
+    /// The scan's output schema ([`Scan::schema`]), also when no batch follows.
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
     }
 }

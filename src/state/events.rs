@@ -94,6 +94,8 @@ pub(crate) fn key_columns(
 pub(crate) fn log_batch(layout: &Layout, batch: &RecordBatch) -> Result<RecordBatch> {
     const PUT: &str = "put";
     let schema = batch.schema();
+    // Columns are found by name: a second column of a name would be dropped unseen.
+    crate::write::input::check_distinct_columns(&schema)?;
     for f in schema.fields() {
         let known = layout
             .log

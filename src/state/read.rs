@@ -13,14 +13,13 @@ use alluvium_expr::{Expr, Literal};
 use alluvium_mvcc::{Snapshot, VersionSpec};
 use alluvium_txlog::scalar::scalar_at;
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
-use arrow_schema::{ArrowError, SchemaRef};
 
 use super::events::key_columns;
 use super::fold::{KeyRow, key_converter};
 use super::layout::{EVENT_TIME, SEQ};
 use super::lookup::Lookup;
 use super::{StateAt, StateError, StateStore};
-use crate::{Error, Result, ScanBatches, ScanBuilder, Table};
+use crate::{Error, Result, ScanBuilder, Table};
 
 /// Above this many keys a lookup does not list the values of a key column in its filter
 /// (file pruning then uses nothing; rows are still matched exactly).
@@ -84,27 +83,6 @@ fn in_lists(snapshot: &Snapshot, names: &[String], columns: &[ArrayRef]) -> Resu
     Ok(out)
 }
 
-/// The state rows as a stream (an Arrow reader).
-struct StateReader {
-    schema: SchemaRef,
-    batches: ScanBatches,
-}
-
-impl Iterator for StateReader {
-    type Item = std::result::Result<RecordBatch, ArrowError>;
-    fn next(&mut self) -> Option<Self::Item> {
-        self.batches
-            .next()
-            .map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
-    }
-}
-
-impl RecordBatchReader for StateReader {
-    fn schema(&self) -> SchemaRef {
-        self.schema.clone()
-    }
-}
-
 impl StateStore {
     /// The state rows of `keys` (a batch with the key columns; other columns are ignored)
     /// at `at`: one row per key that is live there, in the order of `keys` (a key given
@@ -147,7 +125,7 @@ impl StateStore {
                 if let Some(f) = filter {
                     scan = scan.with_filter(f);
                 }
-                Box::new(scan.build()?.execute())
+                Box::new(scan.build()?.execute().map(|r| r.map_err(Error::from)))
             }
         };
         let mut batches: Vec<RecordBatch> = Vec::new();
@@ -195,10 +173,7 @@ impl StateStore {
     pub fn scan(&self, at: StateAt) -> Result<Box<dyn RecordBatchReader + Send>> {
         let snapshot = snapshot_at(&self.state, at)?;
         let scan = ScanBuilder::new(snapshot).build()?;
-        Ok(Box::new(StateReader {
-            schema: scan.schema(),
-            batches: scan.execute(),
-        }))
+        Ok(Box::new(scan.execute()))
     }
 
     /// Every event of one key in the log (still retained), ordered by (`event_time`,

@@ -1,8 +1,9 @@
 //! File checks of `verify`: every data file a version references exists, is a regular file
 //! of the recorded size, and every deletion vector decodes (checksum, size) to the number
-//! of rows its descriptor states.
+//! of rows its descriptor states and names only rows the file has (by its statistics'
+//! `numRecords` here; `--deep` counts the file's rows).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use alluvium_mvcc::Snapshot;
@@ -11,6 +12,7 @@ use alluvium_txlog::LogError;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::dv::{DvLocation, read_deletion_vector_bitmap};
 use alluvium_txlog::path::resolve;
+use alluvium_txlog::stats::FileStats;
 
 use super::{Finding, FindingKind, VerifyReport};
 
@@ -22,10 +24,18 @@ fn local_path(uri: &str) -> Option<PathBuf> {
     rest.starts_with('/').then(|| PathBuf::from(rest))
 }
 
-/// Checks the data files and deletion vectors of `snapshot`, in path order; returns the
-/// paths (as in the log) of the files found missing or damaged.
-pub(super) fn check_files(snapshot: &Snapshot, report: &mut VerifyReport) -> HashSet<String> {
-    let mut bad = HashSet::new();
+/// What the file checks leave for the deep checks.
+#[derive(Debug, Default)]
+pub(super) struct FileChecks {
+    /// Paths (as in the log) of the files found missing or damaged.
+    pub damaged: HashSet<String>,
+    /// The last row each readable deletion vector deletes, by data file path.
+    pub dv_last_row: HashMap<String, u64>,
+}
+
+/// Checks the data files and deletion vectors of `snapshot`, in path order.
+pub(super) fn check_files(snapshot: &Snapshot, report: &mut VerifyReport) -> FileChecks {
+    let mut out = FileChecks::default();
     let store = snapshot.store().as_ref();
     let mut adds: Vec<&Add> = snapshot.files().collect();
     adds.sort_by(|a, b| a.path.cmp(&b.path));
@@ -40,14 +50,16 @@ pub(super) fn check_files(snapshot: &Snapshot, report: &mut VerifyReport) -> Has
                 format!("the path cannot be resolved: {e}"),
             )),
         }
-        if add.deletion_vector.is_some() {
-            check_deletion_vector(store, add, report);
+        if add.deletion_vector.is_some()
+            && let Some(last) = check_deletion_vector(store, add, report)
+        {
+            out.dv_last_row.insert(add.path.clone(), last);
         }
         if report.findings.len() > before {
-            bad.insert(add.path.clone());
+            out.damaged.insert(add.path.clone());
         }
     }
-    bad
+    out
 }
 
 /// What the filesystem holds at a local path: its size if it is a regular file (following
@@ -86,7 +98,7 @@ fn kind_name(t: &std::fs::FileType) -> &'static str {
 }
 
 /// The size of the file at `location`, or the finding that says why there is none.
-fn file_size(store: &dyn ObjectStore, location: &FileLocation) -> Result<u64, Finding> {
+pub(super) fn file_size(store: &dyn ObjectStore, location: &FileLocation) -> Result<u64, Finding> {
     let shown = location.as_str();
     match location {
         FileLocation::Table(path) => match store.head(path) {
@@ -133,39 +145,78 @@ fn check_file(
     }
 }
 
-fn check_deletion_vector(store: &dyn ObjectStore, add: &Add, report: &mut VerifyReport) {
-    let Some(dv) = add.deletion_vector.as_deref() else {
-        return;
-    };
+/// Reads the deletion vector of `add`, reporting what is wrong with it; returns the last
+/// row it deletes when it could be read.
+fn check_deletion_vector(
+    store: &dyn ObjectStore,
+    add: &Add,
+    report: &mut VerifyReport,
+) -> Option<u64> {
+    let dv = add.deletion_vector.as_deref()?;
     report.deletion_vectors_checked += 1;
     let location = match dv.location() {
         Ok(DvLocation::Relative { path, .. }) => path,
         Ok(DvLocation::Absolute { uri, .. }) => uri,
         Ok(DvLocation::Inline(_)) | Err(_) => format!("{} (inline deletion vector)", add.path),
     };
-    match read_deletion_vector_bitmap(store, dv) {
-        Ok(bitmap) if i64::try_from(bitmap.len()).ok() == Some(dv.cardinality) => {}
-        Ok(bitmap) => report.findings.push(Finding::new(
+    let bitmap = match read_deletion_vector_bitmap(store, dv) {
+        Ok(b) => b,
+        Err(e) if e.is_not_found() => {
+            report.findings.push(Finding::new(
+                FindingKind::MissingDeletionVector,
+                location,
+                format!("the deletion vector of {} is missing: {e}", add.path),
+            ));
+            return None;
+        }
+        Err(e) => {
+            report.findings.push(Finding::new(
+                FindingKind::CorruptDeletionVector,
+                location,
+                format!("the deletion vector of {}: {}", add.path, describe(&e)),
+            ));
+            return None;
+        }
+    };
+    if i64::try_from(bitmap.len()).ok() != Some(dv.cardinality) {
+        report.findings.push(Finding::new(
             FindingKind::DeletionVectorCardinality,
-            location,
+            location.clone(),
             format!(
                 "the deletion vector of {} holds {} row(s); its descriptor says {}",
                 add.path,
                 bitmap.len(),
                 dv.cardinality
             ),
-        )),
-        Err(e) if e.is_not_found() => report.findings.push(Finding::new(
-            FindingKind::MissingDeletionVector,
-            location,
-            format!("the deletion vector of {} is missing: {e}", add.path),
-        )),
-        Err(e) => report.findings.push(Finding::new(
-            FindingKind::CorruptDeletionVector,
-            location,
-            format!("the deletion vector of {}: {}", add.path, describe(&e)),
-        )),
+        ));
     }
+    let last = bitmap.max()?;
+    // Every read of the file rejects a deletion vector naming a row it does not have.
+    let rows = add
+        .stats
+        .as_deref()
+        .and_then(FileStats::parse)
+        .and_then(|s| s.num_records)
+        .and_then(|n| u64::try_from(n).ok());
+    if let Some(rows) = rows
+        && last >= rows
+    {
+        report
+            .findings
+            .push(out_of_range(&add.path, last, rows, "its statistics record"));
+    }
+    Some(last)
+}
+
+/// The finding of a deletion vector of `path` deleting row `last` of a file of `rows` rows.
+pub(super) fn out_of_range(path: &str, last: u64, rows: u64, by: &str) -> Finding {
+    Finding::new(
+        FindingKind::DeletionVectorOutOfRange,
+        path,
+        format!(
+            "its deletion vector deletes row {last}, but the file has {rows} row(s) ({by}); every read of it fails"
+        ),
+    )
 }
 
 fn describe(e: &LogError) -> String {

@@ -1,23 +1,26 @@
 //! Log checks of `verify`: contiguity, every commit parses, every checkpoint reads back and
-//! equals the replay of its commits, and `_last_checkpoint` tells the truth.
+//! equals the replay of its commits, every log compaction is whole and (while its commits
+//! exist) agrees with them, and `_last_checkpoint` tells the truth. The commits' `cdc`
+//! actions are gathered on the way for the change-data check.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use alluvium_storage::ObjectStore;
 use alluvium_txlog::LogError;
-use alluvium_txlog::actions::{Action, Metadata};
+use alluvium_txlog::actions::{Action, Cdc, Metadata};
 use alluvium_txlog::checkpoint::{
     CheckpointFiles, LAST_CHECKPOINT_LIMIT, LastCheckpointHint, json_checksum, read_checkpoint,
 };
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::features::supports_reader_feature;
+use alluvium_txlog::log_compaction::compare_with_commits;
 use alluvium_txlog::log_path::{
     CheckpointKind, LAST_CHECKPOINT, LogFile, LogFileKind, Version, log_path,
 };
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::replay::{Replay, TableState};
-use alluvium_txlog::segment::{complete_checkpoints, list_log_from};
+use alluvium_txlog::segment::{check_compaction, complete_checkpoints, list_log_from};
 use serde_json::Value;
 
 use super::{Finding, FindingKind, VerifyReport};
@@ -35,13 +38,29 @@ struct CheckpointCounts {
     v2: bool,
 }
 
+/// A `cdc` action of a commit, with the commit's version and time (its in-commit
+/// timestamp, else the file's modification time).
+pub(super) struct ChangeDataRef {
+    pub version: Version,
+    pub commit_ms: i64,
+    pub cdc: Cdc,
+}
+
+/// What the log check learnt for the later checks.
+pub(super) struct LogFacts {
+    /// The version checked.
+    pub version: Version,
+    /// The `cdc` actions of the commits up to it that parsed.
+    pub change_data: Vec<ChangeDataRef>,
+}
+
 /// Checks the log up to `target` (the latest version when `None`) and returns the version
-/// checked.
+/// checked with the commits' change-data references.
 pub(super) fn check_log(
     store: &dyn ObjectStore,
     target: Option<u64>,
     report: &mut VerifyReport,
-) -> Result<Version> {
+) -> Result<LogFacts> {
     let listing = list_log_from(store, 0)?;
     let commits: BTreeMap<Version, &LogFile> = listing
         .iter()
@@ -73,11 +92,82 @@ pub(super) fn check_log(
     };
     check_contiguous(&commits, &checkpoints, end, report);
     check_incomplete_checkpoints(&listing, &checkpoints, end, report);
-    let counts = check_commits_and_checkpoints(store, &commits, &checkpoints, end, report);
+    let mut change_data = Vec::new();
+    let counts =
+        check_commits_and_checkpoints(store, &commits, &checkpoints, end, report, &mut change_data);
+    check_compactions(store, &listing, &commits, end, report);
     if target.is_none() {
-        check_last_checkpoint(store, &checkpoints, &counts, latest, report);
+        check_last_checkpoint(store, &listing, &checkpoints, &counts, latest, report);
     }
-    Ok(end)
+    Ok(LogFacts {
+        version: end,
+        change_data,
+    })
+}
+
+/// Reads a commit (or compaction) file and decodes its actions.
+fn read_actions(
+    store: &dyn ObjectStore,
+    f: &LogFile,
+) -> std::result::Result<Vec<Action>, LogError> {
+    store
+        .get(&f.meta.path)
+        .map_err(LogError::from)
+        .and_then(|bytes| decode_commit(f.meta.path.as_str(), &bytes))
+}
+
+/// Reads every log compaction file up to `end`: one that does not parse or is not whole
+/// ([`check_compaction`]) is reported unreadable; one whose commits are all listed and
+/// readable is compared with them ([`compare_with_commits`]), as readers compare it.
+/// Readers replay the commits instead of either, so the table reads right; but the file
+/// is damage, and would be trusted once its commits were cleaned up by another engine.
+fn check_compactions(
+    store: &dyn ObjectStore,
+    listing: &[LogFile],
+    commits: &BTreeMap<Version, &LogFile>,
+    end: Version,
+    report: &mut VerifyReport,
+) {
+    let root = TableRoot::new(store.root_uri());
+    for f in listing {
+        let LogFileKind::Compaction { end: last } = f.kind else {
+            continue;
+        };
+        if last > end {
+            continue;
+        }
+        report.compactions_checked += 1;
+        let location = f.meta.path.as_str();
+        let actions = match read_actions(store, f).and_then(|a| check_compaction(f, &a).map(|()| a))
+        {
+            Ok(a) => a,
+            Err(e) => {
+                report.findings.push(Finding::new(
+                    FindingKind::UnreadableCompaction,
+                    location,
+                    e.to_string(),
+                ));
+                continue;
+            }
+        };
+        let covered: Option<Vec<Vec<Action>>> = (f.version..=last)
+            .map(|v| commits.get(&v).and_then(|c| read_actions(store, c).ok()))
+            .collect();
+        // With a commit gone (or unreadable, reported as such) there is nothing to compare.
+        let Some(covered) = covered else {
+            continue;
+        };
+        if let Err(why) = compare_with_commits(&root, &actions, covered.iter().map(Vec::as_slice)) {
+            report.findings.push(Finding::new(
+                FindingKind::CompactionMismatch,
+                location,
+                format!(
+                    "disagrees with commits {} to {last} (readers use the commits): {why}",
+                    f.version
+                ),
+            ));
+        }
+    }
 }
 
 /// Reports each run of missing versions up to `end` that no checkpoint at or above its end
@@ -155,6 +245,7 @@ fn check_commits_and_checkpoints(
     checkpoints: &BTreeMap<Version, CheckpointFiles>,
     end: Version,
     report: &mut VerifyReport,
+    change_data: &mut Vec<ChangeDataRef>,
 ) -> HashMap<Version, CheckpointCounts> {
     let root = TableRoot::new(store.root_uri());
     let mut counts = HashMap::new();
@@ -169,10 +260,24 @@ fn check_commits_and_checkpoints(
     for v in versions {
         if let Some(f) = commits.get(&v) {
             report.commits_checked += 1;
-            let parsed = store
-                .get(&f.meta.path)
-                .map_err(LogError::from)
-                .and_then(|bytes| decode_commit(f.meta.path.as_str(), &bytes));
+            let parsed = read_actions(store, f);
+            if let Ok(actions) = &parsed {
+                let commit_ms = actions
+                    .iter()
+                    .find_map(|a| match a {
+                        Action::CommitInfo(ci) => ci.in_commit_timestamp(),
+                        _ => None,
+                    })
+                    .unwrap_or(f.meta.last_modified_ms);
+                change_data.extend(actions.iter().filter_map(|a| match a {
+                    Action::Cdc(c) => Some(ChangeDataRef {
+                        version: v,
+                        commit_ms,
+                        cdc: c.clone(),
+                    }),
+                    _ => None,
+                }));
+            }
             match parsed {
                 Ok(actions) if v == next => {
                     if let Some(r) = replay.as_mut() {
@@ -404,10 +509,48 @@ fn examples(items: &[String]) -> String {
     }
 }
 
+/// The complete checkpoint of version `v` in the form a hint naming `parts` parts
+/// describes, when that form is there: the multi-part set of that many parts, or (no part
+/// count, or one) the classic file. Several forms of one version coexist after a rerun or
+/// a killed `checkpoint` (a classic and a multi-part one); the hint describes whichever
+/// was written last, which need not be the one readers prefer.
+fn described_form(listing: &[LogFile], v: Version, parts: Option<u32>) -> Option<CheckpointFiles> {
+    let of_version: Vec<&LogFile> = listing
+        .iter()
+        .filter(|f| f.version == v && f.meta.size > 0)
+        .collect();
+    match parts {
+        Some(n) if n > 1 => {
+            let mut set: BTreeMap<u32, &LogFile> = BTreeMap::new();
+            for f in &of_version {
+                if let LogFileKind::Checkpoint(CheckpointKind::MultiPart { part, parts }) = f.kind
+                    && parts == n
+                {
+                    set.insert(part, f);
+                }
+            }
+            set.keys().copied().eq(1..=n).then(|| CheckpointFiles {
+                version: v,
+                kind: CheckpointKind::MultiPart { part: 1, parts: n },
+                files: set.values().map(|f| f.meta.clone()).collect(),
+            })
+        }
+        _ => of_version
+            .iter()
+            .find(|f| matches!(f.kind, LogFileKind::Checkpoint(CheckpointKind::Classic)))
+            .map(|f| CheckpointFiles {
+                version: v,
+                kind: CheckpointKind::Classic,
+                files: vec![f.meta.clone()],
+            }),
+    }
+}
+
 /// Checks `_last_checkpoint` (absent is fine: it is only a hint) against the checkpoints
 /// listed and what they held.
 fn check_last_checkpoint(
     store: &dyn ObjectStore,
+    listing: &[LogFile],
     checkpoints: &BTreeMap<Version, CheckpointFiles>,
     counts: &HashMap<Version, CheckpointCounts>,
     latest: Version,
@@ -450,11 +593,17 @@ fn check_last_checkpoint(
             "names version {v}, beyond the latest version {latest}"
         ));
     }
-    let Some(cp) = checkpoints.get(&v) else {
+    let Some(best) = checkpoints.get(&v) else {
         return lie(format!(
             "names the checkpoint of version {v}, which is missing or incomplete"
         ));
     };
+    // The form the hint describes, when another complete form of the version sits beside
+    // the one readers prefer; its actions were not read, so only its files are compared.
+    let described = described_form(listing, v, hint.parts)
+        .filter(|d| d.files != best.files && !matches!(best.kind, CheckpointKind::Uuid { .. }));
+    let read = described.is_none();
+    let cp = described.as_ref().unwrap_or(best);
     let multi_part = match cp.kind {
         CheckpointKind::MultiPart { parts, .. } => Some(parts),
         _ => None,
@@ -480,8 +629,8 @@ fn check_last_checkpoint(
             ));
         }
     }
-    let Some(held) = counts.get(&v) else {
-        // Unreadable: reported with the checkpoint itself.
+    let Some(held) = counts.get(&v).filter(|_| read) else {
+        // Unreadable (reported with the checkpoint itself), or not the form read.
         return;
     };
     if let Some(size) = hint.size

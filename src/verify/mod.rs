@@ -1,6 +1,9 @@
 //! `verify`: a read-only consistency check of a table (an fsck). It owns the finding kinds
-//! and the report; the checks live in [`log`] (commits, checkpoints, `_last_checkpoint`),
-//! [`files`] (data files and deletion vectors) and [`stats`] (statistics against the data).
+//! and the report; the checks live in [`log`] (commits, checkpoints, log compactions,
+//! `_last_checkpoint`), [`files`] (data files and deletion vectors), [`change_data`] (the
+//! change-data files VACUUM keeps) and [`stats`] (statistics and deletion-vector ranges
+//! against the data). Whatever a read of the checked version (or of the change feed of a
+//! retained version) would fail on is a finding.
 //!
 //! Verification never writes or deletes anything, and damage is never an error: every
 //! problem becomes a [`Finding`] and the check goes on with what is still readable. Only a
@@ -9,6 +12,7 @@
 //! deletion-vector reader, scan, statistics collector), so it finds what a reader would
 //! trip over, not a second opinion.
 
+mod change_data;
 mod files;
 mod log;
 mod stats;
@@ -63,6 +67,23 @@ pub enum FindingKind {
     UnreadableDataFile,
     /// (`deep`) A file's statistics disagree with its data.
     StatsMismatch,
+    /// A deletion vector names a row at or past the end of its data file (by its
+    /// statistics' `numRecords`, or with `deep` by the file's own row count).
+    DeletionVectorOutOfRange,
+    /// A change-data file a retained commit names (one VACUUM would keep) is missing.
+    MissingChangeDataFile,
+    /// A change-data file has another size than its `cdc` action records, or (`deep`)
+    /// cannot be read.
+    CorruptChangeDataFile,
+    /// The table schema cannot be read from (it has no columns).
+    InvalidSchema,
+    /// A log compaction file cannot be read or parsed, or is not whole (readers skip it
+    /// and read its commits).
+    UnreadableCompaction,
+    /// A log compaction file disagrees with the commits it covers (it lost actions, as a
+    /// file cut at a line boundary does); readers read the commits instead while they
+    /// exist.
+    CompactionMismatch,
 }
 
 impl FindingKind {
@@ -83,6 +104,12 @@ impl FindingKind {
             FindingKind::DeletionVectorCardinality => "deletion-vector-cardinality",
             FindingKind::UnreadableDataFile => "unreadable-data-file",
             FindingKind::StatsMismatch => "stats-mismatch",
+            FindingKind::DeletionVectorOutOfRange => "deletion-vector-out-of-range",
+            FindingKind::MissingChangeDataFile => "missing-change-data-file",
+            FindingKind::CorruptChangeDataFile => "corrupt-change-data-file",
+            FindingKind::InvalidSchema => "invalid-schema",
+            FindingKind::UnreadableCompaction => "unreadable-compaction",
+            FindingKind::CompactionMismatch => "compaction-mismatch",
         }
     }
 }
@@ -139,6 +166,10 @@ pub struct VerifyReport {
     pub deletion_vectors_checked: usize,
     /// (`deep`) Data files read and compared with their statistics.
     pub files_read: usize,
+    /// Log compaction files read (and compared with their commits where those exist).
+    pub compactions_checked: usize,
+    /// Change-data files checked (those of commits inside the retention window).
+    pub change_data_files_checked: usize,
 }
 
 impl VerifyReport {
@@ -151,10 +182,13 @@ impl VerifyReport {
 impl Table {
     /// Checks the table without changing it and reports every problem found: a log with
     /// missing or unparsable commits, checkpoints that are unreadable or differ from the
-    /// replay of their commits (where those are still present), a `_last_checkpoint` that
-    /// lies, data files that are missing, of the wrong size or not regular files, deletion
-    /// vectors whose checksum or cardinality is wrong, and with
-    /// [`deep`](VerifyOptions::deep) statistics that disagree with the data.
+    /// replay of their commits (where those are still present), log compactions that are
+    /// unreadable or disagree with their commits, a `_last_checkpoint` that lies, a schema
+    /// without columns, data files that are missing, of the wrong size or not regular
+    /// files, deletion vectors whose checksum or cardinality is wrong or that name rows the
+    /// file does not have, change-data files of retained commits that are missing or of
+    /// the wrong size, and with [`deep`](VerifyOptions::deep) statistics that disagree with
+    /// the data and change-data files that cannot be read.
     ///
     /// Nothing is written or deleted. Damage is reported as findings, not errors.
     ///
@@ -177,7 +211,8 @@ impl Table {
     /// storage errors if the log cannot be listed.
     pub fn verify(&self, options: &VerifyOptions) -> Result<VerifyReport> {
         let mut report = VerifyReport::default();
-        let version = log::check_log(self.store().as_ref(), options.version, &mut report)?;
+        let facts = log::check_log(self.store().as_ref(), options.version, &mut report)?;
+        let version = facts.version;
         report.version = version;
         let snapshot = match self.snapshot_at(alluvium_mvcc::VersionSpec::Version(version)) {
             Ok(s) => s,
@@ -190,9 +225,25 @@ impl Table {
                 return Ok(report);
             }
         };
-        let damaged = files::check_files(&snapshot, &mut report);
+        // Loading accepts a schema without columns; every scan refuses it.
+        if snapshot.schema().fields.is_empty() {
+            report.findings.push(Finding::new(
+                FindingKind::InvalidSchema,
+                "_delta_log",
+                format!(
+                    "the schema of version {version} has no columns: no read can return its rows"
+                ),
+            ));
+        }
+        let checked = files::check_files(&snapshot, &mut report);
+        change_data::check_change_data(&snapshot, &facts.change_data, options.deep, &mut report);
         if options.deep {
-            stats::check_stats(&snapshot, &damaged, &mut report);
+            stats::check_stats(
+                &snapshot,
+                &checked.damaged,
+                &checked.dv_last_row,
+                &mut report,
+            );
         }
         Ok(report)
     }

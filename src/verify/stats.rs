@@ -7,7 +7,7 @@
 //! wrong when the data lies outside it; counts must be exact.
 
 use std::cmp::Ordering;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use alluvium_datafile::StatsCollector;
 use alluvium_mvcc::Snapshot;
@@ -19,9 +19,15 @@ use alluvium_txlog::stats::{FileStats, stat_scalar};
 
 use super::{Finding, FindingKind, VerifyReport};
 
-/// Checks the statistics of every file of `snapshot` that has some, except the files in
-/// `skip` (already reported missing or damaged).
-pub(super) fn check_stats(snapshot: &Snapshot, skip: &HashSet<String>, report: &mut VerifyReport) {
+/// Checks the statistics of every file of `snapshot` that has some, and that every
+/// deletion vector deletes only rows its file has (`dv_last_row`: the last row each
+/// deletes), except for the files in `skip` (already reported missing or damaged).
+pub(super) fn check_stats(
+    snapshot: &Snapshot,
+    skip: &HashSet<String>,
+    dv_last_row: &HashMap<String, u64>,
+    report: &mut VerifyReport,
+) {
     let partitions = snapshot.partition_columns();
     let data_schema = StructType::new(
         snapshot
@@ -39,9 +45,11 @@ pub(super) fn check_stats(snapshot: &Snapshot, skip: &HashSet<String>, report: &
         if skip.contains(&add.path) {
             continue;
         }
-        let Some(recorded) = add.stats.as_deref().and_then(FileStats::parse) else {
+        let recorded = add.stats.as_deref().and_then(FileStats::parse);
+        let dv_last = dv_last_row.get(&add.path).copied();
+        if recorded.is_none() && dv_last.is_none() {
             continue;
-        };
+        }
         let unreadable = |e: String| Finding::new(FindingKind::UnreadableDataFile, &add.path, e);
         // The whole physical file: statistics do not see deletion vectors.
         let mut physical = add.clone();
@@ -54,6 +62,20 @@ pub(super) fn check_stats(snapshot: &Snapshot, skip: &HashSet<String>, report: &
             }
         };
         report.files_read += 1;
+        let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
+        if let Some(last) = dv_last
+            && last >= rows
+        {
+            report.findings.push(super::files::out_of_range(
+                &add.path,
+                last,
+                rows,
+                "read whole",
+            ));
+        }
+        let Some(recorded) = recorded else {
+            continue;
+        };
         let mut collector = StatsCollector::new(&data_schema, mode, &snapshot.properties());
         if let Err(e) = batches.iter().try_for_each(|b| collector.update(b)) {
             report.findings.push(unreadable(e.to_string()));

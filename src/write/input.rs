@@ -33,19 +33,47 @@ pub(crate) fn same_type(a: &DataType, b: &DataType) -> bool {
     }
 }
 
+/// Refuses an input schema that names a column twice, at the top level or inside a struct
+/// (case-insensitively, as Delta compares names): every reader of input rows looks columns
+/// up by name, so the second column's values would be silently dropped.
+///
+/// # Errors
+/// [`Error::DuplicateColumn`] naming the column (its path inside structs).
+pub(crate) fn check_distinct_columns(input: &Schema) -> Result<()> {
+    distinct_fields(input.fields(), "")
+}
+
+fn distinct_fields(fields: &arrow_schema::Fields, prefix: &str) -> Result<()> {
+    let mut seen: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for f in fields {
+        if let Some(first) = seen.insert(f.name().to_lowercase(), f.name()) {
+            return Err(Error::DuplicateColumn {
+                column: format!("{prefix}{}", f.name()),
+                first: format!("{prefix}{first}"),
+            });
+        }
+        if let arrow_schema::DataType::Struct(children) = f.data_type() {
+            distinct_fields(children, &format!("{prefix}{}.", f.name()))?;
+        }
+    }
+    Ok(())
+}
+
 /// Compares an input Arrow schema with the table schema. Returns the fields to add to the
 /// table (non-empty only with `merge_schema`). Nullable table columns the data lacks are
 /// written as nulls.
 ///
 /// # Errors
 /// [`Error::SchemaMismatch`] naming every missing NOT NULL column, type difference, and
-/// (without `merge_schema`) every extra column.
+/// (without `merge_schema`) every extra column; [`Error::DuplicateColumn`] for input that
+/// names a column twice.
 pub(crate) fn check_schema(
     table: &StructType,
     input: &Schema,
     partition_columns: &[String],
     merge_schema: bool,
 ) -> Result<Vec<StructField>> {
+    check_distinct_columns(input)?;
     let input_delta = from_arrow_schema(input).map_err(|e| Error::SchemaMismatch(e.to_string()))?;
     let mut problems = Vec::new();
     for f in &table.fields {

@@ -8,6 +8,7 @@
 pub(crate) mod input;
 mod replace_dv;
 pub(crate) mod rules;
+pub(crate) mod source;
 
 use std::collections::HashMap;
 
@@ -27,7 +28,9 @@ use arrow_array::{BooleanArray, RecordBatch};
 use arrow_schema::Schema;
 
 pub use alluvium_datafile::DEFAULT_TARGET_FILE_SIZE;
+pub use source::IntoBatch;
 
+use crate::dml::DmlOutcome;
 use crate::dml::change_data::{self, ChangeDataWriter, ChangeType};
 use crate::report::{CommitSummary, PostCommit};
 use crate::{Error, Result, Table};
@@ -46,6 +49,10 @@ pub struct WriteOptions {
     pub retry: Option<RetryPolicy>,
     /// `commitInfo.userMetadata`.
     pub user_metadata: Option<String>,
+    /// Fields of the embedder's own in `commitInfo` (deltalake's
+    /// `CommitProperties.custom_metadata`); names the engine writes itself (`operation`,
+    /// `timestamp`, `txnId`, ...) are refused before anything is written.
+    pub commit_info: std::collections::BTreeMap<String, serde_json::Value>,
     /// Run the operation against this snapshot instead of the latest one: the commit is then
     /// checked against every version committed since (pinning a read version).
     pub read_snapshot: Option<Snapshot>,
@@ -152,10 +159,117 @@ impl Table {
     /// As [`create`](Self::create).
     pub fn create_with_schema(
         &self,
-        mut schema: StructType,
+        schema: StructType,
         partition_by: &[String],
         properties: &HashMap<String, String>,
     ) -> Result<CommitSummary> {
+        let (protocol, metadata) = self.new_table(schema, partition_by, properties)?;
+        let mut txn = Transaction::create(self.store().clone(), "CREATE TABLE");
+        set_create_parameters(&mut txn, &metadata.partition_columns, properties);
+        txn.set_protocol(protocol);
+        txn.set_metadata(metadata);
+        // Creating runs no post-commit work: version 0 is never due a checkpoint.
+        Ok(CommitSummary::new(txn.commit()?, PostCommit::default()))
+    }
+
+    /// Creates the table with `batches` as its first rows, in one commit (version 0,
+    /// operation `CREATE TABLE AS SELECT`): the schema, partitioning and properties of
+    /// [`create`](Self::create), the input streamed as by [`append`](Self::append). Nothing
+    /// is left behind when it fails, including when another writer created the table first.
+    ///
+    /// # Errors
+    /// As [`create`](Self::create) (`TableAlreadyExists` when a table exists, even one
+    /// created concurrently) and [`append`](Self::append).
+    pub fn create_with_data<I>(
+        &self,
+        schema: &Schema,
+        partition_by: &[String],
+        properties: &HashMap<String, String>,
+        batches: I,
+        options: &WriteOptions,
+    ) -> Result<WriteOutcome>
+    where
+        I: IntoIterator,
+        I::Item: IntoBatch,
+    {
+        check_options(options)?;
+        alluvium_mvcc::transaction::check_can_commit(self.store().as_ref())?;
+        let mut delta_schema = from_arrow_schema(schema)?;
+        for f in &mut delta_schema.fields {
+            f.metadata.clear();
+        }
+        let (protocol, metadata) = self.new_table(delta_schema, partition_by, properties)?;
+        // With column mapping on, the schema now carries ids and physical names.
+        let schema = StructType::from_json(&metadata.schema_string)?;
+        let partitions = metadata.partition_columns.clone();
+        let mapping = ColumnMappingMode::of(&protocol, &metadata);
+        let mut txn = Transaction::create(self.store().clone(), "CREATE TABLE AS SELECT");
+        set_create_parameters(&mut txn, &partitions, properties);
+        set_options(&mut txn, options);
+        if let Some(AppTransaction { app_id, version }) = &options.app_transaction {
+            txn.set_app_transaction(app_id, *version, self.store().now_ms());
+        }
+        let rules = rules::ColumnRules::of_table(
+            &protocol,
+            &partitions,
+            mapping,
+            &schema,
+            &metadata.configuration,
+        )?;
+        let target = input::logical_schema(&schema)?;
+        let mut sink = FileSink::new(
+            SinkTable {
+                store: self.store().as_ref(),
+                schema: &schema,
+                partition_columns: &partitions,
+                configuration: &metadata.configuration,
+                column_mapping: mapping,
+            },
+            FileSinkOptions {
+                target_size: options.target_file_size,
+                data_change: true,
+            },
+        )?
+        .materialize_partition_columns(
+            alluvium_txlog::features::materializes_partition_columns(&protocol, &metadata),
+        )?;
+        let to = Conform {
+            schema: &schema,
+            partitions: &partitions,
+            target: &target,
+            rules: &rules,
+        };
+        let rows = match feed(&mut sink, source::batches(batches), &to, |_| Ok(())) {
+            Ok(rows) => rows,
+            Err(e) => {
+                sink.abort();
+                return Err(e);
+            }
+        };
+        let (adds, elapsed) = sink.finish()?;
+        txn.add_write_time(elapsed);
+        txn.set_protocol(protocol);
+        txn.set_metadata(metadata);
+        txn.set_metric("numFiles", adds.len());
+        txn.set_metric("numOutputRows", rows);
+        txn.set_metric("numOutputBytes", adds.iter().map(|a| a.size).sum::<i64>());
+        for a in adds {
+            txn.add_file(a);
+        }
+        // A failed commit (another writer created the table first) deletes the files.
+        finish(self, txn, options)
+    }
+
+    /// The protocol and metadata of a new table, once `schema`, `partition_by` and
+    /// `properties` are checked: the minimal protocol for what they use, column-mapping ids
+    /// and physical names assigned when the properties ask for a mapping mode, row
+    /// tracking's hidden column names.
+    fn new_table(
+        &self,
+        mut schema: StructType,
+        partition_by: &[String],
+        properties: &HashMap<String, String>,
+    ) -> Result<(alluvium_txlog::actions::Protocol, Metadata)> {
         check_properties(properties)?;
         if schema.fields.is_empty() {
             return Err(Error::InvalidArgument(
@@ -219,32 +333,25 @@ impl Table {
             description: None,
             format: Format::default(),
             schema_string: schema.to_json(),
-            partition_columns: partitions.clone(),
+            partition_columns: partitions,
             created_time: Some(self.store().now_ms()),
             configuration,
         };
-        let mut txn = Transaction::create(self.store().clone(), "CREATE TABLE");
-        txn.set_parameter(
-            "partitionBy",
-            serde_json::to_string(&partitions).unwrap_or_default(),
-        );
-        txn.set_parameter(
-            "properties",
-            serde_json::to_string(properties).unwrap_or_default(),
-        );
-        txn.set_protocol(protocol);
-        txn.set_metadata(metadata);
-        // Creating runs no post-commit work: version 0 is never due a checkpoint.
-        Ok(CommitSummary::new(txn.commit()?, PostCommit::default()))
+        Ok((protocol, metadata))
     }
 
-    /// Appends `batches` (a blind append unless the schema is merged).
+    /// Appends `batches` (a blind append unless the schema is merged). The input is
+    /// streamed: plain batches, or the `Result` items of a fallible source such as an Arrow
+    /// `RecordBatchReader` (see [`IntoBatch`]); a source that fails ends the write with its
+    /// error and nothing committed.
     ///
     /// # Errors
-    /// Schema mismatches, unsupported writer features, and commit errors.
+    /// Schema mismatches, unsupported writer features, the source's failure, and commit
+    /// errors.
     pub fn append<I>(&self, batches: I, options: &WriteOptions) -> Result<WriteOutcome>
     where
-        I: IntoIterator<Item = RecordBatch>,
+        I: IntoIterator,
+        I::Item: IntoBatch,
     {
         let snapshot = self.read_snapshot(options)?;
         self.write_batches(&snapshot, batches, options, WriteMode::Append)
@@ -266,7 +373,8 @@ impl Table {
         options: &WriteOptions,
     ) -> Result<WriteOutcome>
     where
-        I: IntoIterator<Item = RecordBatch>,
+        I: IntoIterator,
+        I::Item: IntoBatch,
     {
         let snapshot = self.read_snapshot(options)?;
         let filter = predicate.map(|e| (e.clone(), e.to_string()));
@@ -285,7 +393,8 @@ impl Table {
         options: &WriteOptions,
     ) -> Result<WriteOutcome>
     where
-        I: IntoIterator<Item = RecordBatch>,
+        I: IntoIterator,
+        I::Item: IntoBatch,
     {
         let snapshot = self.read_snapshot(options)?;
         let filter = match predicate {
@@ -295,14 +404,18 @@ impl Table {
         self.write_batches(&snapshot, batches, options, WriteMode::Overwrite(filter))
     }
 
-    /// Deletes the rows matching `predicate`: files whose every row matches are removed,
-    /// files with some matching rows are rewritten without them. The predicate is recorded
-    /// in the commit in its text form (`Expr`'s `Display`).
+    /// Deletes the rows matching `predicate`: files whose every row matches are removed
+    /// whole; in the others the matching rows are deleted with deletion vectors when the
+    /// table enables them (`delta.enableDeletionVectors`), else by rewriting the file
+    /// without them. The predicate is recorded in the commit in its text form (`Expr`'s
+    /// `Display`). The outcome carries Delta's metrics (`numDeletedRows`,
+    /// `numDeletionVectorsAdded`, `numRemovedFiles`, `numCopiedRows`, ...), as UPDATE's and
+    /// MERGE's do.
     ///
     /// # Errors
     /// Predicates over unknown columns, append-only tables, unsupported features and commit
     /// errors.
-    pub fn delete(&self, predicate: &Expr, options: &WriteOptions) -> Result<WriteOutcome> {
+    pub fn delete(&self, predicate: &Expr, options: &WriteOptions) -> Result<DmlOutcome> {
         self.delete_expr(predicate, &predicate.to_string(), options)
     }
 
@@ -311,7 +424,7 @@ impl Table {
     ///
     /// # Errors
     /// As [`delete`](Self::delete); predicates that do not parse.
-    pub fn delete_str(&self, predicate: &str, options: &WriteOptions) -> Result<WriteOutcome> {
+    pub fn delete_str(&self, predicate: &str, options: &WriteOptions) -> Result<DmlOutcome> {
         self.delete_expr(&parse_expr(predicate)?, predicate, options)
     }
 
@@ -321,7 +434,7 @@ impl Table {
         expr: &Expr,
         predicate: &str,
         options: &WriteOptions,
-    ) -> Result<WriteOutcome> {
+    ) -> Result<DmlOutcome> {
         let snapshot = self.read_snapshot(options)?;
         let mut txn = Transaction::new(&snapshot, "DELETE");
         txn.set_parameter(
@@ -329,16 +442,16 @@ impl Table {
             serde_json::to_string(&vec![predicate]).unwrap_or_default(),
         );
         if let Some(o) = outcome_if_done(&mut txn, &snapshot, options) {
-            return Ok(o);
+            return Ok(DmlOutcome::skipped(o));
         }
-        crate::dml::delete::stage_delete(
+        let metrics = crate::dml::delete::stage_delete(
             self,
             &snapshot,
             &mut txn,
             expr,
             options.inline_dv_max_bytes(),
         )?;
-        finish(self, txn, options)
+        crate::dml::finish_dml(self, txn, options, metrics)
     }
 
     /// The snapshot a write reads, once the store is known to let this writer commit
@@ -346,6 +459,7 @@ impl Table {
     /// both are checked before any data file is uploaded, so a refused write leaves nothing
     /// behind.
     pub(crate) fn read_snapshot(&self, options: &WriteOptions) -> Result<Snapshot> {
+        check_options(options)?;
         alluvium_mvcc::transaction::check_can_commit(self.store().as_ref())?;
         let snapshot = match &options.read_snapshot {
             Some(s) => s.clone(),
@@ -365,7 +479,8 @@ impl Table {
         mode: WriteMode,
     ) -> Result<WriteOutcome>
     where
-        I: IntoIterator<Item = RecordBatch>,
+        I: IntoIterator,
+        I::Item: IntoBatch,
     {
         let op = "WRITE";
         let mut txn = Transaction::new(snapshot, op);
@@ -386,14 +501,16 @@ impl Table {
         }
         let mut schema = snapshot.schema().clone();
         let partitions = snapshot.partition_columns().to_vec();
-        let mut batches = batches.into_iter().peekable();
+        let mut rest = source::batches(batches);
         // Schema enforcement (and evolution) is decided on the first batch; every batch must
-        // then agree with the resulting schema.
-        if let Some(first) = batches.peek() {
+        // then agree with the resulting schema. Nothing is written before it is read.
+        let first = rest.next().transpose()?;
+        if let Some(first) = &first {
             let new_fields =
                 input::check_schema(&schema, &first.schema(), &partitions, options.merge_schema)?;
             evolve_schema(snapshot, &mut txn, &mut schema, new_fields);
         }
+        let batches = first.map(Ok).into_iter().chain(rest);
         let replace_where = match &mode {
             WriteMode::Overwrite(Some((e, text))) => {
                 let p = bind(e, &schema, &partitions, snapshot.column_mapping())?;
@@ -467,39 +584,31 @@ impl Table {
             },
         )?
         .materialize_partition_columns(crate::write::materializes(snapshot))?;
-        let mut rows: u64 = 0;
-        let result = (|| -> Result<()> {
-            for b in batches {
-                input::check_schema(&schema, &b.schema(), &partitions, false).map_err(|e| {
-                    Error::SchemaMismatch(format!("a later batch differs from the first: {e}"))
-                })?;
-                let input_schema = b.schema();
-                let b = column_rules.apply(
-                    input::conform(&b, &schema, &target)?,
-                    &|c| {
-                        input_schema
-                            .fields()
-                            .iter()
-                            .any(|f| f.name().eq_ignore_ascii_case(c))
-                    },
-                    rules::RowKind::Insert,
-                )?;
+        let result = feed(
+            &mut sink,
+            batches,
+            &Conform {
+                schema: &schema,
+                partitions: &partitions,
+                target: &target,
+                rules: &column_rules,
+            },
+            |b| {
                 if let Some(p) = &replace_where {
-                    let m = evaluate(p, &b)?;
+                    let m = evaluate(p, b)?;
                     if m.true_count() != b.num_rows() {
                         return Err(Error::InvalidArgument(
                             "replaceWhere: a new row does not match the overwrite predicate".into(),
                         ));
                     }
                 }
-                rows += b.num_rows() as u64;
-                sink.write(&b)?;
                 if record_inserts && let Some(c) = &changes {
-                    c.write(&b, ChangeType::Insert)?;
+                    c.write(b, ChangeType::Insert)?;
                 }
-            }
-            Ok(())
-        })();
+                Ok(())
+            },
+        );
+        let rows = *result.as_ref().unwrap_or(&0);
         let finished = match result {
             Err(e) => {
                 sink.abort();
@@ -508,7 +617,7 @@ impl Table {
                 }
                 Err(e)
             }
-            Ok(()) => match change_data::close(changes, Ok(())) {
+            Ok(_) => match change_data::close(changes, Ok(())) {
                 Err(e) => {
                     sink.abort();
                     Err(e)
@@ -565,6 +674,62 @@ impl Table {
     }
 }
 
+/// How [`feed`] makes input batches into the table's rows.
+pub(crate) struct Conform<'a> {
+    /// The table's schema (after any evolution decided on the first batch).
+    pub(crate) schema: &'a StructType,
+    /// Its partition columns.
+    pub(crate) partitions: &'a [String],
+    /// Its logical Arrow schema (`input::logical_schema`).
+    pub(crate) target: &'a arrow_schema::SchemaRef,
+    /// The column rules applied to every inserted row.
+    pub(crate) rules: &'a rules::ColumnRules,
+}
+
+/// Writes `batches` to `sink` as new rows: each batch checked against the table's schema
+/// (without evolution: it was decided on the first batch), conformed to its logical
+/// columns, and passed through the column rules; `each` sees every batch as it will be
+/// written, before it is (replaceWhere's check, change rows). Returns the rows written.
+/// The caller aborts the sink on failure.
+///
+/// # Errors
+/// The input's failure, [`Error::SchemaMismatch`] (for a batch after the first: "a later
+/// batch differs from the first"), the column rules' violations, `each`'s errors, and the
+/// sink's upload failures.
+pub(crate) fn feed(
+    sink: &mut FileSink<'_>,
+    batches: impl Iterator<Item = Result<RecordBatch>>,
+    to: &Conform<'_>,
+    mut each: impl FnMut(&RecordBatch) -> Result<()>,
+) -> Result<u64> {
+    let mut rows: u64 = 0;
+    for (i, b) in batches.enumerate() {
+        let b = b?;
+        input::check_schema(to.schema, &b.schema(), to.partitions, false).map_err(|e| {
+            if i == 0 {
+                e
+            } else {
+                Error::SchemaMismatch(format!("a later batch differs from the first: {e}"))
+            }
+        })?;
+        let input_schema = b.schema();
+        let b = to.rules.apply(
+            input::conform(&b, to.schema, to.target)?,
+            &|c| {
+                input_schema
+                    .fields()
+                    .iter()
+                    .any(|f| f.name().eq_ignore_ascii_case(c))
+            },
+            rules::RowKind::Insert,
+        )?;
+        each(&b)?;
+        rows += b.num_rows() as u64;
+        sink.write(&b)?;
+    }
+    Ok(rows)
+}
+
 enum WriteMode {
     Append,
     /// Overwrite everything, or the rows matching a predicate (parsed, and as written).
@@ -595,6 +760,51 @@ pub(crate) fn evolve_schema(
     txn.set_metadata(md);
 }
 
+/// The `commitInfo` parameters of a new table.
+fn set_create_parameters(
+    txn: &mut Transaction,
+    partitions: &[String],
+    properties: &HashMap<String, String>,
+) {
+    txn.set_parameter(
+        "partitionBy",
+        serde_json::to_string(partitions).unwrap_or_default(),
+    );
+    txn.set_parameter(
+        "properties",
+        serde_json::to_string(properties).unwrap_or_default(),
+    );
+}
+
+/// The options every write applies to its transaction: `userMetadata`, the embedder's
+/// `commitInfo` fields (checked by [`check_options`]), the retry policy.
+fn set_options(txn: &mut Transaction, options: &WriteOptions) {
+    if let Some(u) = &options.user_metadata {
+        txn.set_user_metadata(u.clone());
+    }
+    for (k, v) in &options.commit_info {
+        // Reserved names were refused by `check_options` before the write began.
+        let _ = txn.set_commit_info_field(k, v.clone());
+    }
+    if let Some(p) = options.retry {
+        txn.set_retry_policy(p);
+    }
+}
+
+/// Refuses options that could only fail later: `commitInfo` fields the engine writes.
+fn check_options(options: &WriteOptions) -> Result<()> {
+    match options
+        .commit_info
+        .keys()
+        .find(|k| alluvium_mvcc::transaction::RESERVED_COMMIT_INFO_KEYS.contains(&k.as_str()))
+    {
+        Some(k) => Err(Error::InvalidArgument(format!(
+            "commitInfo.{k} is written by the engine; choose another name for your field"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Idempotent writes: `Some(Skipped)` when the application already committed this version;
 /// otherwise records the application's new version in the transaction.
 pub(crate) fn outcome_if_done(
@@ -602,12 +812,7 @@ pub(crate) fn outcome_if_done(
     snapshot: &Snapshot,
     options: &WriteOptions,
 ) -> Option<WriteOutcome> {
-    if let Some(u) = &options.user_metadata {
-        txn.set_user_metadata(u.clone());
-    }
-    if let Some(p) = options.retry {
-        txn.set_retry_policy(p);
-    }
+    set_options(txn, options);
     let AppTransaction { app_id, version } = options.app_transaction.as_ref()?;
     let now = snapshot.store().now_ms();
     if let Some(recorded) = txn.app_version(app_id, now)

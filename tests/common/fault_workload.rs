@@ -221,14 +221,18 @@ pub fn run(
                 ..o
             },
         )?,
-        Op::Delete(id) => table.delete_str(&format!("id = {id}"), &o)?,
-        Op::DeleteToDvFile(id) => table.delete_str(
-            &format!("id = {id}"),
-            &WriteOptions {
-                dv_files_only: true,
-                ..o
-            },
-        )?,
+        Op::Delete(id) => table.delete_str(&format!("id = {id}"), &o)?.outcome,
+        Op::DeleteToDvFile(id) => {
+            table
+                .delete_str(
+                    &format!("id = {id}"),
+                    &WriteOptions {
+                        dv_files_only: true,
+                        ..o
+                    },
+                )?
+                .outcome
+        }
         Op::OverwriteP(p, r) => table.overwrite_str([batch(r)], Some(&format!("p = '{p}'")), &o)?,
         Op::Upsert(r) => {
             table

@@ -486,7 +486,7 @@ fn log_cleanup_keeps_retained_versions_and_reports_the_earliest() {
         "{msg}"
     );
     assert!(msg.contains("earliest readable version is 8"), "{msg}");
-    let d = alluvium::describe(&t.snapshot().unwrap()).unwrap();
+    let d = t.describe(alluvium::VersionSpec::Latest).unwrap();
     assert_eq!(d.earliest_readable_version, Some(8));
 }
 

@@ -50,7 +50,7 @@ fn pinned(s: &Snapshot) -> WriteOptions {
     }
 }
 
-fn kind(r: alluvium::Result<WriteOutcome>) -> Option<ConflictKind> {
+fn kind(r: alluvium::Result<impl Into<WriteOutcome>>) -> Option<ConflictKind> {
     match r {
         Ok(_) => None,
         Err(e) => {
@@ -447,4 +447,30 @@ fn two_creators_one_wins_the_other_gets_a_typed_error() {
         "{e}"
     );
     assert_eq!(e.kind(), ErrorKind::AlreadyExists);
+}
+
+/// `RetryPolicy::max_attempts` bounds the attempts whatever time is left: a writer that
+/// lost the race gives up after its last attempt, committing nothing.
+#[test]
+fn max_attempts_bounds_the_commit_loop() {
+    let t = table();
+    let s = t.snapshot().unwrap();
+    t.append([batch(&[4], "y")], &WriteOptions::default())
+        .unwrap();
+    let limited = |max| WriteOptions {
+        read_snapshot: Some(s.clone()),
+        retry: Some(alluvium::RetryPolicy {
+            max_attempts: Some(max),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    // The first attempt takes the version the other append took: one attempt is not enough.
+    let e = t.append([batch(&[5], "y")], &limited(1)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Contention, "{e}");
+    assert!(e.is_retryable());
+    assert_eq!(t.snapshot().unwrap().version(), s.version() + 1);
+    // Two attempts rebase and land.
+    let o = t.append([batch(&[5], "y")], &limited(2)).unwrap();
+    assert_eq!(o.report().unwrap().commit.attempts, 2);
 }

@@ -131,10 +131,7 @@ pub fn rows(t: &Table) -> Vec<Row> {
 
 /// The latest commit's `commitInfo`.
 pub fn last_commit_info(t: &Table) -> alluvium_txlog::actions::CommitInfo {
-    alluvium::history(t.store().as_ref(), Some(1)).unwrap()[0]
-        .commit_info
-        .clone()
-        .unwrap()
+    t.history(Some(1)).unwrap()[0].commit_info.clone().unwrap()
 }
 
 /// Whether the latest snapshot has a file with a deletion vector.

@@ -70,7 +70,7 @@ fn delete(t: &Table, pred: &str) -> alluvium::CommitSummary {
         dv_files_only: true,
         ..WriteOptions::default()
     };
-    match t.delete_str(pred, &files_only).unwrap() {
+    match t.delete_str(pred, &files_only).unwrap().outcome {
         WriteOutcome::Committed(r) => *r,
         WriteOutcome::Skipped { .. } => panic!("skipped"),
     }
@@ -519,7 +519,11 @@ fn spark_written_dv_tables_accept_delete_and_read_back() {
             format!("{col} = 3")
         };
         let before = common::count_rows(&path).unwrap();
-        let r = match t.delete_str(&pred, &WriteOptions::default()).unwrap() {
+        let r = match t
+            .delete_str(&pred, &WriteOptions::default())
+            .unwrap()
+            .outcome
+        {
             WriteOutcome::Committed(r) => *r,
             WriteOutcome::Skipped { .. } => panic!(),
         };

@@ -43,6 +43,43 @@ fn apply_cdc(model: &mut Vec<Row>) {
 }
 
 #[test]
+fn aliases_name_the_target_and_the_source() {
+    let f = FLAVOURS[0];
+    let (t, mut model) = table(f);
+    let done = t
+        .merge([source(CDC)], "target.id = Source.id")
+        .with_aliases("target", "source")
+        .when("MATCHED AND source.op = 'D' THEN DELETE")
+        .when("MATCHED THEN UPDATE SET k = source.k, v = SOURCE.v")
+        .when("NOT MATCHED AND source.op = 'U' THEN INSERT *")
+        .execute(&WriteOptions::default())
+        .unwrap();
+    apply_cdc(&mut model);
+    assert_eq!(rows(&t), model);
+    assert_eq!(done.metric("numTargetRowsUpdated"), Some(2));
+    // The predicate is recorded as written.
+    let ci = last_commit_info(&t);
+    assert_eq!(
+        ci.operation_parameters().unwrap()["predicate"],
+        "target.id = Source.id"
+    );
+    // Without the aliases the names are unknown; two equal aliases are refused.
+    let e = t
+        .merge([source(CDC)], "target.id = source.id")
+        .when("MATCHED THEN DELETE")
+        .execute(&WriteOptions::default())
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    let e = t
+        .merge([source(CDC)], "a.id = b.id")
+        .with_aliases("a", "A")
+        .when("MATCHED THEN DELETE")
+        .execute(&WriteOptions::default())
+        .unwrap_err();
+    assert!(e.to_string().contains("two different"), "{e}");
+}
+
+#[test]
 fn a_cdc_upsert_matches_the_model_on_every_flavour() {
     for f in FLAVOURS {
         let (t, mut model) = table(f);
@@ -651,7 +688,9 @@ fn stress_four_merging_and_four_appending_threads_equal_the_serial_replay() {
         // Serial replay in version order.
         let mut model: std::collections::BTreeMap<i64, (Option<String>, Option<i64>)> =
             initial.into_iter().map(|r| (r.0, (r.1, r.2))).collect();
-        let mut history = alluvium::history(store.as_ref(), None).unwrap();
+        let mut history = alluvium::Table::from_store(store.clone())
+            .history(None)
+            .unwrap();
         history.sort_by_key(|e| e.version);
         let landed = landed.lock().unwrap();
         let mut replayed = 0;

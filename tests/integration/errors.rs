@@ -178,6 +178,7 @@ fn an_unsettled_commit_is_commit_outcome_unknown() {
                 initial_backoff: Duration::ZERO,
                 max_backoff: Duration::ZERO,
                 budget: Duration::ZERO,
+                max_attempts: None,
             }),
             ..WriteOptions::default()
         };

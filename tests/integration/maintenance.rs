@@ -190,6 +190,94 @@ fn filters_select_partitions_and_budgets_split_commits() {
     );
 }
 
+/// An interrupted OPTIMIZE stops between bins: the commit groups before the interrupt
+/// stay, nothing of the unfinished group is committed or left behind, and the rows never
+/// change.
+#[test]
+fn an_interrupted_optimize_keeps_whole_groups_and_leaves_no_file() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (t, store) = table(&[]);
+    append_small_files(&t, 20);
+    let v = t.snapshot().unwrap().version();
+    let before = rows_at(&t, VersionSpec::Latest);
+    let files_before = data_files(store.as_ref());
+    // Interrupted before it starts: nothing at all.
+    let stop = Arc::new(AtomicBool::new(true));
+    let e = t
+        .optimize(&OptimizeOptions {
+            interrupt: Some(stop.clone()),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert_eq!(e.kind(), alluvium::ErrorKind::Interrupted, "{e}");
+    assert_eq!(t.snapshot().unwrap().version(), v);
+    assert_eq!(data_files(store.as_ref()), files_before);
+    let sizes: Vec<i64> = t.snapshot().unwrap().files().map(|f| f.size).collect();
+    let target = u64::try_from(sizes.iter().max().unwrap() * 3).unwrap();
+    // Interrupted while the one commit group is being rewritten: the bins already
+    // rewritten are dropped with their files.
+    stop.store(false, Ordering::SeqCst);
+    let flag = stop.clone();
+    let e = t
+        .optimize_with_progress(
+            &OptimizeOptions {
+                target_size: Some(target),
+                interrupt: Some(stop.clone()),
+                ..Default::default()
+            },
+            &move |p| {
+                if matches!(p, alluvium::Progress::BinDone { .. }) {
+                    flag.store(true, Ordering::SeqCst);
+                }
+            },
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), alluvium::ErrorKind::Interrupted, "{e}");
+    assert_eq!(t.snapshot().unwrap().version(), v);
+    assert_eq!(data_files(store.as_ref()), files_before);
+    // Interrupted after the first commit of a run that commits bin by bin.
+    stop.store(false, Ordering::SeqCst);
+    let flag = stop.clone();
+    let e = t
+        .optimize_with_progress(
+            &OptimizeOptions {
+                target_size: Some(target),
+                max_commit_bytes: 1,
+                interrupt: Some(stop.clone()),
+                ..Default::default()
+            },
+            &move |p| {
+                if matches!(p, alluvium::Progress::Committed { .. }) {
+                    flag.store(true, Ordering::SeqCst);
+                }
+            },
+        )
+        .unwrap_err();
+    let Error::Maintenance(MaintenanceError::Interrupted { committed }) = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(
+        committed,
+        &vec![v + 1],
+        "one group committed, then the stop"
+    );
+    assert_eq!(t.snapshot().unwrap().version(), v + 1);
+    assert_eq!(rows_at(&t, VersionSpec::Latest), before);
+    // Every data file is one some version references: the unfinished group's outputs went.
+    let live: std::collections::BTreeSet<String> = t
+        .snapshot()
+        .unwrap()
+        .files()
+        .map(|a| a.path.clone())
+        .collect();
+    for f in data_files(store.as_ref()) {
+        assert!(
+            live.contains(&f) || files_before.contains(&f),
+            "{f} is left behind"
+        );
+    }
+}
+
 /// A point filter on either Z-order column reads a small fraction of the files it read
 /// before, on the same rows.
 #[test]

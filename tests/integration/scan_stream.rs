@@ -114,7 +114,8 @@ fn a_failing_file_ends_the_stream_after_the_files_before_it() {
     store
         .delete(&StorePath::parse(lost.clone()).unwrap())
         .unwrap();
-    let items: Vec<_> = scan.execute().collect();
+    // The stream is an Arrow reader; its errors carry the typed error.
+    let items: Vec<Result<_, Error>> = scan.execute().map(|r| r.map_err(Error::from)).collect();
     assert_eq!(
         items.len(),
         3,
@@ -125,6 +126,40 @@ fn a_failing_file_ends_the_stream_after_the_files_before_it() {
         panic!("expected a data-file error, got {:?}", items[2]);
     };
     assert!(e.to_string().contains(lost.as_str()), "{e}");
+}
+
+#[test]
+fn scans_and_change_feeds_are_arrow_readers_with_their_schema_up_front() {
+    use arrow_array::RecordBatchReader;
+    let (t, _) = table();
+    let scan = ScanBuilder::new(t.snapshot().unwrap())
+        .with_columns(["name"])
+        .with_filter_str("id < 0")
+        .unwrap()
+        .build()
+        .unwrap();
+    // No row matches: the reader still knows its schema.
+    let reader: Box<dyn RecordBatchReader + Send> = Box::new(scan.execute());
+    assert_eq!(reader.schema(), scan.schema());
+    assert_eq!(reader.schema().fields().len(), 1);
+    assert_eq!(reader.count(), 0);
+    // A reader's output feeds a writer directly (fallible items, streamed).
+    let copy = alluvium::Table::in_memory();
+    let full = ScanBuilder::new(t.snapshot().unwrap()).build().unwrap();
+    copy.create(&full.schema(), &[], &Default::default())
+        .unwrap();
+    copy.append(full.execute(), &Default::default()).unwrap();
+    let rows = |t: &alluvium::Table| -> usize {
+        ScanBuilder::new(t.snapshot().unwrap())
+            .build()
+            .unwrap()
+            .execute_to_vec()
+            .unwrap()
+            .iter()
+            .map(|b| b.num_rows())
+            .sum()
+    };
+    assert_eq!(rows(&copy), rows(&t));
 }
 
 #[test]

@@ -296,6 +296,13 @@ const KNOWN_FINDINGS: &[(&str, &[&str], &str)] = &[
 
 const LOG_ONLY: &str = "log-only fixture: upstream ships no data files";
 
+/// Log-only fixtures whose `cdc` actions name files upstream does not ship (`fake/path/2`):
+/// their change feed cannot be read, which `verify` reports as `missing-change-data-file`
+/// while the commits are younger than the deleted-file retention (their files' times are
+/// the checkout's), and not once older (VACUUM may then have removed the files). Either
+/// answer is right, so that kind is not compared for them.
+const CDC_FILES_ABSENT: &[&str] = &["deltalog-getChanges", "table-with-cdf"];
+
 #[test]
 fn every_readable_conformance_table_verifies_clean() {
     let manifest: serde_json::Value =
@@ -317,7 +324,12 @@ fn every_readable_conformance_table_verifies_clean() {
         let before = tree(&root);
         let report = run_verify(&root, None, true);
         assert_eq!(before, tree(&root), "{name}: verify changed the table");
-        let found: BTreeSet<String> = report.findings.iter().map(|f| f.kind.to_string()).collect();
+        let found: BTreeSet<String> = report
+            .findings
+            .iter()
+            .map(|f| f.kind.to_string())
+            .filter(|k| !(CDC_FILES_ABSENT.contains(&name) && k == "missing-change-data-file"))
+            .collect();
         let expected: BTreeSet<String> = KNOWN_FINDINGS
             .iter()
             .find(|(n, _, _)| *n == name)

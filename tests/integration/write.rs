@@ -68,8 +68,8 @@ fn expect(rows: &[(i64, Option<&str>, &str)]) -> Vec<String> {
     common::canon_rows(&[batch(rows)])
 }
 
-fn committed(o: WriteOutcome) -> alluvium_txlog::Version {
-    match o {
+fn committed(o: impl Into<WriteOutcome>) -> alluvium_txlog::Version {
+    match o.into() {
         WriteOutcome::Committed(r) => r.version,
         other => panic!("{other:?}"),
     }
@@ -433,7 +433,7 @@ fn create_refuses_bad_partitioning_and_out_of_range_properties() {
 
 /// The `predicate` a commit recorded in `commitInfo.operationParameters`.
 fn recorded_predicate(t: &Table, version: u64) -> String {
-    let entries = alluvium::history(t.store().as_ref(), None).unwrap();
+    let entries = t.history(None).unwrap();
     let entry = entries.iter().find(|e| e.version == version).unwrap();
     let info = entry.commit_info.as_ref().unwrap();
     let text = info.0["operationParameters"]["predicate"].as_str().unwrap();
@@ -601,4 +601,33 @@ fn typed_integer_literals_filter_every_integer_width() {
             );
         }
     }
+}
+
+#[test]
+fn commit_info_fields_of_the_embedder_are_recorded_and_reserved_names_refused() {
+    let (_d, t) = new_table(false);
+    let options = WriteOptions {
+        commit_info: [
+            ("userName".to_string(), serde_json::json!("etl")),
+            ("job".to_string(), serde_json::json!({"run": 7})),
+        ]
+        .into(),
+        ..WriteOptions::default()
+    };
+    t.append([batch(&[(1, None, "a")])], &options).unwrap();
+    t.delete_str("id = 1", &options).unwrap();
+    for e in t.history(Some(2)).unwrap() {
+        let ci = e.commit_info.unwrap();
+        assert_eq!(ci.0["userName"], "etl");
+        assert_eq!(ci.0["job"]["run"], 7);
+    }
+    let reserved = WriteOptions {
+        commit_info: [("operation".to_string(), serde_json::json!("FAKE"))].into(),
+        ..WriteOptions::default()
+    };
+    let v = t.snapshot().unwrap().version();
+    let e = t.append([batch(&[(2, None, "b")])], &reserved).unwrap_err();
+    assert_eq!(e.kind(), alluvium::ErrorKind::InvalidInput, "{e}");
+    assert!(e.to_string().contains("commitInfo.operation"), "{e}");
+    assert_eq!(t.snapshot().unwrap().version(), v);
 }

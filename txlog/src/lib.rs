@@ -16,6 +16,7 @@
 //!   of dates, timestamps and decimals in [`scalar::text`]);
 //! * [`dv`]: deletion vectors ("Deletion Vectors");
 //! * [`log_path`], [`segment`], [`checkpoint`]: log files, listing and checkpoints;
+//!   [`log_compaction`]: a log compaction file checked against its commits;
 //! * [`replay`]: action reconciliation;
 //! * [`features`], [`properties`]: the protocol gate and table properties;
 //! * [`path`]: file paths in actions.
@@ -33,6 +34,7 @@ mod error;
 pub mod features;
 mod file_set;
 pub mod iceberg_compat;
+pub mod log_compaction;
 pub mod log_path;
 pub mod partition;
 pub mod path;

@@ -259,6 +259,9 @@ impl LogSegment {
                 if let Some(e) = removed(end) {
                     return Err(e);
                 }
+                if let Some(e) = damaged_checkpoint(files, &commits, end) {
+                    return Err(e);
+                }
                 return Err(LogError::NonContiguousLog {
                     after: expected.checked_sub(1),
                     expected,
@@ -270,6 +273,9 @@ impl LogSegment {
         }
         if expected <= end {
             if let Some(e) = removed(end) {
+                return Err(e);
+            }
+            if let Some(e) = damaged_checkpoint(files, &commits, end) {
                 return Err(e);
             }
             if expected == 0 && segment_commits.is_empty() {
@@ -298,6 +304,57 @@ impl LogSegment {
             end_commit,
         })
     }
+}
+
+/// When `end` cannot be rebuilt for want of older commits: the checkpoint file that would
+/// have stood in for them but is not complete (an empty file, a multi-part set with a part
+/// missing or empty), as an error naming it. A checkpoint stands in when its version is at
+/// or above the one before the oldest of the contiguous commits ending at `end`; the
+/// newest such is named. `None` when there is none (the gap itself is then the error).
+fn damaged_checkpoint(
+    files: &[LogFile],
+    commits: &BTreeMap<Version, &LogFile>,
+    end: Version,
+) -> Option<LogError> {
+    // The oldest version of the run of listed commits that ends at `end` (`end + 1` when
+    // `end` itself is not listed).
+    let mut oldest = end.checked_add(1)?;
+    while oldest > 0 && commits.contains_key(&(oldest - 1)) {
+        oldest -= 1;
+    }
+    let usable_from = oldest.saturating_sub(1);
+    // Complete checkpoints were candidates already (one excluded as unreadable has its own
+    // error, which the loader reports).
+    let complete = complete_checkpoints(files);
+    let newest = files
+        .iter()
+        .filter(|f| matches!(f.kind, LogFileKind::Checkpoint(_)))
+        .filter(|f| f.version >= usable_from && f.version <= end)
+        .filter(|f| !complete.contains_key(&f.version))
+        .map(|f| f.version)
+        .max()?;
+    let parts: Vec<&LogFile> = files
+        .iter()
+        .filter(|f| f.version == newest && matches!(f.kind, LogFileKind::Checkpoint(_)))
+        .collect();
+    let first = parts.first()?;
+    let (path, what) = match parts.iter().find(|f| f.meta.size == 0) {
+        Some(empty) => (empty.meta.path.to_string(), "the file is empty (0 bytes)"),
+        None => (
+            first.meta.path.to_string(),
+            "its set of parts is incomplete (a part is missing)",
+        ),
+    };
+    let gone = match oldest {
+        0 => String::new(),
+        o => format!(" and the commits before version {o} are gone,"),
+    };
+    Some(LogError::CorruptCheckpoint {
+        path,
+        reason: format!(
+            "{what}{gone} so version {end} cannot be rebuilt without the checkpoint of version {newest}"
+        ),
+    })
 }
 
 /// One file to read during replay: a commit, or a log compaction file standing in for the

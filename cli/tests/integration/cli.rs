@@ -580,3 +580,201 @@ fn alter_enables_deletion_vectors_and_delete_prints_its_metrics() {
     let out = ok(&["alter", t, "--unset-property", "owner"]);
     assert!(out.starts_with("committed version 4"), "{out}");
 }
+
+/// A CSV naming a column twice (`id,id` or `id,ID`) is refused by `append` to an existing
+/// table, `merge` and `state put`, in one line naming the column; nothing is written
+/// (before, the second column's values were dropped).
+#[test]
+fn csv_input_naming_a_column_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let t = t.to_str().unwrap();
+    let data = dir.path().join("data.csv");
+    std::fs::write(&data, "id,v\n1,a\n").unwrap();
+    ok(&["append", t, data.to_str().unwrap(), "--create"]);
+    for header in ["id,v,id", "id,v,ID"] {
+        let second = &header[5..];
+        let dup = dir.path().join("dup.csv");
+        std::fs::write(&dup, format!("{header}\n2,b,3\n")).unwrap();
+        let dup = dup.to_str().unwrap();
+        let e = fails(&["append", t, dup]);
+        assert!(e.contains(&format!("`{second}`")), "{e}");
+        let e = fails(&[
+            "merge",
+            t,
+            dup,
+            "--on",
+            "t.id = s.id",
+            "--when",
+            "NOT MATCHED THEN INSERT *",
+        ]);
+        assert!(e.contains(&format!("`{second}`")), "{e}");
+    }
+    assert_eq!(table_version(t), 1);
+
+    let events = dir.path().join("events.csv");
+    std::fs::write(&events, "id,v,event_time\n1,a,2024-01-01T00:00:00Z\n").unwrap();
+    let store = dir.path().join("s");
+    let store = store.to_str().unwrap();
+    ok(&[
+        "state",
+        "init",
+        store,
+        "--key",
+        "id",
+        "--schema-from",
+        events.to_str().unwrap(),
+    ]);
+    let dup = dir.path().join("dup_events.csv");
+    std::fs::write(
+        &dup,
+        "id,v,event_time,V\n1,kept,2024-01-01T00:00:00Z,dropped\n",
+    )
+    .unwrap();
+    let e = fails(&["state", "put", store, dup.to_str().unwrap()]);
+    assert!(e.contains("`V`"), "{e}");
+}
+
+/// `scan --output`, `changes --output` and `state scan --output` refuse any path inside
+/// the table (or store), however it is spelled: directly, through `..`, through a symlink
+/// to the table's directory, or as a dangling symlink whose target is inside; the table's
+/// files are left as they were. A path outside is written.
+#[cfg(unix)]
+#[test]
+fn outputs_inside_the_table_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let ts = t.to_str().unwrap();
+    let data = dir.path().join("data.csv");
+    std::fs::write(&data, "id,v\n1,a\n").unwrap();
+    ok(&["append", ts, data.to_str().unwrap(), "--create"]);
+    ok(&[
+        "alter",
+        ts,
+        "--set-property",
+        "delta.enableChangeDataFeed=true",
+    ]);
+    let commit = t.join("_delta_log/00000000000000000000.json");
+    let before = std::fs::read(&commit).unwrap();
+    std::os::unix::fs::symlink(&t, dir.path().join("alias")).unwrap();
+    std::os::unix::fs::symlink(
+        t.join("_delta_log/00000000000000000009.json"),
+        dir.path().join("dangling"),
+    )
+    .unwrap();
+    let inside = [
+        commit.to_str().unwrap().to_string(),
+        format!("{ts}/../t/_delta_log/00000000000000000000.json"),
+        dir.path()
+            .join("alias/_delta_log/00000000000000000000.json")
+            .to_str()
+            .unwrap()
+            .to_string(),
+        dir.path()
+            .join("alias/new.csv")
+            .to_str()
+            .unwrap()
+            .to_string(),
+        dir.path().join("dangling").to_str().unwrap().to_string(),
+        format!("file://{ts}/x.csv"),
+    ];
+    for out in &inside {
+        let e = fails(&["scan", ts, "--format", "csv", "--output", out]);
+        assert!(e.contains("inside the table"), "{out}: {e}");
+        let e = fails(&[
+            "changes", ts, "--from", "2", "--format", "csv", "--output", out,
+        ]);
+        assert!(e.contains("inside the table"), "{out}: {e}");
+    }
+    let e = fails(&["scan", &format!("file://{ts}"), "--output", &inside[0]]);
+    assert!(e.contains("inside the table"), "{e}");
+    assert_eq!(std::fs::read(&commit).unwrap(), before);
+    assert!(!t.join("_delta_log/00000000000000000009.json").exists());
+    assert!(!t.join("new.csv").exists() && !t.join("x.csv").exists());
+    let outside = dir.path().join("out.csv");
+    ok(&[
+        "scan",
+        ts,
+        "--format",
+        "csv",
+        "--output",
+        outside.to_str().unwrap(),
+    ]);
+    assert!(std::fs::read_to_string(&outside).unwrap().contains("1,a"));
+
+    let events = dir.path().join("events.csv");
+    std::fs::write(&events, "id,v,event_time\n1,a,2024-01-01T00:00:00Z\n").unwrap();
+    let store = dir.path().join("s");
+    let ss = store.to_str().unwrap();
+    ok(&[
+        "state",
+        "init",
+        ss,
+        "--key",
+        "id",
+        "--schema-from",
+        events.to_str().unwrap(),
+    ]);
+    let state_commit = store.join("state/_delta_log/00000000000000000000.json");
+    let before = std::fs::read(&state_commit).unwrap();
+    let e = fails(&[
+        "state",
+        "scan",
+        ss,
+        "--output",
+        state_commit.to_str().unwrap(),
+    ]);
+    assert!(e.contains("inside the state store"), "{e}");
+    assert_eq!(std::fs::read(&state_commit).unwrap(), before);
+}
+
+/// `history` marks versions missing from the log in text and JSON; `inspect` names a file
+/// whose `numRecords` is negative instead of counting it as 0.
+#[test]
+fn history_marks_gaps_and_inspect_names_impossible_row_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let ts = t.to_str().unwrap();
+    let data = dir.path().join("data.csv");
+    std::fs::write(&data, "id,v\n1,a\n").unwrap();
+    ok(&["append", ts, data.to_str().unwrap(), "--create"]);
+    ok(&["append", ts, data.to_str().unwrap()]);
+    ok(&["append", ts, data.to_str().unwrap()]);
+    std::fs::remove_file(t.join("_delta_log/00000000000000000001.json")).unwrap();
+    let text = ok(&["history", ts]);
+    let lines: Vec<&str> = text.lines().collect();
+    // `append --create` commits versions 0 and 1; the appends 2 and 3.
+    assert_eq!(lines.len(), 5, "{text}");
+    assert!(lines[2].trim_start().starts_with("2 "), "{text}");
+    assert!(
+        lines[3].contains("version 1 is missing from the log"),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&ok(&["history", ts, "--json"])).unwrap();
+    assert_eq!(
+        json[1]["missing_below"],
+        serde_json::json!({"from": 1, "to": 1})
+    );
+    assert_eq!(json[0]["missing_below"], serde_json::Value::Null);
+
+    let u = dir.path().join("u");
+    let us = u.to_str().unwrap();
+    ok(&["append", us, data.to_str().unwrap(), "--create"]);
+    let commit = u.join("_delta_log/00000000000000000001.json");
+    let text = std::fs::read_to_string(&commit).unwrap();
+    let text = text.replace("\\\"numRecords\\\":1", "\\\"numRecords\\\":-4");
+    assert!(text.contains("-4"), "{text}");
+    std::fs::write(&commit, text).unwrap();
+    let out = ok(&["inspect", us]);
+    let rows = out.lines().find(|l| l.starts_with("rows:")).unwrap();
+    assert!(
+        rows.contains("numRecords is -4") && rows.contains(".parquet"),
+        "{rows}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&ok(&["inspect", us, "--json"])).unwrap();
+    assert_eq!(json["num_records"], serde_json::Value::Null);
+    assert!(
+        json["num_records_problem"].as_str().unwrap().contains("-4"),
+        "{json}"
+    );
+}

@@ -190,3 +190,77 @@ fn row_tracking_from_the_command_line() {
     let after = tracked(t);
     assert_eq!(&after[..3], ["1,10,0,2", "2,21,1,3", "3,30,2,2"]);
 }
+
+/// `merge` with an ON condition without an equality key runs (it once panicked, exit 101),
+/// and a header-only source merges nothing and says so, while NOT MATCHED BY SOURCE still
+/// applies; an empty file (no header) is refused in one line.
+#[test]
+fn merge_edges_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let t = t.to_str().unwrap();
+    let data = dir.path().join("data.csv");
+    std::fs::write(&data, "id,name,n\n1,ann,10\n2,bob,20\n3,cy,30\n").unwrap();
+    ok(&["append", t, data.to_str().unwrap(), "--create"]);
+    let src = dir.path().join("src.csv");
+    std::fs::write(&src, "id,name,n,op\n2,x,99,U\n").unwrap();
+    let src = src.to_str().unwrap();
+    let out = ok(&[
+        "merge",
+        t,
+        src,
+        "--on",
+        "t.id < s.id",
+        "--when",
+        "MATCHED THEN UPDATE SET n = s.n",
+    ]);
+    assert_eq!(metrics(&out)["numTargetRowsUpdated"], "1", "{out}");
+    assert_eq!(scan(t), ["1,ann,99", "2,bob,20", "3,cy,30"]);
+
+    let header_only = dir.path().join("header.csv");
+    std::fs::write(&header_only, "id,name,n,op\n").unwrap();
+    let header_only = header_only.to_str().unwrap();
+    let o = super::common::run(&[
+        "merge",
+        t,
+        header_only,
+        "--on",
+        "t.id = s.id",
+        "--when",
+        "MATCHED AND s.op = 'D' THEN DELETE",
+        "--when",
+        "NOT MATCHED THEN INSERT *",
+    ]);
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{err}");
+    assert_eq!(metrics(&out)["numSourceRows"], "0", "{out}");
+    assert!(err.contains("holds no rows"), "{err}");
+    assert_eq!(scan(t), ["1,ann,99", "2,bob,20", "3,cy,30"]);
+    let out = ok(&[
+        "merge",
+        t,
+        header_only,
+        "--on",
+        "t.id = s.id",
+        "--when",
+        "NOT MATCHED BY SOURCE AND t.id = 3 THEN DELETE",
+    ]);
+    assert_eq!(metrics(&out)["numTargetRowsDeleted"], "1", "{out}");
+    assert_eq!(scan(t), ["1,ann,99", "2,bob,20"]);
+
+    let empty = dir.path().join("empty.csv");
+    std::fs::write(&empty, "").unwrap();
+    let err = fails(&[
+        "merge",
+        t,
+        empty.to_str().unwrap(),
+        "--on",
+        "t.id = s.id",
+        "--when",
+        "NOT MATCHED THEN INSERT *",
+    ]);
+    assert!(err.contains("no columns"), "{err}");
+}

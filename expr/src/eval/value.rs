@@ -3,7 +3,7 @@
 //! Every result has the Arrow type of the expression's Delta type (the table's logical
 //! mapping, `alluvium_txlog::schema::arrow_type`). NULL in gives NULL out. Integer and
 //! decimal overflow, division or modulo by zero (integral, decimal and floating) and a value
-//! a `CAST` cannot convert are `InvalidExpression` errors naming the expression: never a
+//! a `CAST` cannot convert are [`ExprError::Invalid`](crate::ExprError::Invalid) errors naming the expression: never a
 //! panic, a wrapped value or a silent NULL. An operand that can fail is evaluated only on
 //! the rows that need it: the right side of `AND` where the left is not FALSE, of `OR`
 //! where it is not TRUE, a `CASE` branch on the rows that take it, a `COALESCE` argument
@@ -35,7 +35,7 @@ use crate::Result;
 /// `expr.data_type()`.
 ///
 /// # Errors
-/// `InvalidExpression` naming the expression on
+/// [`ExprError::Invalid`](crate::ExprError::Invalid) naming the expression on
 /// overflow, division or modulo by zero and failed casts, and when a referenced column is
 /// missing from the batch.
 pub fn evaluate_value(expr: &BoundExpr, batch: &RecordBatch) -> Result<ArrayRef> {

@@ -20,6 +20,7 @@ use alluvium_txlog::checkpoint::{read_last_checkpoint, visit_checkpoint};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::features::check_read_supported;
+use alluvium_txlog::log_compaction::compare_with_commits;
 use alluvium_txlog::log_path::{LogFile, LogFileKind, Version};
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::properties::TableProperties;
@@ -181,25 +182,32 @@ fn replay_segment(
     let mut end_read = false;
     let plan = segment.replay_plan();
     for window in plan.chunks(COMMIT_WINDOW) {
-        let files: Vec<&LogFile> = window
-            .iter()
-            .map(|step| match step {
-                ReplayStep::Commit(f) | ReplayStep::Compaction { file: f, .. } => f,
-            })
-            .collect();
-        let read = read_commits(store.as_ref(), &files);
-        for (step, actions) in window.iter().zip(read) {
-            // A compaction that parses but is not whole is as unusable as one that does
-            // not parse.
-            let actions = match step {
-                ReplayStep::Compaction { file, .. } => {
-                    actions.and_then(|a| check_compaction(file, &a).map(|()| a))
+        // A compaction is read with the commits it covers (all listed, or the plan would
+        // not use it): a compaction cut at a line boundary parses and looks whole, and only
+        // its commits show what it lost (`log_compaction`).
+        let mut files: Vec<&LogFile> = Vec::new();
+        for step in window {
+            match step {
+                ReplayStep::Commit(f) => files.push(f),
+                ReplayStep::Compaction { file, covers } => {
+                    files.push(file);
+                    files.extend(covers.iter());
                 }
-                ReplayStep::Commit(_) => actions,
-            };
-            match (step, actions) {
-                (ReplayStep::Commit(file), actions) => {
-                    let actions = actions?;
+            }
+        }
+        let mut read = read_commits(store.as_ref(), &files).into_iter();
+        let mut next = |f: &LogFile| {
+            read.next().unwrap_or_else(|| {
+                Err(LogError::Invalid(format!(
+                    "{} was planned but not read",
+                    f.meta.path
+                )))
+            })
+        };
+        for step in window {
+            match step {
+                ReplayStep::Commit(file) => {
+                    let actions = next(file)?;
                     report.commits_read += 1;
                     if file.version == end {
                         end_read = true;
@@ -207,29 +215,58 @@ fn replay_segment(
                     }
                     replay.apply_all(actions);
                 }
-                (ReplayStep::Compaction { .. }, Ok(actions)) => {
-                    report.compactions_read += 1;
-                    // First action per key wins within a compaction, as in a reverse
-                    // (newest-first) replay: writers list the newest action of a key first
-                    // when they keep more than one (the kernel golden tables do), and a fully
-                    // reconciled file has one per key, where order does not matter. Applied
-                    // forward, that means last to first.
-                    replay.apply_all(actions.into_iter().rev());
-                }
-                // A compaction is only a shortcut: when it cannot be read, the commits it
-                // covers still can.
-                (ReplayStep::Compaction { covers, .. }, Err(e)) => {
-                    report
-                        .skipped_compactions
-                        .push(format!("{}: {e}", step_name(step)));
-                    for file in covers {
-                        let actions = read_commit(store.as_ref(), file)?;
-                        report.commits_read += 1;
-                        if file.version == end {
-                            end_read = true;
-                            end_commit_info = find_commit_info(&actions);
+                ReplayStep::Compaction { file, covers } => {
+                    // A compaction that parses but is not whole is as unusable as one that
+                    // does not parse.
+                    let compacted = next(file).and_then(|a| check_compaction(file, &a).map(|()| a));
+                    let commits: Vec<std::result::Result<Vec<Action>, LogError>> =
+                        covers.iter().map(&mut next).collect();
+                    let compacted = match compacted {
+                        Ok(actions) => {
+                            let readable: Option<Vec<&[Action]>> = commits
+                                .iter()
+                                .map(|c| c.as_ref().ok().map(Vec::as_slice))
+                                .collect();
+                            match readable {
+                                Some(c) => compare_with_commits(&root, &actions, c)
+                                    .map(|()| actions)
+                                    .map_err(|why| LogError::IncompleteCompaction {
+                                        path: file.meta.path.to_string(),
+                                        reason: format!("it disagrees with its commits: {why}"),
+                                    }),
+                                // A commit it covers is unreadable: the compaction, whole as
+                                // far as it alone can tell, is what is left.
+                                None => Ok(actions),
+                            }
                         }
-                        replay.apply_all(actions);
+                        Err(e) => Err(e),
+                    };
+                    match compacted {
+                        Ok(actions) => {
+                            report.compactions_read += 1;
+                            // First action per key wins within a compaction, as in a reverse
+                            // (newest-first) replay: writers list the newest action of a key
+                            // first when they keep more than one (the kernel golden tables
+                            // do), and a fully reconciled file has one per key, where order
+                            // does not matter. Applied forward, that means last to first.
+                            replay.apply_all(actions.into_iter().rev());
+                        }
+                        // A compaction is only a shortcut: when it cannot be used, the
+                        // commits it covers still can.
+                        Err(e) => {
+                            report
+                                .skipped_compactions
+                                .push(format!("{}: {e}", step_name(step)));
+                            for (file, actions) in covers.iter().zip(commits) {
+                                let actions = actions?;
+                                report.commits_read += 1;
+                                if file.version == end {
+                                    end_read = true;
+                                    end_commit_info = find_commit_info(&actions);
+                                }
+                                replay.apply_all(actions);
+                            }
+                        }
                     }
                 }
             }

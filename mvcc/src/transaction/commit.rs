@@ -276,6 +276,9 @@ impl Transaction {
         if let Some(u) = &self.user_metadata {
             ci.set("userMetadata", u.clone());
         }
+        for (k, v) in &self.custom_commit_info {
+            ci.set(k, v.clone());
+        }
         ci.set("engineInfo", alluvium_txlog::ENGINE);
         ci.set("txnId", self.txn_id.clone());
         let mut actions = Vec::with_capacity(4 + self.adds.len() + self.removes.len());
@@ -582,7 +585,11 @@ impl Transaction {
             }
             // Lost (or failed before its effect): back off, within the budget.
             let elapsed = started.elapsed();
-            if elapsed >= self.policy.budget {
+            let out_of_attempts = self
+                .policy
+                .max_attempts
+                .is_some_and(|max| report.attempts >= max);
+            if elapsed >= self.policy.budget || out_of_attempts {
                 if let Some(put_err) = unsettled_put {
                     return Err(MvccError::CommitOutcomeUnknown {
                         version,

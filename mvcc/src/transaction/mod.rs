@@ -34,6 +34,22 @@ pub use report::CommitReport;
 use crate::retry::RetryPolicy;
 use crate::snapshot::Snapshot;
 
+/// The `commitInfo` fields the engine writes itself: an embedder's own fields
+/// ([`Transaction::set_commit_info_field`]) may not use these names.
+pub const RESERVED_COMMIT_INFO_KEYS: &[&str] = &[
+    "timestamp",
+    "inCommitTimestamp",
+    "operation",
+    "operationParameters",
+    "readVersion",
+    "isolationLevel",
+    "isBlindAppend",
+    "operationMetrics",
+    "userMetadata",
+    "engineInfo",
+    "txnId",
+];
+
 /// A transaction being built. Dropping it without committing has no effect on the table.
 #[derive(Debug)]
 pub struct Transaction {
@@ -60,6 +76,8 @@ pub struct Transaction {
     policy: RetryPolicy,
     write_data: Duration,
     user_metadata: Option<String>,
+    /// The embedder's own `commitInfo` fields ([`Transaction::set_commit_info_field`]).
+    custom_commit_info: Map<String, Value>,
     /// The store's request counters when the transaction was created (see
     /// [`CommitReport::requests`]).
     requests_at_start: RequestCounts,
@@ -106,6 +124,7 @@ impl Transaction {
             policy: RetryPolicy::default(),
             write_data: Duration::ZERO,
             user_metadata: None,
+            custom_commit_info: Map::new(),
             discard_on_failure: true,
         }
     }
@@ -134,6 +153,23 @@ impl Transaction {
     /// Sets `commitInfo.userMetadata`.
     pub fn set_user_metadata(&mut self, text: impl Into<String>) {
         self.user_metadata = Some(text.into());
+    }
+
+    /// Adds a field of the embedder's own to the commit's `commitInfo` (deltalake's
+    /// `CommitProperties.custom_metadata`, Delta Spark's `commitInfo` extensions). The
+    /// fields the engine writes itself ([`RESERVED_COMMIT_INFO_KEYS`]) are refused.
+    ///
+    /// # Errors
+    /// [`MvccError::InvalidOperation`](crate::MvccError::InvalidOperation) for a reserved
+    /// key.
+    pub fn set_commit_info_field(&mut self, key: &str, value: Value) -> crate::Result<()> {
+        if RESERVED_COMMIT_INFO_KEYS.contains(&key) {
+            return Err(crate::MvccError::InvalidOperation(format!(
+                "commitInfo.{key} is written by the engine and cannot be set"
+            )));
+        }
+        self.custom_commit_info.insert(key.to_string(), value);
+        Ok(())
     }
 
     /// Whether a definite failure deletes the data files this transaction added (the

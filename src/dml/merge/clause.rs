@@ -68,6 +68,27 @@ pub struct MergeClause {
 }
 
 impl MergeClause {
+    /// The clause with every column path of its condition and values replaced by
+    /// `f(path)` (assignment targets are column names, not paths, and stay).
+    pub(crate) fn map_columns(self, f: &mut dyn FnMut(&[String]) -> Vec<String>) -> Self {
+        let map = |a: Vec<Assignment>, f: &mut dyn FnMut(&[String]) -> Vec<String>| {
+            a.into_iter()
+                .map(|a| Assignment::new(a.column, a.value.map_columns(f)))
+                .collect()
+        };
+        let condition = self.condition.map(|c| c.map_columns(f));
+        let action = match self.action {
+            MergeAction::Update(a) => MergeAction::Update(map(a, f)),
+            MergeAction::Insert(a) => MergeAction::Insert(map(a, f)),
+            other => other,
+        };
+        MergeClause {
+            kind: self.kind,
+            condition,
+            action,
+        }
+    }
+
     /// A clause, checked: MATCHED takes UPDATE / UPDATE SET * / DELETE, NOT MATCHED takes
     /// INSERT / INSERT *, NOT MATCHED BY SOURCE takes UPDATE / DELETE.
     ///

@@ -22,7 +22,7 @@ use alluvium_expr::{BoundColumn, Expr, FileSummary, Predicate, StatsNeeded, bind
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::schema::{StructField, StructType, from_arrow_schema};
+use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType, from_arrow_schema};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, UInt32Array, new_null_array};
@@ -31,6 +31,7 @@ use roaring::RoaringTreemap;
 
 use super::clause::{ClauseKind, MergeAction, MergeClause};
 use super::join::{SourceIndex, analyse_on};
+use super::pairs::{PAIR_CHUNK, matching_pairs};
 use super::prune::{Pruning, pruning};
 use super::scope::{SOURCE, Scope, Sides, TARGET};
 use crate::dml::assign::assigned;
@@ -102,6 +103,14 @@ fn load_source(batches: Vec<RecordBatch>) -> Result<(StructType, RecordBatch)> {
         ));
     };
     let arrow = first.schema();
+    // A source without columns (an empty CSV file, not even a header) has no row to match
+    // and no name an ON condition could use; Arrow cannot even concatenate it.
+    if arrow.fields().is_empty() {
+        return Err(Error::InvalidArgument(
+            "the MERGE source has no columns (an empty file has not even a header)".into(),
+        ));
+    }
+    input::check_distinct_columns(&arrow)?;
     let schema = from_arrow_schema(&arrow).map_err(|e| Error::SchemaMismatch(e.to_string()))?;
     let logical = input::logical_schema(&schema)?;
     let mut conformed = Vec::with_capacity(batches.len());
@@ -118,6 +127,42 @@ fn load_source(batches: Vec<RecordBatch>) -> Result<(StructType, RecordBatch)> {
         schema,
         arrow_select::concat::concat_batches(&logical, &conformed)?,
     ))
+}
+
+/// The source with each void column (all NULL: what a header-only CSV infers) that the
+/// target also has retyped as the target's column: NULLs of either type compare and assign
+/// alike, and typed they can be keys, compared and assigned (a void column can be none of
+/// these). Other columns are kept as they are.
+fn type_void_columns(
+    target: &StructType,
+    schema: StructType,
+    source: RecordBatch,
+) -> Result<(StructType, RecordBatch)> {
+    let void = DataType::Primitive(PrimitiveType::Void);
+    if !schema.fields.iter().any(|f| f.data_type == void) {
+        return Ok((schema, source));
+    }
+    let mut typed = schema.clone();
+    for f in &mut typed.fields {
+        if f.data_type == void
+            && let Some(t) = target.field(&f.name)
+        {
+            f.data_type = t.data_type.clone();
+            f.nullable = true;
+            f.metadata.clear();
+        }
+    }
+    let logical = input::logical_schema(&typed)?;
+    let columns: Vec<ArrayRef> = source
+        .columns()
+        .iter()
+        .zip(logical.fields())
+        .map(|(c, f)| match c.data_type() == f.data_type() {
+            true => c.clone(),
+            false => new_null_array(f.data_type(), source.num_rows()),
+        })
+        .collect();
+    Ok((typed, RecordBatch::try_new(logical, columns)?))
 }
 
 fn has_star(clauses: &[MergeClause]) -> bool {
@@ -444,6 +489,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     let (source_schema, source) = load_source(source)?;
     let num_source_rows = source.num_rows() as u64;
     let target = snapshot.schema().clone();
+    let (source_schema, source) = type_void_columns(&target, source_schema, source)?;
     let mut table_schema = target.clone();
     if merge_schema && has_star(&clauses) {
         let partitions = snapshot.partition_columns();
@@ -659,37 +705,44 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                 s_rows,
             } in probed
             {
-                let (t_rows, s_rows) = match &residual {
-                    Some(r) if !t_rows.is_empty() => {
-                        let (ti, si) = (UInt32Array::from(t_rows), UInt32Array::from(s_rows));
-                        let j =
-                            scope.joined(Some((&batch, &ti)), Some((&source, &si)), ti.len())?;
-                        let m = evaluate(r, &j)?;
-                        let keep = |i: &usize| m.is_valid(*i) && m.value(*i);
-                        (
-                            (0..ti.len())
-                                .filter(keep)
-                                .map(|i| ti.value(i))
-                                .collect::<Vec<u32>>(),
-                            (0..si.len())
-                                .filter(keep)
-                                .map(|i| si.value(i))
-                                .collect::<Vec<u32>>(),
-                        )
-                    }
-                    _ => (t_rows, s_rows),
-                };
                 for &j in &s_rows {
                     source_matched[j as usize] = true;
                 }
-                if !matched.is_empty() && !t_rows.is_empty() {
-                    let ti = UInt32Array::from(t_rows);
-                    let si = UInt32Array::from(s_rows);
+                // NOT MATCHED BY SOURCE takes the rows without a pair (disjoint from the
+                // matched rows below, so the order of the two does not matter).
+                if !by_source.is_empty() {
+                    let mut had = vec![false; batch.num_rows()];
+                    for &i in &t_rows {
+                        had[i as usize] = true;
+                    }
+                    by_source_rows(
+                        &by_source,
+                        &scope,
+                        &batch,
+                        &positions,
+                        row_ids.as_ref(),
+                        tracked,
+                        &had,
+                        &mut sink,
+                        &mut touched,
+                        &mut counts,
+                        changes.as_ref(),
+                        old_by_rewrite.then_some(&mut updated),
+                    )?;
+                }
+                if matched.is_empty() {
+                    continue;
+                }
+                // The pairs are decided a chunk at a time (a nested-loop join can pair a
+                // row with many source rows); the cardinality rule spans the chunks.
+                let mut acting = RoaringTreemap::new();
+                for (t_chunk, s_chunk) in t_rows.chunks(PAIR_CHUNK).zip(s_rows.chunks(PAIR_CHUNK)) {
+                    let ti = UInt32Array::from(t_chunk.to_vec());
+                    let si = UInt32Array::from(s_chunk.to_vec());
                     let joined =
                         scope.joined(Some((&batch, &ti)), Some((&source, &si)), ti.len())?;
                     let decided = decide(&matched, &joined)?;
                     if !multiple_matches_ok {
-                        let mut acting = RoaringTreemap::new();
                         for (i, d) in decided.iter().enumerate() {
                             if d.is_some() && !acting.insert(u64::from(ti.value(i))) {
                                 return Err(Error::MergeCardinalityViolation {
@@ -720,49 +773,6 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                     )?;
                     counts.matched_updated += u;
                     counts.matched_deleted += d;
-                    // Pairs were probed; remember which target rows had one for NMBS below.
-                    if !by_source.is_empty() {
-                        let had: Vec<bool> = {
-                            let mut v = vec![false; batch.num_rows()];
-                            for i in 0..ti.len() {
-                                v[ti.value(i) as usize] = true;
-                            }
-                            v
-                        };
-                        by_source_rows(
-                            &by_source,
-                            &scope,
-                            &batch,
-                            &positions,
-                            row_ids.as_ref(),
-                            tracked,
-                            &had,
-                            &mut sink,
-                            &mut touched,
-                            &mut counts,
-                            changes.as_ref(),
-                            old_by_rewrite.then_some(&mut updated),
-                        )?;
-                    }
-                } else if !by_source.is_empty() {
-                    let mut had = vec![false; batch.num_rows()];
-                    for &i in &t_rows {
-                        had[i as usize] = true;
-                    }
-                    by_source_rows(
-                        &by_source,
-                        &scope,
-                        &batch,
-                        &positions,
-                        row_ids.as_ref(),
-                        tracked,
-                        &had,
-                        &mut sink,
-                        &mut touched,
-                        &mut counts,
-                        changes.as_ref(),
-                        old_by_rewrite.then_some(&mut updated),
-                    )?;
                 }
             }
             if !touched.is_empty() {
@@ -783,7 +793,8 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                         .into_iter()
                         .map(|(read, positions)| {
                             let batch = widen(&read, &needed, &scope)?;
-                            let (t_rows, s_rows) = index.probe(&batch)?;
+                            let (t_rows, s_rows) =
+                                matching_pairs(&index, residual.as_ref(), &scope, &batch, &source)?;
                             let row_ids = tracked.is_on().then(|| {
                                 read.column(read.num_columns() - 1)
                                     .as_primitive::<Int64Type>()

@@ -1,6 +1,8 @@
 //! The MERGE join: the ON condition split into equality keys (`t.k = s.k`, hashed) and a
-//! residual condition (evaluated on the candidate pairs), and the in-memory hash index of
-//! the source on its keys (arrow-row encodings), probed with each target batch.
+//! residual condition (evaluated on the candidate pairs, see `pairs`), and the in-memory
+//! hash index of the source on its keys (arrow-row encodings), probed with each target
+//! batch. An ON condition without keys gives an index without a map: every source row is a
+//! candidate for every target row (the nested-loop join `pairs` runs in chunks).
 
 use alluvium_expr::{CmpOp, Expr};
 use alluvium_txlog::schema::{DataType, PrimitiveType};
@@ -159,6 +161,8 @@ fn key_columns(
 enum KeyMap {
     Int(HashMap<i64, Vec<u32>>, KeyFilter),
     Rows(HashMap<Box<[u8]>, Vec<u32>>),
+    /// No keys: nothing to hash (an empty key list has no row encoding to look up).
+    NoKeys,
 }
 
 /// A bit per hash slot of the source's integer keys, sized at about 16 slots per key so
@@ -206,6 +210,7 @@ impl KeyMap {
         match self {
             KeyMap::Int(m, _) => m.len(),
             KeyMap::Rows(m) => m.len(),
+            KeyMap::NoKeys => 0,
         }
     }
 
@@ -213,6 +218,7 @@ impl KeyMap {
         match self {
             KeyMap::Int(m, _) => Box::new(m.values()),
             KeyMap::Rows(m) => Box::new(m.values()),
+            KeyMap::NoKeys => Box::new(std::iter::empty()),
         }
     }
 }
@@ -231,7 +237,8 @@ fn null_free(cols: &[ArrayRef], row: usize) -> bool {
 
 impl SourceIndex {
     /// Hashes `source` on `keys`. With no keys every source row pairs with every target
-    /// row (a nested-loop join, for ON conditions without equalities).
+    /// row (a nested-loop join, for ON conditions without equalities): nothing is hashed
+    /// and every source row is keyed.
     pub(crate) fn build(source: &RecordBatch, keys: &[KeyPair]) -> Result<SourceIndex> {
         let converter = RowConverter::new(
             keys.iter()
@@ -245,7 +252,12 @@ impl SourceIndex {
                 Error::InvalidArgument("a MERGE source holds at most 2^32 rows".into())
             })
         };
-        let map = if let Some(ints) = single_int(&cols) {
+        let map = if keys.is_empty() {
+            for i in 0..source.num_rows() {
+                keyed_rows.push(row_index(i)?);
+            }
+            KeyMap::NoKeys
+        } else if let Some(ints) = single_int(&cols) {
             let mut map: HashMap<i64, Vec<u32>> = HashMap::new();
             for i in 0..source.num_rows() {
                 if ints.is_null(i) {
@@ -280,6 +292,11 @@ impl SourceIndex {
         })
     }
 
+    /// Whether the ON condition had equality keys (else the join is a nested loop).
+    pub(crate) fn has_keys(&self) -> bool {
+        !self.keys.is_empty()
+    }
+
     /// Number of distinct keys.
     pub(crate) fn distinct_keys(&self) -> usize {
         self.map.len()
@@ -295,18 +312,11 @@ impl SourceIndex {
         &self.keyed_rows
     }
 
-    /// The candidate pairs (target row, source row) of `target` with equal keys.
+    /// The candidate pairs (target row, source row) of `target` with equal keys. An index
+    /// without keys has none here: its candidates are the cross product, which `pairs`
+    /// walks in chunks instead of listing.
     pub(crate) fn probe(&self, target: &RecordBatch) -> Result<(Vec<u32>, Vec<u32>)> {
         let (mut t_rows, mut s_rows) = (Vec::new(), Vec::new());
-        if self.keys.is_empty() {
-            for i in 0..target.num_rows() as u32 {
-                for &j in &self.keyed_rows {
-                    t_rows.push(i);
-                    s_rows.push(j);
-                }
-            }
-            return Ok((t_rows, s_rows));
-        }
         let cols = key_columns(target, &self.keys, |k| k.target)?;
         let mut pair = |i: usize, list: &Vec<u32>| {
             for &j in list {
@@ -336,6 +346,7 @@ impl SourceIndex {
                     }
                 }
             }
+            KeyMap::NoKeys => {}
             KeyMap::Rows(map) => {
                 let rows = self.converter.convert_columns(&cols)?;
                 for i in 0..target.num_rows() {
@@ -421,6 +432,23 @@ mod tests {
         assert!(passed < 20_000, "{passed}");
         let empty = KeyFilter::new([].iter());
         assert!(!empty.may_hold(3));
+    }
+
+    #[test]
+    fn an_index_without_keys_keys_every_source_row_and_hashes_nothing() {
+        // The nested-loop join's index: no row encoding is built or looked up (an empty
+        // key list once panicked inside the row encoder).
+        let source = one_column(
+            "k",
+            Arc::new(Int64Array::from(vec![Some(1), None, Some(3)])),
+        );
+        let index = SourceIndex::build(&source, &[]).unwrap();
+        assert!(!index.has_keys());
+        assert_eq!(index.keyed_rows(), &[0, 1, 2]);
+        assert_eq!(index.distinct_keys(), 0);
+        assert_eq!(index.representatives().count(), 0);
+        let target = one_column("k", Arc::new(Int64Array::from(vec![1, 2])));
+        assert_eq!(index.probe(&target).unwrap(), (vec![], vec![]));
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! * [`clause`]: the clause model and its SQL text form;
 //! * `scope`: names (`t` target, `s` source) and binding;
 //! * `join`: the ON condition's equality keys and the source's hash index;
+//! * `pairs`: the pairs whose ON condition holds (hash candidates or, without keys, the
+//!   cross product, the residual evaluated in bounded chunks);
 //! * `prune`: target file pruning from the source's keys;
 //! * `exec`: planning (types checked before any file is written) and execution, one
 //!   target file in memory at a time.
@@ -12,6 +14,7 @@
 pub mod clause;
 mod exec;
 mod join;
+mod pairs;
 mod prune;
 mod scope;
 
@@ -74,27 +77,36 @@ pub struct MergeBuilder {
     on: MergeOn,
     clauses: Vec<MergeClause>,
     merge_schema: bool,
+    /// Names for the target and the source besides `t` and `s`.
+    aliases: Option<(String, String)>,
     /// The first error a clause method met, reported by `execute`.
     error: Option<Error>,
 }
 
 impl Table {
     /// Starts a MERGE of `source` into this table on the condition `on` (`"t.id = s.id"`
-    /// or an [`Expr`]). The source is held in memory; the target is read one file at a
-    /// time, and only the files the source's keys may match (unless a `WHEN NOT MATCHED BY
-    /// SOURCE` clause needs them all).
-    pub fn merge(
-        &self,
-        source: impl IntoIterator<Item = RecordBatch>,
-        on: impl Into<MergeOn>,
-    ) -> MergeBuilder {
+    /// or an [`Expr`]). The source (plain batches or a fallible stream, see
+    /// [`IntoBatch`](crate::IntoBatch)) is read here and held in memory; a failure to read
+    /// it is reported by [`execute`](MergeBuilder::execute). The target is read one file at
+    /// a time, and only the files the source's keys may match (unless a `WHEN NOT MATCHED
+    /// BY SOURCE` clause needs them all).
+    pub fn merge<I>(&self, source: I, on: impl Into<MergeOn>) -> MergeBuilder
+    where
+        I: IntoIterator,
+        I::Item: crate::IntoBatch,
+    {
+        let (source, error) = match crate::write::source::batches(source).collect() {
+            Ok(batches) => (batches, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
         MergeBuilder {
             table: self.clone(),
-            source: source.into_iter().collect(),
+            source,
             on: on.into(),
             clauses: Vec::new(),
             merge_schema: false,
-            error: None,
+            aliases: None,
+            error,
         }
     }
 }
@@ -224,6 +236,21 @@ impl MergeBuilder {
         self
     }
 
+    /// Names the target `target` and the source `source` in the ON condition and the
+    /// clauses, as SQL's `MERGE INTO tbl AS target USING src AS source` does (deltalake's
+    /// `target_alias` / `source_alias`); `t` and `s` keep working. The names are matched
+    /// case-insensitively as the first segment of a column path.
+    pub fn with_aliases(mut self, target: &str, source: &str) -> Self {
+        if target.is_empty() || source.is_empty() || target.eq_ignore_ascii_case(source) {
+            self.error.get_or_insert(Error::InvalidArgument(format!(
+                "MERGE aliases must be two different non-empty names, got `{target}` and `{source}`"
+            )));
+        } else {
+            self.aliases = Some((target.to_string(), source.to_string()));
+        }
+        self
+    }
+
     /// Runs the MERGE as one commit (operation `MERGE`). Every clause's names and types
     /// are checked before any file is written.
     ///
@@ -241,6 +268,28 @@ impl MergeBuilder {
             .expr
             .clone()
             .map_err(|e| Error::InvalidArgument(format!("MERGE ON `{}`: {e}", self.on.text)))?;
+        let (on, clauses) = match &self.aliases {
+            Some((target, source)) => {
+                let mut rename = |path: &[String]| -> Vec<String> {
+                    let mut path = path.to_vec();
+                    if let Some(first) = path.first_mut() {
+                        if first.eq_ignore_ascii_case(target) {
+                            *first = scope::TARGET.to_string();
+                        } else if first.eq_ignore_ascii_case(source) {
+                            *first = scope::SOURCE.to_string();
+                        }
+                    }
+                    path
+                };
+                let clauses = self
+                    .clauses
+                    .into_iter()
+                    .map(|c| c.map_columns(&mut rename))
+                    .collect();
+                (on.map_columns(&mut rename), clauses)
+            }
+            None => (on, self.clauses),
+        };
         // One instant for `current_timestamp` in every clause.
         alluvium_expr::at_statement_time(chrono::Utc::now().timestamp_micros(), || {
             exec::run(exec::MergeSpec {
@@ -248,7 +297,7 @@ impl MergeBuilder {
                 source: self.source,
                 on,
                 on_text: self.on.text,
-                clauses: self.clauses,
+                clauses,
                 merge_schema: self.merge_schema || options.merge_schema,
                 options,
             })

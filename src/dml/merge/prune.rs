@@ -22,7 +22,7 @@ pub(crate) const MAX_IN_LIST: usize = 1024;
 pub(crate) enum Pruning {
     /// Nothing narrows the target: every file is a candidate.
     All,
-    /// No target row can match (no source row has a non-NULL key).
+    /// No target row can match (the source is empty or no row has all keys non-NULL).
     Nothing,
     /// Only rows satisfying this predicate over target columns (unqualified names) can.
     Where(Expr),
@@ -35,7 +35,9 @@ pub(crate) fn pruning(
     source: &RecordBatch,
     index: &SourceIndex,
 ) -> Pruning {
-    if !keys.is_empty() && index.keyed_rows().is_empty() {
+    // No source row that can match (an empty source, or NULL in a key of every row):
+    // with keys or without, no target row has a pair.
+    if index.keyed_rows().is_empty() {
         return Pruning::Nothing;
     }
     match pruning_expr(scope, keys, source, index) {

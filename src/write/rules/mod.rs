@@ -106,8 +106,28 @@ impl ColumnRules {
         schema: &StructType,
         configuration: &std::collections::HashMap<String, String>,
     ) -> Result<ColumnRules> {
-        let (partitions, mode) = (snapshot.partition_columns(), snapshot.column_mapping());
-        let supports = |f: &str| supports_writer_feature(snapshot.protocol(), f);
+        Self::of_table(
+            snapshot.protocol(),
+            snapshot.partition_columns(),
+            snapshot.column_mapping(),
+            schema,
+            configuration,
+        )
+    }
+
+    /// The rules of a table with this protocol, partitioning, column mapping, schema and
+    /// configuration (a table being created has no snapshot yet).
+    ///
+    /// # Errors
+    /// As [`for_snapshot`](Self::for_snapshot).
+    pub(crate) fn of_table(
+        protocol: &alluvium_txlog::actions::Protocol,
+        partitions: &[String],
+        mode: alluvium_txlog::column_mapping::ColumnMappingMode,
+        schema: &StructType,
+        configuration: &std::collections::HashMap<String, String>,
+    ) -> Result<ColumnRules> {
+        let supports = |f: &str| supports_writer_feature(protocol, f);
         Ok(ColumnRules {
             schema: schema.clone(),
             defaults: if supports("allowColumnDefaults") {

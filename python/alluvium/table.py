@@ -1,0 +1,582 @@
+"""A Delta table: :class:`DeltaTable`, with deltalake's everyday methods on alluvium's
+engine, plus :meth:`DeltaTable.scan` and :meth:`DeltaTable.verify`.
+
+A ``DeltaTable`` holds one loaded version (the latest unless asked otherwise): reads
+(``to_pyarrow_table``, ``scan``, ``files``, ``schema``, ...) see that version.
+Operations that write (``delete``, ``update``, ``merge``, ``optimize``, ...) are
+optimistic transactions on the table's latest version, checked against concurrent
+commits, after which the handle holds the version they committed. One handle may be
+shared by threads; every call that touches storage or decodes data releases the GIL.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from . import _native
+from ._sql import conjoin, dnf_to_sql, timestamp_ms
+from .exceptions import InvalidInputError
+from .schema import Schema
+from .writer import CommitProperties, PostCommitHookProperties, WriterProperties, _commit_dict, _location
+
+__all__ = ["DeltaTable", "Metadata", "ProtocolVersions", "TableMerger", "TableOptimizer", "TableAlterer"]
+
+ArrowStream = _native.ArrowStream
+
+
+class Metadata:
+    """The table's metadata (the log's ``metaData`` action)."""
+
+    def __init__(self, d: Mapping[str, Any]) -> None:
+        self.id: str = d["id"]
+        self.name: str | None = d.get("name")
+        self.description: str | None = d.get("description")
+        self.partition_columns: list[str] = list(d.get("partition_columns") or [])
+        self.created_time: int | None = d.get("created_time")
+        self.configuration: dict[str, str] = dict(d.get("configuration") or {})
+
+    def __repr__(self) -> str:
+        return (
+            f"Metadata(id: {self.id}, name: {self.name}, description: {self.description}, "
+            f"partition_columns: {self.partition_columns}, created_time: {self.created_time}, "
+            f"configuration: {self.configuration})"
+        )
+
+
+class ProtocolVersions:
+    """The table's protocol: reader and writer versions, and the table features (``None``
+    below reader 3 / writer 7, where the versions alone say what is supported)."""
+
+    def __init__(
+        self,
+        min_reader_version: int,
+        min_writer_version: int,
+        writer_features: list[str] | None,
+        reader_features: list[str] | None,
+    ) -> None:
+        self.min_reader_version = min_reader_version
+        self.min_writer_version = min_writer_version
+        self.writer_features = writer_features
+        self.reader_features = reader_features
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ProtocolVersions) and vars(self) == vars(other)
+
+    def __repr__(self) -> str:
+        return (
+            f"ProtocolVersions(min_reader_version={self.min_reader_version}, "
+            f"min_writer_version={self.min_writer_version}, writer_features={self.writer_features}, "
+            f"reader_features={self.reader_features})"
+        )
+
+
+def _version_arg(version: int | str | _dt.datetime) -> tuple[int | None, int | None]:
+    if isinstance(version, bool):
+        raise TypeError("a version is an int, a datetime or ISO 8601 text")
+    if isinstance(version, int):
+        return version, None
+    return None, timestamp_ms(version)
+
+
+class DeltaTable:
+    """A Delta table at ``table_uri`` (a local path, ``file://``, ``s3://``, ``gs://`` or
+    ``az://`` location), loaded at ``version`` (the latest when ``None``).
+
+    ``storage_options`` configure object stores as deltalake's do (``AWS_ENDPOINT_URL``,
+    ``AWS_ACCESS_KEY_ID``, ``AWS_REGION``, ``AWS_ALLOW_HTTP``, ...), plus alluvium's own
+    (``put_if_absent``, ``single_writer``, ``concurrency``).
+
+    Raises :class:`~alluvium.exceptions.TableNotFoundError` when there is no table.
+    """
+
+    def __init__(
+        self,
+        table_uri: str | os.PathLike[str],
+        version: int | None = None,
+        storage_options: dict[str, str] | None = None,
+        without_files: bool = False,
+        log_buffer_size: int | None = None,
+    ) -> None:
+        self._storage_options = storage_options
+        self._table = _native.open_table(_location(table_uri), version, None, storage_options)
+
+    @classmethod
+    def _wrap(cls, raw: Any, storage_options: dict[str, str] | None) -> DeltaTable:
+        t = cls.__new__(cls)
+        t._storage_options = storage_options
+        t._table = raw
+        return t
+
+    @staticmethod
+    def create(
+        table_uri: str | os.PathLike[str],
+        schema: Any,
+        mode: Literal["error", "append", "overwrite", "ignore"] = "error",
+        partition_by: list[str] | str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        configuration: Mapping[str, str | None] | None = None,
+        storage_options: dict[str, str] | None = None,
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+        raise_if_key_not_exists: bool = True,
+    ) -> DeltaTable:
+        """Creates an empty table with ``schema`` (a pyarrow schema, or anything exporting
+        ``__arrow_c_schema__``). ``mode="ignore"`` (or ``"append"``) opens the table when
+        one exists; ``"error"`` refuses it."""
+        if name is not None or description is not None:
+            raise InvalidInputError("alluvium does not set a table name or description; leave them unset")
+        if isinstance(partition_by, str):
+            partition_by = [partition_by]
+        config = None
+        if configuration is not None:
+            config = {k: v for k, v in configuration.items() if v is not None}
+        raw = _native.create_table(
+            _location(table_uri),
+            schema,
+            mode,
+            partition_by=list(partition_by) if partition_by is not None else None,
+            configuration=config,
+            storage_options=storage_options,
+            commit=_commit_dict(commit_properties),
+        )
+        return DeltaTable._wrap(raw, storage_options)
+
+    @staticmethod
+    def is_deltatable(table_uri: str | os.PathLike[str], storage_options: dict[str, str] | None = None) -> bool:
+        """Whether a Delta table is at ``table_uri``."""
+        return _native.is_table(_location(table_uri), storage_options)
+
+    # ---- the loaded version ---------------------------------------------------------
+
+    @property
+    def table_uri(self) -> str:
+        """The table's location (a path for local tables)."""
+        uri = self._table.uri
+        if uri.startswith("file://"):
+            return uri[len("file://") :]
+        return uri
+
+    def version(self) -> int:
+        """The loaded version."""
+        return self._table.version()
+
+    def load_as_version(self, version: int | str | _dt.datetime) -> None:
+        """Loads ``version``: a version number, or the latest version committed at or
+        before a datetime (naive datetimes are UTC) or ISO 8601 text."""
+        v, ts = _version_arg(version)
+        self._table.load(v, ts)
+
+    def update_incremental(self) -> None:
+        """Loads the latest version, reading only the commits since the loaded one."""
+        self._table.update_incremental()
+
+    def schema(self) -> Schema:
+        """The loaded version's schema."""
+        return Schema.from_json(self._table.schema_json(), self._table.arrow_schema())
+
+    def metadata(self) -> Metadata:
+        """The loaded version's metadata."""
+        return Metadata(self._table.metadata())
+
+    def protocol(self) -> ProtocolVersions:
+        """The loaded version's protocol."""
+        p = self._table.protocol()
+        return ProtocolVersions(
+            p["minReaderVersion"], p["minWriterVersion"], p.get("writerFeatures"), p.get("readerFeatures")
+        )
+
+    def files(self, partition_filters: Any = None) -> list[str]:
+        """The live data files of the loaded version, relative to the table, sorted;
+        with ``partition_filters`` (deltalake's filter lists over partition columns), only
+        those of the matching partitions."""
+        return self._table.files(dnf_to_sql(partition_filters))
+
+    def file_uris(self, partition_filters: Any = None) -> list[str]:
+        """:meth:`files` as absolute locations."""
+        root = self.table_uri.rstrip("/")
+        out = []
+        for f in self.files(partition_filters):
+            out.append(f if "://" in f else f"{root}/{f}")
+        return out
+
+    def get_add_actions(self, flatten: bool = False) -> list[dict[str, Any]]:
+        """The loaded version's add actions as dicts (path, size, partition values,
+        modification time, statistics, deletion vector)."""
+        return self._table.add_actions()
+
+    def history(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The ``limit`` newest commits (all when ``None``), newest first: each commit's
+        ``commitInfo`` (operation, parameters, metrics, ...) with its ``version`` and
+        ``timestamp`` in milliseconds."""
+        return self._table.history(limit)
+
+    def transaction_version(self, app_id: str) -> int | None:
+        """The latest version ``app_id`` recorded for its idempotent writes."""
+        return self._table.transaction_version(app_id)
+
+    # ---- reading ----------------------------------------------------------------------
+
+    def scan(self, columns: list[str] | None = None, filter: str | None = None) -> ArrowStream:  # noqa: A002
+        """The loaded version's rows as an :class:`~alluvium.ArrowStream`: ``columns``
+        (all by default), rows matching ``filter`` (SQL-style text such as
+        ``"region = 'EU' AND id > 10"``). Files are pruned by partition values and
+        statistics and read a few at a time: memory holds the files in flight."""
+        return self._table.scan(columns, filter)
+
+    def to_pyarrow_table(
+        self,
+        partitions: Any = None,
+        columns: list[str] | None = None,
+        filesystem: Any = None,
+        filters: Any = None,
+    ) -> Any:
+        """The loaded version as a ``pyarrow.Table`` (needs pyarrow). ``partitions`` and
+        ``filters`` take deltalake's filter lists (or predicate text)."""
+        if filesystem is not None:
+            raise InvalidInputError("alluvium reads through its own storage; pass storage_options instead of a filesystem")
+        pred = conjoin(dnf_to_sql(partitions), dnf_to_sql(filters))
+        return self.scan(columns, pred).read_all()
+
+    def to_pandas(
+        self,
+        partitions: Any = None,
+        columns: list[str] | None = None,
+        filesystem: Any = None,
+        filters: Any = None,
+        types_mapper: Any = None,
+    ) -> Any:
+        """The loaded version as a pandas DataFrame (needs pyarrow and pandas)."""
+        return self.to_pyarrow_table(partitions, columns, filesystem, filters).to_pandas(types_mapper=types_mapper)
+
+    def count(self, filter: str | None = None) -> int:  # noqa: A002
+        """Rows of the loaded version (matching ``filter`` when given)."""
+        return self._table.count(filter)
+
+    def load_cdf(
+        self,
+        starting_version: int = 0,
+        ending_version: int | None = None,
+        starting_timestamp: str | _dt.datetime | None = None,
+        ending_timestamp: str | _dt.datetime | None = None,
+        columns: list[str] | None = None,
+        predicate: str | None = None,
+        allow_out_of_range: bool = False,
+    ) -> ArrowStream:
+        """The change data feed of versions ``starting_version`` to ``ending_version``
+        (inclusive; the latest when ``None``), or of the commits between two timestamps:
+        the rows that changed, with ``_change_type`` (``insert``, ``delete``,
+        ``update_preimage``, ``update_postimage``), ``_commit_version`` and
+        ``_commit_timestamp``. Needs ``delta.enableChangeDataFeed=true`` over the range."""
+        start_ts = timestamp_ms(starting_timestamp) if starting_timestamp is not None else None
+        end_ts = timestamp_ms(ending_timestamp) if ending_timestamp is not None else None
+        return self._table.load_cdf(
+            starting_version if start_ts is None else None,
+            ending_version if end_ts is None else None,
+            start_ts,
+            end_ts,
+            columns,
+            predicate,
+            True,
+            allow_out_of_range,
+        )
+
+    def verify(self, deep: bool = False, version: int | None = None) -> dict[str, Any]:
+        """Checks the table without changing it: every commit, checkpoint, data file and
+        deletion vector (``deep``: also the data against its statistics). Returns the
+        report: ``clean``, ``findings`` (each ``kind``, ``location``, ``detail``) and what
+        was checked."""
+        return self._table.verify(deep, version)
+
+    # ---- writing ----------------------------------------------------------------------
+
+    def delete(
+        self,
+        predicate: str | None = None,
+        writer_properties: WriterProperties | None = None,
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+    ) -> dict[str, Any]:
+        """Deletes the rows matching ``predicate`` (every row when ``None``). On a table
+        with ``delta.enableDeletionVectors=true`` rows of partly matching files are
+        deleted with deletion vectors, otherwise those files are rewritten. Returns the
+        metrics (``num_deleted_rows``, ``num_removed_files``, ``num_added_files``,
+        ``num_copied_rows``, ``num_deletion_vectors_added``, ``execution_time_ms``, ...)."""
+        return self._table.delete(predicate, _commit_dict(commit_properties))
+
+    def update(
+        self,
+        updates: Mapping[str, str] | None = None,
+        new_values: Mapping[str, Any] | None = None,
+        predicate: str | None = None,
+        writer_properties: WriterProperties | None = None,
+        error_on_type_mismatch: bool = True,
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+    ) -> dict[str, Any]:
+        """Updates the rows matching ``predicate`` (every row when ``None``): ``updates``
+        maps columns to SQL expressions (``{"price": "price * 1.1"}``), ``new_values`` to
+        Python values (``{"status": "done"}``); give one of them. Returns the metrics
+        (``num_updated_rows``, ``num_copied_rows``, ``num_added_files``, ...)."""
+        if (updates is None) == (new_values is None):
+            raise InvalidInputError("give either updates (SQL expressions) or new_values (Python values)")
+        if updates is not None:
+            sets = [(c, str(e), None) for c, e in updates.items()]
+        else:
+            assert new_values is not None
+            sets = [(c, None, v) for c, v in new_values.items()]
+        return self._table.update(sets, predicate, _commit_dict(commit_properties))
+
+    def merge(
+        self,
+        source: Any,
+        predicate: str,
+        source_alias: str | None = None,
+        target_alias: str | None = None,
+        merge_schema: bool = False,
+        error_on_type_mismatch: bool = True,
+        writer_properties: WriterProperties | None = None,
+        streamed_exec: bool = True,
+        max_spill_size: int | None = None,
+        max_temp_directory_size: int | None = None,
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+    ) -> TableMerger:
+        """Starts a MERGE of ``source`` (Arrow data, as :func:`write_deltalake` takes) into
+        this table on ``predicate``: add ``when_...`` clauses, then :meth:`TableMerger.execute`.
+        Names are qualified with ``source_alias`` / ``target_alias`` (``s`` and ``t``
+        always work)."""
+        from .writer import _arrow_data
+
+        return TableMerger(
+            self,
+            _arrow_data(source),
+            predicate,
+            source_alias,
+            target_alias,
+            merge_schema,
+            commit_properties,
+        )
+
+    @property
+    def optimize(self) -> TableOptimizer:
+        """OPTIMIZE: :meth:`TableOptimizer.compact` and :meth:`TableOptimizer.z_order`."""
+        return TableOptimizer(self)
+
+    @property
+    def alter(self) -> TableAlterer:
+        """Table properties and CHECK constraints."""
+        return TableAlterer(self)
+
+    def vacuum(
+        self,
+        retention_hours: int | None = None,
+        dry_run: bool = True,
+        enforce_retention_duration: bool = True,
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+        full: bool = False,
+        keep_versions: list[int] | None = None,
+    ) -> list[str]:
+        """Deletes data and deletion-vector files that no version inside the retention
+        (``retention_hours``, else ``delta.deletedFileRetentionDuration``, 7 days) reads.
+        ``dry_run`` (the default) only lists them. ``full`` lists the table's directory
+        (also finding files no commit ever referenced); otherwise the log's tombstones are
+        the candidates. Returns the files, relative to the table."""
+        if keep_versions:
+            raise InvalidInputError("keep_versions is not supported: VACUUM keeps every version inside the retention")
+        hours = float(retention_hours) if retention_hours is not None else None
+        return self._table.vacuum(hours, dry_run, enforce_retention_duration, full)
+
+    def create_checkpoint(self) -> None:
+        """Writes a checkpoint of the latest version."""
+        self._table.create_checkpoint()
+
+    def cleanup_metadata(self) -> None:
+        """Deletes log files older than ``delta.logRetentionDuration`` that a checkpoint
+        makes unnecessary."""
+        self._table.cleanup_metadata(False)
+
+    def __repr__(self) -> str:
+        return f"DeltaTable({self.table_uri!r}, version={self.version()})"
+
+
+class TableMerger:
+    """A MERGE being set up (see :meth:`DeltaTable.merge`). Clauses apply in order within
+    each kind; :meth:`execute` runs it as one commit."""
+
+    def __init__(
+        self,
+        table: DeltaTable,
+        source: Any,
+        predicate: str,
+        source_alias: str | None,
+        target_alias: str | None,
+        merge_schema: bool,
+        commit_properties: CommitProperties | None,
+    ) -> None:
+        self._table = table
+        self._source = source
+        self._predicate = predicate
+        self._source_alias = source_alias
+        self._target_alias = target_alias
+        self._merge_schema = merge_schema
+        self._commit = commit_properties
+        self._clauses: list[tuple[str, str, str | None, dict[str, str] | None, list[str] | None]] = []
+
+    def _add(
+        self,
+        kind: str,
+        action: str,
+        predicate: str | None,
+        updates: Mapping[str, str] | None = None,
+        except_cols: list[str] | None = None,
+    ) -> TableMerger:
+        self._clauses.append(
+            (kind, action, predicate, dict(updates) if updates is not None else None, except_cols)
+        )
+        return self
+
+    def when_matched_update(self, updates: Mapping[str, str], predicate: str | None = None) -> TableMerger:
+        """``WHEN MATCHED [AND predicate] THEN UPDATE SET col = expr, ...``."""
+        return self._add("matched", "update", predicate, updates)
+
+    def when_matched_update_all(self, predicate: str | None = None, except_cols: list[str] | None = None) -> TableMerger:
+        """``WHEN MATCHED [AND predicate] THEN UPDATE SET *`` (but ``except_cols``)."""
+        return self._add("matched", "update_all", predicate, None, except_cols)
+
+    def when_matched_delete(self, predicate: str | None = None) -> TableMerger:
+        """``WHEN MATCHED [AND predicate] THEN DELETE``."""
+        return self._add("matched", "delete", predicate)
+
+    def when_not_matched_insert(self, updates: Mapping[str, str], predicate: str | None = None) -> TableMerger:
+        """``WHEN NOT MATCHED [AND predicate] THEN INSERT (cols) VALUES (exprs)``."""
+        return self._add("not_matched", "insert", predicate, updates)
+
+    def when_not_matched_insert_all(
+        self, predicate: str | None = None, except_cols: list[str] | None = None
+    ) -> TableMerger:
+        """``WHEN NOT MATCHED [AND predicate] THEN INSERT *`` (but ``except_cols``)."""
+        return self._add("not_matched", "insert_all", predicate, None, except_cols)
+
+    def when_not_matched_by_source_update(self, updates: Mapping[str, str], predicate: str | None = None) -> TableMerger:
+        """``WHEN NOT MATCHED BY SOURCE [AND predicate] THEN UPDATE SET ...``."""
+        return self._add("not_matched_by_source", "update", predicate, updates)
+
+    def when_not_matched_by_source_delete(self, predicate: str | None = None) -> TableMerger:
+        """``WHEN NOT MATCHED BY SOURCE [AND predicate] THEN DELETE``."""
+        return self._add("not_matched_by_source", "delete", predicate)
+
+    def execute(self) -> dict[str, Any]:
+        """Runs the MERGE as one commit; returns the metrics (``num_source_rows``,
+        ``num_target_rows_inserted``, ``num_target_rows_updated``,
+        ``num_target_rows_deleted``, ``num_target_rows_copied``, ``num_output_rows``,
+        ``num_target_files_added``, ``num_target_files_removed``, ...). Names and types
+        of every clause are checked before anything is written."""
+        return _native.merge_table(
+            self._table._table,
+            self._source,
+            self._predicate,
+            self._clauses,
+            self._source_alias,
+            self._target_alias,
+            self._merge_schema,
+            _commit_dict(self._commit),
+        )
+
+
+class TableOptimizer:
+    """OPTIMIZE (see :attr:`DeltaTable.optimize`)."""
+
+    def __init__(self, table: DeltaTable) -> None:
+        self._table = table
+
+    def compact(
+        self,
+        partition_filters: Any = None,
+        target_size: int | None = None,
+        max_concurrent_tasks: int | None = None,
+        max_spill_size: int | None = None,
+        max_temp_directory_size: int | None = None,
+        min_commit_interval: int | _dt.timedelta | None = None,
+        writer_properties: WriterProperties | None = None,
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+    ) -> dict[str, Any]:
+        """Compacts files below ``target_size`` (else ``delta.targetFileSize``, else
+        128 MiB) within each partition (only those matching ``partition_filters``).
+        Concurrent appends are never blocked. Ctrl-C stops between files, keeping the
+        commits already made. Returns the metrics (``numFilesAdded``,
+        ``numFilesRemoved``, ``partitionsOptimized``, ...)."""
+        return self._table._table.optimize(target_size, None, dnf_to_sql(partition_filters), None)
+
+    def z_order(
+        self,
+        columns: Iterable[str],
+        partition_filters: Any = None,
+        target_size: int | None = None,
+        max_concurrent_tasks: int | None = None,
+        max_spill_size: int | None = None,
+        max_temp_directory_size: int | None = None,
+        min_commit_interval: int | _dt.timedelta | None = None,
+        writer_properties: WriterProperties | None = None,
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+    ) -> dict[str, Any]:
+        """Rewrites each partition's files clustered by ``columns`` (a Z-order curve), so
+        that min/max skipping prunes files on any of them."""
+        cols = list(columns)
+        if not cols:
+            raise InvalidInputError("z_order needs at least one column")
+        return self._table._table.optimize(target_size, cols, dnf_to_sql(partition_filters), None)
+
+
+class TableAlterer:
+    """Table properties and CHECK constraints (see :attr:`DeltaTable.alter`)."""
+
+    def __init__(self, table: DeltaTable) -> None:
+        self._table = table
+
+    def set_table_properties(
+        self,
+        properties: Mapping[str, str],
+        raise_if_not_exists: bool = True,
+        *,
+        commit_properties: CommitProperties | None = None,
+    ) -> None:
+        """Sets table properties in one commit (``delta.*`` keys are checked; enabling a
+        feature upgrades the protocol as Delta does)."""
+        self._table._table.set_properties(dict(properties), [], _commit_dict(commit_properties))
+
+    def add_constraint(
+        self,
+        constraints: Mapping[str, str],
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+    ) -> None:
+        """Adds CHECK constraints (name to SQL expression), each checked against every
+        existing row first."""
+        for name, expression in constraints.items():
+            self._table._table.add_constraint(name, expression)
+
+    def drop_constraint(
+        self,
+        name: str,
+        raise_if_not_exists: bool = True,
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+    ) -> None:
+        """Drops the CHECK constraint ``name``."""
+        self._table._table.drop_constraint(name, raise_if_not_exists)
