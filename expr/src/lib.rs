@@ -4,7 +4,13 @@
 //!
 //! This crate owns:
 //! * the unbound tree [`Expr`] with its parser ([`parse_expr`]), its SQL printer
-//!   (`Display`, which the parser reads back to the same tree) and a typed builder;
+//!   (`Display`, which the parser reads back to the same tree) and a typed builder; the
+//!   built-in functions ([`Function`]), calendar fields ([`DateField`]) and `INTERVAL`
+//!   values ([`Interval`]), with `current_date`/`current_timestamp` fixed per statement
+//!   ([`at_statement_time`]);
+//! * errors in SQL terms ([`ExprError`]): a syntax error's position with a caret under the
+//!   offending text ([`SyntaxError`]), what was expected, and the nearest column or
+//!   function name for a misspelt one;
 //! * **binding** to a table schema: predicates ([`bind`] → [`Predicate`]) and typed values
 //!   ([`bind_value`], [`bind_assignment`] → [`BoundExpr`]), with Spark SQL's type rules
 //!   ([`common_type`], [`arith_result_type`]);
