@@ -10,6 +10,7 @@ mod changes;
 mod maintenance;
 mod scan;
 mod state;
+mod write_rows;
 
 use std::time::Instant;
 
@@ -71,6 +72,9 @@ enum BenchCommand {
     /// The keyed state store's workload: `--events` events over `--keys` keys put in
     /// batches of `--batch`, a sync after each, then `--lookups` single-key lookups.
     State(state::StateBenchArgs),
+    /// Write `--rows` generated rows (4 columns) as a new table in one commit, `--repeat`
+    /// times: the Rust side of the Python package's write comparison.
+    Write(write_rows::WriteRowsArgs),
 }
 
 /// Arguments of `bench gen-log`.
@@ -388,6 +392,7 @@ fn run() -> Result<ExitCode> {
         BenchCommand::Scan(a) => scan::run(a),
         BenchCommand::Changes(a) => changes::run(a),
         BenchCommand::State(a) => state::run(a),
+        BenchCommand::Write(a) => write_rows::run(a),
         BenchCommand::Load(a) => {
             if a.repeat == 0 {
                 return Err(Error::InvalidArgument("--repeat must be at least 1".into()));
