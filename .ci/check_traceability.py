@@ -6,7 +6,7 @@ backticked citation there:
 
 * `path/to/file.rs` or `path/to/script.py`: the file (or directory) exists;
 * `path/to/file.rs::name` and `path/to/file.rs::{a, b}`: each `fn name` is in that file;
-* `crate::module` and `crate::module::name` (crates storage, txlog, datafile, mvcc,
+* `crate::module` and `crate::module::name` (crates storage, txlog, expr, datafile, mvcc,
   compaction, alluvium for the facade, alluvium_cli and alluvium_bench): the module file
   exists, and `fn name` is in it or its directory;
 * after "fuzz target": `fuzz/fuzz_targets/<name>.rs` exists;
@@ -30,6 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CRATES = {
     "storage": "storage/src",
     "txlog": "txlog/src",
+    "expr": "expr/src",
     "datafile": "datafile/src",
     "mvcc": "mvcc/src",
     "compaction": "compaction/src",

@@ -15,11 +15,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
-use alluvium_datafile::{ReadPlan, TableLayout, evaluate};
+use alluvium_datafile::{ReadPlan, TableLayout};
+use alluvium_expr::{Predicate, bind, evaluate, parse_expr};
 use alluvium_storage::{InMemoryStore, StoreRef};
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{Predicate, bind, parse_expr};
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType};
 use arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};

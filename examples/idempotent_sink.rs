@@ -11,13 +11,16 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::{AppTransaction, ScanBuilder, Table, WriteOptions, WriteOutcome};
 use alluvium::arrow::array::{Int64Array, RecordBatch};
 use alluvium::arrow::datatypes::{DataType, Field, Schema};
+use alluvium::{AppTransaction, ScanBuilder, Table, WriteOptions, WriteOutcome};
 
 const APP_ID: &str = "orders-ingest";
 
-fn micro_batch(schema: &Arc<Schema>, n: i64) -> Result<RecordBatch, alluvium::arrow::error::ArrowError> {
+fn micro_batch(
+    schema: &Arc<Schema>,
+    n: i64,
+) -> Result<RecordBatch, alluvium::arrow::error::ArrowError> {
     let ids: Vec<i64> = (0..10).map(|i| n * 10 + i).collect();
     RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(ids))])
 }
@@ -50,10 +53,8 @@ impl Scratch {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let path = std::env::temp_dir().join(format!(
-            "alluvium-example-{}-{nanos}",
-            std::process::id()
-        ));
+        let path =
+            std::env::temp_dir().join(format!("alluvium-example-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&path)?;
         Ok(Scratch(path))
     }
@@ -68,7 +69,6 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
-
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = Scratch::new()?;

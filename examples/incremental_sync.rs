@@ -14,9 +14,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::{AppTransaction, ScanBuilder, Table, VersionSpec, WriteOptions, WriteOutcome};
 use alluvium::arrow::array::{ArrayRef, AsArray, Int64Array, RecordBatch, StringArray};
 use alluvium::arrow::datatypes::{DataType, Field, Int64Type, Schema};
+use alluvium::{AppTransaction, ScanBuilder, Table, VersionSpec, WriteOptions, WriteOutcome};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -133,10 +133,8 @@ impl Scratch {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let path = std::env::temp_dir().join(format!(
-            "alluvium-example-{}-{nanos}",
-            std::process::id()
-        ));
+        let path =
+            std::env::temp_dir().join(format!("alluvium-example-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&path)?;
         Ok(Scratch(path))
     }
@@ -151,7 +149,6 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
-
 
 fn main() -> Res<()> {
     let dir = Scratch::new()?;

@@ -10,9 +10,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::{CmpOp, Expr, Literal, ScanBuilder, Table, VersionSpec, WriteOptions};
 use alluvium::arrow::array::{Int64Array, RecordBatch, StringArray};
 use alluvium::arrow::datatypes::{DataType, Field, Schema};
+use alluvium::{CmpOp, Expr, Literal, ScanBuilder, Table, VersionSpec, WriteOptions};
 /// A scratch directory for the example's tables, removed when dropped (as `tempfile`'s
 /// `TempDir`, without the dependency: an embedder's project needs only `alluvium`).
 struct Scratch(std::path::PathBuf);
@@ -22,10 +22,8 @@ impl Scratch {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let path = std::env::temp_dir().join(format!(
-            "alluvium-example-{}-{nanos}",
-            std::process::id()
-        ));
+        let path =
+            std::env::temp_dir().join(format!("alluvium-example-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&path)?;
         Ok(Scratch(path))
     }
@@ -40,7 +38,6 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
-
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = Scratch::new()?;

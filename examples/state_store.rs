@@ -14,10 +14,10 @@
 
 use std::sync::Arc;
 
-use alluvium::state::{StateAt, StateOptions, StateStore};
 use alluvium::arrow::array::{Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray};
 use alluvium::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use alluvium::arrow::util::display::{ArrayFormatter, FormatOptions};
+use alluvium::state::{StateAt, StateOptions, StateStore};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -74,10 +74,8 @@ impl Scratch {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let path = std::env::temp_dir().join(format!(
-            "alluvium-example-{}-{nanos}",
-            std::process::id()
-        ));
+        let path =
+            std::env::temp_dir().join(format!("alluvium-example-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&path)?;
         Ok(Scratch(path))
     }
@@ -92,7 +90,6 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
-
 
 /// The rows of `batch`, one `column=value, ...` line each. Arrow's display of the
 /// `event_time` timestamps (zone `UTC`) needs Arrow's time-zone database, which `alluvium`'s

@@ -6,12 +6,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use alluvium::arrow::array::{Int64Array, RecordBatch, StringArray};
+use alluvium::arrow::datatypes::{DataType, Field, Schema};
 use alluvium::{
     CheckpointConfig, OptimizeOptions, ScanBuilder, Snapshot, Table, VacuumOptions, VersionSpec,
     WriteOptions,
 };
-use alluvium::arrow::array::{Int64Array, RecordBatch, StringArray};
-use alluvium::arrow::datatypes::{DataType, Field, Schema};
 
 fn rows(snapshot: Snapshot) -> Result<usize, alluvium::Error> {
     let mut rows = 0;
@@ -29,10 +29,8 @@ impl Scratch {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let path = std::env::temp_dir().join(format!(
-            "alluvium-example-{}-{nanos}",
-            std::process::id()
-        ));
+        let path =
+            std::env::temp_dir().join(format!("alluvium-example-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&path)?;
         Ok(Scratch(path))
     }
@@ -47,7 +45,6 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
-
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = Scratch::new()?;

@@ -3,6 +3,7 @@
 //! layers that raised it.
 
 use alluvium_compaction::MaintenanceError;
+use alluvium_expr::ExprError;
 use alluvium_mvcc::{ConflictKind, MvccError};
 use alluvium_storage::StorageError;
 use alluvium_txlog::LogError;
@@ -23,6 +24,10 @@ pub enum Error {
     /// Maintenance failure.
     #[error(transparent)]
     Maintenance(#[from] MaintenanceError),
+    /// An expression (a filter, an assignment, a MERGE clause, a column rule) that does not
+    /// parse or type, or fails on a value.
+    #[error(transparent)]
+    Expr(#[from] ExprError),
     /// Storage failure.
     #[error(transparent)]
     Storage(#[from] StorageError),
@@ -269,6 +274,7 @@ enum Cause<'a> {
     Log(&'a LogError),
     Mvcc(&'a MvccError),
     Maintenance(&'a MaintenanceError),
+    Expr(&'a ExprError),
     DataFile(&'a alluvium_datafile::DataFileError),
     Facade(&'a Error),
 }
@@ -278,6 +284,7 @@ fn datafile_cause(e: &alluvium_datafile::DataFileError) -> Cause<'_> {
     match e {
         D::Log(l) => log_cause(l),
         D::Storage(s) => Cause::Storage(s),
+        D::Expr(x) => expr_cause(x),
         other => Cause::DataFile(other),
     }
 }
@@ -286,6 +293,13 @@ fn log_cause(e: &LogError) -> Cause<'_> {
     match e {
         LogError::Storage(s) => Cause::Storage(s),
         other => Cause::Log(other),
+    }
+}
+
+fn expr_cause(e: &ExprError) -> Cause<'_> {
+    match e {
+        ExprError::Log(l) => log_cause(l),
+        other => Cause::Expr(other),
     }
 }
 
@@ -300,6 +314,7 @@ fn maintenance_cause(e: &MaintenanceError) -> Cause<'_> {
     match e {
         MaintenanceError::Log(l) => log_cause(l),
         MaintenanceError::Mvcc(m) => mvcc_cause(m),
+        MaintenanceError::Expr(x) => expr_cause(x),
         // OPTIMIZE's rewrite reads and writes data files.
         MaintenanceError::Rewrite(inner) => datafile_cause(inner),
         other => Cause::Maintenance(other),
@@ -312,6 +327,7 @@ impl Error {
             Error::Mvcc(m) => mvcc_cause(m),
             Error::Log(l) => log_cause(l),
             Error::Maintenance(m) => maintenance_cause(m),
+            Error::Expr(x) => expr_cause(x),
             Error::Storage(s) => Cause::Storage(s),
             other => Cause::Facade(other),
         }
@@ -332,6 +348,11 @@ impl Error {
                 MvccError::ReservedColumn { .. } => ErrorKind::InvalidInput,
                 MvccError::StorageCapabilityMissing { .. } => ErrorKind::Unsupported,
                 _ => ErrorKind::Other,
+            },
+            Cause::Expr(e) => match e {
+                // A kernel failure is no fault of the expression.
+                ExprError::Arrow(_) => ErrorKind::Other,
+                _ => ErrorKind::InvalidInput,
             },
             Cause::Maintenance(e) => match e {
                 MaintenanceError::Refused(_) | MaintenanceError::RetentionTooShort { .. } => {
@@ -395,6 +416,16 @@ impl Error {
         self.kind() == ErrorKind::NotFound
     }
 
+    /// The underlying expression error, if any (looking through the layers that wrapped
+    /// it): a filter, assignment, clause or column rule that does not parse, bind or
+    /// evaluate. For a syntax error, [`ExprError::pointer`] shows where.
+    pub fn as_expr_error(&self) -> Option<&ExprError> {
+        match self.cause() {
+            Cause::Expr(e) => Some(e),
+            _ => None,
+        }
+    }
+
     /// The underlying log error, if any (looking through the mvcc and maintenance
     /// wrappers).
     pub fn as_log_error(&self) -> Option<&LogError> {
@@ -441,6 +472,7 @@ impl From<alluvium_datafile::DataFileError> for Error {
         use alluvium_datafile::DataFileError as D;
         match e {
             D::Log(e) => Error::Log(e),
+            D::Expr(e) => Error::Expr(e),
             D::Storage(e) => Error::Storage(e),
             D::Arrow(e) => Error::Arrow(e),
             D::Parquet(e) => Error::Parquet(e),
@@ -485,9 +517,7 @@ fn log_kind(e: &LogError) -> ErrorKind {
         LogError::UnsupportedProtocolVersion { .. } | LogError::UnsupportedFeature { .. } => {
             ErrorKind::Unsupported
         }
-        LogError::InvalidSchema(_) | LogError::InvalidExpression(_) | LogError::Invalid(_) => {
-            ErrorKind::InvalidInput
-        }
+        LogError::InvalidSchema(_) | LogError::Invalid(_) => ErrorKind::InvalidInput,
         _ => ErrorKind::Other,
     }
 }

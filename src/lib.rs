@@ -32,7 +32,7 @@
 //! object-store tables.
 //!
 //! The lower crates themselves are reachable as `alluvium::storage`, `alluvium::txlog`,
-//! `alluvium::datafile`, `alluvium::mvcc` and `alluvium::compaction` with the cargo feature
+//! `alluvium::expr`, `alluvium::datafile`, `alluvium::mvcc` and `alluvium::compaction` with the cargo feature
 //! `internal-api`, for experts who accept that their interfaces change without notice.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 #![deny(missing_docs)]
@@ -63,6 +63,8 @@ mod write;
 pub use alluvium_compaction as compaction;
 #[cfg(feature = "internal-api")]
 pub use alluvium_datafile as datafile;
+#[cfg(feature = "internal-api")]
+pub use alluvium_expr as expr;
 #[cfg(feature = "internal-api")]
 pub use alluvium_mvcc as mvcc;
 #[cfg(feature = "internal-api")]
@@ -107,11 +109,11 @@ pub use transaction::Transaction;
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
 pub use write::{AppTransaction, DEFAULT_TARGET_FILE_SIZE, IntoBatch, WriteOptions, WriteOutcome};
 // Predicates, actions and schemas:
+pub use alluvium_expr::{ArithOp, CmpOp, DateField, Expr, Function, Interval, Literal, parse_expr};
 pub use alluvium_txlog::Version;
 pub use alluvium_txlog::actions::{
     Add, CommitInfo, DomainMetadata, Format, Metadata, OptStringMap, Protocol, Remove,
 };
-pub use alluvium_txlog::expr::{ArithOp, CmpOp, Expr, Literal, parse_expr};
 pub use alluvium_txlog::scalar::Scalar;
 pub use alluvium_txlog::schema::{
     DataType, EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, PrimitiveType, StructField, StructType,
@@ -132,6 +134,7 @@ pub use alluvium_storage::{
 };
 // Errors (the lower layers' types are those the variants of `Error` wrap):
 pub use alluvium_compaction::MaintenanceError;
+pub use alluvium_expr::{ExprError, SyntaxError};
 pub use alluvium_mvcc::MvccError;
 pub use alluvium_storage::StorageError;
 pub use alluvium_txlog::{FeatureSide, LogError};

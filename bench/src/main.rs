@@ -11,6 +11,7 @@ mod maintenance;
 mod scan;
 mod scan_memory;
 mod state;
+mod write_rows;
 
 use std::time::Instant;
 
@@ -75,6 +76,9 @@ enum BenchCommand {
     /// The keyed state store's workload: `--events` events over `--keys` keys put in
     /// batches of `--batch`, a sync after each, then `--lookups` single-key lookups.
     State(state::StateBenchArgs),
+    /// Write `--rows` generated rows (4 columns) as a new table in one commit, `--repeat`
+    /// times: the Rust side of the Python package's write comparison.
+    Write(write_rows::WriteRowsArgs),
 }
 
 /// Arguments of `bench gen-log`.
@@ -393,6 +397,7 @@ fn run() -> Result<ExitCode> {
         BenchCommand::ScanMemory(a) => scan_memory::run(a),
         BenchCommand::Changes(a) => changes::run(a),
         BenchCommand::State(a) => state::run(a),
+        BenchCommand::Write(a) => write_rows::run(a),
         BenchCommand::Load(a) => {
             if a.repeat == 0 {
                 return Err(Error::InvalidArgument("--repeat must be at least 1".into()));

@@ -1,5 +1,6 @@
 //! Running a command under the command-line contract: every failure is one line on stderr
-//! with a non-zero exit status; internal panics are caught and reported the same way.
+//! with a non-zero exit status (an expression that does not parse adds its text with a
+//! caret under the offending place); internal panics are caught and reported the same way.
 //! Nothing here writes with `eprintln!`, which panics when stderr is closed.
 
 use std::io::Write;
@@ -17,8 +18,9 @@ pub fn error_line(text: &str) {
 }
 
 /// Runs `command` and turns its outcome into the exit status: its own status on success;
-/// 1 with `error: <one line>` on stderr for an error (1 and nothing for a closed stdout: the
-/// reader went away); 101 with `error: internal error (please report): ...` for a panic.
+/// 1 with `error: <one line>` on stderr for an error (followed, for an expression syntax
+/// error, by the text and a caret line; 1 and nothing for a closed stdout: the reader went
+/// away); 101 with `error: internal error (please report): ...` for a panic.
 /// First it applies the process's allocator settings (`allocator.rs`).
 pub fn main_with(command: fn() -> alluvium::Result<ExitCode>) -> ExitCode {
     crate::allocator::tune();
@@ -45,6 +47,11 @@ pub fn main_with(command: fn() -> alluvium::Result<ExitCode>) -> ExitCode {
         Ok(Err(e)) if is_broken_pipe(&e) => ExitCode::from(1),
         Ok(Err(e)) => {
             error_line(&format!("error: {}", one_line(&e)));
+            // An expression that does not parse: the text with a caret under the place,
+            // as a database shell shows it.
+            if let Some(pointer) = e.as_expr_error().and_then(alluvium::ExprError::pointer) {
+                error_line(&pointer);
+            }
             ExitCode::from(1)
         }
         Err(_) => ExitCode::from(101),

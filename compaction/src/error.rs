@@ -1,6 +1,7 @@
 //! The maintenance error type.
 
 use alluvium_datafile::DataFileError;
+use alluvium_expr::ExprError;
 use alluvium_mvcc::MvccError;
 use alluvium_storage::StorageError;
 use alluvium_txlog::LogError;
@@ -15,6 +16,9 @@ pub enum MaintenanceError {
     /// Reading or writing the log failed.
     #[error(transparent)]
     Log(#[from] LogError),
+    /// A filter (OPTIMIZE's partition filter) is invalid.
+    #[error(transparent)]
+    Expr(#[from] ExprError),
     /// A snapshot or commit failed.
     #[error(transparent)]
     Mvcc(#[from] MvccError),

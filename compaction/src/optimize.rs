@@ -26,9 +26,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use alluvium_datafile::{TableLayout, discard, rewrite_files};
+use alluvium_expr::{Expr, FileSummary, Predicate, bind, may_match};
 use alluvium_mvcc::{ConflictKind, MvccError, Snapshot, Transaction};
 use alluvium_txlog::actions::{Add, Remove};
-use alluvium_txlog::expr::{Expr, FileSummary, Predicate, bind, may_match};
 use rayon::prelude::*;
 use serde_json::json;
 

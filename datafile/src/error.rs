@@ -1,5 +1,6 @@
 //! The data-file error type: every failure reading, writing or rewriting data files.
 
+use alluvium_expr::ExprError;
 use alluvium_storage::StorageError;
 use alluvium_txlog::LogError;
 
@@ -12,9 +13,12 @@ pub type Result<T, E = DataFileError> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum DataFileError {
     /// The log's view of a file is wrong (a missing or unreadable data file, a corrupt
-    /// deletion vector, a bad partition value, a bad expression).
+    /// deletion vector, a bad partition value).
     #[error(transparent)]
     Log(#[from] LogError),
+    /// A filter is invalid or failed on a value.
+    #[error(transparent)]
+    Expr(#[from] ExprError),
     /// The store failed.
     #[error(transparent)]
     Storage(#[from] StorageError),

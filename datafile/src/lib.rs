@@ -10,29 +10,25 @@
 //! * **writing** data files ([`sink`]): Parquet encoding with per-file statistics
 //!   ([`stats_writer`]), Hive-style partition directories, uploads with put-if-absent,
 //!   returning the `add` actions;
-//! * the **OPTIMIZE rewrite** of a set of files ([`rewrite`], with [`zorder`] clustering);
-//! * **expression evaluation** over record batches ([`eval`]); parsing, binding and file
-//!   skipping stay in `alluvium-txlog`, whose conflict checker needs predicates.
+//! * the **OPTIMIZE rewrite** of a set of files ([`rewrite`], with [`zorder`] clustering).
+//!
+//! Filters are evaluated with `alluvium-expr`, which owns the expression language.
 //!
 //! It must not know snapshots, transactions or commits (`alluvium-mvcc` and above build a
 //! [`TableLayout`] from a snapshot and commit the `add`s this crate returns), the CLI,
-//! environment variables, or any facade type. It depends on `alluvium-storage` and
-//! `alluvium-txlog` only.
+//! environment variables, or any facade type. It depends on `alluvium-storage`,
+//! `alluvium-txlog` and `alluvium-expr` only.
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
-mod arrow_util;
 mod error;
-pub mod eval;
 pub mod read;
 pub mod rewrite;
 pub mod sink;
 pub mod stats_writer;
 pub mod zorder;
 
-pub use arrow_util::leaf_array;
 pub use error::{DataFileError, Result};
-pub use eval::evaluate;
 pub use read::{
     FileBatches, FileTask, ReadPlan, TableLayout, conform_variant, read_file, variants_as_json,
     variants_as_json_schema,

@@ -33,7 +33,7 @@ use alluvium_txlog::scalar::text::{format_date, format_decimal};
 use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType};
 
 use crate::Result;
-use crate::arrow_util::leaf_array;
+use alluvium_expr::leaf_array;
 
 /// Characters kept of string bounds.
 pub const STRING_PREFIX_LENGTH: usize = 32;
@@ -135,7 +135,7 @@ impl StatsCollector {
     /// statistics.
     ///
     /// # Errors
-    /// [`alluvium_txlog::LogError::InvalidExpression`] if a stats column is missing from the batch.
+    /// [`alluvium_expr::ExprError::Invalid`] (as [`crate::DataFileError::Expr`]) if a stats column is missing from the batch.
     pub fn update(&mut self, batch: &RecordBatch) -> Result<()> {
         self.num_records += i64::try_from(batch.num_rows()).unwrap_or(i64::MAX);
         for leaf in &mut self.leaves {
@@ -160,16 +160,15 @@ impl StatsCollector {
     /// bounds safe (rounding, string prefixes) apply to it as to rows.
     ///
     /// # Errors
-    /// [`alluvium_txlog::LogError::InvalidExpression`] when `columns` does not have one
-    /// entry per statistics column.
+    /// [`crate::DataFileError::InvalidArgument`] when `columns` does not have one entry per
+    /// statistics column.
     pub fn update_summary(&mut self, rows: i64, columns: &[(ArrayRef, i64)]) -> Result<()> {
         if columns.len() != self.leaves.len() {
-            return Err(alluvium_txlog::LogError::InvalidExpression(format!(
+            return Err(crate::DataFileError::InvalidArgument(format!(
                 "a statistics summary needs {} columns, not {}",
                 self.leaves.len(),
                 columns.len()
-            ))
-            .into());
+            )));
         }
         self.num_records += rows;
         for (leaf, (arr, nulls)) in self.leaves.iter_mut().zip(columns) {

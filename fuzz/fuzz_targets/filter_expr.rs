@@ -14,8 +14,9 @@ use alluvium_txlog::actions::OptStringMap;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use std::sync::Arc;
 
-use alluvium_datafile::eval::{evaluate, evaluate_value};
-use alluvium_txlog::expr::{FileSummary, bind, bind_value, may_match, parse_expr};
+use alluvium_expr::{
+    FileSummary, bind, bind_value, evaluate, evaluate_value, may_match, parse_expr,
+};
 use alluvium_txlog::schema::arrow_type;
 use arrow_array::{
     ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array,

@@ -24,10 +24,11 @@ _OPS = {"=": "=", "==": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": 
 
 
 def quote_name(name: str) -> str:
-    """A column name as the language writes it: back-quoted unless a plain identifier;
+    """A column name as the language writes it, back-quoted;
     a dotted path stays a path."""
     parts = name.split(".")
-    return ".".join(p if p.isidentifier() else "`" + p.replace("`", "``") + "`" for p in parts)
+    # Always back-quoted: a name may be a keyword or a function (`current_date`).
+    return ".".join("`" + p.replace("`", "``") + "`" for p in parts)
 
 
 def literal(value: Any) -> str:

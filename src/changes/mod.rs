@@ -33,12 +33,10 @@ mod read;
 use std::sync::Arc;
 
 use alluvium_datafile::{ReadPlan, TableLayout};
+use alluvium_expr::{Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr};
 use alluvium_mvcc::VersionSpec;
 use alluvium_storage::StoreRef;
 use alluvium_txlog::Version;
-use alluvium_txlog::expr::{
-    Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr,
-};
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::schema::{
     ArrowForm, ArrowNullability, DataType, PrimitiveType, StructField, arrow_fields_as,
@@ -107,7 +105,7 @@ impl ChangesBuilder {
         self
     }
 
-    /// [`filter`](Self::filter) from predicate text (see `alluvium_txlog::expr`).
+    /// [`filter`](Self::filter) from predicate text (see `alluvium_expr`).
     ///
     /// # Errors
     /// A parse error.

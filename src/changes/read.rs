@@ -5,8 +5,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use alluvium_datafile::ReadPlan;
+use alluvium_expr::Predicate;
 use alluvium_txlog::dv::read_deletion_vector;
-use alluvium_txlog::expr::Predicate;
 use alluvium_txlog::scalar::repeated_view;
 use alluvium_txlog::schema::ArrowStrings;
 use arrow_array::types::StringViewType;
@@ -100,7 +100,7 @@ impl Reader {
             &RecordBatchOptions::new().with_row_count(Some(n)),
         )?;
         let full = match &self.post_filter {
-            Some(p) => filter_record_batch(&full, &alluvium_datafile::evaluate(p, &full)?)?,
+            Some(p) => filter_record_batch(&full, &alluvium_expr::evaluate(p, &full)?)?,
             None => full,
         };
         Ok(full.project(&self.output)?)

@@ -1,6 +1,6 @@
 //! `SET col = expr, …` assignment lists of UPDATE and MERGE.
 
-use alluvium_txlog::expr::{Expr, parse_expr};
+use alluvium_expr::{Expr, parse_expr};
 
 use crate::dml::sql_text::{find_assignment_eq, split_top_level};
 use crate::{Error, Result};

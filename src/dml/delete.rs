@@ -6,9 +6,9 @@
 use std::time::Instant;
 
 use alluvium_datafile::ReadPlan;
+use alluvium_expr::{Expr, FileSummary, StatsNeeded, all_match, bind, may_match};
 use alluvium_mvcc::{Snapshot, Transaction};
 use alluvium_txlog::actions::{Add, Remove};
-use alluvium_txlog::expr::{Expr, FileSummary, StatsNeeded, all_match, bind, may_match};
 use alluvium_txlog::stats::FileStats;
 use rayon::prelude::*;
 use roaring::RoaringTreemap;

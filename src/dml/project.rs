@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use alluvium_datafile::eval::evaluate_value;
-use alluvium_txlog::expr::BoundExpr;
+use alluvium_expr::BoundExpr;
+use alluvium_expr::evaluate_value;
 use alluvium_txlog::schema::{DataType, PrimitiveType, StructType};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
@@ -92,7 +92,7 @@ impl Projection {
     }
 
     /// Every column the values read.
-    pub(crate) fn columns(&self) -> Vec<&alluvium_txlog::expr::BoundColumn> {
+    pub(crate) fn columns(&self) -> Vec<&alluvium_expr::BoundColumn> {
         self.values
             .iter()
             .flat_map(|v| match v {

@@ -6,11 +6,11 @@ use std::time::Instant;
 
 use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
-use alluvium_mvcc::Transaction;
-use alluvium_txlog::actions::Add;
-use alluvium_txlog::expr::{
+use alluvium_expr::{
     Expr, FileSummary, Predicate, StatsNeeded, bind, bind_assignment, may_match, parse_expr,
 };
+use alluvium_mvcc::Transaction;
+use alluvium_txlog::actions::Add;
 
 use roaring::RoaringTreemap;
 
@@ -63,7 +63,10 @@ impl Table {
             .map(|(c, e)| Assignment::new(c, e))
             .collect();
         let text = predicate.map(Expr::to_string);
-        update(self, &assignments, predicate, text.as_deref(), options)
+        // One instant for `current_timestamp` in the predicate and every assignment.
+        alluvium_expr::at_statement_time(chrono::Utc::now().timestamp_micros(), || {
+            update(self, &assignments, predicate, text.as_deref(), options)
+        })
     }
 
     /// [`update`](Self::update) with the assignments and the predicate as text:
@@ -80,7 +83,9 @@ impl Table {
     ) -> Result<DmlOutcome> {
         let assignments = parse_assignments(set)?;
         let pred = predicate.map(parse_expr).transpose()?;
-        update(self, &assignments, pred.as_ref(), predicate, options)
+        alluvium_expr::at_statement_time(chrono::Utc::now().timestamp_micros(), || {
+            update(self, &assignments, pred.as_ref(), predicate, options)
+        })
     }
 }
 
@@ -114,9 +119,13 @@ fn update(
     let mode = snapshot.column_mapping();
     for a in assignments {
         if schema.field(&a.column).is_none() {
+            let names = schema.fields.iter().map(|f| f.name.as_str());
             return Err(Error::InvalidArgument(format!(
-                "UPDATE: the table has no column `{}`",
-                a.column
+                "UPDATE: the table has no column `{}`{}",
+                a.column,
+                alluvium_expr::nearest_name(&a.column, names)
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default()
             )));
         }
     }

@@ -9,8 +9,8 @@
 //! row) and its rows counted.
 
 use alluvium_datafile::FileTask;
+use alluvium_expr::{FileSummary, StatsNeeded, all_match};
 use alluvium_txlog::actions::Add;
-use alluvium_txlog::expr::{FileSummary, StatsNeeded, all_match};
 use alluvium_txlog::stats::FileStats;
 
 use super::Scan;

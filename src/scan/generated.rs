@@ -16,8 +16,8 @@
 //! candidate files); rows are still filtered by the operation's own predicate, so a
 //! derived term can never change a result, only the files read.
 
+use alluvium_expr::{CmpOp, DateField, Expr, Literal, Predicate, bind, parse_expr};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{CmpOp, DateField, Expr, Literal, Predicate, bind, parse_expr};
 use alluvium_txlog::scalar::Scalar;
 use alluvium_txlog::schema::{DataType, PrimitiveType, StructType};
 

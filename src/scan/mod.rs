@@ -1,7 +1,7 @@
 //! Scans: Arrow record batches of a snapshot.
 //!
 //! 1. Plan: bind the filter to the schema and keep only files whose partition values and
-//!    statistics say they may hold a matching row (see `alluvium_txlog::expr`).
+//!    statistics say they may hold a matching row (see `alluvium_expr`).
 //! 2. Read each kept file (a bounded window of files at a time, in parallel; see
 //!    `alluvium_datafile::read`): the needed columns by their physical name or field id,
 //!    conformed to the logical types; deleted rows (deletion vectors) dropped; partition
@@ -20,11 +20,9 @@ pub use count::RowCount;
 use std::sync::Arc;
 
 use alluvium_datafile::{FileBatches, FileTask, ReadPlan, TableLayout};
+use alluvium_expr::{Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr};
 use alluvium_mvcc::Snapshot;
 use alluvium_txlog::actions::Add;
-use alluvium_txlog::expr::{
-    Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr,
-};
 use alluvium_txlog::schema::ArrowForm;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
@@ -172,7 +170,7 @@ impl ScanBuilder {
         self
     }
 
-    /// Output only rows matching the predicate text (see `alluvium_txlog::expr`).
+    /// Output only rows matching the predicate text (see `alluvium_expr`).
     ///
     /// # Errors
     /// A parse error.

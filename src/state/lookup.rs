@@ -14,11 +14,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use alluvium_expr::{Expr, FileSummary, bind, may_match};
 use alluvium_mvcc::Snapshot;
 use alluvium_storage::{FileLocation, StorePath, StoreRef};
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{Expr, FileSummary, bind, may_match};
 use alluvium_txlog::stats::FileStats;
 use arrow::compute::kernels::boolean::or;
 use arrow::compute::kernels::cmp::{eq, gt_eq, lt_eq};

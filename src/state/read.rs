@@ -9,8 +9,8 @@
 
 use std::collections::HashMap;
 
+use alluvium_expr::{Expr, Literal};
 use alluvium_mvcc::{Snapshot, VersionSpec};
-use alluvium_txlog::expr::{Expr, Literal};
 use alluvium_txlog::scalar::scalar_at;
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
 
@@ -74,7 +74,7 @@ fn in_lists(snapshot: &Snapshot, names: &[String], columns: &[ArrayRef]) -> Resu
         for i in 0..col.len() {
             list.push(key_literal(col.as_ref(), i, prim)?);
         }
-        let e = Expr::In(Box::new(Expr::column(name)), list, false);
+        let e = Expr::column(name).is_in(list);
         out = Some(match out {
             Some(o) => o.and(e),
             None => e,

@@ -23,10 +23,10 @@
 
 use std::collections::HashMap;
 
+use alluvium_expr::{CmpOp, Expr, Literal};
 use alluvium_mvcc::Snapshot;
 use alluvium_txlog::actions::Action;
 use alluvium_txlog::commit::decode_commit;
-use alluvium_txlog::expr::{CmpOp, Expr, Literal};
 use alluvium_txlog::log_path::commit_path;
 use arrow_array::Array;
 
@@ -293,7 +293,7 @@ impl StateStore {
             for i in 0..values.len() {
                 list.push(super::read::key_literal(values.as_ref(), i, prim)?);
             }
-            scan = scan.with_filter(Expr::In(Box::new(Expr::column(first)), list, false));
+            scan = scan.with_filter(Expr::column(first).is_in(list));
         }
         for batch in scan.build()?.execute() {
             orders_by_key(fold, &batch?, &mut out)?;

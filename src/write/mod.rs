@@ -12,14 +12,12 @@ pub(crate) mod source;
 
 use std::collections::HashMap;
 
-use alluvium_datafile::evaluate;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
+use alluvium_expr::evaluate;
+use alluvium_expr::{Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr};
 use alluvium_mvcc::{RetryPolicy, Snapshot, Transaction};
 use alluvium_txlog::actions::{Add, Format, Metadata, Remove};
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
-use alluvium_txlog::expr::{
-    Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr,
-};
 use alluvium_txlog::features::minimal_protocol;
 use alluvium_txlog::properties::{
     COLUMN_MAPPING_MAX_ID, COLUMN_MAPPING_MODE, TableProperties, is_protocol_request,

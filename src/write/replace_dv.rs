@@ -8,9 +8,9 @@
 //! vector through [`apply_deletes`] instead of the file being rewritten.
 
 use alluvium_datafile::ReadPlan;
+use alluvium_expr::{FileSummary, Predicate, StatsNeeded, all_match, may_match};
 use alluvium_mvcc::{Snapshot, Transaction};
 use alluvium_txlog::actions::Remove;
-use alluvium_txlog::expr::{FileSummary, Predicate, StatsNeeded, all_match, may_match};
 use roaring::RoaringTreemap;
 
 use crate::dml::delete::live_rows;

@@ -43,15 +43,22 @@ where
 }
 
 /// Classifies a source's failure: an alluvium [`Error`] (bare or inside an Arrow error) is
-/// returned as itself, an Arrow error as [`Error::Arrow`], anything else as
-/// [`Error::Input`].
+/// returned as itself; any other error an Arrow reader carries (`ExternalError`: the
+/// producer's own failure, such as a Python exception) becomes [`Error::Input`] holding it;
+/// an Arrow error proper is [`Error::Arrow`]; anything else is [`Error::Input`].
 pub(crate) fn source_error(e: Box<dyn std::error::Error + Send + Sync>) -> Error {
     let e = match e.downcast::<Error>() {
         Ok(own) => return *own,
         Err(e) => e,
     };
     match e.downcast::<ArrowError>() {
-        Ok(arrow) => Error::from(*arrow),
+        Ok(arrow) => match *arrow {
+            ArrowError::ExternalError(inner) => match inner.downcast::<Error>() {
+                Ok(own) => *own,
+                Err(other) => Error::Input(other),
+            },
+            other => Error::Arrow(other),
+        },
         Err(other) => Error::Input(other),
     }
 }
@@ -102,6 +109,14 @@ mod tests {
         let arrow = ArrowError::ParseError("bad csv".into());
         let e = Err::<RecordBatch, _>(arrow).into_batch().unwrap_err();
         assert!(matches!(e, Error::Arrow(_)), "{e:?}");
+        // A producer's own failure carried by an Arrow reader is the input's failure, and
+        // keeps its type for the caller to recover.
+        let carried = ArrowError::ExternalError(Box::new(std::io::Error::other("producer")));
+        let e = Err::<RecordBatch, _>(carried).into_batch().unwrap_err();
+        let Error::Input(inner) = e else {
+            panic!("{e:?}")
+        };
+        assert!(inner.downcast_ref::<std::io::Error>().is_some());
         assert_eq!(batch().into_batch().unwrap().num_rows(), 1);
     }
 }

@@ -1,4 +1,4 @@
-//! Schema changes of existing tables (SPEC.md §31): ADD COLUMN, RENAME COLUMN and DROP
+//! Schema changes of existing tables (SPEC.md §33): ADD COLUMN, RENAME COLUMN and DROP
 //! COLUMN through column mapping, and type widening; what readers see after each, the
 //! protocol and metadata each commits, and what each refuses.
 

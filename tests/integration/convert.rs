@@ -1,4 +1,4 @@
-//! CONVERT TO DELTA (SPEC.md §32): a directory of Parquet files, Hive-style partition
+//! CONVERT TO DELTA (SPEC.md §34): a directory of Parquet files, Hive-style partition
 //! directories, statistics from the footers or from the rows, nothing rewritten; refusals
 //! that name the file.
 

@@ -32,6 +32,7 @@ mod dml_update;
 mod duplicate_columns;
 mod errors;
 mod errors_name_the_fix;
+mod expressions;
 mod faults;
 mod follow;
 mod hostile_paths;

@@ -1,4 +1,4 @@
-//! RESTORE (SPEC.md §30): the latest version becomes the target's files and metadata in one
+//! RESTORE (SPEC.md §32): the latest version becomes the target's files and metadata in one
 //! commit, with Delta's metrics; files VACUUM deleted make it refuse; the protocol is never
 //! downgraded.
 

@@ -554,7 +554,7 @@ fn general_expressions_delete_exactly_the_matching_rows() {
 /// the same number in filter text does.
 #[test]
 fn typed_integer_literals_filter_every_integer_width() {
-    use alluvium_txlog::expr::{CmpOp, Expr, Literal};
+    use alluvium_expr::{CmpOp, Expr, Literal};
     use alluvium_txlog::scalar::Scalar;
     use arrow::array::{Int16Array, Int32Array};
     let t = Table::in_memory();
@@ -592,11 +592,7 @@ fn typed_integer_literals_filter_every_integer_width() {
             vec![Scalar::Short(2), Scalar::Short(4)],
         ] {
             let list: Vec<Literal> = lits.iter().cloned().map(Literal::Typed).collect();
-            assert_eq!(
-                count(Expr::In(Box::new(Expr::column(col)), list, false)),
-                2,
-                "{col} IN {lits:?}"
-            );
+            assert_eq!(count(Expr::column(col).is_in(list)), 2, "{col} IN {lits:?}");
             assert_eq!(
                 count(Expr::column(col).cmp(CmpOp::Eq, Literal::Typed(lits[0].clone()))),
                 1,

@@ -161,9 +161,6 @@ pub enum LogError {
         /// What was wrong.
         reason: String,
     },
-    /// A predicate expression is invalid.
-    #[error("invalid expression: {0}")]
-    InvalidExpression(String),
     /// A data file is unreadable or does not match the table schema.
     #[error("data file {path}: {reason}")]
     DataFile {

@@ -20,7 +20,6 @@
 //! * [`replay`]: action reconciliation;
 //! * [`features`], [`properties`]: the protocol gate and table properties;
 //!   [`type_widening`]: the type changes writers may apply ("Type Widening");
-//! * [`expr`]: predicates, data skipping and row filtering;
 //! * [`path`]: file paths in actions.
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -33,7 +32,6 @@ pub mod commit;
 pub mod commit_range;
 pub mod dv;
 mod error;
-pub mod expr;
 pub mod features;
 mod file_set;
 pub mod iceberg_compat;

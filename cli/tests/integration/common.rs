@@ -24,16 +24,21 @@ pub fn ok(args: &[&str]) -> String {
 }
 
 /// Runs the binary with `args`, which must fail with one `error: ` line on stderr (not a
-/// panic); that line.
+/// panic), followed only, for an expression that does not parse, by its pointer (the text
+/// and a caret line); what stderr holds.
 pub fn fails(args: &[&str]) -> String {
     let o = run(args);
     assert!(!o.status.success(), "{args:?} should fail");
     assert_ne!(o.status.code(), Some(101), "{args:?} panicked");
     let err = String::from_utf8(o.stderr).unwrap();
-    assert_eq!(
-        err.trim_end().lines().count(),
-        1,
-        "{args:?}: error must be one line: {err:?}"
+    let lines: Vec<&str> = err.trim_end().lines().collect();
+    let pointer = lines.len() == 3
+        && lines[0].contains("syntax error at ")
+        && lines[2].trim_start().starts_with('^')
+        && lines[2].trim().chars().all(|c| c == '^');
+    assert!(
+        lines.len() == 1 || pointer,
+        "{args:?}: error must be one line (and a pointer under an expression): {err:?}"
     );
     assert!(err.starts_with("error: "), "{err}");
     err

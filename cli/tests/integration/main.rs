@@ -9,6 +9,7 @@ mod column_rules;
 mod common;
 mod dml;
 mod everyday;
+mod expressions;
 mod s3;
 mod state;
 mod state_stress;

@@ -21,8 +21,8 @@ use roaring::RoaringTreemap;
 
 use super::ReadPlan;
 use super::conform::{conform_as, find_source, scan_type};
-use crate::eval::evaluate;
 use crate::{DataFileError, Result};
+use alluvium_expr::evaluate;
 
 const BATCH_ROWS: usize = 64 * 1024;
 

@@ -19,10 +19,10 @@ mod widening;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+use alluvium_expr::Predicate;
 use alluvium_storage::StoreRef;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::Predicate;
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::schema::{ArrowForm, StructType};
 use arrow_array::{RecordBatch, UInt64Array};

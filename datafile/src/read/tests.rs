@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use alluvium_expr::{bind, parse_expr};
 use alluvium_storage::{InMemoryStore, StoreRef};
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{bind, parse_expr};
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType};
 use arrow_array::cast::AsArray;

@@ -26,9 +26,9 @@
 
 use std::collections::HashSet;
 
+use alluvium_expr::{FileSummary, Predicate, StatsNeeded, may_match};
 use alluvium_txlog::Version;
 use alluvium_txlog::actions::{Action, Add, DeletionVectorDescriptor};
-use alluvium_txlog::expr::{FileSummary, Predicate, StatsNeeded, may_match};
 use alluvium_txlog::path::{TableRoot, canonical_path};
 
 use crate::{ConflictKind, MvccError};

@@ -21,11 +21,11 @@ mod row_ids;
 use std::collections::HashSet;
 use std::time::Duration;
 
+use alluvium_expr::Predicate;
 use alluvium_storage::{RequestCounts, StoreRef};
 use alluvium_txlog::actions::{
     Add, Cdc, DomainMetadata, Metadata, Protocol, Remove, SetTransaction,
 };
-use alluvium_txlog::expr::Predicate;
 use serde_json::{Map, Value};
 
 pub use commit::{CHANGE_DATA_COLUMNS, check_can_commit, check_change_data_columns};

@@ -1,7 +1,7 @@
 //! The MERGE clause model (`WHEN [NOT] MATCHED [BY SOURCE] [AND cond] THEN action`) and its
 //! SQL text form, as the CLI's `--when` takes it.
 
-use alluvium_txlog::expr::{Expr, parse_expr};
+use alluvium_expr::{Expr, parse_expr};
 
 use crate::dml::assign::{Assignment, parse_assignments};
 use crate::dml::sql_text::{find_keyword, split_top_level, strip_keyword};

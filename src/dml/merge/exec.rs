@@ -16,14 +16,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use alluvium_datafile::ReadPlan;
-use alluvium_datafile::evaluate;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
+use alluvium_expr::evaluate;
+use alluvium_expr::{BoundColumn, Expr, FileSummary, Predicate, StatsNeeded, bind, may_match};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{
-    BoundColumn, Expr, FileSummary, Predicate, StatsNeeded, bind, may_match,
-};
 use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType, from_arrow_schema};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
@@ -203,9 +201,13 @@ fn bind_clause(
     let unknown_assigned = |a: &[crate::dml::assign::Assignment]| -> Result<()> {
         for x in a {
             if table_schema.field(&x.column).is_none() {
+                let names = table_schema.fields.iter().map(|f| f.name.as_str());
                 return Err(Error::InvalidArgument(format!(
-                    "{what}: the target has no column `{}`",
-                    x.column
+                    "{what}: the target has no column `{}`{}",
+                    x.column,
+                    alluvium_expr::nearest_name(&x.column, names)
+                        .map(|n| format!("; did you mean `{n}`?"))
+                        .unwrap_or_default()
                 )));
             }
         }

@@ -4,7 +4,7 @@
 //! batch. An ON condition without keys gives an index without a map: every source row is a
 //! candidate for every target row (the nested-loop join `pairs` runs in chunks).
 
-use alluvium_txlog::expr::{CmpOp, Expr};
+use alluvium_expr::{CmpOp, Expr};
 use alluvium_txlog::schema::{DataType, PrimitiveType};
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_cast::cast;

@@ -18,7 +18,7 @@ mod pairs;
 mod prune;
 mod scope;
 
-use alluvium_txlog::expr::{Expr, parse_expr};
+use alluvium_expr::{Expr, parse_expr};
 use arrow_array::RecordBatch;
 
 use crate::dml::DmlOutcome;
@@ -290,14 +290,17 @@ impl MergeBuilder {
             }
             None => (on, self.clauses),
         };
-        exec::run(exec::MergeSpec {
-            table: &self.table,
-            source: self.source,
-            on,
-            on_text: self.on.text,
-            clauses,
-            merge_schema: self.merge_schema || options.merge_schema,
-            options,
+        // One instant for `current_timestamp` in every clause.
+        alluvium_expr::at_statement_time(chrono::Utc::now().timestamp_micros(), || {
+            exec::run(exec::MergeSpec {
+                table: &self.table,
+                source: self.source,
+                on,
+                on_text: self.on.text,
+                clauses,
+                merge_schema: self.merge_schema || options.merge_schema,
+                options,
+            })
         })
     }
 }

@@ -8,8 +8,8 @@
 //! product is never materialised, so the memory a batch costs is one chunk's joined rows
 //! plus the pairs that match (the join's output, which the clauses need).
 
-use alluvium_datafile::evaluate;
-use alluvium_txlog::expr::Predicate;
+use alluvium_expr::Predicate;
+use alluvium_expr::evaluate;
 use arrow_array::{Array, RecordBatch, UInt32Array};
 
 use super::join::SourceIndex;

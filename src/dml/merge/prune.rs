@@ -4,7 +4,7 @@
 //! every matching target row satisfies. It is checked with `may_match` against partition
 //! values and file statistics, and recorded as the transaction's read predicate.
 
-use alluvium_txlog::expr::{CmpOp, Expr, Literal};
+use alluvium_expr::{CmpOp, Expr, Literal};
 use alluvium_txlog::scalar::{Scalar, scalar_at};
 use alluvium_txlog::schema::PrimitiveType;
 use arrow_array::RecordBatch;
@@ -87,7 +87,7 @@ fn pruning_expr(
             if values.is_empty() {
                 return None;
             }
-            Expr::In(Box::new(column), values, false)
+            column.is_in(values)
         } else {
             let (mut lo, mut hi): (Option<Scalar>, Option<Scalar>) = (None, None);
             for &row in index.keyed_rows() {

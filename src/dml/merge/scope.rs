@@ -7,8 +7,8 @@
 
 use std::sync::Arc;
 
+use alluvium_expr::{BoundExpr, Expr, Predicate, bind, bind_assignment};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{BoundExpr, Expr, Predicate, bind, bind_assignment};
 use alluvium_txlog::schema::{DataType, StructField, StructType};
 use arrow_array::{Array, ArrayRef, RecordBatch, StructArray, UInt32Array, new_null_array};
 use arrow_schema::{Field, Fields, Schema, SchemaRef};
@@ -145,7 +145,17 @@ impl Scope {
             }
             (true, false) => TARGET,
             (false, true) => SOURCE,
-            (false, false) => return Err(format!("unknown column `{shown}`")),
+            (false, false) => {
+                let visible = [(sides.target, &self.target), (sides.source, &self.source)];
+                let names = visible
+                    .iter()
+                    .filter(|(seen, _)| *seen)
+                    .flat_map(|(_, side)| side.fields.iter().map(|f| f.name.as_str()));
+                let hint = alluvium_expr::nearest_name(first, names)
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default();
+                return Err(format!("unknown column `{shown}`{hint}"));
+            }
         };
         let mut p = vec![q.to_string()];
         p.extend(path.iter().cloned());

@@ -7,9 +7,9 @@
 
 use std::collections::HashMap;
 
-use alluvium_datafile::evaluate;
+use alluvium_expr::evaluate;
+use alluvium_expr::{ExprError, Predicate, bind, parse_expr};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{Predicate, bind, parse_expr};
 use alluvium_txlog::schema::{DataType, StructField, StructType};
 use arrow_array::{Array, RecordBatch};
 
@@ -33,7 +33,9 @@ pub(crate) struct Check {
 /// Parses and binds a constraint expression against the table.
 ///
 /// # Errors
-/// The expression's parse or binding error (unknown columns, a non-boolean value).
+/// The expression's parse or binding error (unknown columns, a non-boolean value), and
+/// an expression that is not deterministic (`current_date`, `current_timestamp`): a
+/// constraint must give every row the same verdict whenever it is checked.
 pub(crate) fn bind_check(
     text: &str,
     schema: &StructType,
@@ -41,6 +43,12 @@ pub(crate) fn bind_check(
     mode: ColumnMappingMode,
 ) -> Result<Predicate> {
     let expr = parse_expr(text)?;
+    if !expr.is_deterministic() {
+        return Err(ExprError::Invalid(format!(
+            "`{text}` is not deterministic (it reads the current date or time), which a CHECK constraint must be"
+        ))
+        .into());
+    }
     Ok(bind(&expr, schema, partitions, mode)?)
 }
 

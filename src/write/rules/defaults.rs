@@ -1,12 +1,13 @@
 //! Column defaults (PROTOCOL.md "Default Columns"): a column with `CURRENT_DEFAULT` that
 //! the written rows do not provide takes the value of that expression. An explicit value,
 //! NULL included, is kept. alluvium evaluates constant expressions of its expression
-//! language (literals, arithmetic, casts); a default it cannot parse, type, or that reads
-//! columns or calls functions (`current_timestamp()`), keeps the table refused for writes.
+//! language (literals, arithmetic, casts, functions, `current_timestamp()` at the write's
+//! instant); a default it cannot parse or type, or that reads columns, keeps the table
+//! refused for writes.
 
-use alluvium_datafile::eval::evaluate_value;
+use alluvium_expr::evaluate_value;
+use alluvium_expr::{BoundExpr, bind_assignment, parse_expr};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{BoundExpr, bind_assignment, parse_expr};
 use alluvium_txlog::schema::{DataType, StructField, StructType};
 use arrow_array::RecordBatch;
 

@@ -5,9 +5,9 @@
 //! column and the row. An expression alluvium cannot parse or type keeps the table
 //! refused for writes.
 
-use alluvium_datafile::eval::evaluate_value;
+use alluvium_expr::evaluate_value;
+use alluvium_expr::{BoundExpr, bind_assignment, parse_expr};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::expr::{BoundExpr, bind_assignment, parse_expr};
 use alluvium_txlog::schema::{DataType, StructField, StructType};
 use arrow::compute::kernels::cmp::not_distinct;
 use arrow_array::{Array, ArrayRef, RecordBatch};
@@ -65,6 +65,13 @@ pub(crate) fn collect(
             )
         };
         let expr = parse_expr(&text).map_err(|e| why(e.to_string()))?;
+        if !expr.is_deterministic() {
+            // Delta requires generation expressions to be deterministic: a value computed
+            // now could never be checked again.
+            return Err(why(
+                "it reads the current date or time, and a generation expression must be deterministic".into(),
+            ));
+        }
         let value = bind_assignment(&expr, schema, partitions, mode, &f.data_type)
             .map_err(|e| why(e.to_string()))?;
         for c in value.columns() {

@@ -9,7 +9,7 @@ use arrow_array::{Array, ArrayRef, Decimal128Array};
 use arrow_schema::DataType as ArrowType;
 use std::sync::Arc;
 
-use alluvium_txlog::expr::ArithOp;
+use crate::ArithOp;
 
 use super::failed;
 use crate::Result;
@@ -96,7 +96,7 @@ fn scale_of(a: &dyn Array) -> u32 {
 /// `left op right` for two `Decimal128` arrays, as `decimal(precision, scale)`.
 ///
 /// # Errors
-/// `InvalidExpression` naming `text` on overflow (a result beyond `precision` digits) and
+/// `ExprError::Invalid` naming `text` on overflow (a result beyond `precision` digits) and
 /// on division or modulo by zero.
 pub(super) fn arith(
     op: ArithOp,

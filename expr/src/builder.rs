@@ -1,7 +1,7 @@
 //! The typed builder on [`Expr`] for library users, and rewriting of column paths.
 //!
 //! ```
-//! use alluvium_txlog::expr::{Expr, parse_expr};
+//! use alluvium_expr::{Expr, Interval, parse_expr};
 //! use alluvium_txlog::schema::{DataType, PrimitiveType};
 //!
 //! // price * 2 + 1
@@ -16,11 +16,21 @@
 //! let e = Expr::coalesce(vec![Expr::column("a"), Expr::lit(0)])
 //!     .cast(DataType::Primitive(PrimitiveType::Long));
 //! assert_eq!(e.to_string(), "CAST(COALESCE(a, 0) AS long)");
+//! // lower(name) LIKE 'a%' AND ts >= current_timestamp() - INTERVAL 1 DAY
+//! let e = Expr::column("name")
+//!     .lower()
+//!     .like("a%")
+//!     .and(Expr::column("ts").ge(Expr::current_timestamp().sub(Expr::lit(Interval::days(1)))));
+//! assert_eq!(
+//!     e.to_string(),
+//!     "lower(name) LIKE 'a%' AND ts >= current_timestamp() - INTERVAL 1 DAY"
+//! );
+//! assert_eq!(parse_expr(&e.to_string()).unwrap(), e);
 //! ```
 
-use super::{ArithOp, CmpOp, Expr, Literal};
-use crate::scalar::Scalar;
-use crate::schema::DataType;
+use crate::{ArithOp, CmpOp, DateField, Expr, Function, Interval, Literal};
+use alluvium_txlog::scalar::Scalar;
+use alluvium_txlog::schema::DataType;
 
 impl Expr {
     /// A column reference by one name (`Expr::column("a")`; a name containing a dot is ONE
@@ -101,12 +111,36 @@ impl Expr {
 
     /// `self IS NULL`.
     pub fn is_null(self) -> Expr {
-        Expr::IsNull(Box::new(self), false)
+        Expr::IsNull {
+            expr: Box::new(self),
+            negated: false,
+        }
     }
 
     /// `self IS NOT NULL`.
     pub fn is_not_null(self) -> Expr {
-        Expr::IsNull(Box::new(self), true)
+        Expr::IsNull {
+            expr: Box::new(self),
+            negated: true,
+        }
+    }
+
+    /// `self IN (values)`.
+    pub fn is_in(self, values: impl IntoIterator<Item = impl Into<Literal>>) -> Expr {
+        Expr::In {
+            expr: Box::new(self),
+            list: values.into_iter().map(Into::into).collect(),
+            negated: false,
+        }
+    }
+
+    /// `self NOT IN (values)`.
+    pub fn not_in(self, values: impl IntoIterator<Item = impl Into<Literal>>) -> Expr {
+        Expr::In {
+            expr: Box::new(self),
+            list: values.into_iter().map(Into::into).collect(),
+            negated: true,
+        }
     }
 
     /// `self op other`, arithmetic.
@@ -173,6 +207,181 @@ impl Expr {
         Expr::Coalesce(args)
     }
 
+    /// `self BETWEEN low AND high`, which is `self >= low AND self <= high`.
+    pub fn between(self, low: Expr, high: Expr) -> Expr {
+        self.clone().ge(low).and(self.le(high))
+    }
+
+    /// `self NOT BETWEEN low AND high`.
+    pub fn not_between(self, low: Expr, high: Expr) -> Expr {
+        self.between(low, high).not()
+    }
+
+    fn like_form(self, pattern: Expr, case_insensitive: bool, negated: bool) -> Expr {
+        Expr::Like {
+            expr: Box::new(self),
+            pattern: Box::new(pattern),
+            escape: None,
+            case_insensitive,
+            negated,
+        }
+    }
+
+    /// `self LIKE pattern` (a string pattern: `_` one character, `%` any run, `\`
+    /// escapes).
+    pub fn like(self, pattern: impl Into<Literal>) -> Expr {
+        self.like_form(Expr::lit(pattern), false, false)
+    }
+
+    /// `self NOT LIKE pattern`.
+    pub fn not_like(self, pattern: impl Into<Literal>) -> Expr {
+        self.like_form(Expr::lit(pattern), false, true)
+    }
+
+    /// `self ILIKE pattern` (case-insensitive).
+    pub fn ilike(self, pattern: impl Into<Literal>) -> Expr {
+        self.like_form(Expr::lit(pattern), true, false)
+    }
+
+    /// `self NOT ILIKE pattern`.
+    pub fn not_ilike(self, pattern: impl Into<Literal>) -> Expr {
+        self.like_form(Expr::lit(pattern), true, true)
+    }
+
+    /// The same LIKE with `ESCAPE 'c'`; any other expression is returned as it is.
+    pub fn escape(self, c: char) -> Expr {
+        match self {
+            Expr::Like {
+                expr,
+                pattern,
+                case_insensitive,
+                negated,
+                ..
+            } => Expr::Like {
+                expr,
+                pattern,
+                escape: Some(c),
+                case_insensitive,
+                negated,
+            },
+            other => other,
+        }
+    }
+
+    /// `self IS DISTINCT FROM other` (NULL-safe `!=`).
+    pub fn is_distinct_from(self, other: Expr) -> Expr {
+        Expr::IsDistinctFrom {
+            left: Box::new(self),
+            right: Box::new(other),
+            negated: false,
+        }
+    }
+
+    /// `self IS NOT DISTINCT FROM other` (NULL-safe `=`).
+    pub fn is_not_distinct_from(self, other: Expr) -> Expr {
+        Expr::IsDistinctFrom {
+            left: Box::new(self),
+            right: Box::new(other),
+            negated: true,
+        }
+    }
+
+    /// `function(args...)`. The arity is checked when binding.
+    pub fn call(function: Function, args: Vec<Expr>) -> Expr {
+        Expr::Call { function, args }
+    }
+
+    fn call1(self, function: Function) -> Expr {
+        Expr::call(function, vec![self])
+    }
+
+    /// `lower(self)`.
+    pub fn lower(self) -> Expr {
+        self.call1(Function::Lower)
+    }
+
+    /// `upper(self)`.
+    pub fn upper(self) -> Expr {
+        self.call1(Function::Upper)
+    }
+
+    /// `trim(self)`.
+    pub fn trim(self) -> Expr {
+        self.call1(Function::Trim)
+    }
+
+    /// `length(self)`.
+    pub fn length(self) -> Expr {
+        self.call1(Function::Length)
+    }
+
+    /// `substring(self, pos[, len])`.
+    pub fn substring(self, pos: Expr, len: Option<Expr>) -> Expr {
+        let mut args = vec![self, pos];
+        args.extend(len);
+        Expr::call(Function::Substring, args)
+    }
+
+    /// `starts_with(self, prefix)`.
+    pub fn starts_with(self, prefix: Expr) -> Expr {
+        Expr::call(Function::StartsWith, vec![self, prefix])
+    }
+
+    /// `ends_with(self, suffix)`.
+    pub fn ends_with(self, suffix: Expr) -> Expr {
+        Expr::call(Function::EndsWith, vec![self, suffix])
+    }
+
+    /// `contains(self, part)`.
+    pub fn contains(self, part: Expr) -> Expr {
+        Expr::call(Function::Contains, vec![self, part])
+    }
+
+    /// `replace(self, search, replacement)`.
+    pub fn replace(self, search: Expr, replacement: Expr) -> Expr {
+        Expr::call(Function::Replace, vec![self, search, replacement])
+    }
+
+    /// `abs(self)`.
+    pub fn abs(self) -> Expr {
+        self.call1(Function::Abs)
+    }
+
+    /// `round(self, places)`.
+    pub fn round(self, places: i32) -> Expr {
+        Expr::call(Function::Round, vec![self, Expr::lit(places)])
+    }
+
+    /// `floor(self)`.
+    pub fn floor(self) -> Expr {
+        self.call1(Function::Floor)
+    }
+
+    /// `ceil(self)`.
+    pub fn ceil(self) -> Expr {
+        self.call1(Function::Ceil)
+    }
+
+    /// `date_trunc('unit', self)` (unit: `YEAR`, `MONTH`, `DAY`, `HOUR`, ...).
+    pub fn date_trunc(self, unit: &str) -> Expr {
+        Expr::call(Function::DateTrunc, vec![Expr::lit(unit), self])
+    }
+
+    /// A calendar field of `self` (`YEAR(self)`, `HOUR(self)`, ...).
+    pub fn date_part(self, field: DateField) -> Expr {
+        Expr::DatePart(field, Box::new(self))
+    }
+
+    /// `current_date()`.
+    pub fn current_date() -> Expr {
+        Expr::call(Function::CurrentDate, vec![])
+    }
+
+    /// `current_timestamp()`.
+    pub fn current_timestamp() -> Expr {
+        Expr::call(Function::CurrentTimestamp, vec![])
+    }
+
     /// A copy with every column path replaced by `f(path)` (MERGE uses it to qualify bare
     /// names with `t.` or `s.`).
     pub fn map_columns(&self, f: &mut dyn FnMut(&[String]) -> Vec<String>) -> Expr {
@@ -181,8 +390,19 @@ impl Expr {
             Expr::Column(path) => Expr::Column(f(path)),
             Expr::Literal(l) => Expr::Literal(l.clone()),
             Expr::Cmp(l, op, r) => Expr::Cmp(b(l), *op, b(r)),
-            Expr::IsNull(e, n) => Expr::IsNull(b(e), *n),
-            Expr::In(e, list, n) => Expr::In(b(e), list.clone(), *n),
+            Expr::IsNull { expr, negated } => Expr::IsNull {
+                expr: b(expr),
+                negated: *negated,
+            },
+            Expr::In {
+                expr,
+                list,
+                negated,
+            } => Expr::In {
+                expr: b(expr),
+                list: list.clone(),
+                negated: *negated,
+            },
             Expr::And(l, r) => Expr::And(b(l), b(r)),
             Expr::Or(l, r) => Expr::Or(b(l), b(r)),
             Expr::Not(e) => Expr::Not(b(e)),
@@ -202,6 +422,32 @@ impl Expr {
             Expr::Coalesce(args) => Expr::Coalesce(args.iter().map(|a| a.map_columns(f)).collect()),
             Expr::Cast(e, t) => Expr::Cast(b(e), t.clone()),
             Expr::DatePart(field, e) => Expr::DatePart(*field, b(e)),
+            Expr::Like {
+                expr,
+                pattern,
+                escape,
+                case_insensitive,
+                negated,
+            } => Expr::Like {
+                expr: b(expr),
+                pattern: b(pattern),
+                escape: *escape,
+                case_insensitive: *case_insensitive,
+                negated: *negated,
+            },
+            Expr::IsDistinctFrom {
+                left,
+                right,
+                negated,
+            } => Expr::IsDistinctFrom {
+                left: b(left),
+                right: b(right),
+                negated: *negated,
+            },
+            Expr::Call { function, args } => Expr::Call {
+                function: *function,
+                args: args.iter().map(|a| a.map_columns(f)).collect(),
+            },
         }
     }
 }
@@ -248,6 +494,12 @@ impl From<bool> for Literal {
     }
 }
 
+impl From<Interval> for Literal {
+    fn from(v: Interval) -> Literal {
+        Literal::Interval(v)
+    }
+}
+
 impl From<Scalar> for Literal {
     fn from(v: Scalar) -> Literal {
         match v {
@@ -260,7 +512,7 @@ impl From<Scalar> for Literal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::parse_expr;
+    use crate::parse_expr;
 
     #[test]
     fn builder_matches_the_parser() {

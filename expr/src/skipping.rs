@@ -15,19 +15,26 @@
 //! * decimal statistics travel as binary floating point: both bounds get a relative margin;
 //! * float columns may hold NaN, which statistics omit but which compares above everything,
 //!   so the max never rules out `>`, `>=` or `!=`.
+//!
+//! What is judged comes from the predicate binding ([`bind`](crate::bind)): comparisons of
+//! a column with a literal or a constant expression, `IS [NOT] NULL`, `IN`, `BETWEEN` (two
+//! comparisons), `IS [NOT] DISTINCT FROM` a literal, and `column LIKE 'prefix…'` through
+//! the range `[prefix, successor(prefix))` its matches lie in. Anything else, functions of
+//! columns included, is a general expression that may take any truth value: it never
+//! prunes.
 
 use std::cmp::Ordering;
 
 use serde_json::Value;
 
-use super::CmpOp;
-use super::bind::{BoundColumn, Predicate};
-use crate::actions::OptStringMap;
-use crate::partition::parse_partition_value;
-use crate::scalar::Scalar;
-use crate::scalar::text::has_non_utc_offset;
-use crate::schema::PrimitiveType;
-use crate::stats::{FileStats, stat_scalar};
+use crate::CmpOp;
+use crate::bind::{BoundColumn, Predicate};
+use alluvium_txlog::actions::OptStringMap;
+use alluvium_txlog::partition::parse_partition_value;
+use alluvium_txlog::scalar::Scalar;
+use alluvium_txlog::scalar::text::has_non_utc_offset;
+use alluvium_txlog::schema::PrimitiveType;
+use alluvium_txlog::stats::{FileStats, stat_scalar};
 
 /// What skipping knows about one file.
 #[derive(Debug, Clone, Copy)]
@@ -175,7 +182,7 @@ fn eval(p: &Predicate, file: &FileSummary<'_>) -> Tri {
             }),
             None => column_tri(c, file),
         },
-        Predicate::IsNull(c, negated) => {
+        Predicate::IsNull { column: c, negated } => {
             let tri = match partition_value(c, file) {
                 Some(v) => Tri::exact(Some(v.is_null())),
                 None => {
@@ -364,9 +371,9 @@ fn stats_cmp(c: &BoundColumn, op: CmpOp, lit: &Scalar, file: &FileSummary<'_>) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::column_mapping::ColumnMappingMode;
-    use crate::expr::{bind, parse_expr};
-    use crate::schema::StructType;
+    use crate::{bind, parse_expr};
+    use alluvium_txlog::column_mapping::ColumnMappingMode;
+    use alluvium_txlog::schema::StructType;
 
     fn schema() -> StructType {
         StructType::from_json(
@@ -456,6 +463,71 @@ mod tests {
         assert!(check("x IN (1, 7)", p, Some(S)));
         assert!(!check("x = 11 AND s = 'banana'", p, Some(S)));
         assert!(check("x = 11 OR s = 'banana'", p, Some(S)));
+    }
+
+    /// `LIKE 'prefix%'` prunes as the range of strings starting with the prefix, also
+    /// against a truncated maximum; BETWEEN as its two comparisons; a function of a column
+    /// never prunes.
+    #[test]
+    fn like_prefixes_and_between_prune_functions_never_do() {
+        let p = &[("p", Some("apple"))];
+        // S: s from "apple" to "melon", 2 nulls; x from 5 to 10.
+        assert!(check("s LIKE 'b%'", p, Some(S)));
+        assert!(check("s LIKE 'apple%'", p, Some(S)));
+        assert!(check("s LIKE 'melon%'", p, Some(S)));
+        assert!(!check("s LIKE 'z%'", p, Some(S)));
+        assert!(!check("s LIKE 'aa%'", p, Some(S)));
+        assert!(!check("s LIKE 'n_%'", p, Some(S)));
+        assert!(check("s LIKE '%z'", p, Some(S)));
+        assert!(check("s ILIKE 'Z%'", p, Some(S)));
+        assert!(check("s NOT LIKE 'z%'", p, Some(S)));
+        // A truncated maximum: "melonz" may stand for "melonzzz..." values.
+        let cut = r#"{"numRecords":1,"minValues":{"s":"melon"},"maxValues":{"s":"melonz"},"nullCount":{"s":0}}"#;
+        assert!(check("s LIKE 'melonzz%'", &[], Some(cut)));
+        assert!(!check("s LIKE 'melop%'", &[], Some(cut)));
+        // Partition values are judged exactly.
+        assert!(check("p LIKE 'app%'", p, None));
+        assert!(!check("p LIKE 'b%'", p, None));
+        // Only the range is judged: the LIKE itself may not match ('apple' is not 'app_'),
+        // and the file is kept, which is safe.
+        assert!(check("p LIKE 'app_'", p, None));
+        // BETWEEN is two comparisons.
+        assert!(check("x BETWEEN 1 AND 5", p, Some(S)));
+        assert!(!check("x BETWEEN 11 AND 20", p, Some(S)));
+        assert!(!check("x BETWEEN 1 AND 4", p, Some(S)));
+        assert!(check("x NOT BETWEEN 6 AND 9", p, Some(S)));
+        assert!(!check("x NOT BETWEEN 0 AND 20", p, Some(S)));
+        // IS DISTINCT FROM a literal is judged like the comparison it implies.
+        assert!(!check("x IS NOT DISTINCT FROM 11", p, Some(S)));
+        assert!(check("x IS DISTINCT FROM 11", p, Some(S)));
+        assert!(!check("x IS NOT DISTINCT FROM NULL", p, Some(S)));
+        // Functions of a column: no bounds are assumed, the file is kept.
+        for kept in [
+            "lower(s) = 'zzz'",
+            "upper(s) LIKE 'Z%'",
+            "length(s) > 100",
+            "abs(x) > 100",
+            "x + 0 > 100",
+            "substring(s, 1, 1) = 'z'",
+            "starts_with(s, 'z')",
+            "greatest(x, 0) > 100",
+            "date_trunc('DAY', ts) > TIMESTAMP '2030-01-01'",
+            "YEAR(ts) = 1999",
+        ] {
+            assert!(check(kept, p, Some(S)), "{kept}");
+        }
+        // Constants are computed: the comparison then prunes like a literal.
+        assert!(!check("x > 5 * 2", p, Some(S)));
+        assert!(!check(
+            "ts > TIMESTAMP '2021-01-02T00:00:00Z' - INTERVAL 1 HOUR",
+            p,
+            Some(S)
+        ));
+        assert!(check(
+            "ts > TIMESTAMP '2021-01-02T00:00:00Z' - INTERVAL 1 DAY",
+            p,
+            Some(S)
+        ));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! Every result has the Arrow type of the expression's Delta type (the table's logical
 //! mapping, `alluvium_txlog::schema::arrow_type`). NULL in gives NULL out. Integer and
 //! decimal overflow, division or modulo by zero (integral, decimal and floating) and a value
-//! a `CAST` cannot convert are `InvalidExpression` errors naming the expression: never a
+//! a `CAST` cannot convert are [`ExprError::Invalid`](crate::ExprError::Invalid) errors naming the expression: never a
 //! panic, a wrapped value or a silent NULL. An operand that can fail is evaluated only on
 //! the rows that need it: the right side of `AND` where the left is not FALSE, of `OR`
 //! where it is not TRUE, a `CASE` branch on the rows that take it, a `COALESCE` argument
@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use arrow_arith::boolean::{and_kleene, is_null, not, or_kleene};
 use arrow_arith::numeric;
-use arrow_arith::temporal::{DatePart, date_part};
 use arrow_array::cast::AsArray;
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, RecordBatch, StringArray, new_null_array,
@@ -25,18 +24,18 @@ use arrow_select::filter::filter_record_batch;
 use arrow_select::interleave::interleave;
 use arrow_select::zip::zip;
 
-use alluvium_txlog::expr::{ArithOp, BoundExpr, BoundKind, DateField, common_type};
+use crate::{ArithOp, BoundExpr, BoundKind, common_type};
 use alluvium_txlog::schema::{DataType, PrimitiveType, arrow_type};
 
-use super::decimal;
 use super::{compare, failed};
+use super::{decimal, function, temporal};
 use crate::Result;
 
 /// Evaluates `expr` on every row of `batch`: one value per row, of the Arrow type of
 /// `expr.data_type()`.
 ///
 /// # Errors
-/// `InvalidExpression` (as [`crate::DataFileError::Log`]) naming the expression on
+/// [`ExprError::Invalid`](crate::ExprError::Invalid) naming the expression on
 /// overflow, division or modulo by zero and failed casts, and when a referenced column is
 /// missing from the batch.
 pub fn evaluate_value(expr: &BoundExpr, batch: &RecordBatch) -> Result<ArrayRef> {
@@ -83,11 +82,18 @@ pub fn evaluate_value(expr: &BoundExpr, batch: &RecordBatch) -> Result<ArrayRef>
             let (a, b) = (convert(&a, &common, "=")?, convert(&b, &common, "=")?);
             Arc::new(compare(&a, *op, &b)?)
         }
-        BoundKind::IsNull(e, negated) => {
+        BoundKind::IsNull {
+            operand: e,
+            negated,
+        } => {
             let nulls = is_null(&evaluate_value(e, batch)?)?;
             Arc::new(if *negated { not(&nulls)? } else { nulls })
         }
-        BoundKind::In(e, values, negated) => {
+        BoundKind::In {
+            operand: e,
+            list: values,
+            negated,
+        } => {
             let operand = evaluate_value(e, batch)?;
             let mut acc = BooleanArray::from(vec![false; n]);
             for v in values {
@@ -164,16 +170,61 @@ pub fn evaluate_value(expr: &BoundExpr, batch: &RecordBatch) -> Result<ArrayRef>
             if v.data_type() == &ArrowType::Null {
                 new_null_array(&ty, n)
             } else {
-                let part = match field {
-                    DateField::Year => DatePart::Year,
-                    DateField::Month => DatePart::Month,
-                    DateField::Day => DatePart::Day,
-                };
-                // Timestamps with a time zone are read in that zone (UTC for Delta's).
-                let r = date_part(&v, part).map_err(|e| arrow_failure(field.name(), e))?;
-                convert(&r, &ty, field.name())?
+                convert(&temporal::field(&v, *field)?, &ty, field.name())?
             }
         }
+        BoundKind::Like {
+            operand,
+            pattern,
+            escape,
+            case_insensitive,
+            negated,
+        } => {
+            let a = evaluate_value(operand, batch)?;
+            let p = evaluate_value(pattern, batch)?;
+            Arc::new(function::like(
+                &a,
+                pattern,
+                &p,
+                *escape,
+                (*case_insensitive, *negated),
+                "LIKE",
+            )?)
+        }
+        BoundKind::IsDistinctFrom {
+            left,
+            right,
+            negated,
+        } => {
+            let (a, b) = (evaluate_value(left, batch)?, evaluate_value(right, batch)?);
+            let Some(common) = common_type(left.data_type(), right.data_type()) else {
+                return Err(failed("IS DISTINCT FROM", "operands have no common type"));
+            };
+            let common = arrow_type(&common)?;
+            if common == ArrowType::Null {
+                // NULL against NULL on every row: not distinct.
+                return Ok(Arc::new(BooleanArray::from(vec![*negated; n])));
+            }
+            let (a, b) = (
+                convert(&a, &common, "IS DISTINCT FROM")?,
+                convert(&b, &common, "IS DISTINCT FROM")?,
+            );
+            Arc::new(if *negated {
+                cmp::not_distinct(&a, &b)?
+            } else {
+                cmp::distinct(&a, &b)?
+            })
+        }
+        BoundKind::AddInterval {
+            operand,
+            interval,
+            text,
+        } => temporal::add_interval(&evaluate_value(operand, batch)?, *interval, &ty, text)?,
+        BoundKind::Call {
+            function,
+            args,
+            text,
+        } => function::call(*function, args, batch, &ty, text)?,
     })
 }
 
@@ -196,7 +247,7 @@ fn as_boolean(v: &ArrayRef) -> Result<BooleanArray> {
 }
 
 /// Rows where `a` is TRUE (NULL counts as not TRUE); the result has no nulls.
-fn is_true(a: &BooleanArray) -> BooleanArray {
+pub(super) fn is_true(a: &BooleanArray) -> BooleanArray {
     match a.nulls() {
         None => BooleanArray::new(a.values().clone(), None),
         Some(valid) => BooleanArray::new(a.values() & valid.inner(), None),
@@ -279,7 +330,7 @@ pub(super) fn on_rows(
 
 /// `arr` converted to `ty` (a no-op when it has it); a value that does not convert is an
 /// error naming `text`.
-fn convert(arr: &ArrayRef, ty: &ArrowType, text: &str) -> Result<ArrayRef> {
+pub(super) fn convert(arr: &ArrayRef, ty: &ArrowType, text: &str) -> Result<ArrayRef> {
     if arr.data_type() == ty {
         return Ok(arr.clone());
     }
@@ -290,7 +341,7 @@ fn convert(arr: &ArrayRef, ty: &ArrowType, text: &str) -> Result<ArrayRef> {
     cast_with_options(arr, ty, &options).map_err(|e| failed(text, format!("cannot convert: {e}")))
 }
 
-fn arrow_failure(text: &str, e: ArrowError) -> crate::DataFileError {
+fn arrow_failure(text: &str, e: ArrowError) -> crate::ExprError {
     match e {
         ArrowError::ArithmeticOverflow(_) => failed(text, "integer overflow"),
         ArrowError::DivideByZero => failed(text, "division by zero"),
@@ -412,8 +463,8 @@ mod tests {
     use arrow_schema::{Field, Schema};
 
     use super::*;
+    use crate::{bind, bind_value, parse_expr};
     use alluvium_txlog::column_mapping::ColumnMappingMode;
-    use alluvium_txlog::expr::{bind, bind_value, parse_expr};
     use alluvium_txlog::schema::StructType;
 
     fn batch() -> (RecordBatch, StructType) {
@@ -528,7 +579,7 @@ mod tests {
 
     fn error(text: &str, rows: &[usize]) -> String {
         match eval_rows(text, rows) {
-            Err(crate::DataFileError::Log(alluvium_txlog::LogError::InvalidExpression(m))) => m,
+            Err(crate::ExprError::Invalid(m)) => m,
             other => panic!("{text}: {other:?}"),
         }
     }
@@ -680,7 +731,7 @@ mod tests {
                 ColumnMappingMode::None,
             )
             .unwrap();
-            super::super::evaluate(&p, &b).unwrap().iter().collect()
+            crate::evaluate(&p, &b).unwrap().iter().collect()
         };
         assert_eq!(
             pred("t.id + 1 > l"),
@@ -714,7 +765,7 @@ mod tests {
     /// (a NULL struct) reads as NULL fields.
     #[test]
     fn merge_shaped_batches_of_two_structs() {
-        use alluvium_txlog::expr::bind_assignment;
+        use crate::bind_assignment;
         let side = |ids: Vec<Option<i64>>, vs: Vec<Option<i32>>, valid: Vec<bool>| {
             let a = StructArray::from(vec![
                 (
@@ -767,7 +818,7 @@ mod tests {
             ColumnMappingMode::None,
         )
         .unwrap();
-        let on: Vec<_> = super::super::evaluate(&on, &b).unwrap().iter().collect();
+        let on: Vec<_> = crate::evaluate(&on, &b).unwrap().iter().collect();
         assert_eq!(on, vec![Some(true), Some(false), None]);
         // `SET v = v + s.v * 2`: the bare `v` is the target's.
         let set = parse_expr("v + s.v * 2").unwrap().map_columns(&mut |p| {

@@ -1,10 +1,16 @@
-//! Row-level evaluation of bound predicates and value expressions (`alluvium_txlog::expr`)
-//! over an Arrow batch whose columns carry the table's logical names and types (as a scan
+//! Row-level evaluation of bound predicates ([`Predicate`]) and value expressions
+//! ([`crate::BoundExpr`]) over an Arrow batch whose columns carry the table's logical names and types (as a scan
 //! produces them; MERGE evaluates on a batch of two struct columns `t` and `s`).
 
+mod column;
 mod decimal;
+mod function;
+#[cfg(test)]
+mod function_tests;
+mod temporal;
 mod value;
 
+pub use column::leaf_array;
 pub use value::{evaluate_bool, evaluate_value};
 
 use arrow_arith::boolean::{and_kleene, is_not_null, is_null, not, or_kleene};
@@ -15,17 +21,14 @@ use arrow_ord::cmp;
 use arrow_schema::{DataType as ArrowType, TimeUnit};
 use std::sync::Arc;
 
-use alluvium_txlog::LogError;
-use alluvium_txlog::expr::{BoundColumn, CmpOp, Predicate};
 use alluvium_txlog::scalar::Scalar;
 
-use crate::Result;
-use crate::arrow_util::leaf_array;
+use crate::{BoundColumn, CmpOp, ExprError, Predicate, Result};
 
 /// Evaluates `pred` on every row of `batch`: TRUE, FALSE or NULL per row.
 ///
 /// # Errors
-/// [`LogError::InvalidExpression`] (as [`crate::DataFileError::Log`]) if a referenced
+/// [`ExprError::Invalid`] if a referenced
 /// column is missing from the batch or has an incompatible type.
 pub fn evaluate(pred: &Predicate, batch: &RecordBatch) -> Result<BooleanArray> {
     let n = batch.num_rows();
@@ -49,10 +52,10 @@ pub fn evaluate(pred: &Predicate, batch: &RecordBatch) -> Result<BooleanArray> {
         Predicate::Column(c) => {
             let arr = column(batch, c)?;
             arr.as_boolean_opt().cloned().ok_or_else(|| {
-                LogError::InvalidExpression(format!("column `{}` is not boolean", c.display_name()))
+                ExprError::Invalid(format!("column `{}` is not boolean", c.display_name()))
             })?
         }
-        Predicate::IsNull(c, negated) => {
+        Predicate::IsNull { column: c, negated } => {
             let arr = column(batch, c)?;
             if *negated {
                 is_not_null(&arr)?
@@ -82,6 +85,22 @@ pub fn evaluate(pred: &Predicate, batch: &RecordBatch) -> Result<BooleanArray> {
             compare(&x, *op, &y)?
         }
     })
+}
+
+/// The value of an expression that reads no column (`current_timestamp() - INTERVAL 1
+/// DAY`), computed once; `None` if it fails (division by zero, an out-of-range date) or
+/// has no scalar form, so that the caller keeps it as an expression and every row meets
+/// the failure as before.
+pub(crate) fn constant(expr: &crate::BoundExpr) -> Option<Scalar> {
+    let batch = RecordBatch::try_new_with_options(
+        Arc::new(arrow_schema::Schema::empty()),
+        vec![],
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(1)),
+    )
+    .ok()?;
+    let value = evaluate_value(expr, &batch).ok()?;
+    let ty = expr.data_type().as_primitive()?;
+    alluvium_txlog::scalar::scalar_at(value.as_ref(), 0, ty).ok()
 }
 
 /// True if evaluating `p` can fail on some value (it holds arithmetic or a cast).
@@ -115,8 +134,8 @@ fn evaluate_on(
 }
 
 /// An evaluation failure of the expression `text`.
-pub(crate) fn failed(text: &str, reason: impl std::fmt::Display) -> crate::DataFileError {
-    LogError::InvalidExpression(format!("`{text}`: {reason}")).into()
+fn failed(text: &str, reason: impl std::fmt::Display) -> ExprError {
+    ExprError::Invalid(format!("`{text}`: {reason}"))
 }
 
 fn compare(
@@ -182,10 +201,10 @@ fn scalar_type(lit: &Scalar, column: &ArrowType) -> ArrowType {
 /// evaluator's kernels and literals are defined on those, and the values are the same.
 fn column(batch: &RecordBatch, c: &BoundColumn) -> Result<ArrayRef> {
     let arr = leaf_array(batch, &c.path).map_err(|_| {
-        crate::DataFileError::from(LogError::InvalidExpression(format!(
+        ExprError::Invalid(format!(
             "column `{}` is not in the scanned data",
             c.display_name()
-        )))
+        ))
     })?;
     Ok(match arr.data_type() {
         ArrowType::Utf8View => cast(&arr, &ArrowType::Utf8)?,
@@ -203,8 +222,8 @@ mod tests {
     use arrow_schema::{Field, Schema};
 
     use super::*;
+    use crate::{MAX_EXPR_DEPTH, bind, parse_expr};
     use alluvium_txlog::column_mapping::ColumnMappingMode;
-    use alluvium_txlog::expr::{MAX_EXPR_DEPTH, bind, parse_expr};
     use alluvium_txlog::schema::StructType;
 
     fn batch() -> (RecordBatch, StructType) {
@@ -310,8 +329,8 @@ mod tests {
 
     #[test]
     fn expressions_at_the_depth_limit_work_on_a_small_stack() {
+        use crate::{FileSummary, may_match};
         use alluvium_txlog::actions::OptStringMap;
-        use alluvium_txlog::expr::{FileSummary, may_match};
 
         let deepest = [
             format!("{}i = 1", "NOT ".repeat(MAX_EXPR_DEPTH - 2)),

@@ -13,8 +13,8 @@
 //!   the scale shrinks to keep the integral digits, but never below `min(scale, 6)`.
 //! * `void` (an untyped NULL) takes the other side's type.
 
-use super::ArithOp;
-use crate::schema::{DataType, PrimitiveType};
+use crate::ArithOp;
+use alluvium_txlog::schema::{DataType, PrimitiveType};
 
 /// Largest decimal precision.
 const MAX_PRECISION: u32 = 38;

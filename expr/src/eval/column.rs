@@ -1,20 +1,18 @@
-//! Small Arrow helpers shared by predicate evaluation and statistics.
+//! The array of a column path in a record batch, shared by evaluation and the statistics
+//! collector of `alluvium-datafile`.
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, make_array};
 use arrow_buffer::NullBuffer;
 
-use alluvium_txlog::LogError;
-
-use crate::Result;
+use crate::{ExprError, Result};
 
 /// The array of a (possibly nested) column, with the nulls of its parent structs applied.
 ///
 /// # Errors
-/// [`LogError::InvalidExpression`] (as [`crate::DataFileError::Log`]) if the column is not in the batch.
+/// [`ExprError::Invalid`] if the column is not in the batch.
 pub fn leaf_array(batch: &RecordBatch, path: &[String]) -> Result<ArrayRef> {
-    let missing =
-        || LogError::InvalidExpression(format!("column `{}` is not in the batch", path.join(".")));
+    let missing = || ExprError::Invalid(format!("column `{}` is not in the batch", path.join(".")));
     let (first, rest) = path.split_first().ok_or_else(missing)?;
     let mut arr = batch.column_by_name(first).cloned().ok_or_else(missing)?;
     for name in rest {
