@@ -298,9 +298,24 @@ mod tests {
 
     #[test]
     fn the_protocol_is_never_downgraded() {
-        // Restoring a 1/2 version onto a table now at 3/7 with deletion vectors keeps 3/7.
-        let now = protocol(3, 7, Some(&["deletionVectors"]), Some(&["deletionVectors"]));
-        assert_eq!(merged_protocol(&now, &protocol(1, 2, None, None)), now);
+        use alluvium_txlog::features::{supports_reader_feature, supports_writer_feature};
+        // Restoring a 1/2 version onto a table now at 3/7 with deletion vectors keeps 3/7
+        // and the feature; the target's implied features are listed too (Delta's
+        // `Protocol.merge` unions both sides' features).
+        let bare = protocol(3, 7, Some(&["deletionVectors"]), Some(&["deletionVectors"]));
+        let merged = merged_protocol(&bare, &protocol(1, 2, None, None));
+        assert_eq!(
+            (merged.min_reader_version, merged.min_writer_version),
+            (3, 7)
+        );
+        assert!(supports_reader_feature(&merged, "deletionVectors"));
+        assert!(supports_writer_feature(&merged, "appendOnly"));
+        // A table upgraded from 1/2 already lists them: nothing changes.
+        let upgraded = upgrade_protocol(&protocol(1, 2, None, None), &["deletionVectors"]);
+        assert_eq!(
+            merged_protocol(&upgraded, &protocol(1, 2, None, None)),
+            upgraded
+        );
         // Restoring a 2/5 (column mapping) version onto a 1/4 (CDF) table supports both.
         let merged = merged_protocol(&protocol(1, 4, None, None), &protocol(2, 5, None, None));
         assert!(alluvium_txlog::features::supports_writer_feature(
