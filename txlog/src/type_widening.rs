@@ -137,7 +137,7 @@ mod tests {
             (P::Integer, P::String),
             (P::Date, P::Timestamp),
             (P::TimestampNtz, P::Date),
-            (P::Decimal(10, 2), P::Decimal(11, 3)),
+            (P::Decimal(10, 2), P::Decimal(11, 4)),
             (P::Decimal(10, 2), P::Decimal(10, 1)),
             (P::Integer, P::Decimal(9, 0)),
             (P::Integer, P::Decimal(11, 2)),
