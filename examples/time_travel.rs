@@ -70,7 +70,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let latest = table.snapshot()?;
     let at = latest.timestamp_ms();
     let as_of = table.snapshot_at(VersionSpec::Timestamp(at))?;
-    println!("as of {at} ms: version {}", as_of.version());
+    println!(
+        "as of {}: version {}",
+        alluvium::iso_timestamp(at),
+        as_of.version()
+    );
     assert_eq!(as_of.version(), latest.version());
 
     // The commits, newest first.
@@ -81,8 +85,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .and_then(|c| c.operation())
             .unwrap_or("");
         println!(
-            "{:>3}  {:>14}  {operation}",
-            entry.version, entry.timestamp_ms
+            "{:>3}  {}  {operation}",
+            entry.version,
+            alluvium::iso_timestamp(entry.timestamp_ms)
         );
     }
     assert_eq!(count(table.snapshot_at(VersionSpec::Version(3))?)?, 30);
