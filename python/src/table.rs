@@ -59,7 +59,15 @@ pub(crate) fn open_table(
     let table = open(uri, storage_options)?;
     let spec = version_spec(version, timestamp_ms)?;
     let t = table.clone();
-    let snapshot = blocking::run(py, move |_| t.snapshot_at(spec).py_err())?;
+    let snapshot = blocking::run(py, move |_| {
+        match spec {
+            // The table's cached snapshot: the operations that follow (which run on the
+            // latest version) refresh it instead of loading the log again.
+            VersionSpec::Latest => t.snapshot(),
+            spec => t.snapshot_at(spec),
+        }
+        .py_err()
+    })?;
     Ok(RawTable::new(table, snapshot))
 }
 
