@@ -34,8 +34,7 @@ pub struct FilesArgs {
 
 /// A file's rows by its statistics (`numRecords`), when recorded.
 fn rows(add: &Add) -> Option<i64> {
-    let stats: Value = serde_json::from_str(add.stats.as_deref()?).ok()?;
-    stats.get("numRecords")?.as_i64()
+    add.num_records()
 }
 
 /// The partition values as `col=value/col=value` (NULL spelled `null`).

@@ -11,7 +11,6 @@
 use alluvium_datafile::FileTask;
 use alluvium_expr::{FileSummary, StatsNeeded, all_match};
 use alluvium_txlog::actions::Add;
-use alluvium_txlog::stats::FileStats;
 
 use super::Scan;
 use crate::Result;
@@ -27,11 +26,11 @@ pub struct RowCount {
     pub files_read: usize,
 }
 
-/// The live rows of `add` by its statistics, when known.
+/// The live rows of `add` by its statistics, when known and possible: a file whose deletion
+/// vector deletes more rows than it has is read instead (`Add::live_rows` would count 0).
 fn live_rows(add: &Add) -> Option<u64> {
-    let records = FileStats::parse(add.stats.as_deref()?)?.num_records?;
     let deleted = add.deletion_vector.as_ref().map_or(0, |d| d.cardinality);
-    u64::try_from(records.checked_sub(deleted)?).ok()
+    u64::try_from(add.num_records()?.checked_sub(deleted)?).ok()
 }
 
 impl Scan {
