@@ -8,8 +8,9 @@
 //!   partition values materialised, a filter applied row by row; one file at a time
 //!   ([`read_file`] of a [`FileTask`]), so an engine can distribute a scan;
 //! * **writing** data files ([`sink`]): Parquet encoding with per-file statistics
-//!   ([`stats_writer`]), Hive-style partition directories, uploads with put-if-absent,
-//!   returning the `add` actions;
+//!   ([`stats_writer`]), the columns of big batches encoded in parallel (`encode`),
+//!   Hive-style partition directories, uploads with put-if-absent, returning the `add`
+//!   actions;
 //! * the **OPTIMIZE rewrite** of a set of files ([`rewrite`], with [`zorder`] clustering).
 //!
 //! Filters are evaluated with `alluvium-expr`, which owns the expression language.
@@ -21,6 +22,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+mod encode;
 mod error;
 pub mod read;
 pub mod rewrite;

@@ -5,6 +5,10 @@
 //! most the target size) plus, on object stores, the closed files waiting to be uploaded
 //! (at most [`MAX_PENDING_UPLOAD_BYTES`], or one file), never by the size of the input.
 //!
+//! The columns of a big batch are encoded side by side on the current rayon pool, and the
+//! file's statistics folded alongside (the crate's `encode` module); the files are byte for byte
+//! those of encoding on the calling thread.
+//!
 //! On stores whose requests are slow but can run many at a time
 //! ([`ObjectStore::fetches_concurrently`]: object stores), closed files are uploaded in
 //! parallel batches of at most [`MAX_PENDING_UPLOAD_BYTES`] in flight, at most
@@ -29,11 +33,11 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, ListArray, MapArray, RecordBatch, StructArray, UInt32Array};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use arrow_select::take::take_record_batch;
-use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
+use crate::encode::ParquetEncoder;
 use crate::read::scan_fields;
 use crate::stats_writer::StatsCollector;
 use crate::{DataFileError, Result};
@@ -91,7 +95,7 @@ pub const CHANGE_DATA_DIR: &str = "_change_data";
 pub const DEFAULT_TARGET_FILE_SIZE: u64 = 128 * 1024 * 1024;
 
 struct OpenFile {
-    writer: ArrowWriter<Vec<u8>>,
+    writer: ParquetEncoder,
     stats: StatsCollector,
     key: String,
     partition_values: OptStringMap,
@@ -181,6 +185,9 @@ pub struct FileSink<'a> {
     pending: Vec<(StorePath, bytes::Bytes, Add)>,
     pending_bytes: u64,
     elapsed: std::time::Duration,
+    /// Whether big batches are encoded one task per column on the current rayon pool
+    /// (see [`crate::encode`]); the files are the same either way.
+    parallel: bool,
 }
 
 /// The table's `alluvium.parquet.dataPageRowLimit`, when it is a positive integer (any other
@@ -423,6 +430,7 @@ impl<'a> FileSink<'a> {
             pending: Vec::new(),
             pending_bytes: 0,
             elapsed: std::time::Duration::ZERO,
+            parallel: true,
         })
     }
 
@@ -562,10 +570,10 @@ impl<'a> FileSink<'a> {
             } else {
                 format!("{dir}/{name}")
             };
-            let writer = ArrowWriter::try_new(
-                Vec::new(),
+            let writer = ParquetEncoder::try_new(
                 self.physical_schema.clone(),
-                Some(dictionary_choice(self.props.clone(), &physical)?),
+                dictionary_choice(self.props.clone(), &physical)?,
+                self.parallel,
             )?;
             let stats = StatsCollector::new(
                 &self.data_schema,
@@ -587,16 +595,22 @@ impl<'a> FileSink<'a> {
                 .open
                 .get_mut(&key)
                 .ok_or_else(|| DataFileError::InvalidArgument("open file vanished".into()))?;
-            file.writer.write(&physical)?;
-            if !self.change_data {
-                if self.stats_columns == logical.num_columns() {
-                    file.stats.update(&logical)?;
+            let (change_data, stats_columns) = (self.change_data, self.stats_columns);
+            let stats = &mut file.stats;
+            // The statistics are folded while the columns are encoded (on the pool with
+            // them for a big batch).
+            let update_stats = || -> Result<()> {
+                if change_data {
+                    Ok(())
+                } else if stats_columns == logical.num_columns() {
+                    stats.update(&logical)
                 } else {
-                    let data: Vec<usize> = (0..self.stats_columns).collect();
-                    file.stats.update(&logical.project(&data)?)?;
+                    let data: Vec<usize> = (0..stats_columns).collect();
+                    stats.update(&logical.project(&data)?)
                 }
-            }
-            (file.writer.bytes_written() + file.writer.in_progress_size()) as u64 >= self.target
+            };
+            file.writer.write(&physical, update_stats)?;
+            file.writer.size() as u64 >= self.target
         };
         if full && let Some(file) = self.open.remove(&key) {
             self.close(file)?;
@@ -605,7 +619,8 @@ impl<'a> FileSink<'a> {
     }
 
     fn close(&mut self, file: OpenFile) -> Result<()> {
-        let bytes = bytes::Bytes::from(file.writer.into_inner()?);
+        // `Bytes::from(Vec)` takes the buffer over: the file is not copied.
+        let bytes = bytes::Bytes::from(file.writer.finish()?);
         let size = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
         let path = StorePath::parse(file.key.clone())?;
         let add = Add {
@@ -694,6 +709,14 @@ impl<'a> FileSink<'a> {
         Ok((self.done, self.elapsed))
     }
 
+    /// The same sink encoding every batch on the calling thread (the tests compare its
+    /// files with the parallel path's).
+    #[cfg(test)]
+    fn sequential(mut self) -> Self {
+        self.parallel = false;
+        self
+    }
+
     /// Gives up: deletes the files already uploaded (open and pending ones never were).
     pub fn abort(self) {
         discard(self.store, &self.done);
@@ -720,6 +743,7 @@ mod tests {
     use alluvium_txlog::schema::{DataType, PrimitiveType};
     use arrow_array::{Int64Array, StringArray};
     use bytes::Bytes;
+    use parquet::arrow::ArrowWriter;
     use parquet::file::reader::{FileReader, SerializedFileReader};
 
     /// Whether each column chunk of the one file written from `batch` has a dictionary.
@@ -822,5 +846,256 @@ mod tests {
             "0".to_string(),
         )]);
         assert_eq!(pages_of(&batch(5000), &bad), vec![1, 1]);
+    }
+
+    /// The table of the parallel-encoding tests: flat columns of each kind the benchmark
+    /// writes, plus a struct (two leaf columns under one top-level column).
+    fn wide_schema() -> StructType {
+        let p = |t| DataType::Primitive(t);
+        StructType::new(vec![
+            StructField::new("id", p(PrimitiveType::Long), true),
+            StructField::new("category", p(PrimitiveType::String), true),
+            StructField::new("value", p(PrimitiveType::Double), true),
+            StructField::new("ts", p(PrimitiveType::Timestamp), true),
+            StructField::new(
+                "pair",
+                DataType::Struct(Box::new(StructType::new(vec![
+                    StructField::new("a", p(PrimitiveType::Long), true),
+                    StructField::new("b", p(PrimitiveType::String), true),
+                ]))),
+                true,
+            ),
+        ])
+    }
+
+    /// `rows` rows of [`wide_schema`] from `start`, in the sink's logical schema.
+    fn wide_batch(logical: &SchemaRef, start: i64, rows: i64) -> RecordBatch {
+        use arrow_array::{Float64Array, TimestampMicrosecondArray};
+        let ids: Vec<i64> = (start..start + rows).collect();
+        let ArrowType::Struct(pair_fields) = logical.field(4).data_type().clone() else {
+            panic!("pair is a struct");
+        };
+        let pair = StructArray::try_new(
+            pair_fields,
+            vec![
+                Arc::new(Int64Array::from_iter_values(ids.iter().map(|i| i % 7))),
+                Arc::new(StringArray::from_iter(
+                    ids.iter().map(|i| (i % 3 != 0).then(|| format!("b{i}"))),
+                )),
+            ],
+            None,
+        )
+        .unwrap();
+        RecordBatch::try_new(
+            logical.clone(),
+            vec![
+                Arc::new(Int64Array::from(ids.clone())),
+                Arc::new(StringArray::from_iter_values(
+                    ids.iter().map(|i| format!("c{}", i % 100)),
+                )),
+                Arc::new(Float64Array::from_iter(
+                    ids.iter().map(|i| (i % 11 != 0).then_some(*i as f64 * 0.5)),
+                )),
+                Arc::new(
+                    TimestampMicrosecondArray::from_iter_values(
+                        ids.iter().map(|i| 1_700_000_000_000_000 + i * 1_000_000),
+                    )
+                    .with_timezone("UTC"),
+                ),
+                Arc::new(pair),
+            ],
+        )
+        .unwrap()
+    }
+
+    /// The files (add action and bytes, in order) a sink writes from `batches` of
+    /// `batch_rows` rows (`total` in all), in parallel or not, with the target size given.
+    fn write_wide(
+        total: i64,
+        batch_rows: i64,
+        target_size: Option<u64>,
+        parallel: bool,
+    ) -> (Vec<(Add, Bytes)>, Vec<RecordBatch>) {
+        let store = InMemoryStore::new();
+        let schema = wide_schema();
+        let config = HashMap::new();
+        let sink = FileSink::new(
+            SinkTable {
+                store: &store,
+                schema: &schema,
+                partition_columns: &[],
+                configuration: &config,
+                column_mapping: ColumnMappingMode::None,
+            },
+            FileSinkOptions {
+                target_size,
+                data_change: true,
+            },
+        )
+        .unwrap();
+        let mut sink = if parallel { sink } else { sink.sequential() };
+        let logical = sink.logical_data_schema.clone();
+        let batches: Vec<RecordBatch> = (0..total)
+            .step_by(batch_rows as usize)
+            .map(|start| wide_batch(&logical, start, batch_rows.min(total - start)))
+            .collect();
+        for b in &batches {
+            sink.write(b).unwrap();
+        }
+        let (adds, _) = sink.finish().unwrap();
+        let files = adds
+            .into_iter()
+            .map(|a| {
+                let bytes = store.get(&StorePath::parse(&a.path).unwrap()).unwrap();
+                (a, bytes)
+            })
+            .collect();
+        (files, batches)
+    }
+
+    /// The rows of a Parquet file, as one batch.
+    fn read_rows(bytes: &Bytes) -> RecordBatch {
+        let reader =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes.clone())
+                .unwrap()
+                .build()
+                .unwrap();
+        let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+        arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap()
+    }
+
+    /// On a pool of two threads (so the parallel path runs on any machine).
+    fn on_two_threads<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap()
+            .install(f)
+    }
+
+    #[test]
+    fn parallel_encoding_writes_the_files_of_sequential_encoding() {
+        let ((parallel, batches), (sequential, _)) = on_two_threads(|| {
+            (
+                write_wide(100_000, 30_000, None, true),
+                write_wide(100_000, 30_000, None, false),
+            )
+        });
+        assert_eq!(parallel.len(), 1);
+        assert_eq!(sequential.len(), 1);
+        let ((p_add, p_bytes), (s_add, s_bytes)) = (&parallel[0], &sequential[0]);
+        // Same bytes: same rows, encodings, dictionaries, page cuts and footer.
+        assert_eq!(p_bytes, s_bytes);
+        assert_eq!(p_add.stats, s_add.stats);
+        assert_eq!(p_add.size, s_add.size);
+        let stats: serde_json::Value =
+            serde_json::from_str(p_add.stats.as_deref().unwrap()).unwrap();
+        assert_eq!(stats["numRecords"], 100_000);
+        assert_eq!(stats["minValues"]["id"], 0);
+        assert_eq!(stats["maxValues"]["id"], 99_999);
+        assert_eq!(stats["nullCount"]["value"], 9_091);
+        assert_eq!(stats["nullCount"]["pair"]["b"], 33_334);
+        // The rows read back are the rows written.
+        let all = arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap();
+        let read = read_rows(p_bytes);
+        assert_eq!(read.num_rows(), 100_000);
+        for (r, w) in read.columns().iter().zip(all.columns()) {
+            assert_eq!(r.as_ref(), w.as_ref());
+        }
+        // The dictionary choices of the sampled first rows hold: none for the unique
+        // columns (id, ts, the all-distinct doubles), one for the repeated ones.
+        let reader = SerializedFileReader::new(p_bytes.clone()).unwrap();
+        let dictionaries: Vec<(String, bool)> = reader
+            .metadata()
+            .row_group(0)
+            .columns()
+            .iter()
+            .map(|c| {
+                (
+                    c.column_path().string(),
+                    c.dictionary_page_offset().is_some(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            dictionaries,
+            vec![
+                ("id".to_string(), false),
+                ("category".to_string(), true),
+                ("value".to_string(), false),
+                ("ts".to_string(), false),
+                ("pair.a".to_string(), true),
+                // Under a struct: not sampled, the default dictionary.
+                ("pair.b".to_string(), true),
+            ]
+        );
+    }
+
+    #[test]
+    fn encoding_writes_the_file_arrow_writer_writes() {
+        // The file is byte for byte the one `ArrowWriter` writes with the sink's properties
+        // (dictionary choice included), so replacing it changed nothing in the files.
+        let (files, batches) = on_two_threads(|| write_wide(50_000, 10_000, None, true));
+        let store = InMemoryStore::new();
+        let schema = wide_schema();
+        let config = HashMap::new();
+        let sink = FileSink::new(
+            SinkTable {
+                store: &store,
+                schema: &schema,
+                partition_columns: &[],
+                configuration: &config,
+                column_mapping: ColumnMappingMode::None,
+            },
+            FileSinkOptions::default(),
+        )
+        .unwrap();
+        let props = dictionary_choice(sink.props.clone(), &batches[0]).unwrap();
+        let mut writer =
+            ArrowWriter::try_new(Vec::new(), sink.physical_schema.clone(), Some(props)).unwrap();
+        for b in &batches {
+            let physical =
+                RecordBatch::try_new(sink.physical_schema.clone(), b.columns().to_vec()).unwrap();
+            writer.write(&physical).unwrap();
+        }
+        let expected = writer.into_inner().unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].1.as_ref(), expected.as_slice());
+    }
+
+    #[test]
+    fn parallel_encoding_still_closes_files_at_the_target_size() {
+        let ((parallel, _), (sequential, _)) = on_two_threads(|| {
+            (
+                write_wide(200_000, 16_384, Some(256 * 1024), true),
+                write_wide(200_000, 16_384, Some(256 * 1024), false),
+            )
+        });
+        assert!(parallel.len() > 2, "{} files", parallel.len());
+        assert_eq!(parallel.len(), sequential.len());
+        let mut rows = 0;
+        for ((p_add, p_bytes), (s_add, s_bytes)) in parallel.iter().zip(&sequential) {
+            assert_eq!(p_bytes, s_bytes);
+            assert_eq!(p_add.stats, s_add.stats);
+            let n = read_rows(p_bytes).num_rows();
+            let stats: serde_json::Value =
+                serde_json::from_str(p_add.stats.as_deref().unwrap()).unwrap();
+            assert_eq!(stats["numRecords"], n);
+            rows += n;
+        }
+        assert_eq!(rows, 200_000);
+    }
+
+    #[test]
+    fn a_few_rows_are_encoded_on_the_calling_thread() {
+        // Below the threshold the parallel sink takes the sequential path (no pool
+        // involved), and writes the same file as ever.
+        let ((parallel, _), (sequential, _)) = on_two_threads(|| {
+            (
+                write_wide(100, 100, None, true),
+                write_wide(100, 100, None, false),
+            )
+        });
+        assert_eq!(parallel[0].1, sequential[0].1);
     }
 }

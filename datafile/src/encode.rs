@@ -1,0 +1,321 @@
+//! Parquet encoding of one data file, the columns of a big batch encoded side by side on
+//! the current rayon pool.
+//!
+//! `parquet`'s `ArrowWriter` encodes the columns of each batch one after the other on the
+//! calling thread, so a write used one core however many the machine has, while the
+//! column chunks of a row group are independent until they are spliced into the file.
+//! [`ParquetEncoder`] drives the same column writers (`ArrowRowGroupWriterFactory`, from
+//! an `ArrowWriter` built with the same properties) and cuts row groups exactly where
+//! `ArrowWriter::write` would (the properties' row-count and byte limits), so the file's
+//! bytes do not depend on which path encoded it: a batch of at least
+//! [`PARALLEL_MIN_ROWS`] rows on a pool of more than one thread has one task per column
+//! (plus the caller's side work, the statistics), anything smaller stays on the calling
+//! thread, where a few rows do not pay for waking the pool.
+//!
+//! The file's buffer is grown once per row group to the size of its column chunks (known
+//! when they are closed) instead of doubling page by page: each doubling copied the whole
+//! file so far and faulted in fresh pages.
+
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{Field, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_writer::{
+    ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves,
+};
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use rayon::prelude::*;
+
+use crate::{DataFileError, Result};
+
+/// Fewest rows of a batch (or of a row group, when its columns are closed) encoded with
+/// one task per column: below it the work per column (tens of microseconds) is not much
+/// more than handing it to the pool.
+pub(crate) const PARALLEL_MIN_ROWS: usize = 8192;
+
+/// Bytes reserved past a row group's column chunks: the file footer (schema, row-group
+/// and page-index metadata) usually fits, so finishing the file does not grow it again.
+const FOOTER_RESERVE: usize = 64 * 1024;
+
+/// The column writers of the row group being written.
+struct RowGroup {
+    writers: Vec<ArrowColumnWriter>,
+    rows: usize,
+}
+
+impl RowGroup {
+    fn estimated_bytes(&self) -> usize {
+        self.writers
+            .iter()
+            .map(ArrowColumnWriter::get_estimated_total_bytes)
+            .sum()
+    }
+}
+
+/// One Parquet file being encoded into memory (see the module documentation).
+pub(crate) struct ParquetEncoder {
+    file: SerializedFileWriter<Vec<u8>>,
+    factory: ArrowRowGroupWriterFactory,
+    schema: SchemaRef,
+    /// How many leaf columns (column writers) each top-level field has, in order.
+    leaves_per_field: Vec<usize>,
+    row_group: Option<RowGroup>,
+    max_rows: Option<usize>,
+    max_bytes: Option<usize>,
+    parallel: bool,
+}
+
+impl ParquetEncoder {
+    /// A file of `schema` written with `props`; `parallel` allows one task per column for
+    /// big batches (it is also off when the current pool has a single thread).
+    pub(crate) fn try_new(
+        schema: SchemaRef,
+        props: WriterProperties,
+        parallel: bool,
+    ) -> Result<ParquetEncoder> {
+        let max_rows = props.max_row_group_row_count();
+        let max_bytes = props.max_row_group_bytes();
+        // Built through `ArrowWriter` so the file gets what it would (the encoded Arrow
+        // schema in the footer, the Parquet schema converted the same way).
+        let (file, factory) = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props))?
+            .into_serialized_writer()?;
+        let descr = file.schema_descr();
+        let mut leaves_per_field = vec![0usize; schema.fields().len()];
+        for leaf in 0..descr.num_columns() {
+            let root = descr.get_column_root_idx(leaf);
+            let count = leaves_per_field.get_mut(root).ok_or_else(|| {
+                DataFileError::InvalidArgument(format!(
+                    "the Parquet schema has a column under field {root}, past the {} fields of the Arrow schema",
+                    schema.fields().len()
+                ))
+            })?;
+            *count += 1;
+        }
+        Ok(ParquetEncoder {
+            file,
+            factory,
+            schema,
+            leaves_per_field,
+            row_group: None,
+            max_rows,
+            max_bytes,
+            parallel: parallel && rayon::current_num_threads() > 1,
+        })
+    }
+
+    /// Encodes `batch` (of the encoder's schema) and runs `side` alongside: on the pool
+    /// with the columns when the batch is encoded in parallel, after them otherwise.
+    ///
+    /// # Errors
+    /// A failure encoding a column (a batch that does not match the schema), or `side`'s.
+    pub(crate) fn write<F>(&mut self, batch: &RecordBatch, side: F) -> Result<()>
+    where
+        F: FnOnce() -> Result<()> + Send,
+    {
+        let mut side = Some(side);
+        // Rows not yet given to a row group: the loop of `ArrowWriter::write`, so row
+        // groups are cut at the same rows.
+        let mut remaining = batch.clone();
+        while remaining.num_rows() > 0 {
+            let group = match &mut self.row_group {
+                Some(group) => group,
+                slot => slot.insert(RowGroup {
+                    writers: self
+                        .factory
+                        .create_column_writers(self.file.flushed_row_groups().len())?,
+                    rows: 0,
+                }),
+            };
+            let buffered = group.rows;
+            let mut split_at = match self.max_rows {
+                Some(max) if buffered + remaining.num_rows() > max => Some(max - buffered),
+                _ => None,
+            };
+            let candidate = split_at.unwrap_or_else(|| remaining.num_rows());
+            if let Some(max_bytes) = self.max_bytes
+                && buffered > 0
+            {
+                let current = group.estimated_bytes();
+                if current >= max_bytes {
+                    self.flush()?;
+                    continue;
+                }
+                let average = current / buffered;
+                if let Some(fit) = (max_bytes - current).checked_div(average)
+                    && candidate > fit
+                {
+                    if fit == 0 {
+                        self.flush()?;
+                        continue;
+                    }
+                    split_at = Some(fit);
+                }
+            }
+            let rest = split_at.map(|n| {
+                let rest = remaining.slice(n, remaining.num_rows() - n);
+                remaining = remaining.slice(0, n);
+                rest
+            });
+            let group = self.row_group.as_mut().ok_or_else(|| {
+                DataFileError::InvalidArgument("the row group being written vanished".into())
+            })?;
+            encode(
+                group,
+                &self.schema,
+                &self.leaves_per_field,
+                &remaining,
+                side.take(),
+                self.parallel,
+            )?;
+            let full = self.max_rows.is_some_and(|max| group.rows >= max)
+                || self
+                    .max_bytes
+                    .is_some_and(|max| group.estimated_bytes() >= max);
+            if full {
+                self.flush()?;
+            }
+            match rest {
+                Some(rest) => remaining = rest,
+                None => break,
+            }
+        }
+        match side {
+            Some(side) => side(),
+            None => Ok(()),
+        }
+    }
+
+    /// The file's size so far: the row groups written plus the estimated encoded size of
+    /// the one in progress (what `ArrowWriter::bytes_written` + `in_progress_size` give).
+    pub(crate) fn size(&self) -> usize {
+        self.file.bytes_written() + self.row_group.as_ref().map_or(0, RowGroup::estimated_bytes)
+    }
+
+    /// Closes the row group in progress and splices its column chunks into the file.
+    fn flush(&mut self) -> Result<()> {
+        let Some(group) = self.row_group.take() else {
+            return Ok(());
+        };
+        let chunks: Vec<ArrowColumnChunk> = if self.parallel && group.rows >= PARALLEL_MIN_ROWS {
+            group
+                .writers
+                .into_par_iter()
+                .map(|w| w.close().map_err(DataFileError::from))
+                .collect::<Result<_>>()?
+        } else {
+            group
+                .writers
+                .into_iter()
+                .map(|w| w.close().map_err(DataFileError::from))
+                .collect::<Result<_>>()?
+        };
+        let size: usize = chunks
+            .iter()
+            .map(|c| usize::try_from(c.close().metadata.compressed_size()).unwrap_or(0))
+            .sum();
+        self.file
+            .inner_mut()
+            .reserve(size.saturating_add(FOOTER_RESERVE));
+        let mut row_group = self.file.next_row_group()?;
+        for chunk in chunks {
+            chunk.append_to_row_group(&mut row_group)?;
+        }
+        row_group.close()?;
+        Ok(())
+    }
+
+    /// Closes the last row group, writes the footer and returns the file's bytes.
+    ///
+    /// # Errors
+    /// A failure closing a column or writing the footer.
+    pub(crate) fn finish(mut self) -> Result<Vec<u8>> {
+        self.flush()?;
+        Ok(self.file.into_inner()?)
+    }
+}
+
+/// Encodes `batch` into the column writers of `group`, one task per top-level column when
+/// `parallel` and the batch is big enough, and runs `side` (on the pool too then).
+fn encode<F>(
+    group: &mut RowGroup,
+    schema: &SchemaRef,
+    leaves_per_field: &[usize],
+    batch: &RecordBatch,
+    side: Option<F>,
+    parallel: bool,
+) -> Result<()>
+where
+    F: FnOnce() -> Result<()> + Send,
+{
+    group.rows += batch.num_rows();
+    if batch.num_columns() != schema.fields().len() {
+        return Err(DataFileError::InvalidArgument(format!(
+            "a batch of {} columns for a file of {}",
+            batch.num_columns(),
+            schema.fields().len()
+        )));
+    }
+    // Each top-level column with its own column writers (a struct has several).
+    let mut tasks: Vec<(&Field, &ArrayRef, &mut [ArrowColumnWriter])> =
+        Vec::with_capacity(leaves_per_field.len());
+    let mut writers: &mut [ArrowColumnWriter] = &mut group.writers;
+    for ((field, column), &n) in schema
+        .fields()
+        .iter()
+        .zip(batch.columns())
+        .zip(leaves_per_field)
+    {
+        if n > writers.len() {
+            return Err(DataFileError::InvalidArgument(
+                "fewer column writers than the schema has leaf columns".into(),
+            ));
+        }
+        let (mine, rest) = std::mem::take(&mut writers).split_at_mut(n);
+        writers = rest;
+        tasks.push((field.as_ref(), column, mine));
+    }
+    if parallel && batch.num_rows() >= PARALLEL_MIN_ROWS {
+        let columns = move || {
+            tasks
+                .into_par_iter()
+                .try_for_each(|(field, column, writers)| encode_column(field, column, writers))
+        };
+        match side {
+            Some(side) => {
+                let (encoded, done) = rayon::join(columns, side);
+                encoded?;
+                done
+            }
+            None => columns(),
+        }
+    } else {
+        for (field, column, writers) in tasks {
+            encode_column(field, column, writers)?;
+        }
+        match side {
+            Some(side) => side(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Encodes one top-level column into its column writers (one per leaf).
+fn encode_column(
+    field: &Field,
+    column: &ArrayRef,
+    writers: &mut [ArrowColumnWriter],
+) -> Result<()> {
+    let leaves = compute_leaves(field, column)?;
+    if leaves.len() != writers.len() {
+        return Err(DataFileError::InvalidArgument(format!(
+            "column `{}` has {} leaf columns, its file {}",
+            field.name(),
+            leaves.len(),
+            writers.len()
+        )));
+    }
+    for (writer, leaf) in writers.iter_mut().zip(&leaves) {
+        writer.write(leaf)?;
+    }
+    Ok(())
+}
