@@ -67,7 +67,7 @@ pub(crate) struct ParquetEncoder {
 
 impl ParquetEncoder {
     /// A file of `schema` written with `props`; `parallel` allows one task per column for
-    /// big batches (it is also off when the current pool has a single thread).
+    /// big batches (see [`worth_parallel`]).
     pub(crate) fn try_new(
         schema: SchemaRef,
         props: WriterProperties,
@@ -99,7 +99,7 @@ impl ParquetEncoder {
             row_group: None,
             max_rows,
             max_bytes,
-            parallel: parallel && rayon::current_num_threads() > 1,
+            parallel,
         })
     }
 
@@ -196,7 +196,7 @@ impl ParquetEncoder {
         let Some(group) = self.row_group.take() else {
             return Ok(());
         };
-        let chunks: Vec<ArrowColumnChunk> = if self.parallel && group.rows >= PARALLEL_MIN_ROWS {
+        let chunks: Vec<ArrowColumnChunk> = if worth_parallel(self.parallel, group.rows) {
             group
                 .writers
                 .into_par_iter()
@@ -232,6 +232,13 @@ impl ParquetEncoder {
         self.flush()?;
         Ok(self.file.into_inner()?)
     }
+}
+
+/// Whether `rows` rows are encoded (or their columns closed) one task per column: allowed,
+/// enough rows, and a pool of more than one thread. The pool is asked last because asking
+/// starts the global pool's threads, which a write of a few rows should not do.
+fn worth_parallel(allowed: bool, rows: usize) -> bool {
+    allowed && rows >= PARALLEL_MIN_ROWS && rayon::current_num_threads() > 1
 }
 
 /// Encodes `batch` into the column writers of `group`, one task per top-level column when
@@ -274,7 +281,7 @@ where
         writers = rest;
         tasks.push((field.as_ref(), column, mine));
     }
-    if parallel && batch.num_rows() >= PARALLEL_MIN_ROWS {
+    if worth_parallel(parallel, batch.num_rows()) {
         let columns = move || {
             tasks
                 .into_par_iter()
