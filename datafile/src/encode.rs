@@ -16,6 +16,8 @@
 //! when they are closed) instead of doubling page by page: each doubling copied the whole
 //! file so far and faulted in fresh pages.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{Field, SchemaRef};
 use parquet::arrow::ArrowWriter;
@@ -234,11 +236,44 @@ impl ParquetEncoder {
     }
 }
 
+/// Set in a child process forked after [`watch_forks`] ran.
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+#[cfg(unix)]
+extern "C" fn after_fork_in_child() {
+    FORKED.store(true, Ordering::Relaxed);
+}
+
+/// Notes, from now on, when this process is a fork of the one that called it first.
+///
+/// A forked child inherits the rayon global pool of its parent without its threads: a task
+/// handed to it never runs and the child hangs. Python's `multiprocessing` forks by default
+/// on Linux, so a parent that wrote or scanned and then forked workers that write would
+/// hang them. Called before this crate first uses the pool (a sink's creation, a scan), so
+/// the child of any parent that used it knows it is one, and encodes on its own thread.
+pub(crate) fn watch_forks() {
+    #[cfg(unix)]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            // SAFETY: registers a handler that only stores to an atomic (async-signal-safe,
+            // as a handler run in the child after fork must be); it is never unregistered.
+            // A failed registration (an error code) leaves forks undetected, as before.
+            let _ = unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+        });
+    }
+}
+
 /// Whether `rows` rows are encoded (or their columns closed) one task per column: allowed,
-/// enough rows, and a pool of more than one thread. The pool is asked last because asking
-/// starts the global pool's threads, which a write of a few rows should not do.
+/// enough rows, not a fork of the process that started the pool (see [`watch_forks`]), and a
+/// pool of more than one thread. The pool is asked last because asking starts the global
+/// pool's threads, which a write of a few rows should not do.
 fn worth_parallel(allowed: bool, rows: usize) -> bool {
-    allowed && rows >= PARALLEL_MIN_ROWS && rayon::current_num_threads() > 1
+    if !allowed || rows < PARALLEL_MIN_ROWS {
+        return false;
+    }
+    watch_forks();
+    !FORKED.load(Ordering::Relaxed) && rayon::current_num_threads() > 1
 }
 
 /// Encodes `batch` into the column writers of `group`, one task per top-level column when

@@ -390,6 +390,8 @@ impl<'a> FileSink<'a> {
                 })
             })
             .collect::<Result<_>>()?;
+        // Before any encoding: a fork of this process must not encode on the pool.
+        crate::encode::watch_forks();
         // PROTOCOL.md "Void Type": no new data file under a schema whose void columns could
         // not be rebuilt from their absence.
         void::check_writable(table)?;

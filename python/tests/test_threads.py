@@ -3,6 +3,8 @@ other Python threads run while alluvium writes (the GIL is released)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 
@@ -76,3 +78,31 @@ def test_other_threads_run_during_a_large_write(table_path):
     # A held GIL would stop the counter for the whole write; released, it counts on (at
     # least thousands of times per second even on a loaded machine).
     assert during > 1000 * elapsed, f"{during} ticks in {elapsed:.2f}s"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # fork() of a threaded process, on purpose
+def test_a_forked_child_writes_after_its_parent_wrote_in_parallel(tmp_path):
+    # Big writes encode columns on the rayon pool, whose threads a forked child does not
+    # inherit (multiprocessing forks by default on Linux): the child must still write.
+    n = 50_000
+    data = pa.table({"id": pa.array(range(n), pa.int64()), "v": pa.array([i * 0.5 for i in range(n)])})
+    alluvium.write_deltalake(str(tmp_path / "parent"), data)
+    child_path = str(tmp_path / "child")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            alluvium.write_deltalake(child_path, data)
+        finally:
+            os._exit(0)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung writing")
+    assert alluvium.DeltaTable(child_path).to_pyarrow_table().num_rows == n

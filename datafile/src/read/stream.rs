@@ -30,6 +30,8 @@ pub struct FileBatches {
 impl FileBatches {
     /// The batches of `files` read with `plan`, `in_flight` (at least 1) files at a time.
     pub fn new(plan: Arc<ReadPlan>, files: Vec<Add>, in_flight: usize) -> Self {
+        // This starts the rayon pool: its forks must know they are forks before they write.
+        crate::encode::watch_forks();
         FileBatches {
             plan,
             files: files.into_iter(),
