@@ -14,6 +14,7 @@
 use std::sync::Arc;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -78,17 +79,23 @@ where
     let (result, signal) = py.detach(|| {
         std::thread::scope(|scope| {
             let flag = interrupt.clone();
-            // The worker wakes this thread when it is done, so a short call returns at once
-            // rather than at the next poll.
-            let waiter = std::thread::current();
+            // The worker says when its operation is done, so the call returns at once rather
+            // than at the next poll. (Waking on `unpark` and then asking `is_finished` lost
+            // the wake-up whenever the worker had not yet exited: the thread was still
+            // tearing down, and the call waited out a whole poll, 25 ms on every write.)
+            let (done, finished) = std::sync::mpsc::channel::<()>();
             let worker = scope.spawn(move || {
                 let r = f(&flag);
-                waiter.unpark();
+                let _ = done.send(());
                 r
             });
             let mut signal: Option<PyErr> = None;
-            while !worker.is_finished() {
-                std::thread::park_timeout(POLL);
+            loop {
+                match finished.recv_timeout(POLL) {
+                    // Done, or the worker panicked (the sender dropped): join it below.
+                    Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+                    Err(RecvTimeoutError::Timeout) => {}
+                }
                 if signal.is_none()
                     && let Err(e) = Python::attach(|py| py.check_signals())
                 {
