@@ -219,8 +219,9 @@ pub enum ErrorKind {
     /// A concurrent commit conflicts with the operation; nothing was committed. See
     /// [`Error::conflict_kind`] and [`Error::is_retryable`].
     Conflict,
-    /// The commit loop ran out of its retry time budget under contention; nothing was
-    /// committed and running the operation again is safe.
+    /// The commit loop ran out of its retry time budget under contention, or the handle's
+    /// group-commit queue was full ([`GroupCommitOptions::when_full`](crate::GroupCommitOptions));
+    /// nothing was committed and running the operation again is safe.
     Contention,
     /// Whether the commit landed could not be determined: read the table (the commit's
     /// `txnId`) before retrying.
@@ -321,7 +322,9 @@ impl Error {
                 MvccError::TableAlreadyExists { .. } => ErrorKind::AlreadyExists,
                 MvccError::CommitOutcomeUnknown { .. } => ErrorKind::CommitOutcomeUnknown,
                 MvccError::CommitWriteFailed { .. } => ErrorKind::Io,
-                MvccError::RetryBudgetExhausted { .. } => ErrorKind::Contention,
+                MvccError::RetryBudgetExhausted { .. } | MvccError::Busy { .. } => {
+                    ErrorKind::Contention
+                }
                 MvccError::InvalidOperation(_) => ErrorKind::Refused,
                 MvccError::ReservedColumn { .. } => ErrorKind::InvalidInput,
                 MvccError::StorageCapabilityMissing { .. } => ErrorKind::Unsupported,

@@ -71,7 +71,9 @@ pub use alluvium_txlog as txlog;
 
 // The curated surface. Tables, snapshots, scans, writes and transactions:
 pub use alluvium_datafile::FileTask;
-pub use alluvium_mvcc::{CommitReport, ConflictKind, RetryPolicy, Snapshot, VersionSpec};
+pub use alluvium_mvcc::{
+    CommitReport, ConflictKind, GroupCommitOptions, RetryPolicy, Snapshot, VersionSpec, WhenFull,
+};
 pub use changes::{
     CHANGE_FEED_COLUMNS, CHANGE_TYPE_COLUMN, COMMIT_TIMESTAMP_COLUMN, COMMIT_VERSION_COLUMN,
     ChangeBatches, Changes, ChangesBuilder,

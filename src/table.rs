@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use alluvium_mvcc::snapshot::VersionedCache;
-use alluvium_mvcc::{Snapshot, VersionSpec};
+use alluvium_mvcc::{GroupCommit, GroupCommitOptions, Snapshot, VersionSpec};
 use alluvium_storage::{
     InMemoryStore, LocalFsStore, StorageOptions, StoreRef, local_path, remote_scheme,
 };
@@ -35,12 +35,17 @@ fn open_remote(location: &str, _options: &StorageOptions) -> Result<Table> {
 ///
 /// Parallel work (snapshot loads, checkpoints, OPTIMIZE, VACUUM) runs on rayon's global pool
 /// unless the embedder gives the table its own ([`with_thread_pool`](Self::with_thread_pool)).
+///
+/// Threads that append through one handle (or its clones) share commits: group commit
+/// (SPEC.md §32, [`with_group_commit`](Self::with_group_commit)).
 #[derive(Debug, Clone)]
 pub struct Table {
     store: StoreRef,
     cache: Arc<VersionedCache<Snapshot>>,
     /// The embedder's rayon pool, if any (see [`run`](Self::run)).
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// The group committer of this handle and its clones.
+    group: Arc<GroupCommit>,
 }
 
 impl Table {
@@ -177,11 +182,31 @@ impl Table {
 
     /// A table in an existing store.
     pub fn from_store(store: StoreRef) -> Table {
+        let cache = Arc::new(VersionedCache::new());
         Table {
             store,
-            cache: Arc::new(VersionedCache::new()),
+            group: Arc::new(GroupCommit::new(
+                cache.clone(),
+                GroupCommitOptions::default(),
+            )),
+            cache,
             pool: None,
         }
+    }
+
+    /// This table handle grouping concurrent appends as `options` say (SPEC.md §32): the
+    /// limits of one group commit, the queue's capacity, and whether a write finding it full
+    /// waits or fails with a retryable `Busy` error; [`GroupCommitOptions::disabled`] makes
+    /// every write commit alone. Clones of the returned handle share its committer; other
+    /// handles (and clones made before) keep theirs.
+    pub fn with_group_commit(mut self, options: GroupCommitOptions) -> Table {
+        self.group = Arc::new(GroupCommit::new(self.cache.clone(), options));
+        self
+    }
+
+    /// The group committer of this handle.
+    pub(crate) fn group_commit(&self) -> &GroupCommit {
+        &self.group
     }
 
     /// This table handle running its parallel work on `pool` instead of rayon's global

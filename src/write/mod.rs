@@ -5,6 +5,7 @@
 //! records what it read, then commits through [`alluvium_mvcc::Transaction`]. Conflicts are
 //! returned to the caller, typed and saying whether re-running the operation is safe.
 
+mod group;
 pub(crate) mod input;
 mod replace_dv;
 pub(crate) mod rules;
@@ -837,11 +838,16 @@ pub(crate) fn materializes(snapshot: &Snapshot) -> bool {
     )
 }
 
+/// Commits a write: in a group with the handle's other appends when it may join one
+/// (SPEC.md §32), else alone; either way followed by the post-commit policy.
 pub(crate) fn finish(
     table: &Table,
     txn: Transaction,
-    _options: &WriteOptions,
+    options: &WriteOptions,
 ) -> Result<WriteOutcome> {
+    if table.joins_group(&txn, options) {
+        return table.commit_in_group(txn);
+    }
     Ok(WriteOutcome::Committed(Box::new(
         table.commit_with_policy(txn)?,
     )))

@@ -31,6 +31,7 @@ mod errors;
 mod expressions;
 mod faults;
 mod follow;
+mod group_commit;
 mod hostile_paths;
 mod hostile_reads;
 mod input_streams;

@@ -180,7 +180,9 @@ impl Transaction {
         Ok(())
     }
 
-    fn validate(&self) -> Result<()> {
+    /// Refuses what the commit can never write (see [`Transaction::commit`]'s last error
+    /// kinds); checked before any write.
+    pub(crate) fn validate(&self) -> Result<()> {
         let metadata = self.effective_metadata().ok_or_else(|| {
             MvccError::InvalidOperation("a new table needs a metaData action".into())
         })?;
@@ -347,7 +349,7 @@ impl Transaction {
 
     /// Deletes the data files this transaction wrote. Only called once it is certain that
     /// no version holds this transaction.
-    fn discard_data_files(&self, root: &TableRoot) {
+    pub(crate) fn discard_data_files(&self, root: &TableRoot) {
         if !self.discard_on_failure {
             return;
         }
@@ -446,6 +448,7 @@ impl Transaction {
             .filter(|r| !readded.contains(r.path.as_str()));
         let mut report = CommitReport {
             txn_id: self.txn_id.clone(),
+            group_members: 1,
             files_added: new_adds.clone().count(),
             files_removed: gone.clone().count(),
             bytes_added: new_adds.map(|a| u64::try_from(a.size).unwrap_or(0)).sum(),

@@ -284,6 +284,59 @@ impl Transaction {
             .or_else(|| self.base.as_ref().map(Snapshot::protocol))
     }
 
+    /// Whether the transaction may share a commit with others through a
+    /// [`GroupCommit`](crate::group::GroupCommit) (SPEC.md §32): a blind append
+    /// ([`is_blind_append`](Self::is_blind_append)) of operation `WRITE` on an existing
+    /// table, with nothing of its own in `commitInfo` (no user metadata or embedder fields,
+    /// since a group writes one), no metadata domains, the default retry policy, and its data
+    /// files deleted on failure (files written elsewhere, which a failed commit must leave,
+    /// commit alone).
+    pub fn can_join_group(&self) -> bool {
+        self.base.is_some()
+            && self.is_blind_append()
+            && self.operation == "WRITE"
+            && self.domains.is_empty()
+            && self.user_metadata.is_none()
+            && self.custom_commit_info.is_empty()
+            && self.policy == RetryPolicy::default()
+            && self.discard_on_failure
+    }
+
+    /// The URI of the store the transaction commits to.
+    pub(crate) fn store_uri(&self) -> String {
+        self.store.root_uri()
+    }
+
+    /// The operation name (`commitInfo.operation`).
+    pub(crate) fn operation(&self) -> &str {
+        &self.operation
+    }
+
+    /// The operation parameters staged.
+    pub(crate) fn parameters(&self) -> &Map<String, Value> {
+        &self.parameters
+    }
+
+    /// The operation metrics staged.
+    pub(crate) fn metrics(&self) -> &Map<String, Value> {
+        &self.metrics
+    }
+
+    /// The application transactions staged.
+    pub(crate) fn app_transactions(&self) -> &[SetTransaction] {
+        &self.txns
+    }
+
+    /// Stages an application transaction as given (a group commit carries its members').
+    pub(crate) fn push_app_transaction(&mut self, txn: SetTransaction) {
+        self.txns.push(txn);
+    }
+
+    /// Time spent writing data files.
+    pub(crate) fn write_time(&self) -> Duration {
+        self.write_data
+    }
+
     /// True when the transaction only adds files and read nothing.
     pub fn is_blind_append(&self) -> bool {
         self.removes.is_empty()
