@@ -48,6 +48,17 @@ pub enum Error {
     /// Data does not match the table schema.
     #[error("schema mismatch: {0}")]
     SchemaMismatch(String),
+    /// A data file written elsewhere was refused by
+    /// [`Table::commit_files`](crate::Table::commit_files) (or
+    /// [`Transaction::add_written_files`](crate::Transaction::add_written_files)); nothing
+    /// was committed and no file was deleted.
+    #[error("cannot commit data file {path}: {reason}; nothing was committed")]
+    FileRefused {
+        /// The add's path, as given.
+        path: String,
+        /// Why.
+        reason: crate::FileRefusal,
+    },
     /// Input rows name one column twice (`id,id`, or `id,ID`: column names are
     /// case-insensitive); only one could be written, so the input is refused whole.
     #[error(
@@ -350,6 +361,7 @@ impl Error {
             Cause::Facade(e) => match e {
                 Error::InvalidArgument(_)
                 | Error::SchemaMismatch(_)
+                | Error::FileRefused { .. }
                 | Error::DuplicateColumn { .. }
                 | Error::MergeCardinalityViolation { .. }
                 | Error::ConstraintViolation { .. }

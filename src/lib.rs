@@ -92,7 +92,10 @@ pub use table::Table;
 pub use text_input::{column_list, timestamp_ms};
 pub use transaction::Transaction;
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
-pub use write::{AppTransaction, DEFAULT_TARGET_FILE_SIZE, IntoBatch, WriteOptions, WriteOutcome};
+pub use write::{
+    AppTransaction, CommitFilesOptions, CommitMode, DEFAULT_TARGET_FILE_SIZE, FileRefusal,
+    IntoBatch, WriteOptions, WriteOutcome,
+};
 // Predicates, actions and schemas:
 pub use alluvium_expr::{ArithOp, CmpOp, DateField, Expr, Function, Interval, Literal, parse_expr};
 pub use alluvium_txlog::Version;

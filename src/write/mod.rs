@@ -5,6 +5,7 @@
 //! records what it read, then commits through [`alluvium_mvcc::Transaction`]. Conflicts are
 //! returned to the caller, typed and saying whether re-running the operation is safe.
 
+pub(crate) mod files;
 mod group;
 pub(crate) mod input;
 mod replace_dv;
@@ -29,6 +30,7 @@ use arrow_array::{BooleanArray, RecordBatch};
 use arrow_schema::Schema;
 
 pub use alluvium_datafile::DEFAULT_TARGET_FILE_SIZE;
+pub use files::{CommitFilesOptions, CommitMode, FileRefusal};
 pub use source::IntoBatch;
 
 use crate::dml::DmlOutcome;

@@ -21,6 +21,7 @@ mod changes;
 mod checkpoints;
 mod clustering;
 mod column_rules;
+mod commit_files;
 mod conflicts;
 mod dml_common;
 mod dml_delete;
