@@ -33,6 +33,7 @@ mod expressions;
 mod faults;
 mod follow;
 mod group_commit;
+mod group_faults;
 mod hostile_paths;
 mod hostile_reads;
 mod input_streams;
