@@ -15,8 +15,8 @@
 use std::collections::HashMap;
 
 use alluvium_mvcc::group::{
-    BatchLimits, GroupCommit, GroupCommitOptions, GroupQueue, MemberOutcome, QueueFull, WhenFull,
-    Weight,
+    BatchLimits, GroupCommit, GroupCommitOptions, GroupQueue, MemberOutcome, QueueFull, Weight,
+    WhenFull,
 };
 use alluvium_mvcc::snapshot::VersionedCache;
 use alluvium_mvcc::{Snapshot, Transaction, VersionSpec};
@@ -95,7 +95,11 @@ fn queue_model(
         for (item, r) in &results {
             match r {
                 Ok(out) => {
-                    assert_eq!(*out, item * 10, "writer {item} got another member's outcome");
+                    assert_eq!(
+                        *out,
+                        item * 10,
+                        "writer {item} got another member's outcome"
+                    );
                     accepted.push(*item);
                 }
                 Err((full, back)) => {
@@ -106,7 +110,10 @@ fn queue_model(
             }
         }
         accepted.sort_unstable();
-        assert_eq!(committed, accepted, "every accepted member in exactly one batch");
+        assert_eq!(
+            committed, accepted,
+            "every accepted member in exactly one batch"
+        );
         for b in &batches {
             assert!(!b.is_empty() && b.len() <= max_actions);
             for key in ["k"] {
@@ -133,7 +140,12 @@ fn batch_limits_split_the_queue() {
 
 #[test]
 fn members_sharing_a_key_never_share_a_batch() {
-    queue_model(4, WhenFull::Block, 8, &[(1, Some("k")), (2, Some("k")), (3, None)]);
+    queue_model(
+        4,
+        WhenFull::Block,
+        8,
+        &[(1, Some("k")), (2, Some("k")), (3, None)],
+    );
 }
 
 #[test]
@@ -185,7 +197,10 @@ fn writers_sharing_a_committer_land_once_each_at_the_version_they_are_told() {
             let store: StoreRef = Arc::new(InMemoryStore::new());
             create(&store);
             let cache = Arc::new(VersionedCache::<Snapshot>::new());
-            let group = Arc::new(GroupCommit::new(cache.clone(), GroupCommitOptions::default()));
+            let group = Arc::new(GroupCommit::new(
+                cache.clone(),
+                GroupCommitOptions::default(),
+            ));
             let handles: Vec<_> = (0..2)
                 .map(|w| {
                     let (store, group, cache) = (store.clone(), group.clone(), cache.clone());
@@ -213,8 +228,15 @@ fn writers_sharing_a_committer_land_once_each_at_the_version_they_are_told() {
                 .map(|f| f.version)
                 .collect();
             let last = *versions.last().unwrap();
-            assert_eq!(versions, (0..=last).collect::<Vec<_>>(), "versions not contiguous");
-            assert!((1..=2).contains(&last), "two writes make one or two versions");
+            assert_eq!(
+                versions,
+                (0..=last).collect::<Vec<_>>(),
+                "versions not contiguous"
+            );
+            assert!(
+                (1..=2).contains(&last),
+                "two writes make one or two versions"
+            );
             let mut seen = Vec::new();
             for v in versions {
                 let p = commit_path(v);

@@ -573,6 +573,8 @@ impl Table {
                 }
             }
         }
+        // The new files' names are made durable by the commit, once for all of them (and
+        // once for a whole group commit), not once per file.
         let mut sink = FileSink::new(
             SinkTable {
                 store: self.store().as_ref(),
@@ -586,7 +588,9 @@ impl Table {
                 data_change: true,
             },
         )?
-        .materialize_partition_columns(crate::write::materializes(snapshot))?;
+        .materialize_partition_columns(crate::write::materializes(snapshot))?
+        .defer_name_sync(true);
+        txn.set_names_deferred();
         let result = feed(
             &mut sink,
             batches,

@@ -41,7 +41,8 @@ fn app(id: &str, v: i64) -> WriteOptions {
 }
 
 /// The members: (row id, application).
-const MEMBERS: [(i64, Option<&str>); 4] = [(1, Some("a")), (2, None), (3, Some("done")), (4, Some("d"))];
+const MEMBERS: [(i64, Option<&str>); 4] =
+    [(1, Some("a")), (2, None), (3, Some("done")), (4, Some("d"))];
 
 /// Runs the group commit with `fault` at operation `at` (0: none) of the faulty store;
 /// returns the operations the store saw before the group commit and in all, and checks
@@ -53,7 +54,11 @@ fn run(setup: &Setup, at: u64, fault: Fault) -> (u64, u64) {
     plain.append([batch(&[(0, "a")])], &app("done", 1)).unwrap();
     let files: Vec<Vec<Add>> = MEMBERS
         .iter()
-        .map(|(id, _)| plain.write_data_files([batch(&[(*id, "a")])], None).unwrap())
+        .map(|(id, _)| {
+            plain
+                .write_data_files([batch(&[(*id, "a")])], None)
+                .unwrap()
+        })
         .collect();
     let faulty = Arc::new(FaultyStore::new(inner.clone(), at, fault));
     let faulty_ref: StoreRef = faulty.clone();
@@ -80,10 +85,18 @@ fn run(setup: &Setup, at: u64, fault: Fault) -> (u64, u64) {
             m
         })
         .collect();
-    let group = GroupCommit::new(Arc::new(VersionedCache::new()), GroupCommitOptions::default());
+    let group = GroupCommit::new(
+        Arc::new(VersionedCache::new()),
+        GroupCommitOptions::default(),
+    );
     let outcomes = group.commit_together(members);
     let total = faulty.operations();
-    check(&inner, &files, &outcomes, &format!("{fault:?} at operation {at}"));
+    check(
+        &inner,
+        &files,
+        &outcomes,
+        &format!("{fault:?} at operation {at}"),
+    );
     (before, total)
 }
 
@@ -113,7 +126,10 @@ fn check(inner: &StoreRef, files: &[Vec<Add>], outcomes: &[MvccResult<MemberOutc
                 _ => None,
             })
             .unwrap();
-        assert!(txn_ids.insert(id.clone(), *v).is_none(), "{ctx}: a commit landed twice");
+        assert!(
+            txn_ids.insert(id.clone(), *v).is_none(),
+            "{ctx}: a commit landed twice"
+        );
         for a in &actions {
             if let Action::Add(add) = a {
                 let dup = added.insert(add.path.clone(), (*v, id.clone()));
@@ -134,16 +150,26 @@ fn check(inner: &StoreRef, files: &[Vec<Add>], outcomes: &[MvccResult<MemberOutc
                     "{ctx}: member {id} told committed at {}",
                     m.report.version
                 );
-                assert_eq!(rows.iter().filter(|r| *r == id).count(), 1, "{ctx}: member {id}");
+                assert_eq!(
+                    rows.iter().filter(|r| *r == id).count(),
+                    1,
+                    "{ctx}: member {id}"
+                );
             }
             Ok(MemberOutcome::Skipped { .. }) => {
-                assert!(in_log.is_none(), "{ctx}: member {id} told skipped is in the log");
+                assert!(
+                    in_log.is_none(),
+                    "{ctx}: member {id} told skipped is in the log"
+                );
             }
             Err(MvccError::CommitOutcomeUnknown { txn_id, .. }) => match txn_ids.get(txn_id) {
                 Some(v) => assert_eq!(in_log, Some(&(*v, txn_id.clone())), "{ctx}: member {id}"),
                 None => assert!(in_log.is_none(), "{ctx}: member {id} unknown yet elsewhere"),
             },
-            Err(e) => assert!(in_log.is_none(), "{ctx}: member {id} failed ({e}) yet committed"),
+            Err(e) => assert!(
+                in_log.is_none(),
+                "{ctx}: member {id} failed ({e}) yet committed"
+            ),
         }
     }
     let distinct: HashSet<&i64> = rows.iter().collect();
@@ -178,7 +204,10 @@ fn sweep(make: fn() -> Setup) {
     // Without a fault: two members commit together, two are skipped (one recorded before,
     // one by the concurrent writer).
     let (before, total) = run(&make(), 0, Fault::ErrorBefore);
-    assert!(total > before + 3, "the group commit made too few requests to sweep");
+    assert!(
+        total > before + 3,
+        "the group commit made too few requests to sweep"
+    );
     eprintln!("sweeping operations {} to {}", before + 1, total + 1);
     for fault in Fault::ALL {
         for at in before + 1..=total + 1 {
@@ -202,7 +231,11 @@ fn every_fault_at_every_operation_of_a_group_commit_in_memory() {
                 .count()
         })
         .collect();
-    assert_eq!(log, vec![2], "version 3 is the group of the two members that commit");
+    assert_eq!(
+        log,
+        vec![2],
+        "version 3 is the group of the two members that commit"
+    );
     let mut ids = live_ids(&table);
     ids.sort_unstable();
     assert_eq!(ids, vec![0, 1, 2, 9, 100]);

@@ -148,6 +148,10 @@ fn combine(
         write_time = write_time.max(members[i].write_time());
     }
     group.add_write_time(write_time);
+    // One sync of the members' new file names for the whole group.
+    if live.iter().any(|&i| members[i].names_deferred()) {
+        group.set_names_deferred();
+    }
     group.set_discard_on_failure(false);
     group.set_retry_policy(RetryPolicy {
         budget,

@@ -347,6 +347,36 @@ impl Transaction {
         })
     }
 
+    /// Makes the names of the new files durable when they were written deferred
+    /// ([`Transaction::set_names_deferred`]): before the commit file names them, so that a
+    /// crash never leaves a commit whose files are gone.
+    ///
+    /// # Errors
+    /// [`MvccError::CommitWriteFailed`]: nothing was committed.
+    fn sync_deferred_names(&self, root: &TableRoot) -> Result<()> {
+        if !self.names_deferred {
+            return Ok(());
+        }
+        let rewritten: HashSet<&str> = self.removes.iter().map(|r| r.path.as_str()).collect();
+        let paths: Vec<StorePath> = self
+            .adds
+            .iter()
+            .filter(|a| !rewritten.contains(a.path.as_str()))
+            .map(|a| a.path.as_str())
+            .chain(self.cdcs.iter().map(|c| c.path.as_str()))
+            .filter_map(|p| match resolve(p, root) {
+                Ok(alluvium_storage::FileLocation::Table(p)) => Some(p),
+                _ => None,
+            })
+            .collect();
+        self.store
+            .sync_deferred(&paths)
+            .map_err(|source| MvccError::CommitWriteFailed {
+                version: self.base.as_ref().map_or(0, |b| b.version() + 1),
+                source,
+            })
+    }
+
     /// Deletes the data files this transaction wrote. Only called once it is certain that
     /// no version holds this transaction.
     pub(crate) fn discard_data_files(&self, root: &TableRoot) {
@@ -379,7 +409,8 @@ impl Transaction {
     /// * [`MvccError::TableAlreadyExists`] when creating a table that exists;
     /// * [`MvccError::CommitWriteFailed`] (nothing committed; data files deleted) at once
     ///   when the put fails with an error that proves nothing was written
-    ///   ([`alluvium_storage::StorageError::is_definite`]);
+    ///   ([`alluvium_storage::StorageError::is_definite`]), or when the names of files
+    ///   written deferred could not be made durable before it;
     /// * [`MvccError::CommitOutcomeUnknown`] when a put failed and reading the version back
     ///   failed too, or when the budget ran out while an earlier put of this transaction
     ///   failed without proof that it had no effect and may still land (data files are
@@ -391,7 +422,10 @@ impl Transaction {
     ///   write.
     pub fn commit(self) -> Result<CommitReport> {
         let root = TableRoot::new(self.store.root_uri());
-        if let Err(e) = check_can_commit(self.store.as_ref()).and_then(|()| self.validate()) {
+        if let Err(e) = check_can_commit(self.store.as_ref())
+            .and_then(|()| self.validate())
+            .and_then(|()| self.sync_deferred_names(&root))
+        {
             self.discard_data_files(&root);
             return Err(e);
         }

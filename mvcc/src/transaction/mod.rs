@@ -82,6 +82,8 @@ pub struct Transaction {
     /// [`CommitReport::requests`]).
     requests_at_start: RequestCounts,
     discard_on_failure: bool,
+    /// The new files' names are not durable yet ([`Transaction::set_names_deferred`]).
+    names_deferred: bool,
 }
 
 impl Transaction {
@@ -126,6 +128,7 @@ impl Transaction {
             user_metadata: None,
             custom_commit_info: Map::new(),
             discard_on_failure: true,
+            names_deferred: false,
         }
     }
 
@@ -177,6 +180,20 @@ impl Transaction {
     /// the bins a conflict did not touch) turn it off and delete what they drop themselves.
     pub fn set_discard_on_failure(&mut self, discard: bool) {
         self.discard_on_failure = discard;
+    }
+
+    /// Says that the new data and change-data files were written with
+    /// [`ObjectStore::put_new_deferred`](alluvium_storage::ObjectStore::put_new_deferred):
+    /// their names are not durable yet, and the commit makes them so
+    /// ([`ObjectStore::sync_deferred`](alluvium_storage::ObjectStore::sync_deferred)) before
+    /// it writes the commit file.
+    pub fn set_names_deferred(&mut self) {
+        self.names_deferred = true;
+    }
+
+    /// Whether the new files' names are still to be made durable.
+    pub(crate) fn names_deferred(&self) -> bool {
+        self.names_deferred
     }
 
     /// Overrides the retry policy.
