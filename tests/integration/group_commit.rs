@@ -612,3 +612,76 @@ fn busy_is_retryable_and_classified_as_contention() {
         .count();
     assert_eq!(files, ok.len(), "a refused write leaves no file");
 }
+
+/// The snapshot a group commit publishes to the handle (built from the commit it wrote,
+/// not read back) is the one a fresh load of the log gives: files with their row ids,
+/// application versions, domains, timestamp.
+#[test]
+fn the_published_snapshot_is_the_one_a_fresh_load_gives() {
+    for ict in [false, true] {
+        let store: StoreRef = Arc::new(InMemoryStore::new());
+        let table = Table::from_store(store.clone());
+        let mut props = HashMap::from([(
+            alluvium_txlog::row_tracking::ENABLE.to_string(),
+            "true".to_string(),
+        )]);
+        if ict {
+            props.insert(
+                "delta.enableInCommitTimestamps".to_string(),
+                "true".to_string(),
+            );
+        }
+        table.create(&schema(), &[], &props).unwrap();
+        let handles: Vec<_> = (0..4i64)
+            .map(|w| {
+                let t = table.clone();
+                std::thread::spawn(move || {
+                    for i in 0..5 {
+                        t.append([rows(w, &[i])], &app(format!("w{w}"), i + 1))
+                            .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        let published = table.snapshot().unwrap();
+        let loaded = Table::from_store(store.clone()).snapshot().unwrap();
+        assert_eq!(published.version(), loaded.version());
+        let files = |s: &alluvium::Snapshot| {
+            let mut f: Vec<(String, Option<i64>, Option<i64>)> = s
+                .files()
+                .map(|a| (a.path.clone(), a.base_row_id, a.default_row_commit_version))
+                .collect();
+            f.sort();
+            f
+        };
+        assert_eq!(files(&published), files(&loaded));
+        assert_eq!(published.timestamp_ms(), loaded.timestamp_ms(), "ict={ict}");
+        for w in 0..4 {
+            let id = format!("w{w}");
+            assert_eq!(
+                published.app_transaction_version(&id, 0),
+                loaded.app_transaction_version(&id, 0)
+            );
+        }
+        let domains = |s: &alluvium::Snapshot| {
+            let mut d: Vec<String> = s
+                .domains()
+                .map(|d| format!("{}={}", d.domain, d.configuration))
+                .collect();
+            d.sort();
+            d
+        };
+        assert_eq!(domains(&published), domains(&loaded));
+        assert_eq!(
+            published
+                .commit_info()
+                .and_then(|c| c.txn_id().map(str::to_string)),
+            loaded
+                .commit_info()
+                .and_then(|c| c.txn_id().map(str::to_string))
+        );
+    }
+}

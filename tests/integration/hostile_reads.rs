@@ -232,7 +232,8 @@ fn fresh_store(on_disk: bool) -> (StoreRef, Option<tempfile::TempDir>) {
 }
 
 /// For every operation of an append and every definite error kind, on both stores: when
-/// the commit put is refused, the append fails at once (well inside the default five-minute
+/// the commit put (or the sync of the new file's name before it) is refused, the append
+/// fails at once (well inside the default five-minute
 /// retry budget) with `CommitWriteFailed` naming the kind, nothing is committed and the
 /// transaction's data file is removed. A regression (retrying until the budget runs out)
 /// trips the timeout guard.
@@ -280,7 +281,12 @@ fn definite_commit_put_errors_fail_at_once() {
                         "data file removed"
                     );
                 }
-                assert_eq!(refused_commits, 1, "exactly the commit put was refused");
+                // The sync that makes the new data file's name durable, then the commit
+                // put: either refusal fails the commit before anything was committed.
+                assert_eq!(
+                    refused_commits, 2,
+                    "exactly the name sync and the commit put"
+                );
             });
         }
     }

@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 
 use alluvium_storage::sync::Arc;
 
+use alluvium_txlog::actions::Action;
+use alluvium_txlog::log_path::commit_path;
+
 use super::{GroupSummary, MemberCommit, MemberOutcome, member};
 use crate::snapshot::{Snapshot, VersionedCache};
 use crate::transaction::{CommitReport, Transaction};
@@ -63,9 +66,10 @@ pub(super) fn commit_batch(
         }
         let budget = policy.budget.saturating_sub(started.elapsed());
         let group = combine(&base, &members, &live, budget);
-        match group.commit() {
-            Ok(report) => {
-                deliver(cache, &base, &members, &live, &report, &mut out);
+        match group.commit_returning_actions() {
+            Ok((report, actions)) => {
+                let snapshot = next_snapshot(&base, &report, actions);
+                deliver(cache, snapshot, &members, &live, &report, &mut out);
                 break;
             }
             Err(e)
@@ -160,19 +164,41 @@ fn combine(
     group
 }
 
+/// The table at the group's version: `base` advanced by the commit the group wrote, when
+/// it landed right after `base` (no commit file is read; only its time, where in-commit
+/// timestamps do not give it); else `base` refreshed from the log. `None` when that fails:
+/// the next writers then read the log themselves.
+fn next_snapshot(base: &Snapshot, report: &CommitReport, actions: Vec<Action>) -> Option<Snapshot> {
+    if report.version != base.version() + 1 {
+        return base.refresh().ok();
+    }
+    let ict = actions.iter().find_map(|a| match a {
+        Action::CommitInfo(ci) => ci.in_commit_timestamp(),
+        _ => None,
+    });
+    let file_time = match ict {
+        Some(t) => t,
+        None => {
+            base.store()
+                .head(&commit_path(report.version))
+                .ok()?
+                .last_modified_ms
+        }
+    };
+    base.advance(actions, file_time).ok()
+}
+
 /// Every live member committed: publishes the newest snapshot to the handle's cache and
 /// gives each member its share of the report.
 fn deliver(
     cache: &VersionedCache<Snapshot>,
-    base: &Snapshot,
+    snapshot: Option<Snapshot>,
     members: &[Transaction],
     live: &[usize],
     report: &CommitReport,
     out: &mut [Option<Result<MemberOutcome>>],
 ) {
-    // The next writers start from the committed version without reading the log; a
-    // failed read-back only costs them that read.
-    let snapshot = base.refresh().ok();
+    // The next writers start from the committed version without reading the log.
     if let Some(s) = &snapshot {
         cache.publish(Arc::new(s.clone()));
     }

@@ -256,7 +256,7 @@ impl Transaction {
         ict: Option<i64>,
         blind: bool,
         row_ids: Option<(&RowIds, &HashSet<&str>)>,
-    ) -> Result<Vec<u8>> {
+    ) -> Result<(Vec<Action>, Vec<u8>)> {
         let mut ci = CommitInfo::default();
         ci.set("timestamp", now);
         if let Some(t) = ict {
@@ -304,7 +304,8 @@ impl Transaction {
         actions.extend(self.removes.iter().cloned().map(Action::Remove));
         actions.extend(adds.into_iter().map(Action::Add));
         actions.extend(self.cdcs.iter().cloned().map(Action::Cdc));
-        Ok(encode_commit(&actions)?)
+        let bytes = encode_commit(&actions)?;
+        Ok((actions, bytes))
     }
 
     /// Enabling in-commit timestamps on an existing table records where they start.
@@ -421,6 +422,13 @@ impl Transaction {
     /// * unsupported writer features, append-only violations and invalid actions before any
     ///   write.
     pub fn commit(self) -> Result<CommitReport> {
+        self.commit_returning_actions().map(|(r, _)| r)
+    }
+
+    /// [`commit`](Self::commit), also returning the actions of the version it wrote (with
+    /// the row ids and in-commit timestamp of the attempt that landed), so that the caller
+    /// can advance its snapshot without reading the commit back.
+    pub(crate) fn commit_returning_actions(self) -> Result<(CommitReport, Vec<Action>)> {
         let root = TableRoot::new(self.store.root_uri());
         if let Err(e) = check_can_commit(self.store.as_ref())
             .and_then(|()| self.validate())
@@ -430,9 +438,9 @@ impl Transaction {
             return Err(e);
         }
         match self.commit_loop(&root) {
-            Ok(mut r) => {
+            Ok((mut r, actions)) => {
                 r.requests = self.store.request_counts().since(&self.requests_at_start);
-                Ok(r)
+                Ok((r, actions))
             }
             Err(e) => {
                 let definite = matches!(
@@ -450,7 +458,8 @@ impl Transaction {
         }
     }
 
-    fn commit_loop(&self, root: &TableRoot) -> Result<CommitReport> {
+    /// The loop itself; on success also the actions of the attempt that landed.
+    fn commit_loop(&self, root: &TableRoot) -> Result<(CommitReport, Vec<Action>)> {
         let started = Instant::now();
         let store = self.store.as_ref();
         let rw = self.read_write_set(root);
@@ -521,7 +530,7 @@ impl Transaction {
             report.attempts += 1;
             let now = self.store.now_ms();
             let ict = ict_on.then(|| last_ict.map_or(now, |l| now.max(l + 1)));
-            let bytes = self.encode(
+            let (actions, bytes) = self.encode(
                 version,
                 now,
                 ict,
@@ -564,7 +573,7 @@ impl Transaction {
                     report.version = version;
                     report.conflict_check = conflict_time;
                     report.commit = started.elapsed();
-                    return Ok(report);
+                    return Ok((report, actions));
                 }
                 Some(Err(e)) => {
                     return Err(match e {
@@ -581,7 +590,7 @@ impl Transaction {
                     report.resolved_by_read_back = true;
                     report.conflict_check = conflict_time;
                     report.commit = started.elapsed();
-                    return Ok(report);
+                    return Ok((report, actions));
                 }
                 Some(Ok(Holder::Nobody)) => None,
                 Some(Ok(Holder::Theirs(actions))) => Some(actions),
