@@ -11,13 +11,16 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use alluvium::arrow::array::{Int64Array, RecordBatch};
+use alluvium::arrow::datatypes::{DataType, Field, Schema};
 use alluvium::{AppTransaction, ScanBuilder, Table, WriteOptions, WriteOutcome};
-use arrow::array::{Int64Array, RecordBatch};
-use arrow::datatypes::{DataType, Field, Schema};
 
 const APP_ID: &str = "orders-ingest";
 
-fn micro_batch(schema: &Arc<Schema>, n: i64) -> Result<RecordBatch, arrow::error::ArrowError> {
+fn micro_batch(
+    schema: &Arc<Schema>,
+    n: i64,
+) -> Result<RecordBatch, alluvium::arrow::error::ArrowError> {
     let ids: Vec<i64> = (0..10).map(|i| n * 10 + i).collect();
     RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(ids))])
 }
@@ -41,9 +44,34 @@ fn sink(table: &Table, schema: &Arc<Schema>, n: i64) -> Result<bool, Box<dyn std
         }
     }
 }
+/// A scratch directory for the example's tables, removed when dropped (as `tempfile`'s
+/// `TempDir`, without the dependency: an embedder's project needs only `alluvium`).
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new() -> std::io::Result<Scratch> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path =
+            std::env::temp_dir().join(format!("alluvium-example-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&path)?;
+        Ok(Scratch(path))
+    }
+
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
+    let dir = Scratch::new()?;
     let location = dir.path().to_str().ok_or("temp dir is not UTF-8")?;
     let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
     Table::open(location)?.create(&schema, &[], &HashMap::new())?;

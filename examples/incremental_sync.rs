@@ -14,9 +14,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use alluvium::arrow::array::{ArrayRef, AsArray, Int64Array, RecordBatch, StringArray};
+use alluvium::arrow::datatypes::{DataType, Field, Int64Type, Schema};
 use alluvium::{AppTransaction, ScanBuilder, Table, VersionSpec, WriteOptions, WriteOutcome};
-use arrow::array::{ArrayRef, AsArray, Int64Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Int64Type, Schema};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -124,9 +124,34 @@ fn replay(audit: &Table) -> Res<Vec<i64>> {
     ids.sort_unstable();
     Ok(ids)
 }
+/// A scratch directory for the example's tables, removed when dropped (as `tempfile`'s
+/// `TempDir`, without the dependency: an embedder's project needs only `alluvium`).
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new() -> std::io::Result<Scratch> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path =
+            std::env::temp_dir().join(format!("alluvium-example-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&path)?;
+        Ok(Scratch(path))
+    }
+
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
 
 fn main() -> Res<()> {
-    let dir = tempfile::tempdir()?;
+    let dir = Scratch::new()?;
     let at = |name: &str| -> Res<String> {
         Ok(dir
             .path()

@@ -14,10 +14,10 @@
 
 use std::sync::Arc;
 
+use alluvium::arrow::array::{Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray};
+use alluvium::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+use alluvium::arrow::util::display::{ArrayFormatter, FormatOptions};
 use alluvium::state::{StateAt, StateOptions, StateStore};
-use arrow::array::{Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray};
-use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
-use arrow::util::pretty::pretty_format_batches;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -65,9 +65,58 @@ fn accounts(names: &[&str]) -> Res<RecordBatch> {
         ))],
     )?)
 }
+/// A scratch directory for the example's tables, removed when dropped (as `tempfile`'s
+/// `TempDir`, without the dependency: an embedder's project needs only `alluvium`).
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new() -> std::io::Result<Scratch> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path =
+            std::env::temp_dir().join(format!("alluvium-example-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&path)?;
+        Ok(Scratch(path))
+    }
+
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The rows of `batch`, one `column=value, ...` line each. Arrow's display of the
+/// `event_time` timestamps (zone `UTC`) needs Arrow's time-zone database, which `alluvium`'s
+/// default features turn on.
+fn rows(batch: &RecordBatch) -> Res<String> {
+    let options = FormatOptions::default().with_null("NULL");
+    let schema = batch.schema();
+    let formatters = batch
+        .columns()
+        .iter()
+        .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = String::new();
+    for row in 0..batch.num_rows() {
+        let cells: Vec<String> = schema
+            .fields()
+            .iter()
+            .zip(&formatters)
+            .map(|(f, fmt)| format!("{}={}", f.name(), fmt.value(row)))
+            .collect();
+        out.push_str(&format!("  {}\n", cells.join(", ")));
+    }
+    Ok(out)
+}
 
 fn main() -> Res<()> {
-    let dir = tempfile::tempdir()?;
+    let dir = Scratch::new()?;
     let location = dir.path().join("balances");
     let location = location.to_str().ok_or("non-UTF-8 temporary path")?;
 
@@ -96,7 +145,10 @@ fn main() -> Res<()> {
     assert!(again.skipped);
 
     let first = store.sync()?;
-    println!("sync: {}", serde_json::to_string(&first)?);
+    println!(
+        "sync: {} events folded, {} keys inserted",
+        first.events, first.inserted
+    );
     let first_version = first.state_version.ok_or("no state version")?;
 
     // A late event (older than alice's state: ignored) and a delete of bob.
@@ -107,24 +159,18 @@ fn main() -> Res<()> {
         ])?],
         None,
     )?;
-    println!(
-        "lag before the second sync: {}",
-        serde_json::to_string(&store.lag()?)?
-    );
+    println!("lag before the second sync: {:?}", store.lag()?);
     store.sync()?;
 
     let latest = store.get(&accounts(&["alice", "bob", "carol"])?, StateAt::Latest)?;
-    println!("latest state:\n{}", pretty_format_batches(&[latest])?);
+    println!("latest state:\n{}", rows(&latest)?);
     let past = store.get(
         &accounts(&["alice", "bob", "carol"])?,
         StateAt::Version(first_version as i64),
     )?;
-    println!(
-        "state after the first sync:\n{}",
-        pretty_format_batches(&[past])?
-    );
+    println!("state after the first sync:\n{}", rows(&past)?);
     let history = store.history(&accounts(&["alice"])?)?;
-    println!("alice's events:\n{}", pretty_format_batches(&[history])?);
-    println!("status: {}", serde_json::to_string(&store.status()?)?);
+    println!("alice's events:\n{}", rows(&history)?);
+    println!("status: {:?}", store.status()?);
     Ok(())
 }

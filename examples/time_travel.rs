@@ -6,9 +6,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use alluvium::arrow::array::{Int64Array, RecordBatch};
+use alluvium::arrow::datatypes::{DataType, Field, Schema};
 use alluvium::{ScanBuilder, Snapshot, Table, VersionSpec, WriteOptions};
-use arrow::array::{Int64Array, RecordBatch};
-use arrow::datatypes::{DataType, Field, Schema};
 
 fn count(snapshot: Snapshot) -> Result<usize, alluvium::Error> {
     let mut rows = 0;
@@ -19,9 +19,34 @@ fn count(snapshot: Snapshot) -> Result<usize, alluvium::Error> {
     }
     Ok(rows)
 }
+/// A scratch directory for the example's tables, removed when dropped (as `tempfile`'s
+/// `TempDir`, without the dependency: an embedder's project needs only `alluvium`).
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new() -> std::io::Result<Scratch> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path =
+            std::env::temp_dir().join(format!("alluvium-example-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&path)?;
+        Ok(Scratch(path))
+    }
+
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
+    let dir = Scratch::new()?;
     let table = Table::open(dir.path().to_str().ok_or("temp dir is not UTF-8")?)?;
     let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
     table.create(&schema, &[], &HashMap::new())?;
@@ -45,7 +70,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let latest = table.snapshot()?;
     let at = latest.timestamp_ms();
     let as_of = table.snapshot_at(VersionSpec::Timestamp(at))?;
-    println!("as of {at} ms: version {}", as_of.version());
+    println!(
+        "as of {}: version {}",
+        alluvium::iso_timestamp(at),
+        as_of.version()
+    );
     assert_eq!(as_of.version(), latest.version());
 
     // The commits, newest first.
@@ -56,8 +85,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .and_then(|c| c.operation())
             .unwrap_or("");
         println!(
-            "{:>3}  {:>14}  {operation}",
-            entry.version, entry.timestamp_ms
+            "{:>3}  {}  {operation}",
+            entry.version,
+            alluvium::iso_timestamp(entry.timestamp_ms)
         );
     }
     assert_eq!(count(table.snapshot_at(VersionSpec::Version(3))?)?, 30);

@@ -6,12 +6,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use alluvium::arrow::array::{Int64Array, RecordBatch, StringArray};
+use alluvium::arrow::datatypes::{DataType, Field, Schema};
 use alluvium::{
     CheckpointConfig, OptimizeOptions, ScanBuilder, Snapshot, Table, VacuumOptions, VersionSpec,
     WriteOptions,
 };
-use arrow::array::{Int64Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Schema};
 
 fn rows(snapshot: Snapshot) -> Result<usize, alluvium::Error> {
     let mut rows = 0;
@@ -20,9 +20,34 @@ fn rows(snapshot: Snapshot) -> Result<usize, alluvium::Error> {
     }
     Ok(rows)
 }
+/// A scratch directory for the example's tables, removed when dropped (as `tempfile`'s
+/// `TempDir`, without the dependency: an embedder's project needs only `alluvium`).
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new() -> std::io::Result<Scratch> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path =
+            std::env::temp_dir().join(format!("alluvium-example-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&path)?;
+        Ok(Scratch(path))
+    }
+
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
+    let dir = Scratch::new()?;
     let location = dir.path().to_str().ok_or("temp dir is not UTF-8")?;
     let table = Table::open(location)?;
     let schema = Arc::new(Schema::new(vec![

@@ -6,15 +6,16 @@
 use std::collections::HashMap;
 
 use alluvium_mvcc::Transaction;
+use alluvium_txlog::actions::Metadata;
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
 use alluvium_txlog::features::upgrade_protocol;
 use alluvium_txlog::properties::{
     APPEND_ONLY, COLUMN_MAPPING_MAX_ID, COLUMN_MAPPING_MODE, ENABLE_CDC_LEGACY, ENABLE_CDF,
     ENABLE_ICT, FEATURE_PREFIX, MIN_READER_VERSION, MIN_WRITER_VERSION, TableProperties,
-    is_known_property,
+    is_known_property, nearest_known_property,
 };
 use alluvium_txlog::row_tracking;
-use alluvium_txlog::schema::{COLUMN_MAPPING_PHYSICAL_NAME, DataType, StructField};
+use alluvium_txlog::schema::{COLUMN_MAPPING_PHYSICAL_NAME, DataType, StructField, StructType};
 
 use crate::report::CommitSummary;
 use crate::write::{WriteOptions, check_properties};
@@ -54,15 +55,18 @@ impl Table {
         for (k, v) in set {
             let k = k.trim();
             if !is_known_property(k) {
+                let hint = nearest_known_property(k)
+                    .map(|n| format!(" (did you mean {n}?)"))
+                    .unwrap_or_default();
                 return Err(Error::InvalidArgument(format!(
-                    "unknown table property {k}: delta.* keys must be Delta table properties"
+                    "unknown table property {k}{hint}: delta.* keys must be Delta table properties"
                 )));
             }
             if k.starts_with("delta.constraints.") {
                 // Adding one must check the existing rows first (PROTOCOL.md "CHECK
                 // Constraints"), which add_constraint does.
                 return Err(Error::InvalidArgument(format!(
-                    "table property {k} cannot be set directly: use --add-constraint / Table::add_constraint, which checks the existing rows"
+                    "table property {k} cannot be set directly: add the constraint with add_constraint, which checks the existing rows first"
                 )));
             }
             if k == MIN_READER_VERSION || k == MIN_WRITER_VERSION || k == ENABLE_ICT {
@@ -128,11 +132,7 @@ impl Table {
                 )));
             }
             let mut schema = snapshot.schema().clone();
-            keep_names_as_physical(&mut schema.fields);
-            let max_id = TableProperties(&md.configuration).column_mapping_max_id();
-            let max = assign_column_mapping(&mut schema, max_id);
-            md.configuration
-                .insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
+            enable_name_mapping(&mut md, &mut schema);
             md.schema_string = schema.to_json();
         }
         if new_mode != ColumnMappingMode::None {
@@ -202,6 +202,22 @@ impl Table {
         let post = self.post_commit(commit.version);
         Ok(CommitSummary::new(commit, post))
     }
+}
+
+/// Turns column mapping on in name mode for a table whose mode was `none`: every field
+/// keeps its current name as physical name (the name existing data files store it under)
+/// and gets an id above `delta.columnMapping.maxColumnId`, which is raised; the property
+/// `delta.columnMapping.mode=name` is set. The caller writes `schema` into `md` (after its
+/// own changes) and upgrades the protocol to support `columnMapping` (PROTOCOL.md "Writer
+/// Requirements for Column Mapping": reader 2 / writer 5, or the feature in both lists).
+pub(crate) fn enable_name_mapping(md: &mut Metadata, schema: &mut StructType) {
+    keep_names_as_physical(&mut schema.fields);
+    let max_id = TableProperties(&md.configuration).column_mapping_max_id();
+    let max = assign_column_mapping(schema, max_id);
+    md.configuration
+        .insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
+    md.configuration
+        .insert(COLUMN_MAPPING_MODE.into(), "name".into());
 }
 
 /// Gives every field without a physical name its current name as physical name: the

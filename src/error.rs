@@ -73,13 +73,14 @@ pub enum Error {
     /// A MERGE would update or delete a target row that several source rows match, which
     /// is ambiguous (Delta's rule); nothing was committed.
     #[error(
-        "MERGE: several source rows match the target row at position {position} of {file} that a clause would update or delete; make the source unique on the ON keys"
+        "MERGE: several source rows match the target row {row} (in {file}) that a clause would update or delete; make the source unique on the ON keys"
     )]
     MergeCardinalityViolation {
         /// The target data file.
         file: String,
-        /// The row's physical position in it.
-        position: u64,
+        /// The target row's ON key values, rendered `{key: value, ...}` (every column
+        /// read when ON has no equality key).
+        row: String,
     },
     /// Row ids or row commit versions were asked of a table version on which row tracking
     /// is not enabled (PROTOCOL.md "Row Tracking": only then are they reliable).
@@ -140,15 +141,22 @@ pub enum Error {
     /// (`delta.enableChangeDataFeed` was not true in the metadata in force there: off at the
     /// start, or turned off inside the range). Delta: `DELTA_MISSING_CHANGE_DATA`.
     #[error(
-        "change data was not recorded for version {version} (delta.enableChangeDataFeed is not true there), so the changes of versions {start} to {end} cannot be read"
+        "change data was not recorded for version {version} (delta.enableChangeDataFeed is not true there), so the changes of versions {start} to {end} cannot be read{}",
+        recorded_from.map_or_else(
+            || "; no version of the range has it through to the end".to_string(),
+            |v| format!("; it is recorded from version {v} on")
+        )
     )]
     ChangeDataNotRecorded {
-        /// The version without change data.
+        /// The first version of the range without change data.
         version: u64,
         /// The first version asked for.
         start: u64,
         /// The last version asked for.
         end: u64,
+        /// The first version from which every version through `end` has change data
+        /// (`None` when the last version of the range has none): where a read can start.
+        recorded_from: Option<u64>,
     },
     /// Change data feed: a version of the range cannot be read any more (log cleanup removed
     /// its commit file) or its table state cannot be reconstructed.
@@ -202,6 +210,20 @@ pub enum Error {
         version: u64,
         /// What changed.
         reason: String,
+    },
+    /// RESTORE needs files that no longer exist (VACUUM, or someone else, deleted them):
+    /// the data files, or the deletion vectors of data files, of the target version that
+    /// are not live now. Nothing was committed.
+    #[error(
+        "cannot restore version {version}: {} file(s) it needs no longer exist (vacuumed?): {}",
+        files.len(),
+        files.join(", ")
+    )]
+    RestoreFilesMissing {
+        /// The version to restore.
+        version: u64,
+        /// What is missing (at most the first 100, in path order).
+        files: Vec<String>,
     },
     /// A state-store failure (`alluvium::state`): bad schemas or events, no store.
     #[error(transparent)]
@@ -371,6 +393,7 @@ impl Error {
                 | Error::Input(_) => ErrorKind::InvalidInput,
                 Error::ChangeDataInvalidRange { .. } => ErrorKind::InvalidInput,
                 Error::ChangeDataVersionUnavailable { .. }
+                | Error::RestoreFilesMissing { .. }
                 | Error::ChangeDataStartAfterLatest { .. }
                 | Error::ChangeDataTimestampOutOfRange { .. } => ErrorKind::NotFound,
                 Error::ChangeDataNotRecorded { .. }

@@ -40,7 +40,9 @@
 mod alter;
 pub mod changes;
 mod cluster;
+mod columns;
 mod constraints;
+mod convert;
 mod describe;
 mod dml;
 mod error;
@@ -48,6 +50,7 @@ mod history;
 mod maintenance;
 mod read_ahead;
 mod report;
+mod restore;
 pub mod scan;
 pub mod state;
 mod table;
@@ -69,15 +72,28 @@ pub use alluvium_storage as storage;
 #[cfg(feature = "internal-api")]
 pub use alluvium_txlog as txlog;
 
+/// The Arrow crate alluvium's batches and schemas come from, for embedders to name the
+/// same types (`alluvium::arrow::array::RecordBatch`) without pinning a version of their own.
+pub use arrow;
+
 // The curated surface. Tables, snapshots, scans, writes and transactions:
 pub use alluvium_datafile::FileTask;
 pub use alluvium_mvcc::{
-    CommitReport, ConflictKind, GroupCommitOptions, RetryPolicy, Snapshot, VersionSpec, WhenFull,
+    CommitReport, ConflictKind, GroupCommitOptions, RetryPolicy, Snapshot, SnapshotReport,
+    VersionSpec, WhenFull,
 };
+// What `Snapshot`'s methods return, so an embedder can name it: the table root
+// (`Snapshot::root`), the replayed state (`state`), the property accessors (`properties`),
+// the column-mapping mode (`column_mapping`).
+pub use alluvium_txlog::column_mapping::ColumnMappingMode;
+pub use alluvium_txlog::path::TableRoot;
+pub use alluvium_txlog::properties::TableProperties;
+pub use alluvium_txlog::replay::TableState;
 pub use changes::{
     CHANGE_FEED_COLUMNS, CHANGE_TYPE_COLUMN, COMMIT_TIMESTAMP_COLUMN, COMMIT_VERSION_COLUMN,
     ChangeBatches, Changes, ChangesBuilder,
 };
+pub use columns::parse_column_definition;
 pub use describe::{ProtocolDescription, TableDescription};
 pub use dml::merge::clause::{ClauseKind, MergeAction, MergeClause};
 pub use dml::merge::{MergeBuilder, MergeOn};
@@ -85,11 +101,11 @@ pub use dml::{Assignment, DmlOutcome};
 pub use history::CommitEntry;
 pub use report::{CommitSummary, OptimizeSummary, PostCommit, StepOutcome};
 pub use scan::{
-    Scan, ScanBatches, ScanBuilder, conform_variant, read_file, variants_as_json,
+    RowCount, Scan, ScanBatches, ScanBuilder, conform_variant, read_file, variants_as_json,
     variants_as_json_schema,
 };
 pub use table::Table;
-pub use text_input::{column_list, timestamp_ms};
+pub use text_input::{column_list, iso_timestamp, timestamp_ms};
 pub use transaction::Transaction;
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
 pub use write::{

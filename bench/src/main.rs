@@ -9,6 +9,7 @@
 mod changes;
 mod maintenance;
 mod scan;
+mod scan_memory;
 mod state;
 mod write_rows;
 
@@ -68,6 +69,9 @@ enum BenchCommand {
     /// Scan a table to Arrow in this process `--repeat` times (no output formatting): the
     /// engine's read path alone.
     Scan(scan::ScanBenchArgs),
+    /// The peak memory of `alluvium scan` printing a (generated) table in the table format,
+    /// every row, into a pipe.
+    ScanMemory(scan_memory::ScanMemoryArgs),
     /// Read the change data feed of a version range to Arrow in this process `--repeat`
     /// times (no output formatting), with the process's peak memory.
     Changes(changes::ChangesBenchArgs),
@@ -443,6 +447,7 @@ fn run() -> Result<ExitCode> {
         BenchCommand::Optimize(a) => maintenance::optimize(a),
         BenchCommand::Vacuum(a) => maintenance::vacuum(a),
         BenchCommand::Scan(a) => scan::run(a),
+        BenchCommand::ScanMemory(a) => scan_memory::run(a),
         BenchCommand::Changes(a) => changes::run(a),
         BenchCommand::State(a) => state::run(a),
         BenchCommand::Write(a) => write_rows::run(a),

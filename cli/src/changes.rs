@@ -3,7 +3,9 @@
 use alluvium::{Error, Result, VersionSpec};
 use clap::{ArgGroup, Args};
 
-use super::output::{Format, Protected, destination, write_stream};
+use super::output::{
+    Format, Protected, Shape, default_limit, destination, refuse_binary_on_terminal, write_stream,
+};
 use super::{open, parse_timestamp_arg};
 
 /// Arguments of `changes`.
@@ -36,6 +38,10 @@ pub struct ChangesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// Print at most N change rows (default: 20 in the table format on a terminal, else
+    /// all).
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
     /// Write to this file instead of stdout.
     #[arg(long)]
     output: Option<String>,
@@ -51,6 +57,7 @@ fn bound(version: Option<u64>, timestamp: Option<&str>) -> Result<Option<Version
 
 /// Reads the changes and writes them in the chosen format.
 pub fn run(a: ChangesArgs) -> Result<()> {
+    refuse_binary_on_terminal(a.format, a.output.as_deref())?;
     let start = bound(a.from, a.from_timestamp.as_deref())?
         .ok_or_else(|| Error::InvalidArgument("give --from or --from-timestamp".into()))?;
     let end = bound(a.to, a.to_timestamp.as_deref())?;
@@ -62,8 +69,10 @@ pub fn run(a: ChangesArgs) -> Result<()> {
         builder = builder.filter_str(f)?;
     }
     let changes = builder.build()?;
-    // Streamed: memory holds the reader's window of files and the writer's current batch
-    // (the aligned table, which needs every row for its widths, excepted).
+    let limit = a
+        .limit
+        .or_else(|| default_limit(a.format, a.output.as_deref()));
+    // Streamed: memory holds the reader's window of files and the writer's current batch.
     write_stream(
         a.format,
         changes.schema(),
@@ -75,5 +84,6 @@ pub fn run(a: ChangesArgs) -> Result<()> {
                 what: "table",
             },
         )?,
+        Shape { limit, total: None },
     )
 }

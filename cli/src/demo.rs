@@ -80,6 +80,14 @@ pub fn run(a: DemoArgs) -> Result<()> {
             .to_string_lossy()
             .into_owned()
     });
+    // The demo builds its own table: a directory that holds anything (a table, or files
+    // of the user's) is not its to write into.
+    let occupied = std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_some());
+    if occupied {
+        return Err(alluvium::Error::InvalidArgument(format!(
+            "{dir} exists and is not empty: the demo creates its own table; pick another directory (or omit it for a fresh one)"
+        )));
+    }
     outln!("1. create a table partitioned by region at {dir}");
     let table = crate::open(&dir)?;
     let r = table.create(&schema(), &["region".to_string()], &HashMap::new())?;

@@ -67,6 +67,14 @@ pub(crate) fn one_line(e: &Error) -> String {
             " (with the alluvium CLI: {STORAGE_OPTIONS_ENV}=single_writer=true)"
         ));
     }
+    // The change feed names the version it starts at; the CLI names the flag.
+    if let Error::ChangeDataNotRecorded {
+        recorded_from: Some(v),
+        ..
+    } = e
+    {
+        text.push_str(&format!(" (use --from {v})"));
+    }
     text
 }
 

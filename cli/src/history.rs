@@ -18,16 +18,15 @@ pub struct HistoryArgs {
     /// Show at most this many commits (newest first).
     #[arg(long)]
     limit: Option<usize>,
-    /// Print a JSON array instead of text.
+    /// Print a JSON array instead of text (`version`, `timestamp` in ISO 8601,
+    /// `operation`, `parameters`, `commit_info` as the log holds it, `missing_below`).
     #[arg(long)]
     json: bool,
 }
 
+/// Timestamps print as ISO 8601 in UTC, never as epoch milliseconds.
 fn iso(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms).map_or_else(
-        || ms.to_string(),
-        |t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
-    )
+    alluvium::iso_timestamp(ms)
 }
 
 /// The marker line's text for versions missing from the log.
@@ -66,8 +65,7 @@ pub fn run(a: HistoryArgs) -> Result<()> {
                 let ci = e.commit_info.as_ref();
                 json!({
                     "version": e.version,
-                    "timestamp": e.timestamp_ms,
-                    "timestamp_iso": iso(e.timestamp_ms),
+                    "timestamp": iso(e.timestamp_ms),
                     "operation": ci.and_then(|c| c.operation()),
                     "parameters": ci.and_then(|c| c.operation_parameters()).cloned().unwrap_or(Value::Null),
                     "commit_info": ci.map(|c| Value::Object(c.0.clone())).unwrap_or(Value::Null),

@@ -1,13 +1,14 @@
 //! Reading input files for writes: Parquet, CSV (with a header) or JSON lines.
 
 use std::fs::File;
-use std::io::{BufReader, Seek};
+use std::io::{BufReader, Read, Seek};
 use std::path::Path;
 use std::sync::Arc;
 
 use alluvium::{Error, Result};
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
+use indicatif::ProgressBar;
 
 fn io(path: &str) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::Io {
@@ -132,24 +133,101 @@ pub fn empty_batch(path: &str, table_schema: Option<&Schema>) -> Result<RecordBa
     Ok(RecordBatch::new_empty(schema))
 }
 
-/// Reads every batch of the file; CSV and JSON columns the table knows are parsed as the
-/// table's types.
-pub fn read_batches(path: &str, table_schema: Option<&Schema>) -> Result<Vec<RecordBatch>> {
+/// An input file opened for a write: its schema (as read, CSV and JSON columns the table
+/// knows taking the table's types) and its batches, streamed: memory holds one batch at a
+/// time, not the file.
+pub struct Input {
+    /// The schema of the batches.
+    pub schema: SchemaRef,
+    /// The batches, read as they are taken; the first failure ends the stream.
+    pub batches: Box<dyn Iterator<Item = Result<RecordBatch>> + Send>,
+}
+
+/// A reader that advances a progress bar by the bytes read through it.
+struct Counted<R> {
+    inner: R,
+    progress: ProgressBar,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.progress.inc(n as u64);
+        Ok(n)
+    }
+}
+
+/// Opens the file for reading as a stream of batches; CSV and JSON columns the table knows
+/// are parsed as the table's types. With `progress`, the bar (of the file's size) advances
+/// as the file is read: by bytes for CSV and JSON lines, by rows for Parquet.
+pub fn open_input(
+    path: &str,
+    table_schema: Option<&Schema>,
+    progress: Option<ProgressBar>,
+) -> Result<Input> {
     let k = kind(path)?;
     let schema = schema_of(path, k, table_schema)?;
     let mut f = File::open(path).map_err(io(path))?;
     f.rewind().map_err(io(path))?;
-    let batches: Vec<RecordBatch> = match k {
-        Kind::Parquet => parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)?
-            .build()?
-            .collect::<std::result::Result<_, _>>()?,
-        Kind::Csv => arrow::csv::ReaderBuilder::new(schema)
-            .with_header(true)
-            .build(f)?
-            .collect::<std::result::Result<_, _>>()?,
-        Kind::Jsonl => arrow::json::ReaderBuilder::new(schema)
-            .build(BufReader::new(f))?
-            .collect::<std::result::Result<_, _>>()?,
+    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let shown = path.to_string();
+    let annotate = move |e: arrow::error::ArrowError| -> Error {
+        Error::InvalidArgument(format!("{shown}: {e}"))
     };
-    Ok(batches)
+    Ok(match k {
+        Kind::Parquet => {
+            let builder =
+                parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)?;
+            let rows = builder.metadata().file_metadata().num_rows().max(1) as u64;
+            let schema = builder.schema().clone();
+            let reader = builder.build()?;
+            Input {
+                schema,
+                batches: Box::new(reader.map(move |b| {
+                    let b = b.map_err(&annotate)?;
+                    if let Some(p) = &progress {
+                        p.inc(size.saturating_mul(b.num_rows() as u64) / rows);
+                    }
+                    Ok(b)
+                })),
+            }
+        }
+        Kind::Csv => {
+            let reader: Box<dyn Read + Send> = match progress {
+                Some(progress) => Box::new(Counted { inner: f, progress }),
+                None => Box::new(f),
+            };
+            let r = arrow::csv::ReaderBuilder::new(schema.clone())
+                .with_header(true)
+                .build(reader)?;
+            Input {
+                schema,
+                batches: Box::new(r.map(move |b| b.map_err(&annotate))),
+            }
+        }
+        Kind::Jsonl => {
+            let reader: Box<dyn Read + Send> = match progress {
+                Some(progress) => Box::new(Counted { inner: f, progress }),
+                None => Box::new(f),
+            };
+            let r =
+                arrow::json::ReaderBuilder::new(schema.clone()).build(BufReader::new(reader))?;
+            Input {
+                schema,
+                batches: Box::new(r.map(move |b| b.map_err(&annotate))),
+            }
+        }
+    })
+}
+
+/// The size of the file in bytes (0 when it cannot be read: opening it reports why).
+pub fn file_size(path: &str) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// Reads every batch of the file; CSV and JSON columns the table knows are parsed as the
+/// table's types (for the writers that take the input whole: MERGE's source, a state
+/// store's events).
+pub fn read_batches(path: &str, table_schema: Option<&Schema>) -> Result<Vec<RecordBatch>> {
+    open_input(path, table_schema, None)?.batches.collect()
 }

@@ -16,16 +16,14 @@ pub struct InspectArgs {
     table: String,
     #[command(flatten)]
     version: VersionArgs,
-    /// Print one JSON object instead of text.
+    /// Print one JSON object instead of text (the commit time as `timestamp`, ISO 8601).
     #[arg(long)]
     json: bool,
 }
 
+/// Timestamps print as ISO 8601 in UTC, never as epoch milliseconds.
 fn iso(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms).map_or_else(
-        || ms.to_string(),
-        |t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
-    )
+    alluvium::iso_timestamp(ms)
 }
 
 pub fn run(a: InspectArgs) -> Result<()> {
@@ -37,7 +35,13 @@ pub fn run(a: InspectArgs) -> Result<()> {
         source: e,
     };
     if a.json {
-        let v = serde_json::to_value(&d).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let mut v = serde_json::to_value(&d).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        // The commit time as ISO 8601, as every timestamp the CLI prints.
+        if let Some(o) = v.as_object_mut()
+            && o.remove("timestamp_ms").is_some()
+        {
+            o.insert("timestamp".into(), iso(d.timestamp_ms).into());
+        }
         writeln!(out, "{v}").map_err(io)?;
         return Ok(());
     }

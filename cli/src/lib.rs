@@ -26,6 +26,8 @@ macro_rules! outln {
 
 mod allocator;
 mod changes;
+mod convert;
+mod count;
 mod demo;
 mod dml;
 mod exit;
@@ -36,10 +38,14 @@ mod inspect;
 mod maintenance;
 mod optimize;
 mod output;
+mod progress;
 pub mod report;
+mod restore;
 mod scan;
 mod state;
 mod storage_options;
+mod summary;
+mod table_text;
 mod text;
 mod verify;
 mod write;
@@ -67,14 +73,19 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Print the rows of a table (optionally a past version, some columns, matching rows).
+    /// Print the rows of a table (optionally a past version, some columns, matching rows),
+    /// at most --limit rows (20 in the table format on a terminal).
     Scan(scan::ScanArgs),
+    /// Count the rows of a table (optionally matching --filter, at a past version), from
+    /// statistics where they answer exactly.
+    Count(count::CountArgs),
     /// Print the change data feed of a range of versions: the changed rows with
     /// _change_type, _commit_version and _commit_timestamp.
     Changes(changes::ChangesArgs),
     /// Describe a table: version, protocol, schema, partitioning, properties, size.
     Inspect(inspect::InspectArgs),
-    /// List the live data files of a table, one table-relative path per line.
+    /// List the live data files of a table, one table-relative path per line (--long:
+    /// with size, rows, deleted rows, time and partition values).
     Files(files::FilesArgs),
     /// Show the commit history of a table, newest first.
     History(history::HistoryArgs),
@@ -90,8 +101,15 @@ enum Command {
     Update(dml::UpdateArgs),
     /// Merge a source file into a table: --on "t.id = s.id" and ordered --when clauses.
     Merge(dml::MergeArgs),
-    /// Set or unset table properties, upgrading the protocol as they require.
+    /// Change a table: set or unset properties, add, rename or drop a column, widen a
+    /// column's type, add or drop a CHECK constraint, change the clustering columns.
     Alter(write::AlterArgs),
+    /// Restore the table to an earlier version (Delta's RESTORE): one commit that brings
+    /// back that version's files and schema; nothing is rewritten.
+    Restore(restore::RestoreArgs),
+    /// Turn a directory of Parquet files into a Delta table in place (CONVERT TO DELTA),
+    /// with Hive-style partition directories declared by --partition-by.
+    Convert(convert::ConvertArgs),
     /// Write a checkpoint of the latest version now.
     Checkpoint(maintenance::CheckpointArgs),
     /// Delete log files older than delta.logRetentionDuration (only below a checkpoint).
@@ -159,6 +177,7 @@ pub fn run() -> Result<ExitCode> {
         Command::Verify(a) => return verify::run(a),
         Command::State(a) => return state::run(a),
         Command::Scan(a) => scan::run(a),
+        Command::Count(a) => count::run(a),
         Command::Changes(a) => changes::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Files(a) => files::run(a),
@@ -170,6 +189,8 @@ pub fn run() -> Result<ExitCode> {
         Command::Update(a) => dml::update(a),
         Command::Merge(a) => dml::merge(a),
         Command::Alter(a) => write::alter(a),
+        Command::Restore(a) => restore::run(a),
+        Command::Convert(a) => convert::run(a),
         Command::Checkpoint(a) => maintenance::checkpoint(a),
         Command::CleanupLog(a) => maintenance::cleanup_log(a),
         Command::Optimize(a) => optimize::optimize(a),

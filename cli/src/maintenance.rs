@@ -1,18 +1,26 @@
-//! `alluvium checkpoint`, `alluvium cleanup-log`.
+//! `alluvium checkpoint`, `alluvium cleanup-log`: one line saying what was written or
+//! deleted, or with `--json` one JSON object (`summary.rs`). A dry run prints what it would
+//! delete, one path per line, before its line.
+
+use std::time::Instant;
 
 use alluvium::CheckpointConfig;
 use alluvium::Result;
 use clap::Args;
-use serde_json::json;
+use serde_json::Value;
 
 use super::open;
-use super::report::print_after_write;
+use super::progress::with_spinner;
+use super::summary::{JsonFlag, Outcome, bytes, count};
+use super::text::escape_control;
 
 /// Arguments of `checkpoint`.
 #[derive(Debug, Args)]
 pub struct CheckpointArgs {
     /// Table location.
     table: String,
+    #[command(flatten)]
+    out: JsonFlag,
     /// Split into parts (or V2 sidecars) of at most this many actions.
     #[arg(long)]
     part_size: Option<usize>,
@@ -23,50 +31,86 @@ pub struct CheckpointArgs {
 pub struct CleanupArgs {
     /// Table location.
     table: String,
+    #[command(flatten)]
+    out: JsonFlag,
     /// Only list what would be deleted.
     #[arg(long)]
     dry_run: bool,
 }
 
 pub fn checkpoint(a: CheckpointArgs) -> Result<()> {
-    let out = open(&a.table)?.checkpoint(&CheckpointConfig {
-        part_size: a.part_size,
+    let started = Instant::now();
+    let table = open(&a.table)?;
+    let out = with_spinner("checkpoint: writing", || {
+        table.checkpoint(&CheckpointConfig {
+            part_size: a.part_size,
+        })
     })?;
-    print_after_write(&format!(
-        "checkpoint of version {} written: {} file(s), {} sidecar(s)\n{}\n",
-        out.version,
-        out.files.len(),
-        out.sidecars.len(),
-        json!({"version": out.version, "files": out.files.iter().map(ToString::to_string).collect::<Vec<_>>(),
-               "sidecars": out.sidecars.iter().map(ToString::to_string).collect::<Vec<_>>(),
-               "actions": out.hint.size, "add_files": out.hint.num_of_add_files, "size_bytes": out.hint.size_in_bytes})
-    ));
+    let files: Vec<String> = out.files.iter().map(ToString::to_string).collect();
+    let sidecars: Vec<String> = out.sidecars.iter().map(ToString::to_string).collect();
+    let sidecar_text = match sidecars.is_empty() {
+        true => String::new(),
+        false => format!(" and {}", count(sidecars.len() as u64, "sidecar")),
+    };
+    Outcome::new("CHECKPOINT", started)
+        .line(format!(
+            "wrote a checkpoint of version {}: {}{sidecar_text}, {} ({} data files, {})",
+            out.version,
+            count(files.len() as u64, "file"),
+            count(out.hint.size.unwrap_or(0).max(0) as u64, "action"),
+            out.hint.num_of_add_files.unwrap_or(0),
+            bytes(out.hint.size_in_bytes.unwrap_or(0).max(0) as u64)
+        ))
+        .field("checkpoint_version", out.version)
+        .field("files", files)
+        .field("sidecars", sidecars)
+        .metric("actions", out.hint.size.unwrap_or(0))
+        .metric("add_files", out.hint.num_of_add_files.unwrap_or(0))
+        .metric("size_bytes", out.hint.size_in_bytes.unwrap_or(0))
+        .emit(a.out.json);
     Ok(())
 }
 
 pub fn cleanup_log(a: CleanupArgs) -> Result<()> {
+    let started = Instant::now();
     let report = open(&a.table)?.cleanup_log(a.dry_run)?;
+    let deleted: Vec<String> = report.deleted.iter().map(ToString::to_string).collect();
     let verb = if a.dry_run { "would delete" } else { "deleted" };
-    let mut text = String::new();
-    for p in &report.deleted {
-        text.push_str(&format!("{verb} {p}\n"));
-    }
-    match (&report.skipped, report.anchor) {
-        (Some(why), _) => text.push_str(&format!("nothing to clean up: {why}\n")),
-        (None, Some(anchor)) => text.push_str(&format!(
-            "{verb} {} log file(s) below the checkpoint at version {anchor}; earliest readable version: {}\n",
-            report.deleted.len(),
+    let line = match (&report.skipped, report.anchor) {
+        (Some(why), _) => format!("nothing to clean up: {why}"),
+        (None, Some(anchor)) => format!(
+            "{verb} {} below the checkpoint at version {anchor}; earliest readable version: {}",
+            count(deleted.len() as u64, "log file"),
             report
                 .earliest_readable_version
                 .map_or_else(|| "unknown".into(), |v| v.to_string())
-        )),
-        (None, None) => text.push_str("nothing to clean up\n"),
-    }
+        ),
+        (None, None) => "nothing to clean up".into(),
+    };
+    let outcome = Outcome::new("CLEANUP LOG", started)
+        .line(line)
+        .field("dry_run", a.dry_run)
+        .field("deleted", deleted.clone())
+        .field("anchor", report.anchor.map_or(Value::Null, Value::from))
+        .field(
+            "earliest_readable_version",
+            report
+                .earliest_readable_version
+                .map_or(Value::Null, Value::from),
+        )
+        .metric("numDeletedFiles", deleted.len());
     // A dry run changed nothing: its listing is its result, and a lost one is a failure.
     if a.dry_run {
-        outln!("{}", text.trim_end_matches('\n'));
-    } else {
-        print_after_write(&text);
+        if a.out.json {
+            outln!("{}", outcome.to_json());
+        } else {
+            for p in &deleted {
+                outln!("would delete {}", escape_control(p));
+            }
+            outln!("{}", outcome.to_line());
+        }
+        return Ok(());
     }
+    outcome.emit(a.out.json);
     Ok(())
 }

@@ -1,25 +1,27 @@
 //! `alluvium optimize` and `alluvium vacuum`: thin wrappers that show progress on a
-//! terminal (indicatif draws nothing when stderr is not one) and print a summary line and
-//! a JSON report.
+//! terminal (indicatif draws nothing when stderr is not one) and print one line saying
+//! what they did, or with `--json` one JSON object (`summary.rs`).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use alluvium::Result;
 use alluvium::{
     MaintenanceError, OptimizeOptions, Progress, VacuumMode, VacuumOptions, column_list,
 };
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::json;
 
 use super::open;
-use super::report::print_after_write;
+use super::progress::{bytes_bar, spinner};
+use super::summary::{JsonFlag, Outcome, bytes, count};
+use super::text::escape_control;
 
 /// Arguments of `optimize`.
 #[derive(Debug, Args)]
 pub struct OptimizeArgs {
     /// Table location.
     table: String,
+    #[command(flatten)]
+    out: JsonFlag,
     /// Only partitions matching this predicate (partition columns only).
     #[arg(long)]
     filter: Option<String>,
@@ -39,6 +41,8 @@ pub struct OptimizeArgs {
 pub struct VacuumArgs {
     /// Table location.
     table: String,
+    #[command(flatten)]
+    out: JsonFlag,
     /// Keep files needed by versions of the last H hours (default: the table's
     /// delta.deletedFileRetentionDuration, 7 days).
     #[arg(long)]
@@ -57,31 +61,19 @@ pub struct VacuumArgs {
     force: bool,
 }
 
-fn bar(len: u64, what: &str) -> ProgressBar {
-    let pb = ProgressBar::new(len);
-    if let Ok(style) = ProgressStyle::with_template(&format!(
-        "{what} {{bar:40}} {{bytes}}/{{total_bytes}} {{elapsed}}"
-    )) {
-        pb.set_style(style);
-    }
-    pb.enable_steady_tick(Duration::from_millis(200));
-    pb
-}
-
-fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+fn table_size(s: &alluvium::Snapshot) -> (usize, u64) {
+    (
+        s.num_files(),
+        s.files()
+            .map(|f| u64::try_from(f.size).unwrap_or(0))
+            .sum::<u64>(),
+    )
 }
 
 pub fn optimize(a: OptimizeArgs) -> Result<()> {
+    let started = Instant::now();
     let table = open(&a.table)?;
-    let before = table.snapshot()?;
-    let (files_before, bytes_before) = (
-        before.num_files(),
-        before
-            .files()
-            .map(|f| u64::try_from(f.size).unwrap_or(0))
-            .sum::<u64>(),
-    );
+    let (files_before, bytes_before) = table_size(&table.snapshot()?);
     let mut options = OptimizeOptions {
         partition_filter: a.filter.as_deref().map(alluvium::parse_expr).transpose()?,
         target_size: a.target_size,
@@ -91,8 +83,7 @@ pub fn optimize(a: OptimizeArgs) -> Result<()> {
     if let Some(b) = a.max_commit_bytes {
         options.max_commit_bytes = b.max(1);
     }
-    let pb = bar(0, "optimize");
-    let started = Instant::now();
+    let pb = bytes_bar(0, "optimize");
     let progress = |p: Progress| match p {
         Progress::Planned { bytes, .. } => pb.set_length(bytes),
         Progress::BinDone { bytes } => pb.inc(bytes),
@@ -101,44 +92,56 @@ pub fn optimize(a: OptimizeArgs) -> Result<()> {
     let result = table.optimize_with_progress(&options, &progress);
     pb.finish_and_clear();
     let report = result?;
-    let after = table.snapshot()?;
-    let (files_after, bytes_after) = (
-        after.num_files(),
-        after
-            .files()
-            .map(|f| u64::try_from(f.size).unwrap_or(0))
-            .sum::<u64>(),
-    );
-    let secs = started.elapsed().as_secs_f64();
-    let summary = if report.versions.is_empty() {
+    let (files_after, bytes_after) = table_size(&table.snapshot()?);
+    let line = if report.versions.is_empty() {
         format!(
-            "nothing to optimize: {files_before} files, {}",
-            mib(bytes_before)
+            "nothing to optimize: {} ({})",
+            count(files_before as u64, "file"),
+            bytes(bytes_before)
         )
     } else {
         format!(
-            "optimized in {secs:.2} s: {files_before} files ({}) -> {files_after} files ({}); rewrote {} files into {} in {} partition(s), version(s) {:?}",
-            mib(bytes_before),
-            mib(bytes_after),
-            report.files_removed,
+            "optimized {}: rewrote {} into {}; the table went from {} ({}) to {} ({})",
+            count(report.partitions_optimized as u64, "partition"),
+            count(report.files_removed as u64, "file"),
             report.files_added,
-            report.partitions_optimized,
-            report.versions
+            count(files_before as u64, "file"),
+            bytes(bytes_before),
+            count(files_after as u64, "file"),
+            bytes(bytes_after)
         )
     };
-    print_after_write(&format!(
-        "{summary}\n{}\n",
-        json!({"versions": report.versions, "files_before": files_before, "bytes_before": bytes_before,
-               "files_after": files_after, "bytes_after": bytes_after,
-               "files_removed": report.files_removed, "files_added": report.files_added,
-               "bytes_removed": report.bytes_removed, "bytes_added": report.bytes_added,
-               "partitions_optimized": report.partitions_optimized,
-               "bins_dropped": report.bins_dropped, "seconds": (secs * 1000.0).round() / 1000.0})
-    ));
+    // Large runs commit in several steps: the line ends with the last version.
+    let commits = match report.versions.len() {
+        0 | 1 => String::new(),
+        n => format!(" in {n} commits"),
+    };
+    Outcome::new("OPTIMIZE", started)
+        .line(format!("{line}{commits}"))
+        .version(report.versions.last().copied())
+        .files(
+            report.files_added as u64,
+            report.files_removed as u64,
+            report.bytes_added,
+            report.bytes_removed,
+        )
+        .field("versions", report.versions.clone())
+        .field("files_before", files_before)
+        .field("bytes_before", bytes_before)
+        .field("files_after", files_after)
+        .field("bytes_after", bytes_after)
+        .metric("numRemovedFiles", report.files_removed)
+        .metric("numAddedFiles", report.files_added)
+        .metric("numRemovedBytes", report.bytes_removed)
+        .metric("numAddedBytes", report.bytes_added)
+        .metric("partitionsOptimized", report.partitions_optimized)
+        .metric("binsDropped", report.bins_dropped)
+        .emit(a.out.json);
     Ok(())
 }
 
 pub fn vacuum(a: VacuumArgs) -> Result<()> {
+    let started = Instant::now();
     let table = open(&a.table)?;
     let options = VacuumOptions {
         retention_hours: a.retention_hours,
@@ -151,12 +154,9 @@ pub fn vacuum(a: VacuumArgs) -> Result<()> {
         },
         ..Default::default()
     };
-    let spinner = ProgressBar::new_spinner();
-    spinner.set_message("vacuum: finding unreferenced files");
-    spinner.enable_steady_tick(Duration::from_millis(200));
-    let started = Instant::now();
+    let pb = spinner("vacuum: finding unreferenced files");
     let result = table.vacuum(&options);
-    spinner.finish_and_clear();
+    pb.finish_and_clear();
     let report = result.map_err(|e| match e {
         // The library names its option; the CLI names its flag.
         alluvium::Error::Maintenance(MaintenanceError::RetentionTooShort {
@@ -167,14 +167,7 @@ pub fn vacuum(a: VacuumArgs) -> Result<()> {
         )),
         e => e,
     })?;
-    let secs = started.elapsed().as_secs_f64();
     let verb = if a.dry_run { "would delete" } else { "deleted" };
-    let mut text = String::new();
-    if a.dry_run {
-        for p in &report.deleted {
-            text.push_str(&format!("{verb} {p}\n"));
-        }
-    }
     let gone = report.deleted.len() - report.failed.len();
     // What the directory holds after the run (a dry run changes nothing).
     let (after_deleted, bytes_deleted) = if a.dry_run {
@@ -182,40 +175,61 @@ pub fn vacuum(a: VacuumArgs) -> Result<()> {
     } else {
         (gone, report.bytes)
     };
-    text.push_str(&format!(
-        "{verb} {gone} file(s) ({}) in {secs:.2} s; {} {} file(s) ({}) -> {} file(s) ({}); {} protected, {} younger than the retention kept{}",
-        mib(report.bytes),
+    let line = format!(
+        "{verb} {} ({}) no version of the last {} needs; {} {} ({}) -> {} ({}); {} protected, {} younger than the retention kept{}",
+        count(gone as u64, "file"),
+        bytes(report.bytes),
+        match a.retention_hours {
+            Some(h) => format!("{h} hours"),
+            None => "retention period".into(),
+        },
         if a.lite {
             "tombstones:"
         } else {
             "table directory:"
         },
-        report.candidates,
-        mib(report.candidate_bytes),
-        report.candidates - after_deleted,
-        mib(report.candidate_bytes.saturating_sub(bytes_deleted)),
+        count(report.candidates as u64, "file"),
+        bytes(report.candidate_bytes),
+        count((report.candidates - after_deleted) as u64, "file"),
+        bytes(report.candidate_bytes.saturating_sub(bytes_deleted)),
         report.protected,
         report.kept_young,
         if report.failed.is_empty() {
             String::new()
         } else {
-            format!("; {} delete(s) failed, run again", report.failed.len())
+            format!(
+                "; {} failed, run again",
+                count(report.failed.len() as u64, "delete")
+            )
         }
-    ));
-    text.push('\n');
-    text.push_str(&format!(
-        "{}\n",
-        json!({"dry_run": a.dry_run, "deleted": gone, "bytes": report.bytes,
-               "candidates": report.candidates, "candidate_bytes": report.candidate_bytes, "protected": report.protected,
-               "kept_young": report.kept_young, "failed": report.failed,
-               "cutoff_ms": report.cutoff_ms, "versions": report.versions,
-               "seconds": (secs * 1000.0).round() / 1000.0})
-    ));
+    );
+    let deleted: Vec<String> = report.deleted.iter().map(ToString::to_string).collect();
+    let outcome = Outcome::new("VACUUM", started)
+        .line(line)
+        .version(report.versions.last().copied())
+        .files(0, gone as u64, 0, bytes_deleted)
+        .field("dry_run", a.dry_run)
+        .field("versions", report.versions.clone())
+        .field("candidates", report.candidates)
+        .field("candidate_bytes", report.candidate_bytes)
+        .field("protected", report.protected)
+        .field("kept_young", report.kept_young)
+        .field("failed", report.failed.clone())
+        .field("cutoff", alluvium::iso_timestamp(report.cutoff_ms))
+        .metric("numDeletedFiles", gone)
+        .metric("sizeOfDataToDelete", report.bytes);
     // A dry run changed nothing: its listing is its result, and a lost one is a failure.
     if a.dry_run {
-        outln!("{}", text.trim_end_matches('\n'));
-    } else {
-        print_after_write(&text);
+        if a.out.json {
+            outln!("{}", outcome.field("deleted", deleted).to_json());
+        } else {
+            for p in &deleted {
+                outln!("would delete {}", escape_control(p));
+            }
+            outln!("{}", outcome.to_line());
+        }
+        return Ok(());
     }
+    outcome.emit(a.out.json);
     Ok(())
 }

@@ -1,8 +1,10 @@
-//! Writing record batches as a table, CSV, JSON lines or Parquet.
+//! Writing record batches as a table, CSV, JSON lines or Parquet, streamed, at most a
+//! limit of rows.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use alluvium::{Error, Result};
 use arrow::array::{Array, ArrayRef, RecordBatch, StringArray};
@@ -11,6 +13,7 @@ use arrow::util::display::{ArrayFormatter, FormatOptions};
 use clap::ValueEnum;
 
 use super::report::output_error;
+use super::table_text::TableText;
 use super::text::escape_control;
 
 /// Output formats of `scan`.
@@ -152,18 +155,114 @@ fn resolve(path: &std::path::Path, links: usize) -> std::io::Result<std::path::P
     Ok(base)
 }
 
-/// Writes the batches of `batches` (of `schema`) in `format` as they come: CSV, JSON lines
-/// and Parquet hold one batch at a time (Parquet: plus its open row group); the aligned
-/// table needs every row for its column widths and collects them. The first failure of the
-/// stream ends the output with that error.
+/// How much of a result to print: at most `limit` rows, and the total when known (for the
+/// table format's `… N more rows`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shape {
+    /// Rows printed at most (`None`: all).
+    pub limit: Option<usize>,
+    /// The rows of the whole result, when known without reading it (statistics).
+    pub total: Option<u64>,
+}
+
+impl Shape {
+    /// Every row.
+    pub const ALL: Shape = Shape {
+        limit: None,
+        total: None,
+    };
+}
+
+/// The rows a read prints by default: 20 in the aligned table on a terminal (a person looks
+/// at the first rows; `--limit` asks for more), every row otherwise (a pipe or a file
+/// wants the result).
+pub fn default_limit(format: Format, output: Option<&str>) -> Option<usize> {
+    use std::io::IsTerminal;
+    (format == Format::Table && output.is_none() && std::io::stdout().is_terminal()).then_some(20)
+}
+
+/// Refuses Parquet to a terminal: binary output there is noise (and can upset the
+/// terminal); a pipe or `--output` is fine.
+pub fn refuse_binary_on_terminal(format: Format, output: Option<&str>) -> Result<()> {
+    use std::io::IsTerminal;
+    if format == Format::Parquet && output.is_none() && std::io::stdout().is_terminal() {
+        return Err(Error::InvalidArgument(
+            "refusing to write Parquet to a terminal: give --output FILE, or pipe it".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The batches of a stream up to `left` rows (the last one cut), noting in `more` whether
+/// rows were left: the stream is not read past the batch that reaches the limit (one more
+/// when the limit falls exactly on a batch's end).
+struct Limited<I> {
+    inner: I,
+    left: Option<usize>,
+    more: Arc<AtomicBool>,
+}
+
+impl<I: Iterator<Item = Result<RecordBatch>>> Iterator for Limited<I> {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let Some(left) = self.left else {
+            return self.inner.next();
+        };
+        if left == 0 {
+            return None;
+        }
+        let b = match self.inner.next()? {
+            Ok(b) => b,
+            Err(e) => return Some(Err(e)),
+        };
+        if b.num_rows() > left {
+            self.more.store(true, Ordering::Relaxed);
+            self.left = Some(0);
+            return Some(Ok(b.slice(0, left)));
+        }
+        self.left = Some(left - b.num_rows());
+        if left == b.num_rows()
+            && let Some(Ok(next)) = self.inner.next()
+            && next.num_rows() > 0
+        {
+            self.more.store(true, Ordering::Relaxed);
+        }
+        Some(Ok(b))
+    }
+}
+
+/// Writes the batches of `batches` (of `schema`) in `format` as they come, at most
+/// `shape.limit` rows: every format holds one batch at a time (Parquet: plus its open row
+/// group; the aligned table: plus the rows that set its widths, see `table_text.rs`). The
+/// table format ends a cut result with `… N more rows` (`… more rows` when the total is
+/// not known). The first failure of the stream ends the output with that error.
 pub fn write_stream<B: alluvium::IntoBatch>(
     format: Format,
     schema: SchemaRef,
     batches: impl Iterator<Item = B>,
     out: Box<dyn Write + Send>,
+    shape: Shape,
 ) -> Result<()> {
-    let batches = batches.map(alluvium::IntoBatch::into_batch);
-    write_format(format, schema, batches, out).map_err(|e| output_error(e, "output"))
+    let more = Arc::new(AtomicBool::new(false));
+    let limited = Limited {
+        inner: batches.map(alluvium::IntoBatch::into_batch),
+        left: shape.limit,
+        more: more.clone(),
+    };
+    let footer = move || {
+        if !more.load(Ordering::Relaxed) {
+            return None;
+        }
+        let shown = shape.limit.unwrap_or(0) as u64;
+        Some(match shape.total {
+            Some(total) if total > shown => {
+                format!("… {} more rows (--limit N shows more)", total - shown)
+            }
+            _ => "… more rows (--limit N shows more)".to_string(),
+        })
+    };
+    write_format(format, schema, limited, out, footer).map_err(|e| output_error(e, "output"))
 }
 
 fn write_format(
@@ -171,6 +270,7 @@ fn write_format(
     schema: SchemaRef,
     batches: impl Iterator<Item = Result<RecordBatch>>,
     mut out: Box<dyn Write + Send>,
+    footer: impl FnOnce() -> Option<String>,
 ) -> Result<()> {
     // Text formats show variant values as JSON text; Parquet keeps the variant type.
     let text = format != Format::Parquet;
@@ -189,13 +289,21 @@ fn write_format(
     });
     match format {
         Format::Table => {
-            let mut shown = batches.collect::<Result<Vec<_>>>()?;
-            if shown.is_empty() {
-                shown.push(RecordBatch::new_empty(schema));
+            let header = schema
+                .fields()
+                .iter()
+                .map(|f| escape_control(f.name()).into_owned())
+                .collect();
+            let mut table = TableText::new(header);
+            for b in batches {
+                table
+                    .push(&escaped_text(&b?)?, &mut out)
+                    .map_err(io("stdout"))?;
             }
-            let escaped = shown.iter().map(escaped_text).collect::<Result<Vec<_>>>()?;
-            let text = arrow::util::pretty::pretty_format_batches(&escaped)?;
-            writeln!(out, "{text}").map_err(io("stdout"))?;
+            table.finish(&mut out).map_err(io("stdout"))?;
+            if let Some(line) = footer() {
+                writeln!(out, "{line}").map_err(io("stdout"))?;
+            }
         }
         Format::Csv => {
             let text_schema = Arc::new(Schema::new(
@@ -337,7 +445,13 @@ mod tests {
         let dir = tempfile::tempdir().map_err(io("temp dir"))?;
         let path = dir.path().join("out.parquet");
         let out = File::create(&path).map_err(io("output"))?;
-        write_stream(Format::Parquet, schema, [batch].into_iter(), Box::new(out))?;
+        write_stream(
+            Format::Parquet,
+            schema,
+            [batch].into_iter(),
+            Box::new(out),
+            Shape::ALL,
+        )?;
         let reader = SerializedFileReader::new(File::open(&path).map_err(io("output"))?)?;
         assert_eq!(reader.metadata().file_metadata().num_rows(), rows);
         // Unique ids stop growing the dictionary at the small limit and fall back to plain

@@ -1,9 +1,12 @@
-//! `alluvium scan`.
+//! `alluvium scan`: the rows of a table, streamed in every format; at most `--limit` rows
+//! (20 in the aligned table on a terminal, all otherwise).
 
 use alluvium::{Result, ScanBuilder};
 use clap::Args;
 
-use super::output::{Format, Protected, destination, write_stream};
+use super::output::{
+    Format, Protected, Shape, default_limit, destination, refuse_binary_on_terminal, write_stream,
+};
 use super::{VersionArgs, open};
 
 /// Arguments of `scan`.
@@ -23,15 +26,20 @@ pub struct ScanArgs {
     /// delta.enableRowTracking=true).
     #[arg(long)]
     row_tracking: bool,
-    /// Output format.
+    /// Output format (the aligned table cuts values wider than its first rows set; CSV,
+    /// JSON lines and Parquet keep every value exact).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// Print at most N rows (default: 20 in the table format on a terminal, else all).
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
     /// Write to this file instead of stdout.
     #[arg(long)]
     output: Option<String>,
 }
 
 pub fn run(a: ScanArgs) -> Result<()> {
+    refuse_binary_on_terminal(a.format, a.output.as_deref())?;
     let snapshot = open(&a.table)?.snapshot_at(a.version.spec()?)?;
     let mut builder = ScanBuilder::new(snapshot).with_row_tracking(a.row_tracking);
     if let Some(cols) = a.columns {
@@ -40,9 +48,20 @@ pub fn run(a: ScanArgs) -> Result<()> {
     if let Some(f) = &a.filter {
         builder = builder.with_filter_str(f)?;
     }
+    let limit = a
+        .limit
+        .or_else(|| default_limit(a.format, a.output.as_deref()));
+    if let Some(n) = limit {
+        // A few rows need a few files: read them one or two at a time.
+        builder = builder.with_files_in_flight(n.div_ceil(64 * 1024).clamp(1, 2));
+    }
     let scan = builder.build()?;
-    // Streamed: memory holds the scan's window of files and the writer's current batch
-    // (the aligned table, which needs every row for its widths, excepted).
+    // The total, for the table's `… N more rows`, when statistics give it.
+    let total = match (a.format, limit) {
+        (Format::Table, Some(_)) => scan.count_from_statistics(),
+        _ => None,
+    };
+    // Streamed: memory holds the scan's window of files and the writer's current batch.
     write_stream(
         a.format,
         scan.schema(),
@@ -54,5 +73,6 @@ pub fn run(a: ScanArgs) -> Result<()> {
                 what: "table",
             },
         )?,
+        Shape { limit, total },
     )
 }

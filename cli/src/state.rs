@@ -2,17 +2,18 @@
 //! command line: create a store, append events, fold them into the state (once or following
 //! the log), read keys, the whole state or a key's history, and drop old synced log days.
 //!
-//! Thin: each subcommand calls one `StateStore` method and prints what it returns. Reports
-//! are printed as one JSON line each (a write that landed reports after the fact, see
-//! [`crate::report::print_after_write`]); rows as an aligned table, JSON lines, CSV or
-//! Parquet like `scan`.
+//! Thin: each subcommand calls one `StateStore` method and prints what it returns. A write
+//! (`init`, `put`, `sync`, `retain`) prints one line saying what it did, or with `--json`
+//! its report as one JSON object (after the fact, see
+//! [`crate::report::print_after_write`]); `status` prints its JSON object; rows are printed
+//! as an aligned table, JSON lines, CSV or Parquet like `scan`.
 
 mod key;
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use alluvium::state::{StateAt, StateOptions, StateStore};
 use alluvium::{Error, Result};
@@ -20,12 +21,15 @@ use arrow::datatypes::{Field, FieldRef, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use clap::{Args, Subcommand};
 use serde::Serialize;
+use serde_json::Value;
 
 use super::input::{infer_schema, read_batches};
-use super::output::{Format, Protected, destination, stdout, write_stream};
+use super::output::{
+    Format, Protected, Shape, destination, refuse_binary_on_terminal, stdout, write_stream,
+};
 use super::parse_timestamp_arg;
-use super::report::print_after_write;
 use super::storage_options::env_pairs;
+use super::summary::{JsonFlag, Outcome, count};
 
 /// Arguments of `state`.
 #[derive(Debug, Args)]
@@ -60,6 +64,8 @@ enum StateCommand {
 struct InitArgs {
     /// Store location (a directory or an object-store URI).
     store: String,
+    #[command(flatten)]
+    out: JsonFlag,
     /// Key columns (comma-separated; a composite key names several).
     #[arg(long, value_delimiter = ',', required = true)]
     key: Vec<String>,
@@ -74,6 +80,8 @@ struct InitArgs {
 struct PutArgs {
     /// Store location.
     store: String,
+    #[command(flatten)]
+    out: JsonFlag,
     /// Events: `.parquet`, `.csv` or `.jsonl` with the key and value columns, `event_time`,
     /// optionally `seq` (long) and `op` (`UPSERT` or `DELETE`; missing means `UPSERT`).
     file: String,
@@ -91,6 +99,8 @@ struct PutArgs {
 struct SyncArgs {
     /// Store location.
     store: String,
+    #[command(flatten)]
+    out: JsonFlag,
     /// Keep running: poll the log and fold what arrives, until SIGINT or SIGTERM (it stops
     /// between commits, never inside one).
     #[arg(long)]
@@ -178,6 +188,8 @@ struct StoreArg {
 struct RetainArgs {
     /// Store location.
     store: String,
+    #[command(flatten)]
+    out: JsonFlag,
     /// Keep the log days of the last N days (UTC dates of `event_time`).
     #[arg(long)]
     keep_days: u32,
@@ -227,6 +239,7 @@ fn key_fields(store: &StateStore) -> Result<Vec<FieldRef>> {
 }
 
 fn init(a: InitArgs) -> Result<()> {
+    let started = Instant::now();
     // The file is shaped like the events; the store's value schema is the rest.
     let file = infer_schema(&a.schema_from)?;
     let fields: Vec<Field> = file
@@ -240,18 +253,29 @@ fn init(a: InitArgs) -> Result<()> {
     let store = StateStore::create(&a.store, &keys, value_schema, options(&a.store)?)?;
     // The store exists now: its status is news of it, and cannot fail the command.
     let status = store.status().map_or_else(
-        |e| format!("(status unavailable: {})", crate::exit::one_line(&e)),
-        |s| json_line(&s).unwrap_or_default(),
+        |e| serde_json::json!({ "error": crate::exit::one_line(&e) }),
+        |s| serde_json::to_value(&s).unwrap_or_default(),
     );
-    print_after_write(&format!(
-        "created state store {} (key: {})\n{status}\n",
-        a.store,
-        keys.join(", "),
-    ));
+    Outcome::new("STATE INIT", started)
+        .line(format!(
+            "created state store {} (key: {})",
+            a.store,
+            keys.join(", ")
+        ))
+        .field("store", a.store.clone())
+        .field("key", keys)
+        .field("status", status)
+        .emit(a.out.json);
     Ok(())
 }
 
+/// A report as a JSON value (its fields become the JSON object's).
+fn report_value(report: &impl Serialize) -> Value {
+    serde_json::to_value(report).unwrap_or_default()
+}
+
 fn put(a: PutArgs) -> Result<()> {
+    let started = Instant::now();
     let store = open(&a.store)?;
     let batches = read_batches(&a.file, Some(store.log_schema().as_ref()))?;
     let idempotency = match (&a.app_id, a.app_version) {
@@ -259,8 +283,58 @@ fn put(a: PutArgs) -> Result<()> {
         _ => None,
     };
     let report = store.put(&batches, idempotency)?;
-    print_after_write(&format!("{}\n", json_line(&report)?));
+    let line = if report.skipped {
+        format!(
+            "skipped: application {} already put its version {}",
+            a.app_id.as_deref().unwrap_or(""),
+            a.app_version.unwrap_or(0)
+        )
+    } else if report.log_version.is_none() {
+        "nothing to put: the file holds no events".to_string()
+    } else {
+        format!(
+            "put {} in {} into the log",
+            count(report.events, "event"),
+            count(report.files, "file")
+        )
+    };
+    Outcome::new("STATE PUT", started)
+        .line(line)
+        .version(report.log_version)
+        .fields_of(report_value(&report))
+        .emit(a.out.json);
     Ok(())
+}
+
+/// The line of one sync.
+fn sync_line(r: &alluvium::state::SyncReport) -> String {
+    match r.synced_from {
+        None => format!(
+            "nothing to sync: the state has every log version through {}",
+            r.log_version
+        ),
+        Some(from) => format!(
+            "synced {} ({}): {} inserted, {} updated, {} deleted; state version {}",
+            match r.synced_through.unwrap_or(r.log_version) {
+                to if to == from => format!("log version {from}"),
+                to => format!("log versions {from} to {to}"),
+            },
+            count(r.events, "event"),
+            r.inserted,
+            r.updated,
+            r.deleted,
+            r.state_version
+                .map_or_else(|| "none".to_string(), |v| v.to_string())
+        ),
+    }
+}
+
+/// Prints one sync's outcome.
+fn print_sync(r: &alluvium::state::SyncReport, started: Instant, json: bool) {
+    Outcome::new("STATE SYNC", started)
+        .line(sync_line(r))
+        .fields_of(report_value(r))
+        .emit(json);
 }
 
 /// The flag SIGINT and SIGTERM set; a second SIGINT or SIGTERM ends the process at once
@@ -285,22 +359,28 @@ fn io_error(e: std::io::Error) -> Error {
 }
 
 fn sync(a: SyncArgs) -> Result<()> {
+    let started = Instant::now();
     let store = open(&a.store)?;
     if !a.follow {
         let report = store.sync()?;
-        print_after_write(&format!("{}\n", json_line(&report)?));
+        print_sync(&report, started, a.out.json);
         return Ok(());
     }
     let stop = stop_on_signals()?;
-    let mut printed: Result<()> = Ok(());
     let report = store.follow(Duration::from_millis(a.interval_ms.max(1)), &stop, |r| {
         // One line per sync that applied something; the state committed already.
-        if printed.is_ok() && r.chunks > 0 {
-            printed = json_line(r).map(|l| print_after_write(&format!("{l}\n")));
+        if r.chunks > 0 {
+            print_sync(r, Instant::now(), a.out.json);
         }
     })?;
-    printed?;
-    print_after_write(&format!("{}\n", json_line(&report)?));
+    Outcome::new("STATE SYNC", started)
+        .line(format!(
+            "stopped following after {}: the log is at version {}",
+            count(report.syncs, "sync"),
+            report.log_version
+        ))
+        .fields_of(report_value(&report))
+        .emit(a.out.json);
     Ok(())
 }
 
@@ -308,10 +388,18 @@ fn get(a: GetArgs) -> Result<()> {
     let store = open(&a.store)?;
     let keys = key::key_batch(&a.keys, &key_fields(&store)?)?;
     let rows = store.get(&keys, a.at.at()?)?;
-    write_stream(a.format, rows.schema(), std::iter::once(rows), stdout())
+    refuse_binary_on_terminal(a.format, None)?;
+    write_stream(
+        a.format,
+        rows.schema(),
+        std::iter::once(rows),
+        stdout(),
+        Shape::ALL,
+    )
 }
 
 fn scan(a: ScanArgs) -> Result<()> {
+    refuse_binary_on_terminal(a.format, a.output.as_deref())?;
     let store = open(&a.store)?;
     let reader = store.scan(a.at.at()?)?;
     let schema = reader.schema();
@@ -326,6 +414,7 @@ fn scan(a: ScanArgs) -> Result<()> {
                 what: "state store",
             },
         )?,
+        Shape::ALL,
     )
 }
 
@@ -333,7 +422,14 @@ fn history(a: HistoryArgs) -> Result<()> {
     let store = open(&a.store)?;
     let key = key::key_batch(std::slice::from_ref(&a.key), &key_fields(&store)?)?;
     let rows: RecordBatch = store.history(&key)?;
-    write_stream(a.format, rows.schema(), std::iter::once(rows), stdout())
+    refuse_binary_on_terminal(a.format, None)?;
+    write_stream(
+        a.format,
+        rows.schema(),
+        std::iter::once(rows),
+        stdout(),
+        Shape::ALL,
+    )
 }
 
 fn status(a: StoreArg) -> Result<()> {
@@ -343,8 +439,40 @@ fn status(a: StoreArg) -> Result<()> {
 }
 
 fn retain(a: RetainArgs) -> Result<()> {
+    let started = Instant::now();
     let report = open(&a.store)?.retain(a.keep_days, a.dry_run)?;
-    print_after_write(&format!("{}\n", json_line(&report)?));
+    let verb = if report.dry_run {
+        "would drop"
+    } else {
+        "dropped"
+    };
+    let line = match report.partitions_dropped.is_empty() {
+        true => format!(
+            "nothing to drop: no log day before {} is wholly synced",
+            report.cutoff_date
+        ),
+        false => format!(
+            "{verb} {} before {} ({}, {})",
+            count(report.partitions_dropped.len() as u64, "log day"),
+            report.cutoff_date,
+            count(report.files_removed, "file"),
+            count(report.events_removed, "event")
+        ),
+    };
+    let outcome = Outcome::new("STATE RETAIN", started)
+        .line(line)
+        .version(report.log_version)
+        .fields_of(report_value(&report));
+    // A dry run changed nothing: its answer is its result.
+    if report.dry_run {
+        let text = match a.out.json {
+            true => outcome.to_json().to_string(),
+            false => outcome.to_line(),
+        };
+        crate::outln!("{text}");
+        return Ok(());
+    }
+    outcome.emit(a.out.json);
     Ok(())
 }
 

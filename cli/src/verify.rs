@@ -30,10 +30,18 @@ pub struct VerifyArgs {
 }
 
 pub fn run(a: VerifyArgs) -> Result<ExitCode> {
-    let report = open(&a.table)?.verify(&VerifyOptions {
+    let table = open(&a.table)?;
+    let options = VerifyOptions {
         version: a.version,
         deep: a.deep,
-    })?;
+    };
+    // A deep check reads every data file: show that it is working on a terminal.
+    let report = match a.deep {
+        true => super::progress::with_spinner("verify: reading every data file", || {
+            table.verify(&options)
+        }),
+        false => table.verify(&options),
+    }?;
     if a.json {
         outln!(
             "{}",

@@ -309,7 +309,7 @@ fn clustering_plan(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<Opt
     }
     if !options.zorder_by.is_empty() {
         return Err(MaintenanceError::Refused(
-            "a clustered table is clustered by its clustering columns: Z-order is not allowed (change them with alter --cluster-by)".into(),
+            "a clustered table is clustered by its clustering columns: Z-order is not allowed (change the clustering columns instead)".into(),
         ));
     }
     if options.partition_filter.is_some() {

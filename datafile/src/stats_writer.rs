@@ -50,6 +50,40 @@ struct Leaf {
     bounds_ok: bool,
 }
 
+impl Leaf {
+    /// Widens the bounds to cover the non-null values of `arr`.
+    fn fold_bounds(&mut self, arr: &ArrayRef) {
+        if !self.bounds_ok {
+            return;
+        }
+        let Some(ty) = self.ty else { return };
+        match bounds(arr, ty) {
+            Bounds::None => {}
+            Bounds::Unusable => {
+                self.bounds_ok = false;
+                self.min = None;
+                self.max = None;
+            }
+            Bounds::Some(lo, hi) => {
+                if self
+                    .min
+                    .as_ref()
+                    .is_none_or(|m| lo.compare(m) == Some(Ordering::Less))
+                {
+                    self.min = Some(lo);
+                }
+                if self
+                    .max
+                    .as_ref()
+                    .is_none_or(|m| hi.compare(m) == Some(Ordering::Greater))
+                {
+                    self.max = Some(hi);
+                }
+            }
+        }
+    }
+}
+
 /// Accumulates the statistics of one data file across the batches written to it.
 #[derive(Debug, Clone)]
 pub struct StatsCollector {
@@ -107,34 +141,39 @@ impl StatsCollector {
         for leaf in &mut self.leaves {
             let arr = leaf_array(batch, &leaf.logical)?;
             leaf.null_count += i64::try_from(arr.logical_null_count()).unwrap_or(i64::MAX);
-            if !leaf.bounds_ok {
-                continue;
-            }
-            let Some(ty) = leaf.ty else { continue };
-            match bounds(&arr, ty) {
-                Bounds::None => {}
-                Bounds::Unusable => {
-                    leaf.bounds_ok = false;
-                    leaf.min = None;
-                    leaf.max = None;
-                }
-                Bounds::Some(lo, hi) => {
-                    if leaf
-                        .min
-                        .as_ref()
-                        .is_none_or(|m| lo.compare(m) == Some(Ordering::Less))
-                    {
-                        leaf.min = Some(lo);
-                    }
-                    if leaf
-                        .max
-                        .as_ref()
-                        .is_none_or(|m| hi.compare(m) == Some(Ordering::Greater))
-                    {
-                        leaf.max = Some(hi);
-                    }
-                }
-            }
+            leaf.fold_bounds(&arr);
+        }
+        Ok(())
+    }
+
+    /// The logical paths of the columns statistics are kept for, in the order
+    /// [`update_summary`](Self::update_summary) takes them.
+    pub fn columns(&self) -> impl Iterator<Item = &[String]> {
+        self.leaves.iter().map(|l| l.logical.as_slice())
+    }
+
+    /// Folds a summary of `rows` rows instead of the rows themselves (the footer statistics
+    /// of a Parquet file): for each column of [`columns`](Self::columns), in that order, an
+    /// array whose non-null values bound the column's values from below and above (the row
+    /// groups' minima and maxima) and the column's null count. Each array must be of the
+    /// Arrow type [`update`](Self::update) would read for the column; the rules that make
+    /// bounds safe (rounding, string prefixes) apply to it as to rows.
+    ///
+    /// # Errors
+    /// [`crate::DataFileError::InvalidArgument`] when `columns` does not have one entry per
+    /// statistics column.
+    pub fn update_summary(&mut self, rows: i64, columns: &[(ArrayRef, i64)]) -> Result<()> {
+        if columns.len() != self.leaves.len() {
+            return Err(crate::DataFileError::InvalidArgument(format!(
+                "a statistics summary needs {} columns, not {}",
+                self.leaves.len(),
+                columns.len()
+            )));
+        }
+        self.num_records += rows;
+        for (leaf, (arr, nulls)) in self.leaves.iter_mut().zip(columns) {
+            leaf.null_count += nulls;
+            leaf.fold_bounds(arr);
         }
         Ok(())
     }
@@ -390,6 +429,37 @@ mod tests {
             ],
         )
         .unwrap()
+    }
+
+    #[test]
+    fn a_summary_gives_the_statistics_its_rows_would() {
+        let conf = HashMap::new();
+        let props = TableProperties(&conf);
+        let rows = batch(
+            vec![Some(5), None, Some(-2)],
+            vec![Some("b"), Some("q"), None],
+            vec![1.5, 2.5, 0.25],
+            vec![1_999, 5_000_001, 3],
+        );
+        let mut from_rows = StatsCollector::new(&schema(), ColumnMappingMode::None, &props);
+        from_rows.update(&rows).unwrap();
+        // The same values as two "row groups" of minima and maxima, with their null counts.
+        let mut from_summary = StatsCollector::new(&schema(), ColumnMappingMode::None, &props);
+        let columns: Vec<Vec<String>> = from_summary.columns().map(<[String]>::to_vec).collect();
+        assert_eq!(columns.len(), 5);
+        let summary: Vec<(ArrayRef, i64)> = vec![
+            (Arc::new(Int32Array::from(vec![Some(5), Some(-2)])), 1),
+            (Arc::new(StringArray::from(vec![Some("b"), Some("q")])), 1),
+            (Arc::new(Float64Array::from(vec![0.25, 2.5])), 0),
+            (
+                Arc::new(TimestampMicrosecondArray::from(vec![3, 5_000_001]).with_timezone("UTC")),
+                0,
+            ),
+            (Arc::new(Int32Array::from(vec![1, 1])), 0),
+        ];
+        from_summary.update_summary(3, &summary).unwrap();
+        assert_eq!(from_summary.to_json(), from_rows.to_json());
+        assert!(from_summary.update_summary(3, &summary[..2]).is_err());
     }
 
     #[test]

@@ -53,6 +53,16 @@ class RawTable:
         self, columns: Sequence[str] | None = None, filter: str | None = None, view_types: bool = False
     ) -> ArrowStream: ...
     def count(self, filter: str | None = None) -> int: ...
+    def plan_files(
+        self, columns: Sequence[str] | None = None, filter: str | None = None
+    ) -> list[tuple[str, int, int | None]]: ...
+    def read_files(
+        self,
+        paths: Sequence[str],
+        columns: Sequence[str] | None = None,
+        filter: str | None = None,
+        view_types: bool = False,
+    ) -> ArrowStream: ...
     def delete(self, predicate: str | None = None, commit: dict[str, Any] | None = None) -> dict[str, Any]: ...
     def update(
         self,

@@ -32,6 +32,12 @@ mod write;
 
 use pyo3::prelude::*;
 
+/// The extension's Rust allocations (see `Cargo.toml`): arrays handed to Python through the
+/// Arrow C interfaces are freed by their release callbacks, which run this module's code,
+/// so they return to the same allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The module `alluvium._native`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -59,7 +59,15 @@ pub(crate) fn open_table(
     let table = open(uri, storage_options)?;
     let spec = version_spec(version, timestamp_ms)?;
     let t = table.clone();
-    let snapshot = blocking::run(py, move |_| t.snapshot_at(spec).py_err())?;
+    let snapshot = blocking::run(py, move |_| {
+        match spec {
+            // The table's cached snapshot: the operations that follow (which run on the
+            // latest version) refresh it instead of loading the log again.
+            VersionSpec::Latest => t.snapshot(),
+            spec => t.snapshot_at(spec),
+        }
+        .py_err()
+    })?;
     Ok(RawTable::new(table, snapshot))
 }
 
@@ -172,7 +180,62 @@ fn parse(text: Option<&str>) -> PyResult<Option<Expr>> {
     text.map(parse_expr).transpose().py_err()
 }
 
+/// Reads file tasks one at a time, in order (each on the thread that pulls the stream).
+struct FileTasksReader {
+    schema: arrow_schema::SchemaRef,
+    tasks: std::collections::VecDeque<alluvium::FileTask>,
+    ready: std::collections::VecDeque<arrow_array::RecordBatch>,
+}
+
+impl Iterator for FileTasksReader {
+    type Item = Result<arrow_array::RecordBatch, arrow_schema::ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(b) = self.ready.pop_front() {
+                return Some(Ok(b));
+            }
+            let task = self.tasks.pop_front()?;
+            match alluvium::read_file(&task) {
+                Ok(batches) => self.ready.extend(batches),
+                Err(e) => {
+                    self.tasks.clear();
+                    return Some(Err(e.into()));
+                }
+            }
+        }
+    }
+}
+
+impl arrow_array::RecordBatchReader for FileTasksReader {
+    fn schema(&self) -> arrow_schema::SchemaRef {
+        self.schema.clone()
+    }
+}
+
 impl RawTable {
+    /// The scan of the loaded version with `columns` and `filter`, planned.
+    fn planned(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<String>>,
+        filter: Option<String>,
+        view_types: bool,
+    ) -> PyResult<alluvium::Scan> {
+        let s = self.loaded()?;
+        let filter = parse(filter.as_deref())?;
+        blocking::run(py, move |_| {
+            let mut b = ScanBuilder::new(s).with_view_types(view_types);
+            if let Some(c) = columns {
+                b = b.with_columns(c);
+            }
+            if let Some(f) = filter {
+                b = b.with_filter(f);
+            }
+            b.build().py_err()
+        })
+    }
+
     pub(crate) fn new(table: Table, snapshot: Snapshot) -> RawTable {
         RawTable {
             table,
@@ -343,19 +406,62 @@ impl RawTable {
         filter: Option<String>,
         view_types: bool,
     ) -> PyResult<ArrowStream> {
-        let s = self.loaded()?;
-        let filter = parse(filter.as_deref())?;
-        let scan = blocking::run(py, move |_| {
-            let mut b = ScanBuilder::new(s).with_view_types(view_types);
-            if let Some(c) = columns {
-                b = b.with_columns(c);
-            }
-            if let Some(f) = filter {
-                b = b.with_filter(f);
-            }
-            b.build().py_err()
-        })?;
+        let scan = self.planned(py, columns, filter, view_types)?;
         Ok(ArrowStream::new(Box::new(scan.execute())))
+    }
+
+    /// The files a scan of the loaded version with `columns` and `filter` reads (after
+    /// pruning), in the scan's order: `(path as in the log, size in bytes, live rows or
+    /// None)`. An engine distributing the scan splits this list into tasks and reads each
+    /// part with [`read_files`](Self::read_files) where it runs.
+    #[pyo3(signature = (columns=None, filter=None))]
+    fn plan_files(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<String>>,
+        filter: Option<String>,
+    ) -> PyResult<Vec<(String, i64, Option<i64>)>> {
+        let scan = self.planned(py, columns, filter, false)?;
+        Ok(scan
+            .files()
+            .iter()
+            .map(|a| (a.path.clone(), a.size, a.live_rows()))
+            .collect())
+    }
+
+    /// Reads the files `paths` (as [`plan_files`](Self::plan_files) names them) of the scan
+    /// of the loaded version with `columns` and `filter`, one after the other, as a stream:
+    /// together the parts of a plan give exactly the rows of the whole scan.
+    #[pyo3(signature = (paths, columns=None, filter=None, view_types=false))]
+    fn read_files(
+        &self,
+        py: Python<'_>,
+        paths: Vec<String>,
+        columns: Option<Vec<String>>,
+        filter: Option<String>,
+        view_types: bool,
+    ) -> PyResult<ArrowStream> {
+        let scan = self.planned(py, columns, filter, view_types)?;
+        let mut tasks: HashMap<String, alluvium::FileTask> = scan
+            .file_tasks()
+            .into_iter()
+            .map(|t| (t.add().path.clone(), t))
+            .collect();
+        let mut ordered = std::collections::VecDeque::with_capacity(paths.len());
+        for p in &paths {
+            let task = tasks.remove(p).ok_or_else(|| {
+                invalid_input(format!(
+                    "{p} is not a file this scan reads (at version {}), or is listed twice",
+                    scan.snapshot().version()
+                ))
+            })?;
+            ordered.push_back(task);
+        }
+        Ok(ArrowStream::new(Box::new(FileTasksReader {
+            schema: scan.schema(),
+            tasks: ordered,
+            ready: std::collections::VecDeque::new(),
+        })))
     }
 
     /// Rows of the loaded version matching `filter` (all rows without one); from

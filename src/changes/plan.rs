@@ -141,6 +141,9 @@ pub(crate) fn plan(
     };
     // Every version's metadata (to know CDF was on, and the schemas to reconcile).
     let mut per_version: Vec<(Version, Metadata, Protocol)> = Vec::with_capacity(commits.len());
+    // The first and last versions of the range without change data: the error names the
+    // first, and where the feed is recorded from (after the last) to the end.
+    let mut unrecorded: Option<(Version, Version)> = None;
     for c in &commits {
         if let Some(p) = last_protocol(c) {
             protocol = p.clone();
@@ -150,13 +153,17 @@ pub(crate) fn plan(
         }
         check_read_supported(&protocol)?;
         if !TableProperties(&metadata.configuration).change_data_feed() {
-            return Err(Error::ChangeDataNotRecorded {
-                version: c.version,
-                start: start_v,
-                end: end_v,
-            });
+            unrecorded = Some(unrecorded.map_or((c.version, c.version), |(f, _)| (f, c.version)));
         }
         per_version.push((c.version, metadata.clone(), protocol.clone()));
+    }
+    if let Some((first, last)) = unrecorded {
+        return Err(Error::ChangeDataNotRecorded {
+            version: first,
+            start: start_v,
+            end: end_v,
+            recorded_from: (last < end_v).then_some(last + 1),
+        });
     }
     let schema = StructType::from_json(&metadata.schema_string)?;
     let column_mapping = ColumnMappingMode::of(&protocol, &metadata);

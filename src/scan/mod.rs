@@ -9,9 +9,13 @@
 //! 3. Output columns in schema order (or the order asked for), logical names.
 //!
 //! [`Scan::execute`] streams the batches; [`Scan::file_tasks`] and [`read_file`] let an
-//! engine distribute the files of a scan itself.
+//! engine distribute the files of a scan itself; [`Scan::count`] counts its rows, from
+//! statistics where they answer exactly.
 
+mod count;
 pub(crate) mod generated;
+
+pub use count::RowCount;
 
 use std::sync::Arc;
 

@@ -98,7 +98,7 @@ fn kind_name(t: &std::fs::FileType) -> &'static str {
 }
 
 /// The size of the file at `location`, or the finding that says why there is none.
-pub(super) fn file_size(store: &dyn ObjectStore, location: &FileLocation) -> Result<u64, Finding> {
+pub(crate) fn file_size(store: &dyn ObjectStore, location: &FileLocation) -> Result<u64, Finding> {
     let shown = location.as_str();
     match location {
         FileLocation::Table(path) => match store.head(path) {

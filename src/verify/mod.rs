@@ -17,6 +17,7 @@ mod files;
 mod log;
 mod stats;
 
+pub(crate) use files::file_size;
 use serde::Serialize;
 
 use crate::{Result, Table};

@@ -514,6 +514,10 @@ impl Table {
             evolve_schema(snapshot, &mut txn, &mut schema, new_fields);
         }
         let batches = first.map(Ok).into_iter().chain(rest);
+        let replace_text = match &mode {
+            WriteMode::Overwrite(Some((_, text))) => Some(text.clone()),
+            _ => None,
+        };
         let replace_where = match &mode {
             WriteMode::Overwrite(Some((e, text))) => {
                 let p = bind(e, &schema, &partitions, snapshot.column_mapping())?;
@@ -604,9 +608,15 @@ impl Table {
                 if let Some(p) = &replace_where {
                     let m = evaluate(p, b)?;
                     if m.true_count() != b.num_rows() {
-                        return Err(Error::InvalidArgument(
-                            "replaceWhere: a new row does not match the overwrite predicate".into(),
-                        ));
+                        // The first row the predicate does not hold for (FALSE or NULL).
+                        let first = (0..m.len())
+                            .find(|&i| !(arrow_array::Array::is_valid(&m, i) && m.value(i)))
+                            .unwrap_or(0);
+                        return Err(Error::InvalidArgument(format!(
+                            "replaceWhere: the new row {} does not match the overwrite predicate {}; every new row must",
+                            rules::row::render(b, first),
+                            replace_text.as_deref().unwrap_or("")
+                        )));
                     }
                 }
                 if record_inserts && let Some(c) = &changes {

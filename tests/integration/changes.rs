@@ -574,12 +574,33 @@ fn versions_without_change_data_are_refused() {
             Error::ChangeDataNotRecorded {
                 version: 0,
                 start: 0,
-                end: 3
+                end: 3,
+                recorded_from: None,
             }
         ),
         "off at the start: {err}"
     );
     assert_eq!(err.kind(), ErrorKind::Refused);
+    // Off only before the feed was turned on: the error says where it starts.
+    let err = t
+        .changes(VersionSpec::Version(0), Some(VersionSpec::Version(2)))
+        .execute_to_vec()
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::ChangeDataNotRecorded {
+                version: 0,
+                recorded_from: Some(1),
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("recorded from version 1 on"),
+        "{err}"
+    );
     assert_eq!(feed(&t, 1, Some(2)), strs(&["1|n1|insert|2"]));
     let err = t
         .changes(VersionSpec::Version(1), Some(VersionSpec::Version(3)))

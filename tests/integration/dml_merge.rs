@@ -235,6 +235,8 @@ fn a_target_row_matched_twice_for_an_update_fails_and_commits_nothing() {
             .execute(&WriteOptions::default())
             .unwrap_err();
         assert!(matches!(e, Error::MergeCardinalityViolation { .. }), "{e}");
+        // The message names the duplicated key, not a position in a file.
+        assert!(e.to_string().contains("target row {id: 5}"), "{e}");
         assert_eq!(e.kind(), ErrorKind::InvalidInput);
         assert_eq!(t.snapshot().unwrap().version(), version);
         assert_eq!(rows(&t), model);

@@ -19,6 +19,7 @@
 //!   [`log_compaction`]: a log compaction file checked against its commits;
 //! * [`replay`]: action reconciliation;
 //! * [`features`], [`properties`]: the protocol gate and table properties;
+//!   [`type_widening`]: the type changes writers may apply ("Type Widening");
 //! * [`path`]: file paths in actions.
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -45,6 +46,7 @@ pub mod scalar;
 pub mod schema;
 pub mod segment;
 pub mod stats;
+pub mod type_widening;
 pub mod void;
 
 pub use error::{FeatureSide, LogError, Result};

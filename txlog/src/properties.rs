@@ -418,6 +418,33 @@ pub fn is_known_property(key: &str) -> bool {
         || KNOWN_DELTA_PROPERTIES.contains(&key)
 }
 
+/// The known `delta.*` property nearest to `key` (case-insensitive edit distance), when it
+/// is close enough to be a typo of it: at most a third of the key's length away, or the
+/// same key in another case. For messages refusing an unknown key.
+pub fn nearest_known_property(key: &str) -> Option<&'static str> {
+    let key = key.to_ascii_lowercase();
+    let (best, distance) = KNOWN_DELTA_PROPERTIES
+        .iter()
+        .map(|k| (*k, edit_distance(&key, &k.to_ascii_lowercase())))
+        .min_by_key(|(_, d)| *d)?;
+    (distance <= (key.len() / 3).max(1)).then_some(best)
+}
+
+/// Levenshtein distance of two strings, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = substitute.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 /// Splits a comma-separated column list, honouring backtick quoting (`` `a,b`.c ``).
 pub fn split_column_list(v: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -735,5 +762,22 @@ mod tests {
         assert_eq!(kept(&[(NUM_INDEXED_COLS, "2")]), vec!["a.b", "a/b"]);
         assert_eq!(kept(&[(NUM_INDEXED_COLS, "-1")]).len(), 5);
         assert_eq!(kept(&[]).len(), 5);
+    }
+
+    #[test]
+    fn typos_of_known_properties_are_suggested() {
+        assert_eq!(
+            nearest_known_property("delta.enableDeletionVector"),
+            Some(ENABLE_DELETION_VECTORS)
+        );
+        assert_eq!(
+            nearest_known_property("delta.enablechangedatafeed"),
+            Some(ENABLE_CDF)
+        );
+        assert_eq!(
+            nearest_known_property("delta.logRetentionDurations"),
+            Some(LOG_RETENTION)
+        );
+        assert_eq!(nearest_known_property("delta.somethingElseEntirely"), None);
     }
 }

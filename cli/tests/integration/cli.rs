@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use super::common::{BIN, conformance, fails, ok, run};
+use super::common::{BIN, conformance, fails, ok, ok_json, run, version_of};
 
 #[test]
 fn inspect_json_has_the_contract_keys() {
@@ -152,54 +152,83 @@ fn write_commands_round_trip() {
         "--property",
         "delta.appendOnly=false",
     ]);
-    assert!(out.starts_with("committed version 0"));
-    let out = ok(&["append", t, csv]);
-    assert!(out.starts_with("committed version 1"));
-    let report: serde_json::Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
-    for key in [
-        "version",
-        "attempts",
-        "winning_commits_checked",
-        "files_added",
-        "bytes_added",
-        "write_data_ms",
-        "conflict_check_ms",
-        "commit_ms",
-    ] {
-        assert!(report.get(key).is_some(), "missing {key}");
-    }
-    assert!(
-        ok(&["append", t, csv, "--app-id", "x", "--app-version", "3"])
-            .starts_with("committed version 2")
+    assert_eq!(
+        out.trim_end(),
+        format!(
+            "created table {} (3 columns, partitioned by day); version 0",
+            uri(t)
+        )
     );
-    assert!(ok(&["append", t, csv, "--app-id", "x", "--app-version", "3"]).starts_with("skipped"));
-    assert!(ok(&["delete", t, "--filter", "name = 'bob'"]).starts_with("committed version 3"));
-    assert_eq!(ok(&["scan", t, "--format", "csv"]).lines().count(), 3);
+    let out = ok(&["append", t, csv]);
+    assert!(out.starts_with("appended 2 rows in 2 files ("), "{out}");
+    assert_eq!(version_of(&out), 1);
+    // --json: exactly one object with the contract fields, metrics as numbers, and no
+    // request counters.
+    let report = ok_json(&["append", t, csv]);
+    for key in [
+        "operation",
+        "version",
+        "metrics",
+        "files_added",
+        "files_removed",
+        "bytes_added",
+        "bytes_removed",
+        "elapsed_ms",
+        "attempts",
+    ] {
+        assert!(report.get(key).is_some(), "missing {key}: {report}");
+    }
+    assert_eq!(report["operation"], "WRITE");
+    assert_eq!(report["version"], 2);
+    assert_eq!(report["metrics"]["numOutputRows"], 2);
+    assert_eq!(report["files_added"], 2);
+    assert!(report.get("requests").is_none(), "{report}");
+    let out = ok(&["append", t, csv, "--app-id", "x", "--app-version", "3"]);
+    assert_eq!(version_of(&out), 3);
+    let out = ok(&["append", t, csv, "--app-id", "x", "--app-version", "3"]);
+    assert!(
+        out.starts_with("skipped: application x already committed its version 3 (table version 3)"),
+        "{out}"
+    );
+    let out = ok(&["delete", t, "--filter", "name = 'bob'"]);
+    assert!(out.starts_with("deleted 3 rows from 3 files ("), "{out}");
+    assert_eq!(version_of(&out), 4);
+    assert_eq!(ok(&["scan", t, "--format", "csv"]).lines().count(), 4);
     let one = dir.path().join("one.jsonl");
     std::fs::write(&one, "{\"id\":9,\"name\":\"zed\",\"day\":\"2024-01-01\"}\n").unwrap();
+    let out = ok(&[
+        "overwrite",
+        t,
+        one.to_str().unwrap(),
+        "--filter",
+        "day = '2024-01-01'",
+    ]);
     assert!(
-        ok(&[
-            "overwrite",
-            t,
-            one.to_str().unwrap(),
-            "--filter",
-            "day = '2024-01-01'"
-        ])
-        .starts_with("committed version 4")
+        out.starts_with("replaced the rows matching day = '2024-01-01': wrote 1 row in 1 file ("),
+        "{out}"
     );
+    assert_eq!(version_of(&out), 5);
     let rows = ok(&["scan", t, "--format", "csv", "--columns", "id"]);
     assert_eq!(rows.lines().skip(1).collect::<Vec<_>>(), vec!["9"]);
     fails(&["create", t, "--schema-from", csv]);
-    fails(&["append", dir.path().join("missing").to_str().unwrap(), csv]);
-    assert!(
-        ok(&[
-            "append",
-            dir.path().join("new").to_str().unwrap(),
-            csv,
-            "--create"
-        ])
-        .starts_with("committed version 1")
-    );
+    // A missing table: the error names the flag that creates it.
+    let e = fails(&["append", dir.path().join("missing").to_str().unwrap(), csv]);
+    assert!(e.contains("use --create"), "{e}");
+    let out = ok(&[
+        "append",
+        dir.path().join("new").to_str().unwrap(),
+        csv,
+        "--create",
+    ]);
+    assert_eq!(version_of(&out), 1);
+}
+
+/// The table's URI as the CLI prints it.
+fn uri(path: &str) -> String {
+    format!(
+        "file://{}",
+        std::fs::canonicalize(path).unwrap().to_str().unwrap()
+    )
 }
 
 #[test]
@@ -553,20 +582,23 @@ fn alter_enables_deletion_vectors_and_delete_prints_its_metrics() {
         "--set-property",
         "owner=me",
     ]);
-    assert!(out.starts_with("committed version 2"), "{out}");
+    assert_eq!(
+        out.trim_end(),
+        "set delta.enableDeletionVectors=true, owner=me; version 2"
+    );
     let v: serde_json::Value = serde_json::from_str(&ok(&["inspect", t, "--json"])).unwrap();
     assert_eq!(v["protocol"]["minReaderVersion"], 3);
     assert_eq!(
         v["protocol"]["readerFeatures"],
         serde_json::json!(["deletionVectors"])
     );
-    let out = ok(&["delete", t, "--filter", "id = 2"]);
-    assert!(out.starts_with("committed version 3"), "{out}");
-    let report: serde_json::Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
-    let m = &report["operation_metrics"];
-    assert_eq!(m["numDeletedRows"], "1");
-    assert_eq!(m["numDeletionVectorsAdded"], "1");
-    assert_eq!(m["numCopiedRows"], "0");
+    let report = ok_json(&["delete", t, "--filter", "id = 2"]);
+    assert_eq!(report["version"], 3);
+    assert_eq!(report["operation"], "DELETE");
+    let m = &report["metrics"];
+    assert_eq!(m["numDeletedRows"], 1);
+    assert_eq!(m["numDeletionVectorsAdded"], 1);
+    assert_eq!(m["numCopiedRows"], 0);
     for key in [
         "numRemovedFiles",
         "numAddedFiles",
@@ -574,11 +606,16 @@ fn alter_enables_deletion_vectors_and_delete_prints_its_metrics() {
         "scanTimeMs",
         "rewriteTimeMs",
     ] {
-        assert!(m.get(key).is_some(), "missing {key}");
+        assert!(m[key].is_number(), "missing {key}: {m}");
     }
-    assert_eq!(ok(&["scan", t, "--format", "csv"]).lines().count(), 3);
+    let out = ok(&["delete", t, "--filter", "id = 3"]);
+    assert_eq!(
+        out.trim_end(),
+        "deleted 1 row from 1 file (deletion vectors); version 4"
+    );
+    assert_eq!(ok(&["scan", t, "--format", "csv"]).lines().count(), 2);
     let out = ok(&["alter", t, "--unset-property", "owner"]);
-    assert!(out.starts_with("committed version 4"), "{out}");
+    assert_eq!(out.trim_end(), "unset owner; version 5");
 }
 
 /// A CSV naming a column twice (`id,id` or `id,ID`) is refused by `append` to an existing

@@ -58,3 +58,24 @@ pub fn conformance(name: &str) -> String {
 pub fn conformance_data() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/conformance")
 }
+
+/// Runs a write command with `--json` added, which must succeed; its one JSON object.
+pub fn ok_json(args: &[&str]) -> serde_json::Value {
+    let mut with = args.to_vec();
+    with.push("--json");
+    let out = ok(&with);
+    assert_eq!(
+        out.lines().count(),
+        1,
+        "{with:?}: one JSON object, got {out:?}"
+    );
+    serde_json::from_str(&out).unwrap()
+}
+
+/// The version a write command's line ends with (`...; version N`).
+pub fn version_of(line: &str) -> u64 {
+    line.trim_end()
+        .rsplit_once("; version ")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or_else(|| panic!("no version in {line:?}"))
+}

@@ -1,14 +1,11 @@
-//! `alluvium update` and `alluvium merge`: results, the printed version, commit report and
-//! metrics, and errors as one line with a non-zero exit.
+//! `alluvium update` and `alluvium merge`: results, the printed line (or with `--json` the
+//! version and metrics as numbers), and errors as one line with a non-zero exit.
 
-use super::common::{fails, ok};
+use super::common::{fails, ok, ok_json, version_of};
 
-fn metrics(out: &str) -> serde_json::Value {
-    let line = out
-        .lines()
-        .nth(1)
-        .unwrap_or_else(|| panic!("no report in {out}"));
-    serde_json::from_str::<serde_json::Value>(line).unwrap()["operation_metrics"].clone()
+/// The metrics of a `--json` report.
+fn metrics(report: &serde_json::Value) -> serde_json::Value {
+    report["metrics"].clone()
 }
 
 fn scan(t: &str) -> Vec<String> {
@@ -30,7 +27,7 @@ fn update_and_merge_from_the_command_line() {
     std::fs::write(&data, "id,name,n\n1,ann,10\n2,bob,20\n3,cy,30\n").unwrap();
     ok(&["append", t, data.to_str().unwrap(), "--create"]);
 
-    let out = ok(&[
+    let out = ok_json(&[
         "update",
         t,
         "--set",
@@ -38,8 +35,9 @@ fn update_and_merge_from_the_command_line() {
         "--filter",
         "id >= 2",
     ]);
-    assert!(out.starts_with("committed version 2"), "{out}");
-    assert_eq!(metrics(&out)["numUpdatedRows"], "2");
+    assert_eq!(out["version"], 2, "{out}");
+    assert_eq!(out["operation"], "UPDATE", "{out}");
+    assert_eq!(metrics(&out)["numUpdatedRows"], 2);
     assert_eq!(scan(t), ["1,ann,10", "2,x,21", "3,x,31"]);
 
     let src = dir.path().join("src.jsonl");
@@ -61,12 +59,10 @@ fn update_and_merge_from_the_command_line() {
         "--when",
         "NOT MATCHED THEN INSERT *",
     ]);
-    assert!(out.starts_with("committed version 3"), "{out}");
-    let m = metrics(&out);
-    assert_eq!(m["numTargetRowsUpdated"], "1");
-    assert_eq!(m["numTargetRowsDeleted"], "1");
-    assert_eq!(m["numTargetRowsInserted"], "1");
-    assert_eq!(m["numSourceRows"], "3");
+    assert_eq!(
+        out.trim_end(),
+        "merged 3 source rows: 1 inserted, 1 updated, 1 deleted; version 3"
+    );
     assert_eq!(scan(t), ["1,ann2,11", "3,x,31", "9,new,90"]);
 
     let out = ok(&[
@@ -81,7 +77,7 @@ fn update_and_merge_from_the_command_line() {
         "NOT MATCHED THEN INSERT *",
         "--merge-schema",
     ]);
-    assert!(out.starts_with("committed version 4"), "{out}");
+    assert_eq!(version_of(&out), 4);
     let header = ok(&["scan", t, "--format", "csv"]);
     assert!(header.lines().next().unwrap().ends_with(",op"), "{header}");
 
@@ -146,7 +142,7 @@ fn overwrite_with_a_filter_writes_a_deletion_vector_on_dv_tables() {
     let new = dir.path().join("new.csv");
     std::fs::write(&new, "id,name,n\n2,bo,21\n").unwrap();
     let out = ok(&["overwrite", t, new.to_str().unwrap(), "--filter", "id = 2"]);
-    assert!(out.starts_with("committed version 3"), "{out}");
+    assert_eq!(version_of(&out), 3);
     assert_eq!(scan(t), ["1,ann,10", "2,bo,21", "3,cy,30"]);
     let commit = std::fs::read_to_string(
         std::path::Path::new(t).join("_delta_log/00000000000000000003.json"),
@@ -205,7 +201,7 @@ fn merge_edges_from_the_command_line() {
     let src = dir.path().join("src.csv");
     std::fs::write(&src, "id,name,n,op\n2,x,99,U\n").unwrap();
     let src = src.to_str().unwrap();
-    let out = ok(&[
+    let out = ok_json(&[
         "merge",
         t,
         src,
@@ -214,7 +210,7 @@ fn merge_edges_from_the_command_line() {
         "--when",
         "MATCHED THEN UPDATE SET n = s.n",
     ]);
-    assert_eq!(metrics(&out)["numTargetRowsUpdated"], "1", "{out}");
+    assert_eq!(metrics(&out)["numTargetRowsUpdated"], 1, "{out}");
     assert_eq!(scan(t), ["1,ann,99", "2,bob,20", "3,cy,30"]);
 
     let header_only = dir.path().join("header.csv");
@@ -230,16 +226,18 @@ fn merge_edges_from_the_command_line() {
         "MATCHED AND s.op = 'D' THEN DELETE",
         "--when",
         "NOT MATCHED THEN INSERT *",
+        "--json",
     ]);
     let (out, err) = (
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr),
     );
     assert!(o.status.success(), "{err}");
-    assert_eq!(metrics(&out)["numSourceRows"], "0", "{out}");
+    let out: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(metrics(&out)["numSourceRows"], 0, "{out}");
     assert!(err.contains("holds no rows"), "{err}");
     assert_eq!(scan(t), ["1,ann,99", "2,bob,20", "3,cy,30"]);
-    let out = ok(&[
+    let out = ok_json(&[
         "merge",
         t,
         header_only,
@@ -248,7 +246,7 @@ fn merge_edges_from_the_command_line() {
         "--when",
         "NOT MATCHED BY SOURCE AND t.id = 3 THEN DELETE",
     ]);
-    assert_eq!(metrics(&out)["numTargetRowsDeleted"], "1", "{out}");
+    assert_eq!(metrics(&out)["numTargetRowsDeleted"], 1, "{out}");
     assert_eq!(scan(t), ["1,ann,99", "2,bob,20"]);
 
     let empty = dir.path().join("empty.csv");

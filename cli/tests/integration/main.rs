@@ -8,6 +8,7 @@ mod cluster;
 mod column_rules;
 mod common;
 mod dml;
+mod everyday;
 mod expressions;
 mod s3;
 mod state;

@@ -111,6 +111,7 @@ pub fn follower(store: &str, interval_ms: u64) -> Child {
             "--follow",
             "--interval-ms",
             &interval_ms.to_string(),
+            "--json",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -172,14 +173,20 @@ fn init_put_sync_then_get_scan_history_status_and_time_travel() {
         f1.to_str().unwrap(),
     ]);
     assert!(created.starts_with("created state store"), "{created}");
-    let put: Value =
-        serde_json::from_str(&ok(&["state", "put", &store, f1.to_str().unwrap()])).unwrap();
+    let put: Value = serde_json::from_str(&ok(&[
+        "state",
+        "put",
+        &store,
+        f1.to_str().unwrap(),
+        "--json",
+    ]))
+    .unwrap();
     assert_eq!(put["events"], 4);
     assert_eq!(put["skipped"], false);
     let s = status(&store);
     assert_eq!(s["lag"]["events"], 4, "{s}");
     assert_eq!(s["key_columns"], serde_json::json!(["id"]));
-    let sync: Value = serde_json::from_str(&ok(&["state", "sync", &store])).unwrap();
+    let sync: Value = serde_json::from_str(&ok(&["state", "sync", &store, "--json"])).unwrap();
     assert_eq!(sync["events"], 4, "{sync}");
     let v1 = sync["state_version"].as_i64().unwrap();
     assert_eq!(
@@ -195,8 +202,20 @@ fn init_put_sync_then_get_scan_history_status_and_time_travel() {
     ];
     let f2 = dir.path().join("e2.csv");
     write_events(&f2, &second);
-    ok(&["state", "put", &store, f2.to_str().unwrap()]);
-    ok(&["state", "sync", &store]);
+    // Without --json, one line each for a person.
+    let put = ok(&["state", "put", &store, f2.to_str().unwrap()]);
+    assert!(
+        put.starts_with("put 3 events in 1 file into the log; version "),
+        "{put}"
+    );
+    let sync = ok(&["state", "sync", &store]);
+    // The late older upsert of key 1 loses to the newer event already in the state.
+    assert!(
+        sync.starts_with(
+            "synced log version 2 (3 events): 1 inserted, 0 updated, 1 deleted; state version "
+        ),
+        "{sync}"
+    );
     let all: Vec<Event> = first.iter().chain(&second).cloned().collect();
     assert_eq!(state_rows(&store), fold(&all));
     assert_eq!(status(&store)["keys"], 3);
@@ -317,6 +336,7 @@ fn idempotent_puts_are_skipped_once_recorded() {
             "producer-1",
             "--app-version",
             v,
+            "--json",
         ]))
         .unwrap()
     };
@@ -399,8 +419,15 @@ fn retain_dry_run_reports_and_changes_nothing() {
     ok(&["state", "init", &store, "--key", "id", "--schema-from", f]);
     ok(&["state", "put", &store, f]);
     // Unsynced: nothing may go, whatever the age.
-    let r: Value =
-        serde_json::from_str(&ok(&["state", "retain", &store, "--keep-days", "1"])).unwrap();
+    let r: Value = serde_json::from_str(&ok(&[
+        "state",
+        "retain",
+        &store,
+        "--keep-days",
+        "1",
+        "--json",
+    ]))
+    .unwrap();
     assert_eq!(r["files_removed"], 0, "{r}");
     assert_eq!(status(&store)["log_files"], 1);
     ok(&["state", "sync", &store]);
@@ -412,13 +439,21 @@ fn retain_dry_run_reports_and_changes_nothing() {
         "--keep-days",
         "1",
         "--dry-run",
+        "--json",
     ]))
     .unwrap();
     assert_eq!(r["dry_run"], true);
     assert_eq!(r["partitions_dropped"], serde_json::json!(["2024-03-01"]));
     assert_eq!(status(&store)["log_version"], before);
-    let r: Value =
-        serde_json::from_str(&ok(&["state", "retain", &store, "--keep-days", "1"])).unwrap();
+    let r: Value = serde_json::from_str(&ok(&[
+        "state",
+        "retain",
+        &store,
+        "--keep-days",
+        "1",
+        "--json",
+    ]))
+    .unwrap();
     assert_eq!(r["files_removed"], 1, "{r}");
     // The state is untouched by dropping the synced log days.
     assert_eq!(

@@ -81,6 +81,7 @@ fn four_producer_processes_and_two_followers_end_with_the_fold_of_the_log() {
                             &format!("producer-{p}"),
                             "--app-version",
                             &r.to_string(),
+                            "--json",
                         ];
                         serde_json::from_str(&ok(&args)).unwrap()
                     };

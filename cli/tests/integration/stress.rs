@@ -31,14 +31,9 @@ fn write_csv(path: &Path, rows: &[(i64, i64, &str)]) {
     std::fs::write(path, text).unwrap();
 }
 
-/// The version a successful write command printed (`committed version N`).
+/// The version a successful write command printed (its line ends `; version N`).
 fn committed_version(stdout: &str) -> u64 {
-    stdout
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("committed version "))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no version in {stdout:?}"))
+    super::common::version_of(stdout.lines().next().unwrap_or(""))
 }
 
 fn commit_versions(table: &Path) -> Vec<u64> {

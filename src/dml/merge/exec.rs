@@ -30,7 +30,7 @@ use rayon::prelude::*;
 use roaring::RoaringTreemap;
 
 use super::clause::{ClauseKind, MergeAction, MergeClause};
-use super::join::{SourceIndex, analyse_on};
+use super::join::{KeyPair, SourceIndex, analyse_on};
 use super::pairs::{PAIR_CHUNK, matching_pairs};
 use super::prune::{Pruning, pruning};
 use super::scope::{SOURCE, Scope, Sides, TARGET};
@@ -747,7 +747,12 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                             if d.is_some() && !acting.insert(u64::from(ti.value(i))) {
                                 return Err(Error::MergeCardinalityViolation {
                                     file: add.path.clone(),
-                                    position: positions.value(ti.value(i) as usize),
+                                    row: key_values(
+                                        &batch,
+                                        &on_cond.keys,
+                                        &target,
+                                        ti.value(i) as usize,
+                                    ),
                                 });
                             }
                         }
@@ -901,6 +906,22 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     m.set("executionTimeMs", started.elapsed().as_millis() as u64);
     column_rules.stage_identity(&snapshot, &mut txn)?;
     finish_dml(table, txn, options, m)
+}
+
+/// Target row `i` of `batch` as `{key: value, ...}` for the cardinality error: its ON key
+/// columns (every column read when ON has no equality key), so the message names the
+/// duplicated key rather than a position in a file.
+fn key_values(batch: &RecordBatch, keys: &[KeyPair], target: &StructType, i: usize) -> String {
+    let columns: Vec<usize> = keys
+        .iter()
+        .filter_map(|k| target.fields.get(k.target))
+        .filter_map(|f| crate::write::rules::row::position(batch, &f.name))
+        .collect();
+    let shown = match columns.is_empty() {
+        true => batch.clone(),
+        false => batch.project(&columns).unwrap_or_else(|_| batch.clone()),
+    };
+    crate::write::rules::row::render(&shown, i)
 }
 
 /// One batch of a target file, read and probed: the `t` layout, each row's physical

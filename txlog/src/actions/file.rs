@@ -85,6 +85,19 @@ impl Add {
             ..Add::default()
         })
     }
+
+    /// The file's physical row count from its statistics (`numRecords`), if they have one
+    /// (only that field is decoded).
+    pub fn num_records(&self) -> Option<i64> {
+        crate::stats::FileStats::parse_columns(self.stats.as_deref()?, &[])?.num_records
+    }
+
+    /// The rows of the file that are live: [`num_records`](Self::num_records) minus its
+    /// deletion vector's cardinality; `None` without a row count.
+    pub fn live_rows(&self) -> Option<i64> {
+        let deleted = self.deletion_vector.as_ref().map_or(0, |d| d.cardinality);
+        Some(self.num_records()?.saturating_sub(deleted).max(0))
+    }
 }
 
 /// Builds an [`Add`]; see [`Add::builder`].
@@ -243,4 +256,30 @@ pub struct Cdc {
         deserialize_with = "opt_map"
     )]
     pub tags: Option<OptStringMap>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_counts_come_from_the_statistics_minus_the_deletion_vector() {
+        let stats =
+            r#"{"numRecords":10,"minValues":{"a":1},"maxValues":{"a":9},"nullCount":{"a":0}}"#;
+        let add = Add::builder("f.parquet", 1, 0).stats(stats).build();
+        assert_eq!((add.num_records(), add.live_rows()), (Some(10), Some(10)));
+        let dv: crate::dv::DeletionVectorDescriptor = serde_json::from_str(
+            r#"{"storageType":"i","pathOrInlineDv":"wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L","offset":null,"sizeInBytes":40,"cardinality":3}"#,
+        )
+        .unwrap();
+        let add = Add::builder("f.parquet", 1, 0)
+            .stats(stats)
+            .deletion_vector(dv)
+            .build();
+        assert_eq!((add.num_records(), add.live_rows()), (Some(10), Some(7)));
+        let bare = Add::builder("f.parquet", 1, 0).build();
+        assert_eq!((bare.num_records(), bare.live_rows()), (None, None));
+        let garbled = Add::builder("f.parquet", 1, 0).stats("{not json").build();
+        assert_eq!(garbled.num_records(), None);
+    }
 }

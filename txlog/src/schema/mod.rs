@@ -123,6 +123,42 @@ impl PrimitiveType {
     }
 }
 
+/// A primitive type from its text: the Delta name (`long`, `timestamp_ntz`,
+/// `decimal(10,2)`, as [`PrimitiveType::name`] writes it) or a SQL alias Delta Spark
+/// accepts in DDL (`bigint`, `int`, `smallint`, `tinyint`, `real`, `bool`, `dec`,
+/// `numeric`), in any case and with spaces inside the decimal's parentheses.
+impl std::str::FromStr for PrimitiveType {
+    type Err = LogError;
+
+    fn from_str(text: &str) -> Result<Self> {
+        let lower: String = text
+            .trim()
+            .to_ascii_lowercase()
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let canonical = match lower.as_str() {
+            "bigint" => "long",
+            "int" => "integer",
+            "smallint" => "short",
+            "tinyint" => "byte",
+            "real" => "float",
+            "bool" => "boolean",
+            "dec" | "numeric" => "decimal",
+            other => other
+                .strip_prefix("dec(")
+                .or_else(|| other.strip_prefix("numeric("))
+                .map_or(other, |_| ""),
+        };
+        if canonical.is_empty() {
+            // `dec(p,s)` / `numeric(p,s)`: the decimal's own parser.
+            let args = lower.split_once('(').map_or("", |(_, a)| a);
+            return PrimitiveType::parse(&format!("decimal({args}"));
+        }
+        PrimitiveType::parse(canonical)
+    }
+}
+
 /// A data type.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DataType {
@@ -633,6 +669,26 @@ mod tests {
         {"name":"arr","type":{"type":"array","elementType":"string","containsNull":false},"nullable":true,"metadata":{}},
         {"name":"m","type":{"type":"map","keyType":"string","valueType":{"type":"array","elementType":"long","containsNull":true},"valueContainsNull":true},"nullable":true,"metadata":{}}
     ]}"#;
+
+    #[test]
+    fn primitive_types_parse_from_delta_and_sql_names() {
+        let p = |t: &str| t.parse::<PrimitiveType>().ok();
+        assert_eq!(p("long"), Some(PrimitiveType::Long));
+        assert_eq!(p("BIGINT"), Some(PrimitiveType::Long));
+        assert_eq!(p(" int "), Some(PrimitiveType::Integer));
+        assert_eq!(p("smallint"), Some(PrimitiveType::Short));
+        assert_eq!(p("tinyint"), Some(PrimitiveType::Byte));
+        assert_eq!(p("Timestamp_NTZ"), Some(PrimitiveType::TimestampNtz));
+        assert_eq!(p("decimal(12, 3)"), Some(PrimitiveType::Decimal(12, 3)));
+        assert_eq!(p("numeric(5,2)"), Some(PrimitiveType::Decimal(5, 2)));
+        assert_eq!(p("dec"), Some(PrimitiveType::Decimal(10, 0)));
+        for name in ["long", "integer", "timestamp_ntz", "decimal(7,1)", "string"] {
+            assert_eq!(p(name).map(|t| t.name()).as_deref(), Some(name));
+        }
+        assert_eq!(p("decimal(40,1)"), None);
+        assert_eq!(p("int64"), None);
+        assert_eq!(p(""), None);
+    }
 
     #[test]
     fn parses_and_round_trips() {
