@@ -50,7 +50,7 @@ enum BenchCommand {
     Load(LoadArgs),
     /// One-row appends: `--commits` in total, spread over `--writers` threads that each have
     /// their own table handle (as separate processes would), or share one
-    /// (`--shared-handle`: their appends then share commits, SPEC.md §32); creates the
+    /// (`--shared-handle`: their appends then share commits, SPEC.md §35); creates the
     /// table if needed.
     Append(AppendArgs),
     /// Generate a large log-only table: `--commits` commits of `--files-per-commit` adds each
