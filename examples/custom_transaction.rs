@@ -46,7 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Field::new("id", DataType::Int64, false),
         Field::new("kind", DataType::Utf8, true),
     ]));
-    table.create(&schema, &["kind".to_string()], &HashMap::new())?;
+    table.create(&schema, &["kind".to_string()], alluvium::NO_PROPERTIES)?;
 
     let mut txn = table.transaction("INGEST")?;
     // Two writes; their files are not part of the commit until they are staged.

@@ -164,7 +164,7 @@ fn main() -> Res<()> {
     let cdf = HashMap::from([("delta.enableChangeDataFeed".to_string(), "true".to_string())]);
     source.create(&orders_schema(), &["region".to_string()], &cdf)?;
     let audit = Table::open(&at("audit")?)?;
-    audit.create(&audit_schema(), &[], &HashMap::new())?;
+    audit.create(&audit_schema(), &[], alluvium::NO_PROPERTIES)?;
 
     println!("source: two appends");
     source.append([orders(&[1, 2], "EU")?], &WriteOptions::default())?;

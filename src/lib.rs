@@ -52,6 +52,7 @@ mod read_ahead;
 mod report;
 mod restore;
 pub mod scan;
+mod snapshot;
 pub mod state;
 mod table;
 mod text_input;
@@ -79,12 +80,14 @@ pub use arrow;
 // The curated surface. Tables, snapshots, scans, writes and transactions:
 pub use alluvium_datafile::FileTask;
 pub use alluvium_mvcc::{
-    CommitReport, ConflictKind, GroupCommitOptions, RetryPolicy, Snapshot, SnapshotReport,
-    VersionSpec, WhenFull,
+    CommitReport, ConflictKind, GroupCommitOptions, RetryPolicy, SnapshotReport, VersionSpec,
+    WhenFull,
 };
+pub use snapshot::Snapshot;
 // What `Snapshot`'s methods return, so an embedder can name it: the table root
-// (`Snapshot::root`), the replayed state (`state`), the property accessors (`properties`),
-// the column-mapping mode (`column_mapping`).
+// (`Snapshot::root`), the replayed state (`state`, whose application transactions are
+// `SetTransaction`s), the property accessors (`properties`), the column-mapping mode
+// (`column_mapping`).
 pub use alluvium_txlog::column_mapping::ColumnMappingMode;
 pub use alluvium_txlog::path::TableRoot;
 pub use alluvium_txlog::properties::TableProperties;
@@ -110,13 +113,14 @@ pub use transaction::Transaction;
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
 pub use write::{
     AppTransaction, CommitFilesOptions, CommitMode, DEFAULT_TARGET_FILE_SIZE, FileRefusal,
-    IntoBatch, WriteOptions, WriteOutcome,
+    IntoBatch, NO_PROPERTIES, WriteOptions, WriteOutcome,
 };
 // Predicates, actions and schemas:
 pub use alluvium_expr::{ArithOp, CmpOp, DateField, Expr, Function, Interval, Literal, parse_expr};
 pub use alluvium_txlog::Version;
 pub use alluvium_txlog::actions::{
-    Add, CommitInfo, DomainMetadata, Format, Metadata, OptStringMap, Protocol, Remove,
+    Add, AddBuilder, CommitInfo, DomainMetadata, Format, Metadata, OptStringMap, Protocol, Remove,
+    SetTransaction,
 };
 pub use alluvium_txlog::scalar::Scalar;
 pub use alluvium_txlog::schema::{

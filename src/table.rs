@@ -3,8 +3,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::Snapshot;
 use alluvium_mvcc::snapshot::VersionedCache;
-use alluvium_mvcc::{GroupCommit, GroupCommitOptions, Snapshot, VersionSpec};
+use alluvium_mvcc::{GroupCommit, GroupCommitOptions, VersionSpec};
 use alluvium_storage::{
     InMemoryStore, LocalFsStore, StorageOptions, StoreRef, local_path, remote_scheme,
 };
@@ -41,7 +42,9 @@ fn open_remote(location: &str, _options: &StorageOptions) -> Result<Table> {
 #[derive(Debug, Clone)]
 pub struct Table {
     store: StoreRef,
-    cache: Arc<VersionedCache<Snapshot>>,
+    /// The newest snapshot seen, as the mvcc layer's (its group committer publishes
+    /// into the same cache).
+    cache: Arc<VersionedCache<alluvium_mvcc::Snapshot>>,
     /// The embedder's rayon pool, if any (see [`run`](Self::run)).
     pool: Option<Arc<rayon::ThreadPool>>,
     /// The group committer of this handle and its clones.
@@ -242,7 +245,8 @@ impl Table {
         self.store.root_uri()
     }
 
-    /// The latest snapshot.
+    /// The latest snapshot: the cached one refreshed (one listing, then only the new
+    /// commits), or loaded when the handle has none yet.
     ///
     /// # Errors
     /// See [`Snapshot::load`].
@@ -250,9 +254,11 @@ impl Table {
         self.run(|| {
             let fresh = match self.cache.get() {
                 Some(cached) => cached.refresh()?,
-                None => Snapshot::load(self.store.clone(), VersionSpec::Latest)?,
+                None => alluvium_mvcc::Snapshot::load(self.store.clone(), VersionSpec::Latest)?,
             };
-            Ok((*self.cache.publish(Arc::new(fresh))).clone())
+            // The cache keeps the newer of what it holds and `fresh` (another thread may
+            // have published a later version meanwhile); share its `Arc`.
+            Ok(Snapshot::from(self.cache.publish(Arc::new(fresh))))
         })
     }
 
@@ -261,7 +267,7 @@ impl Table {
     /// # Errors
     /// See [`Snapshot::load`].
     pub fn snapshot_at(&self, spec: VersionSpec) -> Result<Snapshot> {
-        self.run(|| Ok(Snapshot::load(self.store.clone(), spec)?))
+        self.run(|| Snapshot::load(self.store.clone(), spec))
     }
 
     /// The change data feed of versions `start` to `end` (inclusive; `None` = the latest
@@ -417,7 +423,7 @@ mod tests {
         });
         let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, true)]));
         let setup = Table::from_store(store.clone());
-        setup.create(&schema, &[], &Default::default()).unwrap();
+        setup.create(&schema, &[], crate::NO_PROPERTIES).unwrap();
         for i in 0..4 {
             let batch =
                 RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(vec![i]))])

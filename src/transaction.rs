@@ -9,9 +9,8 @@
 //! files and application ids it looked at) is checked against every commit that landed
 //! since its snapshot.
 
-use std::collections::HashMap;
-
-use alluvium_mvcc::{RetryPolicy, Snapshot};
+use crate::Snapshot;
+use alluvium_mvcc::RetryPolicy;
 use alluvium_txlog::actions::{Add, DomainMetadata, Metadata, Remove};
 
 use crate::report::CommitSummary;
@@ -49,7 +48,7 @@ impl Table {
         Ok(Transaction {
             rules,
             table: self.clone(),
-            txn: alluvium_mvcc::Transaction::new(&snapshot, operation),
+            txn: alluvium_mvcc::Transaction::new(snapshot.inner(), operation),
             snapshot,
         })
     }
@@ -144,20 +143,27 @@ impl Transaction {
     }
 
     /// Sets table properties (merged into the current configuration), validated as at
-    /// table creation.
+    /// table creation. They are key-value pairs in the shape [`Table::create`] and
+    /// [`Table::set_properties`] take: a map or a list of pairs.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a value the engine would ignore or misread.
-    pub fn set_properties(&mut self, properties: &HashMap<String, String>) -> Result<()> {
-        check_properties(properties)?;
+    pub fn set_properties<K, V>(
+        &mut self,
+        properties: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<()>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let properties = crate::write::collect_properties(properties);
+        check_properties(&properties)?;
         let mut metadata = self
             .txn
             .effective_metadata()
             .cloned()
             .unwrap_or_else(|| self.snapshot.metadata().clone());
-        metadata
-            .configuration
-            .extend(properties.iter().map(|(k, v)| (k.clone(), v.clone())));
+        metadata.configuration.extend(properties);
         self.txn.set_metadata(metadata);
         Ok(())
     }

@@ -146,7 +146,11 @@ fn gen_log(a: GenLogArgs) -> Result<()> {
         let snapshot = table.snapshot_at(VersionSpec::Version(checkpoint_at))?;
         rss_before_checkpoint = peak_rss_mib();
         let s = Instant::now();
-        alluvium::compaction::checkpoint(&snapshot, &Default::default(), 1_700_000_000_000)?;
+        alluvium::compaction::checkpoint(
+            snapshot.as_mvcc(),
+            &Default::default(),
+            1_700_000_000_000,
+        )?;
         checkpoint_ms = s.elapsed().as_secs_f64() * 1000.0;
     }
     append_commits(store, checkpoint_at + 1, a.commits, a.files_per_commit)?;
@@ -167,7 +171,7 @@ fn checkpoint_bench(a: CheckpointBenchArgs) -> Result<()> {
     let rss_loaded = peak_rss_mib();
     let started = Instant::now();
     let out = alluvium::compaction::checkpoint(
-        &snapshot,
+        snapshot.as_mvcc(),
         &alluvium::compaction::CheckpointConfig {
             part_size: a.part_size,
         },
@@ -325,7 +329,7 @@ fn append(a: AppendArgs) -> Result<()> {
     let durable = !a.no_fsync;
     let table = open_with_fsync(&a.dir, durable)?;
     if table.snapshot().is_err() {
-        match table.create(&one_row(0, 0)?.schema(), &[], &HashMap::new()) {
+        match table.create(&one_row(0, 0)?.schema(), &[], alluvium::NO_PROPERTIES) {
             Ok(_) | Err(Error::Mvcc(MvccError::TableAlreadyExists { .. })) => {}
             Err(e) => return Err(e),
         }

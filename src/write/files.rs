@@ -24,8 +24,9 @@
 use std::collections::HashSet;
 use std::fmt;
 
+use crate::Snapshot;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
-use alluvium_mvcc::{Snapshot, Transaction};
+use alluvium_mvcc::Transaction;
 use alluvium_storage::FileLocation;
 use alluvium_txlog::actions::{Add, Remove};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
@@ -205,7 +206,7 @@ impl Table {
         options: &CommitFilesOptions,
     ) -> Result<WriteOutcome> {
         let snapshot = self.read_snapshot(&options.write)?;
-        let mut txn = Transaction::new(&snapshot, "WRITE");
+        let mut txn = Transaction::new(snapshot.inner(), "WRITE");
         txn.set_parameter(
             "mode",
             match options.mode {

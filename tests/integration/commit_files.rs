@@ -228,7 +228,7 @@ fn partition_values_must_be_the_tables_columns_and_parse_as_their_types() {
     let (ti, _) = {
         let store: StoreRef = Arc::new(InMemoryStore::new());
         let ti = Table::from_store(store.clone());
-        ti.create(&schema(), &["id".into()], &HashMap::new())
+        ti.create(&schema(), &["id".into()], alluvium::NO_PROPERTIES)
             .unwrap();
         (ti, store)
     };
@@ -345,7 +345,8 @@ fn identity_columns_refuse_files_written_apart() {
             {"name":"p","type":"string","nullable":true,"metadata":{}}]}"#,
     )
     .unwrap();
-    t.create_with_schema(delta, &[], &HashMap::new()).unwrap();
+    t.create_with_schema(delta, &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     let e = t.write_data_files([batch(&[1], "a")], None).unwrap_err();
     assert!(e.to_string().contains("identity"), "{e}");
 }

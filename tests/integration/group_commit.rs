@@ -146,7 +146,9 @@ fn check_group_log(store: &StoreRef) -> u64 {
 /// `writers` threads x `appends` one-row appends through ONE handle, each thread its own
 /// application (`writer-w`, versions 1..=appends).
 fn shared_handle_appends(table: &Table, store: &StoreRef, writers: i64, appends: i64) {
-    table.create(&schema(), &[], &HashMap::new()).unwrap();
+    table
+        .create(&schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     let handles: Vec<_> = (0..writers)
         .map(|w| {
             let t = table.clone();
@@ -233,7 +235,9 @@ fn sixty_four_threads_two_hundred_appends_share_commits_on_local_disk() {
 fn a_storm_of_writes_of_one_application_commits_each_version_at_most_once() {
     let store: StoreRef = Arc::new(InMemoryStore::new());
     let table = Table::from_store(store.clone());
-    table.create(&schema(), &[], &HashMap::new()).unwrap();
+    table
+        .create(&schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     let handles: Vec<_> = (0..16i64)
         .map(|w| {
             let t = table.clone();
@@ -305,7 +309,9 @@ fn a_storm_of_writes_of_one_application_commits_each_version_at_most_once() {
 #[test]
 fn a_lone_writer_commits_each_append_alone() {
     let table = Table::in_memory();
-    table.create(&schema(), &[], &HashMap::new()).unwrap();
+    table
+        .create(&schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     for i in 0..5 {
         let o = table
             .append([rows(0, &[i])], &WriteOptions::default())
@@ -322,7 +328,9 @@ fn a_lone_writer_commits_each_append_alone() {
 fn writes_that_are_not_plain_blind_appends_commit_alone() {
     let store: StoreRef = Arc::new(InMemoryStore::new());
     let table = Table::from_store(store.clone());
-    table.create(&schema(), &[], &HashMap::new()).unwrap();
+    table
+        .create(&schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     let meta = WriteOptions {
         user_metadata: Some("mine".into()),
         ..Default::default()
@@ -488,17 +496,19 @@ fn in_commit_timestamps_and_checkpoints_follow_group_versions() {
 fn a_bad_member_fails_alone_and_the_rest_commit_together() {
     let store: StoreRef = Arc::new(InMemoryStore::new());
     let table = Table::from_store(store.clone());
-    table.create(&schema(), &[], &HashMap::new()).unwrap();
+    table
+        .create(&schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     table.append([rows(0, &[0])], &app("done", 1)).unwrap();
     let before_alter = table.snapshot().unwrap();
     table
-        .set_properties(&[("delta.logRetentionDuration", "interval 30 days")], &[])
+        .set_properties([("delta.logRetentionDuration", "interval 30 days")], &[])
         .unwrap();
     let snap = table.snapshot().unwrap();
     let write = |w: i64, on: &alluvium::Snapshot| {
         let mut t = table.transaction("WRITE").unwrap();
         let adds = t.write_files([rows(w, &[w])]).unwrap();
-        let mut m = Transaction::new(on, "WRITE");
+        let mut m = Transaction::new(&crate::mvcc(on), "WRITE");
         for a in adds {
             m.add_file(a);
         }
@@ -508,7 +518,7 @@ fn a_bad_member_fails_alone_and_the_rest_commit_together() {
     // Its file names a partition column the table does not have.
     let mut broken = write(2, &snap).added_files()[0].clone();
     broken.partition_values.insert("nope", Some("x".into()));
-    let mut bad = Transaction::new(&snap, "WRITE");
+    let mut bad = Transaction::new(&crate::mvcc(&snap), "WRITE");
     bad.add_file(broken);
     let mut skipped = write(3, &snap);
     skipped.set_app_transaction("done", 1, 0);
@@ -579,7 +589,9 @@ fn busy_is_retryable_and_classified_as_contention() {
         when_full: WhenFull::Busy,
         ..Default::default()
     });
-    table.create(&schema(), &[], &HashMap::new()).unwrap();
+    table
+        .create(&schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     let handles: Vec<_> = (0..8i64)
         .map(|w| {
             let t = table.clone();

@@ -50,7 +50,9 @@ const MEMBERS: [(i64, Option<&str>); 4] =
 fn run(setup: &Setup, at: u64, fault: Fault) -> (u64, u64) {
     let inner = setup.store.clone();
     let plain = Table::from_store(inner.clone());
-    plain.create(&schema(), &[], &HashMap::new()).unwrap();
+    plain
+        .create(&schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     plain.append([batch(&[(0, "a")])], &app("done", 1)).unwrap();
     let files: Vec<Vec<Add>> = MEMBERS
         .iter()
@@ -74,7 +76,7 @@ fn run(setup: &Setup, at: u64, fault: Fault) -> (u64, u64) {
         .iter()
         .zip(&files)
         .map(|((_, app), adds)| {
-            let mut m = Transaction::new(&snapshot, "WRITE");
+            let mut m = Transaction::new(&crate::mvcc(&snapshot), "WRITE");
             m.set_parameter("mode", "Append");
             for a in adds {
                 m.add_file(a.clone());

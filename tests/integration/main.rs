@@ -15,6 +15,12 @@ mod table_check;
 #[path = "../verify_fixture/mod.rs"]
 mod verify_fixture;
 
+/// The mvcc layer's snapshot behind a facade snapshot, for tests that commit through
+/// `alluvium_mvcc::Transaction` (or run the compaction layer) directly.
+fn mvcc(snapshot: &alluvium::Snapshot) -> alluvium_mvcc::Snapshot {
+    snapshot.into()
+}
+
 mod bad_input;
 mod cdf_write;
 mod changes;
