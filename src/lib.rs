@@ -76,6 +76,11 @@ pub use alluvium_txlog as txlog;
 /// The Arrow crate alluvium's batches and schemas come from, for embedders to name the
 /// same types (`alluvium::arrow::array::RecordBatch`) without pinning a version of their own.
 pub use arrow;
+/// The JSON crate of the values alluvium takes and gives as JSON (`commitInfo` fields:
+/// [`CommitInfo`], [`WriteOptions::commit_info`]; [`TableDescription::schema`]), for
+/// embedders to name them (`alluvium::serde_json::Value`) without pinning a version of
+/// their own.
+pub use serde_json;
 
 // The curated surface. Tables, snapshots, scans, writes and transactions:
 pub use alluvium_datafile::FileTask;

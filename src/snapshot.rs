@@ -32,6 +32,26 @@ use crate::{Result, SnapshotReport, VersionSpec};
 /// Get one from [`Table::snapshot`](crate::Table::snapshot) (the latest version, refreshed
 /// incrementally) or [`Table::snapshot_at`](crate::Table::snapshot_at); scan it with
 /// [`ScanBuilder`](crate::ScanBuilder).
+///
+/// Its fallible methods return alluvium's [`Error`](crate::Error), with its
+/// [`kind`](crate::Error::kind), so they compose with the rest of the facade:
+///
+/// ```
+/// # fn main() -> alluvium::Result<()> {
+/// use alluvium::arrow::datatypes::{DataType, Field, Schema};
+/// use alluvium::{ErrorKind, Snapshot, Table, VersionSpec};
+///
+/// let table = Table::in_memory();
+/// let schema = Schema::new(vec![Field::new("id", DataType::Int64, true)]);
+/// table.create(&schema, &[], [("delta.appendOnly", "true")])?;
+/// let snapshot = table.snapshot()?;
+/// snapshot.check_writable()?;
+/// let latest: alluvium::Result<Snapshot> = snapshot.refresh();
+/// assert_eq!(latest?.version(), 0);
+/// let missing = Snapshot::load(table.store().clone(), VersionSpec::Version(9));
+/// assert_eq!(missing.unwrap_err().kind(), ErrorKind::NotFound);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     /// Shared: the table handle's cache publishes snapshots as `Arc`s, and handing out

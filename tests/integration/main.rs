@@ -40,6 +40,7 @@ mod duplicate_columns;
 mod errors;
 mod errors_name_the_fix;
 mod expressions;
+mod facade;
 mod faults;
 mod follow;
 mod group_commit;
