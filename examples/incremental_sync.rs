@@ -161,8 +161,8 @@ fn main() -> Res<()> {
             .to_string())
     };
     let source = Table::open(&at("orders")?)?;
-    let cdf = HashMap::from([("delta.enableChangeDataFeed".to_string(), "true".to_string())]);
-    source.create(&orders_schema(), &["region".to_string()], &cdf)?;
+    let cdf = [("delta.enableChangeDataFeed", "true")];
+    source.create(&orders_schema(), &["region".to_string()], cdf)?;
     let audit = Table::open(&at("audit")?)?;
     audit.create(&audit_schema(), &[], alluvium::NO_PROPERTIES)?;
 

@@ -130,6 +130,9 @@ fn every_snapshot_accessor_returns_a_type_the_facade_exports() {
     let _: &alluvium::RequestCounts = &report.requests;
     // `Add::builder`, for files the embedder writes itself.
     let _: alluvium::AddBuilder = alluvium::Add::builder("f.parquet", 1, 0);
+    // A snapshot is shared between threads as its documentation says.
+    fn send_sync<T: Send + Sync + Clone>(_: &T) {}
+    send_sync(&s);
 }
 
 /// The properties every test below sets, in the shapes an embedder holds them in.
