@@ -14,10 +14,11 @@ committed) and commits every task's files in ONE commit from the driver
 * a driver that reruns with the same application transaction after its commit landed is
   skipped: its write tasks write nothing, and nothing is committed;
 * a failed job (a task raising, a refused or conflicting commit) commits nothing and
-  deletes the files its tasks wrote: each task records its files with a small per-job Ray
-  actor (the job's ledger) before it returns, so the driver knows them even when Ray hands
-  it no task results; a task that finishes after the failure deletes its own. A task whose
-  worker dies mid-file leaves that file to VACUUM (nothing references it);
+  deletes the files its tasks wrote: each task records its files with the driver's ledger
+  (a small Ray actor the driver owns, started by its first write and reused) before it
+  returns, so the driver knows them even when Ray hands it no task results; a task that
+  finishes after the failure deletes its own. A task whose worker dies mid-file leaves that
+  file to VACUUM (nothing references it);
 * files a retried task wrote twice are deleted after the commit (only one copy is
   committed);
 * when the commit's outcome is unknown (``CommitOutcomeUnknownError``) nothing is deleted:
@@ -153,47 +154,80 @@ def read_alluvium(
 _FAILED_JOB_WAIT_S = 30.0
 
 
+#: The name of the driver's ledger actor (in the driver's Ray namespace).
+_LEDGER_NAME = "alluvium_write_ledger"
+
+
 @ray.remote(num_cpus=0)
 class _WriteLedger:
-    """One write job's record of the files its tasks wrote (a Ray actor, one per job,
-    created by the driver in ``on_write_start``).
+    """The record of the files write tasks wrote, per write job (a Ray actor).
 
     Ray hands the driver the tasks' results only when every task succeeded; the ledger is
-    how a failed job's driver still knows which files to delete. Its methods run one at a
-    time, so ``fail`` and a task's ``end`` never interleave: a task that ends after the
-    failure is told so and deletes its own files (and the driver deletes them too, on its
-    second ``take``)."""
+    how a failed job's driver still knows which files to delete. One ledger serves every
+    job of a driver process: it is a named actor the driver owns (it ends with the driver),
+    created by the driver's first write and found by name after that, because starting an
+    actor costs a worker process (about a second here) and a job should not wait for one.
+
+    Its methods run one at a time, so a job's ``close`` and a task's ``end`` never
+    interleave: a task that ends after its job closed is told so and deletes its own files
+    (the driver deletes them too, on its next ``take``). A task's calls run in the order it
+    sent them (Ray keeps one caller's actor calls in order), so its ``begin`` need not be
+    waited for."""
 
     def __init__(self) -> None:
-        self._open = True
-        self._running: set[str] = set()
-        self._paths: list[str] = []
+        self._running: dict[str, set[str]] = {}
+        self._paths: dict[str, list[str]] = {}
+        self._closed: set[str] = set()
 
-    def begin(self, token: str) -> bool:
-        """A task starts writing; false when the job already failed (write nothing)."""
-        if not self._open:
-            return False
-        self._running.add(token)
-        return True
+    def open(self, job: str) -> None:
+        """A job starts."""
+        self._running[job] = set()
+        self._paths[job] = []
 
-    def end(self, token: str, paths: list[str]) -> bool:
-        """A task wrote ``paths`` (or nothing); false when the job failed meanwhile."""
-        self._running.discard(token)
-        self._paths.extend(paths)
-        return self._open
+    def begin(self, job: str, token: str) -> None:
+        """A task of ``job`` starts writing."""
+        if job not in self._closed:
+            self._running.setdefault(job, set()).add(token)
 
-    def close(self) -> None:
-        """No task may start writing any more (the job committed or failed)."""
-        self._open = False
+    def end(self, job: str, token: str, paths: list[str]) -> bool:
+        """A task of ``job`` wrote ``paths`` (or nothing); false when the job closed
+        meanwhile (its files will not be committed)."""
+        self._running.get(job, set()).discard(token)
+        self._paths.setdefault(job, []).extend(paths)
+        return job not in self._closed
 
-    def take(self) -> list[str]:
-        """The paths recorded since the last ``take``."""
-        paths, self._paths = self._paths, []
-        return paths
+    def close(self, job: str) -> None:
+        """The job committed or failed: no task of it may record files to commit."""
+        self._closed.add(job)
 
-    def running(self) -> int:
-        """Tasks that began and have not ended."""
-        return len(self._running)
+    def take(self, job: str) -> list[str]:
+        """The paths ``job``'s tasks recorded since the last ``take``."""
+        return self._paths.pop(job, [])
+
+    def running(self, job: str) -> int:
+        """``job``'s tasks that began and have not ended."""
+        return len(self._running.get(job, ()))
+
+    def forget(self, job: str) -> None:
+        """Drops what is left of ``job`` (a closed job keeps only its id)."""
+        self._running.pop(job, None)
+        self._paths.pop(job, None)
+
+
+#: The driver's ledger: (the Ray job it belongs to, its handle). Held here because Ray ends
+#: an actor, named or not, once no handle to it is left.
+_driver_ledger: tuple[str, Any] | None = None
+
+
+def _ledger() -> Any:
+    """The driver's ledger actor, started by its first write (again after ``ray.init``
+    starts another job)."""
+    global _driver_ledger
+    job = ray.get_runtime_context().get_job_id()
+    if _driver_ledger is None or _driver_ledger[0] != job:
+        handle = _WriteLedger.options(name=_LEDGER_NAME, get_if_exists=True).remote()
+        _driver_ledger = (job, handle)
+    return _driver_ledger[1]
 
 
 def _arrow_blocks(blocks: Iterable[Block]) -> Iterator[Any]:
@@ -261,6 +295,7 @@ class AlluviumDatasink(Datasink[list[AddAction]]):
         self._configuration = dict(configuration) if configuration is not None else None
         # Set on the driver by on_write_start, before the tasks (which get a copy) run.
         self._ledger: Any = None
+        self._job = ""
         self._skip = False
         self._started = False
         # Set on the driver when the commit's outcome is unknown: then nothing is deleted.
@@ -310,33 +345,34 @@ class AlluviumDatasink(Datasink[list[AddAction]]):
             done = dt.transaction_version(apps[0].app_id)
             self._skip = done is not None and done >= apps[0].version
         if not self._skip:
-            self._ledger = _WriteLedger.remote()
+            self._job = uuid.uuid4().hex
+            self._ledger = _ledger()
+            ray.get(self._ledger.open.remote(self._job))
 
     # -- the tasks ---------------------------------------------------------------------
 
     def write(self, blocks: Iterable[Block], ctx: Any) -> list[AddAction]:
         """Writes this task's blocks as data files (nothing committed), records them with
-        the job's ledger and returns their add actions. A task whose job already failed
-        writes nothing; one whose job failed while it wrote deletes its files."""
+        the job's ledger and returns their add actions. A task whose job failed while it
+        wrote deletes its files and raises."""
         if self._skip:
             return []
-        ledger = self._ledger
+        ledger, job = self._ledger, self._job
         token = uuid.uuid4().hex
         try:
-            if ledger is not None and not ray.get(ledger.begin.remote(token)):
-                raise RuntimeError("alluvium: the write job has already failed or committed")
+            if ledger is not None:
+                ledger.begin.remote(job, token)
             dt = DeltaTable(self._uri, storage_options=self._storage_options)
             adds = dt.write_data_files(_arrow_blocks(blocks), self._partition_by)
         except BaseException:
-            # write_data_files deleted its files; the task is over. Same caller, so the
-            # ledger sees this after the begin.
+            # write_data_files deleted its files; the task is over.
             if ledger is not None:
-                ledger.end.remote(token, [])
+                ledger.end.remote(job, token, [])
             raise
         if ledger is None:
             return adds
         try:
-            still_open = ray.get(ledger.end.remote(token, [a.path for a in adds]))
+            still_open = ray.get(ledger.end.remote(job, token, [a.path for a in adds]))
         except BaseException:
             dt.discard_files(adds)
             raise
@@ -361,10 +397,13 @@ class AlluviumDatasink(Datasink[list[AddAction]]):
             raise
         self.result = outcome
         if self._ledger is not None:
-            ray.get(self._ledger.close.remote())
+            ledger, job = self._ledger, self._job
+            ledger.close.remote(job)
+            recorded = ray.get(ledger.take.remote(job))
+            ledger.forget.remote(job)
+            self._ledger = None
             committed = set() if outcome["skipped"] else {a.path for a in adds}
-            orphans = [p for p in ray.get(self._ledger.take.remote()) if p not in committed]
-            self._stop_ledger()
+            orphans = [p for p in recorded if p not in committed]
             if orphans:
                 dt.discard_files(orphans)
 
@@ -372,13 +411,14 @@ class AlluviumDatasink(Datasink[list[AddAction]]):
         """Deletes the files the job's tasks wrote (nothing was committed), after waiting
         a bounded time for tasks still running to record theirs; keeps them all when the
         commit's outcome is unknown."""
-        ledger = self._ledger
+        ledger, job = self._ledger, self._job
         if ledger is None:
             return
+        self._ledger = None
         try:
-            ray.get(ledger.close.remote())
+            ledger.close.remote(job)
             if self._keep_files:
-                kept = ray.get(ledger.take.remote())
+                kept = ray.get(ledger.take.remote(job))
                 _log.warning(
                     "alluvium: the commit's outcome is unknown; the %d files written are kept "
                     "(VACUUM deletes them if the commit did not land)",
@@ -386,20 +426,15 @@ class AlluviumDatasink(Datasink[list[AddAction]]):
                 )
                 return
             deadline = time.monotonic() + _FAILED_JOB_WAIT_S
-            while ray.get(ledger.running.remote()) and time.monotonic() < deadline:
+            while ray.get(ledger.running.remote(job)) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            paths = ray.get(ledger.take.remote())
+            paths = ray.get(ledger.take.remote(job))
             if paths:
                 DeltaTable(self._uri, storage_options=self._storage_options).discard_files(paths)
         except Exception:  # noqa: BLE001 - best effort: the job's own error is what matters
             _log.exception("alluvium: could not delete the files of a failed write job; VACUUM will")
         finally:
-            self._stop_ledger()
-
-    def _stop_ledger(self) -> None:
-        if self._ledger is not None:
-            ray.kill(self._ledger)
-            self._ledger = None
+            ledger.forget.remote(job)
 
 
 def write_alluvium(
