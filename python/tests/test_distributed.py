@@ -68,6 +68,21 @@ def test_an_add_action_is_a_json_object_with_a_path(text):
         AddAction(text)
 
 
+def test_without_pyarrow_duckdb_data_is_written_and_committed(tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    path = str(tmp_path / "t")
+    con = duckdb.connect()
+    part = "SELECT i::BIGINT AS id, 'k' || (i % 3)::VARCHAR AS k FROM range({}, {}) t(i)"
+    alluvium.write_deltalake(path, con.sql(part.format(0, 10)), partition_by=["k"])
+    dt = DeltaTable(path)
+    adds = [a for lo in (10, 1000) for a in dt.write_data_files(con.sql(part.format(lo, lo + 990)))]
+    shipped = pickle.loads(pickle.dumps(adds))
+    assert dt.commit_files(shipped)["version"] == 1
+    assert dt.count() == 10 + 2 * 990
+    s = dt.scan(columns=["id"])
+    assert con.sql("SELECT count(DISTINCT id), max(id) FROM s").fetchone() == (1990, 1989)
+
+
 # ---- writing and committing: pyarrow makes the data ---------------------------------
 
 
