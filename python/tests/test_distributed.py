@@ -79,7 +79,7 @@ def test_without_pyarrow_duckdb_data_is_written_and_committed(tmp_path):
     shipped = pickle.loads(pickle.dumps(adds))
     assert dt.commit_files(shipped)["version"] == 1
     assert dt.count() == 10 + 2 * 990
-    s = dt.scan(columns=["id"])
+    s = dt.scan(columns=["id"])  # noqa: F841 - DuckDB reads the variable by name
     assert con.sql("SELECT count(DISTINCT id), max(id) FROM s").fetchone() == (1990, 1989)
 
 
@@ -287,7 +287,7 @@ def test_discard_deletes_only_unreferenced_data_files(pa, table_path):
 
 def test_interop_peers_read_committed_files(pa, peers, table_path):
     dt = new_table(pa, table_path, partition_by=["part"], configuration={"delta.enableDeletionVectors": "true"})
-    adds = [a for p in "ab" for a in dt.write_data_files(rows(pa, range(0, 2000) if p == "a" else range(2000, 3000), p))]
+    adds = [a for p in "ab" for a in dt.write_data_files(rows(pa, range(2000) if p == "a" else range(2000, 3000), p))]
     dt.commit_files(adds, commit_properties=CommitProperties(app_transactions=[Transaction("j", 1)]))
     dt.delete("id % 5 = 0")
     dt.commit_files(dt.write_data_files(rows(pa, range(5000, 5100), "c")))

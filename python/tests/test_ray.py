@@ -10,7 +10,6 @@ CI installs Ray into the test venv; without it these tests skip, saying so."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
