@@ -37,7 +37,7 @@ fn open_remote(location: &str, _options: &StorageOptions) -> Result<Table> {
 /// unless the embedder gives the table its own ([`with_thread_pool`](Self::with_thread_pool)).
 ///
 /// Threads that append through one handle (or its clones) share commits: group commit
-/// (SPEC.md §32, [`with_group_commit`](Self::with_group_commit)).
+/// (SPEC.md §35, [`with_group_commit`](Self::with_group_commit)).
 #[derive(Debug, Clone)]
 pub struct Table {
     store: StoreRef,
@@ -194,7 +194,7 @@ impl Table {
         }
     }
 
-    /// This table handle grouping concurrent appends as `options` say (SPEC.md §32): the
+    /// This table handle grouping concurrent appends as `options` say (SPEC.md §35): the
     /// limits of one group commit, the queue's capacity, and whether a write finding it full
     /// waits or fails with a retryable `Busy` error; [`GroupCommitOptions::disabled`] makes
     /// every write commit alone. Clones of the returned handle share its committer; other

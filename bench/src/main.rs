@@ -50,7 +50,7 @@ enum BenchCommand {
     Load(LoadArgs),
     /// One-row appends: `--commits` in total, spread over `--writers` threads that each have
     /// their own table handle (as separate processes would), or share one
-    /// (`--shared-handle`: their appends then share commits, SPEC.md §32); creates the
+    /// (`--shared-handle`: their appends then share commits, SPEC.md §35); creates the
     /// table if needed.
     Append(AppendArgs),
     /// Generate a large log-only table: `--commits` commits of `--files-per-commit` adds each
@@ -313,6 +313,9 @@ fn one_row(writer: usize, i: usize) -> Result<RecordBatch> {
     )?)
 }
 
+/// One append writer's latencies (ms) and commits (version, attempts, requests).
+type WriterLog = (Vec<f64>, Vec<(u64, u32, RequestCounts)>);
+
 fn append(a: AppendArgs) -> Result<()> {
     if a.writers == 0 || a.commits == 0 {
         return Err(Error::InvalidArgument(
@@ -334,28 +337,26 @@ fn append(a: AppendArgs) -> Result<()> {
             let n = a.commits / a.writers + usize::from(w < a.commits % a.writers);
             let dir = a.dir.clone();
             let shared = a.shared_handle.then(|| table.clone());
-            std::thread::spawn(
-                move || -> Result<(Vec<f64>, Vec<(u64, u32, RequestCounts)>)> {
-                    let t = match shared {
-                        Some(t) => t,
-                        None => open_with_fsync(&dir, durable)?,
-                    };
-                    let mut lat = Vec::with_capacity(n);
-                    let mut commits = Vec::with_capacity(n);
-                    // Rows identify (process, writer, sequence) so that runs from several
-                    // processes on one table can be checked for loss and duplication.
-                    let writer_id = writer_base() + w;
-                    for i in 0..n {
-                        let s = Instant::now();
-                        let o = t.append([one_row(writer_id, i)?], &WriteOptions::default())?;
-                        lat.push(s.elapsed().as_secs_f64() * 1000.0);
-                        if let Some(r) = o.report() {
-                            commits.push((r.version, r.attempts, r.requests));
-                        }
+            std::thread::spawn(move || -> Result<WriterLog> {
+                let t = match shared {
+                    Some(t) => t,
+                    None => open_with_fsync(&dir, durable)?,
+                };
+                let mut lat = Vec::with_capacity(n);
+                let mut commits = Vec::with_capacity(n);
+                // Rows identify (process, writer, sequence) so that runs from several
+                // processes on one table can be checked for loss and duplication.
+                let writer_id = writer_base() + w;
+                for i in 0..n {
+                    let s = Instant::now();
+                    let o = t.append([one_row(writer_id, i)?], &WriteOptions::default())?;
+                    lat.push(s.elapsed().as_secs_f64() * 1000.0);
+                    if let Some(r) = o.report() {
+                        commits.push((r.version, r.attempts, r.requests));
                     }
-                    Ok((lat, commits))
-                },
-            )
+                }
+                Ok((lat, commits))
+            })
         })
         .collect();
     let mut latencies = Vec::new();

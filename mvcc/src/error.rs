@@ -167,7 +167,7 @@ impl MvccError {
     }
 
     /// The same error again, for each further member of a group commit that shares one
-    /// outcome (SPEC.md §32). Every variant a commit returns is reproduced with the same
+    /// outcome (SPEC.md §35). Every variant a commit returns is reproduced with the same
     /// fields, so that each member classifies it alike; the I/O errors inside a storage
     /// error keep their kind and message (`io::Error` cannot be cloned).
     pub fn duplicate(&self) -> MvccError {

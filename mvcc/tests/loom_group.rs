@@ -1,4 +1,4 @@
-//! loom models of group commit (SPEC.md §12, §32): the queue's leader hand-off, and
+//! loom models of group commit (SPEC.md §12, §35): the queue's leader hand-off, and
 //! writers sharing one group committer over the in-memory store.
 //!
 //! Checked in every interleaving of the queue (`GroupQueue`, the code that ships): at most

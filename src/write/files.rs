@@ -1,4 +1,4 @@
-//! Data files written elsewhere, committed at once (SPEC.md §33): the distributed-commit
+//! Data files written elsewhere, committed at once (SPEC.md §36): the distributed-commit
 //! contract of engines whose workers write files in parallel and whose driver commits them
 //! once (Ray Data, Daft, Spark).
 //!
@@ -132,7 +132,7 @@ impl Table {
     /// Writes `batches` as data files of the table, without committing them, and returns
     /// their `add` actions (with statistics) for a driver to commit with
     /// [`commit_files`](Self::commit_files): the worker's half of a distributed write
-    /// (SPEC.md §33). The files have the latest version's schema and partitioning and the
+    /// (SPEC.md §36). The files have the latest version's schema and partitioning and the
     /// table's target file size; the batches are streamed as by [`append`](Self::append)
     /// (plain batches or a fallible source, see [`IntoBatch`]) and must fit the schema as
     /// an append's must (no schema evolution). `partition_by`, when given, must be the
@@ -186,7 +186,7 @@ impl Table {
 
     /// Commits data files written elsewhere (by [`write_data_files`](Self::write_data_files)
     /// on workers, or by the embedder) in ONE commit, appending them or replacing the
-    /// table's contents with them: the driver's half of a distributed write (SPEC.md §33).
+    /// table's contents with them: the driver's half of a distributed write (SPEC.md §36).
     /// Every add is checked first (see [`FileRefusal`]); one bad add refuses the whole
     /// commit. The files themselves are not read: their size and statistics are trusted
     /// once well formed. With `options.write.app_transaction` the commit is idempotent: a

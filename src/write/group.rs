@@ -1,4 +1,4 @@
-//! Appends through a shared table handle commit in groups (SPEC.md §32): the facade side
+//! Appends through a shared table handle commit in groups (SPEC.md §35): the facade side
 //! of [`alluvium_mvcc::group`]. Which writes may join a group, and the post-commit policy
 //! run once per group version.
 

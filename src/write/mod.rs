@@ -855,7 +855,7 @@ pub(crate) fn materializes(snapshot: &Snapshot) -> bool {
 }
 
 /// Commits a write: in a group with the handle's other appends when it may join one
-/// (SPEC.md §32), else alone; either way followed by the post-commit policy.
+/// (SPEC.md §35), else alone; either way followed by the post-commit policy.
 pub(crate) fn finish(
     table: &Table,
     txn: Transaction,

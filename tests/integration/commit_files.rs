@@ -1,4 +1,4 @@
-//! Committing data files written elsewhere (SPEC.md §33): workers write files with
+//! Committing data files written elsewhere (SPEC.md §36): workers write files with
 //! `Table::write_data_files`, a driver commits their adds with `Table::commit_files` (or a
 //! transaction's `add_written_files`). Each refusal of an add, idempotency through the
 //! application transaction, append and overwrite, and that nothing is deleted when a

@@ -1,4 +1,4 @@
-//! Group commit (SPEC.md §32): threads that append through one table handle share
+//! Group commit (SPEC.md §35): threads that append through one table handle share
 //! commits. Checked on the log afterwards: versions contiguous, every acknowledged append
 //! in the version it was told and in no other, every row exactly once, far fewer commits
 //! than appends, one `commitInfo` per version saying how many writes it holds, each

@@ -1,4 +1,4 @@
-//! Fault injection at every storage operation of a group commit (SPEC.md §10, §32).
+//! Fault injection at every storage operation of a group commit (SPEC.md §10, §35).
 //!
 //! A group of four members (two that commit, one whose application version the table
 //! already records, one whose application a concurrent commit records meanwhile) is

@@ -1,4 +1,4 @@
-//! The leader's commit of one batch (SPEC.md §32): the members checked alone, the rest as
+//! The leader's commit of one batch (SPEC.md §35): the members checked alone, the rest as
 //! ONE transaction through the ordinary commit loop, and every member's outcome.
 //!
 //! The group transaction is built on the newest snapshot the handle or a member knows. It

@@ -1,6 +1,6 @@
 //! One member of a group commit, on its own: what it weighs against the batch limits, and
 //! the checks that make a bad member fail alone instead of failing its group (SPEC.md
-//! §32).
+//! §35).
 
 use alluvium_txlog::row_tracking as rt;
 

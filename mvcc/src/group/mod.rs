@@ -1,4 +1,4 @@
-//! Group commit (SPEC.md §32): writers that share one table handle and append put their
+//! Group commit (SPEC.md §35): writers that share one table handle and append put their
 //! files in one commit instead of one commit each, so a durable table takes as many
 //! appends per second as its writers can write data files, not as many as it can fsync
 //! commit files.

@@ -1,4 +1,4 @@
-//! The queue of a group commit and the hand-off of its leadership (SPEC.md §32). Generic
+//! The queue of a group commit and the hand-off of its leadership (SPEC.md §35). Generic
 //! over what is queued (`T`) and what each member gets back (`O`), so that the loom model
 //! (`mvcc/tests/loom_group.rs`) checks this very code with stand-in members.
 //!

@@ -93,7 +93,7 @@ impl Snapshot {
     }
 
     /// The next version, whose commit this process has just written as `actions`, without
-    /// reading it back (a group commit publishes it for the next writers; SPEC.md §32).
+    /// reading it back (a group commit publishes it for the next writers; SPEC.md §35).
     /// `file_time` stands for the commit file's modification time (ignored where
     /// in-commit timestamps apply).
     ///

@@ -302,7 +302,7 @@ impl Transaction {
     }
 
     /// Whether the transaction may share a commit with others through a
-    /// [`GroupCommit`](crate::group::GroupCommit) (SPEC.md §32): a blind append
+    /// [`GroupCommit`](crate::group::GroupCommit) (SPEC.md §35): a blind append
     /// ([`is_blind_append`](Self::is_blind_append)) of operation `WRITE` on an existing
     /// table, with nothing of its own in `commitInfo` (no user metadata or embedder fields,
     /// since a group writes one), no metadata domains, the default retry policy, and its data

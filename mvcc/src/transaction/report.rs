@@ -38,7 +38,7 @@ pub struct CommitReport {
     /// that shared a group commit, the group's (one `commitInfo` per version).
     pub txn_id: String,
     /// The writes this version holds: 1 for a commit of its own, the member count for a
-    /// group commit (SPEC.md §32).
+    /// group commit (SPEC.md §35).
     pub group_members: usize,
     /// Storage requests made from the transaction's creation to the end of its commit (data
     /// files, the commit loop, read-backs), by kind, as the store counts them (HTTP requests
