@@ -6,7 +6,6 @@
 //! table is `benches/peers/optimize_vs_delta_rs.py`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -24,7 +23,7 @@ fn template(dir: &Path) {
         Field::new("name", DataType::Utf8, true),
     ]));
     let table = Table::open_local(dir.to_str().unwrap(), false).unwrap();
-    table.create(&schema, &[], &HashMap::new()).unwrap();
+    table.create(&schema, &[], alluvium::NO_PROPERTIES).unwrap();
     for i in 0..FILES {
         let batch = RecordBatch::try_new(
             schema.clone(),

@@ -29,7 +29,12 @@ fn table(checkpoints: bool) -> (tempfile::TempDir, String) {
     if checkpoints {
         for v in (CHECKPOINT_EVERY..=COMMITS).step_by(CHECKPOINT_EVERY as usize) {
             let at = table.snapshot_at(VersionSpec::Version(v)).expect("load");
-            checkpoint(&at, &CheckpointConfig::default(), 1_700_000_000_000).expect("checkpoint");
+            checkpoint(
+                &(&at).into(),
+                &CheckpointConfig::default(),
+                1_700_000_000_000,
+            )
+            .expect("checkpoint");
         }
     }
     (dir, path)

@@ -6,7 +6,6 @@
 //! `-- --baseline main`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::{Table, WriteOptions};
@@ -69,7 +68,8 @@ fn bench(c: &mut Criterion) {
     group.bench_function("alluvium_append", |b| {
         b.iter(|| {
             let t = Table::in_memory();
-            t.create(&data[0].schema(), &[], &HashMap::new()).unwrap();
+            t.create(&data[0].schema(), &[], alluvium::NO_PROPERTIES)
+                .unwrap();
             t.append(data.iter().cloned(), &WriteOptions::default())
                 .unwrap()
         })

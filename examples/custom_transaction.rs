@@ -7,7 +7,6 @@
 //!
 //! Run: `cargo run --example custom_transaction`
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::Table;
@@ -46,7 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Field::new("id", DataType::Int64, false),
         Field::new("kind", DataType::Utf8, true),
     ]));
-    table.create(&schema, &["kind".to_string()], &HashMap::new())?;
+    table.create(&schema, &["kind".to_string()], alluvium::NO_PROPERTIES)?;
 
     let mut txn = table.transaction("INGEST")?;
     // Two writes; their files are not part of the commit until they are staged.
@@ -71,10 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     txn.add_files(adds);
     // ... and a property change, in the same commit.
-    txn.set_properties(&HashMap::from([(
-        "delta.checkpointInterval".to_string(),
-        "2".to_string(),
-    )]))?;
+    txn.set_properties([("delta.checkpointInterval", "2")])?;
     txn.set_user_metadata("ingest run 42");
     let summary = txn.commit()?;
     println!("committed version {}", summary.version);

@@ -8,7 +8,6 @@
 //!
 //! Run: `cargo run --example idempotent_sink`
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::arrow::array::{Int64Array, RecordBatch};
@@ -74,7 +73,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = Scratch::new()?;
     let location = dir.path().to_str().ok_or("temp dir is not UTF-8")?;
     let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
-    Table::open(location)?.create(&schema, &[], &HashMap::new())?;
+    Table::open(location)?.create(&schema, &[], alluvium::NO_PROPERTIES)?;
 
     // First run: batches 0..5, then the process "crashes" (the table handle is dropped)
     // after writing batch 4 but before saving its source offset, which is still 2.

@@ -161,10 +161,10 @@ fn main() -> Res<()> {
             .to_string())
     };
     let source = Table::open(&at("orders")?)?;
-    let cdf = HashMap::from([("delta.enableChangeDataFeed".to_string(), "true".to_string())]);
-    source.create(&orders_schema(), &["region".to_string()], &cdf)?;
+    let cdf = [("delta.enableChangeDataFeed", "true")];
+    source.create(&orders_schema(), &["region".to_string()], cdf)?;
     let audit = Table::open(&at("audit")?)?;
-    audit.create(&audit_schema(), &[], &HashMap::new())?;
+    audit.create(&audit_schema(), &[], alluvium::NO_PROPERTIES)?;
 
     println!("source: two appends");
     source.append([orders(&[1, 2], "EU")?], &WriteOptions::default())?;

@@ -7,7 +7,6 @@
 //!
 //! Run: `cargo run --example read_stream`
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::arrow::array::{Int64Array, RecordBatch, StringArray};
@@ -48,7 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Field::new("id", DataType::Int64, false),
         Field::new("region", DataType::Utf8, true),
     ]));
-    table.create(&schema, &["region".to_string()], &HashMap::new())?;
+    table.create(&schema, &["region".to_string()], alluvium::NO_PROPERTIES)?;
     for round in 0..3i64 {
         let ids: Vec<i64> = (0..100).map(|i| round * 100 + i).collect();
         let regions: Vec<&str> = ids

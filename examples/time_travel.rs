@@ -3,7 +3,6 @@
 //!
 //! Run: `cargo run --example time_travel`
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::arrow::array::{Int64Array, RecordBatch};
@@ -49,7 +48,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = Scratch::new()?;
     let table = Table::open(dir.path().to_str().ok_or("temp dir is not UTF-8")?)?;
     let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
-    table.create(&schema, &[], &HashMap::new())?;
+    table.create(&schema, &[], alluvium::NO_PROPERTIES)?;
     for round in 0..3i64 {
         let batch = RecordBatch::try_new(
             schema.clone(),

@@ -3,7 +3,6 @@
 //!
 //! Run: `cargo run --example tour`
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::arrow::array::{Int64Array, RecordBatch, StringArray};
@@ -54,7 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Field::new("id", DataType::Int64, false),
         Field::new("region", DataType::Utf8, true),
     ]));
-    table.create(&schema, &["region".to_string()], &HashMap::new())?;
+    table.create(&schema, &["region".to_string()], alluvium::NO_PROPERTIES)?;
     println!("created {}", table.uri());
 
     // Two writers append at once; optimistic concurrency serialises their commits.

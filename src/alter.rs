@@ -22,7 +22,9 @@ use crate::write::{WriteOptions, check_properties};
 use crate::{Error, Result, Table};
 
 impl Table {
-    /// Sets the properties `set` (key, value) and removes the keys `unset`, in one commit
+    /// Sets the properties `set` (key-value pairs, in the shape [`create`](Self::create)
+    /// takes: a map or a list of pairs, [`NO_PROPERTIES`](crate::NO_PROPERTIES) for none)
+    /// and removes the keys `unset`, in one commit
     /// (operation `SET TBLPROPERTIES`, or `UNSET TBLPROPERTIES` when nothing is set), with
     /// the protocol the resulting properties need:
     /// * `delta.enableDeletionVectors=true`: the `deletionVectors` reader and writer
@@ -44,7 +46,18 @@ impl Table {
     /// mapping change other than `none` to `name`, and properties whose feature `alter`
     /// cannot enable (in-commit timestamps, protocol versions, CHECK constraints); commit
     /// errors (a concurrent metadata change conflicts).
-    pub fn set_properties(&self, set: &[(&str, &str)], unset: &[&str]) -> Result<CommitSummary> {
+    pub fn set_properties<K, V>(
+        &self,
+        set: impl IntoIterator<Item = (K, V)>,
+        unset: &[&str],
+    ) -> Result<CommitSummary>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        // Collected in the caller's order, so that the first bad key is the one reported.
+        let set: Vec<(String, String)> =
+            set.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
         if set.is_empty() && unset.is_empty() {
             return Err(Error::InvalidArgument(
                 "alter: nothing to set or unset".into(),
@@ -52,7 +65,7 @@ impl Table {
         }
         let snapshot = self.read_snapshot(&WriteOptions::default())?;
         let mut requested: HashMap<String, String> = HashMap::new();
-        for (k, v) in set {
+        for (k, v) in &set {
             let k = k.trim();
             if !is_known_property(k) {
                 let hint = nearest_known_property(k)
@@ -162,7 +175,7 @@ impl Table {
         } else {
             "SET TBLPROPERTIES"
         };
-        let mut txn = Transaction::new(&snapshot, operation);
+        let mut txn = Transaction::new(snapshot.inner(), operation);
         if set.is_empty() {
             txn.set_parameter("propKeys", serde_json::to_string(unset).unwrap_or_default());
             txn.set_parameter("ifExists", false);

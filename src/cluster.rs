@@ -97,7 +97,7 @@ impl Table {
                 &["domainMetadata", clustering::FEATURE],
             )
         };
-        let mut txn = Transaction::new(&snapshot, "CLUSTER BY");
+        let mut txn = Transaction::new(snapshot.inner(), "CLUSTER BY");
         txn.set_parameter("oldClusteringColumns", old_names.join(","));
         txn.set_parameter("newClusteringColumns", logical.join(","));
         if legacy {

@@ -52,7 +52,7 @@ impl Table {
             snapshot.column_mapping(),
         )
         .map_err(|e| Error::InvalidArgument(format!("constraint `{}`: {e}", name.trim())))?;
-        let mut txn = Transaction::new(&snapshot, "ADD CONSTRAINT");
+        let mut txn = Transaction::new(snapshot.inner(), "ADD CONSTRAINT");
         txn.set_parameter("name", name.trim());
         txn.set_parameter("expr", expression);
         // Every existing row is checked; a concurrent commit adding rows conflicts.
@@ -93,7 +93,7 @@ impl Table {
                 name.trim()
             )));
         };
-        let mut txn = Transaction::new(&snapshot, "DROP CONSTRAINT");
+        let mut txn = Transaction::new(snapshot.inner(), "DROP CONSTRAINT");
         txn.set_parameter("name", name.trim());
         txn.set_parameter("expr", expr);
         txn.set_metadata(md);

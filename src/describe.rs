@@ -2,7 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use alluvium_mvcc::{Snapshot, VersionSpec};
+use crate::Snapshot;
+use alluvium_mvcc::VersionSpec;
 use alluvium_txlog::actions::Protocol;
 use alluvium_txlog::segment::{complete_checkpoints, earliest_readable_version, list_log_from};
 use serde::{Deserialize, Serialize};

@@ -48,6 +48,17 @@ pub enum Error {
     /// Data does not match the table schema.
     #[error("schema mismatch: {0}")]
     SchemaMismatch(String),
+    /// A data file written elsewhere was refused by
+    /// [`Table::commit_files`](crate::Table::commit_files) (or
+    /// [`Transaction::add_written_files`](crate::Transaction::add_written_files)); nothing
+    /// was committed and no file was deleted.
+    #[error("cannot commit data file {path}: {reason}; nothing was committed")]
+    FileRefused {
+        /// The add's path, as given.
+        path: String,
+        /// Why.
+        reason: crate::FileRefusal,
+    },
     /// Input rows name one column twice (`id,id`, or `id,ID`: column names are
     /// case-insensitive); only one could be written, so the input is refused whole.
     #[error(
@@ -241,8 +252,9 @@ pub enum ErrorKind {
     /// A concurrent commit conflicts with the operation; nothing was committed. See
     /// [`Error::conflict_kind`] and [`Error::is_retryable`].
     Conflict,
-    /// The commit loop ran out of its retry time budget under contention; nothing was
-    /// committed and running the operation again is safe.
+    /// The commit loop ran out of its retry time budget under contention, or the handle's
+    /// group-commit queue was full ([`GroupCommitOptions::when_full`](crate::GroupCommitOptions));
+    /// nothing was committed and running the operation again is safe.
     Contention,
     /// Whether the commit landed could not be determined: read the table (the commit's
     /// `txnId`) before retrying.
@@ -343,7 +355,9 @@ impl Error {
                 MvccError::TableAlreadyExists { .. } => ErrorKind::AlreadyExists,
                 MvccError::CommitOutcomeUnknown { .. } => ErrorKind::CommitOutcomeUnknown,
                 MvccError::CommitWriteFailed { .. } => ErrorKind::Io,
-                MvccError::RetryBudgetExhausted { .. } => ErrorKind::Contention,
+                MvccError::RetryBudgetExhausted { .. } | MvccError::Busy { .. } => {
+                    ErrorKind::Contention
+                }
                 MvccError::InvalidOperation(_) => ErrorKind::Refused,
                 MvccError::ReservedColumn { .. } => ErrorKind::InvalidInput,
                 MvccError::StorageCapabilityMissing { .. } => ErrorKind::Unsupported,
@@ -369,6 +383,7 @@ impl Error {
             Cause::Facade(e) => match e {
                 Error::InvalidArgument(_)
                 | Error::SchemaMismatch(_)
+                | Error::FileRefused { .. }
                 | Error::DuplicateColumn { .. }
                 | Error::MergeCardinalityViolation { .. }
                 | Error::ConstraintViolation { .. }

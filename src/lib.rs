@@ -52,6 +52,7 @@ mod read_ahead;
 mod report;
 mod restore;
 pub mod scan;
+mod snapshot;
 pub mod state;
 mod table;
 mod text_input;
@@ -75,15 +76,23 @@ pub use alluvium_txlog as txlog;
 /// The Arrow crate alluvium's batches and schemas come from, for embedders to name the
 /// same types (`alluvium::arrow::array::RecordBatch`) without pinning a version of their own.
 pub use arrow;
+/// The JSON crate of the values alluvium takes and gives as JSON (`commitInfo` fields:
+/// [`CommitInfo`], [`WriteOptions::commit_info`]; [`TableDescription::schema`]), for
+/// embedders to name them (`alluvium::serde_json::Value`) without pinning a version of
+/// their own.
+pub use serde_json;
 
 // The curated surface. Tables, snapshots, scans, writes and transactions:
 pub use alluvium_datafile::FileTask;
 pub use alluvium_mvcc::{
-    CommitReport, ConflictKind, RetryPolicy, Snapshot, SnapshotReport, VersionSpec,
+    CommitReport, ConflictKind, GroupCommitOptions, RetryPolicy, SnapshotReport, VersionSpec,
+    WhenFull,
 };
+pub use snapshot::Snapshot;
 // What `Snapshot`'s methods return, so an embedder can name it: the table root
-// (`Snapshot::root`), the replayed state (`state`), the property accessors (`properties`),
-// the column-mapping mode (`column_mapping`).
+// (`Snapshot::root`), the replayed state (`state`, whose application transactions are
+// `SetTransaction`s), the property accessors (`properties`), the column-mapping mode
+// (`column_mapping`).
 pub use alluvium_txlog::column_mapping::ColumnMappingMode;
 pub use alluvium_txlog::path::TableRoot;
 pub use alluvium_txlog::properties::TableProperties;
@@ -107,12 +116,16 @@ pub use table::Table;
 pub use text_input::{column_list, iso_timestamp, timestamp_ms};
 pub use transaction::Transaction;
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
-pub use write::{AppTransaction, DEFAULT_TARGET_FILE_SIZE, IntoBatch, WriteOptions, WriteOutcome};
+pub use write::{
+    AppTransaction, CommitFilesOptions, CommitMode, DEFAULT_TARGET_FILE_SIZE, FileRefusal,
+    IntoBatch, NO_PROPERTIES, WriteOptions, WriteOutcome,
+};
 // Predicates, actions and schemas:
 pub use alluvium_expr::{ArithOp, CmpOp, DateField, Expr, Function, Interval, Literal, parse_expr};
 pub use alluvium_txlog::Version;
 pub use alluvium_txlog::actions::{
-    Add, CommitInfo, DomainMetadata, Format, Metadata, OptStringMap, Protocol, Remove,
+    Add, AddBuilder, CommitInfo, DomainMetadata, Format, Metadata, OptStringMap, Protocol, Remove,
+    SetTransaction,
 };
 pub use alluvium_txlog::scalar::Scalar;
 pub use alluvium_txlog::schema::{

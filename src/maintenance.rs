@@ -31,7 +31,7 @@ impl Table {
     pub fn checkpoint(&self, config: &CheckpointConfig) -> Result<CheckpointOutput> {
         self.run(|| {
             let snapshot = self.snapshot()?;
-            Ok(checkpoint(&snapshot, config, self.store().now_ms())?)
+            Ok(checkpoint(snapshot.inner(), config, self.store().now_ms())?)
         })
     }
 
@@ -43,7 +43,11 @@ impl Table {
     pub fn cleanup_log(&self, dry_run: bool) -> Result<CleanupReport> {
         self.run(|| {
             let snapshot = self.snapshot()?;
-            Ok(cleanup_log(&snapshot, self.store().now_ms(), dry_run)?)
+            Ok(cleanup_log(
+                snapshot.inner(),
+                self.store().now_ms(),
+                dry_run,
+            )?)
         })
     }
 
@@ -70,7 +74,7 @@ impl Table {
         progress: &(dyn Fn(Progress) + Sync),
     ) -> Result<OptimizeSummary> {
         let snapshot = self.snapshot()?;
-        let report = self.run(|| optimize(&snapshot, options, progress))?;
+        let report = self.run(|| optimize(snapshot.inner(), options, progress))?;
         // Checkpoints (and log cleanup) due at the versions OPTIMIZE committed; their
         // failures never fail the OPTIMIZE, as for any commit, but are reported.
         let post_commits = report
@@ -92,7 +96,7 @@ impl Table {
     /// and failures while working out what is referenced (nothing is deleted then).
     pub fn vacuum(&self, options: &VacuumOptions) -> Result<VacuumReport> {
         let snapshot = self.snapshot()?;
-        Ok(self.run(|| vacuum(&snapshot, options))?)
+        Ok(self.run(|| vacuum(snapshot.inner(), options))?)
     }
 
     /// Auto-compaction after a commit that added `adds` (`delta.autoOptimize.autoCompact`):
@@ -152,26 +156,26 @@ impl Table {
         };
         let snapshot = match self.snapshot() {
             Ok(s) if s.version() == version => s,
-            Ok(s) if !should_checkpoint(&s, version) => return PostCommit::default(),
+            Ok(s) if !should_checkpoint(s.inner(), version) => return PostCommit::default(),
             Ok(_) => match self.snapshot_at(VersionSpec::Version(version)) {
                 Ok(s) => s,
                 Err(e) => return failed(e),
             },
             Err(e) => return failed(e),
         };
-        if !should_checkpoint(&snapshot, version) {
+        if !should_checkpoint(snapshot.inner(), version) {
             return PostCommit::default();
         }
         let now = self.store().now_ms();
         let checkpoint = self
-            .run(|| checkpoint(&snapshot, &CheckpointConfig::default(), now))
+            .run(|| checkpoint(snapshot.inner(), &CheckpointConfig::default(), now))
             .map(|o| o.version)
             .map_err(|e| Arc::new(Error::from(e)));
         // Cleanup only below a checkpoint that was written; its problems are not the
         // commit's either, and the next checkpoint retries them.
         let log_cleanup = (checkpoint.is_ok()
             && snapshot.properties().enable_expired_log_cleanup())
-        .then(|| cleanup_log(&snapshot, now, false).map_err(|e| Arc::new(Error::from(e))));
+        .then(|| cleanup_log(snapshot.inner(), now, false).map_err(|e| Arc::new(Error::from(e))));
         PostCommit {
             checkpoint: Some(checkpoint),
             log_cleanup,

@@ -24,7 +24,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use alluvium_mvcc::{Snapshot, Transaction, VersionSpec};
+use crate::Snapshot;
+use alluvium_mvcc::{Transaction, VersionSpec};
 use alluvium_txlog::actions::{Add, Metadata, Protocol, Remove};
 use alluvium_txlog::clustering::{self, clustering_columns};
 use alluvium_txlog::dv::read_deletion_vector_bitmap;
@@ -221,7 +222,7 @@ impl Table {
         }
 
         let size = |adds: &[&Add]| adds.iter().map(|a| a.size.max(0)).sum::<i64>();
-        let mut txn = Transaction::new(&latest, "RESTORE");
+        let mut txn = Transaction::new(latest.inner(), "RESTORE");
         match to {
             VersionSpec::Timestamp(ms) => {
                 txn.set_parameter("version", serde_json::Value::Null);

@@ -3,8 +3,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::Snapshot;
 use alluvium_mvcc::snapshot::VersionedCache;
-use alluvium_mvcc::{Snapshot, VersionSpec};
+use alluvium_mvcc::{GroupCommit, GroupCommitOptions, VersionSpec};
 use alluvium_storage::{
     InMemoryStore, LocalFsStore, StorageOptions, StoreRef, local_path, remote_scheme,
 };
@@ -35,12 +36,19 @@ fn open_remote(location: &str, _options: &StorageOptions) -> Result<Table> {
 ///
 /// Parallel work (snapshot loads, checkpoints, OPTIMIZE, VACUUM) runs on rayon's global pool
 /// unless the embedder gives the table its own ([`with_thread_pool`](Self::with_thread_pool)).
+///
+/// Threads that append through one handle (or its clones) share commits: group commit
+/// (SPEC.md §35, [`with_group_commit`](Self::with_group_commit)).
 #[derive(Debug, Clone)]
 pub struct Table {
     store: StoreRef,
-    cache: Arc<VersionedCache<Snapshot>>,
+    /// The newest snapshot seen, as the mvcc layer's (its group committer publishes
+    /// into the same cache).
+    cache: Arc<VersionedCache<alluvium_mvcc::Snapshot>>,
     /// The embedder's rayon pool, if any (see [`run`](Self::run)).
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// The group committer of this handle and its clones.
+    group: Arc<GroupCommit>,
 }
 
 impl Table {
@@ -177,11 +185,31 @@ impl Table {
 
     /// A table in an existing store.
     pub fn from_store(store: StoreRef) -> Table {
+        let cache = Arc::new(VersionedCache::new());
         Table {
             store,
-            cache: Arc::new(VersionedCache::new()),
+            group: Arc::new(GroupCommit::new(
+                cache.clone(),
+                GroupCommitOptions::default(),
+            )),
+            cache,
             pool: None,
         }
+    }
+
+    /// This table handle grouping concurrent appends as `options` say (SPEC.md §35): the
+    /// limits of one group commit, the queue's capacity, and whether a write finding it full
+    /// waits or fails with a retryable `Busy` error; [`GroupCommitOptions::disabled`] makes
+    /// every write commit alone. Clones of the returned handle share its committer; other
+    /// handles (and clones made before) keep theirs.
+    pub fn with_group_commit(mut self, options: GroupCommitOptions) -> Table {
+        self.group = Arc::new(GroupCommit::new(self.cache.clone(), options));
+        self
+    }
+
+    /// The group committer of this handle.
+    pub(crate) fn group_commit(&self) -> &GroupCommit {
+        &self.group
     }
 
     /// This table handle running its parallel work on `pool` instead of rayon's global
@@ -217,7 +245,8 @@ impl Table {
         self.store.root_uri()
     }
 
-    /// The latest snapshot.
+    /// The latest snapshot: the cached one refreshed (one listing, then only the new
+    /// commits), or loaded when the handle has none yet.
     ///
     /// # Errors
     /// See [`Snapshot::load`].
@@ -225,9 +254,11 @@ impl Table {
         self.run(|| {
             let fresh = match self.cache.get() {
                 Some(cached) => cached.refresh()?,
-                None => Snapshot::load(self.store.clone(), VersionSpec::Latest)?,
+                None => alluvium_mvcc::Snapshot::load(self.store.clone(), VersionSpec::Latest)?,
             };
-            Ok((*self.cache.publish(Arc::new(fresh))).clone())
+            // The cache keeps the newer of what it holds and `fresh` (another thread may
+            // have published a later version meanwhile); share its `Arc`.
+            Ok(Snapshot::from(self.cache.publish(Arc::new(fresh))))
         })
     }
 
@@ -236,7 +267,7 @@ impl Table {
     /// # Errors
     /// See [`Snapshot::load`].
     pub fn snapshot_at(&self, spec: VersionSpec) -> Result<Snapshot> {
-        self.run(|| Ok(Snapshot::load(self.store.clone(), spec)?))
+        self.run(|| Snapshot::load(self.store.clone(), spec))
     }
 
     /// The change data feed of versions `start` to `end` (inclusive; `None` = the latest
@@ -392,7 +423,7 @@ mod tests {
         });
         let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, true)]));
         let setup = Table::from_store(store.clone());
-        setup.create(&schema, &[], &Default::default()).unwrap();
+        setup.create(&schema, &[], crate::NO_PROPERTIES).unwrap();
         for i in 0..4 {
             let batch =
                 RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(vec![i]))])

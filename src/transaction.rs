@@ -9,15 +9,13 @@
 //! files and application ids it looked at) is checked against every commit that landed
 //! since its snapshot.
 
-use std::collections::HashMap;
-
-use alluvium_mvcc::{RetryPolicy, Snapshot};
+use crate::Snapshot;
+use alluvium_mvcc::RetryPolicy;
 use alluvium_txlog::actions::{Add, DomainMetadata, Metadata, Remove};
 
 use crate::report::CommitSummary;
-use crate::write::{AppTransaction, check_properties, input};
+use crate::write::{AppTransaction, check_properties};
 use crate::{Result, Table};
-use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
 
 /// A transaction on one table, started by [`Table::transaction`]. Nothing is visible to
 /// readers until [`commit`](Self::commit). Data files written by
@@ -50,7 +48,7 @@ impl Table {
         Ok(Transaction {
             rules,
             table: self.clone(),
-            txn: alluvium_mvcc::Transaction::new(&snapshot, operation),
+            txn: alluvium_mvcc::Transaction::new(snapshot.inner(), operation),
             snapshot,
         })
     }
@@ -77,45 +75,18 @@ impl Transaction {
         I: IntoIterator,
         I::Item: crate::IntoBatch,
     {
-        let snapshot = &self.snapshot;
-        let schema = snapshot.schema();
-        let partitions = snapshot.partition_columns();
-        let target = input::logical_schema(schema)?;
         let configuration = self
             .txn
             .effective_metadata()
             .map(|m| m.configuration.clone())
             .unwrap_or_default();
-        let mut sink = FileSink::new(
-            SinkTable {
-                store: self.table.store().as_ref(),
-                schema,
-                partition_columns: partitions,
-                configuration: &configuration,
-                column_mapping: snapshot.column_mapping(),
-            },
-            FileSinkOptions {
-                target_size: None,
-                data_change: true,
-            },
-        )?
-        .materialize_partition_columns(crate::write::materializes(snapshot))?;
-        let fed = crate::write::feed(
-            &mut sink,
-            crate::write::source::batches(batches),
-            &crate::write::Conform {
-                schema,
-                partitions,
-                target: &target,
-                rules: &self.rules,
-            },
-            |_| Ok(()),
-        );
-        if let Err(e) = fed {
-            sink.abort();
-            return Err(e);
-        }
-        let (adds, elapsed) = sink.finish()?;
+        let (adds, elapsed) = crate::write::files::write_table_files(
+            &self.table,
+            &self.snapshot,
+            &configuration,
+            &self.rules,
+            batches,
+        )?;
         self.txn.add_write_time(elapsed);
         Ok(adds)
     }
@@ -126,6 +97,35 @@ impl Transaction {
         for a in adds {
             self.txn.add_file(a);
         }
+    }
+
+    /// Stages data files written elsewhere (by [`Table::write_data_files`] on workers, or
+    /// by the embedder), each checked as [`Table::commit_files`] checks it (see
+    /// [`FileRefusal`](crate::FileRefusal); also against the files this transaction
+    /// already adds), with absolute locations outside the table root allowed under
+    /// `allowed_locations`. From then on a failed commit deletes none of the
+    /// transaction's files: they are not all its own, and a retry may still commit them.
+    ///
+    /// # Errors
+    /// [`Error::FileRefused`](crate::Error::FileRefused) for the first add refused; nothing
+    /// is staged then.
+    pub fn add_written_files(
+        &mut self,
+        adds: Vec<Add>,
+        allowed_locations: &[String],
+    ) -> Result<()> {
+        let staged = self
+            .txn
+            .added_files()
+            .iter()
+            .map(|a| {
+                alluvium_txlog::path::canonical_path(&a.path, self.snapshot.root()).into_owned()
+            })
+            .collect();
+        crate::write::files::check_adds(&self.snapshot, &adds, allowed_locations, &staged)?;
+        self.txn.set_discard_on_failure(false);
+        self.add_files(adds);
+        Ok(())
     }
 
     /// Stages the removal of a live file of the snapshot (`dataChange=true`), and records it
@@ -143,20 +143,27 @@ impl Transaction {
     }
 
     /// Sets table properties (merged into the current configuration), validated as at
-    /// table creation.
+    /// table creation. They are key-value pairs in the shape [`Table::create`] and
+    /// [`Table::set_properties`] take: a map or a list of pairs.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a value the engine would ignore or misread.
-    pub fn set_properties(&mut self, properties: &HashMap<String, String>) -> Result<()> {
-        check_properties(properties)?;
+    pub fn set_properties<K, V>(
+        &mut self,
+        properties: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<()>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let properties = crate::write::collect_properties(properties);
+        check_properties(&properties)?;
         let mut metadata = self
             .txn
             .effective_metadata()
             .cloned()
             .unwrap_or_else(|| self.snapshot.metadata().clone());
-        metadata
-            .configuration
-            .extend(properties.iter().map(|(k, v)| (k.clone(), v.clone())));
+        metadata.configuration.extend(properties);
         self.txn.set_metadata(metadata);
         Ok(())
     }

@@ -49,7 +49,9 @@ enum BenchCommand {
     /// table handle (no cache).
     Load(LoadArgs),
     /// One-row appends: `--commits` in total, spread over `--writers` threads that each have
-    /// their own table handle (as separate processes would); creates the table if needed.
+    /// their own table handle (as separate processes would), or share one
+    /// (`--shared-handle`: their appends then share commits, SPEC.md §35); creates the
+    /// table if needed.
     Append(AppendArgs),
     /// Generate a large log-only table: `--commits` commits of `--files-per-commit` adds each
     /// (with statistics, no data files), written through alluvium's log encoder, and a
@@ -144,7 +146,11 @@ fn gen_log(a: GenLogArgs) -> Result<()> {
         let snapshot = table.snapshot_at(VersionSpec::Version(checkpoint_at))?;
         rss_before_checkpoint = peak_rss_mib();
         let s = Instant::now();
-        alluvium::compaction::checkpoint(&snapshot, &Default::default(), 1_700_000_000_000)?;
+        alluvium::compaction::checkpoint(
+            snapshot.as_mvcc(),
+            &Default::default(),
+            1_700_000_000_000,
+        )?;
         checkpoint_ms = s.elapsed().as_secs_f64() * 1000.0;
     }
     append_commits(store, checkpoint_at + 1, a.commits, a.files_per_commit)?;
@@ -165,7 +171,7 @@ fn checkpoint_bench(a: CheckpointBenchArgs) -> Result<()> {
     let rss_loaded = peak_rss_mib();
     let started = Instant::now();
     let out = alluvium::compaction::checkpoint(
-        &snapshot,
+        snapshot.as_mvcc(),
         &alluvium::compaction::CheckpointConfig {
             part_size: a.part_size,
         },
@@ -236,6 +242,10 @@ pub struct AppendArgs {
     /// Skip fsync (faster; a power loss may lose acknowledged commits).
     #[arg(long)]
     no_fsync: bool,
+    /// The writer threads share one table handle, so that their appends share commits
+    /// (group commit); by default each has its own.
+    #[arg(long)]
+    shared_handle: bool,
 }
 
 /// Arguments of `bench load`.
@@ -307,6 +317,9 @@ fn one_row(writer: usize, i: usize) -> Result<RecordBatch> {
     )?)
 }
 
+/// One append writer's latencies (ms) and commits (version, attempts, requests).
+type WriterLog = (Vec<f64>, Vec<(u64, u32, RequestCounts)>);
+
 fn append(a: AppendArgs) -> Result<()> {
     if a.writers == 0 || a.commits == 0 {
         return Err(Error::InvalidArgument(
@@ -316,7 +329,7 @@ fn append(a: AppendArgs) -> Result<()> {
     let durable = !a.no_fsync;
     let table = open_with_fsync(&a.dir, durable)?;
     if table.snapshot().is_err() {
-        match table.create(&one_row(0, 0)?.schema(), &[], &HashMap::new()) {
+        match table.create(&one_row(0, 0)?.schema(), &[], alluvium::NO_PROPERTIES) {
             Ok(_) | Err(Error::Mvcc(MvccError::TableAlreadyExists { .. })) => {}
             Err(e) => return Err(e),
         }
@@ -327,40 +340,51 @@ fn append(a: AppendArgs) -> Result<()> {
         .map(|w| {
             let n = a.commits / a.writers + usize::from(w < a.commits % a.writers);
             let dir = a.dir.clone();
-            std::thread::spawn(move || -> Result<(Vec<f64>, u32, RequestCounts)> {
-                let t = open_with_fsync(&dir, durable)?;
+            let shared = a.shared_handle.then(|| table.clone());
+            std::thread::spawn(move || -> Result<WriterLog> {
+                let t = match shared {
+                    Some(t) => t,
+                    None => open_with_fsync(&dir, durable)?,
+                };
                 let mut lat = Vec::with_capacity(n);
-                let mut retries = 0;
-                let mut requests = RequestCounts::default();
+                let mut commits = Vec::with_capacity(n);
                 // Rows identify (process, writer, sequence) so that runs from several
                 // processes on one table can be checked for loss and duplication.
-                let writer_id = std::process::id() as usize * 1000 + w;
+                let writer_id = writer_base() + w;
                 for i in 0..n {
                     let s = Instant::now();
                     let o = t.append([one_row(writer_id, i)?], &WriteOptions::default())?;
                     lat.push(s.elapsed().as_secs_f64() * 1000.0);
-                    retries += o.report().map_or(0, |r| r.attempts.saturating_sub(1));
-                    requests = requests
-                        + o.report()
-                            .map_or_else(RequestCounts::default, |r| r.requests);
+                    if let Some(r) = o.report() {
+                        commits.push((r.version, r.attempts, r.requests));
+                    }
                 }
-                Ok((lat, retries, requests))
+                Ok((lat, commits))
             })
         })
         .collect();
     let mut latencies = Vec::new();
-    let mut retries = 0u32;
-    let mut requests = RequestCounts::default();
+    // A group commit's attempts and requests are reported to each of its members: count
+    // them once per version.
+    let mut per_version: HashMap<u64, (u32, RequestCounts)> = HashMap::new();
     for h in handles {
-        let (l, r, q) = h
+        let (l, c) = h
             .join()
             .map_err(|_| Error::InvalidArgument("a writer thread panicked".into()))??;
         latencies.extend(l);
-        retries += r;
-        requests = requests + q;
+        for (v, attempts, requests) in c {
+            per_version.insert(v, (attempts, requests));
+        }
     }
+    let retries: u32 = per_version.values().map(|(a, _)| a.saturating_sub(1)).sum();
+    let requests = per_version
+        .values()
+        .fold(RequestCounts::default(), |acc, (_, r)| acc + *r);
     let elapsed = started.elapsed().as_secs_f64();
     let end_version = table.snapshot()?.version();
+    let versions = end_version - start_version;
+    // Every acknowledged append's row must be in the table exactly once.
+    let rows = rows_of_this_process(&table)?;
     latencies.sort_by(f64::total_cmp);
     let pct = |p: f64| {
         latencies
@@ -368,15 +392,49 @@ fn append(a: AppendArgs) -> Result<()> {
             .copied()
             .unwrap_or(0.0)
     };
+    let appends = a.commits as u64;
     outln!(
         "{}",
         json!({"bench": "append", "commits": a.commits, "writers": a.writers, "durable": durable,
-               "commits_per_s": round3(a.commits as f64 / elapsed), "p50_ms": round3(pct(0.5)), "p99_ms": round3(pct(0.99)),
+               "shared_handle": a.shared_handle,
+               "commits_per_s": round3(a.commits as f64 / elapsed), "appends_per_s": round3(a.commits as f64 / elapsed),
+               "versions_per_s": round3(versions as f64 / elapsed),
+               "appends_per_version": round3(a.commits as f64 / (versions.max(1)) as f64),
+               "p50_ms": round3(pct(0.5)), "p99_ms": round3(pct(0.99)),
                "retries": retries, "retries_per_commit": round3(f64::from(retries) / a.commits as f64),
-               "versions": end_version - start_version, "lost": (a.commits as u64).saturating_sub(end_version - start_version),
+               "versions": versions, "lost": appends.saturating_sub(rows), "duplicated": rows.saturating_sub(appends),
                "commit_requests": requests_json(&requests)})
     );
     Ok(())
+}
+
+/// The first writer id of this process: rows carry `process id * 1000 + writer`.
+fn writer_base() -> usize {
+    std::process::id() as usize * 1000
+}
+
+/// Rows this process's writers appended that the table holds (each counted as often as
+/// it is there).
+fn rows_of_this_process(table: &alluvium::Table) -> Result<u64> {
+    let lo = writer_base();
+    let scan = alluvium::ScanBuilder::new(table.snapshot()?)
+        .with_columns(["writer"])
+        .with_filter_str(&format!("writer >= {lo} AND writer < {}", lo + 1000))?
+        .build()?;
+    let mut rows = 0u64;
+    for b in scan.execute() {
+        let b = b?;
+        let w = b
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .ok_or_else(|| Error::InvalidArgument("column writer is not a long".into()))?;
+        rows += w
+            .iter()
+            .filter(|v| v.is_some_and(|v| v >= lo as i64 && v < lo as i64 + 1000))
+            .count() as u64;
+    }
+    Ok(rows)
 }
 
 /// Parses the command line and runs the measurement.

@@ -1,7 +1,6 @@
 //! `alluvium-bench optimize` and `alluvium-bench vacuum`: OPTIMIZE and VACUUM timed inside
 //! one process, on scratch copies so that the input table is never changed.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -107,7 +106,7 @@ pub fn vacuum(a: VacuumBenchArgs) -> Result<()> {
         Field::new("p", DataType::Int64, false),
         Field::new("v", DataType::Int64, false),
     ]));
-    table.create(&schema, &["p".to_string()], &HashMap::new())?;
+    table.create(&schema, &["p".to_string()], alluvium::NO_PROPERTIES)?;
     let batch = RecordBatch::try_new(
         schema,
         vec![

@@ -107,7 +107,7 @@ pub fn run(a: ScanMemoryArgs) -> Result<()> {
         Ok(_) => false,
         Err(e) if e.is_not_found() => {
             let first = rows(0, 0)?;
-            table.create(&first.schema(), &[], &Default::default())?;
+            table.create(&first.schema(), &[], alluvium::NO_PROPERTIES)?;
             let mut start = 0;
             while start < a.rows {
                 let end = (start + FILE_ROWS).min(a.rows);

@@ -88,7 +88,7 @@ fn write_once(dir: &std::path::Path, batches: &[RecordBatch]) -> Result<f64> {
     table.create_with_data(
         &schema,
         &[],
-        &Default::default(),
+        alluvium::NO_PROPERTIES,
         batches.iter().cloned(),
         &WriteOptions::default(),
     )?;

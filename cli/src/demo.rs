@@ -1,6 +1,5 @@
 //! `alluvium demo`: a tour of the engine on a local table, through the library.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::{Result, ScanBuilder, Table, VersionSpec, WriteOptions, WriteOutcome};
@@ -90,7 +89,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
     }
     outln!("1. create a table partitioned by region at {dir}");
     let table = crate::open(&dir)?;
-    let r = table.create(&schema(), &["region".to_string()], &HashMap::new())?;
+    let r = table.create(&schema(), &["region".to_string()], alluvium::NO_PROPERTIES)?;
     outln!("   version {}: schema id/region/amount/ts", r.version);
 
     outln!(

@@ -3,7 +3,6 @@
 //! `overwrite` is streamed into the table, with a progress bar on a terminal for large
 //! files.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use alluvium::MvccError;
@@ -202,7 +201,7 @@ fn table_arrow_schema(table: &Table) -> Result<Option<Schema>> {
 pub fn create(a: CreateArgs) -> Result<()> {
     let started = Instant::now();
     let table = open(&a.table)?;
-    let props: HashMap<String, String> = a.properties.into_iter().collect();
+    let props = a.properties;
     let report = if a.schema_from.to_ascii_lowercase().ends_with(".json")
         && !a.schema_from.ends_with(".jsonl")
     {
@@ -211,10 +210,10 @@ pub fn create(a: CreateArgs) -> Result<()> {
             source: e,
         })?;
         let schema = StructType::from_json(&text)?;
-        table.create_with_schema(schema, &a.partition_by, &props)?
+        table.create_with_schema(schema, &a.partition_by, props)?
     } else {
         let schema = infer_schema(&a.schema_from)?;
-        table.create(&schema, &a.partition_by, &props)?
+        table.create(&schema, &a.partition_by, props)?
     };
     let columns = table.snapshot().map_or(0, |s| s.schema().fields.len());
     let partitioned = match a.partition_by.is_empty() {
@@ -267,7 +266,7 @@ pub fn append(a: AppendArgs) -> Result<()> {
     let progress = input_progress(&a.file, "append");
     let input = open_input(&a.file, known.as_ref(), progress.clone())?;
     if known.is_none() {
-        match table.create(&input.schema, &a.partition_by, &HashMap::new()) {
+        match table.create(&input.schema, &a.partition_by, alluvium::NO_PROPERTIES) {
             Ok(_) => {}
             // Another process created it first: append to it.
             Err(Error::Mvcc(MvccError::TableAlreadyExists { .. })) => {}
@@ -434,7 +433,7 @@ pub fn alter(a: AlterArgs) -> Result<()> {
             parts.push(format!("unset {}", unset.join(", ")));
         }
         let report = table
-            .set_properties(&set, &unset)
+            .set_properties(set.iter().copied(), &unset)
             .map_err(constraint_hint)?;
         let operation = match set.is_empty() {
             true => "UNSET TBLPROPERTIES",

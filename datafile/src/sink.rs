@@ -1,5 +1,6 @@
 //! Writing data files: Arrow batches to Parquet files under Hive-style partition
-//! directories, each with its statistics, uploaded with put-if-absent under a unique name.
+//! directories, each with its statistics, uploaded as new files under unique names
+//! ([`ObjectStore::put_new`]: no reader opens them before a commit names them).
 //!
 //! Memory is bounded by the files open at once (one per partition being written, each at
 //! most the target size) plus, on object stores, the closed files waiting to be uploaded
@@ -158,7 +159,7 @@ fn dictionary_choice(props: WriterProperties, first: &RecordBatch) -> Result<Wri
 ///
 /// Rows are grouped by partition value into one open file per partition; a file is closed
 /// when it reaches the target size. Each file's name is unique, and it is uploaded with
-/// put-if-absent.
+/// [`ObjectStore::put_new`].
 pub struct FileSink<'a> {
     store: &'a dyn ObjectStore,
     table: StructType,
@@ -178,6 +179,9 @@ pub struct FileSink<'a> {
     data_change: bool,
     /// Writing change-data files (see [`FileSink::for_change_data`]).
     change_data: bool,
+    /// Files are written with [`ObjectStore::put_new_deferred`]: the committer makes their
+    /// names durable (see [`FileSink::defer_name_sync`]).
+    defer_names: bool,
     codec: &'static str,
     open: HashMap<Vec<u8>, OpenFile>,
     done: Vec<Add>,
@@ -363,6 +367,17 @@ impl<'a> FileSink<'a> {
         Ok(self)
     }
 
+    /// With `on`, each file's content is made durable as it is written but its name is not
+    /// ([`ObjectStore::put_new_deferred`]): whoever commits the files must make their names
+    /// durable first ([`ObjectStore::sync_deferred`], which the commit loop runs for a
+    /// transaction marked so). On a local filesystem that is one directory fsync per
+    /// commit instead of one per file.
+    #[must_use]
+    pub fn defer_name_sync(mut self, on: bool) -> Self {
+        self.defer_names = on;
+        self
+    }
+
     /// A sink writing rows of `table`'s schema into its data files.
     ///
     /// # Errors
@@ -426,6 +441,7 @@ impl<'a> FileSink<'a> {
             target,
             data_change,
             change_data: false,
+            defer_names: false,
             codec: codec_name,
             open: HashMap::new(),
             done: Vec::new(),
@@ -639,7 +655,11 @@ impl<'a> FileSink<'a> {
             clustering_provider: None,
         };
         if !self.store.fetches_concurrently() {
-            self.store.put_if_absent(&path, bytes)?;
+            if self.defer_names {
+                self.store.put_new_deferred(&path, bytes)?;
+            } else {
+                self.store.put_new(&path, bytes)?;
+            }
             self.done.push(add);
             return Ok(());
         }
@@ -664,13 +684,17 @@ impl<'a> FileSink<'a> {
             return Ok(());
         }
         let store = self.store;
+        let defer = self.defer_names;
         // At most UPLOAD_THREADS uploads in flight on the current pool: bounded without
         // spawning threads.
         let results =
             alluvium_storage::par::map_bounded(&pending, UPLOAD_THREADS, |(path, bytes, _)| {
-                store
-                    .put_if_absent(path, bytes.clone())
-                    .map_err(DataFileError::from)
+                if defer {
+                    store.put_new_deferred(path, bytes.clone())
+                } else {
+                    store.put_new(path, bytes.clone())
+                }
+                .map_err(DataFileError::from)
             });
         let mut first_error = None;
         for ((_, _, add), result) in pending.into_iter().zip(results) {

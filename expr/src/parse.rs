@@ -544,6 +544,11 @@ impl Parser<'_> {
                 return Err(self.expected("`,` or FROM and the start position in SUBSTRING"));
             }
             self.expect(&Tok::Comma, "`,` or FROM in SUBSTRING")?;
+            // `arguments` takes an empty list; after the comma the start is required (else
+            // `substring(s, )` would parse as a one-argument call that prints unparseably).
+            if self.peek() == Some(&Tok::RParen) {
+                return Err(self.expected("the start position in SUBSTRING"));
+            }
             let (mut rest, d) = self.arguments("SUBSTRING")?;
             rest.insert(0, s);
             if rest.len() > 3 {
@@ -1366,6 +1371,11 @@ mod tests {
                 "substring(a)",
                 12,
                 "expected `,` or FROM and the start position in SUBSTRING, found `)`",
+            ),
+            (
+                "substring(a, )",
+                14,
+                "expected the start position in SUBSTRING, found `)`",
             ),
             (
                 "substring(a, 1, 2, 3)",

@@ -144,6 +144,16 @@ pub enum MvccError {
         /// The table location.
         location: String,
     },
+    /// The group-commit queue of the table handle was full and the handle is set to refuse
+    /// rather than wait ([`WhenFull::Busy`](crate::group::WhenFull::Busy)). Nothing was
+    /// committed; the write's data files were deleted. Safe to retry.
+    #[error(
+        "the group-commit queue of this table handle is full ({capacity} writes waiting); nothing was committed; safe to retry"
+    )]
+    Busy {
+        /// The queue's capacity, in writes.
+        capacity: usize,
+    },
 }
 
 impl MvccError {
@@ -151,8 +161,65 @@ impl MvccError {
     pub fn is_retryable(&self) -> bool {
         match self {
             MvccError::Conflict { kind, .. } => kind.is_retryable(),
-            MvccError::RetryBudgetExhausted { .. } => true,
+            MvccError::RetryBudgetExhausted { .. } | MvccError::Busy { .. } => true,
             _ => false,
+        }
+    }
+
+    /// The same error again, for each further member of a group commit that shares one
+    /// outcome (SPEC.md §35). Every variant a commit returns is reproduced with the same
+    /// fields, so that each member classifies it alike; the I/O errors inside a storage
+    /// error keep their kind and message (`io::Error` cannot be cloned).
+    pub fn duplicate(&self) -> MvccError {
+        match self {
+            MvccError::Log(e) => MvccError::Log(duplicate_log(e)),
+            MvccError::Conflict {
+                kind,
+                winning_version,
+                detail,
+            } => MvccError::Conflict {
+                kind: *kind,
+                winning_version: *winning_version,
+                detail: detail.clone(),
+            },
+            MvccError::TableAlreadyExists { location } => MvccError::TableAlreadyExists {
+                location: location.clone(),
+            },
+            MvccError::CommitOutcomeUnknown {
+                version,
+                txn_id,
+                reason,
+            } => MvccError::CommitOutcomeUnknown {
+                version: *version,
+                txn_id: txn_id.clone(),
+                reason: reason.clone(),
+            },
+            MvccError::CommitWriteFailed { version, source } => MvccError::CommitWriteFailed {
+                version: *version,
+                source: duplicate_storage(source),
+            },
+            MvccError::RetryBudgetExhausted {
+                attempts,
+                elapsed_ms,
+            } => MvccError::RetryBudgetExhausted {
+                attempts: *attempts,
+                elapsed_ms: *elapsed_ms,
+            },
+            MvccError::InvalidOperation(m) => MvccError::InvalidOperation(m.clone()),
+            MvccError::ReservedColumn { column, reserved } => MvccError::ReservedColumn {
+                column: column.clone(),
+                reserved,
+            },
+            MvccError::StorageCapabilityMissing {
+                capability,
+                location,
+            } => MvccError::StorageCapabilityMissing {
+                capability,
+                location: location.clone(),
+            },
+            MvccError::Busy { capacity } => MvccError::Busy {
+                capacity: *capacity,
+            },
         }
     }
 
@@ -162,6 +229,53 @@ impl MvccError {
             MvccError::Conflict { kind, .. } => Some(*kind),
             _ => None,
         }
+    }
+}
+
+/// A storage error again (see [`MvccError::duplicate`]).
+fn duplicate_storage(e: &StorageError) -> StorageError {
+    match e {
+        StorageError::NotFound { path } => StorageError::NotFound { path: path.clone() },
+        StorageError::AlreadyExists { path } => StorageError::AlreadyExists { path: path.clone() },
+        StorageError::InvalidPath { path, reason } => StorageError::InvalidPath {
+            path: path.clone(),
+            reason,
+        },
+        StorageError::Io { op, path, source } => StorageError::Io {
+            op,
+            path: path.clone(),
+            source: std::io::Error::new(source.kind(), source.to_string()),
+        },
+        StorageError::InvalidConfig(m) => StorageError::InvalidConfig(m.clone()),
+        StorageError::Unsupported { op, reason } => StorageError::Unsupported {
+            op,
+            reason: reason.clone(),
+        },
+        StorageError::NotAFile { path, kind } => StorageError::NotAFile {
+            path: path.clone(),
+            kind,
+        },
+        StorageError::TooLarge { path, size, limit } => StorageError::TooLarge {
+            path: path.clone(),
+            size: *size,
+            limit: *limit,
+        },
+        // The storage error type may grow; a new kind keeps its message.
+        other => StorageError::Io {
+            op: "storage",
+            path: String::new(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    }
+}
+
+/// A log error again (see [`MvccError::duplicate`]): storage failures keep their variant;
+/// the log's own failures (a winner that does not decode, a row-tracking domain that does
+/// not parse) keep their message as an invalid-action error of the same text.
+fn duplicate_log(e: &LogError) -> LogError {
+    match e {
+        LogError::Storage(s) => LogError::Storage(duplicate_storage(s)),
+        other => LogError::Invalid(other.to_string()),
     }
 }
 

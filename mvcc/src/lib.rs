@@ -3,16 +3,21 @@
 //!
 //! A [`Snapshot`] is the table at one version, loaded from the newest usable checkpoint plus
 //! the commits after it, and never changes afterwards; any number of threads may share it.
+//!
+//! Writers that share a table handle and append can share commits too ([`group`]: group
+//! commit).
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 #![deny(missing_docs)]
 
 mod error;
+pub mod group;
 mod par;
 mod retry;
 pub mod snapshot;
 pub mod transaction;
 
 pub use error::{ConflictKind, MvccError, Result};
+pub use group::{GroupCommit, GroupCommitOptions, MemberOutcome, WhenFull};
 pub use retry::RetryPolicy;
 pub use snapshot::{Snapshot, SnapshotReport, VersionSpec};
 pub use transaction::{CHANGE_DATA_COLUMNS, CommitReport, Transaction, check_change_data_columns};

@@ -10,6 +10,9 @@ from ``deltalake`` is for the common calls a change of import. What alluvium add
   MERGE mark rows instead of rewriting files;
 * the GIL released in every call that touches storage or decodes data, and Ctrl-C that
   stops a long scan, write or OPTIMIZE cleanly;
+* distributed writes: workers write data files (:meth:`DeltaTable.write_data_files`), a
+  driver commits them all in one idempotent commit (:meth:`DeltaTable.commit_files`); on
+  Ray, :mod:`alluvium.ray` does both;
 * :meth:`DeltaTable.scan` with SQL-style filters, :meth:`DeltaTable.verify`, and the keyed
   :class:`StateStore`;
 * typed exceptions (:mod:`alluvium.exceptions`).
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 from . import exceptions
 from ._native import ENGINE, ArrowSchema, ArrowStream, __version__
+from .actions import AddAction
 from .exceptions import (
     AlluviumError,
     CommitConflictError,
@@ -50,6 +54,7 @@ __all__ = [
     "Transaction",
     "PostCommitHookProperties",
     "WriterProperties",
+    "AddAction",
     "StateStore",
     "Schema",
     "Field",

@@ -160,3 +160,15 @@ def merge_table(
     merge_schema: bool = False,
     commit: dict[str, Any] | None = None,
 ) -> dict[str, Any]: ...
+def write_data_files(table: RawTable, data: object, partition_by: list[str] | None = None) -> list[str]:
+    """Writes ``data`` as uncommitted data files of the table; their add actions as JSON text."""
+def commit_files(
+    table: RawTable,
+    actions: list[str],
+    mode_text: Literal["append", "overwrite"] = "append",
+    commit: dict[str, Any] | None = None,
+    allowed_locations: list[str] | None = None,
+) -> dict[str, Any]:
+    """Commits add actions (JSON text) in one commit; the outcome (``version``, ``skipped``, counts)."""
+def discard_files(table: RawTable, paths: list[str]) -> int:
+    """Deletes uncommitted data files by their add actions' paths (never a referenced file)."""

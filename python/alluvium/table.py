@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from . import _native
 from ._sql import conjoin, dnf_to_sql, timestamp_ms
+from .actions import AddAction
 from .exceptions import InvalidInputError
 from .schema import Schema
 from .writer import CommitProperties, PostCommitHookProperties, WriterProperties, _commit_dict, _location
@@ -364,6 +365,89 @@ class DeltaTable:
             merge_schema,
             commit_properties,
         )
+
+    # ---- distributed writes: workers write files, a driver commits them once ----------
+
+    def write_data_files(self, data: Any, partition_by: list[str] | str | None = None) -> list[AddAction]:
+        """Writes ``data`` as data files of this table, WITHOUT committing them, and returns
+        their :class:`~alluvium.AddAction` s (path, size, partition values, statistics): a
+        worker's half of a distributed write, whose driver commits every worker's actions
+        with :meth:`commit_files`.
+
+        ``data`` is what :func:`write_deltalake` takes (anything exporting the Arrow
+        PyCapsule interface, or an iterable of such), read as a stream with the GIL
+        released. The files have the table's latest schema, partitioning and target file
+        size; the data must fit the schema (no schema evolution). ``partition_by``, when
+        given, must be the table's partition columns (a check that the worker writes the
+        table it means to).
+
+        Raises :class:`~alluvium.exceptions.SchemaMismatchError`,
+        :class:`~alluvium.exceptions.InvalidInputError` and the other
+        :class:`~alluvium.exceptions.AlluviumError` subclasses; the files this call wrote
+        are deleted then (and on Ctrl-C). Files written and never committed are otherwise
+        left to :meth:`discard_files` or VACUUM."""
+        from .writer import _arrow_data
+
+        if isinstance(partition_by, str):
+            partition_by = [partition_by]
+        texts = _native.write_data_files(
+            self._table, _arrow_data(data), list(partition_by) if partition_by is not None else None
+        )
+        return [AddAction(t) for t in texts]
+
+    def commit_files(
+        self,
+        actions: Iterable[AddAction],
+        mode: Literal["append", "overwrite"] = "append",
+        commit_properties: CommitProperties | None = None,
+        allowed_locations: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """Commits data files written elsewhere (the :class:`~alluvium.AddAction` s that
+        :meth:`write_data_files` returned, from any number of workers) in ONE commit on the
+        table's latest version: ``mode="append"`` adds them, ``"overwrite"`` replaces the
+        table's rows with them. The driver's half of a distributed write.
+
+        Every action is checked before anything is committed: a path inside the table root
+        (or under one of ``allowed_locations``, absolute URI prefixes), partition values that
+        are the table's partition columns and parse as their types, well-formed statistics
+        naming only the table's columns, no path listed twice or already in the table. One
+        bad action refuses the whole commit with
+        :class:`~alluvium.exceptions.InvalidInputError` naming its file; nothing is deleted
+        then (the files stay for a retry, :meth:`discard_files` or VACUUM).
+
+        With an application transaction in ``commit_properties``
+        (``CommitProperties(app_transactions=[Transaction(app_id, version)])``) the commit
+        is idempotent: when the table already records ``app_id`` at ``version`` or later,
+        nothing is committed and the result says ``skipped``.
+
+        Returns ``{"version": int, "skipped": False, "num_added_files", "num_removed_files",
+        "num_added_bytes", "num_removed_bytes"}``, or ``{"version": None, "skipped": True,
+        "app_id", "recorded_version", "table_version"}``. The handle then holds the latest
+        version."""
+        texts = []
+        for i, a in enumerate(actions):
+            if not isinstance(a, AddAction):
+                raise TypeError(f"commit_files takes AddAction objects; item {i} is {type(a).__name__}")
+            texts.append(a.json)
+        return _native.commit_files(
+            self._table,
+            texts,
+            mode,
+            commit=_commit_dict(commit_properties),
+            allowed_locations=list(allowed_locations) if allowed_locations is not None else None,
+        )
+
+    def discard_files(self, actions: Iterable[AddAction | str]) -> int:
+        """Deletes data files that :meth:`write_data_files` wrote and that will not be
+        committed (a failed distributed job's clean-up), given their actions or paths.
+        Refuses (before deleting anything) a file the table's latest version references,
+        live or removed within the retention, and anything that is not a data file under the
+        table root: it never deletes table data. Missing files count as deleted. Returns the
+        number of files given."""
+        paths = [a.path if isinstance(a, AddAction) else str(a) for a in actions]
+        if not paths:
+            return 0
+        return _native.discard_files(self._table, paths)
 
     @property
     def optimize(self) -> TableOptimizer:

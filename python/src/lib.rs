@@ -11,7 +11,7 @@
 //!   released; on the main thread it watches for Ctrl-C and stops the operation between
 //!   files or batches.
 //! * [`errors`]: `alluvium::Error` to the typed exceptions of `alluvium.exceptions`.
-//! * [`table`], [`write`], [`merge`], [`state`]: the operations, in the shapes the pure
+//! * [`table`], [`write`], [`merge`], [`state`], [`files`]: the operations, in the shapes the pure
 //!   Python layer (`alluvium/*.py`, which carries deltalake's signatures and the docs)
 //!   calls.
 //! * [`values`]: Python values to expression literals and JSON, and back.
@@ -24,6 +24,7 @@
 mod arrow_io;
 mod blocking;
 mod errors;
+mod files;
 mod merge;
 mod state;
 mod table;
@@ -51,6 +52,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table::is_table, m)?)?;
     m.add_function(wrap_pyfunction!(table::open_table, m)?)?;
     m.add_function(wrap_pyfunction!(merge::merge_table, m)?)?;
+    m.add_function(wrap_pyfunction!(files::write_data_files, m)?)?;
+    m.add_function(wrap_pyfunction!(files::commit_files, m)?)?;
+    m.add_function(wrap_pyfunction!(files::discard_files, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ENGINE", alluvium::ENGINE)?;
     Ok(())

@@ -718,10 +718,8 @@ impl RawTable {
     ) -> PyResult<u64> {
         let _ = commit_options(commit.as_ref())?;
         blocking::run(py, |_| {
-            let pairs: Vec<(&str, &str)> =
-                set.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
             let names: Vec<&str> = unset.iter().map(String::as_str).collect();
-            let s = self.table.set_properties(&pairs, &names).py_err()?;
+            let s = self.table.set_properties(&set, &names).py_err()?;
             self.reload_latest().py_err()?;
             Ok(s.version)
         })

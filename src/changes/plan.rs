@@ -5,8 +5,9 @@
 
 use std::collections::HashMap;
 
+use crate::Snapshot;
+use alluvium_mvcc::VersionSpec;
 use alluvium_mvcc::snapshot::commit_timestamps;
-use alluvium_mvcc::{Snapshot, VersionSpec};
 use alluvium_storage::StoreRef;
 use alluvium_txlog::Version;
 use alluvium_txlog::actions::{Action, Add, Metadata, OptStringMap, Protocol, Remove};

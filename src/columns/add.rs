@@ -98,7 +98,7 @@ impl Table {
         let protocol = upgrade_protocol(snapshot.protocol(), &features);
         check_write_supported(&protocol, &md, &schema)
             .map_err(|e| Error::InvalidArgument(format!("cannot add the column: {e}")))?;
-        let mut txn = Transaction::new(&snapshot, "ADD COLUMNS");
+        let mut txn = Transaction::new(snapshot.inner(), "ADD COLUMNS");
         txn.set_parameter("columns", shown.to_string());
         if &protocol != snapshot.protocol() {
             txn.set_protocol(protocol);

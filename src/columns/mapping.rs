@@ -6,7 +6,8 @@
 //! upgraded as "Writer Requirements for Column Mapping" says: reader 2 / writer 5 on a
 //! legacy table, or `columnMapping` in both feature lists on a table-features one.
 
-use alluvium_mvcc::{Snapshot, Transaction};
+use crate::Snapshot;
+use alluvium_mvcc::Transaction;
 use alluvium_txlog::clustering::{clustering_columns, logical_names};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::features::upgrade_protocol;
@@ -139,7 +140,7 @@ impl Table {
                 .configuration
                 .insert(STATS_COLUMNS.into(), list);
         }
-        let mut txn = Transaction::new(&snapshot, "RENAME COLUMN");
+        let mut txn = Transaction::new(snapshot.inner(), "RENAME COLUMN");
         txn.set_parameter("oldColumnPath", old_name.as_str());
         txn.set_parameter("newColumnPath", new);
         commit(self, &snapshot, mapped, txn)
@@ -199,7 +200,7 @@ impl Table {
             }
             None => {}
         }
-        let mut txn = Transaction::new(&snapshot, "DROP COLUMNS");
+        let mut txn = Transaction::new(snapshot.inner(), "DROP COLUMNS");
         txn.set_parameter(
             "columns",
             serde_json::Value::Array(vec![column.clone().into()]).to_string(),

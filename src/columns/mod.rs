@@ -19,8 +19,8 @@ mod widen;
 
 pub use definition::parse_column_definition;
 
+use crate::Snapshot;
 use alluvium_expr::parse_expr;
-use alluvium_mvcc::Snapshot;
 use alluvium_txlog::properties::{STATS_COLUMNS, split_column_list};
 use alluvium_txlog::schema::StructField;
 

@@ -110,7 +110,7 @@ impl Table {
             upgrade_protocol(snapshot.protocol(), &[FEATURE])
         };
         alluvium_txlog::features::check_write_supported(&protocol, &md, &schema)?;
-        let mut txn = Transaction::new(&snapshot, "CHANGE COLUMN");
+        let mut txn = Transaction::new(snapshot.inner(), "CHANGE COLUMN");
         txn.set_parameter("column", shown.to_string());
         if &protocol != snapshot.protocol() {
             txn.set_protocol(protocol);

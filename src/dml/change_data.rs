@@ -251,7 +251,7 @@ pub(crate) fn close(writer: Option<ChangeDataWriter<'_>>, scanned: Result<()>) -
 /// A schema the sink cannot write.
 pub(crate) fn writer_for<'a>(
     table: &'a crate::Table,
-    snapshot: &'a alluvium_mvcc::Snapshot,
+    snapshot: &'a crate::Snapshot,
     schema: &'a alluvium_txlog::schema::StructType,
     configuration: &'a std::collections::HashMap<String, String>,
     target_size: Option<u64>,

@@ -5,9 +5,10 @@
 
 use std::time::Instant;
 
+use crate::Snapshot;
 use alluvium_datafile::ReadPlan;
 use alluvium_expr::{Expr, FileSummary, StatsNeeded, all_match, bind, may_match};
-use alluvium_mvcc::{Snapshot, Transaction};
+use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::{Add, Remove};
 use alluvium_txlog::stats::FileStats;
 use rayon::prelude::*;

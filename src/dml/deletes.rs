@@ -11,9 +11,10 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::Snapshot;
 use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
-use alluvium_mvcc::{Snapshot, Transaction};
+use alluvium_mvcc::Transaction;
 use alluvium_storage::StorePath;
 use alluvium_txlog::actions::{Add, Remove};
 use alluvium_txlog::dv::{

@@ -22,9 +22,10 @@ mod update;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::Snapshot;
 use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, discard};
-use alluvium_mvcc::{Snapshot, Transaction};
+use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::{Field, Schema};

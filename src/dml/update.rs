@@ -98,7 +98,7 @@ fn update(
 ) -> Result<DmlOutcome> {
     let started = Instant::now();
     let snapshot = table.read_snapshot(options)?;
-    let mut txn = Transaction::new(&snapshot, "UPDATE");
+    let mut txn = Transaction::new(snapshot.inner(), "UPDATE");
     if let Some(p) = predicate_text {
         txn.set_parameter(
             "predicate",

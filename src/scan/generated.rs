@@ -52,10 +52,7 @@ fn year_of(days: i64) -> i64 {
 
 /// [`with_generated_partition_terms`] for the table `snapshot` read: the predicate that
 /// skips files for `predicate` (scans, DELETE and UPDATE candidates).
-pub(crate) fn pruning_predicate(
-    predicate: &Predicate,
-    snapshot: &alluvium_mvcc::Snapshot,
-) -> Predicate {
+pub(crate) fn pruning_predicate(predicate: &Predicate, snapshot: &crate::Snapshot) -> Predicate {
     with_generated_partition_terms(
         predicate,
         snapshot.schema(),

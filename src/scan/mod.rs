@@ -19,9 +19,9 @@ pub use count::RowCount;
 
 use std::sync::Arc;
 
+use crate::Snapshot;
 use alluvium_datafile::{FileBatches, FileTask, ReadPlan, TableLayout};
 use alluvium_expr::{Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr};
-use alluvium_mvcc::Snapshot;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::schema::ArrowForm;
 use arrow_array::{ArrayRef, RecordBatch};

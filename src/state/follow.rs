@@ -2,7 +2,7 @@
 //! one poll interval of `log/` until a stop flag is set.
 //!
 //! The loop owns one snapshot of the log and refreshes it each poll with
-//! [`Snapshot::refresh`](alluvium_mvcc::Snapshot::refresh): one listing from the next version
+//! [`Snapshot::refresh`](crate::Snapshot::refresh): one listing from the next version
 //! on and the new commits only, never a full listing or a checkpoint read. When the log moved
 //! (or a previous sync did not finish), it runs [`StateStore::sync`], which is exactly-once on
 //! its own (the applied log version is a `txn` of the state commit), so two followers, a

@@ -276,7 +276,7 @@ impl Layout {
         &self,
         table: &Table,
         role: Role,
-        extra: &HashMap<String, String>,
+        extra: &std::collections::BTreeMap<String, String>,
     ) -> Result<()> {
         let mut props = extra.clone();
         props.extend(self.properties(role)?);

@@ -14,8 +14,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::Snapshot;
 use alluvium_expr::{Expr, FileSummary, bind, may_match};
-use alluvium_mvcc::Snapshot;
 use alluvium_storage::{FileLocation, StorePath, StoreRef};
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;

@@ -37,7 +37,7 @@ mod report;
 mod retain;
 mod sync;
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -85,10 +85,10 @@ pub struct StateOptions {
     /// lookup reads; default 8; `None`: never).
     pub compact_above_overlap: Option<usize>,
     /// Extra table properties of `log/` at creation (e.g. `delta.checkpointInterval`).
-    pub log_properties: HashMap<String, String>,
+    pub log_properties: BTreeMap<String, String>,
     /// Extra table properties of `state/` and `tombstones/` at creation (default:
     /// `delta.enableDeletionVectors=true`, `alluvium.parquet.dataPageRowLimit=1024`).
-    pub state_properties: HashMap<String, String>,
+    pub state_properties: BTreeMap<String, String>,
     /// Storage options for opening the tables (see [`Table::open_with_options`]).
     pub storage_options: Vec<(String, String)>,
 }
@@ -99,11 +99,11 @@ impl Default for StateOptions {
             chunk_events: 1_000_000,
             max_conflict_retries: 64,
             compact_above_overlap: Some(8),
-            log_properties: HashMap::new(),
+            log_properties: BTreeMap::new(),
             // Deletion vectors: a sync's MERGE marks replaced rows instead of rewriting
             // files. Pages of at most 1,024 rows: a point lookup selects pages through the
             // page index and decodes only those (SPEC §26 ST6).
-            state_properties: HashMap::from([
+            state_properties: BTreeMap::from([
                 (
                     alluvium_txlog::properties::ENABLE_DELETION_VECTORS.to_string(),
                     "true".to_string(),
@@ -490,7 +490,7 @@ impl StateStore {
 }
 
 /// Rows of a snapshot by its files' statistics, less deletion vectors.
-fn live_rows(snapshot: &alluvium_mvcc::Snapshot) -> u64 {
+fn live_rows(snapshot: &crate::Snapshot) -> u64 {
     snapshot
         .files()
         .map(|a| {

@@ -9,8 +9,9 @@
 
 use std::collections::HashMap;
 
+use crate::Snapshot;
 use alluvium_expr::{Expr, Literal};
-use alluvium_mvcc::{Snapshot, VersionSpec};
+use alluvium_mvcc::VersionSpec;
 use alluvium_txlog::scalar::scalar_at;
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
 

@@ -23,8 +23,8 @@
 
 use std::collections::HashMap;
 
+use crate::Snapshot;
 use alluvium_expr::{CmpOp, Expr, Literal};
-use alluvium_mvcc::Snapshot;
 use alluvium_txlog::actions::Action;
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::log_path::commit_path;

@@ -9,7 +9,7 @@
 //! damage, so only commits inside the window are checked (a commit's time is its in-commit
 //! timestamp, else its file's modification time).
 
-use alluvium_mvcc::Snapshot;
+use crate::Snapshot;
 use alluvium_txlog::path::resolve;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use alluvium_mvcc::Snapshot;
+use crate::Snapshot;
 use alluvium_storage::{FileLocation, ObjectStore};
 use alluvium_txlog::LogError;
 use alluvium_txlog::actions::Add;

@@ -9,8 +9,8 @@
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
+use crate::Snapshot;
 use alluvium_datafile::StatsCollector;
-use alluvium_mvcc::Snapshot;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::scalar::Scalar;

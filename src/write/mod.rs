@@ -5,6 +5,8 @@
 //! records what it read, then commits through [`alluvium_mvcc::Transaction`]. Conflicts are
 //! returned to the caller, typed and saying whether re-running the operation is safe.
 
+pub(crate) mod files;
+mod group;
 pub(crate) mod input;
 mod replace_dv;
 pub(crate) mod rules;
@@ -12,10 +14,11 @@ pub(crate) mod source;
 
 use std::collections::HashMap;
 
+use crate::Snapshot;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
 use alluvium_expr::evaluate;
 use alluvium_expr::{Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr};
-use alluvium_mvcc::{RetryPolicy, Snapshot, Transaction};
+use alluvium_mvcc::{RetryPolicy, Transaction};
 use alluvium_txlog::actions::{Add, Format, Metadata, Remove};
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
 use alluvium_txlog::features::minimal_protocol;
@@ -28,6 +31,7 @@ use arrow_array::{BooleanArray, RecordBatch};
 use arrow_schema::Schema;
 
 pub use alluvium_datafile::DEFAULT_TARGET_FILE_SIZE;
+pub use files::{CommitFilesOptions, CommitMode, FileRefusal};
 pub use source::IntoBatch;
 
 use crate::dml::DmlOutcome;
@@ -120,6 +124,28 @@ impl WriteOutcome {
     }
 }
 
+/// Table properties as the public API takes them (any `IntoIterator` of key-value pairs
+/// whose parts convert into `String`: a `HashMap` or `BTreeMap` by value or by reference,
+/// an array or `Vec` of pairs) collected into the map the log stores. A key given twice
+/// keeps its last value, as inserting into a map would.
+pub(crate) fn collect_properties<K, V>(
+    properties: impl IntoIterator<Item = (K, V)>,
+) -> HashMap<String, String>
+where
+    K: Into<String>,
+    V: Into<String>,
+{
+    properties
+        .into_iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect()
+}
+
+/// No table properties, for the methods that take them
+/// ([`Table::create`], [`Table::set_properties`], [`Transaction::set_properties`](crate::Transaction::set_properties)):
+/// an empty array of pairs, typed, since a bare `[]` leaves the pair type to infer.
+pub const NO_PROPERTIES: [(&str, &str); 0] = [];
+
 /// Refuses property values the engine would ignore (see
 /// [`alluvium_txlog::properties::validate_property`]).
 pub(crate) fn check_properties(props: &HashMap<String, String>) -> Result<()> {
@@ -137,15 +163,31 @@ impl Table {
     /// Creates the table (version 0) with `schema`, `partition_by` and table `properties`,
     /// with the minimal protocol for what they use.
     ///
+    /// Properties come in the one shape every method that takes them accepts: key-value
+    /// pairs, from a map or a list ([`NO_PROPERTIES`] for none).
+    ///
+    /// ```no_run
+    /// # fn main() -> alluvium::Result<()> {
+    /// use alluvium::arrow::datatypes::{DataType, Field, Schema};
+    /// let table = alluvium::Table::open("path/to/table")?;
+    /// let schema = Schema::new(vec![Field::new("id", DataType::Int64, false)]);
+    /// table.create(&schema, &[], [("delta.appendOnly", "true")])?;
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
-    /// [`alluvium_mvcc::MvccError::TableAlreadyExists`] if a table exists (even one created
-    /// concurrently); invalid schemas, partition columns or property values.
-    pub fn create(
+    /// [`ErrorKind::AlreadyExists`](crate::ErrorKind::AlreadyExists) if a table exists (even
+    /// one created concurrently); invalid schemas, partition columns or property values.
+    pub fn create<K, V>(
         &self,
         schema: &Schema,
         partition_by: &[String],
-        properties: &HashMap<String, String>,
-    ) -> Result<CommitSummary> {
+        properties: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<CommitSummary>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
         let mut delta_schema = from_arrow_schema(schema)?;
         for f in &mut delta_schema.fields {
             f.metadata.clear();
@@ -157,15 +199,20 @@ impl Table {
     ///
     /// # Errors
     /// As [`create`](Self::create).
-    pub fn create_with_schema(
+    pub fn create_with_schema<K, V>(
         &self,
         schema: StructType,
         partition_by: &[String],
-        properties: &HashMap<String, String>,
-    ) -> Result<CommitSummary> {
-        let (protocol, metadata) = self.new_table(schema, partition_by, properties)?;
+        properties: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<CommitSummary>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let properties = collect_properties(properties);
+        let (protocol, metadata) = self.new_table(schema, partition_by, &properties)?;
         let mut txn = Transaction::create(self.store().clone(), "CREATE TABLE");
-        set_create_parameters(&mut txn, &metadata.partition_columns, properties);
+        set_create_parameters(&mut txn, &metadata.partition_columns, &properties);
         txn.set_protocol(protocol);
         txn.set_metadata(metadata);
         // Creating runs no post-commit work: version 0 is never due a checkpoint.
@@ -180,18 +227,21 @@ impl Table {
     /// # Errors
     /// As [`create`](Self::create) (`TableAlreadyExists` when a table exists, even one
     /// created concurrently) and [`append`](Self::append).
-    pub fn create_with_data<I>(
+    pub fn create_with_data<I, K, V>(
         &self,
         schema: &Schema,
         partition_by: &[String],
-        properties: &HashMap<String, String>,
+        properties: impl IntoIterator<Item = (K, V)>,
         batches: I,
         options: &WriteOptions,
     ) -> Result<WriteOutcome>
     where
         I: IntoIterator,
         I::Item: IntoBatch,
+        K: Into<String>,
+        V: Into<String>,
     {
+        let properties = &collect_properties(properties);
         check_options(options)?;
         alluvium_mvcc::transaction::check_can_commit(self.store().as_ref())?;
         let mut delta_schema = from_arrow_schema(schema)?;
@@ -436,7 +486,7 @@ impl Table {
         options: &WriteOptions,
     ) -> Result<DmlOutcome> {
         let snapshot = self.read_snapshot(options)?;
-        let mut txn = Transaction::new(&snapshot, "DELETE");
+        let mut txn = Transaction::new(snapshot.inner(), "DELETE");
         txn.set_parameter(
             "predicate",
             serde_json::to_string(&vec![predicate]).unwrap_or_default(),
@@ -483,7 +533,7 @@ impl Table {
         I::Item: IntoBatch,
     {
         let op = "WRITE";
-        let mut txn = Transaction::new(snapshot, op);
+        let mut txn = Transaction::new(snapshot.inner(), op);
         txn.set_parameter(
             "mode",
             if matches!(mode, WriteMode::Append) {
@@ -574,6 +624,8 @@ impl Table {
                 }
             }
         }
+        // The new files' names are made durable by the commit, once for all of them (and
+        // once for a whole group commit), not once per file.
         let mut sink = FileSink::new(
             SinkTable {
                 store: self.store().as_ref(),
@@ -587,7 +639,9 @@ impl Table {
                 data_change: true,
             },
         )?
-        .materialize_partition_columns(crate::write::materializes(snapshot))?;
+        .materialize_partition_columns(crate::write::materializes(snapshot))?
+        .defer_name_sync(true);
+        txn.set_names_deferred();
         let result = feed(
             &mut sink,
             batches,
@@ -847,11 +901,16 @@ pub(crate) fn materializes(snapshot: &Snapshot) -> bool {
     )
 }
 
+/// Commits a write: in a group with the handle's other appends when it may join one
+/// (SPEC.md §35), else alone; either way followed by the post-commit policy.
 pub(crate) fn finish(
     table: &Table,
     txn: Transaction,
-    _options: &WriteOptions,
+    options: &WriteOptions,
 ) -> Result<WriteOutcome> {
+    if table.joins_group(&txn, options) {
+        return table.commit_in_group(txn);
+    }
     Ok(WriteOutcome::Committed(Box::new(
         table.commit_with_policy(txn)?,
     )))

@@ -7,9 +7,10 @@
 //! live row matches are removed whole; in the others the matching rows get a deletion
 //! vector through [`apply_deletes`] instead of the file being rewritten.
 
+use crate::Snapshot;
 use alluvium_datafile::ReadPlan;
 use alluvium_expr::{FileSummary, Predicate, StatsNeeded, all_match, may_match};
-use alluvium_mvcc::{Snapshot, Transaction};
+use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Remove;
 use roaring::RoaringTreemap;
 

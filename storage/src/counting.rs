@@ -76,6 +76,20 @@ impl ObjectStore for CountingStore {
         self.inner.put(path, data)
     }
 
+    fn put_new(&self, path: &StorePath, data: Bytes) -> Result<()> {
+        self.count(RequestKind::Put, 1);
+        self.inner.put_new(path, data)
+    }
+
+    fn put_new_deferred(&self, path: &StorePath, data: Bytes) -> Result<()> {
+        self.count(RequestKind::Put, 1);
+        self.inner.put_new_deferred(path, data)
+    }
+
+    fn sync_deferred(&self, paths: &[StorePath]) -> Result<()> {
+        self.inner.sync_deferred(paths)
+    }
+
     fn list_dir_from(&self, dir: Option<&StorePath>, start: &str) -> Result<Vec<ObjectMeta>> {
         self.count(RequestKind::List, 1);
         self.inner.list_dir_from(dir, start)

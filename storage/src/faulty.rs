@@ -159,6 +159,23 @@ impl ObjectStore for FaultyStore {
         self.run("put", path.as_str(), || self.inner.put(path, data))
     }
 
+    fn put_new(&self, path: &StorePath, data: Bytes) -> Result<()> {
+        self.run("put_new", path.as_str(), || self.inner.put_new(path, data))
+    }
+
+    fn put_new_deferred(&self, path: &StorePath, data: Bytes) -> Result<()> {
+        self.run("put_new", path.as_str(), || {
+            self.inner.put_new_deferred(path, data)
+        })
+    }
+
+    /// One operation for the whole sync (one per directory on a local store, but a fault
+    /// at any of them fails the call alike).
+    fn sync_deferred(&self, paths: &[StorePath]) -> Result<()> {
+        let shown = paths.first().map_or("", StorePath::as_str);
+        self.run("sync", shown, || self.inner.sync_deferred(paths))
+    }
+
     fn list_dir_from(&self, dir: Option<&StorePath>, start: &str) -> Result<Vec<ObjectMeta>> {
         self.run("list", dir.map_or("", StorePath::as_str), || {
             self.inner.list_dir_from(dir, start)

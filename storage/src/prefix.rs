@@ -89,6 +89,16 @@ impl ObjectStore for PrefixStore {
     fn put(&self, path: &StorePath, data: Bytes) -> Result<()> {
         self.inner.put(&self.full(path), data)
     }
+    fn put_new(&self, path: &StorePath, data: Bytes) -> Result<()> {
+        self.inner.put_new(&self.full(path), data)
+    }
+    fn put_new_deferred(&self, path: &StorePath, data: Bytes) -> Result<()> {
+        self.inner.put_new_deferred(&self.full(path), data)
+    }
+    fn sync_deferred(&self, paths: &[StorePath]) -> Result<()> {
+        let full: Vec<StorePath> = paths.iter().map(|p| self.full(p)).collect();
+        self.inner.sync_deferred(&full)
+    }
     fn list_dir_from(&self, dir: Option<&StorePath>, start: &str) -> Result<Vec<ObjectMeta>> {
         Ok(self
             .inner

@@ -98,6 +98,43 @@ pub trait ObjectStore: Debug + Send + Sync + 'static {
     /// Creates or atomically replaces an object. Never used for commit files.
     fn put(&self, path: &StorePath, data: Bytes) -> Result<()>;
 
+    /// Creates a new data file: an object under a fresh, unique name that no reader opens
+    /// before a commit names it, and that is durable when this returns (as every write).
+    /// Unlike [`put_if_absent`](Self::put_if_absent) it need not appear atomically: a
+    /// failure or a crash may leave a partial object under the name, which no commit
+    /// references (VACUUM deletes it), so a store may skip the staging a commit file needs.
+    /// The default is [`put_if_absent`](Self::put_if_absent).
+    ///
+    /// # Errors
+    /// [`StorageError::AlreadyExists`] if the path exists.
+    fn put_new(&self, path: &StorePath, data: Bytes) -> Result<()> {
+        self.put_if_absent(path, data)
+    }
+
+    /// [`put_new`](Self::put_new) whose file's *name* need not be durable yet, only its
+    /// content: the caller makes the names of such files durable with
+    /// [`sync_deferred`](Self::sync_deferred) before anything refers to them (the commit
+    /// that adds them). On a local filesystem that is one directory fsync for many files
+    /// instead of one each. The default is [`put_new`](Self::put_new).
+    ///
+    /// # Errors
+    /// As [`put_new`](Self::put_new).
+    fn put_new_deferred(&self, path: &StorePath, data: Bytes) -> Result<()> {
+        self.put_new(path, data)
+    }
+
+    /// Makes durable the names of files written with
+    /// [`put_new_deferred`](Self::put_new_deferred) (on a local filesystem: fsyncs each
+    /// distinct directory holding them, once). The default does nothing: a stored object
+    /// is durable.
+    ///
+    /// # Errors
+    /// A failed sync; the files' names may then not survive a crash.
+    fn sync_deferred(&self, paths: &[StorePath]) -> Result<()> {
+        let _ = paths;
+        Ok(())
+    }
+
     /// Lists the objects directly inside directory `dir` (the root if `None`) whose name is
     /// `>= start`, sorted by name. Subdirectories are not listed. A missing directory lists
     /// as empty.

@@ -47,6 +47,37 @@ mod imp {
         }
     }
 
+    /// The guard [`Mutex::lock`] returns.
+    pub type MutexGuard<'a, T> = parking_lot::MutexGuard<'a, T>;
+
+    /// A condition variable to wait on with a [`Mutex`]'s guard.
+    #[derive(Debug, Default)]
+    pub struct Condvar(parking_lot::Condvar);
+
+    impl Condvar {
+        /// A condition variable nobody waits on yet.
+        pub fn new() -> Self {
+            Condvar(parking_lot::Condvar::new())
+        }
+
+        /// Releases `guard`, sleeps until notified (or spuriously woken), and locks again.
+        /// Callers re-check their condition in a loop.
+        pub fn wait<'a, T>(&self, mut guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+            self.0.wait(&mut guard);
+            guard
+        }
+
+        /// Wakes one waiter, if any.
+        pub fn notify_one(&self) {
+            self.0.notify_one();
+        }
+
+        /// Wakes every waiter.
+        pub fn notify_all(&self) {
+            self.0.notify_all();
+        }
+    }
+
     /// Yields the current thread (a scheduling point under loom).
     pub fn yield_now() {
         std::thread::yield_now();
@@ -98,6 +129,35 @@ mod imp {
         /// Exclusive access.
         pub fn write(&self) -> loom::sync::RwLockWriteGuard<'_, T> {
             self.0.write().unwrap_or_else(|e| e.into_inner())
+        }
+    }
+
+    /// The guard [`Mutex::lock`] returns.
+    pub type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
+
+    /// A condition variable to wait on with a [`Mutex`]'s guard (loom-modelled).
+    #[derive(Debug, Default)]
+    pub struct Condvar(loom::sync::Condvar);
+
+    impl Condvar {
+        /// A condition variable nobody waits on yet.
+        pub fn new() -> Self {
+            Condvar(loom::sync::Condvar::new())
+        }
+
+        /// Releases `guard`, sleeps until notified, and locks again.
+        pub fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+            self.0.wait(guard).unwrap_or_else(|e| e.into_inner())
+        }
+
+        /// Wakes one waiter, if any.
+        pub fn notify_one(&self) {
+            self.0.notify_one();
+        }
+
+        /// Wakes every waiter.
+        pub fn notify_all(&self) {
+            self.0.notify_all();
         }
     }
 

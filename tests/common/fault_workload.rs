@@ -170,7 +170,7 @@ pub fn run(
     let outcome = match op {
         Op::Create => {
             return table
-                .create(&schema(), &["p".into()], &HashMap::new())
+                .create(&schema(), &["p".into()], alluvium::NO_PROPERTIES)
                 .map(|r| Some((r.commit.txn_id, r.commit.version)));
         }
         Op::CreateDv => {

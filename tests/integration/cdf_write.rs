@@ -554,10 +554,11 @@ fn reserved_change_data_columns_are_refused_on_cdf_tables() {
         assert!(e.to_string().contains(name), "{e}");
         assert!(t.snapshot().is_err(), "nothing committed");
         // Without the property the name is an ordinary column ...
-        t.create(&reserved(name), &[], &HashMap::new()).unwrap();
+        t.create(&reserved(name), &[], alluvium::NO_PROPERTIES)
+            .unwrap();
         // ... until change data feed is enabled.
         let e = t
-            .set_properties(&[("delta.enableChangeDataFeed", "true")], &[])
+            .set_properties([("delta.enableChangeDataFeed", "true")], &[])
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidInput, "{name}: {e}");
         assert!(
@@ -600,7 +601,7 @@ fn reserved_change_data_columns_are_refused_on_cdf_tables() {
 #[test]
 fn enabling_change_data_feed_with_alter_upgrades_the_protocol_and_records_changes() {
     let (t, model) = table(FLAVOURS[0]);
-    t.set_properties(&[("delta.enableChangeDataFeed", "true")], &[])
+    t.set_properties([("delta.enableChangeDataFeed", "true")], &[])
         .unwrap();
     let p = t.snapshot().unwrap().protocol().clone();
     assert_eq!((p.min_reader_version, p.min_writer_version), (1, 4));
@@ -985,7 +986,7 @@ fn transactions_validate_commit_and_discard_change_files() {
         tags: None,
     };
     let bad = put("bad.parquet");
-    let mut txn = alluvium_mvcc::Transaction::new(&t.snapshot().unwrap(), "TEST");
+    let mut txn = alluvium_mvcc::Transaction::new(&crate::mvcc(&t.snapshot().unwrap()), "TEST");
     txn.add_change_file(cdc("bad.parquet", true));
     let e = txn.commit().unwrap_err();
     assert!(
@@ -997,7 +998,7 @@ fn transactions_validate_commit_and_discard_change_files() {
         "the refused cdc file is deleted"
     );
     let good = put("good.parquet");
-    let mut txn = alluvium_mvcc::Transaction::new(&t.snapshot().unwrap(), "TEST");
+    let mut txn = alluvium_mvcc::Transaction::new(&crate::mvcc(&t.snapshot().unwrap()), "TEST");
     txn.add_change_file(cdc("good.parquet", false));
     txn.commit().unwrap();
     assert_eq!(

@@ -204,14 +204,14 @@ fn random_history(seed: u64) -> (Table, String) {
                 wf.dedup();
                 p.min_writer_version = 7;
                 p.writer_features = Some(wf);
-                let mut txn = Transaction::new(&s, "UPGRADE PROTOCOL");
+                let mut txn = Transaction::new(&crate::mvcc(&s), "UPGRADE PROTOCOL");
                 txn.set_protocol(p);
                 txn.commit().unwrap();
                 domains = true;
             }
             9 if domains => {
                 let s = t.snapshot().unwrap();
-                let mut txn = Transaction::new(&s, "SET DOMAIN");
+                let mut txn = Transaction::new(&crate::mvcc(&s), "SET DOMAIN");
                 txn.set_domain(DomainMetadata {
                     domain: format!("app.d{}", rng.random_range(0..2)),
                     configuration: next_id.to_string(),
@@ -481,7 +481,10 @@ fn log_cleanup_keeps_retained_versions_and_reports_the_earliest() {
     assert!(
         matches!(
             e,
-            alluvium_mvcc::MvccError::Log(LogError::VersionNotFound { version: 7, .. })
+            alluvium::Error::Mvcc(alluvium_mvcc::MvccError::Log(LogError::VersionNotFound {
+                version: 7,
+                ..
+            }))
         ),
         "{msg}"
     );
@@ -540,7 +543,8 @@ fn in_commit_timestamps_are_written_and_drive_time_travel() {
 fn file_time_travel_monotonizes_commit_times() {
     let store = Arc::new(InMemoryStore::new().with_manual_clock(10_000));
     let t = Table::from_store(store.clone());
-    t.create(&schema(false), &[], &HashMap::new()).unwrap();
+    t.create(&schema(false), &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     for i in 0..4 {
         store.advance_clock(100);
         t.append([batch(&[i], None, false)], &WriteOptions::default())
@@ -555,9 +559,9 @@ fn file_time_travel_monotonizes_commit_times() {
     assert_eq!(at(10_399).unwrap(), 3);
     assert!(matches!(
         at(9_000),
-        Err(alluvium_mvcc::MvccError::Log(
+        Err(alluvium::Error::Mvcc(alluvium_mvcc::MvccError::Log(
             LogError::TimestampOutOfRange { .. }
-        ))
+        )))
     ));
     let _ = StorePath::parse("x");
 }

@@ -213,7 +213,7 @@ fn cluster_by_refuses_what_the_protocol_or_delta_spark_forbid() {
 fn a_file_without_statistics_for_a_new_clustering_column_blocks_it() {
     let (_d, t) = table(&[("delta.dataSkippingNumIndexedCols", "1")], &[]);
     append(&t, &[1]);
-    t.set_properties(&[("delta.dataSkippingNumIndexedCols", "3")], &[])
+    t.set_properties([("delta.dataSkippingNumIndexedCols", "3")], &[])
         .unwrap();
     // The settings now cover `v`, but the first file has no statistics for it.
     let e = t.cluster_by(&["v"]).unwrap_err();
@@ -226,11 +226,11 @@ fn settings_that_drop_a_clustering_columns_statistics_are_refused() {
     t.cluster_by(&["v"]).unwrap();
     append(&t, &[1]);
     let e = t
-        .set_properties(&[("delta.dataSkippingNumIndexedCols", "1")], &[])
+        .set_properties([("delta.dataSkippingNumIndexedCols", "1")], &[])
         .unwrap_err();
     assert!(e.to_string().contains("`v` gets no statistics"), "{e}");
     // Settings that keep them are fine, and writes go on.
-    t.set_properties(&[("delta.dataSkippingStatsColumns", "v")], &[])
+    t.set_properties([("delta.dataSkippingStatsColumns", "v")], &[])
         .unwrap();
     append(&t, &[2]);
     assert_eq!(sorted_ids(&t), vec![1, 2]);

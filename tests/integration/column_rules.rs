@@ -537,7 +537,8 @@ fn eight_concurrent_identity_writers_never_duplicate_values() {
         field("name", "string", true, "")
     ))
     .unwrap();
-    t.create_with_schema(schema, &[], &HashMap::new()).unwrap();
+    t.create_with_schema(schema, &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     let writers: Vec<_> = (0..8)
         .map(|_| {
             let loc = loc.clone();

@@ -133,7 +133,9 @@ fn add_column_refuses_what_delta_refuses() {
     // On an empty table a NOT NULL column is fine, and enforced by later writes.
     let dir = tempfile::tempdir().unwrap();
     let empty = Table::open(dir.path().to_str().unwrap()).unwrap();
-    empty.create(&schema(), &[], &HashMap::new()).unwrap();
+    empty
+        .create(&schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     empty
         .add_column(parse_column_definition("extra int NOT NULL").unwrap())
         .unwrap();
@@ -331,7 +333,8 @@ fn widening_refuses_unsupported_changes() {
         Field::new("d", DataType::Date32, true),
         Field::new("n", DataType::Int32, true),
     ]));
-    t.create(&s, &["d".to_string()], &HashMap::new()).unwrap();
+    t.create(&s, &["d".to_string()], alluvium::NO_PROPERTIES)
+        .unwrap();
     let b = RecordBatch::try_new(
         s,
         vec![
@@ -354,7 +357,7 @@ fn widening_refuses_unsupported_changes() {
         let e = t.change_column_type(column, to).unwrap_err().to_string();
         assert!(e.contains(says), "{column} -> {to:?}: {e}");
     }
-    t.set_properties(&[("delta.enableTypeWidening", "false")], &[])
+    t.set_properties([("delta.enableTypeWidening", "false")], &[])
         .unwrap();
     let e = t
         .change_column_type("n", PrimitiveType::Long)

@@ -5,7 +5,6 @@
 //! the same file (delta#7163), compaction next to appends (delta-rs#2700).
 
 use crate::common;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::{Error, ErrorKind, Snapshot, Table, WriteOptions, WriteOutcome};
@@ -35,7 +34,8 @@ fn batch(ids: &[i64], p: &str) -> RecordBatch {
 /// A table partitioned by `p` with one file in partition x (ids 1, 2) and one in y (3).
 fn table() -> Table {
     let t = Table::in_memory();
-    t.create(&schema(), &["p".into()], &HashMap::new()).unwrap();
+    t.create(&schema(), &["p".into()], alluvium::NO_PROPERTIES)
+        .unwrap();
     t.append([batch(&[1, 2], "x")], &WriteOptions::default())
         .unwrap();
     t.append([batch(&[3], "y")], &WriteOptions::default())
@@ -65,7 +65,7 @@ fn kind(r: alluvium::Result<impl Into<WriteOutcome>>) -> Option<ConflictKind> {
 
 /// A compaction of `p`'s files: the same rows rewritten, `dataChange=false`.
 fn compact(t: &Table, base: &Snapshot, p: &str) -> alluvium::Result<()> {
-    let mut txn = Transaction::new(base, "OPTIMIZE");
+    let mut txn = Transaction::new(&crate::mvcc(base), "OPTIMIZE");
     let now = 1;
     for add in base
         .files()
@@ -165,7 +165,7 @@ fn blind_append_vs_metadata_change_conflicts() {
 fn any_commit_vs_protocol_change_conflicts() {
     let t = table();
     let s = t.snapshot().unwrap();
-    let mut up = Transaction::new(&s, "UPGRADE PROTOCOL");
+    let mut up = Transaction::new(&crate::mvcc(&s), "UPGRADE PROTOCOL");
     let mut p = s.protocol().clone();
     p.min_writer_version = 3;
     up.set_protocol(p);
@@ -239,7 +239,7 @@ fn a_blind_remove_of_a_removed_file_is_delete_delete() {
         .find(|a| a.partition_values.get("p") == Some(Some("x")))
         .cloned()
         .unwrap();
-    let mut txn = Transaction::new(&s, "DELETE");
+    let mut txn = Transaction::new(&crate::mvcc(&s), "DELETE");
     txn.remove_file(Remove::from_add(&x, 1, true));
     let e = txn.commit().unwrap_err();
     assert!(
@@ -348,7 +348,7 @@ fn a_rewrite_of_files_not_live_at_its_read_version_is_refused() {
         .find(|a| a.partition_values.get("p") == Some(Some("x")))
         .cloned()
         .unwrap();
-    let mut txn = Transaction::new(&fresh, "OPTIMIZE");
+    let mut txn = Transaction::new(&crate::mvcc(&fresh), "OPTIMIZE");
     txn.read_file(&stale);
     txn.remove_file(Remove::from_add(&stale, 1, false));
     let e = txn.commit().unwrap_err();
@@ -395,7 +395,7 @@ fn same_domain_concurrently_conflicts() {
         removed: false,
     };
     // Domain metadata needs the domainMetadata writer feature.
-    let mut up = Transaction::new(&s, "UPGRADE");
+    let mut up = Transaction::new(&crate::mvcc(&s), "UPGRADE");
     up.set_protocol(alluvium_txlog::actions::Protocol {
         min_reader_version: 1,
         min_writer_version: 7,
@@ -408,9 +408,9 @@ fn same_domain_concurrently_conflicts() {
     });
     up.commit().unwrap();
     let s = t.snapshot().unwrap();
-    let mut a = Transaction::new(&s, "SET DOMAIN");
+    let mut a = Transaction::new(&crate::mvcc(&s), "SET DOMAIN");
     a.set_domain(domain("1"));
-    let mut b = Transaction::new(&s, "SET DOMAIN");
+    let mut b = Transaction::new(&crate::mvcc(&s), "SET DOMAIN");
     b.set_domain(domain("2"));
     b.commit().unwrap();
     let e = a.commit().unwrap_err();
@@ -440,8 +440,10 @@ fn a_handle_fifty_versions_behind_checks_each_winner_once() {
 fn two_creators_one_wins_the_other_gets_a_typed_error() {
     let t = Table::in_memory();
     let other = Table::from_store(t.store().clone());
-    t.create(&schema(), &[], &HashMap::new()).unwrap();
-    let e = other.create(&schema(), &[], &HashMap::new()).unwrap_err();
+    t.create(&schema(), &[], alluvium::NO_PROPERTIES).unwrap();
+    let e = other
+        .create(&schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap_err();
     assert!(
         matches!(e, Error::Mvcc(MvccError::TableAlreadyExists { .. })),
         "{e}"

@@ -266,13 +266,13 @@ fn without_the_property_delete_rewrites_the_file() {
     assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3]));
     // The property alone is not enough: the protocol must support the feature.
     let t = Table::in_memory();
-    t.create(&schema(), &[], &HashMap::new()).unwrap();
+    t.create(&schema(), &[], alluvium::NO_PROPERTIES).unwrap();
     t.append([batch(0..10)], &WriteOptions::default()).unwrap();
     let snap = t.snapshot().unwrap();
     let mut md = snap.metadata().clone();
     md.configuration
         .insert("delta.enableDeletionVectors".into(), "true".into());
-    let mut txn = alluvium_mvcc::Transaction::new(&snap, "SET TBLPROPERTIES");
+    let mut txn = alluvium_mvcc::Transaction::new(&crate::mvcc(&snap), "SET TBLPROPERTIES");
     txn.set_metadata(md);
     txn.commit().unwrap();
     delete(&t, "id = 3");
@@ -286,7 +286,7 @@ fn without_the_property_delete_rewrites_the_file() {
 #[test]
 fn copy_on_write_coalesces_the_kept_rows_of_many_files() {
     let t = Table::in_memory();
-    t.create(&schema(), &[], &HashMap::new()).unwrap();
+    t.create(&schema(), &[], alluvium::NO_PROPERTIES).unwrap();
     for f in 0..12 {
         t.append([batch(f * 10..f * 10 + 10)], &WriteOptions::default())
             .unwrap();
@@ -433,7 +433,11 @@ fn dv_delete_and_optimize_of_the_same_file_never_resurrect_rows() {
     let t = dv_table();
     let s = t.snapshot().unwrap();
     delete(&t, "id = 3");
-    let _ = alluvium_compaction::optimize::optimize(&s, &OptimizeOptions::default(), &|_| {});
+    let _ = alluvium_compaction::optimize::optimize(
+        &crate::mvcc(&s),
+        &OptimizeOptions::default(),
+        &|_| {},
+    );
     assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3]));
     assert!(
         t.snapshot()
@@ -550,7 +554,7 @@ fn set_properties_upgrades_a_legacy_table_to_deletion_vectors() {
     let before = t.snapshot().unwrap();
     assert!(before.protocol().min_writer_version < 7);
     let r = t
-        .set_properties(&[("delta.enableDeletionVectors", "true")], &[])
+        .set_properties([("delta.enableDeletionVectors", "true")], &[])
         .unwrap();
     let acts = actions(&t, r.commit.version);
     let p = acts
@@ -581,7 +585,7 @@ fn set_properties_upgrades_a_legacy_table_to_deletion_vectors() {
     assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3]));
     // Unsetting keeps the protocol and stops new DVs.
     let r = t
-        .set_properties(&[], &["delta.enableDeletionVectors"])
+        .set_properties(alluvium::NO_PROPERTIES, &["delta.enableDeletionVectors"])
         .unwrap();
     assert!(
         !actions(&t, r.commit.version)
@@ -603,13 +607,16 @@ fn set_properties_refuses_unknown_keys_and_bad_values() {
         ("delta.checkpointInterval", "0"),
         ("delta.appendOnly", "1"),
     ] {
-        let e = t.set_properties(&[(k, val)], &[]).unwrap_err();
+        let e = t.set_properties([(k, val)], &[]).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidInput, "{k}={val}: {e}");
     }
-    assert!(t.set_properties(&[], &["delta.notSet"]).is_err());
+    assert!(
+        t.set_properties(alluvium::NO_PROPERTIES, &["delta.notSet"])
+            .is_err()
+    );
     assert_eq!(t.snapshot().unwrap().version(), v, "nothing committed");
     // Keys outside delta. are the user's.
-    t.set_properties(&[("team.owner", "data")], &[]).unwrap();
+    t.set_properties([("team.owner", "data")], &[]).unwrap();
     assert_eq!(
         t.snapshot().unwrap().metadata().configuration["team.owner"],
         "data"
@@ -619,11 +626,11 @@ fn set_properties_refuses_unknown_keys_and_bad_values() {
 #[test]
 fn set_properties_enables_cdf_append_only_and_column_mapping() {
     let t = table_with(&HashMap::new());
-    t.set_properties(&[("delta.enableChangeDataFeed", "true")], &[])
+    t.set_properties([("delta.enableChangeDataFeed", "true")], &[])
         .unwrap();
     let p = t.snapshot().unwrap().protocol().clone();
     assert_eq!((p.min_reader_version, p.min_writer_version), (1, 4));
-    t.set_properties(&[("delta.columnMapping.mode", "name")], &[])
+    t.set_properties([("delta.columnMapping.mode", "name")], &[])
         .unwrap();
     let snap = t.snapshot().unwrap();
     let p = snap.protocol().clone();
@@ -639,11 +646,11 @@ fn set_properties_enables_cdf_append_only_and_column_mapping() {
     assert_eq!(common::sorted_ids(&t), (0..20).collect::<Vec<_>>());
     // Switching to id mode is refused.
     assert!(
-        t.set_properties(&[("delta.columnMapping.mode", "id")], &[])
+        t.set_properties([("delta.columnMapping.mode", "id")], &[])
             .is_err()
     );
     // DVs on a (2, 5) table: table features listing columnMapping and the implied ones.
-    t.set_properties(&[("delta.enableDeletionVectors", "true")], &[])
+    t.set_properties([("delta.enableDeletionVectors", "true")], &[])
         .unwrap();
     let p = t.snapshot().unwrap().protocol().clone();
     assert_eq!((p.min_reader_version, p.min_writer_version), (3, 7));
@@ -651,7 +658,7 @@ fn set_properties_enables_cdf_append_only_and_column_mapping() {
     delete(&t, "id = 3");
     assert_eq!(dv_files(&t).len(), 1, "DV delete on a column-mapped table");
     assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3]));
-    t.set_properties(&[("delta.appendOnly", "true")], &[])
+    t.set_properties([("delta.appendOnly", "true")], &[])
         .unwrap();
     assert!(
         t.snapshot()
@@ -730,7 +737,7 @@ fn a_file_without_statistics_gets_num_records_from_its_footer() {
     t.store()
         .put(&StorePath::parse("nostats.parquet").unwrap(), bytes)
         .unwrap();
-    let mut txn = alluvium_mvcc::Transaction::new(&snap, "OPTIMIZE");
+    let mut txn = alluvium_mvcc::Transaction::new(&crate::mvcc(&snap), "OPTIMIZE");
     txn.remove_file(Remove::from_add(&old, 1, false));
     let mut new = old.clone();
     new.path = "nostats.parquet".into();

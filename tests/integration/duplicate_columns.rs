@@ -4,7 +4,6 @@
 //! `Error::DuplicateColumn` naming the column, and nothing is written: before, the second
 //! column's values were silently dropped.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::state::{StateOptions, StateStore};
@@ -40,7 +39,7 @@ fn names(e: &Error, column: &str) -> bool {
 
 fn table() -> (Table, Vec<Row>) {
     let t = Table::in_memory();
-    t.create(&schema(), &[], &HashMap::new()).unwrap();
+    t.create(&schema(), &[], alluvium::NO_PROPERTIES).unwrap();
     let ok = RecordBatch::try_new(
         schema(),
         vec![

@@ -2,7 +2,6 @@
 //! `is_not_found`) on errors raised by real operations, whichever layer raised them and
 //! however deeply they are wrapped (SPEC.md §11).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,7 +34,8 @@ fn batch(ids: &[i64], p: &str) -> RecordBatch {
 
 fn table_on(store: StoreRef) -> Table {
     let t = Table::from_store(store);
-    t.create(&schema(), &["p".into()], &HashMap::new()).unwrap();
+    t.create(&schema(), &["p".into()], alluvium::NO_PROPERTIES)
+        .unwrap();
     t.append([batch(&[1, 2], "x")], &WriteOptions::default())
         .unwrap();
     t
@@ -115,7 +115,9 @@ fn a_bad_predicate_is_invalid_input() {
 #[test]
 fn creating_twice_is_already_exists() {
     let t = table_on(Arc::new(InMemoryStore::new()));
-    let e = t.create(&schema(), &[], &HashMap::new()).unwrap_err();
+    let e = t
+        .create(&schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::AlreadyExists, "{e}");
 }
 

@@ -3,7 +3,6 @@
 //! key: `dml_merge.rs`; where the change feed starts: `changes.rs`.) The messages name no
 //! command-line flag: the CLI adds its own hints.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::{Table, WriteOptions};
@@ -27,7 +26,7 @@ fn batch(ids: &[i64], parts: &[&str]) -> RecordBatch {
 fn table() -> (tempfile::TempDir, Table) {
     let dir = tempfile::tempdir().unwrap();
     let t = Table::open(dir.path().to_str().unwrap()).unwrap();
-    t.create(&batch(&[], &[]).schema(), &[], &HashMap::new())
+    t.create(&batch(&[], &[]).schema(), &[], alluvium::NO_PROPERTIES)
         .unwrap();
     t.append([batch(&[1, 2], &["x", "y"])], &WriteOptions::default())
         .unwrap();
@@ -56,7 +55,7 @@ fn replace_where_names_the_first_row_outside_the_predicate() {
 fn a_mistyped_property_gets_the_nearest_known_one() {
     let (_d, t) = table();
     let e = t
-        .set_properties(&[("delta.enableDeletionVector", "true")], &[])
+        .set_properties([("delta.enableDeletionVector", "true")], &[])
         .unwrap_err()
         .to_string();
     assert!(
@@ -64,7 +63,7 @@ fn a_mistyped_property_gets_the_nearest_known_one() {
         "{e}"
     );
     let e = t
-        .set_properties(&[("delta.constraints.c", "id > 0")], &[])
+        .set_properties([("delta.constraints.c", "id > 0")], &[])
         .unwrap_err()
         .to_string();
     assert!(!e.contains("--"), "a library message names a flag: {e}");

@@ -5,7 +5,6 @@
 //! determinism is required and serve as column defaults, and expression errors are typed
 //! and classified as invalid input.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::{
@@ -55,8 +54,12 @@ fn batch(rows: &[(i64, Option<&str>, i64)]) -> RecordBatch {
 /// statistics are cut to 32 characters; only the last file has timestamps in the future.
 fn fruit_table() -> Table {
     let t = Table::in_memory();
-    t.create_with_schema(StructType::from_json(SCHEMA).unwrap(), &[], &HashMap::new())
-        .unwrap();
+    t.create_with_schema(
+        StructType::from_json(SCHEMA).unwrap(),
+        &[],
+        alluvium::NO_PROPERTIES,
+    )
+    .unwrap();
     let long = "melon".repeat(10);
     let longer = format!("{long}zzz");
     for rows in [
@@ -207,7 +210,8 @@ fn clock_reading_expressions_are_refused_where_determinism_is_required() {
     ]}"#,
     )
     .unwrap();
-    t.create_with_schema(schema, &[], &HashMap::new()).unwrap();
+    t.create_with_schema(schema, &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     // A default may read the clock: the write's instant.
     let before = chrono::Utc::now().timestamp_micros();
     let ids = RecordBatch::try_new(
@@ -237,7 +241,8 @@ fn clock_reading_expressions_are_refused_where_determinism_is_required() {
     ]}"#,
     )
     .unwrap();
-    g.create_with_schema(schema, &[], &HashMap::new()).unwrap();
+    g.create_with_schema(schema, &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     let ids = RecordBatch::try_new(
         Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)])),
         vec![Arc::new(Int64Array::from(vec![1])) as ArrayRef],

@@ -620,7 +620,7 @@ fn every_writing_operation_refuses_unsupported_writer_features() {
             (
                 "alter",
                 Box::new(|| {
-                    t.set_properties(&[("delta.appendOnly", "true")], &[])
+                    t.set_properties([("delta.appendOnly", "true")], &[])
                         .map(|_| ())
                 }),
             ),

@@ -13,7 +13,6 @@
 
 use crate::fault_workload;
 
-use std::collections::HashMap;
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
@@ -54,7 +53,8 @@ fn local_store(dir: &Path) -> StoreRef {
 /// Creates a table partitioned by `p` and appends `appends` one commit each.
 fn make_table(store: &StoreRef, appends: &[&[(i64, &str)]]) {
     let t = Table::from_store(store.clone());
-    t.create(&schema(), &["p".into()], &HashMap::new()).unwrap();
+    t.create(&schema(), &["p".into()], alluvium::NO_PROPERTIES)
+        .unwrap();
     for rows in appends {
         t.append([batch(rows)], &WriteOptions::default()).unwrap();
     }
@@ -232,7 +232,8 @@ fn fresh_store(on_disk: bool) -> (StoreRef, Option<tempfile::TempDir>) {
 }
 
 /// For every operation of an append and every definite error kind, on both stores: when
-/// the commit put is refused, the append fails at once (well inside the default five-minute
+/// the commit put (or the sync of the new file's name before it) is refused, the append
+/// fails at once (well inside the default five-minute
 /// retry budget) with `CommitWriteFailed` naming the kind, nothing is committed and the
 /// transaction's data file is removed. A regression (retrying until the budget runs out)
 /// trips the timeout guard.
@@ -280,7 +281,12 @@ fn definite_commit_put_errors_fail_at_once() {
                         "data file removed"
                     );
                 }
-                assert_eq!(refused_commits, 1, "exactly the commit put was refused");
+                // The sync that makes the new data file's name durable, then the commit
+                // put: either refusal fails the commit before anything was committed.
+                assert_eq!(
+                    refused_commits, 2,
+                    "exactly the name sync and the commit put"
+                );
             });
         }
     }
@@ -538,7 +544,8 @@ fn stored_types_read_only_through_protocol_widenings() {
             let t = Table::from_store(store.clone());
             let file_schema =
                 Arc::new(Schema::new(vec![Field::new("c", arrow_type.clone(), true)]));
-            t.create(&file_schema, &[], &HashMap::new()).unwrap();
+            t.create(&file_schema, &[], alluvium::NO_PROPERTIES)
+                .unwrap();
             let column: ArrayRef = new_null_array(arrow_type, 1);
             let b = RecordBatch::try_new(file_schema.clone(), vec![column]).unwrap();
             // A null would read under any type: store a value too.

@@ -67,7 +67,7 @@ fn table() -> (tempfile::TempDir, Table) {
 #[test]
 fn append_takes_a_fallible_stream() {
     let (_d, t) = table();
-    t.create(&schema(), &["part".into()], &HashMap::new())
+    t.create(&schema(), &["part".into()], alluvium::NO_PROPERTIES)
         .unwrap();
     let pulled = Arc::new(AtomicUsize::new(0));
     let p = pulled.clone();
@@ -84,7 +84,7 @@ fn append_takes_a_fallible_stream() {
 #[test]
 fn a_failing_source_commits_nothing_and_leaves_no_file() {
     let (dir, t) = table();
-    t.create(&schema(), &["part".into()], &HashMap::new())
+    t.create(&schema(), &["part".into()], alluvium::NO_PROPERTIES)
         .unwrap();
     let before = files(dir.path());
     let source = (0..4).map(|i| {
@@ -126,7 +126,7 @@ fn a_failing_source_commits_nothing_and_leaves_no_file() {
 #[test]
 fn an_arrow_reader_feeds_a_writer_and_keeps_the_error_type() {
     let (_d, t) = table();
-    t.create(&schema(), &[], &HashMap::new()).unwrap();
+    t.create(&schema(), &[], alluvium::NO_PROPERTIES).unwrap();
     let reader = arrow::record_batch::RecordBatchIterator::new(
         vec![Ok(batch(0..4)), Ok(batch(4..8))],
         schema(),
@@ -201,7 +201,7 @@ fn create_with_data_on_an_existing_table_fails_and_leaves_no_file() {
     t.create_with_data(
         &schema(),
         &[],
-        &HashMap::new(),
+        alluvium::NO_PROPERTIES,
         [batch(0..3)],
         &WriteOptions::default(),
     )
@@ -211,7 +211,7 @@ fn create_with_data_on_an_existing_table_fails_and_leaves_no_file() {
         .create_with_data(
             &schema(),
             &[],
-            &HashMap::new(),
+            alluvium::NO_PROPERTIES,
             [batch(3..6)],
             &WriteOptions::default(),
         )
@@ -226,7 +226,7 @@ fn create_with_data_on_an_existing_table_fails_and_leaves_no_file() {
     t.create_with_data(
         &schema(),
         &[],
-        &HashMap::new(),
+        alluvium::NO_PROPERTIES,
         failing,
         &WriteOptions {
             target_file_size: Some(1),

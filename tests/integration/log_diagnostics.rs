@@ -4,7 +4,6 @@
 //! message naming that file; `Table::describe` (`inspect`) names a file whose `numRecords` is
 //! negative or below its deletion vector's count instead of counting it as 0.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -23,7 +22,8 @@ fn ids(range: std::ops::Range<i64>) -> RecordBatch {
 /// A local table of `commits` versions (0: create, then appends).
 fn local_table(dir: &Path, commits: u64) -> Table {
     let t = Table::open(dir.to_str().unwrap()).unwrap();
-    t.create(&ids(0..0).schema(), &[], &HashMap::new()).unwrap();
+    t.create(&ids(0..0).schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     for i in 1..commits {
         let i = i as i64;
         t.append([ids(i * 10..i * 10 + 3)], &WriteOptions::default())

@@ -15,6 +15,12 @@ mod table_check;
 #[path = "../verify_fixture/mod.rs"]
 mod verify_fixture;
 
+/// The mvcc layer's snapshot behind a facade snapshot, for tests that commit through
+/// `alluvium_mvcc::Transaction` (or run the compaction layer) directly.
+fn mvcc(snapshot: &alluvium::Snapshot) -> alluvium_mvcc::Snapshot {
+    snapshot.into()
+}
+
 mod bad_input;
 mod cdf_write;
 mod changes;
@@ -22,6 +28,7 @@ mod checkpoints;
 mod clustering;
 mod column_rules;
 mod columns;
+mod commit_files;
 mod conflicts;
 mod convert;
 mod count;
@@ -33,8 +40,11 @@ mod duplicate_columns;
 mod errors;
 mod errors_name_the_fix;
 mod expressions;
+mod facade;
 mod faults;
 mod follow;
+mod group_commit;
+mod group_faults;
 mod hostile_paths;
 mod hostile_reads;
 mod input_streams;

@@ -348,7 +348,8 @@ fn optimize_and_concurrent_appends_both_commit() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().to_str().unwrap().to_string();
     let t = Table::open_local(&path, false).unwrap();
-    t.create(&schema(), &["p".into()], &HashMap::new()).unwrap();
+    t.create(&schema(), &["p".into()], alluvium::NO_PROPERTIES)
+        .unwrap();
     append_small_files(&t, 40);
     let mut expected = rows_at(&t, VersionSpec::Latest);
     let writers: Vec<_> = (0..3)

@@ -10,7 +10,6 @@
 
 use crate::fault_workload;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::{ScanBuilder, Table, VersionSpec, WriteOptions};
@@ -85,7 +84,8 @@ fn rows_at(t: &Table, spec: VersionSpec) -> Result<Vec<(i64, i64)>, String> {
 
 fn build(setup: &Setup) -> Vec<(i64, i64)> {
     let t = Table::from_store(setup.store.clone());
-    t.create(&schema(), &["p".into()], &HashMap::new()).unwrap();
+    t.create(&schema(), &["p".into()], alluvium::NO_PROPERTIES)
+        .unwrap();
     for i in 0..12 {
         t.append([batch(i)], &WriteOptions::default()).unwrap();
     }

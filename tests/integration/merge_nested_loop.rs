@@ -22,7 +22,7 @@ type On = fn(&Row, &Src) -> bool;
 /// A table of the flavour with ids 0..30 in three files, the change data feed on or off.
 fn target(f: Flavour, cdf: bool) -> (Table, Vec<Row>) {
     let t = Table::in_memory();
-    let mut props = HashMap::new();
+    let mut props: HashMap<String, String> = HashMap::new();
     if f.dv {
         props.insert("delta.enableDeletionVectors".into(), "true".into());
     }
@@ -329,7 +329,7 @@ fn a_nested_loop_merge_larger_than_one_chunk_pairs_every_row() {
     // chunk of the cross product; `t.id >= s.id * 60 AND t.id < s.id * 60 + 60` gives each
     // target row exactly one source row.
     let t = Table::in_memory();
-    t.create(&schema(), &[], &HashMap::new()).unwrap();
+    t.create(&schema(), &[], alluvium::NO_PROPERTIES).unwrap();
     let model: Vec<Row> = (0..3000).map(row).collect();
     t.append([batch(&model)], &WriteOptions::default()).unwrap();
     let src: Vec<Src> = (0..50).map(|i| (i, "a", i, "U")).collect();

@@ -2,7 +2,6 @@
 //! concurrently: every file of a write lands once and is committed; when one upload fails
 //! the write fails and every file it did upload is deleted.
 
-use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -134,7 +133,7 @@ fn every_file_of_a_write_is_uploaded_once_and_committed() {
     let store = Arc::new(ConcurrentStore::new(0));
     let table = Table::from_store(store.clone());
     table
-        .create(&schema(), &["p".into()], &HashMap::new())
+        .create(&schema(), &["p".into()], alluvium::NO_PROPERTIES)
         .unwrap();
     let o = table
         .append([batch(200, 20)], &WriteOptions::default())
@@ -160,7 +159,7 @@ fn a_failed_upload_fails_the_write_and_removes_the_uploaded_files() {
     let store = Arc::new(ConcurrentStore::new(7));
     let table = Table::from_store(store.clone());
     table
-        .create(&schema(), &["p".into()], &HashMap::new())
+        .create(&schema(), &["p".into()], alluvium::NO_PROPERTIES)
         .unwrap();
     let e = table
         .append([batch(200, 20)], &WriteOptions::default())
@@ -177,7 +176,7 @@ fn uploads_run_on_the_current_rayon_pool_at_most_eight_at_once() {
     let store = Arc::new(ConcurrentStore::new(0));
     let table = Table::from_store(store.clone());
     table
-        .create(&schema(), &["p".into()], &HashMap::new())
+        .create(&schema(), &["p".into()], alluvium::NO_PROPERTIES)
         .unwrap();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(12)

@@ -167,7 +167,7 @@ fn suspended_row_tracking_assigns_nothing() {
     assert_eq!(live_adds(&t)[0].base_row_id, None);
     assert_eq!(mark(&t), None);
     // Enabling while suspended is refused (PROTOCOL.md: not both).
-    let err = t.set_properties(&[(rt::ENABLE, "true")], &[]).unwrap_err();
+    let err = t.set_properties([(rt::ENABLE, "true")], &[]).unwrap_err();
     assert!(err.to_string().contains(rt::SUSPENDED), "{err}");
 }
 
@@ -183,7 +183,7 @@ fn a_retried_commit_rebases_ids_over_the_winner_and_takes_the_landed_version() {
     )
     .unwrap();
     assert_eq!(mark(&t), Some(12));
-    let mut txn = Transaction::new(&stale, "WRITE");
+    let mut txn = Transaction::new(&crate::mvcc(&stale), "WRITE");
     txn.set_discard_on_failure(false);
     txn.add_file(Add {
         path: "not-read-by-this-test.parquet".into(),
@@ -207,7 +207,7 @@ fn a_retried_commit_rebases_ids_over_the_winner_and_takes_the_landed_version() {
 #[test]
 fn a_staged_row_tracking_domain_is_replaced_by_the_commit_loops_own() {
     let t = tracked_table(false, 1, 4);
-    let mut txn = Transaction::new(&t.snapshot().unwrap(), "WRITE");
+    let mut txn = Transaction::new(&crate::mvcc(&t.snapshot().unwrap()), "WRITE");
     txn.set_domain(rt::domain(1_000_000));
     txn.add_file(Add {
         path: "x.parquet".into(),
@@ -327,12 +327,12 @@ fn merge_keeps_updated_rows_ids_and_gives_inserts_fresh_ones() {
 #[test]
 fn enabling_on_a_table_with_files_backfills_their_ids() {
     let t = Table::from_store(Arc::new(InMemoryStore::new()));
-    t.create(&schema(), &[], &HashMap::new()).unwrap();
+    t.create(&schema(), &[], alluvium::NO_PROPERTIES).unwrap();
     for i in 0..2 {
         let rows: Vec<Row> = (i * 5..(i + 1) * 5).map(row).collect();
         t.append([batch(&rows)], &WriteOptions::default()).unwrap();
     }
-    t.set_properties(&[(rt::ENABLE, "true")], &[]).unwrap();
+    t.set_properties([(rt::ENABLE, "true")], &[]).unwrap();
     let v = version(&t);
     let snap = t.snapshot().unwrap();
     assert!(snap.protocol().has_writer_feature("rowTracking"));
@@ -353,7 +353,7 @@ fn enabling_on_a_table_with_files_backfills_their_ids() {
 #[test]
 fn enabling_by_hand_without_backfill_is_refused() {
     let t = Table::from_store(Arc::new(InMemoryStore::new()));
-    t.create(&schema(), &[], &HashMap::new()).unwrap();
+    t.create(&schema(), &[], alluvium::NO_PROPERTIES).unwrap();
     t.append([batch(&[row(1)])], &WriteOptions::default())
         .unwrap();
     let snap = t.snapshot().unwrap();
@@ -361,7 +361,7 @@ fn enabling_by_hand_without_backfill_is_refused() {
     md.configuration
         .insert(rt::ENABLE.to_string(), "true".to_string());
     rt::assign_materialized_columns(&mut md.configuration);
-    let mut txn = Transaction::new(&snap, "SET TBLPROPERTIES");
+    let mut txn = Transaction::new(&crate::mvcc(&snap), "SET TBLPROPERTIES");
     txn.set_protocol(alluvium_txlog::features::upgrade_protocol(
         snap.protocol(),
         &["domainMetadata", "rowTracking"],

@@ -219,7 +219,9 @@ fn writes_without_put_if_absent_are_refused_unless_single_writer() {
         return;
     };
     let refused = open(&uri, &[("put_if_absent", "false")]);
-    let e = refused.create(&schema(), &[], &HashMap::new()).unwrap_err();
+    let e = refused
+        .create(&schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap_err();
     assert!(
         matches!(e, Error::Mvcc(MvccError::StorageCapabilityMissing { .. })),
         "{e}"
@@ -231,7 +233,9 @@ fn writes_without_put_if_absent_are_refused_unless_single_writer() {
         &uri,
         &[("put_if_absent", "false"), ("single_writer", "true")],
     );
-    single.create(&schema(), &[], &HashMap::new()).unwrap();
+    single
+        .create(&schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     single
         .append([batch(0..5)], &WriteOptions::default())
         .unwrap();

@@ -4,7 +4,6 @@
 
 use crate::common;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::{Error, FileTask, ScanBuilder, Table, WriteOptions, read_file};
@@ -22,7 +21,7 @@ fn table() -> (Table, Arc<CountingStore>) {
         Field::new("id", DataType::Int64, false),
         Field::new("name", DataType::Utf8, true),
     ]));
-    t.create(&schema, &[], &HashMap::new()).unwrap();
+    t.create(&schema, &[], alluvium::NO_PROPERTIES).unwrap();
     for f in 0..FILES {
         let ids: Vec<i64> = (0..3).map(|r| f * 10 + r).collect();
         let names: Vec<String> = ids.iter().map(|i| format!("n{i}")).collect();
@@ -146,7 +145,7 @@ fn scans_and_change_feeds_are_arrow_readers_with_their_schema_up_front() {
     // A reader's output feeds a writer directly (fallible items, streamed).
     let copy = alluvium::Table::in_memory();
     let full = ScanBuilder::new(t.snapshot().unwrap()).build().unwrap();
-    copy.create(&full.schema(), &[], &Default::default())
+    copy.create(&full.schema(), &[], alluvium::NO_PROPERTIES)
         .unwrap();
     copy.append(full.execute(), &Default::default()).unwrap();
     let rows = |t: &alluvium::Table| -> usize {

@@ -38,7 +38,9 @@ fn row(writer: i64, seq: i64) -> RecordBatch {
 fn eight_threads_two_hundred_fifty_commits_each_in_memory() {
     let store: Arc<InMemoryStore> = Arc::new(InMemoryStore::new());
     let table = Table::from_store(store.clone());
-    table.create(&schema(), &[], &HashMap::new()).unwrap();
+    table
+        .create(&schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     let (writers, commits) = (8i64, 250i64);
     let handles: Vec<_> = (0..writers)
         .map(|w| {

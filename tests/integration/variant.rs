@@ -188,7 +188,7 @@ fn append_delete_and_optimize_on_a_variant_table_with(dvs: bool) {
     let (_dir, path) = common::copy_table("unshredded-variant");
     let t = open(&path);
     if dvs {
-        t.set_properties(&[("delta.enableDeletionVectors", "true")], &[])
+        t.set_properties([("delta.enableDeletionVectors", "true")], &[])
             .unwrap();
     }
     let before = json_rows(&t);
@@ -403,7 +403,7 @@ fn tables_created_with_variant_or_geospatial_columns_get_the_features_and_round_
     )
     .unwrap();
     let t = open(&dir.path().join("geo"));
-    t.create(&schema, &[], &HashMap::new()).unwrap();
+    t.create(&schema, &[], alluvium::NO_PROPERTIES).unwrap();
     let p = t.snapshot().unwrap().protocol().clone();
     assert!(p.has_reader_feature("geospatial"), "{p:?}");
     t.append([batch.clone()], &WriteOptions::default()).unwrap();
@@ -444,7 +444,7 @@ fn tables_created_with_variant_or_geospatial_columns_get_the_features_and_round_
         .execute_to_vec()
         .unwrap();
     let t = open(&dir.path().join("var"));
-    t.create(&batches[0].schema(), &[], &HashMap::new())
+    t.create(&batches[0].schema(), &[], alluvium::NO_PROPERTIES)
         .unwrap();
     assert!(
         t.snapshot()

@@ -1,7 +1,6 @@
 //! Void columns on write (SPEC.md §29, PROTOCOL.md "Void Type"): omitted from data files,
 //! read back as nulls; schemas whose void columns could not be rebuilt refuse new files.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::{ScanBuilder, Table, WriteOptions};
@@ -17,7 +16,7 @@ fn table(schema_json: &str) -> (tempfile::TempDir, Table) {
     t.create_with_schema(
         StructType::from_json(schema_json).unwrap(),
         &[],
-        &HashMap::new(),
+        alluvium::NO_PROPERTIES,
     )
     .unwrap();
     (dir, t)

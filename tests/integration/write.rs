@@ -46,7 +46,8 @@ fn new_table(partitioned: bool) -> (tempfile::TempDir, Table) {
     } else {
         vec![]
     };
-    t.create(&schema(), &parts, &HashMap::new()).unwrap();
+    t.create(&schema(), &parts, alluvium::NO_PROPERTIES)
+        .unwrap();
     (dir, t)
 }
 
@@ -318,7 +319,9 @@ fn idempotent_writes_skip_replays() {
 #[test]
 fn creating_twice_is_a_typed_error() {
     let (_d, t) = new_table(false);
-    let e = t.create(&schema(), &[], &HashMap::new()).unwrap_err();
+    let e = t
+        .create(&schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap_err();
     assert!(
         matches!(
             e,
@@ -391,7 +394,7 @@ fn walk(p: &std::path::Path) -> Vec<String> {
 fn create_refuses_bad_partitioning_and_out_of_range_properties() {
     let dir = tempfile::tempdir().unwrap();
     let t = Table::open(dir.path().join("t").to_str().unwrap()).unwrap();
-    let no_props = HashMap::new();
+    let no_props: HashMap<String, String> = HashMap::new();
     for (partitions, why) in [
         (vec!["part", "part"], "listed twice"),
         (vec!["part", "PART"], "listed twice"),
@@ -568,7 +571,7 @@ fn typed_integer_literals_filter_every_integer_width() {
         Arc::new(Int16Array::from(vec![1, 2, 3, 4])),
         Arc::new(Int64Array::from(vec![1, 2, 3, 4])),
     ];
-    t.create(&schema, &[], &HashMap::new()).unwrap();
+    t.create(&schema, &[], alluvium::NO_PROPERTIES).unwrap();
     t.append(
         [RecordBatch::try_new(schema, cols).unwrap()],
         &WriteOptions::default(),

@@ -3,7 +3,7 @@
 //! and the `alluvium verify` tests of the CLI package.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -46,7 +46,9 @@ pub fn batch(ids: &[i64]) -> RecordBatch {
 /// Versions 0 (create) to 4 (appends), with a checkpoint of version 2 and its
 /// `_last_checkpoint`.
 pub fn build(table: &Table) {
-    table.create(&schema(), &[], &HashMap::new()).unwrap();
+    table
+        .create(&schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap();
     for v in 1..=4i64 {
         table
             .append([batch(&[v * 10, v * 10 + 1])], &WriteOptions::default())
@@ -129,7 +131,8 @@ pub fn damages() -> Vec<Damage> {
                 // readable but lacks the file version 2 added.
                 let t = Table::open(r.to_str().unwrap()).unwrap();
                 let s1 = t.snapshot_at(alluvium::VersionSpec::Version(1)).unwrap();
-                alluvium_compaction::checkpoint(&s1, &CheckpointConfig::default(), 0).unwrap();
+                alluvium_compaction::checkpoint(&(&s1).into(), &CheckpointConfig::default(), 0)
+                    .unwrap();
                 std::fs::rename(
                     log(r, &format!("{:020}.checkpoint.parquet", 1)),
                     log(r, &format!("{:020}.checkpoint.parquet", 2)),

@@ -64,7 +64,7 @@ fn inspect_names_a_geometry_column_with_its_crs() {
     let t = dir.path().join("geo");
     Table::open(t.to_str().unwrap())
         .unwrap()
-        .create(&schema, &[], &HashMap::new())
+        .create(&schema, &[], alluvium::NO_PROPERTIES)
         .unwrap();
     let described = ok(&["inspect", t.to_str().unwrap()]);
     assert!(described.contains("g geometry(EPSG:4326)"), "{described}");

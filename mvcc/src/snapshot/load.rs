@@ -417,6 +417,25 @@ pub(super) fn refresh(base: &Snapshot) -> Result<Snapshot> {
     Ok(snapshot)
 }
 
+/// The snapshot of `base.version() + 1` whose commit this process has just written as
+/// `actions`, built without reading it back: what [`refresh`] would build, `file_time`
+/// standing for the commit file's modification time.
+pub(super) fn advance(base: &Snapshot, actions: Vec<Action>, file_time: i64) -> Result<Snapshot> {
+    let version = base.version() + 1;
+    let end_commit_info = find_commit_info(&actions);
+    let mut replay = Replay::from_state((*base.state).clone());
+    replay.apply_all(actions);
+    let state = replay.finish(version)?;
+    finish_snapshot(
+        base.store.clone(),
+        base.root.clone(),
+        state,
+        end_commit_info,
+        file_time,
+        base.checkpoint_version,
+    )
+}
+
 fn find_commit_info(actions: &[Action]) -> Option<CommitInfo> {
     actions.iter().find_map(|a| match a {
         Action::CommitInfo(ci) => Some(ci.clone()),

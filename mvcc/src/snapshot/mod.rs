@@ -92,6 +92,21 @@ impl Snapshot {
         load::refresh(self)
     }
 
+    /// The next version, whose commit this process has just written as `actions`, without
+    /// reading it back (a group commit publishes it for the next writers; SPEC.md §35).
+    /// `file_time` stands for the commit file's modification time (ignored where
+    /// in-commit timestamps apply).
+    ///
+    /// # Errors
+    /// As [`Snapshot::refresh`].
+    pub(crate) fn advance(
+        &self,
+        actions: Vec<alluvium_txlog::actions::Action>,
+        file_time: i64,
+    ) -> crate::Result<Snapshot> {
+        load::advance(self, actions, file_time)
+    }
+
     /// The store holding the table.
     pub fn store(&self) -> &StoreRef {
         &self.store

@@ -180,7 +180,9 @@ impl Transaction {
         Ok(())
     }
 
-    fn validate(&self) -> Result<()> {
+    /// Refuses what the commit can never write (see [`Transaction::commit`]'s last error
+    /// kinds); checked before any write.
+    pub(crate) fn validate(&self) -> Result<()> {
         let metadata = self.effective_metadata().ok_or_else(|| {
             MvccError::InvalidOperation("a new table needs a metaData action".into())
         })?;
@@ -254,7 +256,7 @@ impl Transaction {
         ict: Option<i64>,
         blind: bool,
         row_ids: Option<(&RowIds, &HashSet<&str>)>,
-    ) -> Result<Vec<u8>> {
+    ) -> Result<(Vec<Action>, Vec<u8>)> {
         let mut ci = CommitInfo::default();
         ci.set("timestamp", now);
         if let Some(t) = ict {
@@ -302,7 +304,8 @@ impl Transaction {
         actions.extend(self.removes.iter().cloned().map(Action::Remove));
         actions.extend(adds.into_iter().map(Action::Add));
         actions.extend(self.cdcs.iter().cloned().map(Action::Cdc));
-        Ok(encode_commit(&actions)?)
+        let bytes = encode_commit(&actions)?;
+        Ok((actions, bytes))
     }
 
     /// Enabling in-commit timestamps on an existing table records where they start.
@@ -345,9 +348,39 @@ impl Transaction {
         })
     }
 
+    /// Makes the names of the new files durable when they were written deferred
+    /// ([`Transaction::set_names_deferred`]): before the commit file names them, so that a
+    /// crash never leaves a commit whose files are gone.
+    ///
+    /// # Errors
+    /// [`MvccError::CommitWriteFailed`]: nothing was committed.
+    fn sync_deferred_names(&self, root: &TableRoot) -> Result<()> {
+        if !self.names_deferred {
+            return Ok(());
+        }
+        let rewritten: HashSet<&str> = self.removes.iter().map(|r| r.path.as_str()).collect();
+        let paths: Vec<StorePath> = self
+            .adds
+            .iter()
+            .filter(|a| !rewritten.contains(a.path.as_str()))
+            .map(|a| a.path.as_str())
+            .chain(self.cdcs.iter().map(|c| c.path.as_str()))
+            .filter_map(|p| match resolve(p, root) {
+                Ok(alluvium_storage::FileLocation::Table(p)) => Some(p),
+                _ => None,
+            })
+            .collect();
+        self.store
+            .sync_deferred(&paths)
+            .map_err(|source| MvccError::CommitWriteFailed {
+                version: self.base.as_ref().map_or(0, |b| b.version() + 1),
+                source,
+            })
+    }
+
     /// Deletes the data files this transaction wrote. Only called once it is certain that
     /// no version holds this transaction.
-    fn discard_data_files(&self, root: &TableRoot) {
+    pub(crate) fn discard_data_files(&self, root: &TableRoot) {
         if !self.discard_on_failure {
             return;
         }
@@ -377,7 +410,8 @@ impl Transaction {
     /// * [`MvccError::TableAlreadyExists`] when creating a table that exists;
     /// * [`MvccError::CommitWriteFailed`] (nothing committed; data files deleted) at once
     ///   when the put fails with an error that proves nothing was written
-    ///   ([`alluvium_storage::StorageError::is_definite`]);
+    ///   ([`alluvium_storage::StorageError::is_definite`]), or when the names of files
+    ///   written deferred could not be made durable before it;
     /// * [`MvccError::CommitOutcomeUnknown`] when a put failed and reading the version back
     ///   failed too, or when the budget ran out while an earlier put of this transaction
     ///   failed without proof that it had no effect and may still land (data files are
@@ -388,15 +422,25 @@ impl Transaction {
     /// * unsupported writer features, append-only violations and invalid actions before any
     ///   write.
     pub fn commit(self) -> Result<CommitReport> {
+        self.commit_returning_actions().map(|(r, _)| r)
+    }
+
+    /// [`commit`](Self::commit), also returning the actions of the version it wrote (with
+    /// the row ids and in-commit timestamp of the attempt that landed), so that the caller
+    /// can advance its snapshot without reading the commit back.
+    pub(crate) fn commit_returning_actions(self) -> Result<(CommitReport, Vec<Action>)> {
         let root = TableRoot::new(self.store.root_uri());
-        if let Err(e) = check_can_commit(self.store.as_ref()).and_then(|()| self.validate()) {
+        if let Err(e) = check_can_commit(self.store.as_ref())
+            .and_then(|()| self.validate())
+            .and_then(|()| self.sync_deferred_names(&root))
+        {
             self.discard_data_files(&root);
             return Err(e);
         }
         match self.commit_loop(&root) {
-            Ok(mut r) => {
+            Ok((mut r, actions)) => {
                 r.requests = self.store.request_counts().since(&self.requests_at_start);
-                Ok(r)
+                Ok((r, actions))
             }
             Err(e) => {
                 let definite = matches!(
@@ -414,7 +458,8 @@ impl Transaction {
         }
     }
 
-    fn commit_loop(&self, root: &TableRoot) -> Result<CommitReport> {
+    /// The loop itself; on success also the actions of the attempt that landed.
+    fn commit_loop(&self, root: &TableRoot) -> Result<(CommitReport, Vec<Action>)> {
         let started = Instant::now();
         let store = self.store.as_ref();
         let rw = self.read_write_set(root);
@@ -446,6 +491,7 @@ impl Transaction {
             .filter(|r| !readded.contains(r.path.as_str()));
         let mut report = CommitReport {
             txn_id: self.txn_id.clone(),
+            group_members: 1,
             files_added: new_adds.clone().count(),
             files_removed: gone.clone().count(),
             bytes_added: new_adds.map(|a| u64::try_from(a.size).unwrap_or(0)).sum(),
@@ -484,7 +530,7 @@ impl Transaction {
             report.attempts += 1;
             let now = self.store.now_ms();
             let ict = ict_on.then(|| last_ict.map_or(now, |l| now.max(l + 1)));
-            let bytes = self.encode(
+            let (actions, bytes) = self.encode(
                 version,
                 now,
                 ict,
@@ -527,7 +573,7 @@ impl Transaction {
                     report.version = version;
                     report.conflict_check = conflict_time;
                     report.commit = started.elapsed();
-                    return Ok(report);
+                    return Ok((report, actions));
                 }
                 Some(Err(e)) => {
                     return Err(match e {
@@ -544,7 +590,7 @@ impl Transaction {
                     report.resolved_by_read_back = true;
                     report.conflict_check = conflict_time;
                     report.commit = started.elapsed();
-                    return Ok(report);
+                    return Ok((report, actions));
                 }
                 Some(Ok(Holder::Nobody)) => None,
                 Some(Ok(Holder::Theirs(actions))) => Some(actions),

@@ -82,6 +82,8 @@ pub struct Transaction {
     /// [`CommitReport::requests`]).
     requests_at_start: RequestCounts,
     discard_on_failure: bool,
+    /// The new files' names are not durable yet ([`Transaction::set_names_deferred`]).
+    names_deferred: bool,
 }
 
 impl Transaction {
@@ -126,6 +128,7 @@ impl Transaction {
             user_metadata: None,
             custom_commit_info: Map::new(),
             discard_on_failure: true,
+            names_deferred: false,
         }
     }
 
@@ -177,6 +180,20 @@ impl Transaction {
     /// the bins a conflict did not touch) turn it off and delete what they drop themselves.
     pub fn set_discard_on_failure(&mut self, discard: bool) {
         self.discard_on_failure = discard;
+    }
+
+    /// Says that the new data and change-data files were written with
+    /// [`ObjectStore::put_new_deferred`](alluvium_storage::ObjectStore::put_new_deferred):
+    /// their names are not durable yet, and the commit makes them so
+    /// ([`ObjectStore::sync_deferred`](alluvium_storage::ObjectStore::sync_deferred)) before
+    /// it writes the commit file.
+    pub fn set_names_deferred(&mut self) {
+        self.names_deferred = true;
+    }
+
+    /// Whether the new files' names are still to be made durable.
+    pub(crate) fn names_deferred(&self) -> bool {
+        self.names_deferred
     }
 
     /// Overrides the retry policy.
@@ -282,6 +299,59 @@ impl Transaction {
         self.protocol
             .as_ref()
             .or_else(|| self.base.as_ref().map(Snapshot::protocol))
+    }
+
+    /// Whether the transaction may share a commit with others through a
+    /// [`GroupCommit`](crate::group::GroupCommit) (SPEC.md §35): a blind append
+    /// ([`is_blind_append`](Self::is_blind_append)) of operation `WRITE` on an existing
+    /// table, with nothing of its own in `commitInfo` (no user metadata or embedder fields,
+    /// since a group writes one), no metadata domains, the default retry policy, and its data
+    /// files deleted on failure (files written elsewhere, which a failed commit must leave,
+    /// commit alone).
+    pub fn can_join_group(&self) -> bool {
+        self.base.is_some()
+            && self.is_blind_append()
+            && self.operation == "WRITE"
+            && self.domains.is_empty()
+            && self.user_metadata.is_none()
+            && self.custom_commit_info.is_empty()
+            && self.policy == RetryPolicy::default()
+            && self.discard_on_failure
+    }
+
+    /// The URI of the store the transaction commits to.
+    pub(crate) fn store_uri(&self) -> String {
+        self.store.root_uri()
+    }
+
+    /// The operation name (`commitInfo.operation`).
+    pub(crate) fn operation(&self) -> &str {
+        &self.operation
+    }
+
+    /// The operation parameters staged.
+    pub(crate) fn parameters(&self) -> &Map<String, Value> {
+        &self.parameters
+    }
+
+    /// The operation metrics staged.
+    pub(crate) fn metrics(&self) -> &Map<String, Value> {
+        &self.metrics
+    }
+
+    /// The application transactions staged.
+    pub(crate) fn app_transactions(&self) -> &[SetTransaction] {
+        &self.txns
+    }
+
+    /// Stages an application transaction as given (a group commit carries its members').
+    pub(crate) fn push_app_transaction(&mut self, txn: SetTransaction) {
+        self.txns.push(txn);
+    }
+
+    /// Time spent writing data files.
+    pub(crate) fn write_time(&self) -> Duration {
+        self.write_data
     }
 
     /// True when the transaction only adds files and read nothing.

@@ -34,8 +34,12 @@ pub struct CommitReport {
     pub conflict_check: Duration,
     /// Time spent in the commit loop (puts, read-backs, backoff).
     pub commit: Duration,
-    /// The transaction's unique id (`commitInfo.txnId`).
+    /// The commit's unique id (`commitInfo.txnId`): the transaction's own, or, for a write
+    /// that shared a group commit, the group's (one `commitInfo` per version).
     pub txn_id: String,
+    /// The writes this version holds: 1 for a commit of its own, the member count for a
+    /// group commit (SPEC.md §35).
+    pub group_members: usize,
     /// Storage requests made from the transaction's creation to the end of its commit (data
     /// files, the commit loop, read-backs), by kind, as the store counts them (HTTP requests
     /// on object stores; zeros on stores that do not count). The difference of two readings

@@ -458,7 +458,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
         options,
     } = spec;
     let snapshot = table.read_snapshot(options)?;
-    let mut txn = Transaction::new(&snapshot, "MERGE");
+    let mut txn = Transaction::new(snapshot.inner(), "MERGE");
     txn.set_parameter("predicate", on_text.clone());
     txn.set_parameter(
         "matchedPredicates",

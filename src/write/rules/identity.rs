@@ -18,7 +18,8 @@
 
 use std::sync::Mutex;
 
-use alluvium_mvcc::{Snapshot, Transaction};
+use crate::Snapshot;
+use alluvium_mvcc::Transaction;
 use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType};
 use arrow_array::{Int64Array, RecordBatch};
 use serde_json::Value;

@@ -26,7 +26,8 @@ pub(crate) mod row;
 
 use std::sync::Arc;
 
-use alluvium_mvcc::{Snapshot, Transaction};
+use crate::Snapshot;
+use alluvium_mvcc::Transaction;
 use alluvium_txlog::FeatureSide;
 use alluvium_txlog::LogError;
 use alluvium_txlog::features::supports_writer_feature;

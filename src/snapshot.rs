@@ -1,0 +1,248 @@
+//! The facade's snapshot: one version of a table, read-only.
+//!
+//! This module owns [`Snapshot`], a thin handle over the mvcc layer's snapshot. It exists
+//! so that an embedder only ever sees the facade's own [`Error`](crate::Error): the mvcc
+//! snapshot's fallible methods (`load`, `refresh`, `file_location`, `check_writable`)
+//! return the mvcc layer's error, and re-exporting it would hand an embedder writing
+//! `table.snapshot()?.refresh()?` in a function returning [`crate::Result`] a lower crate's
+//! error type. Everything a snapshot returns is a type the facade exports.
+//!
+//! The handle deliberately does not `Deref` to the inner snapshot: that would make the
+//! mvcc methods, and their error type, callable again. Code inside the crate reaches the
+//! inner snapshot through [`Snapshot::inner`] where a lower layer needs it (starting an
+//! mvcc transaction, a checkpoint, a rewrite); with the `internal-api` feature experts can
+//! too ([`Snapshot::as_mvcc`]).
+
+use std::sync::Arc;
+
+use alluvium_storage::{FileLocation, ObjectStore, StoreRef};
+use alluvium_txlog::Version;
+use alluvium_txlog::actions::{Add, CommitInfo, DomainMetadata, Metadata, Protocol, Remove};
+use alluvium_txlog::column_mapping::ColumnMappingMode;
+use alluvium_txlog::path::TableRoot;
+use alluvium_txlog::properties::TableProperties;
+use alluvium_txlog::replay::TableState;
+use alluvium_txlog::schema::StructType;
+
+use crate::{Result, SnapshotReport, VersionSpec};
+
+/// The table at one version. Immutable; cheap to clone (clones share one loaded state),
+/// and `Send + Sync`, so one snapshot can be read from several threads.
+///
+/// Get one from [`Table::snapshot`](crate::Table::snapshot) (the latest version, refreshed
+/// incrementally) or [`Table::snapshot_at`](crate::Table::snapshot_at); scan it with
+/// [`ScanBuilder`](crate::ScanBuilder).
+///
+/// Its fallible methods return alluvium's [`Error`](crate::Error), with its
+/// [`kind`](crate::Error::kind), so they compose with the rest of the facade:
+///
+/// ```
+/// # fn main() -> alluvium::Result<()> {
+/// use alluvium::arrow::datatypes::{DataType, Field, Schema};
+/// use alluvium::{ErrorKind, Snapshot, Table, VersionSpec};
+///
+/// let table = Table::in_memory();
+/// let schema = Schema::new(vec![Field::new("id", DataType::Int64, true)]);
+/// table.create(&schema, &[], [("delta.appendOnly", "true")])?;
+/// let snapshot = table.snapshot()?;
+/// snapshot.check_writable()?;
+/// let latest: alluvium::Result<Snapshot> = snapshot.refresh();
+/// assert_eq!(latest?.version(), 0);
+/// let missing = Snapshot::load(table.store().clone(), VersionSpec::Version(9));
+/// assert_eq!(missing.unwrap_err().kind(), ErrorKind::NotFound);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// Shared: the table handle's cache publishes snapshots as `Arc`s, and handing out
+    /// that same `Arc` makes a snapshot of the cached version cost one reference count.
+    inner: Arc<alluvium_mvcc::Snapshot>,
+}
+
+impl Snapshot {
+    /// Loads a version of the table stored in `store` (no cache: each call reads the log;
+    /// [`Table::snapshot`](crate::Table::snapshot) keeps the latest one and refreshes it).
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) if there is no log, or the
+    /// version or timestamp is outside the table's readable history;
+    /// [`ErrorKind::Unsupported`](crate::ErrorKind::Unsupported) if alluvium cannot read the
+    /// table (protocol version or reader feature); the log's corruption errors naming the
+    /// file; storage errors.
+    pub fn load(store: StoreRef, spec: VersionSpec) -> Result<Snapshot> {
+        Ok(alluvium_mvcc::Snapshot::load(store, spec)?.into())
+    }
+
+    /// The latest version of the table, built from this snapshot by applying only the
+    /// commits after it (one listing, then those commits; no checkpoint is read). Returns a
+    /// clone of `self` when nothing was committed since.
+    ///
+    /// # Errors
+    /// As [`load`](Self::load); a corrupt-log error if a commit after this version is
+    /// missing.
+    pub fn refresh(&self) -> Result<Snapshot> {
+        Ok(self.inner.refresh()?.into())
+    }
+
+    /// Refuses to write to or delete from this table when it needs a writer protocol
+    /// version or writer feature alluvium does not support (or a clustered table's
+    /// requirements are not met). Every operation that writes or deletes calls this before
+    /// touching anything; an embedder writing data files itself should too.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Unsupported`](crate::ErrorKind::Unsupported) naming the version or
+    /// feature.
+    pub fn check_writable(&self) -> Result<()> {
+        Ok(self.inner.check_writable()?)
+    }
+
+    /// Where the data file an `add` or `remove` names by `path` lives: a path inside the
+    /// table, or an absolute URI outside it (the protocol allows both).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Corrupt`](crate::ErrorKind::Corrupt) for a path that does not decode or
+    /// escapes the table root.
+    pub fn file_location(&self, path: &str) -> Result<FileLocation> {
+        Ok(self.inner.file_location(path)?)
+    }
+
+    /// The version.
+    pub fn version(&self) -> Version {
+        self.inner.version()
+    }
+
+    /// The commit timestamp of this version (ms since the epoch): its in-commit timestamp
+    /// when the table has them, else the modification time of its commit file.
+    pub fn timestamp_ms(&self) -> i64 {
+        self.inner.timestamp_ms()
+    }
+
+    /// The logical schema.
+    pub fn schema(&self) -> &StructType {
+        self.inner.schema()
+    }
+
+    /// The partition columns (logical names).
+    pub fn partition_columns(&self) -> &[String] {
+        self.inner.partition_columns()
+    }
+
+    /// The table properties, read through typed accessors (retention, checkpoint interval,
+    /// enabled features, ...). The raw map is `metadata().configuration`.
+    pub fn properties(&self) -> TableProperties<'_> {
+        self.inner.properties()
+    }
+
+    /// The column-mapping mode in force.
+    pub fn column_mapping(&self) -> ColumnMappingMode {
+        self.inner.column_mapping()
+    }
+
+    /// The protocol.
+    pub fn protocol(&self) -> &Protocol {
+        self.inner.protocol()
+    }
+
+    /// The metadata (`metaData` action in force).
+    pub fn metadata(&self) -> &Metadata {
+        self.inner.metadata()
+    }
+
+    /// The live files.
+    pub fn files(&self) -> impl Iterator<Item = &Add> {
+        self.inner.files()
+    }
+
+    /// Number of live files.
+    pub fn num_files(&self) -> usize {
+        self.inner.num_files()
+    }
+
+    /// Tombstones still within `delta.deletedFileRetentionDuration` of `now_ms`.
+    pub fn unexpired_tombstones(&self, now_ms: i64) -> impl Iterator<Item = &Remove> {
+        self.inner.unexpired_tombstones(now_ms)
+    }
+
+    /// The reconciled state the snapshot was replayed into (files, tombstones, application
+    /// transactions, domains).
+    pub fn state(&self) -> &TableState {
+        self.inner.state()
+    }
+
+    /// The table root URI.
+    pub fn root(&self) -> &TableRoot {
+        self.inner.root()
+    }
+
+    /// The store holding the table.
+    pub fn store(&self) -> &StoreRef {
+        self.inner.store()
+    }
+
+    /// The store, as a trait object reference.
+    pub fn store_ref(&self) -> &dyn ObjectStore {
+        self.inner.store_ref()
+    }
+
+    /// The `commitInfo` of this version, when its commit file was read.
+    pub fn commit_info(&self) -> Option<&CommitInfo> {
+        self.inner.commit_info()
+    }
+
+    /// The version of the checkpoint the snapshot was loaded from, if any.
+    pub fn checkpoint_version(&self) -> Option<Version> {
+        self.inner.checkpoint_version()
+    }
+
+    /// The latest version recorded for an application's idempotent writes, honouring
+    /// `delta.setTransactionRetentionDuration` relative to `now_ms` (an expired entry says
+    /// nothing).
+    pub fn app_transaction_version(&self, app_id: &str, now_ms: i64) -> Option<i64> {
+        self.inner.app_transaction_version(app_id, now_ms)
+    }
+
+    /// The live metadata domains.
+    pub fn domains(&self) -> impl Iterator<Item = &DomainMetadata> {
+        self.inner.domains()
+    }
+
+    /// What loading this snapshot cost (requests, files read, time).
+    pub fn report(&self) -> &SnapshotReport {
+        self.inner.report()
+    }
+
+    /// The mvcc layer's snapshot, for code of this crate that hands it to a lower layer.
+    pub(crate) fn inner(&self) -> &alluvium_mvcc::Snapshot {
+        &self.inner
+    }
+
+    /// The mvcc layer's snapshot (feature `internal-api`), whose interface and errors are
+    /// the lower crate's and change without notice.
+    #[cfg(feature = "internal-api")]
+    pub fn as_mvcc(&self) -> &alluvium_mvcc::Snapshot {
+        &self.inner
+    }
+}
+
+impl From<alluvium_mvcc::Snapshot> for Snapshot {
+    fn from(inner: alluvium_mvcc::Snapshot) -> Snapshot {
+        Snapshot {
+            inner: Arc::new(inner),
+        }
+    }
+}
+
+impl From<Arc<alluvium_mvcc::Snapshot>> for Snapshot {
+    fn from(inner: Arc<alluvium_mvcc::Snapshot>) -> Snapshot {
+        Snapshot { inner }
+    }
+}
+
+/// The mvcc layer's snapshot behind a facade snapshot (a clone of shared state), for code
+/// that depends on `alluvium-mvcc` itself (tests and benches committing through the lower
+/// layer). An embedder of the facade alone cannot name the target type.
+impl From<&Snapshot> for alluvium_mvcc::Snapshot {
+    fn from(snapshot: &Snapshot) -> alluvium_mvcc::Snapshot {
+        (*snapshot.inner).clone()
+    }
+}

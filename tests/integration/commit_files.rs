@@ -1,0 +1,397 @@
+//! Committing data files written elsewhere (SPEC.md §36): workers write files with
+//! `Table::write_data_files`, a driver commits their adds with `Table::commit_files` (or a
+//! transaction's `add_written_files`). Each refusal of an add, idempotency through the
+//! application transaction, append and overwrite, and that nothing is deleted when a
+//! commit is refused.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use alluvium::{
+    Add, AppTransaction, CommitFilesOptions, CommitMode, Error, ErrorKind, FileRefusal,
+    InMemoryStore, ScanBuilder, StorePath, StoreRef, Table, WriteOptions, WriteOutcome,
+};
+use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+
+fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("p", DataType::Utf8, true),
+    ]))
+}
+
+fn batch(ids: &[i64], p: &str) -> RecordBatch {
+    RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from(ids.to_vec())) as ArrayRef,
+            Arc::new(StringArray::from(vec![p; ids.len()])),
+        ],
+    )
+    .unwrap()
+}
+
+fn table(partition_by: &[&str], props: &[(&str, &str)]) -> (Table, StoreRef) {
+    let store: StoreRef = Arc::new(InMemoryStore::new());
+    let t = Table::from_store(store.clone());
+    let parts: Vec<String> = partition_by.iter().map(|s| s.to_string()).collect();
+    let props: HashMap<String, String> = props
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    t.create(&schema(), &parts, &props).unwrap();
+    (t, store)
+}
+
+fn ids(t: &Table) -> Vec<i64> {
+    let mut out: Vec<i64> = ScanBuilder::new(t.snapshot().unwrap())
+        .with_columns(["id"])
+        .build()
+        .unwrap()
+        .execute_to_vec()
+        .unwrap()
+        .iter()
+        .flat_map(|b| {
+            b.column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .values()
+                .to_vec()
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+fn append() -> CommitFilesOptions {
+    CommitFilesOptions::default()
+}
+
+/// The refusal of committing `adds`, which must be refused with nothing committed.
+fn refusal(t: &Table, adds: Vec<Add>) -> FileRefusal {
+    let before = t.snapshot().unwrap().version();
+    let e = t.commit_files(adds, &append()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    assert_eq!(t.snapshot().unwrap().version(), before, "nothing committed");
+    match e {
+        Error::FileRefused { reason, .. } => reason,
+        other => panic!("{other}"),
+    }
+}
+
+/// Workers write (in parallel, each through its own handle), the adds travel as JSON, the
+/// driver commits them all in one version.
+#[test]
+fn files_written_by_workers_commit_in_one_version_after_a_json_round_trip() {
+    let (t, store) = table(&["p"], &[]);
+    let workers: Vec<_> = (0..4i64)
+        .map(|w| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                let worker = Table::from_store(store);
+                let adds = worker
+                    .write_data_files(
+                        [batch(&[w * 10, w * 10 + 1], "a"), batch(&[w * 10 + 2], "b")],
+                        Some(&["p".to_string()]),
+                    )
+                    .unwrap();
+                serde_json::to_string(&adds).unwrap()
+            })
+        })
+        .collect();
+    let adds: Vec<Add> = workers
+        .into_iter()
+        .flat_map(|h| serde_json::from_str::<Vec<Add>>(&h.join().unwrap()).unwrap())
+        .collect();
+    assert_eq!(adds.len(), 8, "one file per partition per worker");
+    assert!(
+        adds.iter()
+            .all(|a| a.stats.is_some() && a.path.starts_with("p="))
+    );
+    assert_eq!(t.snapshot().unwrap().version(), 0, "written, not committed");
+    let o = t.commit_files(adds, &append()).unwrap();
+    let r = o.report().unwrap();
+    assert_eq!(r.version, 1);
+    assert_eq!(r.files_added, 8);
+    assert_eq!(r.operation_metrics["numOutputRows"], "12");
+    assert_eq!(ids(&t), vec![0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32]);
+}
+
+#[test]
+fn overwrite_removes_every_live_file_in_the_same_commit() {
+    let (t, _) = table(&[], &[]);
+    t.append([batch(&[1, 2], "a")], &WriteOptions::default())
+        .unwrap();
+    let adds = t.write_data_files([batch(&[7], "z")], None).unwrap();
+    let o = t
+        .commit_files(
+            adds,
+            &CommitFilesOptions {
+                mode: CommitMode::Overwrite,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(o.report().unwrap().files_removed, 1);
+    assert_eq!(ids(&t), vec![7]);
+}
+
+/// A driver that runs again with the same application version after its commit landed is
+/// skipped: the files are committed once.
+#[test]
+fn a_retried_driver_with_its_application_version_is_skipped() {
+    let (t, _) = table(&[], &[]);
+    let adds = t.write_data_files([batch(&[1, 2], "a")], None).unwrap();
+    let opts = CommitFilesOptions {
+        write: WriteOptions {
+            app_transaction: Some(AppTransaction::new("ray-job-7", 1)),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let first = t.commit_files(adds.clone(), &opts).unwrap();
+    assert!(matches!(first, WriteOutcome::Committed(_)));
+    match t.commit_files(adds, &opts).unwrap() {
+        WriteOutcome::Skipped {
+            app_id,
+            recorded_version,
+            ..
+        } => {
+            assert_eq!(app_id, "ray-job-7");
+            assert_eq!(recorded_version, 1);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(ids(&t), vec![1, 2]);
+    assert_eq!(t.snapshot().unwrap().version(), 1);
+}
+
+#[test]
+fn a_path_escaping_the_table_is_refused() {
+    let (t, _) = table(&[], &[]);
+    let mut a = t.write_data_files([batch(&[1], "a")], None).unwrap()[0].clone();
+    a.path = "../elsewhere/x.parquet".into();
+    assert!(matches!(refusal(&t, vec![a]), FileRefusal::InvalidPath(_)));
+}
+
+/// An absolute location outside the table root needs the caller's leave; one inside the
+/// root is a table path.
+#[test]
+fn absolute_paths_outside_the_root_need_an_allowed_location() {
+    let (t, _) = table(&[], &[]);
+    let written = t.write_data_files([batch(&[1], "a")], None).unwrap()[0].clone();
+    let mut outside = written.clone();
+    outside.path = "s3://other-bucket/shared/x.parquet".into();
+    assert_eq!(
+        refusal(&t, vec![outside.clone()]),
+        FileRefusal::OutsideTable
+    );
+    // A prefix that is not a whole path segment does not count.
+    let near = CommitFilesOptions {
+        allowed_locations: vec!["s3://other-bucket/sha".into()],
+        ..Default::default()
+    };
+    assert!(t.commit_files(vec![outside.clone()], &near).is_err());
+    let allowed = CommitFilesOptions {
+        allowed_locations: vec!["s3://other-bucket/shared/".into()],
+        ..Default::default()
+    };
+    t.commit_files(vec![outside], &allowed).unwrap();
+    let mut inside = written;
+    inside.path = format!("{}/{}", t.uri().trim_end_matches('/'), inside.path);
+    t.commit_files(vec![inside], &append()).unwrap();
+    assert_eq!(t.snapshot().unwrap().num_files(), 2);
+}
+
+#[test]
+fn partition_values_must_be_the_tables_columns_and_parse_as_their_types() {
+    let (t, _) = table(&["p"], &[]);
+    let a = t.write_data_files([batch(&[1], "a")], None).unwrap()[0].clone();
+    let mut missing = a.clone();
+    missing.partition_values = Default::default();
+    assert_eq!(
+        refusal(&t, vec![missing]),
+        FileRefusal::PartitionColumns {
+            expected: vec!["p".into()],
+            found: vec![]
+        }
+    );
+    let mut extra = a.clone();
+    extra.partition_values.insert("q", Some("x".into()));
+    assert!(matches!(
+        refusal(&t, vec![extra]),
+        FileRefusal::PartitionColumns { .. }
+    ));
+    // An integer partition column with a value that is not an integer.
+    let (ti, _) = {
+        let store: StoreRef = Arc::new(InMemoryStore::new());
+        let ti = Table::from_store(store.clone());
+        ti.create(&schema(), &["id".into()], alluvium::NO_PROPERTIES)
+            .unwrap();
+        (ti, store)
+    };
+    let mut b = ti.write_data_files([batch(&[5], "a")], None).unwrap()[0].clone();
+    b.partition_values.insert("id", Some("five".into()));
+    assert!(matches!(
+        refusal(&ti, vec![b]),
+        FileRefusal::PartitionValue { column, .. } if column == "id"
+    ));
+    // partition_by must be the table's.
+    let e = t
+        .write_data_files([batch(&[1], "a")], Some(&["id".to_string()]))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+}
+
+#[test]
+fn statistics_must_be_well_formed() {
+    let (t, _) = table(&[], &[]);
+    let a = t.write_data_files([batch(&[1, 2], "a")], None).unwrap()[0].clone();
+    let with = |stats: &str| {
+        let mut b = a.clone();
+        b.stats = Some(stats.to_string());
+        b
+    };
+    for bad in [
+        "not json",
+        "[1]",
+        r#"{"numRecords":-1}"#,
+        r#"{"numRecords":"two"}"#,
+        r#"{"numRecords":2,"nullCount":{"id":3}}"#,
+        r#"{"numRecords":2,"nullCount":{"id":-1}}"#,
+        r#"{"numRecords":2,"minValues":{"id":5},"maxValues":{"id":1}}"#,
+        r#"{"numRecords":2,"minValues":{"id":"one"}}"#,
+        r#"{"numRecords":2,"minValues":[]}"#,
+        r#"{"numRecords":2,"tightBounds":"yes"}"#,
+    ] {
+        assert!(
+            matches!(refusal(&t, vec![with(bad)]), FileRefusal::MalformedStats(_)),
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        refusal(&t, vec![with(r#"{"numRecords":2,"maxValues":{"nope":1}}"#)]),
+        FileRefusal::UnknownStatsColumn("nope".into())
+    );
+    // No statistics at all is allowed (readers then skip nothing), as are the writer's own.
+    let mut none = with("{}");
+    none.stats = None;
+    t.commit_files(vec![none], &append()).unwrap();
+}
+
+#[test]
+fn a_file_listed_twice_or_already_live_is_refused() {
+    let (t, _) = table(&[], &[]);
+    let a = t.write_data_files([batch(&[1], "a")], None).unwrap()[0].clone();
+    assert_eq!(
+        refusal(&t, vec![a.clone(), a.clone()]),
+        FileRefusal::DuplicatePath
+    );
+    t.commit_files(vec![a.clone()], &append()).unwrap();
+    assert_eq!(refusal(&t, vec![a]), FileRefusal::AlreadyLive);
+}
+
+#[test]
+fn what_only_a_commit_gives_a_file_is_refused() {
+    let (t, _) = table(&[], &[]);
+    let a = t.write_data_files([batch(&[1], "a")], None).unwrap()[0].clone();
+    let mut ids = a.clone();
+    ids.base_row_id = Some(0);
+    let mut rearranged = a.clone();
+    rearranged.data_change = false;
+    let mut negative = a;
+    negative.size = -1;
+    for b in [ids, rearranged, negative] {
+        assert!(matches!(refusal(&t, vec![b]), FileRefusal::NotANewFile(_)));
+    }
+}
+
+/// On a table that assigns row ids, every file must say how many rows it has; the commit
+/// then gives them ids.
+#[test]
+fn row_tracking_needs_row_counts_and_assigns_ids() {
+    let (t, _) = table(&[], &[("delta.enableRowTracking", "true")]);
+    let a = t.write_data_files([batch(&[1, 2], "a")], None).unwrap()[0].clone();
+    let mut no_count = a.clone();
+    no_count.stats = Some(r#"{"minValues":{"id":1}}"#.into());
+    assert!(matches!(
+        refusal(&t, vec![no_count]),
+        FileRefusal::MalformedStats(_)
+    ));
+    t.commit_files(vec![a], &append()).unwrap();
+    let snap = t.snapshot().unwrap();
+    let f = snap.files().next().unwrap();
+    assert_eq!(f.base_row_id, Some(0));
+    assert_eq!(f.default_row_commit_version, Some(1));
+}
+
+/// Statistics and partition values name physical columns under column mapping.
+#[test]
+fn column_mapped_tables_take_the_files_their_workers_write() {
+    let (t, _) = table(&["p"], &[("delta.columnMapping.mode", "name")]);
+    let adds = t.write_data_files([batch(&[3, 4], "x")], None).unwrap();
+    t.commit_files(adds, &append()).unwrap();
+    assert_eq!(ids(&t), vec![3, 4]);
+}
+
+#[test]
+fn identity_columns_refuse_files_written_apart() {
+    let t = Table::in_memory();
+    let delta = alluvium::StructType::from_json(
+        r#"{"type":"struct","fields":[
+            {"name":"id","type":"long","nullable":false,"metadata":{"delta.identity.start":1,"delta.identity.step":1,"delta.identity.allowExplicitInsert":true}},
+            {"name":"p","type":"string","nullable":true,"metadata":{}}]}"#,
+    )
+    .unwrap();
+    t.create_with_schema(delta, &[], alluvium::NO_PROPERTIES)
+        .unwrap();
+    let e = t.write_data_files([batch(&[1], "a")], None).unwrap_err();
+    assert!(e.to_string().contains("identity"), "{e}");
+}
+
+/// A refused or failed commit deletes nothing: the workers' files stay for a retry.
+#[test]
+fn a_refused_commit_deletes_no_file_and_a_corrected_retry_commits_them() {
+    let (t, store) = table(&[], &[]);
+    let adds = t
+        .write_data_files([batch(&[1], "a"), batch(&[2], "a")], None)
+        .unwrap();
+    let mut bad = adds.clone();
+    bad.push(adds[0].clone());
+    assert_eq!(refusal(&t, bad), FileRefusal::DuplicatePath);
+    for a in &adds {
+        assert!(
+            store
+                .head(&StorePath::parse(a.path.clone()).unwrap())
+                .is_ok()
+        );
+    }
+    t.commit_files(adds, &append()).unwrap();
+    assert_eq!(ids(&t), vec![1, 2]);
+}
+
+/// The transaction form checks the adds too, also against the files it already stages.
+#[test]
+fn a_transaction_stages_written_files_after_the_same_checks() {
+    let (t, _) = table(&[], &[]);
+    let a = t.write_data_files([batch(&[1], "a")], None).unwrap();
+    let mut txn = t.transaction("WRITE").unwrap();
+    txn.add_written_files(a.clone(), &[]).unwrap();
+    let e = txn.add_written_files(a, &[]).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::FileRefused {
+                reason: FileRefusal::DuplicatePath,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let own = txn.write_files([batch(&[2], "a")]).unwrap();
+    txn.add_files(own);
+    txn.commit().unwrap();
+    assert_eq!(ids(&t), vec![1, 2]);
+}

@@ -1,0 +1,227 @@
+//! The facade as an embedder sees it (SPEC.md §30 EM9): a snapshot's fallible methods
+//! return `alluvium::Error`, everything a snapshot returns is named by an `alluvium::`
+//! path, and table properties go in as one shape wherever they are taken.
+//!
+//! Most of what these tests check is checked by the compiler: the typed bindings below
+//! (`let x: alluvium::Result<_> = snapshot.refresh()`, `.kind()` on an error) do not compile
+//! against a snapshot whose methods return a lower crate's error, and the `alluvium::`
+//! paths do not resolve for a type the facade does not export.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use alluvium::{ErrorKind, NO_PROPERTIES, Snapshot, StoreRef, Table, VersionSpec, WriteOptions};
+use alluvium_storage::InMemoryStore;
+use arrow::array::{Int64Array, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema};
+
+fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]))
+}
+
+fn rows(ids: &[i64]) -> RecordBatch {
+    RecordBatch::try_new(schema(), vec![Arc::new(Int64Array::from(ids.to_vec()))]).unwrap()
+}
+
+/// What an embedder's code looks like: every step is `?` into `alluvium::Result`, and the
+/// snapshot's own results are returned as they are, without a conversion.
+fn refreshed_version(table: &Table) -> alluvium::Result<u64> {
+    let snapshot = table.snapshot()?;
+    snapshot.check_writable()?;
+    let fresh = table.snapshot()?.refresh()?;
+    let again: alluvium::Result<Snapshot> = fresh.refresh();
+    Ok(again?.version())
+}
+
+#[test]
+fn snapshot_methods_return_the_facade_error() {
+    let store: StoreRef = Arc::new(InMemoryStore::new());
+    let table = Table::from_store(store.clone());
+    table.create(&schema(), &[], NO_PROPERTIES).unwrap();
+    let old = table.snapshot().unwrap();
+    table
+        .append([rows(&[1, 2])], &WriteOptions::default())
+        .unwrap();
+    assert_eq!(refreshed_version(&table).unwrap(), 1);
+    let refreshed: alluvium::Result<Snapshot> = old.refresh();
+    assert_eq!(refreshed.unwrap().version(), 1);
+
+    // Each failure carries the facade's classification.
+    let missing = Snapshot::load(store.clone(), VersionSpec::Version(7)).unwrap_err();
+    assert_eq!(missing.kind(), ErrorKind::NotFound, "{missing}");
+    let at = table.snapshot_at(VersionSpec::Version(7)).unwrap_err();
+    assert_eq!(at.kind(), ErrorKind::NotFound, "{at}");
+    let escape = old.file_location("../outside.parquet").unwrap_err();
+    assert_eq!(escape.kind(), ErrorKind::Corrupt, "{escape}");
+    let inside: alluvium::FileLocation = old.file_location("part-0.parquet").unwrap();
+    assert!(format!("{inside:?}").contains("part-0.parquet"));
+
+    // A writer feature alluvium does not know: readable, refused for writing.
+    store
+        .put(
+            &alluvium_txlog::log_path::commit_path(2),
+            r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["someFutureWriterFeature"]}}"#
+                .into(),
+        )
+        .unwrap();
+    let future = table.snapshot().unwrap();
+    assert_eq!(future.version(), 2);
+    let refused: alluvium::Result<()> = future.check_writable();
+    let refused = refused.unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::Unsupported, "{refused}");
+    assert!(
+        refused.to_string().contains("someFutureWriterFeature"),
+        "{refused}"
+    );
+    let append = table
+        .append([rows(&[3])], &WriteOptions::default())
+        .unwrap_err();
+    assert_eq!(append.kind(), ErrorKind::Unsupported, "{append}");
+}
+
+#[test]
+fn every_snapshot_accessor_returns_a_type_the_facade_exports() {
+    let table = Table::in_memory();
+    table
+        .create(&schema(), &[], [("delta.checkpointInterval", "2")])
+        .unwrap();
+    let options = WriteOptions {
+        app_transaction: Some(alluvium::AppTransaction::new("app", 4)),
+        ..WriteOptions::default()
+    };
+    table.append([rows(&[1])], &options).unwrap();
+    table
+        .append([rows(&[2])], &WriteOptions::default())
+        .unwrap();
+    // Loaded, not refreshed: a load starts from the checkpoint version 2 wrote.
+    let s: Snapshot = table.snapshot_at(VersionSpec::Latest).unwrap();
+
+    let version: alluvium::Version = s.version();
+    assert_eq!(version, 2);
+    let _: i64 = s.timestamp_ms();
+    let schema: &alluvium::StructType = s.schema();
+    assert_eq!(schema.fields.len(), 1);
+    let _: &[String] = s.partition_columns();
+    let properties: alluvium::TableProperties<'_> = s.properties();
+    assert_eq!(properties.checkpoint_interval(), 2);
+    let _: alluvium::ColumnMappingMode = s.column_mapping();
+    let _: &alluvium::Protocol = s.protocol();
+    let metadata: &alluvium::Metadata = s.metadata();
+    let _: &alluvium::Format = &metadata.format;
+    let files: Vec<&alluvium::Add> = s.files().collect();
+    assert_eq!(files.len(), s.num_files());
+    let _: Option<&alluvium::DeletionVectorDescriptor> = files[0].deletion_vector.as_deref();
+    let _: &alluvium::OptStringMap = &files[0].partition_values;
+    let _: Vec<&alluvium::Remove> = s.unexpired_tombstones(0).collect();
+    let state: &alluvium::TableState = s.state();
+    let apps: &HashMap<String, alluvium::SetTransaction> = state.app_transactions();
+    assert_eq!(apps["app"].version, 4);
+    assert_eq!(s.app_transaction_version("app", 0), Some(4));
+    let _: &alluvium::TableRoot = s.root();
+    let _: &StoreRef = s.store();
+    let _: &dyn alluvium::ObjectStore = s.store_ref();
+    let info: Option<&alluvium::CommitInfo> = s.commit_info();
+    assert_eq!(info.and_then(|c| c.operation()), Some("WRITE"));
+    let _: Option<&alluvium::serde_json::Value> = info.and_then(|c| c.operation_parameters());
+    let checkpoint: Option<alluvium::Version> = s.checkpoint_version();
+    assert_eq!(checkpoint, Some(2));
+    let _: Vec<&alluvium::DomainMetadata> = s.domains().collect();
+    let report: &alluvium::SnapshotReport = s.report();
+    let _: &alluvium::RequestCounts = &report.requests;
+    // `Add::builder`, for files the embedder writes itself.
+    let _: alluvium::AddBuilder = alluvium::Add::builder("f.parquet", 1, 0);
+    // A snapshot is shared between threads as its documentation says.
+    fn send_sync<T: Send + Sync + Clone>(_: &T) {}
+    send_sync(&s);
+}
+
+/// The properties every test below sets, in the shapes an embedder holds them in.
+const PAIRS: [(&str, &str); 2] = [("delta.appendOnly", "false"), ("team.owner", "data")];
+
+fn configuration(table: &Table) -> BTreeMap<String, String> {
+    table.describe(VersionSpec::Latest).unwrap().configuration
+}
+
+#[test]
+fn properties_take_one_shape_everywhere() {
+    let expected: BTreeMap<String, String> = PAIRS
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let hash: HashMap<String, String> = expected.clone().into_iter().collect();
+    let list: Vec<(String, String)> = expected.clone().into_iter().collect();
+
+    // Creating: an array of pairs, a HashMap (by reference), a BTreeMap, a Vec.
+    let a = Table::in_memory();
+    a.create(&schema(), &[], PAIRS).unwrap();
+    let b = Table::in_memory();
+    b.create(&schema(), &[], &hash).unwrap();
+    let c = Table::in_memory();
+    c.create_with_schema(
+        alluvium::StructType::from_json(
+            r#"{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}"#,
+        )
+        .unwrap(),
+        &[],
+        expected.clone(),
+    )
+    .unwrap();
+    let d = Table::in_memory();
+    d.create_with_data(
+        &schema(),
+        &[],
+        list.clone(),
+        [rows(&[1])],
+        &WriteOptions::default(),
+    )
+    .unwrap();
+    for t in [&a, &b, &c, &d] {
+        assert_eq!(configuration(t), expected);
+    }
+    // What describe gives back is itself that shape.
+    let e = Table::in_memory();
+    e.create(&schema(), &[], configuration(&a)).unwrap();
+    assert_eq!(configuration(&e), expected);
+
+    // Changing them: the same values through the table and through a transaction.
+    let changed = [("team.owner", "ops")];
+    let f = Table::in_memory();
+    f.create(&schema(), &[], NO_PROPERTIES).unwrap();
+    f.set_properties(&hash, &[]).unwrap();
+    assert_eq!(configuration(&f), expected);
+    f.set_properties(changed, &[]).unwrap();
+    assert_eq!(configuration(&f)["team.owner"], "ops");
+    f.set_properties(NO_PROPERTIES, &["team.owner"]).unwrap();
+    assert!(!configuration(&f).contains_key("team.owner"));
+
+    let g = Table::in_memory();
+    g.create(&schema(), &[], NO_PROPERTIES).unwrap();
+    let mut txn = g.transaction("SET TBLPROPERTIES").unwrap();
+    txn.set_properties(PAIRS).unwrap();
+    txn.set_properties(&hash).unwrap();
+    txn.set_properties(list).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(configuration(&g), expected);
+    let mut txn = g.transaction("SET TBLPROPERTIES").unwrap();
+    txn.set_properties(changed).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(configuration(&g)["team.owner"], "ops");
+
+    // The same check of values wherever they are given.
+    let bad = [("delta.checkpointInterval", "zero")];
+    let h = Table::in_memory();
+    assert_eq!(
+        h.create(&schema(), &[], bad).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+    h.create(&schema(), &[], NO_PROPERTIES).unwrap();
+    assert_eq!(
+        h.set_properties(bad, &[]).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+    let mut txn = h.transaction("SET TBLPROPERTIES").unwrap();
+    assert_eq!(
+        txn.set_properties(bad).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+}
