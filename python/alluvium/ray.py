@@ -63,7 +63,7 @@ except ImportError as e:  # pragma: no cover - depends on the installation
     raise ImportError('alluvium.ray needs Ray Data: pip install "ray[data]" (or "./python[ray]")') from e
 
 from .actions import AddAction
-from .exceptions import CommitOutcomeUnknownError, InvalidInputError
+from .exceptions import CommitOutcomeUnknownError, InvalidInputError, TableNotFoundError
 from .table import DeltaTable
 from .writer import CommitProperties, _location
 
@@ -395,14 +395,14 @@ class AlluviumDatasink(Datasink[list[AddAction]]):
     # -- the driver, before the tasks --------------------------------------------------
 
     def _open_or_create(self) -> DeltaTable:
-        if DeltaTable.is_deltatable(self._uri, self._storage_options):
+        try:
             dt = DeltaTable(self._uri, storage_options=self._storage_options)
-        elif self._schema is None:
-            raise InvalidInputError(
-                f"no table at {self._uri}: create it first, or write with write_alluvium, "
-                "which creates it with the dataset's schema"
-            )
-        else:
+        except TableNotFoundError:
+            if self._schema is None:
+                raise InvalidInputError(
+                    f"no table at {self._uri}: create it first, or write with write_alluvium, "
+                    "which creates it with the dataset's schema"
+                ) from None
             # mode="ignore": a table another job created meanwhile is opened instead.
             dt = DeltaTable.create(
                 self._uri,
@@ -548,7 +548,9 @@ def write_alluvium(
     """
     uri = _location(table_uri)
     schema = None
-    if not DeltaTable.is_deltatable(uri, storage_options):
+    try:
+        DeltaTable(uri, storage_options=storage_options)
+    except TableNotFoundError:
         # The schema after every transform (Ray's on_write_start hint may predate them).
         schema = _arrow_schema(dataset.schema())
     sink = AlluviumDatasink(

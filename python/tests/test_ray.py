@@ -288,3 +288,10 @@ def test_a_worker_reuses_its_table_handle_and_refuses_a_recreated_table(cluster,
     new = alluvium.DeltaTable(path)
     handle = ar._worker_table(path, None, new.metadata().id, new.version())
     assert handle is not first and [f.name for f in handle.schema().fields] == ["other"]
+
+
+def test_a_sink_without_a_schema_needs_the_table(cluster, tmp_path):
+    path = str(tmp_path / "missing")
+    with pytest.raises(Exception, match="no table at"):
+        blocks_of(wide(100), 2).write_datasink(ar.AlluviumDatasink(path))
+    assert not Path(path).exists() or on_disk(path) == set()
