@@ -76,18 +76,25 @@ where
         return py.detach(|| f(&interrupt));
     }
     let (result, signal) = py.detach(|| {
+        let done = AtomicBool::new(false);
         std::thread::scope(|scope| {
             let flag = interrupt.clone();
             // The worker wakes this thread when it is done, so a short call returns at once
-            // rather than at the next poll.
+            // rather than at the next poll. It raises `done` before waking this thread: its
+            // thread is still running then (`is_finished` is false until it has exited),
+            // and a wake-up that found the worker unfinished would be consumed, leaving
+            // this thread parked for a whole poll after the call returned (every engine
+            // call on the main thread, e.g. in a Ray task, took up to 25 ms longer).
+            let done = &done;
             let waiter = std::thread::current();
             let worker = scope.spawn(move || {
                 let r = f(&flag);
+                done.store(true, Ordering::Release);
                 waiter.unpark();
                 r
             });
             let mut signal: Option<PyErr> = None;
-            while !worker.is_finished() {
+            while !done.load(Ordering::Acquire) && !worker.is_finished() {
                 std::thread::park_timeout(POLL);
                 if signal.is_none()
                     && let Err(e) = Python::attach(|py| py.check_signals())
