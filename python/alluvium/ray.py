@@ -15,10 +15,13 @@ committed) and commits every task's files in ONE commit from the driver
   skipped: its write tasks write nothing, and nothing is committed;
 * a failed job (a task raising, a refused or conflicting commit) commits nothing and
   deletes the files its tasks wrote: each task records its files with the driver's ledger
-  (a small Ray actor the driver owns, started by its first write and reused) before it
-  returns, so the driver knows them even when Ray hands it no task results; a task that
-  finishes after the failure deletes its own. A task whose worker dies mid-file leaves that
-  file to VACUUM (nothing references it);
+  (a small Ray actor the driver owns, started by its first write and reused) as it
+  returns, without waiting for it, so the driver knows them even when Ray hands it no task
+  results; the driver waits (bounded) for the records of tasks still running. A record
+  that reaches the ledger after its job ended (a task finishing after the failure, or a
+  record still in flight when the driver committed) has its files that the job did not
+  commit deleted by the ledger. A task whose worker dies mid-file, or before its record
+  left, leaves its files to VACUUM (nothing references them);
 * files a retried task wrote twice are deleted after the commit (only one copy is
   committed);
 * when the commit's outcome is unknown (``CommitOutcomeUnknownError``) nothing is deleted:
@@ -30,6 +33,13 @@ the dataset's schema (``Dataset.schema()``, the schema after every transform) an
 files a commit accepts, so a new table takes two versions (``CREATE TABLE``, then the
 ``WRITE``). A job that fails then leaves the empty table.
 
+A worker process keeps the table handle its first write task of a job opened for the
+job's next tasks (Ray reuses worker processes), keyed by the table's id and the version
+the driver opened: the log is loaded once per worker and job, and a table deleted and
+created again at the same location is refused, not written with another table's schema.
+Files are written with the table's latest schema and partitioning (each write reads the
+commits since the handle's), which the driver's commit checks.
+
 Ray is an optional dependency: ``pip install "./python[ray]"``.
 """
 
@@ -37,8 +47,10 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal
 
@@ -51,7 +63,7 @@ except ImportError as e:  # pragma: no cover - depends on the installation
     raise ImportError('alluvium.ray needs Ray Data: pip install "ray[data]" (or "./python[ray]")') from e
 
 from .actions import AddAction
-from .exceptions import CommitOutcomeUnknownError, InvalidInputError
+from .exceptions import CommitOutcomeUnknownError, InvalidInputError, TableNotFoundError
 from .table import DeltaTable
 from .writer import CommitProperties, _location
 
@@ -157,6 +169,9 @@ _FAILED_JOB_WAIT_S = 30.0
 #: The name of the driver's ledger actor (in the driver's Ray namespace).
 _LEDGER_NAME = "alluvium_write_ledger"
 
+#: How many closed jobs the ledger remembers (to handle their tasks' late records).
+_LEDGER_CLOSED_JOBS = 256
+
 
 @ray.remote(num_cpus=0)
 class _WriteLedger:
@@ -168,48 +183,76 @@ class _WriteLedger:
     created by the driver's first write and found by name after that, because starting an
     actor costs a worker process (about a second here) and a job should not wait for one.
 
-    Its methods run one at a time, so a job's ``close`` and a task's ``end`` never
-    interleave: a task that ends after its job closed is told so and deletes its own files
-    (the driver deletes them too, on its next ``take``). A task's calls run in the order it
-    sent them (Ray keeps one caller's actor calls in order), so its ``begin`` need not be
-    waited for."""
+    No caller waits for ``open``, ``begin`` or ``end``: a task records its files as it
+    returns, without a round trip. Its methods run one at a time, so a job's ``close`` and
+    a task's ``end`` never interleave: a record that arrives after its job closed (a task
+    that ended after the failure, or whose record was still in flight when the driver
+    committed) is handled here: its files that the job did not commit are deleted (none
+    when the commit's outcome is unknown). A task's calls run in the order it sent them
+    (Ray keeps one caller's actor calls in order); calls from different callers may
+    arrive in any order, hence ``setdefault`` everywhere."""
 
     def __init__(self) -> None:
         self._running: dict[str, set[str]] = {}
         self._paths: dict[str, list[str]] = {}
-        self._closed: set[str] = set()
+        # Closed jobs: the table and the paths committed (no table: delete nothing).
+        self._closed: OrderedDict[str, tuple[tuple[str, dict[str, str] | None] | None, frozenset[str]]] = OrderedDict()
 
     def open(self, job: str) -> None:
         """A job starts."""
-        self._running[job] = set()
-        self._paths[job] = []
+        if job not in self._closed:
+            self._running.setdefault(job, set())
+            self._paths.setdefault(job, [])
 
     def begin(self, job: str, token: str) -> None:
         """A task of ``job`` starts writing."""
         if job not in self._closed:
             self._running.setdefault(job, set()).add(token)
 
-    def end(self, job: str, token: str, paths: list[str]) -> bool:
-        """A task of ``job`` wrote ``paths`` (or nothing); false when the job closed
-        meanwhile (its files will not be committed)."""
+    def end(self, job: str, token: str, paths: list[str]) -> None:
+        """A task of ``job`` wrote ``paths`` (or nothing). After the job closed, the paths
+        it did not commit are deleted here."""
+        closed = self._closed.get(job)
+        if closed is None:
+            self._running.setdefault(job, set()).discard(token)
+            self._paths.setdefault(job, []).extend(paths)
+            return
         self._running.get(job, set()).discard(token)
-        self._paths.setdefault(job, []).extend(paths)
-        return job not in self._closed
+        table, committed = closed
+        late = [p for p in paths if p not in committed]
+        if table is None or not late:
+            return
+        try:
+            DeltaTable(table[0], storage_options=table[1]).discard_files(late)
+        except Exception:  # noqa: BLE001 - best effort, VACUUM deletes what is left
+            _log.exception("alluvium: could not delete the files of a write task that ended after its job; VACUUM will")
 
-    def close(self, job: str) -> None:
-        """The job committed or failed: no task of it may record files to commit."""
-        self._closed.add(job)
+    def close(self, job: str, table: tuple[str, dict[str, str] | None] | None, committed: list[str]) -> None:
+        """The job committed ``committed`` or failed (``committed`` empty): no task of it
+        may record files to commit. Records that arrive later have their files not in
+        ``committed`` deleted from ``table`` (``None``: kept, the commit's outcome being
+        unknown)."""
+        self._closed[job] = (table, frozenset(committed))
+        while len(self._closed) > _LEDGER_CLOSED_JOBS:
+            self._closed.popitem(last=False)
 
     def take(self, job: str) -> list[str]:
         """The paths ``job``'s tasks recorded since the last ``take``."""
         return self._paths.pop(job, [])
+
+    def finish(self, job: str, table: tuple[str, dict[str, str] | None], committed: list[str]) -> list[str]:
+        """``close``, ``take`` and ``forget`` in one call: a committed job's end."""
+        self.close(job, table, committed)
+        paths = self.take(job)
+        self.forget(job)
+        return paths
 
     def running(self, job: str) -> int:
         """``job``'s tasks that began and have not ended."""
         return len(self._running.get(job, ()))
 
     def forget(self, job: str) -> None:
-        """Drops what is left of ``job`` (a closed job keeps only its id)."""
+        """Drops what is left of ``job`` (a closed job keeps only its id and commit)."""
         self._running.pop(job, None)
         self._paths.pop(job, None)
 
@@ -228,6 +271,39 @@ def _ledger() -> Any:
         handle = _WriteLedger.options(name=_LEDGER_NAME, get_if_exists=True).remote()
         _driver_ledger = (job, handle)
     return _driver_ledger[1]
+
+
+#: The table handles a worker process opened for write tasks, most recent last: Ray reuses
+#: worker processes across tasks, so a worker loads a table's log once per job, not once
+#: per task. Keyed by location, storage options, table id and the version the job's driver
+#: opened: a table recreated at the same location (another id) or a later job (another
+#: version) opens afresh. A handle's writes use the table's latest version (the engine
+#: reads the commits since the handle's before each write), as a fresh handle's would.
+_worker_tables: OrderedDict[tuple[Any, ...], DeltaTable] = OrderedDict()
+_worker_tables_lock = threading.Lock()
+_WORKER_TABLES = 4
+
+
+def _worker_table(uri: str, storage_options: dict[str, str] | None, table_id: str, version: int) -> DeltaTable:
+    """The worker's handle on the job's table (see ``_worker_tables``)."""
+    key = (uri, tuple(sorted((storage_options or {}).items())), table_id, version)
+    with _worker_tables_lock:
+        dt = _worker_tables.get(key)
+        if dt is not None:
+            _worker_tables.move_to_end(key)
+            return dt
+    dt = DeltaTable(uri, storage_options=storage_options)
+    found = dt.metadata().id
+    if found != table_id or dt.version() < version:
+        raise InvalidInputError(
+            f"the table at {uri} (id {found}, version {dt.version()}) is not the one the write job's "
+            f"driver opened (id {table_id}, version {version}): was it deleted and created again?"
+        )
+    with _worker_tables_lock:
+        _worker_tables[key] = dt
+        while len(_worker_tables) > _WORKER_TABLES:
+            _worker_tables.popitem(last=False)
+    return dt
 
 
 def _arrow_blocks(blocks: Iterable[Block]) -> Iterator[Any]:
@@ -296,6 +372,10 @@ class AlluviumDatasink(Datasink[list[AddAction]]):
         # Set on the driver by on_write_start, before the tasks (which get a copy) run.
         self._ledger: Any = None
         self._job = ""
+        self._table_id = ""
+        self._version = -1
+        # The driver's handle (not sent to the tasks).
+        self._dt: DeltaTable | None = None
         self._skip = False
         self._started = False
         # Set on the driver when the commit's outcome is unknown: then nothing is deleted.
@@ -306,17 +386,23 @@ class AlluviumDatasink(Datasink[list[AddAction]]):
     def get_name(self) -> str:
         return "Alluvium"
 
+    def __getstate__(self) -> dict[str, Any]:
+        # The tasks get the sink without the driver's table handle.
+        state = dict(self.__dict__)
+        state["_dt"] = None
+        return state
+
     # -- the driver, before the tasks --------------------------------------------------
 
     def _open_or_create(self) -> DeltaTable:
-        if DeltaTable.is_deltatable(self._uri, self._storage_options):
+        try:
             dt = DeltaTable(self._uri, storage_options=self._storage_options)
-        elif self._schema is None:
-            raise InvalidInputError(
-                f"no table at {self._uri}: create it first, or write with write_alluvium, "
-                "which creates it with the dataset's schema"
-            )
-        else:
+        except TableNotFoundError:
+            if self._schema is None:
+                raise InvalidInputError(
+                    f"no table at {self._uri}: create it first, or write with write_alluvium, "
+                    "which creates it with the dataset's schema"
+                ) from None
             # mode="ignore": a table another job created meanwhile is opened instead.
             dt = DeltaTable.create(
                 self._uri,
@@ -339,7 +425,9 @@ class AlluviumDatasink(Datasink[list[AddAction]]):
         write nothing. ``schema`` (Ray's, from the first input) is not used: when Ray fuses
         transforms into the write tasks it is the schema before them."""
         self._started = True
-        dt = self._open_or_create()
+        dt = self._dt = self._open_or_create()
+        self._table_id = dt.metadata().id
+        self._version = dt.version()
         apps = self._commit_properties.app_transactions if self._commit_properties is not None else None
         if apps:
             done = dt.transaction_version(apps[0].app_id)
@@ -347,38 +435,28 @@ class AlluviumDatasink(Datasink[list[AddAction]]):
         if not self._skip:
             self._job = uuid.uuid4().hex
             self._ledger = _ledger()
-            ray.get(self._ledger.open.remote(self._job))
+            self._ledger.open.remote(self._job)
 
     # -- the tasks ---------------------------------------------------------------------
 
     def write(self, blocks: Iterable[Block], ctx: Any) -> list[AddAction]:
         """Writes this task's blocks as data files (nothing committed), records them with
-        the job's ledger and returns their add actions. A task whose job failed while it
-        wrote deletes its files and raises."""
+        the job's ledger (without waiting for it) and returns their add actions."""
         if self._skip:
             return []
         ledger, job = self._ledger, self._job
         token = uuid.uuid4().hex
+        if ledger is not None:
+            ledger.begin.remote(job, token)
+        paths: list[str] = []
         try:
-            if ledger is not None:
-                ledger.begin.remote(job, token)
-            dt = DeltaTable(self._uri, storage_options=self._storage_options)
+            dt = _worker_table(self._uri, self._storage_options, self._table_id, self._version)
             adds = dt.write_data_files(_arrow_blocks(blocks), self._partition_by)
-        except BaseException:
-            # write_data_files deleted its files; the task is over.
+            paths = [a.path for a in adds]
+        finally:
+            # On failure write_data_files deleted its files: the task records none.
             if ledger is not None:
-                ledger.end.remote(job, token, [])
-            raise
-        if ledger is None:
-            return adds
-        try:
-            still_open = ray.get(ledger.end.remote(job, token, [a.path for a in adds]))
-        except BaseException:
-            dt.discard_files(adds)
-            raise
-        if not still_open:
-            dt.discard_files(adds)
-            raise RuntimeError("alluvium: the write job failed while this task wrote; its files were deleted")
+                ledger.end.remote(job, token, paths)
         return adds
 
     # -- the driver, after the tasks ---------------------------------------------------
@@ -389,7 +467,11 @@ class AlluviumDatasink(Datasink[list[AddAction]]):
         because the application transaction had landed meanwhile)."""
         adds = [a for r in write_result.write_returns for a in (r or [])]
         # Ray starts the write with its first input; a dataset without blocks has none.
-        dt = self._open_or_create() if not self._started else DeltaTable(self._uri, storage_options=self._storage_options)
+        if not self._started:
+            dt = self._open_or_create()
+        else:
+            dt = self._dt if self._dt is not None else DeltaTable(self._uri, storage_options=self._storage_options)
+        self._dt = None
         try:
             outcome = dt.commit_files(adds, self._mode, self._commit_properties)
         except CommitOutcomeUnknownError:
@@ -398,12 +480,11 @@ class AlluviumDatasink(Datasink[list[AddAction]]):
         self.result = outcome
         if self._ledger is not None:
             ledger, job = self._ledger, self._job
-            ledger.close.remote(job)
-            recorded = ray.get(ledger.take.remote(job))
-            ledger.forget.remote(job)
             self._ledger = None
-            committed = set() if outcome["skipped"] else {a.path for a in adds}
-            orphans = [p for p in recorded if p not in committed]
+            committed = [] if outcome["skipped"] else [a.path for a in adds]
+            recorded = ray.get(ledger.finish.remote(job, (self._uri, self._storage_options), committed))
+            done = set(committed)
+            orphans = [p for p in recorded if p not in done]
             if orphans:
                 dt.discard_files(orphans)
 
@@ -415,8 +496,10 @@ class AlluviumDatasink(Datasink[list[AddAction]]):
         if ledger is None:
             return
         self._ledger = None
+        self._dt = None
         try:
-            ledger.close.remote(job)
+            # Outcome unknown: the ledger deletes nothing that arrives late either.
+            ledger.close.remote(job, None if self._keep_files else (self._uri, self._storage_options), [])
             if self._keep_files:
                 kept = ray.get(ledger.take.remote(job))
                 _log.warning(
@@ -465,7 +548,9 @@ def write_alluvium(
     """
     uri = _location(table_uri)
     schema = None
-    if not DeltaTable.is_deltatable(uri, storage_options):
+    try:
+        DeltaTable(uri, storage_options=storage_options)
+    except TableNotFoundError:
         # The schema after every transform (Ray's on_write_start hint may predate them).
         schema = _arrow_schema(dataset.schema())
     sink = AlluviumDatasink(

@@ -235,3 +235,63 @@ def test_a_new_table_has_the_schema_after_the_transforms(cluster, tmp_path):
     with pytest.raises(alluvium.InvalidInputError, match="partition"):
         ar.write_alluvium(ds, path, partition_by=["id"])
     assert alluvium.DeltaTable(path).version() == 1 and unreferenced(path) == set()
+
+
+def test_the_ledger_deletes_late_records_it_was_not_told_were_committed(cluster, tmp_path):
+    # Tasks record their files without waiting: a record can reach the ledger after its job
+    # closed. The ledger then deletes the files the job did not commit, never a committed one.
+    path = str(tmp_path / "t")
+    alluvium.write_deltalake(path, wide(10))
+    dt = alluvium.DeltaTable(path)
+    committed = dt.write_data_files(wide(10, 100))
+    dt.commit_files(committed)
+    stray = dt.write_data_files(wide(10, 200))
+    ledger = ar._WriteLedger.remote()
+    ledger.open.remote("job")
+    ledger.begin.remote("job", "early")
+    ledger.end.remote("job", "early", ["early.parquet"])
+    assert ray.get(ledger.finish.remote("job", (path, None), [a.path for a in committed])) == ["early.parquet"]
+    ledger.begin.remote("job", "late")
+    ledger.end.remote("job", "late", [a.path for a in committed + stray])
+    assert ray.get(ledger.running.remote("job")) == 0
+    assert unreferenced(path) == set() and on_disk(path) == referenced(path)
+    # A job whose commit's outcome is unknown: late files are kept.
+    kept = dt.write_data_files(wide(10, 300))
+    ledger.close.remote("unknown", None, [])
+    ledger.end.remote("unknown", "t", [a.path for a in kept])
+    assert ray.get(ledger.running.remote("unknown")) == 0
+    assert unreferenced(path) == {a.path for a in kept}
+
+
+def test_a_worker_reuses_its_table_handle_and_refuses_a_recreated_table(cluster, tmp_path):
+    import shutil
+
+    path = str(tmp_path / "t")
+    alluvium.write_deltalake(path, wide(10))
+    dt = alluvium.DeltaTable(path)
+    first = ar._worker_table(path, None, dt.metadata().id, dt.version())
+    assert ar._worker_table(path, None, dt.metadata().id, dt.version()) is first
+    # The handle writes the latest version's schema: a column added meanwhile is written.
+    extra = wide(2, 50).append_column("extra", pa.array([7, 8], pa.int64()))
+    alluvium.write_deltalake(path, extra, mode="append", schema_mode="merge")
+    adds = first.write_data_files(wide(5, 100).append_column("extra", pa.array(range(5), pa.int64())))
+    dt.commit_files(adds)
+    assert alluvium.DeltaTable(path).to_pyarrow_table().column("extra").null_count == 10
+    # The table deleted and created again (same location, another id) while a job whose
+    # driver opened the old one runs: the job's first task on a worker refuses it; a job on
+    # the new table gets a new handle.
+    old_id, old_version = dt.metadata().id, alluvium.DeltaTable(path).version()
+    shutil.rmtree(path)
+    alluvium.write_deltalake(path, pa.table({"other": pa.array([1, 2], pa.int64())}))
+    with pytest.raises(alluvium.InvalidInputError, match="deleted and created again"):
+        ar._worker_table(path, None, old_id, old_version)
+    new = alluvium.DeltaTable(path)
+    handle = ar._worker_table(path, None, new.metadata().id, new.version())
+    assert handle is not first and [f.name for f in handle.schema().fields] == ["other"]
+
+
+def test_a_sink_without_a_schema_needs_the_table(cluster, tmp_path):
+    path = str(tmp_path / "missing")
+    with pytest.raises(Exception, match="no table at"):
+        blocks_of(wide(100), 2).write_datasink(ar.AlluviumDatasink(path))
+    assert not Path(path).exists() or on_disk(path) == set()
