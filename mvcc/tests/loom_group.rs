@@ -194,7 +194,7 @@ fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> loom::thr
 fn writers_sharing_a_committer_land_once_each_at_the_version_they_are_told() {
     loom::model(|| {
         spawn(|| {
-            let store: StoreRef = Arc::new(InMemoryStore::new());
+            let store: StoreRef = std::sync::Arc::new(InMemoryStore::new());
             create(&store);
             let cache = Arc::new(VersionedCache::<Snapshot>::new());
             let group = Arc::new(GroupCommit::new(
