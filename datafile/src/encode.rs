@@ -14,7 +14,11 @@
 //!
 //! The file's buffer is grown once per row group to the size of its column chunks (known
 //! when they are closed) instead of doubling page by page: each doubling copied the whole
-//! file so far and faulted in fresh pages.
+//! file so far and faulted in fresh pages. A file that reaches a second row group is
+//! likely to grow to the target file size, so its buffer is then reserved once for that
+//! size: growing by doubling near the target held the old and the new buffer at once
+//! (about twice the file in memory for a moment), while an untouched reservation costs
+//! address space, not resident memory.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -38,6 +42,10 @@ pub(crate) const PARALLEL_MIN_ROWS: usize = 8192;
 /// Bytes reserved past a row group's column chunks: the file footer (schema, row-group
 /// and page-index metadata) usually fits, so finishing the file does not grow it again.
 const FOOTER_RESERVE: usize = 64 * 1024;
+
+/// Most bytes reserved for a file toward its target size: a table may ask for files far
+/// bigger than memory (`delta.targetFileSize`), and such a file grows as it goes.
+const MAX_TARGET_RESERVE: usize = 512 << 20;
 
 /// The column writers of the row group being written.
 struct RowGroup {
@@ -65,15 +73,21 @@ pub(crate) struct ParquetEncoder {
     max_rows: Option<usize>,
     max_bytes: Option<usize>,
     parallel: bool,
+    /// The size the file is expected to reach (the target file size), if known.
+    size_hint: Option<usize>,
+    /// Row groups spliced into the file so far.
+    row_groups: usize,
 }
 
 impl ParquetEncoder {
     /// A file of `schema` written with `props`; `parallel` allows one task per column for
-    /// big batches (see [`worth_parallel`]).
+    /// big batches (see [`worth_parallel`]); `size_hint` is the size the file is closed at
+    /// (the target file size), used to reserve its buffer once it has a second row group.
     pub(crate) fn try_new(
         schema: SchemaRef,
         props: WriterProperties,
         parallel: bool,
+        size_hint: Option<usize>,
     ) -> Result<ParquetEncoder> {
         let max_rows = props.max_row_group_row_count();
         let max_bytes = props.max_row_group_bytes();
@@ -102,6 +116,8 @@ impl ParquetEncoder {
             max_rows,
             max_bytes,
             parallel,
+            size_hint,
+            row_groups: 0,
         })
     }
 
@@ -215,9 +231,21 @@ impl ParquetEncoder {
             .iter()
             .map(|c| usize::try_from(c.close().metadata.compressed_size()).unwrap_or(0))
             .sum();
-        self.file
-            .inner_mut()
-            .reserve(size.saturating_add(FOOTER_RESERVE));
+        let buffer = self.file.inner_mut();
+        // Room for this group (and the footer); at the second row group, room for the whole
+        // target size at once, plus one more group of this one's size: the file is closed
+        // once it reaches the target, so its last group carries it past.
+        let slack = size.saturating_add(FOOTER_RESERVE);
+        let mut wanted = buffer.len().saturating_add(slack);
+        if let Some(target) = self.size_hint
+            && self.row_groups == 1
+        {
+            wanted = wanted.max(target.min(MAX_TARGET_RESERVE).saturating_add(slack));
+        }
+        if buffer.capacity() < wanted {
+            buffer.reserve_exact(wanted - buffer.len());
+        }
+        self.row_groups += 1;
         let mut row_group = self.file.next_row_group()?;
         for chunk in chunks {
             chunk.append_to_row_group(&mut row_group)?;
@@ -360,4 +388,63 @@ fn encode_column(
         writer.write(leaf)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::Int64Array;
+    use arrow_schema::{DataType, Schema};
+
+    use super::*;
+
+    fn encoder(size_hint: Option<usize>) -> ParquetEncoder {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(100))
+            .build();
+        ParquetEncoder::try_new(schema, props, false, size_hint).expect("encoder")
+    }
+
+    fn rows(e: &mut ParquetEncoder, n: i64) {
+        let batch = RecordBatch::try_new(
+            e.schema.clone(),
+            vec![Arc::new(Int64Array::from_iter_values(0..n)) as ArrayRef],
+        )
+        .expect("batch");
+        e.write(&batch, || Ok(())).expect("write");
+    }
+
+    #[test]
+    fn a_second_row_group_reserves_the_buffer_toward_the_target_once() {
+        let target = 4 << 20;
+        let mut e = encoder(Some(target));
+        rows(&mut e, 100);
+        rows(&mut e, 1);
+        // One row group spliced: room for it alone, nowhere near the target.
+        assert!(e.file.inner().capacity() < target / 2);
+        rows(&mut e, 100);
+        // The second: room for the whole target, so the file never grows by doubling.
+        let reserved = e.file.inner().capacity();
+        assert!(reserved >= target, "{reserved} bytes reserved");
+        rows(&mut e, 300);
+        assert_eq!(
+            e.file.inner().capacity(),
+            reserved,
+            "no growth below the target"
+        );
+        let bytes = e.finish().expect("finish");
+        assert!(!bytes.is_empty());
+    }
+
+    #[test]
+    fn the_reservation_is_capped_and_needs_a_hint() {
+        let mut huge = encoder(Some(usize::MAX));
+        rows(&mut huge, 250);
+        assert!(huge.file.inner().capacity() <= MAX_TARGET_RESERVE + (1 << 20));
+        let mut none = encoder(None);
+        rows(&mut none, 250);
+        assert!(none.file.inner().capacity() < 1 << 20);
+    }
 }

@@ -592,6 +592,7 @@ impl<'a> FileSink<'a> {
                 self.physical_schema.clone(),
                 dictionary_choice(self.props.clone(), &physical)?,
                 self.parallel,
+                usize::try_from(self.target).ok(),
             )?;
             let stats = StatsCollector::new(
                 &self.data_schema,
