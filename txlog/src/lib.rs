@@ -18,38 +18,38 @@
 //! * [`log_path`], [`segment`], [`checkpoint`]: log files, listing and checkpoints;
 //!   [`log_compaction`]: a log compaction file checked against its commits;
 //! * [`replay`]: action reconciliation;
-//! * [`features`], [`properties`]: the protocol gate and table properties;
-//!   [`type_widening`]: the type changes writers may apply ("Type Widening");
+//! * [`table`]: table configuration: the protocol gate ([`features`]), table properties
+//!   ([`properties`]), and the rules of column mapping, row tracking, Iceberg compatibility,
+//!   clustering and type widening (the old paths, such as [`features`], are re-exports);
 //! * [`path`]: file paths in actions.
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod actions;
 pub mod checkpoint;
-pub mod clustering;
-pub mod column_mapping;
 pub mod commit;
 pub mod commit_range;
 pub mod dv;
 mod error;
-pub mod features;
 mod file_set;
-pub mod iceberg_compat;
 pub mod log_compaction;
 pub mod log_path;
 pub mod partition;
 pub mod path;
-pub mod properties;
 pub mod replay;
-pub mod row_tracking;
 pub mod scalar;
 pub mod schema;
 pub mod segment;
 pub mod stats;
-pub mod type_widening;
+pub mod table;
 pub mod void;
 
 pub use error::{FeatureSide, LogError, Result};
+// The table-configuration modules live under `table/`; their old paths stay valid.
+pub use table::{
+    clustering, column_mapping, features, iceberg_compat, properties, row_tracking,
+    type_widening,
+};
 
 /// What alluvium calls itself: the `engineInfo` of the commits it writes and the
 /// `created_by` of the Parquet files (checkpoints and data files) it writes.
