@@ -6,6 +6,7 @@
 //! identity columns.
 
 mod arrow;
+mod column_metadata;
 
 use std::fmt;
 
@@ -17,12 +18,15 @@ pub use self::arrow::{
     arrow_field_as, arrow_fields_as, arrow_schema, arrow_type, arrow_type_as, extension_metadata,
     from_arrow_schema, typed_field, variant_fields,
 };
+pub use self::column_metadata::ColumnMetadataKey;
 use crate::{LogError, Result};
 
-/// Field-metadata key holding a column-mapping id.
-pub const COLUMN_MAPPING_ID: &str = "delta.columnMapping.id";
-/// Field-metadata key holding a column-mapping physical name.
-pub const COLUMN_MAPPING_PHYSICAL_NAME: &str = "delta.columnMapping.physicalName";
+/// Field-metadata key holding a column-mapping id ([`ColumnMetadataKey::ColumnMappingId`]).
+pub const COLUMN_MAPPING_ID: &str = ColumnMetadataKey::ColumnMappingId.as_str();
+/// Field-metadata key holding a column-mapping physical name
+/// ([`ColumnMetadataKey::ColumnMappingPhysicalName`]).
+pub const COLUMN_MAPPING_PHYSICAL_NAME: &str =
+    ColumnMetadataKey::ColumnMappingPhysicalName.as_str();
 
 /// A primitive type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
