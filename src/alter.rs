@@ -10,12 +10,13 @@ use alluvium_txlog::actions::Metadata;
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
 use alluvium_txlog::features::upgrade_protocol;
 use alluvium_txlog::properties::{
-    APPEND_ONLY, COLUMN_MAPPING_MAX_ID, COLUMN_MAPPING_MODE, ENABLE_CDC_LEGACY, ENABLE_CDF,
-    ENABLE_ICT, FEATURE_PREFIX, MIN_READER_VERSION, MIN_WRITER_VERSION, TableProperties,
-    is_known_property, nearest_known_property,
+    APPEND_ONLY, COLUMN_MAPPING_MAX_ID, COLUMN_MAPPING_MODE, CONSTRAINT_PREFIX, ENABLE_CDC_LEGACY,
+    ENABLE_CDF, ENABLE_ICT, FEATURE_PREFIX, MIN_READER_VERSION, MIN_WRITER_VERSION,
+    TableProperties, is_known_property, nearest_known_property,
 };
 use alluvium_txlog::row_tracking;
 use alluvium_txlog::schema::{COLUMN_MAPPING_PHYSICAL_NAME, DataType, StructField, StructType};
+use alluvium_txlog::table::TableFeature;
 
 use crate::report::CommitSummary;
 use crate::write::{WriteOptions, check_properties};
@@ -75,7 +76,7 @@ impl Table {
                     "unknown table property {k}{hint}: delta.* keys must be Delta table properties"
                 )));
             }
-            if k.starts_with("delta.constraints.") {
+            if k.starts_with(CONSTRAINT_PREFIX) {
                 // Adding one must check the existing rows first (PROTOCOL.md "CHECK
                 // Constraints"), which add_constraint does.
                 return Err(Error::InvalidArgument(format!(
@@ -106,7 +107,7 @@ impl Table {
                 )));
             }
         }
-        let mut features: Vec<String> = Vec::new();
+        let mut features: Vec<TableFeature> = Vec::new();
         for (k, v) in &requested {
             if let Some(name) = k.strip_prefix(FEATURE_PREFIX) {
                 if !(v.eq_ignore_ascii_case("supported") || v.eq_ignore_ascii_case("enabled")) {
@@ -114,7 +115,7 @@ impl Table {
                         "table property {k}={v}: must be supported"
                     )));
                 }
-                features.push(name.to_string());
+                features.push(TableFeature::from_name(name));
             } else {
                 md.configuration.insert(k.clone(), v.clone());
             }
@@ -125,13 +126,13 @@ impl Table {
                 .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
         };
         if TableProperties(&md.configuration).deletion_vectors() {
-            features.push("deletionVectors".into());
+            features.push(TableFeature::DeletionVectors);
         }
         if on(ENABLE_CDF) || on(ENABLE_CDC_LEGACY) {
-            features.push("changeDataFeed".into());
+            features.push(TableFeature::ChangeDataFeed);
         }
         if on(APPEND_ONLY) {
-            features.push("appendOnly".into());
+            features.push(TableFeature::AppendOnly);
         }
         let new_mode = md
             .configuration
@@ -149,15 +150,15 @@ impl Table {
             md.schema_string = schema.to_json();
         }
         if new_mode != ColumnMappingMode::None {
-            features.push("columnMapping".into());
+            features.push(TableFeature::ColumnMapping);
         }
         if row_tracking::is_requested(&md.configuration) {
             row_tracking::assign_materialized_columns(&mut md.configuration);
-            features.push(row_tracking::FEATURE.into());
+            features.push(TableFeature::RowTracking);
         }
         // Row tracking keeps its high-water mark in a domain (PROTOCOL.md "Row Tracking").
-        if features.iter().any(|f| f == row_tracking::FEATURE) {
-            features.insert(0, "domainMetadata".into());
+        if features.contains(&TableFeature::RowTracking) {
+            features.insert(0, TableFeature::DomainMetadata);
         }
         // A clustered table's clustering columns must keep their statistics (SPEC §29 CL2).
         alluvium_txlog::clustering::check_statistics(
@@ -167,8 +168,7 @@ impl Table {
             |d| snapshot.state().domains().get(d),
         )
         .map_err(|e| Error::InvalidArgument(format!("alter: {e}")))?;
-        let feature_refs: Vec<&str> = features.iter().map(String::as_str).collect();
-        let protocol = upgrade_protocol(snapshot.protocol(), &feature_refs);
+        let protocol = upgrade_protocol(snapshot.protocol(), &features);
 
         let operation = if set.is_empty() {
             "UNSET TBLPROPERTIES"

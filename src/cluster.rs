@@ -5,12 +5,11 @@
 //! not yet clustered (`alluvium_compaction::optimize`).
 
 use alluvium_mvcc::Transaction;
-use alluvium_txlog::clustering::{
-    self, LEGACY_DOMAIN, LEGACY_FEATURE, check_columns, physical_path,
-};
-use alluvium_txlog::features::{supports_writer_feature, upgrade_protocol};
+use alluvium_txlog::clustering::{self, LEGACY_DOMAIN, check_columns, physical_path};
+use alluvium_txlog::features::upgrade_protocol;
 use alluvium_txlog::schema::DataType;
 use alluvium_txlog::stats::FileStats;
+use alluvium_txlog::table::TableFeature;
 use serde_json::{Value, json};
 
 use crate::report::CommitSummary;
@@ -87,14 +86,18 @@ impl Table {
                 }
             }
         }
-        let legacy = supports_writer_feature(snapshot.protocol(), LEGACY_FEATURE)
-            && !supports_writer_feature(snapshot.protocol(), clustering::FEATURE);
+        let legacy = snapshot
+            .protocol()
+            .supports_writer_feature(&TableFeature::Liquid)
+            && !snapshot
+                .protocol()
+                .supports_writer_feature(&TableFeature::Clustering);
         let protocol = if legacy {
             snapshot.protocol().clone()
         } else {
             upgrade_protocol(
                 snapshot.protocol(),
-                &["domainMetadata", clustering::FEATURE],
+                &[TableFeature::DomainMetadata, TableFeature::Clustering],
             )
         };
         let mut txn = Transaction::new(snapshot.inner(), "CLUSTER BY");

@@ -6,6 +6,7 @@
 
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::features::upgrade_protocol;
+use alluvium_txlog::table::TableFeature;
 
 use crate::report::CommitSummary;
 use crate::write::WriteOptions;
@@ -69,7 +70,7 @@ impl Table {
                 }
             }
         }
-        let protocol = upgrade_protocol(snapshot.protocol(), &["checkConstraints"]);
+        let protocol = upgrade_protocol(snapshot.protocol(), &[TableFeature::CheckConstraints]);
         if &protocol != snapshot.protocol() {
             txn.set_protocol(protocol);
         }

@@ -29,13 +29,14 @@ use alluvium_mvcc::{Transaction, VersionSpec};
 use alluvium_txlog::actions::{Add, Metadata, Protocol, Remove};
 use alluvium_txlog::clustering::{self, clustering_columns};
 use alluvium_txlog::dv::read_deletion_vector_bitmap;
-use alluvium_txlog::features::{legacy_writer_features, upgrade_protocol};
+use alluvium_txlog::features::upgrade_protocol;
 use alluvium_txlog::path::{canonical_path, resolve};
 use alluvium_txlog::properties::{
     COLUMN_MAPPING_MAX_ID, ENABLE_ICT, ICT_ENABLEMENT_TIMESTAMP, ICT_ENABLEMENT_VERSION,
     TableProperties,
 };
 use alluvium_txlog::schema::StructType;
+use alluvium_txlog::table::TableFeature;
 
 use crate::report::CommitSummary;
 use crate::write::WriteOptions;
@@ -54,19 +55,12 @@ fn key(snapshot: &Snapshot, add: &Add) -> (String, Option<String>) {
 }
 
 /// Every feature a protocol supports, explicitly listed or implied by its legacy versions.
-fn features_of(p: &Protocol) -> Vec<String> {
-    let mut out: Vec<String> = if p.min_writer_version >= 7 {
-        p.writer_features.clone().unwrap_or_default()
-    } else {
-        legacy_writer_features(p.min_writer_version)
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    };
+fn features_of(p: &Protocol) -> Vec<TableFeature> {
+    let mut out = p.writer_features_in_force();
     if p.min_reader_version >= 3 {
-        out.extend(p.reader_features.clone().unwrap_or_default());
+        out.extend(p.reader_table_features());
     } else if p.min_reader_version == 2 {
-        out.push("columnMapping".into());
+        out.push(TableFeature::ColumnMapping);
     }
     out
 }
@@ -74,9 +68,7 @@ fn features_of(p: &Protocol) -> Vec<String> {
 /// The protocol after restoring `target` on a table at `latest`: `latest` with every
 /// feature of `target` (Delta: `sourceProtocol.merge(targetProtocol)`), never lower.
 fn merged_protocol(latest: &Protocol, target: &Protocol) -> Protocol {
-    let features = features_of(target);
-    let refs: Vec<&str> = features.iter().map(String::as_str).collect();
-    let mut p = upgrade_protocol(latest, &refs);
+    let mut p = upgrade_protocol(latest, &features_of(target));
     p.min_reader_version = p.min_reader_version.max(target.min_reader_version);
     p.min_writer_version = p.min_writer_version.max(target.min_writer_version);
     p
@@ -312,7 +304,10 @@ mod tests {
         assert!(supports_reader_feature(&merged, "deletionVectors"));
         assert!(supports_writer_feature(&merged, "appendOnly"));
         // A table upgraded from 1/2 already lists them: nothing changes.
-        let upgraded = upgrade_protocol(&protocol(1, 2, None, None), &["deletionVectors"]);
+        let upgraded = upgrade_protocol(
+            &protocol(1, 2, None, None),
+            &[TableFeature::DeletionVectors],
+        );
         assert_eq!(
             merged_protocol(&upgraded, &protocol(1, 2, None, None)),
             upgraded

@@ -23,9 +23,9 @@ use alluvium_storage::{ObjectStore, StorePath};
 use alluvium_txlog::Version;
 use alluvium_txlog::actions::Action;
 use alluvium_txlog::checkpoint::{ActionSink, CheckpointFiles, visit_checkpoint};
-use alluvium_txlog::features::supports_writer_feature;
 use alluvium_txlog::log_path::{DELTA_LOG_DIR, LogFileKind, SIDECAR_DIR};
 use alluvium_txlog::segment::{complete_checkpoints, earliest_readable_version, list_log_from};
+use alluvium_txlog::table::TableFeature;
 
 use crate::Result;
 
@@ -87,7 +87,9 @@ pub fn cleanup_log(snapshot: &Snapshot, now_ms: i64, dry_run: bool) -> Result<Cl
             Some("no checkpoint at or below the expired commits reads back whole".into());
         return Ok(report);
     };
-    if supports_writer_feature(snapshot.protocol(), "checkpointProtection")
+    if snapshot
+        .protocol()
+        .supports_writer_feature(&TableFeature::CheckpointProtection)
         && let Some(required) = snapshot.properties().require_checkpoint_protection_before()
         && anchor < required
     {

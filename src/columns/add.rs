@@ -10,6 +10,7 @@ use alluvium_txlog::schema::{
     COLUMN_MAPPING_ID, COLUMN_MAPPING_PHYSICAL_NAME, DataType, PrimitiveType, StructField,
     StructType,
 };
+use alluvium_txlog::table::TableFeature;
 
 use crate::report::CommitSummary;
 use crate::write::WriteOptions;
@@ -17,20 +18,20 @@ use crate::{Error, Result, Table};
 
 /// The table features a column of `field`'s type needs (PROTOCOL.md "Timestamp without
 /// timezone (TimestampNtz)", "Variant Data Type", "Geospatial").
-fn type_features(field: &StructField) -> Vec<&'static str> {
+fn type_features(field: &StructField) -> Vec<TableFeature> {
     let mut out = Vec::new();
     let has = |p: PrimitiveType| field.data_type.any_primitive(&mut |t| t == p);
     if has(PrimitiveType::TimestampNtz) {
-        out.push("timestampNtz");
+        out.push(TableFeature::TimestampNtz);
     }
     if has(PrimitiveType::Variant) {
-        out.push("variantType");
+        out.push(TableFeature::VariantType);
     }
     if field
         .data_type
         .any_type(&mut |t| matches!(t, DataType::Geospatial(_)))
     {
-        out.push("geospatial");
+        out.push(TableFeature::Geospatial);
     }
     out
 }

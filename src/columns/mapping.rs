@@ -13,6 +13,7 @@ use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::features::upgrade_protocol;
 use alluvium_txlog::properties::STATS_COLUMNS;
 use alluvium_txlog::schema::StructType;
+use alluvium_txlog::table::TableFeature;
 
 use super::{find_field, refuse_dependents, stats_columns_after};
 use crate::alter::enable_name_mapping;
@@ -36,7 +37,7 @@ fn with_mapping(snapshot: &Snapshot) -> Mapped {
     let mut protocol = None;
     if snapshot.column_mapping() == ColumnMappingMode::None {
         enable_name_mapping(&mut metadata, &mut schema);
-        let upgraded = upgrade_protocol(snapshot.protocol(), &["columnMapping"]);
+        let upgraded = upgrade_protocol(snapshot.protocol(), &[TableFeature::ColumnMapping]);
         if &upgraded != snapshot.protocol() {
             protocol = Some(upgraded);
         }

@@ -3,9 +3,10 @@
 //! values (`alluvium-datafile`'s `read::widening`).
 
 use alluvium_mvcc::Transaction;
-use alluvium_txlog::features::{supports_writer_feature, upgrade_protocol};
+use alluvium_txlog::features::upgrade_protocol;
 use alluvium_txlog::schema::{DataType, PrimitiveType};
-use alluvium_txlog::type_widening::{self, ENABLE, FEATURE, PREVIEW_FEATURE};
+use alluvium_txlog::table::TableFeature;
+use alluvium_txlog::type_widening::{self, ENABLE};
 
 use super::{find_field, refuse_dependents};
 use crate::report::CommitSummary;
@@ -102,12 +103,16 @@ impl Table {
             }
         }
         md.schema_string = schema.to_json();
-        let protocol = if supports_writer_feature(snapshot.protocol(), FEATURE)
-            || supports_writer_feature(snapshot.protocol(), PREVIEW_FEATURE)
+        let protocol = if snapshot
+            .protocol()
+            .supports_writer_feature(&TableFeature::TypeWidening)
+            || snapshot
+                .protocol()
+                .supports_writer_feature(&TableFeature::TypeWideningPreview)
         {
             snapshot.protocol().clone()
         } else {
-            upgrade_protocol(snapshot.protocol(), &[FEATURE])
+            upgrade_protocol(snapshot.protocol(), &[TableFeature::TypeWidening])
         };
         alluvium_txlog::features::check_write_supported(&protocol, &md, &schema)?;
         let mut txn = Transaction::new(snapshot.inner(), "CHANGE COLUMN");

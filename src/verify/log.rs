@@ -12,7 +12,6 @@ use alluvium_txlog::checkpoint::{
     CheckpointFiles, LAST_CHECKPOINT_LIMIT, LastCheckpointHint, json_checksum, read_checkpoint,
 };
 use alluvium_txlog::commit::decode_commit;
-use alluvium_txlog::features::supports_reader_feature;
 use alluvium_txlog::log_compaction::compare_with_commits;
 use alluvium_txlog::log_path::{
     CheckpointKind, LAST_CHECKPOINT, LogFile, LogFileKind, Version, log_path,
@@ -21,6 +20,7 @@ use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::replay::{Replay, TableState};
 use alluvium_txlog::segment::{check_compaction, complete_checkpoints, list_log_from};
+use alluvium_txlog::table::TableFeature;
 use serde_json::Value;
 
 use super::{Finding, FindingKind, VerifyReport};
@@ -342,7 +342,9 @@ fn check_commits_and_checkpoints(
             }
         };
         if let Some(c) = counts.get_mut(&v) {
-            c.v2 = supports_reader_feature(checkpoint_state.protocol(), "v2Checkpoint");
+            c.v2 = checkpoint_state
+                .protocol()
+                .supports_reader_feature(&TableFeature::V2Checkpoint);
         }
         // Compare only where the commits up to the checkpoint are all still there.
         let Some(r) = replay.take().filter(|_| next == v + 1) else {

@@ -364,7 +364,10 @@ fn enabling_by_hand_without_backfill_is_refused() {
     let mut txn = Transaction::new(&crate::mvcc(&snap), "SET TBLPROPERTIES");
     txn.set_protocol(alluvium_txlog::features::upgrade_protocol(
         snap.protocol(),
-        &["domainMetadata", "rowTracking"],
+        &[
+            alluvium_txlog::table::TableFeature::DomainMetadata,
+            alluvium_txlog::table::TableFeature::RowTracking,
+        ],
     ));
     txn.set_metadata(md);
     let err = txn.commit().unwrap_err();

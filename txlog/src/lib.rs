@@ -47,8 +47,7 @@ pub mod void;
 pub use error::{FeatureSide, LogError, Result};
 // The table-configuration modules live under `table/`; their old paths stay valid.
 pub use table::{
-    clustering, column_mapping, features, iceberg_compat, properties, row_tracking,
-    type_widening,
+    clustering, column_mapping, features, iceberg_compat, properties, row_tracking, type_widening,
 };
 
 /// What alluvium calls itself: the `engineInfo` of the commits it writes and the

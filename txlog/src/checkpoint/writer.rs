@@ -34,7 +34,6 @@ use super::schema::{
 };
 use crate::actions::*;
 use crate::column_mapping::ColumnMappingMode;
-use crate::features::supports_reader_feature;
 use crate::log_path::{
     CheckpointFormat, CheckpointKind, DELTA_LOG_DIR, LogFileKind, SIDECAR_DIR, Version,
     log_file_name, log_path,
@@ -645,7 +644,9 @@ pub fn write_checkpoint(
             .chain(removes.iter().cloned().map(Row::Remove))
     };
     let total = meta_rows.len() + num_adds + removes.len();
-    let v2 = supports_reader_feature(state.protocol(), "v2Checkpoint");
+    let v2 = state
+        .protocol()
+        .supports_reader_feature(&crate::table::TableFeature::V2Checkpoint);
     let split = options.part_size.filter(|p| *p > 0 && total > *p);
 
     let mut files = Vec::new();

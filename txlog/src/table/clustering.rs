@@ -15,22 +15,23 @@ use serde_json::{Value, json};
 use crate::actions::{DomainMetadata, Metadata, Protocol};
 use crate::column_mapping::ColumnMappingMode;
 use crate::error::FeatureSide;
-use crate::features::supports_writer_feature;
 use crate::properties::TableProperties;
 use crate::schema::{DataType, StructField, StructType};
+use crate::table::TableFeature;
 use crate::{LogError, Result};
 
-/// The writer feature of clustered tables.
-pub const FEATURE: &str = "clustering";
-/// Databricks' preview name of the feature (with the [`LEGACY_DOMAIN`] domain).
-pub const LEGACY_FEATURE: &str = "liquid";
+/// The writer feature of clustered tables ([`TableFeature::Clustering`]).
+pub const FEATURE: &str = TableFeature::Clustering.as_str();
+/// Databricks' preview name of the feature (with the [`LEGACY_DOMAIN`] domain;
+/// [`TableFeature::Liquid`]).
+pub const LEGACY_FEATURE: &str = TableFeature::Liquid.as_str();
 /// The domain holding the clustering columns.
-pub const DOMAIN: &str = "delta.clustering";
+pub const DOMAIN: &str = "delta.clustering"; // vocabulary: a domain name, not a property
 /// The domain the preview feature [`LEGACY_FEATURE`] kept them in.
-pub const LEGACY_DOMAIN: &str = "delta.liquid";
+pub const LEGACY_DOMAIN: &str = "delta.liquid"; // vocabulary: a domain name, not a property
 /// The clustering implementation alluvium's OPTIMIZE is (Delta Spark's name for its
 /// Z-cube clustering), set as `add.clusteringProvider` on the files it clusters.
-pub const PROVIDER: &str = "liquid";
+pub const PROVIDER: &str = "liquid"; // vocabulary: a clusteringProvider value, not a feature
 /// The `add.tags` key naming the OPTIMIZE run (Z-cube) that clustered a file.
 pub const ZCUBE_ID_TAG: &str = "ZCUBE_ID";
 /// The `add.tags` key holding the clustering columns (JSON list) a file was clustered by.
@@ -41,7 +42,8 @@ pub const MAX_CLUSTERING_COLUMNS: usize = 4;
 /// Whether the protocol makes the table a clustered table (`clustering`, or the preview
 /// `liquid`, among the writer features).
 pub fn is_clustered(protocol: &Protocol) -> bool {
-    supports_writer_feature(protocol, FEATURE) || supports_writer_feature(protocol, LEGACY_FEATURE)
+    protocol.supports_writer_feature(&TableFeature::Clustering)
+        || protocol.supports_writer_feature(&TableFeature::Liquid)
 }
 
 fn invalid(detail: String) -> LogError {

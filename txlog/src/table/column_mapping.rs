@@ -2,11 +2,9 @@
 //! names and ids used in data files, partition values and statistics.
 
 use crate::actions::{Metadata, Protocol};
-use crate::features::supports_reader_feature;
+pub use crate::properties::COLUMN_MAPPING_MODE;
 use crate::schema::{DataType, StructField, StructType};
-
-/// Table property selecting the mode.
-pub const COLUMN_MAPPING_MODE: &str = "delta.columnMapping.mode";
+use crate::table::TableFeature;
 
 /// How data-file columns are matched to schema fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,8 +21,8 @@ impl ColumnMappingMode {
     /// The mode in force: the table property, honoured only when the protocol supports the
     /// `columnMapping` feature.
     pub fn of(protocol: &Protocol, metadata: &Metadata) -> ColumnMappingMode {
-        if !supports_reader_feature(protocol, "columnMapping")
-            && !crate::features::supports_writer_feature(protocol, "columnMapping")
+        if !protocol.supports_reader_feature(&TableFeature::ColumnMapping)
+            && !protocol.supports_writer_feature(&TableFeature::ColumnMapping)
         {
             return ColumnMappingMode::None;
         }
@@ -44,6 +42,12 @@ impl ColumnMappingMode {
             "id" => Some(ColumnMappingMode::Id),
             _ => None,
         }
+    }
+
+    /// Whether columns are mapped (`name` or `id`): data files name columns by their
+    /// physical names (and, for `id`, also match them by field id).
+    pub fn is_mapped(self) -> bool {
+        matches!(self, ColumnMappingMode::Name | ColumnMappingMode::Id)
     }
 
     /// The name of `field` in data files, partition values and statistics.

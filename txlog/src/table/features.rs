@@ -1,15 +1,20 @@
 //! The protocol gate (PROTOCOL.md "Protocol Evolution", "Table Features"): which tables
-//! alluvium may read and write.
+//! alluvium may read and write, and the protocol a new or upgraded table needs.
 //!
 //! Reading requires `minReaderVersion <= 3` and, at reader version 3, every listed reader
 //! feature supported. Writing (checked by the write path) additionally requires
 //! `minWriterVersion <= 7` and every writer feature supported; legacy writer versions imply
-//! their feature sets. Anything unsupported fails closed with a typed error naming it.
+//! their feature sets ([`Protocol::legacy_writer_features`]). Anything unsupported fails
+//! closed with a typed error naming it. Feature names are [`TableFeature`]s; whether a
+//! protocol supports one is [`Protocol::supports_reader_feature`] and
+//! [`Protocol::supports_writer_feature`] (the free functions of the same names here are
+//! kept for callers that pass names).
 
 use crate::actions::{Metadata, Protocol};
 use crate::error::FeatureSide;
 use crate::properties;
-use crate::schema::{DataType, PrimitiveType, StructType};
+use crate::schema::{ColumnMetadataKey, DataType, PrimitiveType, StructType};
+use crate::table::TableFeature;
 use crate::{LogError, Result};
 
 /// Highest reader version implemented.
@@ -18,30 +23,32 @@ pub const MAX_READER_VERSION: i32 = 3;
 pub const MAX_WRITER_VERSION: i32 = 7;
 
 /// Reader features alluvium implements.
-pub const SUPPORTED_READER_FEATURES: &[&str] = &[
-    "columnMapping",
-    "deletionVectors",
-    "timestampNtz",
-    "v2Checkpoint",
-    "vacuumProtocolCheck",
-    "typeWidening",
-    "typeWidening-preview",
+pub const SUPPORTED_READER_FEATURES: &[TableFeature] = &[
+    TableFeature::ColumnMapping,
+    TableFeature::DeletionVectors,
+    TableFeature::TimestampNtz,
+    TableFeature::V2Checkpoint,
+    TableFeature::VacuumProtocolCheck,
+    TableFeature::TypeWidening,
+    TableFeature::TypeWideningPreview,
     // Variant columns are read in their unshredded form; shredded files are folded back.
-    "variantType",
-    "variantType-preview",
-    "variantShredding",
-    "variantShredding-preview",
+    TableFeature::VariantType,
+    TableFeature::VariantTypePreview,
+    TableFeature::VariantShredding,
+    TableFeature::VariantShreddingPreview,
     // Geometry and geography columns are read as WKB binary.
-    "geospatial",
+    TableFeature::Geospatial,
 ];
 
 /// Why a known reader feature is not supported (for the error message).
-fn unsupported_reader_detail(feature: &str) -> Option<&'static str> {
+fn unsupported_reader_detail(feature: &TableFeature) -> Option<&'static str> {
     Some(match feature {
-        "catalogManaged" | "catalogOwned-preview" => {
+        TableFeature::CatalogManaged | TableFeature::CatalogOwnedPreview => {
             "the table's commits are managed by a catalog; a filesystem engine must not read or write it directly"
         }
-        "collations" | "collations-preview" => "collated string comparisons are not supported",
+        TableFeature::Collations | TableFeature::CollationsPreview => {
+            "collated string comparisons are not supported"
+        }
         _ => return None,
     })
 }
@@ -60,12 +67,12 @@ pub fn check_read_supported(protocol: &Protocol) -> Result<()> {
         });
     }
     if protocol.min_reader_version == 3 {
-        for f in protocol.reader_features.iter().flatten() {
-            if !SUPPORTED_READER_FEATURES.contains(&f.as_str()) {
+        for f in protocol.reader_table_features() {
+            if !SUPPORTED_READER_FEATURES.contains(&f) {
                 return Err(LogError::UnsupportedFeature {
                     side: FeatureSide::Reader,
-                    feature: f.clone(),
-                    detail: unsupported_reader_detail(f).map(str::to_string),
+                    detail: unsupported_reader_detail(&f).map(str::to_string),
+                    feature: f.to_string(),
                 });
             }
         }
@@ -75,47 +82,47 @@ pub fn check_read_supported(protocol: &Protocol) -> Result<()> {
 
 /// Writer features alluvium can write under, provided the table does not actively use a
 /// part of them alluvium cannot enforce (see [`check_write_supported`]).
-pub const SUPPORTED_WRITER_FEATURES: &[&str] = &[
-    "appendOnly",
-    "invariants",
-    "checkConstraints",
-    "changeDataFeed",
-    "generatedColumns",
-    "columnMapping",
-    "identityColumns",
-    "deletionVectors",
-    "timestampNtz",
-    "domainMetadata",
-    "v2Checkpoint",
-    "inCommitTimestamp",
-    "vacuumProtocolCheck",
-    "typeWidening",
-    "typeWidening-preview",
-    "checkpointProtection",
-    "allowColumnDefaults",
+pub const SUPPORTED_WRITER_FEATURES: &[TableFeature] = &[
+    TableFeature::AppendOnly,
+    TableFeature::Invariants,
+    TableFeature::CheckConstraints,
+    TableFeature::ChangeDataFeed,
+    TableFeature::GeneratedColumns,
+    TableFeature::ColumnMapping,
+    TableFeature::IdentityColumns,
+    TableFeature::DeletionVectors,
+    TableFeature::TimestampNtz,
+    TableFeature::DomainMetadata,
+    TableFeature::V2Checkpoint,
+    TableFeature::InCommitTimestamp,
+    TableFeature::VacuumProtocolCheck,
+    TableFeature::TypeWidening,
+    TableFeature::TypeWideningPreview,
+    TableFeature::CheckpointProtection,
+    TableFeature::AllowColumnDefaults,
     // Row ids and commit versions are assigned at commit time and preserved by rewrites
     // (SPEC.md §27); the feature requires `domainMetadata` (checked by the write gate).
-    "rowTracking",
+    TableFeature::RowTracking,
     // Rows with variant or geospatial values are written as they arrive (unshredded
     // variants, WKB geometries); shredding is optional for writers and no statistics are
     // written for these columns.
-    "variantType",
-    "variantType-preview",
-    "variantShredding",
-    "variantShredding-preview",
-    "geospatial",
+    TableFeature::VariantType,
+    TableFeature::VariantTypePreview,
+    TableFeature::VariantShredding,
+    TableFeature::VariantShreddingPreview,
+    TableFeature::Geospatial,
     // Clustered tables: writes keep statistics for the clustering columns and the domain
     // (`clustering::check_writable`); OPTIMIZE clusters by them.
-    "clustering",
-    "liquid",
+    TableFeature::Clustering,
+    TableFeature::Liquid,
     // Partition values are also written into the data files (`materializes_partition_columns`).
-    "materializePartitionColumns",
+    TableFeature::MaterializePartitionColumns,
     // The Delta-side rules are checked by `iceberg_compat::check`.
-    "icebergCompatV1",
-    "icebergCompatV2",
+    TableFeature::IcebergCompatV1,
+    TableFeature::IcebergCompatV2,
 ];
 
-fn writer_refusal(feature: &str, detail: String) -> LogError {
+fn writer_refusal(feature: &TableFeature, detail: String) -> LogError {
     LogError::UnsupportedFeature {
         side: FeatureSide::Writer,
         feature: feature.to_string(),
@@ -147,19 +154,12 @@ pub fn check_write_supported(
             supported: MAX_WRITER_VERSION,
         });
     }
-    let features: Vec<String> = if protocol.min_writer_version >= 7 {
-        protocol.writer_features.clone().unwrap_or_default()
-    } else {
-        legacy_writer_features(protocol.min_writer_version)
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    };
+    let features = protocol.writer_features_in_force();
     for f in &features {
-        if !SUPPORTED_WRITER_FEATURES.contains(&f.as_str()) {
+        if !SUPPORTED_WRITER_FEATURES.contains(f) {
             return Err(LogError::UnsupportedFeature {
                 side: FeatureSide::Writer,
-                feature: f.clone(),
+                feature: f.to_string(),
                 detail: Some("alluvium cannot write tables with this feature yet".into()),
             });
         }
@@ -167,10 +167,11 @@ pub fn check_write_supported(
     // Invariants, CHECK constraints, generated, identity and default columns are enforced
     // by the write path's column rules (the facade's `write::rules`), which refuse a
     // table whose rule they cannot apply exactly.
-    let has = |f: &str| features.iter().any(|x| x == f);
-    if has("rowTracking") && !has("domainMetadata") {
+    if features.contains(&TableFeature::RowTracking)
+        && !features.contains(&TableFeature::DomainMetadata)
+    {
         return Err(writer_refusal(
-            "rowTracking",
+            &TableFeature::RowTracking,
             "the protocol lists rowTracking without the domainMetadata feature it requires".into(),
         ));
     }
@@ -183,63 +184,44 @@ pub fn check_write_supported(
 /// (protocol_rfcs/materialize-partition-columns.md), or IcebergCompat V1 or V2 is active
 /// (PROTOCOL.md "Writer Requirements for IcebergCompatV1/V2").
 pub fn materializes_partition_columns(protocol: &Protocol, metadata: &Metadata) -> bool {
-    supports_writer_feature(protocol, "materializePartitionColumns")
+    protocol.supports_writer_feature(&TableFeature::MaterializePartitionColumns)
         || matches!(
             crate::iceberg_compat::active_version(&metadata.configuration),
             Some(1 | 2)
         )
 }
 
-/// The writer features implied by a legacy (pre-7) writer version.
-pub fn legacy_writer_features(min_writer_version: i32) -> &'static [&'static str] {
-    match min_writer_version {
-        ..=1 => &[],
-        2 => &["appendOnly", "invariants"],
-        3 => &["appendOnly", "invariants", "checkConstraints"],
-        4 => &[
-            "appendOnly",
-            "invariants",
-            "checkConstraints",
-            "changeDataFeed",
-            "generatedColumns",
-        ],
-        5 => &[
-            "appendOnly",
-            "invariants",
-            "checkConstraints",
-            "changeDataFeed",
-            "generatedColumns",
-            "columnMapping",
-        ],
-        _ => &[
-            "appendOnly",
-            "invariants",
-            "checkConstraints",
-            "changeDataFeed",
-            "generatedColumns",
-            "columnMapping",
-            "identityColumns",
-        ],
-    }
+/// The names of the writer features implied by a legacy (pre-7) writer version: the names
+/// of [`Protocol::legacy_writer_features`].
+pub fn legacy_writer_features(min_writer_version: i32) -> Vec<&'static str> {
+    Protocol::legacy_writer_features(min_writer_version)
+        .iter()
+        .map(TableFeature::as_str)
+        .collect()
 }
 
-/// Whether the protocol supports (lists or implies) a writer feature.
+/// Whether the protocol supports (lists or implies) the writer feature named `feature`:
+/// [`Protocol::supports_writer_feature`] for callers holding a name.
 pub fn supports_writer_feature(protocol: &Protocol, feature: &str) -> bool {
-    if protocol.min_writer_version >= 7 {
-        protocol.has_writer_feature(feature)
-    } else {
-        legacy_writer_features(protocol.min_writer_version).contains(&feature)
+    protocol.supports_writer_feature(&TableFeature::from_name(feature))
+}
+
+/// Whether the protocol supports (lists or implies) the reader feature named `feature`:
+/// [`Protocol::supports_reader_feature`] for callers holding a name.
+pub fn supports_reader_feature(protocol: &Protocol, feature: &str) -> bool {
+    protocol.supports_reader_feature(&TableFeature::from_name(feature))
+}
+
+/// Appends `f` to `list` unless it is there already.
+fn push(list: &mut Vec<TableFeature>, f: &TableFeature) {
+    if !list.contains(f) {
+        list.push(f.clone());
     }
 }
 
-/// Whether the protocol supports a reader feature (listed, or implied by a legacy version:
-/// reader 2 implies column mapping).
-pub fn supports_reader_feature(protocol: &Protocol, feature: &str) -> bool {
-    if protocol.min_reader_version >= 3 {
-        protocol.has_reader_feature(feature)
-    } else {
-        protocol.min_reader_version == 2 && feature == "columnMapping"
-    }
+/// The names of `features`, in order, as a protocol lists them.
+fn names(features: Vec<TableFeature>) -> Vec<String> {
+    features.iter().map(TableFeature::to_string).collect()
 }
 
 /// The minimal protocol for a new table with `schema` and `configuration`: reader 1 /
@@ -254,66 +236,59 @@ pub fn minimal_protocol(
             .get(k)
             .is_some_and(|v| v.eq_ignore_ascii_case("true"))
     };
-    let mut reader: Vec<String> = Vec::new();
-    let mut writer: Vec<String> = Vec::new();
-    let push = |list: &mut Vec<String>, f: &str| {
-        if !list.iter().any(|x| x == f) {
-            list.push(f.to_string());
-        }
-    };
+    let mut reader: Vec<TableFeature> = Vec::new();
+    let mut writer: Vec<TableFeature> = Vec::new();
     let mut legacy_writer = 2;
     let mut legacy_reader = 1;
     if schema.fields.iter().any(|f| {
         f.data_type
             .any_primitive(&mut |p| p == PrimitiveType::TimestampNtz)
     }) {
-        push(&mut reader, "timestampNtz");
+        push(&mut reader, &TableFeature::TimestampNtz);
     }
     if schema.fields.iter().any(|f| {
         f.data_type
             .any_primitive(&mut |p| p == PrimitiveType::Variant)
     }) {
-        push(&mut reader, "variantType");
+        push(&mut reader, &TableFeature::VariantType);
     }
     if schema.fields.iter().any(|f| {
         f.data_type
             .any_type(&mut |t| matches!(t, DataType::Geospatial(_)))
     }) {
-        push(&mut reader, "geospatial");
+        push(&mut reader, &TableFeature::Geospatial);
     }
     if on(properties::ENABLE_DELETION_VECTORS) {
-        push(&mut reader, "deletionVectors");
+        push(&mut reader, &TableFeature::DeletionVectors);
     }
     if configuration
         .get(properties::CHECKPOINT_POLICY)
         .is_some_and(|v| v.eq_ignore_ascii_case("v2"))
     {
-        push(&mut reader, "v2Checkpoint");
+        push(&mut reader, &TableFeature::V2Checkpoint);
     }
     if on(properties::ENABLE_ICT) {
-        push(&mut writer, "inCommitTimestamp");
+        push(&mut writer, &TableFeature::InCommitTimestamp);
     }
-    if matches!(
-        configuration
-            .get(properties::COLUMN_MAPPING_MODE)
-            .map(|m| m.to_ascii_lowercase())
-            .as_deref(),
-        Some("name" | "id")
-    ) {
+    if configuration
+        .get(properties::COLUMN_MAPPING_MODE)
+        .and_then(|m| crate::column_mapping::ColumnMappingMode::parse(m))
+        .is_some_and(|m| m.is_mapped())
+    {
         legacy_reader = 2;
         legacy_writer = legacy_writer.max(5);
     }
     if on(properties::ENABLE_CDF) {
         legacy_writer = legacy_writer.max(4);
     }
-    if on(crate::row_tracking::ENABLE) {
-        push(&mut writer, crate::row_tracking::FEATURE);
+    if on(properties::ENABLE_ROW_TRACKING) {
+        push(&mut writer, &TableFeature::RowTracking);
     }
     // Column rules: CHECK constraints need writer 3, generated columns writer 4, identity
     // columns writer 6, column defaults the `allowColumnDefaults` feature (PROTOCOL.md).
     if configuration
         .keys()
-        .any(|k| k.starts_with("delta.constraints."))
+        .any(|k| k.starts_with(properties::CONSTRAINT_PREFIX))
     {
         legacy_writer = legacy_writer.max(3);
     }
@@ -323,29 +298,30 @@ pub fn minimal_protocol(
             .iter()
             .any(|f| f.metadata.keys().any(|k| pred(k)))
     };
-    if field_has(&|k| k == "delta.generationExpression") {
+    if field_has(&|k| k == ColumnMetadataKey::GenerationExpression.as_str()) {
         legacy_writer = legacy_writer.max(4);
     }
-    if field_has(&|k| k.starts_with("delta.identity.")) {
+    if field_has(&|k| k.starts_with(ColumnMetadataKey::IDENTITY_PREFIX)) {
         legacy_writer = legacy_writer.max(6);
     }
-    if field_has(&|k| k == "CURRENT_DEFAULT") {
-        push(&mut writer, "allowColumnDefaults");
+    if field_has(&|k| k == ColumnMetadataKey::CurrentDefault.as_str()) {
+        push(&mut writer, &TableFeature::AllowColumnDefaults);
     }
     for (k, v) in configuration {
         if let Some(name) = k.strip_prefix(properties::FEATURE_PREFIX)
             && (v.eq_ignore_ascii_case("supported") || v.eq_ignore_ascii_case("enabled"))
         {
-            if SUPPORTED_READER_FEATURES.contains(&name) {
-                push(&mut reader, name);
+            let feature = TableFeature::from_name(name);
+            if SUPPORTED_READER_FEATURES.contains(&feature) {
+                push(&mut reader, &feature);
             } else {
-                push(&mut writer, name);
+                push(&mut writer, &feature);
             }
         }
     }
     // Row tracking keeps its high-water mark in a domain (PROTOCOL.md "Row Tracking").
-    if writer.iter().any(|w| w == crate::row_tracking::FEATURE) {
-        push(&mut writer, "domainMetadata");
+    if writer.contains(&TableFeature::RowTracking) {
+        push(&mut writer, &TableFeature::DomainMetadata);
     }
     if reader.is_empty() && writer.is_empty() {
         return Protocol {
@@ -356,18 +332,18 @@ pub fn minimal_protocol(
         };
     }
     // Table features: also list every feature the legacy versions would have implied.
-    let mut writer_all: Vec<String> = Vec::new();
-    for f in legacy_writer_features(legacy_writer) {
+    let mut writer_all: Vec<TableFeature> = Vec::new();
+    for f in Protocol::legacy_writer_features(legacy_writer) {
         push(&mut writer_all, f);
     }
-    let mut reader_all: Vec<String> = Vec::new();
+    let mut reader_all: Vec<TableFeature> = Vec::new();
     if legacy_reader == 2 {
-        push(&mut reader_all, "columnMapping");
+        push(&mut reader_all, &TableFeature::ColumnMapping);
     }
     for r in &reader {
         push(&mut reader_all, r);
     }
-    for w in writer.iter().chain(reader_all.clone().iter()) {
+    for w in writer.iter().chain(reader_all.iter()) {
         push(&mut writer_all, w);
     }
     if reader_all.is_empty() {
@@ -375,26 +351,26 @@ pub fn minimal_protocol(
             min_reader_version: 1,
             min_writer_version: 7,
             reader_features: None,
-            writer_features: Some(writer_all),
+            writer_features: Some(names(writer_all)),
         }
     } else {
         Protocol {
             min_reader_version: 3,
             min_writer_version: 7,
-            reader_features: Some(reader_all),
-            writer_features: Some(writer_all),
+            reader_features: Some(names(reader_all)),
+            writer_features: Some(names(writer_all)),
         }
     }
 }
 
 /// The legacy (reader, writer) versions that imply a feature, for features that have one.
-fn legacy_versions(feature: &str) -> Option<(i32, i32)> {
+fn legacy_versions(feature: &TableFeature) -> Option<(i32, i32)> {
     Some(match feature {
-        "appendOnly" | "invariants" => (1, 2),
-        "checkConstraints" => (1, 3),
-        "changeDataFeed" | "generatedColumns" => (1, 4),
-        "columnMapping" => (2, 5),
-        "identityColumns" => (1, 6),
+        TableFeature::AppendOnly | TableFeature::Invariants => (1, 2),
+        TableFeature::CheckConstraints => (1, 3),
+        TableFeature::ChangeDataFeed | TableFeature::GeneratedColumns => (1, 4),
+        TableFeature::ColumnMapping => (2, 5),
+        TableFeature::IdentityColumns => (1, 6),
         _ => return None,
     })
 }
@@ -407,14 +383,15 @@ fn legacy_versions(feature: &str) -> Option<(i32, i32)> {
 /// (PROTOCOL.md "Table Features": a legacy table's implied features stay supported) and
 /// every reader feature also as a writer feature. Reader-writer features are those in
 /// [`SUPPORTED_READER_FEATURES`] plus `columnMapping`.
-pub fn upgrade_protocol(protocol: &Protocol, features: &[&str]) -> Protocol {
-    let is_reader = |f: &str| SUPPORTED_READER_FEATURES.contains(&f) || f == "columnMapping";
-    let supported = |p: &Protocol, f: &str| {
-        supports_writer_feature(p, f) && (!is_reader(f) || supports_reader_feature(p, f))
+pub fn upgrade_protocol(protocol: &Protocol, features: &[TableFeature]) -> Protocol {
+    let is_reader = |f: &TableFeature| {
+        SUPPORTED_READER_FEATURES.contains(f) || *f == TableFeature::ColumnMapping
     };
-    let missing: Vec<&str> = features
+    let supported = |p: &Protocol, f: &TableFeature| {
+        p.supports_writer_feature(f) && (!is_reader(f) || p.supports_reader_feature(f))
+    };
+    let missing: Vec<&TableFeature> = features
         .iter()
-        .copied()
         .filter(|f| !supported(protocol, f))
         .collect();
     if missing.is_empty() {
@@ -431,48 +408,37 @@ pub fn upgrade_protocol(protocol: &Protocol, features: &[&str]) -> Protocol {
         }
         return p;
     }
-    let mut reader: Vec<String> = if protocol.min_reader_version >= 3 {
-        protocol.reader_features.clone().unwrap_or_default()
+    let mut reader: Vec<TableFeature> = if protocol.min_reader_version >= 3 {
+        protocol.reader_table_features().collect()
     } else if protocol.min_reader_version == 2 {
-        vec!["columnMapping".to_string()]
+        vec![TableFeature::ColumnMapping]
     } else {
         Vec::new()
     };
-    let mut writer: Vec<String> = if legacy {
-        legacy_writer_features(protocol.min_writer_version)
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    } else {
-        protocol.writer_features.clone().unwrap_or_default()
-    };
-    let push = |list: &mut Vec<String>, f: &str| {
-        if !list.iter().any(|x| x == f) {
-            list.push(f.to_string());
-        }
-    };
+    // Legacy: the implied features; table features: the listed ones.
+    let mut writer: Vec<TableFeature> = protocol.writer_features_in_force();
     for f in &missing {
         if is_reader(f) {
             push(&mut reader, f);
         }
         push(&mut writer, f);
     }
-    for r in reader.clone() {
-        push(&mut writer, &r);
+    for r in &reader {
+        push(&mut writer, r);
     }
     if reader.is_empty() {
         Protocol {
             min_reader_version: protocol.min_reader_version.min(2),
             min_writer_version: 7,
             reader_features: None,
-            writer_features: Some(writer),
+            writer_features: Some(names(writer)),
         }
     } else {
         Protocol {
             min_reader_version: 3,
             min_writer_version: 7,
-            reader_features: Some(reader),
-            writer_features: Some(writer),
+            reader_features: Some(names(reader)),
+            writer_features: Some(names(writer)),
         }
     }
 }
@@ -480,6 +446,7 @@ pub fn upgrade_protocol(protocol: &Protocol, features: &[&str]) -> Protocol {
 #[cfg(test)]
 mod upgrade_tests {
     use super::*;
+    use crate::table::TableFeature as F;
 
     fn p(r: i32, w: i32, rf: Option<&[&str]>, wf: Option<&[&str]>) -> Protocol {
         let list = |l: Option<&[&str]>| l.map(|l| l.iter().map(|s| s.to_string()).collect());
@@ -493,7 +460,7 @@ mod upgrade_tests {
 
     #[test]
     fn deletion_vectors_on_a_legacy_table_list_its_implied_features() {
-        let up = upgrade_protocol(&p(1, 2, None, None), &["deletionVectors"]);
+        let up = upgrade_protocol(&p(1, 2, None, None), &[F::DeletionVectors]);
         assert_eq!(
             up,
             p(
@@ -503,7 +470,7 @@ mod upgrade_tests {
                 Some(&["appendOnly", "invariants", "deletionVectors"])
             )
         );
-        let up = upgrade_protocol(&p(2, 5, None, None), &["deletionVectors"]);
+        let up = upgrade_protocol(&p(2, 5, None, None), &[F::DeletionVectors]);
         assert_eq!(up.min_reader_version, 3);
         assert_eq!(
             up.reader_features.unwrap(),
@@ -519,20 +486,20 @@ mod upgrade_tests {
     #[test]
     fn legacy_features_bump_legacy_versions() {
         assert_eq!(
-            upgrade_protocol(&p(1, 2, None, None), &["changeDataFeed"]),
+            upgrade_protocol(&p(1, 2, None, None), &[F::ChangeDataFeed]),
             p(1, 4, None, None)
         );
         assert_eq!(
-            upgrade_protocol(&p(1, 2, None, None), &["columnMapping"]),
+            upgrade_protocol(&p(1, 2, None, None), &[F::ColumnMapping]),
             p(2, 5, None, None)
         );
         assert_eq!(
-            upgrade_protocol(&p(1, 1, None, None), &["appendOnly"]),
+            upgrade_protocol(&p(1, 1, None, None), &[F::AppendOnly]),
             p(1, 2, None, None)
         );
         let same = p(1, 4, None, None);
         assert_eq!(
-            upgrade_protocol(&same, &["changeDataFeed", "appendOnly"]),
+            upgrade_protocol(&same, &[F::ChangeDataFeed, F::AppendOnly]),
             same
         );
     }
@@ -540,7 +507,7 @@ mod upgrade_tests {
     #[test]
     fn table_features_gain_the_missing_ones() {
         let base = p(3, 7, Some(&["deletionVectors"]), Some(&["deletionVectors"]));
-        let up = upgrade_protocol(&base, &["changeDataFeed", "columnMapping"]);
+        let up = upgrade_protocol(&base, &[F::ChangeDataFeed, F::ColumnMapping]);
         assert_eq!(
             up.reader_features.unwrap(),
             vec!["deletionVectors", "columnMapping"]
@@ -550,7 +517,7 @@ mod upgrade_tests {
             vec!["deletionVectors", "changeDataFeed", "columnMapping"]
         );
         let writer_only = p(1, 7, None, Some(&["appendOnly"]));
-        let up = upgrade_protocol(&writer_only, &["deletionVectors"]);
+        let up = upgrade_protocol(&writer_only, &[F::DeletionVectors]);
         assert_eq!(up.min_reader_version, 3);
         assert_eq!(
             up.writer_features.unwrap(),

@@ -12,19 +12,29 @@ use std::sync::Arc;
 use crate::actions::{Metadata, Protocol};
 use crate::column_mapping::ColumnMappingMode;
 use crate::error::FeatureSide;
-use crate::features::supports_writer_feature;
 use crate::properties::ENABLE_DELETION_VECTORS;
-use crate::schema::{DataType, PARQUET_FIELD_ID_META_KEY, PrimitiveType, StructField, StructType};
+pub use crate::properties::{
+    ENABLE_ICEBERG_COMPAT_V1 as ENABLE_V1, ENABLE_ICEBERG_COMPAT_V2 as ENABLE_V2,
+    ENABLE_ICEBERG_COMPAT_V3 as ENABLE_V3,
+};
+use crate::schema::{
+    ColumnMetadataKey, DataType, PARQUET_FIELD_ID_META_KEY, PrimitiveType, StructField, StructType,
+};
+use crate::table::TableFeature;
 use crate::{LogError, Result};
 
-/// `delta.enableIcebergCompatV1`.
-pub const ENABLE_V1: &str = "delta.enableIcebergCompatV1";
-/// `delta.enableIcebergCompatV2`.
-pub const ENABLE_V2: &str = "delta.enableIcebergCompatV2";
-/// `delta.enableIcebergCompatV3` (not supported: writes are refused while it is set).
-pub const ENABLE_V3: &str = "delta.enableIcebergCompatV3";
-/// The field metadata key holding the ids of array elements and map keys and values.
-pub const NESTED_IDS: &str = "delta.columnMapping.nested.ids";
+/// The field metadata key holding the ids of array elements and map keys and values
+/// ([`ColumnMetadataKey::ColumnMappingNestedIds`]).
+pub const NESTED_IDS: &str = ColumnMetadataKey::ColumnMappingNestedIds.as_str();
+
+/// The writer feature of IcebergCompat `version` (1, 2 or 3).
+fn feature_of(version: u8) -> TableFeature {
+    match version {
+        1 => TableFeature::IcebergCompatV1,
+        2 => TableFeature::IcebergCompatV2,
+        _ => TableFeature::IcebergCompatV3,
+    }
+}
 
 /// Which Iceberg compatibility version a table has active (its property set to `true`).
 pub fn active_version(configuration: &std::collections::HashMap<String, String>) -> Option<u8> {
@@ -47,7 +57,7 @@ pub fn active_version(configuration: &std::collections::HashMap<String, String>)
 fn refuse(version: u8, detail: String) -> LogError {
     LogError::UnsupportedFeature {
         side: FeatureSide::Writer,
-        feature: format!("icebergCompatV{version}"),
+        feature: feature_of(version).to_string(),
         detail: Some(detail),
     }
 }
@@ -75,8 +85,8 @@ pub fn check(protocol: &Protocol, metadata: &Metadata, schema: &StructType) -> R
             ),
         ));
     }
-    let feature = format!("icebergCompatV{version}");
-    if protocol.min_writer_version < 7 || !supports_writer_feature(protocol, &feature) {
+    let feature = feature_of(version);
+    if protocol.min_writer_version < 7 || !protocol.supports_writer_feature(&feature) {
         return Err(refuse(
             version,
             format!(
@@ -93,7 +103,7 @@ pub fn check(protocol: &Protocol, metadata: &Metadata, schema: &StructType) -> R
     }
     match version {
         1 => {
-            if supports_writer_feature(protocol, "deletionVectors") {
+            if protocol.supports_writer_feature(&TableFeature::DeletionVectors) {
                 return Err(refuse(
                     1,
                     "the protocol supports deletion vectors, which IcebergCompatV1 forbids".into(),
@@ -101,7 +111,7 @@ pub fn check(protocol: &Protocol, metadata: &Metadata, schema: &StructType) -> R
             }
         }
         _ => {
-            if supports_writer_feature(protocol, "deletionVectors")
+            if protocol.supports_writer_feature(&TableFeature::DeletionVectors)
                 && conf
                     .get(ENABLE_DELETION_VECTORS)
                     .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
@@ -114,7 +124,7 @@ pub fn check(protocol: &Protocol, metadata: &Metadata, schema: &StructType) -> R
             if conf
                 .get(ENABLE_V1)
                 .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-                && supports_writer_feature(protocol, "icebergCompatV1")
+                && protocol.supports_writer_feature(&TableFeature::IcebergCompatV1)
             {
                 return Err(refuse(
                     2,
@@ -207,7 +217,7 @@ fn iceberg_widening(from: &str, to: &str) -> bool {
 fn check_type_changes(version: u8, f: &StructField, path: &str) -> Result<()> {
     let Some(changes) = f
         .metadata
-        .get("delta.typeChanges")
+        .get(ColumnMetadataKey::TypeChanges.as_str())
         .and_then(|v| v.as_array())
     else {
         return Ok(());

@@ -1,12 +1,13 @@
 //! Table configuration: what a table's protocol and properties ask of a reader or writer
 //! (PROTOCOL.md "Protocol Evolution", "Table Features" and the feature sections).
 //!
-//! This folder owns the protocol gate ([`features`]), the table properties
-//! ([`properties`]) and the rules of the features configured through them: column mapping,
-//! row tracking, Iceberg compatibility, clustering and type widening. The rule files ask the
+//! This folder owns the names of table features ([`TableFeature`]), the protocol gate
+//! ([`features`]), the table properties ([`properties`]), and the rules of the features
+//! configured through them: column mapping, row tracking, Iceberg compatibility,
+//! clustering and type widening. The rule files ask the
 //! [`Protocol`](crate::actions::Protocol) what it supports and read property names from
-//! [`properties`]; the gate calls the rule files. Nothing here calls back into the gate
-//! from a rule file, so the folder has no import loop.
+//! [`properties`]; the gate calls the rule files, and no rule
+//! file calls the gate, so the folder has no import loop.
 
 pub mod clustering;
 pub mod column_mapping;
@@ -14,4 +15,7 @@ pub mod features;
 pub mod iceberg_compat;
 pub mod properties;
 pub mod row_tracking;
+mod table_feature;
 pub mod type_widening;
+
+pub use table_feature::TableFeature;

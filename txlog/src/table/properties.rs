@@ -8,14 +8,49 @@
 
 use std::collections::HashMap;
 
-pub use crate::column_mapping::COLUMN_MAPPING_MODE;
 use crate::column_mapping::ColumnMappingMode;
+
+// Every `delta.*` table property name is spelled here, once; the rule modules
+// (`column_mapping`, `row_tracking`, `iceberg_compat`, `type_widening`) re-export theirs
+// under their old names. `.ci/check_vocabulary.py` keeps it that way.
+
+/// `delta.columnMapping.mode`: `none`, `name` or `id` (see
+/// [`ColumnMappingMode`](crate::column_mapping::ColumnMappingMode)).
+pub const COLUMN_MAPPING_MODE: &str = "delta.columnMapping.mode";
+/// `delta.enableRowTracking`: row ids and commit versions can be relied upon.
+pub const ENABLE_ROW_TRACKING: &str = "delta.enableRowTracking";
+/// `delta.rowTrackingSuspended`: writers stop assigning row ids.
+pub const ROW_TRACKING_SUSPENDED: &str = "delta.rowTrackingSuspended";
+/// `delta.rowTracking.materializedRowIdColumnName`: the hidden materialised row-id column.
+pub const MATERIALIZED_ROW_ID_COLUMN: &str = "delta.rowTracking.materializedRowIdColumnName";
+/// `delta.rowTracking.materializedRowCommitVersionColumnName`: the hidden materialised
+/// row-commit-version column.
+pub const MATERIALIZED_ROW_COMMIT_VERSION_COLUMN: &str =
+    "delta.rowTracking.materializedRowCommitVersionColumnName";
+/// `delta.enableTypeWidening`: writers may widen column types.
+pub const ENABLE_TYPE_WIDENING: &str = "delta.enableTypeWidening";
+/// `delta.enableIcebergCompatV1`.
+pub const ENABLE_ICEBERG_COMPAT_V1: &str = "delta.enableIcebergCompatV1";
+/// `delta.enableIcebergCompatV2`.
+pub const ENABLE_ICEBERG_COMPAT_V2: &str = "delta.enableIcebergCompatV2";
+/// `delta.enableIcebergCompatV3` (not supported: writes are refused while it is set).
+pub const ENABLE_ICEBERG_COMPAT_V3: &str = "delta.enableIcebergCompatV3";
+/// `delta.universalFormat.enabledFormats`: the formats UniForm keeps in step (`iceberg`).
+pub const UNIVERSAL_FORMAT_ENABLED_FORMATS: &str = "delta.universalFormat.enabledFormats";
+/// `delta.autoOptimize.optimizeWrite` (accepted, not interpreted).
+pub const OPTIMIZE_WRITE: &str = "delta.autoOptimize.optimizeWrite";
+/// `delta.compatibility.symlinkFormatManifest.enabled` (accepted, not interpreted).
+pub const SYMLINK_FORMAT_MANIFEST: &str = "delta.compatibility.symlinkFormatManifest.enabled";
+/// `delta.tuneFileSizesForRewrites` (accepted, not interpreted).
+pub const TUNE_FILE_SIZES_FOR_REWRITES: &str = "delta.tuneFileSizesForRewrites";
+/// Prefix of `delta.constraints.<name>`: a CHECK constraint's SQL expression.
+pub const CONSTRAINT_PREFIX: &str = "delta.constraints.";
 
 /// The properties that turn on Iceberg compatibility (V1, V2, V3).
 pub const ICEBERG_COMPAT_PROPERTIES: [&str; 3] = [
-    "delta.enableIcebergCompatV1",
-    "delta.enableIcebergCompatV2",
-    "delta.enableIcebergCompatV3",
+    ENABLE_ICEBERG_COMPAT_V1,
+    ENABLE_ICEBERG_COMPAT_V2,
+    ENABLE_ICEBERG_COMPAT_V3,
 ];
 
 /// `delta.checkpointInterval`.
@@ -337,8 +372,8 @@ pub fn validate_property(key: &str, value: &str) -> Result<(), String> {
         | WRITE_STATS_AS_JSON
         | WRITE_STATS_AS_STRUCT
         | AUTO_COMPACT
-        | crate::row_tracking::ENABLE
-        | crate::row_tracking::SUSPENDED => {
+        | ENABLE_ROW_TRACKING
+        | ROW_TRACKING_SUSPENDED => {
             if v.eq_ignore_ascii_case("true") || v.eq_ignore_ascii_case("false") {
                 Ok(())
             } else {
@@ -366,14 +401,14 @@ pub fn validate_property(key: &str, value: &str) -> Result<(), String> {
 pub const KNOWN_DELTA_PROPERTIES: &[&str] = &[
     APPEND_ONLY,
     AUTO_COMPACT,
-    "delta.autoOptimize.optimizeWrite",
+    OPTIMIZE_WRITE,
     CHECKPOINT_INTERVAL,
     CHECKPOINT_POLICY,
     WRITE_STATS_AS_JSON,
     WRITE_STATS_AS_STRUCT,
     COLUMN_MAPPING_MODE,
     COLUMN_MAPPING_MAX_ID,
-    "delta.compatibility.symlinkFormatManifest.enabled",
+    SYMLINK_FORMAT_MANIFEST,
     NUM_INDEXED_COLS,
     STATS_COLUMNS,
     DELETED_FILE_RETENTION,
@@ -386,18 +421,18 @@ pub const KNOWN_DELTA_PROPERTIES: &[&str] = &[
     ICT_ENABLEMENT_TIMESTAMP,
     ISOLATION_LEVEL,
     LOG_RETENTION,
-    "delta.minReaderVersion",
-    "delta.minWriterVersion",
+    MIN_READER_VERSION,
+    MIN_WRITER_VERSION,
     RANDOMIZE_FILE_PREFIXES,
     RANDOM_PREFIX_LENGTH,
     SET_TXN_RETENTION,
     TARGET_FILE_SIZE,
-    "delta.tuneFileSizesForRewrites",
+    TUNE_FILE_SIZES_FOR_REWRITES,
     PARQUET_COMPRESSION_CODEC,
-    "delta.enableRowTracking",
-    crate::row_tracking::SUSPENDED,
-    "delta.enableTypeWidening",
-    "delta.universalFormat.enabledFormats",
+    ENABLE_ROW_TRACKING,
+    ROW_TRACKING_SUSPENDED,
+    ENABLE_TYPE_WIDENING,
+    UNIVERSAL_FORMAT_ENABLED_FORMATS,
     ICEBERG_COMPAT_PROPERTIES[0],
     ICEBERG_COMPAT_PROPERTIES[1],
     ICEBERG_COMPAT_PROPERTIES[2],
@@ -414,7 +449,7 @@ pub fn is_known_property(key: &str) -> bool {
         return true;
     }
     key.starts_with(FEATURE_PREFIX)
-        || key.starts_with("delta.constraints.")
+        || key.starts_with(CONSTRAINT_PREFIX)
         || KNOWN_DELTA_PROPERTIES.contains(&key)
 }
 

@@ -9,27 +9,23 @@
 use std::collections::HashMap;
 
 use crate::actions::{Add, DomainMetadata, Metadata, Protocol};
-use crate::features::supports_writer_feature;
-use crate::schema::StructType;
+pub use crate::properties::{
+    ENABLE_ROW_TRACKING as ENABLE,
+    MATERIALIZED_ROW_COMMIT_VERSION_COLUMN as MATERIALIZED_ROW_COMMIT_VERSION,
+    MATERIALIZED_ROW_ID_COLUMN as MATERIALIZED_ROW_ID, ROW_TRACKING_SUSPENDED as SUSPENDED,
+};
+use crate::schema::{COLUMN_MAPPING_PHYSICAL_NAME, StructType};
 use crate::stats::FileStats;
+use crate::table::TableFeature;
 use crate::{LogError, Result};
 
-/// The writer feature.
-pub const FEATURE: &str = "rowTracking";
+/// The writer feature's name ([`TableFeature::RowTracking`]).
+pub const FEATURE: &str = TableFeature::RowTracking.as_str();
 /// The domain holding the high-water mark (PROTOCOL.md "Writer Requirements for Row
 /// Tracking").
-pub const DOMAIN: &str = "delta.rowTracking";
+pub const DOMAIN: &str = "delta.rowTracking"; // vocabulary: a domain name, not a property
 /// The key of the high-water mark in the domain's configuration.
 pub const HIGH_WATER_MARK_KEY: &str = "rowIdHighWaterMark";
-/// `delta.enableRowTracking`: row ids and commit versions can be relied upon.
-pub const ENABLE: &str = "delta.enableRowTracking";
-/// `delta.rowTrackingSuspended`: writers stop assigning row ids.
-pub const SUSPENDED: &str = "delta.rowTrackingSuspended";
-/// The property naming the hidden materialised row-id column.
-pub const MATERIALIZED_ROW_ID: &str = "delta.rowTracking.materializedRowIdColumnName";
-/// The property naming the hidden materialised row-commit-version column.
-pub const MATERIALIZED_ROW_COMMIT_VERSION: &str =
-    "delta.rowTracking.materializedRowCommitVersionColumnName";
 /// The prefix of generated materialised row-id column names.
 pub const ROW_ID_COLUMN_PREFIX: &str = "_row-id-col-";
 /// The prefix of generated materialised row-commit-version column names.
@@ -44,13 +40,14 @@ fn is_true(configuration: &HashMap<String, String>, key: &str) -> bool {
 /// Whether writers must assign row ids and commit versions: the protocol supports
 /// `rowTracking` and `delta.rowTrackingSuspended` is not `true`.
 pub fn must_assign(protocol: &Protocol, configuration: &HashMap<String, String>) -> bool {
-    supports_writer_feature(protocol, FEATURE) && !is_true(configuration, SUSPENDED)
+    protocol.supports_writer_feature(&TableFeature::RowTracking)
+        && !is_true(configuration, SUSPENDED)
 }
 
 /// Whether row tracking is enabled (`delta.enableRowTracking=true` on a table supporting
 /// the feature): every live file has row ids, and writers preserve them.
 pub fn is_enabled(protocol: &Protocol, configuration: &HashMap<String, String>) -> bool {
-    supports_writer_feature(protocol, FEATURE) && is_true(configuration, ENABLE)
+    protocol.supports_writer_feature(&TableFeature::RowTracking) && is_true(configuration, ENABLE)
 }
 
 /// Whether the configuration asks for row tracking (`delta.enableRowTracking=true`).
@@ -136,7 +133,7 @@ pub fn check_enablement(metadata: &Metadata, schema: &StructType) -> Result<()> 
     for f in &schema.fields {
         let physical = f
             .metadata
-            .get("delta.columnMapping.physicalName")
+            .get(COLUMN_MAPPING_PHYSICAL_NAME)
             .and_then(|v| v.as_str())
             .unwrap_or(&f.name);
         for name in [&cols.row_id, &cols.row_commit_version] {

@@ -5,20 +5,24 @@
 
 use serde_json::{Value, json};
 
-use crate::schema::{PrimitiveType, StructField};
+pub use crate::properties::ENABLE_TYPE_WIDENING as ENABLE;
+use crate::schema::{ColumnMetadataKey, PrimitiveType, StructField};
+use crate::table::TableFeature;
 
-/// The table feature (reader and writer).
-pub const FEATURE: &str = "typeWidening";
+/// The table feature (reader and writer; [`TableFeature::TypeWidening`]).
+pub const FEATURE: &str = TableFeature::TypeWidening.as_str();
 
-/// The preview name of the feature some tables carry instead.
-pub const PREVIEW_FEATURE: &str = "typeWidening-preview";
+/// The preview name of the feature some tables carry instead
+/// ([`TableFeature::TypeWideningPreview`]).
+pub const PREVIEW_FEATURE: &str = TableFeature::TypeWideningPreview.as_str();
 
-/// The table property that lets writers apply type changes ("Writers must reject widening
-/// type changes when this property isn't set to `true`").
-pub const ENABLE: &str = "delta.enableTypeWidening";
+// [`ENABLE`] (`delta.enableTypeWidening`, re-exported from [`crate::properties`]) lets
+// writers apply type changes ("Writers must reject widening type changes when this property
+// isn't set to `true`").
 
-/// The field-metadata key holding a field's history of type changes.
-pub const TYPE_CHANGES_KEY: &str = "delta.typeChanges";
+/// The field-metadata key holding a field's history of type changes
+/// ([`ColumnMetadataKey::TypeChanges`]).
+pub const TYPE_CHANGES_KEY: &str = ColumnMetadataKey::TypeChanges.as_str();
 
 /// The integer digits a value of an integral type can have, for the decimal widenings
 /// (`Byte`, `Short` or `Int` -> `Decimal(10 + k1, k2)`, `Long` -> `Decimal(20 + k1, k2)`).
