@@ -183,6 +183,7 @@ pub fn check_write_supported(
 /// columns): the `materializePartitionColumns` writer feature is supported
 /// (protocol_rfcs/materialize-partition-columns.md), or IcebergCompat V1 or V2 is active
 /// (PROTOCOL.md "Writer Requirements for IcebergCompatV1/V2").
+/// [`crate::table::TableConfiguration::materializes_partition_columns`] asks the same.
 pub fn materializes_partition_columns(protocol: &Protocol, metadata: &Metadata) -> bool {
     protocol.supports_writer_feature(&TableFeature::MaterializePartitionColumns)
         || matches!(
