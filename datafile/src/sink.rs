@@ -87,7 +87,7 @@ impl Default for FileSinkOptions {
 
 /// The column of a change-data file naming each row's change (`insert`, `delete`,
 /// `update_preimage`, `update_postimage`; PROTOCOL.md "Change Data Files").
-pub const CHANGE_TYPE_COLUMN: &str = "_change_type";
+pub const CHANGE_TYPE_COLUMN: &str = alluvium_txlog::cdf::CHANGE_TYPE_COLUMN;
 
 /// The directory (under the table root) holding change-data files.
 pub const CHANGE_DATA_DIR: &str = "_change_data";

@@ -49,18 +49,11 @@ pub use read::ChangeBatches;
 use crate::scan::default_files_in_flight;
 use crate::{Error, Result, Table};
 
-/// The name of the change-type column of the feed and of change-data files.
-pub const CHANGE_TYPE_COLUMN: &str = "_change_type";
-/// The name of the commit-version column of the feed.
-pub const COMMIT_VERSION_COLUMN: &str = "_commit_version";
-/// The name of the commit-timestamp column of the feed.
-pub const COMMIT_TIMESTAMP_COLUMN: &str = "_commit_timestamp";
-/// The columns the feed adds to the table's, in output order.
-pub const CHANGE_FEED_COLUMNS: [&str; 3] = [
-    CHANGE_TYPE_COLUMN,
-    COMMIT_VERSION_COLUMN,
-    COMMIT_TIMESTAMP_COLUMN,
-];
+// The feed's column names are the log's change-data vocabulary (`alluvium_txlog::cdf`),
+// re-exported at their old paths.
+pub use alluvium_txlog::cdf::{
+    CHANGE_FEED_COLUMNS, CHANGE_TYPE_COLUMN, COMMIT_TIMESTAMP_COLUMN, COMMIT_VERSION_COLUMN,
+};
 
 /// Builds a change-data-feed read: see [`Table::changes`](crate::Table::changes).
 #[derive(Debug, Clone)]

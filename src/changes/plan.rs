@@ -11,6 +11,7 @@ use alluvium_mvcc::snapshot::commit_timestamps;
 use alluvium_storage::StoreRef;
 use alluvium_txlog::Version;
 use alluvium_txlog::actions::{Action, Add, Metadata, OptStringMap, Protocol, Remove};
+use alluvium_txlog::cdf::ChangeType;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::commit_range::{VersionActions, commits_in_range};
 use alluvium_txlog::dv::DeletionVectorDescriptor;
@@ -527,12 +528,15 @@ fn version_tasks(
                 };
                 out.push(task(kind, add));
             }
-            None => out.push(task(TaskKind::Whole("insert"), add)),
+            None => out.push(task(TaskKind::Whole(ChangeType::Insert.as_str()), add)),
         }
     }
     for key in remove_order {
         if let Some(r) = removes.remove(&key) {
-            out.push(task(TaskKind::Whole("delete"), remove_as_add(&r, added)));
+            out.push(task(
+                TaskKind::Whole(ChangeType::Delete.as_str()),
+                remove_as_add(&r, added),
+            ));
         }
     }
 }

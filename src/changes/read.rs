@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use alluvium_datafile::ReadPlan;
 use alluvium_expr::Predicate;
+use alluvium_txlog::cdf::ChangeType;
 use alluvium_txlog::dv::read_deletion_vector;
 use alluvium_txlog::scalar::repeated_view;
 use alluvium_txlog::schema::ArrowStrings;
@@ -61,7 +62,10 @@ impl Reader {
                     })
                 };
                 let (old, new) = (read(old)?, read(new)?);
-                for (rows, change_type) in [(&new - &old, "delete"), (&old - &new, "insert")] {
+                for (rows, change_type) in [
+                    (&new - &old, ChangeType::Delete.as_str()),
+                    (&old - &new, ChangeType::Insert.as_str()),
+                ] {
                     for b in self.data.read_file_rows(&task.file, &rows)? {
                         out.push(self.finish(task, b, Some(change_type))?);
                     }

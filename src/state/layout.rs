@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium_mvcc::MvccError;
+use alluvium_txlog::cdf::{CHANGE_TYPE_COLUMN, COMMIT_TIMESTAMP_COLUMN, COMMIT_VERSION_COLUMN};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
 use super::StateError;
@@ -72,7 +73,7 @@ fn reserved(name: &str) -> Option<&'static str> {
     let lower = name.to_ascii_lowercase();
     match lower.as_str() {
         "event_date" => Some("the log's partition column (the UTC date of event_time)"),
-        "_change_type" | "_commit_version" | "_commit_timestamp" => {
+        CHANGE_TYPE_COLUMN | COMMIT_VERSION_COLUMN | COMMIT_TIMESTAMP_COLUMN => {
             Some("a change-data-feed column")
         }
         _ if lower.starts_with("__alluvium") => Some("internal to alluvium"),

@@ -9,7 +9,8 @@
 //!
 //! Map of the modules (PROTOCOL.md section in brackets):
 //! * [`actions`], [`commit`]: actions and commit files ("Actions", "Delta Log Entries");
-//!   [`commit_range`]: the commits of a version range (change data feed);
+//!   [`commit_range`]: the commits of a version range (change data feed); [`cdf`]: the
+//!   change-data-feed columns and change types;
 //! * [`schema`], [`column_mapping`]: schema JSON and Arrow conversion ("Schema
 //!   Serialization Format", "Column Mapping");
 //! * [`partition`], [`stats`], [`scalar`]: partition values and statistics (the text forms
@@ -26,6 +27,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod actions;
+pub mod cdf;
 pub mod checkpoint;
 pub mod commit;
 pub mod commit_range;

@@ -63,7 +63,7 @@ pub fn check_can_commit(store: &dyn ObjectStore) -> Result<()> {
 /// Column names a change-data-feed reader adds to every row (PROTOCOL.md "Change Data
 /// Files", "Reader Requirements for AddCDCFile"): a table with
 /// `delta.enableChangeDataFeed=true` must not have them.
-pub const CHANGE_DATA_COLUMNS: [&str; 3] = ["_change_type", "_commit_version", "_commit_timestamp"];
+pub const CHANGE_DATA_COLUMNS: [&str; 3] = alluvium_txlog::cdf::CHANGE_FEED_COLUMNS;
 
 /// Refuses a schema with a top-level column named like one of [`CHANGE_DATA_COLUMNS`]
 /// (compared case-insensitively, as Delta Spark resolves names), which a change-data-feed
