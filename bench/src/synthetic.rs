@@ -77,7 +77,7 @@ pub fn create_table(table: &Table) -> Result<()> {
         Field::new("name", DataType::Utf8, true),
     ]));
     let props = HashMap::from([(
-        "delta.checkpointInterval".to_string(),
+        alluvium::txlog::properties::CHECKPOINT_INTERVAL.to_string(),
         "1000000000".to_string(),
     )]);
     table.create(&schema, &[], &props)?;

@@ -746,6 +746,7 @@ impl RawTable {
         blocking::run(py, |_| {
             if !raise_if_not_exists {
                 let latest = self.table.snapshot().py_err()?;
+                // vocabulary: the facade does not export txlog to this package (no internal-api)
                 let key = format!("delta.constraints.{name}");
                 let exists = latest
                     .metadata()

@@ -19,9 +19,9 @@
 use alluvium_expr::{CmpOp, DateField, Expr, Literal, Predicate, bind, parse_expr};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::scalar::Scalar;
-use alluvium_txlog::schema::{DataType, PrimitiveType, StructType};
+use alluvium_txlog::schema::{ColumnMetadataKey, DataType, PrimitiveType, StructType};
 
-const GENERATION_EXPRESSION: &str = "delta.generationExpression";
+const GENERATION_EXPRESSION: &str = ColumnMetadataKey::GenerationExpression.as_str();
 const MICROS_PER_DAY: i64 = 86_400_000_000;
 
 /// How a generated partition column follows its source.
