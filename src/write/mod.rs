@@ -367,13 +367,11 @@ impl Table {
         // Enabling row tracking names its hidden materialised columns (PROTOCOL.md "Row
         // Tracking").
         alluvium_txlog::row_tracking::assign_materialized_columns(&mut configuration);
-        if matches!(
-            configuration
-                .get(COLUMN_MAPPING_MODE)
-                .map(|m| m.to_ascii_lowercase())
-                .as_deref(),
-            Some("name" | "id")
-        ) {
+        if configuration
+            .get(COLUMN_MAPPING_MODE)
+            .and_then(|m| ColumnMappingMode::parse(m))
+            .is_some_and(ColumnMappingMode::is_mapped)
+        {
             let max = assign_column_mapping(&mut schema, 0);
             configuration.insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
         }

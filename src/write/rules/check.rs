@@ -10,16 +10,17 @@ use std::collections::HashMap;
 use alluvium_expr::evaluate;
 use alluvium_expr::{ExprError, Predicate, bind, parse_expr};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::schema::{DataType, StructField, StructType};
+use alluvium_txlog::schema::{ColumnMetadataKey, DataType, StructField, StructType};
+use alluvium_txlog::table::TableFeature;
 use arrow_array::{Array, RecordBatch};
 
 use super::{refusal, row};
 use crate::{Error, Result};
 
 /// The configuration prefix of CHECK constraints.
-pub(crate) const CONSTRAINT_PREFIX: &str = "delta.constraints.";
+pub(crate) const CONSTRAINT_PREFIX: &str = alluvium_txlog::properties::CONSTRAINT_PREFIX;
 /// The field-metadata key of a legacy column invariant.
-pub(crate) const INVARIANTS: &str = "delta.invariants";
+pub(crate) const INVARIANTS: &str = ColumnMetadataKey::Invariants.as_str();
 
 /// One boolean rule every row must satisfy.
 #[derive(Debug)]
@@ -73,7 +74,7 @@ pub(crate) fn collect(
         let name = &k[CONSTRAINT_PREFIX.len()..];
         let predicate = bind_check(text, schema, partitions, mode).map_err(|e| {
             refusal(
-                "checkConstraints",
+                TableFeature::CheckConstraints.as_str(),
                 format!("constraint `{name}` (`{text}`) cannot be evaluated by alluvium: {e}"),
             )
         })?;
@@ -100,7 +101,7 @@ fn invariants(
         if let Some(v) = f.metadata.get(INVARIANTS) {
             let why = |e: String| {
                 refusal(
-                    "invariants",
+                    TableFeature::Invariants.as_str(),
                     format!("column `{path}`: invariant {v} cannot be evaluated by alluvium: {e}"),
                 )
             };

@@ -8,14 +8,15 @@
 use alluvium_expr::evaluate_value;
 use alluvium_expr::{BoundExpr, bind_assignment, parse_expr};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::schema::{DataType, StructField, StructType};
+use alluvium_txlog::schema::{ColumnMetadataKey, DataType, StructField, StructType};
+use alluvium_txlog::table::TableFeature;
 use arrow_array::RecordBatch;
 
 use super::{refusal, row};
 use crate::Result;
 
 /// The field-metadata key holding a column's default expression.
-pub(crate) const CURRENT_DEFAULT: &str = "CURRENT_DEFAULT";
+pub(crate) const CURRENT_DEFAULT: &str = ColumnMetadataKey::CurrentDefault.as_str();
 
 /// One column with a default.
 #[derive(Debug)]
@@ -41,7 +42,7 @@ pub(crate) fn collect(
             let text = text.as_str().unwrap_or_default().to_string();
             let why = |e: String| {
                 refusal(
-                    "allowColumnDefaults",
+                    TableFeature::AllowColumnDefaults.as_str(),
                     format!(
                         "column `{}`: default `{text}` cannot be evaluated by alluvium: {e}",
                         f.name
@@ -63,7 +64,7 @@ pub(crate) fn collect(
             && let Some(n) = nested_default(&s.fields)
         {
             return Err(refusal(
-                "allowColumnDefaults",
+                TableFeature::AllowColumnDefaults.as_str(),
                 format!(
                     "field `{}.{n}` has a default; defaults of nested fields are not supported",
                     f.name

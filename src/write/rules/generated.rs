@@ -8,7 +8,8 @@
 use alluvium_expr::evaluate_value;
 use alluvium_expr::{BoundExpr, bind_assignment, parse_expr};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::schema::{DataType, StructField, StructType};
+use alluvium_txlog::schema::{ColumnMetadataKey, DataType, StructField, StructType};
+use alluvium_txlog::table::TableFeature;
 use arrow::compute::kernels::cmp::not_distinct;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 
@@ -16,7 +17,7 @@ use super::{refusal, row};
 use crate::{Error, Result};
 
 /// The field-metadata key holding a generated column's expression.
-pub(crate) const GENERATION_EXPRESSION: &str = "delta.generationExpression";
+pub(crate) const GENERATION_EXPRESSION: &str = ColumnMetadataKey::GenerationExpression.as_str();
 
 /// One generated column.
 #[derive(Debug)]
@@ -44,7 +45,7 @@ pub(crate) fn collect(
             && let Some(n) = nested(&s.fields)
         {
             return Err(refusal(
-                "generatedColumns",
+                TableFeature::GeneratedColumns.as_str(),
                 format!(
                     "field `{}.{n}` is generated; nested generated fields are not supported",
                     f.name
@@ -57,7 +58,7 @@ pub(crate) fn collect(
         let text = text.as_str().unwrap_or_default().to_string();
         let why = |e: String| {
             refusal(
-                "generatedColumns",
+                TableFeature::GeneratedColumns.as_str(),
                 format!(
                     "column `{}`: generation expression `{text}` cannot be evaluated by alluvium: {e}",
                     f.name

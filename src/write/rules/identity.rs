@@ -20,7 +20,8 @@ use std::sync::Mutex;
 
 use crate::Snapshot;
 use alluvium_mvcc::Transaction;
-use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType};
+use alluvium_txlog::schema::{ColumnMetadataKey, DataType, PrimitiveType, StructField, StructType};
+use alluvium_txlog::table::TableFeature;
 use arrow_array::{Int64Array, RecordBatch};
 use serde_json::Value;
 
@@ -28,20 +29,21 @@ use super::{refusal, row};
 use crate::{Error, Result};
 
 /// `delta.identity.start`.
-pub(crate) const START: &str = "delta.identity.start";
+pub(crate) const START: &str = ColumnMetadataKey::IdentityStart.as_str();
 /// `delta.identity.step`.
-pub(crate) const STEP: &str = "delta.identity.step";
+pub(crate) const STEP: &str = ColumnMetadataKey::IdentityStep.as_str();
 /// `delta.identity.highWaterMark`.
-pub(crate) const HIGH_WATER_MARK: &str = "delta.identity.highWaterMark";
+pub(crate) const HIGH_WATER_MARK: &str = ColumnMetadataKey::IdentityHighWaterMark.as_str();
 /// `delta.identity.allowExplicitInsert`.
-pub(crate) const ALLOW_EXPLICIT_INSERT: &str = "delta.identity.allowExplicitInsert";
+pub(crate) const ALLOW_EXPLICIT_INSERT: &str =
+    ColumnMetadataKey::IdentityAllowExplicitInsert.as_str();
 
 /// True if the field carries identity metadata.
 pub(crate) fn is_identity(field: &StructField) -> bool {
     field
         .metadata
         .keys()
-        .any(|k| k.starts_with("delta.identity."))
+        .any(|k| k.starts_with(ColumnMetadataKey::IDENTITY_PREFIX))
 }
 
 #[derive(Debug)]
@@ -108,7 +110,7 @@ impl IdentityColumns {
                 && s.fields.iter().any(is_identity)
             {
                 return Err(refusal(
-                    "identityColumns",
+                    TableFeature::IdentityColumns.as_str(),
                     format!(
                         "column `{}` has a nested identity field; not supported",
                         f.name
@@ -120,7 +122,7 @@ impl IdentityColumns {
             }
             let bad = |why: &str| {
                 refusal(
-                    "identityColumns",
+                    TableFeature::IdentityColumns.as_str(),
                     format!("identity column `{}`: {why}", f.name),
                 )
             };

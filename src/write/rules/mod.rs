@@ -30,8 +30,8 @@ use crate::Snapshot;
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::FeatureSide;
 use alluvium_txlog::LogError;
-use alluvium_txlog::features::supports_writer_feature;
 use alluvium_txlog::schema::{StructField, StructType};
+use alluvium_txlog::table::TableFeature;
 use arrow_array::RecordBatch;
 
 use crate::{Error, Result};
@@ -128,20 +128,20 @@ impl ColumnRules {
         schema: &StructType,
         configuration: &std::collections::HashMap<String, String>,
     ) -> Result<ColumnRules> {
-        let supports = |f: &str| supports_writer_feature(protocol, f);
+        let supports = |f: TableFeature| protocol.supports_writer_feature(&f);
         Ok(ColumnRules {
             schema: schema.clone(),
-            defaults: if supports("allowColumnDefaults") {
+            defaults: if supports(TableFeature::AllowColumnDefaults) {
                 defaults::collect(schema, partitions, mode)?
             } else {
                 Vec::new()
             },
-            identity: if supports("identityColumns") {
+            identity: if supports(TableFeature::IdentityColumns) {
                 identity::IdentityColumns::collect(schema)?
             } else {
                 identity::IdentityColumns::collect(&StructType::new(Vec::new()))?
             },
-            generated: if supports("generatedColumns") {
+            generated: if supports(TableFeature::GeneratedColumns) {
                 generated::collect(schema, partitions, mode)?
             } else {
                 Vec::new()
