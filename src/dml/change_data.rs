@@ -36,30 +36,8 @@ use arrow_schema::{DataType, Field, SchemaRef};
 use crate::write::input;
 use crate::{Error, Result};
 
-/// What happened to a row (the `_change_type` value).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ChangeType {
-    /// A new row.
-    Insert,
-    /// A row deleted.
-    Delete,
-    /// A row's values before an update.
-    UpdatePreimage,
-    /// A row's values after an update.
-    UpdatePostimage,
-}
-
-impl ChangeType {
-    /// The `_change_type` value.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            ChangeType::Insert => "insert",
-            ChangeType::Delete => "delete",
-            ChangeType::UpdatePreimage => "update_preimage",
-            ChangeType::UpdatePostimage => "update_postimage",
-        }
-    }
-}
+/// What happened to a row (the `_change_type` value): the log's change-data vocabulary.
+pub(crate) use alluvium_txlog::cdf::ChangeType;
 
 /// Whether operations on a table with this configuration record their row changes:
 /// `delta.enableChangeDataFeed` (or the legacy `delta.enableChangeDataCapture`) is true,
