@@ -21,7 +21,7 @@ use alluvium_txlog::dv::{
     DeletionVectorDescriptor, DvFileWriter, encoded_bitmap_len, inline_descriptor,
     read_deletion_vector,
 };
-use alluvium_txlog::features::{supports_reader_feature, supports_writer_feature};
+use alluvium_txlog::table::TableConfiguration;
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
 use arrow_array::{BooleanArray, RecordBatch, UInt64Array};
@@ -82,14 +82,7 @@ pub(crate) struct DeleteStats {
 /// writer feature (l. 1025-1027), the table is not append-only (l. 2381-2390) and no
 /// Iceberg compatibility is on (l. 1500, 1526).
 pub(crate) fn writes_deletion_vectors(snapshot: &Snapshot) -> bool {
-    let protocol = snapshot.protocol();
-    let props = snapshot.properties();
-    props.deletion_vectors()
-        && supports_reader_feature(protocol, "deletionVectors")
-        && supports_writer_feature(protocol, "deletionVectors")
-        && !supports_writer_feature(protocol, "icebergCompatV1")
-        && !props.append_only()
-        && props.iceberg_compat().is_none()
+    TableConfiguration::new(snapshot.protocol(), snapshot.metadata()).writes_deletion_vectors()
 }
 
 /// Adds to `txn` the actions that delete those rows: with DVs (merge-on-read) when
