@@ -260,7 +260,7 @@ impl Transaction {
         let mut ci = CommitInfo::default();
         ci.set("timestamp", now);
         if let Some(t) = ict {
-            ci.set("inCommitTimestamp", t);
+            ci.set(CommitInfo::IN_COMMIT_TIMESTAMP, t);
         }
         ci.set("operation", self.operation.clone());
         ci.set(

@@ -38,7 +38,7 @@ use crate::snapshot::Snapshot;
 /// ([`Transaction::set_commit_info_field`]) may not use these names.
 pub const RESERVED_COMMIT_INFO_KEYS: &[&str] = &[
     "timestamp",
-    "inCommitTimestamp",
+    alluvium_txlog::actions::CommitInfo::IN_COMMIT_TIMESTAMP,
     "operation",
     "operationParameters",
     "readVersion",

@@ -10,6 +10,10 @@ use serde_json::{Map, Value};
 pub struct CommitInfo(pub Map<String, Value>);
 
 impl CommitInfo {
+    /// The key of the in-commit timestamp (PROTOCOL.md "In-Commit Timestamps"); the same
+    /// word as the table feature's name, but a field.
+    pub const IN_COMMIT_TIMESTAMP: &'static str = "inCommitTimestamp"; // vocabulary: a commitInfo field
+
     /// Wall-clock milliseconds since the epoch when the writer committed.
     pub fn timestamp(&self) -> Option<i64> {
         self.0.get("timestamp").and_then(Value::as_i64)
@@ -17,7 +21,9 @@ impl CommitInfo {
 
     /// The in-commit timestamp (tables with `inCommitTimestamp`).
     pub fn in_commit_timestamp(&self) -> Option<i64> {
-        self.0.get("inCommitTimestamp").and_then(Value::as_i64)
+        self.0
+            .get(Self::IN_COMMIT_TIMESTAMP)
+            .and_then(Value::as_i64)
     }
 
     /// The operation name (`WRITE`, `DELETE`, `OPTIMIZE`, ...).

@@ -38,7 +38,7 @@ pub const TXN: &str = "txn";
 /// Wire name of [`CommitInfo`].
 pub const COMMIT_INFO: &str = "commitInfo";
 /// Wire name of [`DomainMetadata`].
-pub const DOMAIN_METADATA: &str = "domainMetadata";
+pub const DOMAIN_METADATA: &str = "domainMetadata"; // vocabulary: an action's wire name
 /// Wire name of [`Cdc`].
 pub const CDC: &str = "cdc";
 /// Wire name of [`CheckpointMetadata`].
@@ -124,6 +124,7 @@ pub(crate) struct ActionLine {
     txn: Option<SetTransaction>,
     #[serde(default, rename = "commitInfo")]
     commit_info: Option<CommitInfo>,
+    // vocabulary: an action's wire name
     #[serde(default, rename = "domainMetadata")]
     domain_metadata: Option<DomainMetadata>,
     #[serde(default)]
