@@ -14,8 +14,7 @@ use crate::column_mapping::ColumnMappingMode;
 // (`column_mapping`, `row_tracking`, `iceberg_compat`, `type_widening`) re-export theirs
 // under their old names. `.ci/check_vocabulary.py` keeps it that way.
 
-/// `delta.columnMapping.mode`: `none`, `name` or `id` (see
-/// [`ColumnMappingMode`](crate::column_mapping::ColumnMappingMode)).
+/// `delta.columnMapping.mode`: `none`, `name` or `id` (see [`ColumnMappingMode`]).
 pub const COLUMN_MAPPING_MODE: &str = "delta.columnMapping.mode";
 /// `delta.enableRowTracking`: row ids and commit versions can be relied upon.
 pub const ENABLE_ROW_TRACKING: &str = "delta.enableRowTracking";
