@@ -17,8 +17,9 @@ use alluvium_txlog::properties::{
 use alluvium_txlog::row_tracking;
 use alluvium_txlog::schema::{COLUMN_MAPPING_PHYSICAL_NAME, DataType, StructField, StructType};
 
+use crate::commit::WriteOptions;
 use crate::report::CommitSummary;
-use crate::write::{WriteOptions, check_properties};
+use crate::write::check_properties;
 use crate::{Error, Result, Table};
 
 impl Table {

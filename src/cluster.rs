@@ -13,8 +13,8 @@ use alluvium_txlog::schema::DataType;
 use alluvium_txlog::stats::FileStats;
 use serde_json::{Value, json};
 
+use crate::commit::WriteOptions;
 use crate::report::CommitSummary;
-use crate::write::WriteOptions;
 use crate::{Error, Result, Table};
 
 impl Table {

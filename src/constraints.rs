@@ -7,8 +7,8 @@
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::features::upgrade_protocol;
 
+use crate::commit::WriteOptions;
 use crate::report::CommitSummary;
-use crate::write::WriteOptions;
 use crate::write::rules::check::{CONSTRAINT_PREFIX, bind_check, first_violation};
 use crate::write::rules::row;
 use crate::{Error, Result, Table};

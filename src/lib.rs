@@ -41,6 +41,7 @@ mod alter;
 pub mod changes;
 mod cluster;
 mod columns;
+mod commit;
 mod constraints;
 mod convert;
 mod describe;
@@ -102,10 +103,11 @@ pub use changes::{
     ChangeBatches, Changes, ChangesBuilder,
 };
 pub use columns::parse_column_definition;
+pub use commit::{AppTransaction, DmlOutcome, WriteOptions, WriteOutcome};
 pub use describe::{ProtocolDescription, TableDescription};
+pub use dml::Assignment;
 pub use dml::merge::clause::{ClauseKind, MergeAction, MergeClause};
 pub use dml::merge::{MergeBuilder, MergeOn};
-pub use dml::{Assignment, DmlOutcome};
 pub use history::CommitEntry;
 pub use report::{CommitSummary, OptimizeSummary, PostCommit, StepOutcome};
 pub use scan::{
@@ -117,8 +119,7 @@ pub use text_input::{column_list, iso_timestamp, timestamp_ms};
 pub use transaction::Transaction;
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
 pub use write::{
-    AppTransaction, CommitFilesOptions, CommitMode, DEFAULT_TARGET_FILE_SIZE, FileRefusal,
-    IntoBatch, NO_PROPERTIES, WriteOptions, WriteOutcome,
+    CommitFilesOptions, CommitMode, DEFAULT_TARGET_FILE_SIZE, FileRefusal, IntoBatch, NO_PROPERTIES,
 };
 // Predicates, actions and schemas:
 pub use alluvium_expr::{ArithOp, CmpOp, DateField, Expr, Function, Interval, Literal, parse_expr};

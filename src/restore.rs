@@ -37,8 +37,8 @@ use alluvium_txlog::properties::{
 };
 use alluvium_txlog::schema::StructType;
 
+use crate::commit::WriteOptions;
 use crate::report::CommitSummary;
-use crate::write::WriteOptions;
 use crate::write::rules::identity::{HIGH_WATER_MARK, STEP};
 use crate::{Error, Result, Table};
 

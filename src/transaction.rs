@@ -13,8 +13,9 @@ use crate::Snapshot;
 use alluvium_mvcc::RetryPolicy;
 use alluvium_txlog::actions::{Add, DomainMetadata, Metadata, Remove};
 
+use crate::commit::AppTransaction;
 use crate::report::CommitSummary;
-use crate::write::{AppTransaction, check_properties};
+use crate::write::check_properties;
 use crate::{Result, Table};
 
 /// A transaction on one table, started by [`Table::transaction`]. Nothing is visible to

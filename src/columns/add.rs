@@ -11,8 +11,8 @@ use alluvium_txlog::schema::{
     StructType,
 };
 
+use crate::commit::WriteOptions;
 use crate::report::CommitSummary;
-use crate::write::WriteOptions;
 use crate::{Error, Result, Table};
 
 /// The table features a column of `field`'s type needs (PROTOCOL.md "Timestamp without

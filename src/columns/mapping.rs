@@ -16,8 +16,8 @@ use alluvium_txlog::schema::StructType;
 
 use super::{find_field, refuse_dependents, stats_columns_after};
 use crate::alter::enable_name_mapping;
+use crate::commit::WriteOptions;
 use crate::report::CommitSummary;
-use crate::write::WriteOptions;
 use crate::{Error, Result, Table};
 
 /// A transaction on `snapshot` whose metadata will have column mapping: the schema and

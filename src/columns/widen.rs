@@ -8,8 +8,8 @@ use alluvium_txlog::schema::{DataType, PrimitiveType};
 use alluvium_txlog::type_widening::{self, ENABLE, FEATURE, PREVIEW_FEATURE};
 
 use super::{find_field, refuse_dependents};
+use crate::commit::WriteOptions;
 use crate::report::CommitSummary;
-use crate::write::WriteOptions;
 use crate::{Error, Result, Table};
 
 impl Table {

@@ -14,9 +14,9 @@ use alluvium_txlog::stats::FileStats;
 use rayon::prelude::*;
 use roaring::RoaringTreemap;
 
-use super::MetricSet;
 use super::change_data;
 use super::deletes::{FileDeletes, apply_deletes, writes_deletion_vectors};
+use crate::commit::MetricSet;
 use crate::scan::table_layout;
 use crate::{Result, Table};
 

@@ -19,7 +19,6 @@ mod row_ids;
 mod sql_text;
 mod update;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::Snapshot;
@@ -35,81 +34,7 @@ pub use assign::Assignment;
 pub(crate) use deletes::{DeleteStats, FileDeletes, apply_deletes, writes_deletion_vectors};
 
 use crate::read_ahead::{Depth, ReadAhead};
-use crate::write::WriteOutcome;
 use crate::{Result, Table};
-
-/// What a DELETE, UPDATE or MERGE did: the commit (or the skip of an idempotent write) and
-/// the metrics its commit records as `operationMetrics`, by Delta's names (DELETE:
-/// `numDeletedRows`, `numCopiedRows`; UPDATE: `numUpdatedRows`; MERGE:
-/// `numTargetRowsInserted`, `numTargetRowsUpdated`, `numTargetRowsDeleted`,
-/// `numSourceRows`; all: `numAddedFiles`/`numTargetFilesAdded`,
-/// `numRemovedFiles`/`numTargetFilesRemoved`, `numDeletionVectorsAdded`,
-/// `executionTimeMs`, ...).
-#[derive(Debug, Clone)]
-pub struct DmlOutcome {
-    /// The commit, or why nothing was committed.
-    pub outcome: WriteOutcome,
-    /// The operation's metrics by name (empty when skipped).
-    pub metrics: BTreeMap<String, u64>,
-}
-
-impl DmlOutcome {
-    pub(crate) fn skipped(outcome: WriteOutcome) -> DmlOutcome {
-        DmlOutcome {
-            outcome,
-            metrics: BTreeMap::new(),
-        }
-    }
-
-    /// The metric `name`, if the operation recorded it.
-    pub fn metric(&self, name: &str) -> Option<u64> {
-        self.metrics.get(name).copied()
-    }
-
-    /// The commit report, if the operation committed.
-    pub fn report(&self) -> Option<&crate::CommitSummary> {
-        self.outcome.report()
-    }
-
-    /// The version committed, if the operation committed.
-    pub fn version(&self) -> Option<u64> {
-        self.report().map(|r| r.version)
-    }
-}
-
-impl From<DmlOutcome> for WriteOutcome {
-    fn from(d: DmlOutcome) -> WriteOutcome {
-        d.outcome
-    }
-}
-
-/// Metrics being collected, in the order they are set.
-#[derive(Debug, Default)]
-pub(crate) struct MetricSet(pub(crate) Vec<(&'static str, u64)>);
-
-impl MetricSet {
-    pub(crate) fn set(&mut self, name: &'static str, value: u64) {
-        self.0.push((name, value));
-    }
-}
-
-/// Records the metrics in the commit and commits (with the post-commit policy).
-pub(crate) fn finish_dml(
-    table: &crate::Table,
-    mut txn: alluvium_mvcc::Transaction,
-    options: &crate::WriteOptions,
-    metrics: MetricSet,
-) -> Result<DmlOutcome> {
-    let mut map = BTreeMap::new();
-    for (k, v) in metrics.0 {
-        txn.set_metric(k, v);
-        map.insert(k.to_string(), v);
-    }
-    Ok(DmlOutcome {
-        outcome: crate::write::finish(table, txn, options)?,
-        metrics: map,
-    })
-}
 
 /// What UPDATE or MERGE staged in its transaction: new data files and deletions.
 pub(crate) struct Staged {

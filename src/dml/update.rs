@@ -14,14 +14,14 @@ use alluvium_txlog::actions::Add;
 
 use roaring::RoaringTreemap;
 
+use crate::commit::{DmlOutcome, MetricSet, finish_dml, outcome_if_done};
 use crate::dml::assign::{Assignment, assigned, check_distinct, parse_assignments};
 use crate::dml::change_data::{self, ChangeType};
 use crate::dml::deletes::FileDeletes;
 use crate::dml::project::{ColumnValue, Projection};
 use crate::dml::row_ids::TrackedRows;
-use crate::dml::{DmlOutcome, MetricSet, Staged, finish_dml, for_each_file_read, stage_changes};
+use crate::dml::{Staged, for_each_file_read, stage_changes};
 use crate::scan::rewrite_layout;
-use crate::write::outcome_if_done;
 use crate::write::rules::{ColumnRules, RowKind};
 use crate::{Error, Result, Table, WriteOptions};
 

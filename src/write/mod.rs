@@ -6,7 +6,6 @@
 //! returned to the caller, typed and saying whether re-running the operation is safe.
 
 pub(crate) mod files;
-mod group;
 pub(crate) mod input;
 mod replace_dv;
 pub(crate) mod rules;
@@ -18,14 +17,12 @@ use crate::Snapshot;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
 use alluvium_expr::evaluate;
 use alluvium_expr::{Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr};
-use alluvium_mvcc::{RetryPolicy, Transaction};
+use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::{Add, Format, Metadata, Remove};
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
 use alluvium_txlog::features::minimal_protocol;
-use alluvium_txlog::properties::{
-    COLUMN_MAPPING_MAX_ID, COLUMN_MAPPING_MODE, TableProperties, is_protocol_request,
-};
-use alluvium_txlog::schema::{StructField, StructType, from_arrow_schema};
+use alluvium_txlog::properties::{COLUMN_MAPPING_MAX_ID, COLUMN_MAPPING_MODE, is_protocol_request};
+use alluvium_txlog::schema::{StructType, from_arrow_schema};
 use alluvium_txlog::stats::FileStats;
 use arrow_array::{BooleanArray, RecordBatch};
 use arrow_schema::Schema;
@@ -34,95 +31,13 @@ pub use alluvium_datafile::DEFAULT_TARGET_FILE_SIZE;
 pub use files::{CommitFilesOptions, CommitMode, FileRefusal};
 pub use source::IntoBatch;
 
-use crate::dml::DmlOutcome;
+use crate::commit::{
+    AppTransaction, DmlOutcome, WriteOptions, WriteOutcome, check_options, evolve_schema, finish,
+    outcome_if_done, set_options,
+};
 use crate::dml::change_data::{self, ChangeDataWriter, ChangeType};
 use crate::report::{CommitSummary, PostCommit};
 use crate::{Error, Result, Table};
-
-/// Options of write operations.
-#[derive(Debug, Clone, Default)]
-pub struct WriteOptions {
-    /// Add columns present in the data but not in the table (as nullable columns).
-    pub merge_schema: bool,
-    /// Idempotent write: skip if this application already committed this version or a later
-    /// one; record it otherwise.
-    pub app_transaction: Option<AppTransaction>,
-    /// Target size of data files (default: `delta.targetFileSize`, else 128 MiB).
-    pub target_file_size: Option<u64>,
-    /// The commit loop's retry policy.
-    pub retry: Option<RetryPolicy>,
-    /// `commitInfo.userMetadata`.
-    pub user_metadata: Option<String>,
-    /// Fields of the embedder's own in `commitInfo` (deltalake's
-    /// `CommitProperties.custom_metadata`); names the engine writes itself (`operation`,
-    /// `timestamp`, `txnId`, ...) are refused before anything is written.
-    pub commit_info: std::collections::BTreeMap<String, serde_json::Value>,
-    /// Run the operation against this snapshot instead of the latest one: the commit is then
-    /// checked against every version committed since (pinning a read version).
-    pub read_snapshot: Option<Snapshot>,
-    /// Write every deletion vector to a DV file, as Delta Spark does. By default a DV whose
-    /// bitmap takes at most [`INLINE_DV_MAX_BYTES`](alluvium_txlog::dv::INLINE_DV_MAX_BYTES)
-    /// goes inline in the log instead (SPEC §21).
-    pub dv_files_only: bool,
-}
-
-impl WriteOptions {
-    /// The largest serialized DV written inline under these options (0: none).
-    pub(crate) fn inline_dv_max_bytes(&self) -> usize {
-        if self.dv_files_only {
-            0
-        } else {
-            alluvium_txlog::dv::INLINE_DV_MAX_BYTES
-        }
-    }
-}
-
-/// An application's idempotent-write marker (Delta's `txn` action): the application id
-/// and the version of its data that a write carries. A write whose application already
-/// recorded this version or a later one is skipped.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct AppTransaction {
-    /// The application id (`txn.appId`).
-    pub app_id: String,
-    /// The application's version of the data written (`txn.version`).
-    pub version: i64,
-}
-
-impl AppTransaction {
-    /// The marker of `app_id` at `version`.
-    pub fn new(app_id: impl Into<String>, version: i64) -> AppTransaction {
-        AppTransaction {
-            app_id: app_id.into(),
-            version,
-        }
-    }
-}
-
-/// What a write did.
-#[derive(Debug, Clone)]
-pub enum WriteOutcome {
-    /// Committed as a new version (boxed: the report is large next to `Skipped`).
-    Committed(Box<CommitSummary>),
-    /// Nothing written: the application had already committed this version (or a later one).
-    Skipped {
-        /// The application id.
-        app_id: String,
-        /// The version recorded for it in the table.
-        recorded_version: i64,
-        /// The table version read.
-        table_version: u64,
-    },
-}
-
-impl WriteOutcome {
-    /// The commit report, if committed.
-    pub fn report(&self) -> Option<&CommitSummary> {
-        match self {
-            WriteOutcome::Committed(r) => Some(r),
-            WriteOutcome::Skipped { .. } => None,
-        }
-    }
-}
 
 /// Table properties as the public API takes them (any `IntoIterator` of key-value pairs
 /// whose parts convert into `String`: a `HashMap` or `BTreeMap` by value or by reference,
@@ -501,24 +416,7 @@ impl Table {
             expr,
             options.inline_dv_max_bytes(),
         )?;
-        crate::dml::finish_dml(self, txn, options, metrics)
-    }
-
-    /// The snapshot a write reads, once the store is known to let this writer commit
-    /// (put-if-absent or single-writer mode) and the table's writer features are supported;
-    /// both are checked before any data file is uploaded, so a refused write leaves nothing
-    /// behind.
-    pub(crate) fn read_snapshot(&self, options: &WriteOptions) -> Result<Snapshot> {
-        check_options(options)?;
-        alluvium_mvcc::transaction::check_can_commit(self.store().as_ref())?;
-        let snapshot = match &options.read_snapshot {
-            Some(s) => s.clone(),
-            None => self.snapshot()?,
-        };
-        // Before any data file is uploaded: a table with writer features alluvium does not
-        // support is refused whole, not after the upload (which would leave orphans).
-        snapshot.check_writable()?;
-        Ok(snapshot)
+        crate::commit::finish_dml(self, txn, options, metrics)
     }
 
     fn write_batches<I>(
@@ -800,30 +698,6 @@ enum WriteMode {
     Overwrite(Option<(Expr, String)>),
 }
 
-/// Schema evolution: adds `new_fields` to `schema` and stages the table's new metaData in
-/// `txn`, with column-mapping ids and physical names assigned (and the max id advanced) when
-/// the table maps columns. Nothing happens when there are no new fields.
-pub(crate) fn evolve_schema(
-    snapshot: &Snapshot,
-    txn: &mut Transaction,
-    schema: &mut StructType,
-    new_fields: Vec<StructField>,
-) {
-    if new_fields.is_empty() {
-        return;
-    }
-    schema.fields.extend(new_fields);
-    let mut md = snapshot.metadata().clone();
-    if snapshot.column_mapping() != ColumnMappingMode::None {
-        let max = TableProperties(&md.configuration).column_mapping_max_id();
-        let max = assign_column_mapping(schema, max);
-        md.configuration
-            .insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
-    }
-    md.schema_string = schema.to_json();
-    txn.set_metadata(md);
-}
-
 /// The `commitInfo` parameters of a new table.
 fn set_create_parameters(
     txn: &mut Transaction,
@@ -840,58 +714,6 @@ fn set_create_parameters(
     );
 }
 
-/// The options every write applies to its transaction: `userMetadata`, the embedder's
-/// `commitInfo` fields (checked by [`check_options`]), the retry policy.
-fn set_options(txn: &mut Transaction, options: &WriteOptions) {
-    if let Some(u) = &options.user_metadata {
-        txn.set_user_metadata(u.clone());
-    }
-    for (k, v) in &options.commit_info {
-        // Reserved names were refused by `check_options` before the write began.
-        let _ = txn.set_commit_info_field(k, v.clone());
-    }
-    if let Some(p) = options.retry {
-        txn.set_retry_policy(p);
-    }
-}
-
-/// Refuses options that could only fail later: `commitInfo` fields the engine writes.
-fn check_options(options: &WriteOptions) -> Result<()> {
-    match options
-        .commit_info
-        .keys()
-        .find(|k| alluvium_mvcc::transaction::RESERVED_COMMIT_INFO_KEYS.contains(&k.as_str()))
-    {
-        Some(k) => Err(Error::InvalidArgument(format!(
-            "commitInfo.{k} is written by the engine; choose another name for your field"
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// Idempotent writes: `Some(Skipped)` when the application already committed this version;
-/// otherwise records the application's new version in the transaction.
-pub(crate) fn outcome_if_done(
-    txn: &mut Transaction,
-    snapshot: &Snapshot,
-    options: &WriteOptions,
-) -> Option<WriteOutcome> {
-    set_options(txn, options);
-    let AppTransaction { app_id, version } = options.app_transaction.as_ref()?;
-    let now = snapshot.store().now_ms();
-    if let Some(recorded) = txn.app_version(app_id, now)
-        && recorded >= *version
-    {
-        return Some(WriteOutcome::Skipped {
-            app_id: app_id.clone(),
-            recorded_version: recorded,
-            table_version: snapshot.version(),
-        });
-    }
-    txn.set_app_transaction(app_id, *version, now);
-    None
-}
-
 /// Whether new data files of `snapshot`'s table also store its partition columns
 /// (`materializePartitionColumns`, IcebergCompat V1/V2; SPEC.md §29).
 pub(crate) fn materializes(snapshot: &Snapshot) -> bool {
@@ -899,54 +721,6 @@ pub(crate) fn materializes(snapshot: &Snapshot) -> bool {
         snapshot.protocol(),
         snapshot.metadata(),
     )
-}
-
-/// Commits a write: in a group with the handle's other appends when it may join one
-/// (SPEC.md §35), else alone; either way followed by the post-commit policy.
-pub(crate) fn finish(
-    table: &Table,
-    txn: Transaction,
-    options: &WriteOptions,
-) -> Result<WriteOutcome> {
-    if table.joins_group(&txn, options) {
-        return table.commit_in_group(txn);
-    }
-    Ok(WriteOutcome::Committed(Box::new(
-        table.commit_with_policy(txn)?,
-    )))
-}
-
-impl Table {
-    /// Commits `txn`, then runs the post-commit policy every operation shares: a
-    /// checkpoint when due, log cleanup, auto-compaction of the partitions it wrote. Their
-    /// failures are reported in the summary and never fail the commit.
-    pub(crate) fn commit_with_policy(&self, txn: Transaction) -> Result<CommitSummary> {
-        let adds: Vec<Add> = if txn
-            .read_snapshot()
-            .is_some_and(|s| s.properties().auto_compact())
-        {
-            txn.added_files().to_vec()
-        } else {
-            Vec::new()
-        };
-        // The committed version has the properties the transaction committed under (its
-        // own metadata, or that of the snapshot it read: a concurrent metadata change is a
-        // conflict). When they put no checkpoint there, the post-commit policy has nothing
-        // to do, and the new snapshot is not loaded just to find that out.
-        let interval = txn
-            .effective_metadata()
-            .map(|m| TableProperties(&m.configuration).checkpoint_interval());
-        let commit = txn.commit()?;
-        let post = match interval {
-            Some(i) if !alluvium_compaction::checkpoint_due(i, commit.version) => {
-                PostCommit::default()
-            }
-            _ => self.post_commit(commit.version),
-        };
-        let mut summary = CommitSummary::new(commit, post);
-        summary.auto_compaction = self.auto_compact(&adds);
-        Ok(summary)
-    }
 }
 
 #[derive(Debug, Default)]

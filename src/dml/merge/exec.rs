@@ -34,14 +34,15 @@ use super::join::{KeyPair, SourceIndex, analyse_on};
 use super::pairs::{PAIR_CHUNK, matching_pairs};
 use super::prune::{Pruning, pruning};
 use super::scope::{SOURCE, Scope, Sides, TARGET};
+use crate::commit::{DmlOutcome, MetricSet, evolve_schema, finish_dml, outcome_if_done};
 use crate::dml::assign::assigned;
 use crate::dml::change_data::{self, ChangeDataWriter, ChangeType};
 use crate::dml::deletes::{FileDeletes, writes_deletion_vectors};
 use crate::dml::project::{ColumnValue, Projection};
 use crate::dml::row_ids::TrackedRows;
-use crate::dml::{DmlOutcome, MetricSet, Staged, finish_dml, stage_changes};
+use crate::dml::{Staged, stage_changes};
+use crate::write::input;
 use crate::write::rules::{self, ColumnRules, RowKind};
-use crate::write::{evolve_schema, input, outcome_if_done};
 use crate::{Error, Result, Table, WriteOptions};
 
 pub(super) struct MergeSpec<'a> {

@@ -21,7 +21,7 @@ mod scope;
 use alluvium_expr::{Expr, parse_expr};
 use arrow_array::RecordBatch;
 
-use crate::dml::DmlOutcome;
+use crate::commit::DmlOutcome;
 use crate::dml::assign::{Assignment, check_distinct};
 use crate::{Error, Result, Table, WriteOptions};
 use clause::{ClauseKind, MergeAction, MergeClause};
