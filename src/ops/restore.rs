@@ -39,7 +39,7 @@ use alluvium_txlog::schema::StructType;
 
 use crate::commit::WriteOptions;
 use crate::report::CommitSummary;
-use crate::write::rules::identity::{HIGH_WATER_MARK, STEP};
+use crate::rows::rules::identity::{HIGH_WATER_MARK, STEP};
 use crate::{Error, Result, Table};
 
 /// Files named at most in a [`Error::RestoreFilesMissing`].

@@ -35,14 +35,14 @@ use super::pairs::{PAIR_CHUNK, matching_pairs};
 use super::prune::{Pruning, pruning};
 use super::scope::{SOURCE, Scope, Sides, TARGET};
 use crate::commit::{DmlOutcome, MetricSet, evolve_schema, finish_dml, outcome_if_done};
-use crate::dml::assign::assigned;
-use crate::dml::change_data::{self, ChangeDataWriter, ChangeType};
-use crate::dml::deletes::{FileDeletes, writes_deletion_vectors};
-use crate::dml::project::{ColumnValue, Projection};
-use crate::dml::row_ids::TrackedRows;
-use crate::dml::{Staged, stage_changes};
-use crate::write::input;
-use crate::write::rules::{self, ColumnRules, RowKind};
+use crate::rows::assign::assigned;
+use crate::rows::change_data::{self, ChangeDataWriter, ChangeType};
+use crate::rows::deletes::{FileDeletes, writes_deletion_vectors};
+use crate::rows::input;
+use crate::rows::project::{ColumnValue, Projection};
+use crate::rows::row_ids::TrackedRows;
+use crate::rows::rules::{self, ColumnRules, RowKind};
+use crate::rows::{Staged, stage_changes};
 use crate::{Error, Result, Table, WriteOptions};
 
 pub(super) struct MergeSpec<'a> {
@@ -199,7 +199,7 @@ fn bind_clause(
     };
     let in_target = |name: &str| scope.target.field(name).is_some();
     let in_source = |name: &str| scope.source.field(name).is_some();
-    let unknown_assigned = |a: &[crate::dml::assign::Assignment]| -> Result<()> {
+    let unknown_assigned = |a: &[crate::rows::assign::Assignment]| -> Result<()> {
         for x in a {
             if table_schema.field(&x.column).is_none() {
                 let names = table_schema.fields.iter().map(|f| f.name.as_str());
@@ -673,7 +673,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
             data_change: true,
         },
     )?
-    .materialize_partition_columns(crate::write::materializes(&snapshot))?;
+    .materialize_partition_columns(crate::rows::materializes(&snapshot))?;
     let changes = match records_changes {
         true => change_data::writer_for(
             table,
@@ -916,13 +916,13 @@ fn key_values(batch: &RecordBatch, keys: &[KeyPair], target: &StructType, i: usi
     let columns: Vec<usize> = keys
         .iter()
         .filter_map(|k| target.fields.get(k.target))
-        .filter_map(|f| crate::write::rules::row::position(batch, &f.name))
+        .filter_map(|f| crate::rows::rules::row::position(batch, &f.name))
         .collect();
     let shown = match columns.is_empty() {
         true => batch.clone(),
         false => batch.project(&columns).unwrap_or_else(|_| batch.clone()),
     };
-    crate::write::rules::row::render(&shown, i)
+    crate::rows::rules::row::render(&shown, i)
 }
 
 /// One batch of a target file, read and probed: the `t` layout, each row's physical

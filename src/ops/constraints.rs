@@ -9,8 +9,8 @@ use alluvium_txlog::features::upgrade_protocol;
 
 use crate::commit::WriteOptions;
 use crate::report::CommitSummary;
-use crate::write::rules::check::{CONSTRAINT_PREFIX, bind_check, first_violation};
-use crate::write::rules::row;
+use crate::rows::rules::check::{CONSTRAINT_PREFIX, bind_check, first_violation};
+use crate::rows::rules::row;
 use crate::{Error, Result, Table};
 
 fn key_of(name: &str) -> Result<String> {

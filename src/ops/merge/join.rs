@@ -13,7 +13,7 @@ use arrow_schema::DataType as ArrowType;
 use hashbrown::HashMap;
 
 use super::scope::{SOURCE, Scope, TARGET};
-use crate::write::input::same_type;
+use crate::rows::input::same_type;
 use crate::{Error, Result};
 
 /// One equality key of the ON condition.

@@ -3,8 +3,8 @@
 
 use alluvium_expr::{Expr, parse_expr};
 
-use crate::dml::assign::{Assignment, parse_assignments};
-use crate::dml::sql_text::{find_keyword, split_top_level, strip_keyword};
+use crate::rows::assign::{Assignment, parse_assignments};
+use crate::rows::sql_text::{find_keyword, split_top_level, strip_keyword};
 use crate::{Error, Result};
 
 /// Which rows a clause applies to.
@@ -214,7 +214,7 @@ fn parse_action(text: &str) -> Result<MergeAction> {
         let mut out = Vec::with_capacity(cols.len());
         for (c, v) in cols.into_iter().zip(values) {
             out.push(Assignment::new(
-                crate::dml::assign::parse_target(c)?,
+                crate::rows::assign::parse_target(c)?,
                 parse_expr(v)?,
             ));
         }

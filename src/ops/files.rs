@@ -22,7 +22,6 @@
 //! still commit them. Files no commit references are VACUUM's to delete.
 
 use std::collections::HashSet;
-use std::fmt;
 
 use crate::Snapshot;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
@@ -35,9 +34,11 @@ use alluvium_txlog::schema::{DataType, StructField, StructType};
 use alluvium_txlog::stats::stat_scalar;
 use serde_json::{Map, Value};
 
-use super::rules::ColumnRules;
-use super::{IntoBatch, WriteOptions, WriteOutcome, input, outcome_if_done};
-use crate::{Error, Result, Table};
+use crate::commit::{WriteOptions, WriteOutcome, outcome_if_done};
+use crate::rows::rules::ColumnRules;
+use crate::rows::source::{self, IntoBatch};
+use crate::rows::{Conform, feed, input, materializes};
+use crate::{Error, FileRefusal, Result, Table};
 
 /// What [`Table::commit_files`] does with the table's current files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -62,71 +63,6 @@ pub struct CommitFilesOptions {
     /// `userMetadata`, the embedder's `commitInfo` fields, the retry policy, a pinned read
     /// snapshot. `merge_schema`, `target_file_size` and `dv_files_only` do not apply.
     pub write: WriteOptions,
-}
-
-/// Why an add was refused (see [`Error::FileRefused`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum FileRefusal {
-    /// The path does not decode, or is not a valid path inside the table.
-    InvalidPath(String),
-    /// An absolute location outside the table root that no allowed location holds.
-    OutsideTable,
-    /// The partition values do not name the table's partition columns (physical names).
-    PartitionColumns {
-        /// The table's partition columns, as `partitionValues` must name them.
-        expected: Vec<String>,
-        /// What the add names.
-        found: Vec<String>,
-    },
-    /// A partition value that is not a value of its column's type.
-    PartitionValue {
-        /// The column.
-        column: String,
-        /// Why the value does not parse.
-        reason: String,
-    },
-    /// The statistics are not well formed (not a JSON object of the statistics' shape,
-    /// negative or inconsistent counts, bounds that are not values of their column's type
-    /// or a lower bound above the upper one).
-    MalformedStats(String),
-    /// The statistics name a column the table does not have.
-    UnknownStatsColumn(String),
-    /// The file is listed twice.
-    DuplicatePath,
-    /// The file is already live in the table.
-    AlreadyLive,
-    /// The add carries what only a commit may give a new file (a deletion vector, row ids)
-    /// or what a new file cannot be (`dataChange=false`, a negative size).
-    NotANewFile(String),
-}
-
-impl fmt::Display for FileRefusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FileRefusal::InvalidPath(why) => write!(f, "invalid path: {why}"),
-            FileRefusal::OutsideTable => {
-                f.write_str("the file is outside the table root and under no allowed location")
-            }
-            FileRefusal::PartitionColumns { expected, found } => write!(
-                f,
-                "partition values name {found:?}, the table's partition columns are {expected:?}"
-            ),
-            FileRefusal::PartitionValue { column, reason } => {
-                write!(f, "partition value of {column}: {reason}")
-            }
-            FileRefusal::MalformedStats(why) => write!(f, "malformed statistics: {why}"),
-            FileRefusal::UnknownStatsColumn(c) => {
-                write!(
-                    f,
-                    "statistics name column {c}, which the table does not have"
-                )
-            }
-            FileRefusal::DuplicatePath => f.write_str("the file is listed twice"),
-            FileRefusal::AlreadyLive => f.write_str("the file is already in the table"),
-            FileRefusal::NotANewFile(why) => write!(f, "not a new data file: {why}"),
-        }
-    }
 }
 
 impl Table {
@@ -293,11 +229,11 @@ where
             data_change: true,
         },
     )?
-    .materialize_partition_columns(super::materializes(snapshot))?;
-    let fed = super::feed(
+    .materialize_partition_columns(materializes(snapshot))?;
+    let fed = feed(
         &mut sink,
-        super::source::batches(batches),
-        &super::Conform {
+        source::batches(batches),
+        &Conform {
             schema,
             partitions,
             target: &target,

@@ -22,7 +22,7 @@ use alluvium_expr::{Expr, parse_expr};
 use arrow_array::RecordBatch;
 
 use crate::commit::DmlOutcome;
-use crate::dml::assign::{Assignment, check_distinct};
+use crate::rows::assign::{Assignment, check_distinct};
 use crate::{Error, Result, Table, WriteOptions};
 use clause::{ClauseKind, MergeAction, MergeClause};
 
@@ -95,7 +95,7 @@ impl Table {
         I: IntoIterator,
         I::Item: crate::IntoBatch,
     {
-        let (source, error) = match crate::write::source::batches(source).collect() {
+        let (source, error) = match crate::rows::source::batches(source).collect() {
             Ok(batches) => (batches, None),
             Err(e) => (Vec::new(), Some(e)),
         };

@@ -1,23 +1,10 @@
-//! Changing rows in place: DELETE (`delete`), UPDATE (`update`) and MERGE ([`merge`]),
-//! built on the row deletion core: [`deletes`] owns the one way rows of live files are
-//! deleted, deletion vectors (merge-on-read) when the table allows them, copy-on-write
-//! rewrites otherwise.
+//! Staging the changes of UPDATE and MERGE: the target files read with each live row's
+//! physical position ([`for_each_file_read`], decoded ahead on the rayon pool), and, once
+//! the scan is done, the new files, the deletions of the changed rows (`apply_deletes`) and
+//! the change-data files staged in the transaction ([`stage_changes`]). Also the live-row
+//! count of a file removed whole ([`live_rows`]).
 //!
-//! UPDATE and MERGE read target files (a small window decoded in parallel, handled one at a
-//! time) with each live row's physical position, decide
-//! which rows change, write the new row versions (and MERGE's inserts) to new data files,
-//! and hand the changed rows' positions to `apply_deletes`. Names and types of every
-//! expression are checked before any file is written.
-
-pub(crate) mod assign;
-pub(crate) mod change_data;
-pub(crate) mod delete;
-pub(crate) mod deletes;
-pub mod merge;
-mod project;
-mod row_ids;
-mod sql_text;
-mod update;
+//! It must not know which operation it stages for, nor commit.
 
 use std::sync::Arc;
 
@@ -26,13 +13,12 @@ use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, discard};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
+use alluvium_txlog::stats::FileStats;
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::{Field, Schema};
 
-pub use assign::Assignment;
-#[allow(unused_imports)]
-pub(crate) use deletes::{DeleteStats, FileDeletes, apply_deletes, writes_deletion_vectors};
-
+use super::change_data;
+use super::deletes::{DeleteStats, FileDeletes, apply_deletes};
 use crate::read_ahead::{Depth, ReadAhead};
 use crate::{Result, Table};
 
@@ -179,4 +165,23 @@ where
         f(add, read?)?;
     }
     Ok(())
+}
+
+/// Rows of a file that a whole-file removal deletes: `numRecords` minus the DV's
+/// cardinality, or the footer's count when the file has no statistics.
+pub(crate) fn live_rows(plan: &ReadPlan, add: &Add) -> Result<u64> {
+    let physical = match add
+        .stats
+        .as_deref()
+        .and_then(FileStats::parse)
+        .and_then(|s| s.num_records)
+    {
+        Some(n) => u64::try_from(n).unwrap_or(0),
+        None => plan.physical_rows(add)?,
+    };
+    let deleted = add
+        .deletion_vector
+        .as_ref()
+        .map_or(0, |d| u64::try_from(d.cardinality).unwrap_or(0));
+    Ok(physical.saturating_sub(deleted))
 }

@@ -18,8 +18,8 @@ use alluvium_txlog::row_tracking;
 use alluvium_txlog::schema::{COLUMN_MAPPING_PHYSICAL_NAME, DataType, StructField, StructType};
 
 use crate::commit::WriteOptions;
+use crate::ops::create::check_properties;
 use crate::report::CommitSummary;
-use crate::write::check_properties;
 use crate::{Error, Result, Table};
 
 impl Table {

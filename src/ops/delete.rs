@@ -1,24 +1,78 @@
-//! DELETE by predicate: files whose partition values or statistics prove that every row
-//! matches are removed whole; in the other candidate files the matching rows are found
-//! (with their physical positions) and deleted through [`apply_deletes`]: a deletion
-//! vector when the table allows it, a copy-on-write rewrite otherwise.
+//! DELETE by predicate ([`Table::delete`]): files whose partition values or statistics prove
+//! that every row matches are removed whole; in the other candidate files the matching rows
+//! are found (with their physical positions) and deleted through [`apply_deletes`]: a
+//! deletion vector when the table allows it, a copy-on-write rewrite otherwise. It returns
+//! the [`DmlOutcome`] UPDATE and MERGE return, with DELETE's numeric metrics.
+//!
+//! It owns choosing the rows to delete; how they are deleted is `rows`', and the commit is
+//! `commit`'s. No other operation imports it.
 
 use std::time::Instant;
 
 use crate::Snapshot;
 use alluvium_datafile::ReadPlan;
-use alluvium_expr::{Expr, FileSummary, StatsNeeded, all_match, bind, may_match};
+use alluvium_expr::{Expr, FileSummary, StatsNeeded, all_match, bind, may_match, parse_expr};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::{Add, Remove};
-use alluvium_txlog::stats::FileStats;
 use rayon::prelude::*;
 use roaring::RoaringTreemap;
 
-use super::change_data;
-use super::deletes::{FileDeletes, apply_deletes, writes_deletion_vectors};
-use crate::commit::MetricSet;
+use crate::commit::{DmlOutcome, MetricSet, WriteOptions, finish_dml, outcome_if_done};
+use crate::rows::{FileDeletes, apply_deletes, change_data, live_rows, writes_deletion_vectors};
 use crate::scan::table_layout;
 use crate::{Result, Table};
+
+impl Table {
+    /// Deletes the rows matching `predicate`: files whose every row matches are removed
+    /// whole; in the others the matching rows are deleted with deletion vectors when the
+    /// table enables them (`delta.enableDeletionVectors`), else by rewriting the file
+    /// without them. The predicate is recorded in the commit in its text form (`Expr`'s
+    /// `Display`). The outcome carries Delta's metrics (`numDeletedRows`,
+    /// `numDeletionVectorsAdded`, `numRemovedFiles`, `numCopiedRows`, ...), as UPDATE's and
+    /// MERGE's do.
+    ///
+    /// # Errors
+    /// Predicates over unknown columns, append-only tables, unsupported features and commit
+    /// errors.
+    pub fn delete(&self, predicate: &Expr, options: &WriteOptions) -> Result<DmlOutcome> {
+        self.delete_expr(predicate, &predicate.to_string(), options)
+    }
+
+    /// [`delete`](Self::delete) with the predicate in the `--filter` language (recorded in
+    /// the commit as written).
+    ///
+    /// # Errors
+    /// As [`delete`](Self::delete); predicates that do not parse.
+    pub fn delete_str(&self, predicate: &str, options: &WriteOptions) -> Result<DmlOutcome> {
+        self.delete_expr(&parse_expr(predicate)?, predicate, options)
+    }
+
+    /// Deletes the rows matching `expr`, recording `predicate` as its text.
+    fn delete_expr(
+        &self,
+        expr: &Expr,
+        predicate: &str,
+        options: &WriteOptions,
+    ) -> Result<DmlOutcome> {
+        let snapshot = self.read_snapshot(options)?;
+        let mut txn = Transaction::new(snapshot.inner(), "DELETE");
+        txn.set_parameter(
+            "predicate",
+            serde_json::to_string(&vec![predicate]).unwrap_or_default(),
+        );
+        if let Some(o) = outcome_if_done(&mut txn, &snapshot, options) {
+            return Ok(DmlOutcome::skipped(o));
+        }
+        let metrics = stage_delete(
+            self,
+            &snapshot,
+            &mut txn,
+            expr,
+            options.inline_dv_max_bytes(),
+        )?;
+        finish_dml(self, txn, options, metrics)
+    }
+}
 
 /// Stages in `txn` the deletion of the rows of `snapshot` matching `expr`, and returns
 /// Delta's `operationMetrics` for it (numDeletedRows, numRemovedFiles, numAddedFiles,
@@ -28,7 +82,7 @@ use crate::{Result, Table};
 ///
 /// # Errors
 /// Predicates over unknown columns, unreadable files, upload failures.
-pub(crate) fn stage_delete(
+fn stage_delete(
     table: &Table,
     snapshot: &Snapshot,
     txn: &mut Transaction,
@@ -150,23 +204,4 @@ pub(crate) fn stage_delete(
 
 fn millis(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// Rows of a file that a whole-file removal deletes: `numRecords` minus the DV's
-/// cardinality, or the footer's count when the file has no statistics.
-pub(crate) fn live_rows(plan: &ReadPlan, add: &Add) -> Result<u64> {
-    let physical = match add
-        .stats
-        .as_deref()
-        .and_then(FileStats::parse)
-        .and_then(|s| s.num_records)
-    {
-        Some(n) => u64::try_from(n).unwrap_or(0),
-        None => plan.physical_rows(add)?,
-    };
-    let deleted = add
-        .deletion_vector
-        .as_ref()
-        .map_or(0, |d| u64::try_from(d.cardinality).unwrap_or(0));
-    Ok(physical.saturating_sub(deleted))
 }

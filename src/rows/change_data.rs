@@ -13,7 +13,7 @@
 //! * MERGE whose clauses can change existing rows (both modes): pre/post images,
 //!   `delete` and `insert` rows, i.e. every change of the commit; an insert-only MERGE
 //!   writes none (it is an append);
-//! * copy-on-write replaceWhere (`write::remove_matching`): as DELETE, and then the new
+//! * copy-on-write replaceWhere (`ops::write::remove_matching`): as DELETE, and then the new
 //!   rows as `insert` too;
 //! * appends, full overwrites and OPTIMIZE: none.
 //!
@@ -33,7 +33,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray, new_null_array};
 use arrow_schema::{DataType, Field, SchemaRef};
 
-use crate::write::input;
+use crate::rows::input;
 use crate::{Error, Result};
 
 /// What happened to a row (the `_change_type` value).

@@ -15,8 +15,8 @@ use alluvium_txlog::properties::STATS_COLUMNS;
 use alluvium_txlog::schema::StructType;
 
 use super::{find_field, refuse_dependents, stats_columns_after};
-use crate::alter::enable_name_mapping;
 use crate::commit::WriteOptions;
+use crate::ops::alter::enable_name_mapping;
 use crate::report::CommitSummary;
 use crate::{Error, Result, Table};
 

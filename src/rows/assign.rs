@@ -2,7 +2,7 @@
 
 use alluvium_expr::{Expr, parse_expr};
 
-use crate::dml::sql_text::{find_assignment_eq, split_top_level};
+use crate::rows::sql_text::{find_assignment_eq, split_top_level};
 use crate::{Error, Result};
 
 /// One `column = value` of an UPDATE SET or a MERGE INSERT: a top-level target column

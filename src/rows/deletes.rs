@@ -371,7 +371,7 @@ impl Worker<'_, '_> {
                 data_change: true,
             },
         )?
-        .materialize_partition_columns(crate::write::materializes(self.snapshot))?;
+        .materialize_partition_columns(crate::rows::materializes(self.snapshot))?;
         let mut out = Rewritten::default();
         let taken = (|| -> Result<()> {
             while !self.stop.load(Ordering::Relaxed) {

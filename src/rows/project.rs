@@ -10,8 +10,8 @@ use alluvium_txlog::schema::{DataType, PrimitiveType, StructType};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
 
-use crate::write::input;
-use crate::write::rules::{ColumnRules, RowKind};
+use crate::rows::input;
+use crate::rows::rules::{ColumnRules, RowKind};
 use crate::{Error, Result};
 
 /// Whether a value of type `from` may be stored in a column of type `to`: the same type,

@@ -14,8 +14,8 @@ use alluvium_mvcc::RetryPolicy;
 use alluvium_txlog::actions::{Add, DomainMetadata, Metadata, Remove};
 
 use crate::commit::AppTransaction;
+use crate::ops::create::check_properties;
 use crate::report::CommitSummary;
-use crate::write::check_properties;
 use crate::{Result, Table};
 
 /// A transaction on one table, started by [`Table::transaction`]. Nothing is visible to
@@ -30,7 +30,7 @@ pub struct Transaction {
     txn: alluvium_mvcc::Transaction,
     /// The table's column rules, applied to every batch [`Transaction::write_files`]
     /// writes; kept for the whole transaction so identity values never repeat.
-    rules: std::sync::Arc<crate::write::rules::ColumnRules>,
+    rules: std::sync::Arc<crate::rows::rules::ColumnRules>,
 }
 
 impl Table {
@@ -45,7 +45,7 @@ impl Table {
         alluvium_mvcc::transaction::check_can_commit(self.store().as_ref())?;
         let snapshot = self.snapshot()?;
         snapshot.check_writable()?;
-        let rules = crate::write::rules::ColumnRules::for_snapshot(&snapshot)?;
+        let rules = crate::rows::rules::ColumnRules::for_snapshot(&snapshot)?;
         Ok(Transaction {
             rules,
             table: self.clone(),
@@ -81,7 +81,7 @@ impl Transaction {
             .effective_metadata()
             .map(|m| m.configuration.clone())
             .unwrap_or_default();
-        let (adds, elapsed) = crate::write::files::write_table_files(
+        let (adds, elapsed) = crate::ops::files::write_table_files(
             &self.table,
             &self.snapshot,
             &configuration,
@@ -123,7 +123,7 @@ impl Transaction {
                 alluvium_txlog::path::canonical_path(&a.path, self.snapshot.root()).into_owned()
             })
             .collect();
-        crate::write::files::check_adds(&self.snapshot, &adds, allowed_locations, &staged)?;
+        crate::ops::files::check_adds(&self.snapshot, &adds, allowed_locations, &staged)?;
         self.txn.set_discard_on_failure(false);
         self.add_files(adds);
         Ok(())
@@ -157,7 +157,7 @@ impl Transaction {
         K: Into<String>,
         V: Into<String>,
     {
-        let properties = crate::write::collect_properties(properties);
+        let properties = crate::ops::create::collect_properties(properties);
         check_properties(&properties)?;
         let mut metadata = self
             .txn

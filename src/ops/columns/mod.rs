@@ -24,8 +24,8 @@ use alluvium_expr::parse_expr;
 use alluvium_txlog::properties::{STATS_COLUMNS, split_column_list};
 use alluvium_txlog::schema::StructField;
 
-use crate::write::rules::check::CONSTRAINT_PREFIX;
-use crate::write::rules::generated::GENERATION_EXPRESSION;
+use crate::rows::rules::check::CONSTRAINT_PREFIX;
+use crate::rows::rules::generated::GENERATION_EXPRESSION;
 use crate::{Error, Result};
 
 /// The top-level field named `name` (case-insensitively, as Delta resolves column names).

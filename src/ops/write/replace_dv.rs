@@ -14,8 +14,8 @@ use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Remove;
 use roaring::RoaringTreemap;
 
-use crate::dml::delete::live_rows;
-use crate::dml::{FileDeletes, apply_deletes};
+use crate::rows::live_rows;
+use crate::rows::{FileDeletes, apply_deletes};
 use crate::scan::table_layout;
 use crate::{Result, Table};
 

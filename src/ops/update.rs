@@ -15,14 +15,14 @@ use alluvium_txlog::actions::Add;
 use roaring::RoaringTreemap;
 
 use crate::commit::{DmlOutcome, MetricSet, finish_dml, outcome_if_done};
-use crate::dml::assign::{Assignment, assigned, check_distinct, parse_assignments};
-use crate::dml::change_data::{self, ChangeType};
-use crate::dml::deletes::FileDeletes;
-use crate::dml::project::{ColumnValue, Projection};
-use crate::dml::row_ids::TrackedRows;
-use crate::dml::{Staged, for_each_file_read, stage_changes};
+use crate::rows::assign::{Assignment, assigned, check_distinct, parse_assignments};
+use crate::rows::change_data::{self, ChangeType};
+use crate::rows::deletes::FileDeletes;
+use crate::rows::project::{ColumnValue, Projection};
+use crate::rows::row_ids::TrackedRows;
+use crate::rows::rules::{ColumnRules, RowKind};
+use crate::rows::{Staged, for_each_file_read, stage_changes};
 use crate::scan::rewrite_layout;
-use crate::write::rules::{ColumnRules, RowKind};
 use crate::{Error, Result, Table, WriteOptions};
 
 impl Table {
@@ -194,7 +194,7 @@ fn update(
             data_change: true,
         },
     )?
-    .materialize_partition_columns(crate::write::materializes(&snapshot))?;
+    .materialize_partition_columns(crate::rows::materializes(&snapshot))?;
     let changes = change_data::writer_for(
         table,
         &snapshot,

@@ -13,7 +13,7 @@ use alluvium_txlog::schema::{DataType, StructField, StructType};
 use arrow_array::{Array, ArrayRef, RecordBatch, StructArray, UInt32Array, new_null_array};
 use arrow_schema::{Field, Fields, Schema, SchemaRef};
 
-use crate::write::input;
+use crate::rows::input;
 use crate::{Error, Result};
 
 /// The target's qualifier.
