@@ -169,12 +169,18 @@ TOP_MODULES, OPS_MODULES = top_modules()
 def reexports():
     """Names `src/lib.rs` re-exports from the crate's own modules -> their module path."""
     code = strip_code(open(os.path.join(SRC, "lib.rs"), encoding="utf-8").read())
-    out = {}
+    paths = []
     for m in re.finditer(r"\bpub\s+use\s+([^;]*);", code):
         for p in expand_tree(m.group(1)):
             segs = p.split("::")
-            if segs[0] == "crate":
-                segs = segs[1:]
+            paths.append(segs[1:] if segs[0] == "crate" else segs)
+    out = {}
+    # Twice, so that a name re-exported through a re-exported module
+    # (`pub use read::{changes}; pub use changes::ChangesBuilder;`) resolves too.
+    for _ in range(2):
+        for segs in paths:
+            if segs and segs[0] not in TOP_MODULES and segs[0] in out:
+                segs = out[segs[0]] + segs
             if segs and segs[0] in TOP_MODULES:
                 out[segs[-1]] = segs[:-1]
     return out

@@ -37,21 +37,21 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 #![deny(missing_docs)]
 
-pub mod changes;
 mod commit;
 mod describe;
 mod error;
 mod history;
 mod ops;
-mod read_ahead;
+mod read;
 mod report;
 mod rows;
-pub mod scan;
 mod snapshot;
 pub mod state;
 mod table;
 mod text_input;
 mod verify;
+
+pub use read::{changes, scan};
 
 #[cfg(feature = "internal-api")]
 pub use alluvium_compaction as compaction;

@@ -59,7 +59,7 @@ impl Table {
         txn.read_whole_table();
         for add in snapshot.files() {
             txn.read_file(add);
-            for b in crate::scan::read_whole_file(&snapshot, add)? {
+            for b in crate::read::scan::read_whole_file(&snapshot, add)? {
                 if let Some(r) = first_violation(&predicate, &b)? {
                     return Err(Error::ConstraintViolation {
                         constraint: name.trim().to_ascii_lowercase(),

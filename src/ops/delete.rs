@@ -18,8 +18,8 @@ use rayon::prelude::*;
 use roaring::RoaringTreemap;
 
 use crate::commit::{DmlOutcome, MetricSet, WriteOptions, finish_dml, outcome_if_done};
+use crate::read::scan::table_layout;
 use crate::rows::{FileDeletes, apply_deletes, change_data, live_rows, writes_deletion_vectors};
-use crate::scan::table_layout;
 use crate::{Result, Table};
 
 impl Table {
@@ -98,7 +98,7 @@ fn stage_delete(
     )?;
     txn.read_predicate(pred.clone());
     // Files are skipped also through generated partition columns of the predicate's columns.
-    let prune = crate::scan::generated::pruning_predicate(&pred, snapshot);
+    let prune = crate::read::scan::generated::pruning_predicate(&pred, snapshot);
     let now = table.store().now_ms();
     let mut whole: Vec<&Add> = Vec::new();
     let mut partial: Vec<&Add> = Vec::new();

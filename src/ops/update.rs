@@ -15,6 +15,7 @@ use alluvium_txlog::actions::Add;
 use roaring::RoaringTreemap;
 
 use crate::commit::{DmlOutcome, MetricSet, finish_dml, outcome_if_done};
+use crate::read::scan::rewrite_layout;
 use crate::rows::assign::{Assignment, assigned, check_distinct, parse_assignments};
 use crate::rows::change_data::{self, ChangeType};
 use crate::rows::deletes::FileDeletes;
@@ -22,7 +23,6 @@ use crate::rows::project::{ColumnValue, Projection};
 use crate::rows::row_ids::TrackedRows;
 use crate::rows::rules::{ColumnRules, RowKind};
 use crate::rows::{Staged, for_each_file_read, stage_changes};
-use crate::scan::rewrite_layout;
 use crate::{Error, Result, Table, WriteOptions};
 
 impl Table {
@@ -159,7 +159,7 @@ fn update(
         None => Predicate::Const(Some(true)),
     };
     // Files are skipped also through generated partition columns of the predicate's columns.
-    let prune = crate::scan::generated::pruning_predicate(&pred, &snapshot);
+    let prune = crate::read::scan::generated::pruning_predicate(&pred, &snapshot);
     let needed = StatsNeeded::of(&prune);
     let candidates: Vec<Add> = snapshot
         .files()

@@ -30,7 +30,7 @@ use roaring::RoaringTreemap;
 use serde_json::Value;
 
 use super::change_data::{ChangeDataWriter, ChangeType};
-use crate::scan::{rewrite_layout, table_layout};
+use crate::read::scan::{rewrite_layout, table_layout};
 use crate::{Error, Result, Table};
 
 /// New deletions in one live file: physical row positions (may include rows its current

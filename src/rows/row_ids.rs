@@ -2,7 +2,7 @@
 //! Requirements for Row Tracking"; SPEC.md §27).
 //!
 //! On a table with row tracking enabled, target rows are read with the layout of
-//! `crate::scan::rewrite_layout`: the table's columns followed by the hidden materialised
+//! `crate::read::scan::rewrite_layout`: the table's columns followed by the hidden materialised
 //! row-id and row-commit-version columns, filled with each row's stable values. New data
 //! files are written with the same layout, and this module gives the new rows their two
 //! hidden values:

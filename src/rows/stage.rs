@@ -19,7 +19,7 @@ use arrow_schema::{Field, Schema};
 
 use super::change_data;
 use super::deletes::{DeleteStats, FileDeletes, apply_deletes};
-use crate::read_ahead::{Depth, ReadAhead};
+use crate::read::read_ahead::{Depth, ReadAhead};
 use crate::{Result, Table};
 
 /// What UPDATE or MERGE staged in its transaction: new data files and deletions.

@@ -584,7 +584,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
         .collect();
     // Row tracking: target rows are read with their stable row ids (last column), which
     // updated rows keep; new files carry the hidden columns after the table's.
-    let layout = crate::scan::rewrite_layout(&snapshot);
+    let layout = crate::read::scan::rewrite_layout(&snapshot);
     let hidden: Vec<StructField> = layout.schema.fields[target.fields.len()..].to_vec();
     let tracked = TrackedRows::new(
         table_schema.fields.len(),

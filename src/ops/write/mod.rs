@@ -357,7 +357,7 @@ fn remove_matching(
         .cloned()
         .collect();
     // Copied rows keep their row ids and commit versions (row tracking).
-    let layout = crate::scan::rewrite_layout(snapshot);
+    let layout = crate::read::scan::rewrite_layout(snapshot);
     let plan = alluvium_datafile::ReadPlan::all(layout.clone())?;
     let mut sink = FileSink::new(
         SinkTable {
@@ -405,7 +405,7 @@ fn remove_matching(
             if partial && !metrics.wrote_changes {
                 metrics.wrote_changes = true;
                 for w in whole_pending.drain(..) {
-                    for b in crate::scan::read_whole_file(snapshot, w)? {
+                    for b in crate::read::scan::read_whole_file(snapshot, w)? {
                         record_deleted(c, &b)?;
                     }
                 }

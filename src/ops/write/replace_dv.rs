@@ -14,9 +14,9 @@ use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Remove;
 use roaring::RoaringTreemap;
 
+use crate::read::scan::table_layout;
 use crate::rows::live_rows;
 use crate::rows::{FileDeletes, apply_deletes};
-use crate::scan::table_layout;
 use crate::{Result, Table};
 
 /// Stages in `txn` the deletion of the live rows matching `pred` with deletion vectors

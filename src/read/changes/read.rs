@@ -19,7 +19,7 @@ use roaring::RoaringTreemap;
 
 use super::plan::{ChangeTask, TaskKind};
 use crate::Result;
-use crate::read_ahead::{Depth, ReadAhead};
+use crate::read::read_ahead::{Depth, ReadAhead};
 
 /// Everything reading one change file needs; shared by the reading threads.
 #[derive(Debug)]

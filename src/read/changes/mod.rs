@@ -46,7 +46,7 @@ use arrow_schema::{Field, Schema, SchemaRef};
 
 pub use read::ChangeBatches;
 
-use crate::scan::default_files_in_flight;
+use crate::read::scan::default_files_in_flight;
 use crate::{Error, Result, Table};
 
 /// The name of the change-type column of the feed and of change-data files.
@@ -61,6 +61,28 @@ pub const CHANGE_FEED_COLUMNS: [&str; 3] = [
     COMMIT_VERSION_COLUMN,
     COMMIT_TIMESTAMP_COLUMN,
 ];
+
+impl Table {
+    /// The change data feed of versions `start` to `end` (inclusive; `None` = the latest
+    /// version), each bound a version or a timestamp ([`VersionSpec::Timestamp`]: the start
+    /// is the first commit at or after it, the end the last commit at or before it): a
+    /// builder to choose columns and a filter, then stream the change rows. See
+    /// [`crate::changes`] for the rules and the columns.
+    ///
+    /// ```no_run
+    /// # fn main() -> alluvium::Result<()> {
+    /// use alluvium::{Table, VersionSpec};
+    /// let table = Table::open("path/to/table")?;
+    /// for batch in table.changes(VersionSpec::Version(5), None).execute()? {
+    ///     let batch = batch?;
+    ///     println!("{} change rows", batch.num_rows());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn changes(&self, start: VersionSpec, end: Option<VersionSpec>) -> ChangesBuilder {
+        ChangesBuilder::new(self.clone(), start, end)
+    }
+}
 
 /// Builds a change-data-feed read: see [`Table::changes`](crate::Table::changes).
 #[derive(Debug, Clone)]
