@@ -26,6 +26,12 @@
 //! * `alluvium-compaction`: maintenance;
 //! * this crate: the facade and table operations.
 //!
+//! Inside this crate, each concern has one home and imports point one way (checked by
+//! `.ci/check_cycles.py`): `ops/` (one file or folder per table operation) builds on `rows/`
+//! (the row-change core: input, column rules, deletes, change data), which builds on
+//! `commit/` (the tail every write shares) and `read/` (scans, the change feed); `table.rs`
+//! and `error.rs` are shared by all.
+//!
 //! The `alluvium` command-line tool is the separate package `alluvium-cli`, and the
 //! measurements (binary `alluvium-bench`, with the synthetic-log generator) are the package
 //! `alluvium-bench`: neither is part of this library. Feature `s3` (off by default) adds

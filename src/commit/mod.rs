@@ -161,24 +161,6 @@ impl MetricSet {
     }
 }
 
-/// Records the metrics in the commit and commits (with the post-commit policy).
-pub(crate) fn finish_dml(
-    table: &Table,
-    mut txn: Transaction,
-    options: &WriteOptions,
-    metrics: MetricSet,
-) -> Result<DmlOutcome> {
-    let mut map = BTreeMap::new();
-    for (k, v) in metrics.0 {
-        txn.set_metric(k, v);
-        map.insert(k.to_string(), v);
-    }
-    Ok(DmlOutcome {
-        outcome: finish(table, txn, options)?,
-        metrics: map,
-    })
-}
-
 impl Table {
     /// The snapshot a write reads, once the store is known to let this writer commit
     /// (put-if-absent or single-writer mode) and the table's writer features are supported;
@@ -287,4 +269,23 @@ pub(crate) fn finish(
     Ok(WriteOutcome::Committed(Box::new(
         table.commit_with_policy(txn)?,
     )))
+}
+
+/// [`finish`] for DELETE, UPDATE and MERGE: records `metrics` in the commit's
+/// `operationMetrics` and returns them, numeric, in the [`DmlOutcome`].
+pub(crate) fn finish_dml(
+    table: &Table,
+    mut txn: Transaction,
+    options: &WriteOptions,
+    metrics: MetricSet,
+) -> Result<DmlOutcome> {
+    let mut map = BTreeMap::new();
+    for (k, v) in metrics.0 {
+        txn.set_metric(k, v);
+        map.insert(k.to_string(), v);
+    }
+    Ok(DmlOutcome {
+        outcome: finish(table, txn, options)?,
+        metrics: map,
+    })
 }
