@@ -57,7 +57,7 @@ pub enum Error {
         /// The add's path, as given.
         path: String,
         /// Why.
-        reason: crate::FileRefusal,
+        reason: FileRefusal,
     },
     /// Input rows name one column twice (`id,id`, or `id,ID`: column names are
     /// case-insensitive); only one could be written, so the input is refused whole.
@@ -534,5 +534,69 @@ fn log_kind(e: &LogError) -> ErrorKind {
         }
         LogError::InvalidSchema(_) | LogError::Invalid(_) => ErrorKind::InvalidInput,
         _ => ErrorKind::Other,
+    }
+}
+/// Why an add was refused (see [`Error::FileRefused`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FileRefusal {
+    /// The path does not decode, or is not a valid path inside the table.
+    InvalidPath(String),
+    /// An absolute location outside the table root that no allowed location holds.
+    OutsideTable,
+    /// The partition values do not name the table's partition columns (physical names).
+    PartitionColumns {
+        /// The table's partition columns, as `partitionValues` must name them.
+        expected: Vec<String>,
+        /// What the add names.
+        found: Vec<String>,
+    },
+    /// A partition value that is not a value of its column's type.
+    PartitionValue {
+        /// The column.
+        column: String,
+        /// Why the value does not parse.
+        reason: String,
+    },
+    /// The statistics are not well formed (not a JSON object of the statistics' shape,
+    /// negative or inconsistent counts, bounds that are not values of their column's type
+    /// or a lower bound above the upper one).
+    MalformedStats(String),
+    /// The statistics name a column the table does not have.
+    UnknownStatsColumn(String),
+    /// The file is listed twice.
+    DuplicatePath,
+    /// The file is already live in the table.
+    AlreadyLive,
+    /// The add carries what only a commit may give a new file (a deletion vector, row ids)
+    /// or what a new file cannot be (`dataChange=false`, a negative size).
+    NotANewFile(String),
+}
+
+impl std::fmt::Display for FileRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileRefusal::InvalidPath(why) => write!(f, "invalid path: {why}"),
+            FileRefusal::OutsideTable => {
+                f.write_str("the file is outside the table root and under no allowed location")
+            }
+            FileRefusal::PartitionColumns { expected, found } => write!(
+                f,
+                "partition values name {found:?}, the table's partition columns are {expected:?}"
+            ),
+            FileRefusal::PartitionValue { column, reason } => {
+                write!(f, "partition value of {column}: {reason}")
+            }
+            FileRefusal::MalformedStats(why) => write!(f, "malformed statistics: {why}"),
+            FileRefusal::UnknownStatsColumn(c) => {
+                write!(
+                    f,
+                    "statistics name column {c}, which the table does not have"
+                )
+            }
+            FileRefusal::DuplicatePath => f.write_str("the file is listed twice"),
+            FileRefusal::AlreadyLive => f.write_str("the file is already in the table"),
+            FileRefusal::NotANewFile(why) => write!(f, "not a new data file: {why}"),
+        }
     }
 }

@@ -269,26 +269,6 @@ impl Table {
     pub fn snapshot_at(&self, spec: VersionSpec) -> Result<Snapshot> {
         self.run(|| Snapshot::load(self.store.clone(), spec))
     }
-
-    /// The change data feed of versions `start` to `end` (inclusive; `None` = the latest
-    /// version), each bound a version or a timestamp ([`VersionSpec::Timestamp`]: the start
-    /// is the first commit at or after it, the end the last commit at or before it): a
-    /// builder to choose columns and a filter, then stream the change rows. See
-    /// [`crate::changes`] for the rules and the columns.
-    ///
-    /// ```no_run
-    /// # fn main() -> alluvium::Result<()> {
-    /// use alluvium::{Table, VersionSpec};
-    /// let table = Table::open("path/to/table")?;
-    /// for batch in table.changes(VersionSpec::Version(5), None).execute()? {
-    ///     let batch = batch?;
-    ///     println!("{} change rows", batch.num_rows());
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub fn changes(&self, start: VersionSpec, end: Option<VersionSpec>) -> crate::ChangesBuilder {
-        crate::ChangesBuilder::new(self.clone(), start, end)
-    }
 }
 
 #[cfg(test)]

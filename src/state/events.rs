@@ -95,7 +95,7 @@ pub(crate) fn log_batch(layout: &Layout, batch: &RecordBatch) -> Result<RecordBa
     const PUT: &str = "put";
     let schema = batch.schema();
     // Columns are found by name: a second column of a name would be dropped unseen.
-    crate::write::input::check_distinct_columns(&schema)?;
+    crate::rows::input::check_distinct_columns(&schema)?;
     for f in schema.fields() {
         let known = layout
             .log

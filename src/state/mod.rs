@@ -450,7 +450,7 @@ impl StateStore {
                         num_records: Some(n),
                         ..
                     }) => n.max(0) as u64,
-                    _ => crate::scan::read_whole_file(&log, &add)?
+                    _ => crate::read::scan::read_whole_file(&log, &add)?
                         .iter()
                         .map(|b| b.num_rows() as u64)
                         .sum(),

@@ -142,7 +142,7 @@ impl StateStore {
             for v in start..=log.version() {
                 let mut ordinal = 0u64;
                 for add in commit_adds(&log, v)? {
-                    for batch in crate::scan::read_whole_file(&log, &add)? {
+                    for batch in crate::read::scan::read_whole_file(&log, &add)? {
                         let n = batch.num_rows() as u64;
                         fold.add(batch, v, ordinal)?;
                         ordinal += n;

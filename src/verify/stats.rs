@@ -54,7 +54,7 @@ pub(super) fn check_stats(
         // The whole physical file: statistics do not see deletion vectors.
         let mut physical = add.clone();
         physical.deletion_vector = None;
-        let batches = match crate::scan::read_whole_file(snapshot, &physical) {
+        let batches = match crate::read::scan::read_whole_file(snapshot, &physical) {
             Ok(b) => b,
             Err(e) => {
                 report.findings.push(unreadable(e.to_string()));

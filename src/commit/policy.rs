@@ -1,0 +1,168 @@
+//! The post-commit policy every commit runs: a checkpoint when the table's interval says
+//! so, log cleanup below it when enabled, and auto-compaction of the partitions the commit
+//! wrote. Their failures are reported in the [`CommitSummary`], never as the commit's.
+//!
+//! It decides with `alluvium_compaction`'s rules and must not know the operation that
+//! committed.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use alluvium_compaction::optimize::{Progress, partition_key};
+use alluvium_compaction::{
+    CheckpointConfig, OptimizeOptions, checkpoint, cleanup_log, optimize, should_checkpoint,
+};
+use alluvium_mvcc::{Transaction, VersionSpec};
+use alluvium_txlog::Version;
+use alluvium_txlog::actions::Add;
+use alluvium_txlog::properties::TableProperties;
+
+use crate::report::{CommitSummary, OptimizeSummary, PostCommit, StepOutcome};
+use crate::{Error, Result, Table};
+
+/// Files below the target size a partition must hold before auto-compaction rewrites it,
+/// unless the table sets `alluvium.autoCompact.minNumFiles`.
+pub const AUTO_COMPACT_MIN_FILES: usize = 50;
+
+impl Table {
+    /// Commits `txn`, then runs the post-commit policy every operation shares: a
+    /// checkpoint when due, log cleanup, auto-compaction of the partitions it wrote. Their
+    /// failures are reported in the summary and never fail the commit.
+    pub(crate) fn commit_with_policy(&self, txn: Transaction) -> Result<CommitSummary> {
+        let adds: Vec<Add> = if txn
+            .read_snapshot()
+            .is_some_and(|s| s.properties().auto_compact())
+        {
+            txn.added_files().to_vec()
+        } else {
+            Vec::new()
+        };
+        // The committed version has the properties the transaction committed under (its
+        // own metadata, or that of the snapshot it read: a concurrent metadata change is a
+        // conflict). When they put no checkpoint there, the post-commit policy has nothing
+        // to do, and the new snapshot is not loaded just to find that out.
+        let interval = txn
+            .effective_metadata()
+            .map(|m| TableProperties(&m.configuration).checkpoint_interval());
+        let commit = txn.commit()?;
+        let post = match interval {
+            Some(i) if !alluvium_compaction::checkpoint_due(i, commit.version) => {
+                PostCommit::default()
+            }
+            _ => self.post_commit(commit.version),
+        };
+        let mut summary = CommitSummary::new(commit, post);
+        summary.auto_compaction = self.auto_compact(&adds);
+        Ok(summary)
+    }
+
+    /// OPTIMIZE, then the post-commit policy at each version it committed (checkpoints and
+    /// log cleanup; their failures never fail the OPTIMIZE, as for any commit, but are
+    /// reported). Auto-compaction runs it too, which is why it lives with the policy.
+    ///
+    /// # Errors
+    /// As [`Table::optimize`].
+    pub(crate) fn optimize_with_policy(
+        &self,
+        options: &OptimizeOptions,
+        progress: &(dyn Fn(Progress) + Sync),
+    ) -> Result<OptimizeSummary> {
+        let snapshot = self.snapshot()?;
+        let report = self.run(|| optimize(snapshot.inner(), options, progress))?;
+        let post_commits = report
+            .versions
+            .iter()
+            .map(|v| (*v, self.post_commit(*v)))
+            .collect();
+        Ok(OptimizeSummary {
+            report,
+            post_commits,
+        })
+    }
+
+    /// Auto-compaction after a commit that added `adds` (`delta.autoOptimize.autoCompact`):
+    /// OPTIMIZE the partitions it wrote that now hold at least
+    /// `alluvium.autoCompact.minNumFiles` (default 50) files below the target size. `None`
+    /// when it is off or nothing qualifies; never fails the commit.
+    pub(crate) fn auto_compact(&self, adds: &[Add]) -> StepOutcome<OptimizeSummary> {
+        if adds.is_empty() {
+            return None;
+        }
+        let snapshot = match self.snapshot() {
+            Ok(s) => s,
+            Err(e) => return Some(Err(Arc::new(e))),
+        };
+        if !snapshot.properties().auto_compact() {
+            return None;
+        }
+        let min_files = snapshot
+            .properties()
+            .auto_compact_min_num_files()
+            .unwrap_or(AUTO_COMPACT_MIN_FILES);
+        let target = snapshot
+            .properties()
+            .target_file_size()
+            .unwrap_or(alluvium_compaction::optimize::DEFAULT_OPTIMIZE_TARGET);
+        let written: BTreeSet<_> = adds.iter().map(partition_key).collect();
+        let mut small: std::collections::BTreeMap<_, usize> = Default::default();
+        for f in snapshot.files() {
+            if u64::try_from(f.size).unwrap_or(0) < target {
+                let key = partition_key(f);
+                if written.contains(&key) {
+                    *small.entry(key).or_default() += 1;
+                }
+            }
+        }
+        let due: BTreeSet<_> = small
+            .into_iter()
+            .filter(|(_, n)| *n >= min_files.max(2))
+            .map(|(k, _)| k)
+            .collect();
+        if due.is_empty() {
+            return None;
+        }
+        let options = OptimizeOptions {
+            only_partitions: Some(due),
+            ..Default::default()
+        };
+        Some(
+            self.optimize_with_policy(&options, &|_| {})
+                .map_err(Arc::new),
+        )
+    }
+
+    /// Post-commit work after committing `version`: a checkpoint when the interval says so,
+    /// then log cleanup when enabled. Never fails: the outcome of each step is reported.
+    pub(crate) fn post_commit(&self, version: Version) -> PostCommit {
+        let failed = |e: Error| PostCommit {
+            checkpoint: Some(Err(Arc::new(e))),
+            log_cleanup: None,
+        };
+        let snapshot = match self.snapshot() {
+            Ok(s) if s.version() == version => s,
+            Ok(s) if !should_checkpoint(s.inner(), version) => return PostCommit::default(),
+            Ok(_) => match self.snapshot_at(VersionSpec::Version(version)) {
+                Ok(s) => s,
+                Err(e) => return failed(e),
+            },
+            Err(e) => return failed(e),
+        };
+        if !should_checkpoint(snapshot.inner(), version) {
+            return PostCommit::default();
+        }
+        let now = self.store().now_ms();
+        let checkpoint = self
+            .run(|| checkpoint(snapshot.inner(), &CheckpointConfig::default(), now))
+            .map(|o| o.version)
+            .map_err(|e| Arc::new(Error::from(e)));
+        // Cleanup only below a checkpoint that was written; its problems are not the
+        // commit's either, and the next checkpoint retries them.
+        let log_cleanup = (checkpoint.is_ok()
+            && snapshot.properties().enable_expired_log_cleanup())
+        .then(|| cleanup_log(snapshot.inner(), now, false).map_err(|e| Arc::new(Error::from(e))));
+        PostCommit {
+            checkpoint: Some(checkpoint),
+            log_cleanup,
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! The table operations, one file or folder each; each adds its methods to [`Table`]
+//! beside the code that runs them.
+//!
+//! | operation | module |
+//! |---|---|
+//! | CREATE TABLE (also AS SELECT) | [`create`] |
+//! | append, overwrite, replaceWhere | [`write`] |
+//! | files written elsewhere, committed at once | [`files`] |
+//! | DELETE, UPDATE, MERGE | [`delete`], [`update`], [`merge`] |
+//! | properties, features, column mapping | [`alter`] |
+//! | columns: add, rename, drop, widen | [`columns`] |
+//! | CHECK constraints | [`constraints`] |
+//! | clustering columns | [`cluster`] |
+//! | checkpoint, log cleanup, OPTIMIZE, VACUUM | [`maintenance`] |
+//! | one-commit transactions of the embedder | [`transaction`] |
+//! | RESTORE | [`restore`] |
+//! | CONVERT TO DELTA | [`convert`] |
+//!
+//! Operations build on `rows` (the row-change core) and `commit` (the tail every write
+//! shares), never the other way round; one operation may use another's helpers in one
+//! direction only (checked by `.ci/check_cycles.py`). This file holds no code, so that no
+//! operation has to import its parent.
+//!
+//! [`Table`]: crate::Table
+
+pub(crate) mod alter;
+pub(crate) mod cluster;
+pub(crate) mod columns;
+pub(crate) mod constraints;
+pub(crate) mod convert;
+pub(crate) mod create;
+pub(crate) mod delete;
+pub(crate) mod files;
+pub(crate) mod maintenance;
+pub(crate) mod merge;
+pub(crate) mod restore;
+pub(crate) mod transaction;
+pub(crate) mod update;
+pub(crate) mod write;
