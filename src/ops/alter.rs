@@ -212,7 +212,7 @@ impl Table {
             txn.set_protocol(protocol);
         }
         txn.set_metadata(md);
-        let commit = txn.commit()?;
+        let commit = self.commit_txn(txn)?;
         let post = self.post_commit(commit.version);
         Ok(CommitSummary::new(commit, post))
     }

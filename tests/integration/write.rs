@@ -634,3 +634,89 @@ fn commit_info_fields_of_the_embedder_are_recorded_and_reserved_names_refused() 
     assert!(e.to_string().contains("commitInfo.operation"), "{e}");
     assert_eq!(t.snapshot().unwrap().version(), v);
 }
+
+/// The files of a snapshot as comparable text (path, size, deletion vector, statistics).
+fn file_list(s: &alluvium::Snapshot) -> Vec<String> {
+    let mut out: Vec<String> = s
+        .files()
+        .map(|a| {
+            format!(
+                "{} {} {:?} {:?}",
+                a.path, a.size, a.deletion_vector, a.stats
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// What a handle holds after its own commit equals what a fresh load of that version reads.
+fn assert_same_as_fresh(store: &alluvium_storage::StoreRef, s: &alluvium::Snapshot) {
+    let fresh = alluvium::Snapshot::load(store.clone(), VersionSpec::Version(s.version())).unwrap();
+    assert_eq!(s.version(), fresh.version());
+    assert_eq!(s.timestamp_ms(), fresh.timestamp_ms());
+    assert_eq!(s.metadata(), fresh.metadata());
+    assert_eq!(s.protocol(), fresh.protocol());
+    assert_eq!(file_list(s), file_list(&fresh));
+}
+
+/// A handle keeps the version it has just committed, built from what it wrote: its next
+/// snapshot reads no commit back (only probes for a newer one) and equals a fresh load; a
+/// commit that another writer's version came before is read from the log as before.
+#[test]
+fn a_handles_own_commit_is_kept_without_reading_it_back() {
+    use alluvium_storage::{CountingStore, InMemoryStore, ObjectStore, StoreRef};
+    let counting = Arc::new(CountingStore::new(Arc::new(InMemoryStore::new())));
+    let store: StoreRef = counting.clone();
+    let t = Table::from_store(store.clone());
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("name", DataType::Utf8, true),
+    ]));
+    t.create(&schema, &[], [("delta.enableDeletionVectors", "true")])
+        .unwrap();
+    let batch = |ids: Vec<i64>| {
+        let names: Vec<String> = ids.iter().map(|i| format!("n{i}")).collect();
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(ids)) as ArrayRef,
+                Arc::new(StringArray::from(names)),
+            ],
+        )
+        .unwrap()
+    };
+    t.append([batch(vec![1, 2, 3])], &WriteOptions::default())
+        .unwrap();
+    t.snapshot().unwrap();
+    // An append and a deletion-vector DELETE, each right after the version the handle read.
+    for step in 0..2 {
+        if step == 0 {
+            t.append([batch(vec![4, 5])], &WriteOptions::default())
+                .unwrap();
+        } else {
+            t.delete_str("id = 2", &WriteOptions::default()).unwrap();
+        }
+        let before = counting.request_counts();
+        let s = t.snapshot().unwrap();
+        let spent = counting.request_counts().since(&before);
+        assert_eq!(spent.get, 0, "step {step}: the commit was read back");
+        assert_eq!(s.version(), 2 + step);
+        assert_same_as_fresh(&store, &s);
+    }
+    // Another handle commits while this handle's transaction is open: the transaction
+    // lands a version later than the one after its snapshot, and the handle's next
+    // snapshot comes from the log.
+    let mut txn = t.transaction("WRITE").unwrap();
+    let adds = txn.write_files([batch(vec![7])]).unwrap();
+    txn.add_files(adds);
+    let other = Table::from_store(store.clone());
+    other
+        .append([batch(vec![6])], &WriteOptions::default())
+        .unwrap();
+    assert_eq!(txn.commit().unwrap().commit.version, 5);
+    let s = t.snapshot().unwrap();
+    assert_eq!(s.version(), 5);
+    assert_same_as_fresh(&store, &s);
+    assert_eq!(s.num_files(), 4);
+}
