@@ -3,13 +3,25 @@
 //! Every call that touches storage or decodes data goes through [`run`]: the GIL is
 //! released for its whole duration, so other Python threads keep running (a counter thread
 //! keeps counting during a 1M-row write). Python runs signal handlers only on the main
-//! thread and only while it holds the GIL, so on the main thread the operation runs on a
-//! worker thread while the calling thread wakes every [`POLL`] to run them
-//! (`PyErr_CheckSignals`): on `KeyboardInterrupt` it raises the operation's [`Interrupt`]
-//! flag, waits for the operation to stop (between files, bins or batches: scans, writes and
-//! OPTIMIZE check it), and raises the `KeyboardInterrupt`. An operation that finished in
-//! the meantime (its commit landed) returns its result: an interrupt never hides a commit.
-//! Off the main thread no signal can arrive, and the operation runs on the calling thread.
+//! thread and only while it holds the GIL, which the operation does not hold, so a call on
+//! the main thread takes Ctrl-C itself:
+//!
+//! * where SIGINT is Python's default (`signal.default_int_handler`, which raises
+//!   `KeyboardInterrupt`), on Unix, the operation runs on the calling thread with a SIGINT
+//!   handler of its own for its duration ([`sigint`]): the handler raises the operation's
+//!   [`Interrupt`] flag and tells Python a SIGINT arrived (`PyErr_SetInterrupt`, which is
+//!   async-signal-safe), and Python's handler is back in place when the call returns. No
+//!   thread is started and no wake-up crosses threads, which on a busy machine cost short
+//!   calls several times their own time (`benches/peers/python_main_thread.py`);
+//! * otherwise (a handler of the program's own, which may choose not to raise) the
+//!   operation runs on a worker thread while the calling thread wakes every [`POLL`] to run
+//!   the handlers (`PyErr_CheckSignals`); on `KeyboardInterrupt` it raises the flag.
+//!
+//! Either way the operation stops at its next check (between files, bins or batches: scans,
+//! writes and OPTIMIZE check it) and the call raises the `KeyboardInterrupt`. An operation
+//! that finished in the meantime (its commit landed) returns its result: an interrupt never
+//! hides a commit. Off the main thread no signal handler runs, and the operation runs on the
+//! calling thread.
 
 use std::sync::Arc;
 use std::sync::OnceLock;
@@ -44,6 +56,95 @@ fn on_main_thread(py: Python<'_>) -> bool {
     matches!((current, MAIN_THREAD.get()), (Ok(c), Some(m)) if c == *m)
 }
 
+/// Whether SIGINT's Python handler is the default one, which raises `KeyboardInterrupt`
+/// (not a program's own handler, `SIG_IGN` or `SIG_DFL`).
+#[cfg(unix)]
+fn sigint_is_pythons_default(py: Python<'_>) -> bool {
+    let Ok(signal) = py.import("signal") else {
+        return false;
+    };
+    match (
+        signal.getattr("getsignal").and_then(|g| g.call1((2,))),
+        signal.getattr("default_int_handler"),
+    ) {
+        (Ok(current), Ok(default)) => current.is(&default),
+        _ => false,
+    }
+}
+
+#[cfg(unix)]
+mod sigint {
+    //! A SIGINT handler for the duration of one call on the main thread.
+    //!
+    //! Invariant: [`CURRENT`] is null or points at the flag of the innermost call in
+    //! progress, whose [`Guard`] holds a reference to it and clears the pointer (restoring
+    //! the outer call's) before it lets the flag go; the handler only loads the pointer and
+    //! stores to the flag, both async-signal-safe.
+
+    use std::ptr;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+
+    use super::Interrupt;
+
+    /// The flag of the innermost call in progress on the main thread.
+    static CURRENT: AtomicPtr<AtomicBool> = AtomicPtr::new(ptr::null_mut());
+
+    extern "C" fn on_sigint(_signum: libc::c_int) {
+        let flag = CURRENT.load(Ordering::SeqCst);
+        if !flag.is_null() {
+            // SAFETY: by the module invariant the flag outlives its place in CURRENT.
+            unsafe { (*flag).store(true, Ordering::SeqCst) };
+        }
+        // SAFETY: Python documents PyErr_SetInterrupt as async-signal-safe and callable
+        // without the GIL; it marks SIGINT as arrived, as Python's own handler would.
+        unsafe { pyo3::ffi::PyErr_SetInterrupt() };
+    }
+
+    /// Puts the previous handler (and the outer call's flag) back when dropped.
+    pub(super) struct Guard {
+        previous: libc::sigaction,
+        outer: *mut AtomicBool,
+        _flag: Arc<AtomicBool>,
+    }
+
+    /// Installs the handler for a call whose flag is `interrupt`'s. `None` (and nothing
+    /// changed) if the system refuses; the call then runs without it, as Python would run
+    /// a C function.
+    pub(super) fn install(interrupt: &Interrupt) -> Option<Guard> {
+        let flag = interrupt.flag();
+        let outer = CURRENT.swap(Arc::as_ptr(&flag).cast_mut(), Ordering::SeqCst);
+        // SAFETY: plain C structs zero-initialised, then filled in as sigaction(2) asks;
+        // SA_RESTART so that I/O in progress is resumed rather than failed with EINTR.
+        let (installed, previous) = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            let mut previous: libc::sigaction = std::mem::zeroed();
+            let rc = libc::sigaction(libc::SIGINT, &action, &mut previous);
+            (rc == 0, previous)
+        };
+        if !installed {
+            CURRENT.store(outer, Ordering::SeqCst);
+            return None;
+        }
+        Some(Guard {
+            previous,
+            outer,
+            _flag: flag,
+        })
+    }
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            // SAFETY: restores the action sigaction(2) returned when this guard was made.
+            unsafe { libc::sigaction(libc::SIGINT, &self.previous, ptr::null_mut()) };
+            CURRENT.store(self.outer, Ordering::SeqCst);
+        }
+    }
+}
+
 /// The flag an operation checks between units of work; raised on Ctrl-C.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Interrupt(Arc<AtomicBool>);
@@ -75,6 +176,20 @@ where
     let interrupt = Interrupt::default();
     if !on_main_thread(py) {
         return py.detach(|| f(&interrupt));
+    }
+    #[cfg(unix)]
+    if sigint_is_pythons_default(py) {
+        let result = {
+            let _handler = sigint::install(&interrupt);
+            py.detach(|| f(&interrupt))
+        };
+        // Our handler told Python of any SIGINT it caught: Python's handler runs here.
+        let signal = py.check_signals().err();
+        return match (result, signal) {
+            (Ok(value), _) => Ok(value),
+            (Err(_), Some(signal)) => Err(signal),
+            (Err(e), None) => Err(e),
+        };
     }
     let (result, signal) = py.detach(|| {
         std::thread::scope(|scope| {
