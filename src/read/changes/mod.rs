@@ -33,7 +33,7 @@ mod read;
 use std::sync::Arc;
 
 use alluvium_datafile::{ReadPlan, TableLayout};
-use alluvium_expr::{Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr};
+use alluvium_expr::{Expr, FileFilter, Predicate, bind, parse_expr};
 use alluvium_mvcc::VersionSpec;
 use alluvium_storage::StoreRef;
 use alluvium_txlog::Version;
@@ -261,11 +261,11 @@ impl ChangesBuilder {
 
         let tasks: Vec<plan::ChangeTask> = match &pushed {
             Some(p) => {
-                let needed = StatsNeeded::of(p);
+                let files = FileFilter::new(p);
                 planned
                     .tasks
                     .into_iter()
-                    .filter(|t| file_may_match(p, &needed, t))
+                    .filter(|t| files.may_match(&t.file))
                     .collect()
             }
             None => planned.tasks,
@@ -336,17 +336,6 @@ fn meta_arrow_fields(form: ArrowForm) -> Result<Vec<Field>> {
         .iter()
         .map(|f| f.as_ref().clone())
         .collect())
-}
-
-fn file_may_match(p: &Predicate, needed: &StatsNeeded<'_>, task: &plan::ChangeTask) -> bool {
-    let stats = needed.parse(task.file.stats.as_deref());
-    may_match(
-        p,
-        &FileSummary {
-            partition_values: &task.file.partition_values,
-            stats: stats.as_ref(),
-        },
-    )
 }
 
 /// A planned change-data-feed read.
