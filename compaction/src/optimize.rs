@@ -579,18 +579,12 @@ pub fn optimize(
 
 /// What the data-file layer needs to know about `snapshot`'s table.
 fn table_layout(snapshot: &Snapshot) -> TableLayout {
-    TableLayout {
-        store: snapshot.store().clone(),
-        root: snapshot.root().clone(),
-        schema: snapshot.schema().clone(),
-        partition_columns: snapshot.partition_columns().to_vec(),
-        column_mapping: snapshot.column_mapping(),
-        configuration: snapshot.metadata().configuration.clone(),
-        materialize_partition_columns: alluvium_txlog::features::materializes_partition_columns(
-            snapshot.protocol(),
-            snapshot.metadata(),
-        ),
-    }
+    TableLayout::new(
+        snapshot.store().clone(),
+        snapshot.root().clone(),
+        snapshot.schema().clone(),
+        &alluvium_txlog::table::TableConfiguration::new(snapshot.protocol(), snapshot.metadata()),
+    )
 }
 
 /// The layout rewrites read and write with: on a table with row tracking enabled, with

@@ -182,7 +182,7 @@ fn update(
             data_change: true,
         },
     )?
-    .materialize_partition_columns(crate::rows::materializes(&snapshot))?;
+    .materialize_partition_columns(layout.materialize_partition_columns)?;
     let changes = change_data::writer_for(
         table,
         &snapshot,

@@ -362,7 +362,7 @@ fn remove_matching(
             data_change: true,
         },
     )?
-    .materialize_partition_columns(crate::rows::materializes(snapshot))?;
+    .materialize_partition_columns(layout.materialize_partition_columns)?;
     let mut rewrote = false;
     // Files removed whole before the first partial rewrite: their rows become `delete`
     // change rows only if a partial rewrite follows.

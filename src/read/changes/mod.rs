@@ -41,6 +41,7 @@ use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::schema::{
     ArrowForm, ArrowNullability, DataType, PrimitiveType, StructField, arrow_fields_as,
 };
+use alluvium_txlog::table::TableConfiguration;
 use arrow_array::RecordBatch;
 use arrow_schema::{Field, Schema, SchemaRef};
 
@@ -163,15 +164,12 @@ impl ChangesBuilder {
     fn plan(self) -> Result<Changes> {
         let store: &StoreRef = self.table.store();
         let planned = plan::plan(store, self.start, self.end)?;
-        let layout = TableLayout {
-            store: store.clone(),
-            root: TableRoot::new(store.root_uri()),
-            schema: planned.schema.clone(),
-            partition_columns: planned.metadata.partition_columns.clone(),
-            column_mapping: planned.column_mapping,
-            configuration: planned.metadata.configuration.clone(),
-            materialize_partition_columns: false,
-        };
+        let layout = TableLayout::new(
+            store.clone(),
+            TableRoot::new(store.root_uri()),
+            planned.schema.clone(),
+            &TableConfiguration::new(&planned.protocol, &planned.metadata),
+        );
         let schema = &planned.schema;
         let is_meta = |c: &str| CHANGE_FEED_COLUMNS.contains(&c);
 

@@ -24,6 +24,7 @@ use alluvium_datafile::{FileBatches, FileTask, ReadPlan, TableLayout};
 use alluvium_expr::{Expr, Predicate, parse_expr};
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::schema::ArrowForm;
+use alluvium_txlog::table::TableConfiguration;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 
@@ -69,15 +70,12 @@ pub fn variants_as_json_schema(schema: &SchemaRef) -> Result<SchemaRef> {
 
 /// What the data-file layer needs to know about `snapshot`'s table.
 pub(crate) fn table_layout(snapshot: &Snapshot) -> TableLayout {
-    TableLayout {
-        store: snapshot.store().clone(),
-        root: snapshot.root().clone(),
-        schema: snapshot.schema().clone(),
-        partition_columns: snapshot.partition_columns().to_vec(),
-        column_mapping: snapshot.column_mapping(),
-        configuration: snapshot.metadata().configuration.clone(),
-        materialize_partition_columns: false,
-    }
+    TableLayout::new(
+        snapshot.store().clone(),
+        snapshot.root().clone(),
+        snapshot.schema().clone(),
+        &TableConfiguration::new(snapshot.protocol(), snapshot.metadata()),
+    )
 }
 
 /// The layout rewrites of `snapshot`'s rows read and write with: on a table with row
