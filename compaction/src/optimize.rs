@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use alluvium_datafile::{TableLayout, discard, rewrite_files};
-use alluvium_expr::{Expr, FileSummary, Predicate, bind, may_match};
+use alluvium_expr::{Expr, FileFilter, Predicate};
 use alluvium_mvcc::{ConflictKind, MvccError, Snapshot, Transaction};
 use alluvium_txlog::actions::{Add, Remove};
 use rayon::prelude::*;
@@ -169,12 +169,7 @@ pub fn partition_key(add: &Add) -> PartitionKey {
 /// Binds a partition predicate; refuses one that reads data columns (OPTIMIZE selects
 /// whole partitions).
 fn partition_predicate(snapshot: &Snapshot, expr: &Expr) -> Result<Predicate> {
-    let pred = bind(
-        expr,
-        snapshot.schema(),
-        snapshot.partition_columns(),
-        snapshot.column_mapping(),
-    )?;
+    let pred = snapshot.bind(expr)?;
     if !pred.only_partition_columns() {
         return Err(MaintenanceError::Refused(format!(
             "the OPTIMIZE filter `{expr}` must only use partition columns ({})",
@@ -222,15 +217,12 @@ pub fn plan(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<Plan> {
         .transpose()?;
     let mut partitions: BTreeMap<PartitionKey, Vec<&Add>> = BTreeMap::new();
     let mut considered = 0;
+    // The filter reads partition columns only: their values decide, no statistics are
+    // parsed.
+    let selected = filter.as_ref().map(FileFilter::new);
     for add in snapshot.files() {
-        if let Some(p) = &filter {
-            let summary = FileSummary {
-                partition_values: &add.partition_values,
-                stats: None,
-            };
-            if !may_match(p, &summary) {
-                continue;
-            }
+        if selected.as_ref().is_some_and(|f| !f.may_match(add)) {
+            continue;
         }
         let key = partition_key(add);
         if options
@@ -587,18 +579,12 @@ pub fn optimize(
 
 /// What the data-file layer needs to know about `snapshot`'s table.
 fn table_layout(snapshot: &Snapshot) -> TableLayout {
-    TableLayout {
-        store: snapshot.store().clone(),
-        root: snapshot.root().clone(),
-        schema: snapshot.schema().clone(),
-        partition_columns: snapshot.partition_columns().to_vec(),
-        column_mapping: snapshot.column_mapping(),
-        configuration: snapshot.metadata().configuration.clone(),
-        materialize_partition_columns: alluvium_txlog::features::materializes_partition_columns(
-            snapshot.protocol(),
-            snapshot.metadata(),
-        ),
-    }
+    TableLayout::new(
+        snapshot.store().clone(),
+        snapshot.root().clone(),
+        snapshot.schema().clone(),
+        &alluvium_txlog::table::TableConfiguration::new(snapshot.protocol(), snapshot.metadata()),
+    )
 }
 
 /// The layout rewrites read and write with: on a table with row tracking enabled, with

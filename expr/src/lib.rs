@@ -15,7 +15,8 @@
 //!   ([`bind_value`], [`bind_assignment`] → [`BoundExpr`]), with Spark SQL's type rules
 //!   ([`common_type`], [`arith_result_type`]);
 //! * **data skipping** ([`may_match`], [`all_match`]): whether a file can hold a matching
-//!   row, judging only its partition values and statistics;
+//!   row, judging only its partition values and statistics; [`FileFilter`] applies it to
+//!   a list of files with the selective statistics parse;
 //! * **evaluation** over Arrow record batches ([`eval`]).
 //!
 //! Value expressions follow Spark SQL's typing with ANSI-style failures: NULL in gives NULL
@@ -66,7 +67,9 @@ pub use eval::{evaluate, evaluate_bool, evaluate_value, leaf_array};
 pub use function::Function;
 pub use interval::Interval;
 pub use parse::{MAX_EXPR_DEPTH, parse_expr};
-pub use skipping::{FileSummary, StatsNeeded, all_match, may_match};
+pub use skipping::{
+    FileFilter, FileMatch, FileMatches, FileSummary, StatsNeeded, all_match, may_match,
+};
 pub use suggest::nearest as nearest_name;
 pub use typing::{arith_result_type, common_type};
 pub use value::{BoundExpr, BoundKind, bind_assignment, bind_value};

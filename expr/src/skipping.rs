@@ -29,7 +29,7 @@ use serde_json::Value;
 
 use crate::CmpOp;
 use crate::bind::{BoundColumn, Predicate};
-use alluvium_txlog::actions::OptStringMap;
+use alluvium_txlog::actions::{Add, OptStringMap};
 use alluvium_txlog::partition::parse_partition_value;
 use alluvium_txlog::scalar::Scalar;
 use alluvium_txlog::scalar::text::has_non_utc_offset;
@@ -43,6 +43,120 @@ pub struct FileSummary<'a> {
     pub partition_values: &'a OptStringMap,
     /// The file's parsed statistics, if any.
     pub stats: Option<&'a FileStats>,
+}
+
+/// Judges files by their log entries (partition values and `stats` JSON) against one
+/// predicate, or any of several: the one way a caller applies data skipping to a list of
+/// files. The statistics the predicates need ([`StatsNeeded`]) are worked out once, and each
+/// file's `stats` is parsed for those columns only.
+///
+/// Contract: [`keep`](Self::keep) keeps a file exactly when [`may_match`] answers true for
+/// some predicate on a [`FileSummary`] of its partition values and its statistics parsed by
+/// [`StatsNeeded::parse`]; it never skips a file one of the predicates may match.
+#[derive(Debug, Clone)]
+pub struct FileFilter<'p> {
+    preds: &'p [Predicate],
+    needed: StatsNeeded<'p>,
+}
+
+impl<'p> FileFilter<'p> {
+    /// A filter keeping the files `pred` may match.
+    pub fn new(pred: &'p Predicate) -> Self {
+        FileFilter {
+            preds: std::slice::from_ref(pred),
+            needed: StatsNeeded::of(pred),
+        }
+    }
+
+    /// A filter keeping the files any of `preds` may match ([`StatsNeeded::of_any`]: the
+    /// row count is parsed even when each reads only partition columns). With no
+    /// predicates it keeps nothing.
+    pub fn any_of(preds: &'p [Predicate]) -> Self {
+        FileFilter {
+            preds,
+            needed: StatsNeeded::of_any(preds),
+        }
+    }
+
+    /// Judges one file: `None` when no predicate can match a row of it, else the file's
+    /// statistics as far as the predicates need them (`Some(None)`: none needed, absent
+    /// or unparseable), for callers that judge the file further (e.g. [`all_match`]).
+    pub fn keep(
+        &self,
+        partition_values: &OptStringMap,
+        stats: Option<&str>,
+    ) -> Option<Option<FileStats>> {
+        let stats = self.needed.parse(stats);
+        let summary = FileSummary {
+            partition_values,
+            stats: stats.as_ref(),
+        };
+        self.preds
+            .iter()
+            .any(|p| may_match(p, &summary))
+            .then_some(stats)
+    }
+
+    /// Whether some predicate may match a row of `add` ([`keep`](Self::keep)).
+    pub fn may_match(&self, add: &Add) -> bool {
+        self.keep(&add.partition_values, add.stats.as_deref())
+            .is_some()
+    }
+
+    /// The files of `files` a predicate may match, in order, each with the statistics
+    /// parsed to judge it.
+    pub fn matching<'a, I>(&self, files: I) -> FileMatches<'a, 'p, I::IntoIter>
+    where
+        I: IntoIterator<Item = &'a Add>,
+    {
+        FileMatches {
+            filter: self.clone(),
+            files: files.into_iter(),
+        }
+    }
+}
+
+/// A file kept by a [`FileFilter`]: its `add` and the statistics parsed to judge it.
+#[derive(Debug, Clone)]
+pub struct FileMatch<'a> {
+    /// The file's log entry.
+    pub add: &'a Add,
+    /// Its statistics as far as the filter's predicates need them ([`StatsNeeded::parse`]).
+    pub stats: Option<FileStats>,
+}
+
+impl FileMatch<'_> {
+    /// What skipping knows about the file, to judge it further (e.g. with [`all_match`]
+    /// for a predicate whose columns the filter's predicate reads too).
+    pub fn summary(&self) -> FileSummary<'_> {
+        FileSummary {
+            partition_values: &self.add.partition_values,
+            stats: self.stats.as_ref(),
+        }
+    }
+}
+
+/// The files a [`FileFilter`] keeps: see [`FileFilter::matching`].
+#[derive(Debug, Clone)]
+pub struct FileMatches<'a, 'p, I: Iterator<Item = &'a Add>> {
+    filter: FileFilter<'p>,
+    files: I,
+}
+
+impl<'a, I: Iterator<Item = &'a Add>> Iterator for FileMatches<'a, '_, I> {
+    type Item = FileMatch<'a>;
+
+    fn next(&mut self) -> Option<FileMatch<'a>> {
+        for add in self.files.by_ref() {
+            if let Some(stats) = self
+                .filter
+                .keep(&add.partition_values, add.stats.as_deref())
+            {
+                return Some(FileMatch { add, stats });
+            }
+        }
+        None
+    }
 }
 
 /// Which truth values an expression may take over a file's rows.
@@ -420,6 +534,125 @@ mod tests {
                 stats: stats.as_ref(),
             },
         )
+    }
+
+    /// Files of every kind the filter must tell apart: bounds on either side of the
+    /// predicates below, an empty file, null counts, absent and unparseable statistics,
+    /// statistics of columns no predicate reads, NULL and present partition values.
+    fn files() -> Vec<Add> {
+        let stats: [Option<&str>; 9] = [
+            Some(
+                r#"{"numRecords":3,"minValues":{"x":1,"s":"a"},"maxValues":{"x":5,"s":"c"},"nullCount":{"x":0,"s":1}}"#,
+            ),
+            Some(
+                r#"{"numRecords":3,"minValues":{"x":10,"s":"m"},"maxValues":{"x":20,"s":"z"},"nullCount":{"x":0,"s":0}}"#,
+            ),
+            Some(r#"{"numRecords":0}"#),
+            Some(
+                r#"{"numRecords":2,"minValues":{"f":1.5},"maxValues":{"f":2.5},"nullCount":{"x":2}}"#,
+            ),
+            Some(r#"{"numRecords":4,"minValues":{"x":7},"maxValues":{"x":7},"nullCount":{"x":4}}"#),
+            Some(r#"{"numRecords":1,"minValues":{"x":-3,"d":1.0},"maxValues":{"x":-3,"d":2.0}}"#),
+            Some("{not json"),
+            None,
+            Some(
+                r#"{"numRecords":5,"minValues":{"x":3,"ts":"2024-01-01T00:00:00.000Z"},"maxValues":{"x":8,"ts":"2024-01-02T00:00:00.000Z"},"nullCount":{"x":0}}"#,
+            ),
+        ];
+        let partitions: [Option<&str>; 3] = [Some("a"), Some("b"), None];
+        let mut out = Vec::new();
+        for (i, s) in stats.iter().enumerate() {
+            for p in partitions {
+                out.push(Add {
+                    path: format!("f{i}-{p:?}.parquet"),
+                    partition_values: [("p".to_string(), p.map(str::to_string))]
+                        .into_iter()
+                        .collect(),
+                    stats: s.map(str::to_string),
+                    ..Add::default()
+                });
+            }
+        }
+        out
+    }
+
+    const FILTERS: [&str; 10] = [
+        "x = 3",
+        "x > 6 AND p = 'a'",
+        "x < 0 OR s >= 'n'",
+        "x IS NULL",
+        "x IS NOT NULL AND p IS NULL",
+        "s LIKE 'b%'",
+        "f > 2.0 OR x IN (7, 20)",
+        "p = 'b'",
+        "p = 'a' OR p IS NULL",
+        "NOT (x BETWEEN 2 AND 9)",
+    ];
+
+    /// The selective parse of [`FileFilter`] keeps exactly the files that `may_match`
+    /// keeps on the full parse ([`FileStats::parse`]), and what it hands back judges
+    /// `all_match` as the full parse does. Predicates of partition columns only consult no
+    /// statistics (the values decide), so their reference is a summary without them.
+    #[test]
+    fn file_filter_keeps_what_the_full_parse_may_match() {
+        let files = files();
+        for filter in FILTERS {
+            let pred = bound(filter);
+            let partition_only = pred.only_partition_columns();
+            let expected: Vec<&str> = files
+                .iter()
+                .filter(|a| {
+                    let full = a.stats.as_deref().and_then(FileStats::parse);
+                    let summary = FileSummary {
+                        partition_values: &a.partition_values,
+                        stats: full.as_ref().filter(|_| !partition_only),
+                    };
+                    may_match(&pred, &summary)
+                })
+                .map(|a| a.path.as_str())
+                .collect();
+            let filter_ = FileFilter::new(&pred);
+            let kept: Vec<FileMatch<'_>> = filter_.matching(&files).collect();
+            let paths: Vec<&str> = kept.iter().map(|m| m.add.path.as_str()).collect();
+            assert_eq!(paths, expected, "{filter}");
+            assert!(
+                !expected.is_empty() && expected.len() < files.len(),
+                "{filter}"
+            );
+            for m in &kept {
+                assert!(filter_.may_match(m.add), "{filter}");
+                let full = m.add.stats.as_deref().and_then(FileStats::parse);
+                let full = FileSummary {
+                    partition_values: &m.add.partition_values,
+                    stats: full.as_ref().filter(|_| !partition_only),
+                };
+                assert_eq!(
+                    all_match(&pred, &m.summary()),
+                    all_match(&pred, &full),
+                    "{filter} on {}",
+                    m.add.path
+                );
+            }
+        }
+    }
+
+    /// `any_of` keeps a file when any predicate may match it, on the union of their
+    /// columns; with no predicates it keeps nothing.
+    #[test]
+    fn file_filter_of_several_predicates_keeps_the_union() {
+        let files = files();
+        let preds: Vec<Predicate> = ["x = 3", "p = 'b'", "s >= 'n'"]
+            .into_iter()
+            .map(bound)
+            .collect();
+        let any = FileFilter::any_of(&preds);
+        for a in &files {
+            let one_by_one = preds.iter().any(|p| FileFilter::new(p).may_match(a));
+            // The row count is parsed for `p = 'b'` too: an empty file matches nothing.
+            let empty = a.stats.as_deref() == Some(r#"{"numRecords":0}"#);
+            assert_eq!(any.may_match(a), one_by_one && !empty, "{}", a.path);
+        }
+        assert_eq!(FileFilter::any_of(&[]).matching(&files).count(), 0);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use crate::Snapshot;
 use alluvium_datafile::ReadPlan;
-use alluvium_expr::{Expr, FileSummary, StatsNeeded, all_match, bind, may_match, parse_expr};
+use alluvium_expr::{Expr, all_match, parse_expr};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::{Add, Remove};
 use rayon::prelude::*;
@@ -90,32 +90,20 @@ fn stage_delete(
     inline_dv_max_bytes: usize,
 ) -> Result<MetricSet> {
     let started = Instant::now();
-    let pred = bind(
-        expr,
-        snapshot.schema(),
-        snapshot.partition_columns(),
-        snapshot.column_mapping(),
-    )?;
+    let pred = snapshot.inner().bind(expr)?;
     txn.read_predicate(pred.clone());
     // Files are skipped also through generated partition columns of the predicate's columns.
     let prune = crate::read::scan::generated::pruning_predicate(&pred, snapshot);
     let now = table.store().now_ms();
     let mut whole: Vec<&Add> = Vec::new();
     let mut partial: Vec<&Add> = Vec::new();
-    let needed = StatsNeeded::of(&prune);
-    for a in snapshot.files() {
-        let stats = needed.parse(a.stats.as_deref());
-        let summary = FileSummary {
-            partition_values: &a.partition_values,
-            stats: stats.as_ref(),
-        };
-        if !may_match(&prune, &summary) {
-            continue;
-        }
-        if all_match(&pred, &summary) {
-            whole.push(a);
+    // The statistics parsed for `prune` cover `pred`'s columns too (`prune` is `pred` and
+    // what it implies), so they judge `all_match` as a parse for `pred` would.
+    for m in snapshot.inner().files_matching(&prune) {
+        if all_match(&pred, &m.summary()) {
+            whole.push(m.add);
         } else {
-            partial.push(a);
+            partial.push(m.add);
         }
     }
     // Change data feed, copy-on-write: rewriting part of a file needs cdc files, and a

@@ -6,9 +6,7 @@ use std::time::Instant;
 
 use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
-use alluvium_expr::{
-    Expr, FileSummary, Predicate, StatsNeeded, bind, bind_assignment, may_match, parse_expr,
-};
+use alluvium_expr::{Expr, Predicate, bind, bind_assignment, parse_expr};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
 
@@ -160,20 +158,10 @@ fn update(
     };
     // Files are skipped also through generated partition columns of the predicate's columns.
     let prune = crate::read::scan::generated::pruning_predicate(&pred, &snapshot);
-    let needed = StatsNeeded::of(&prune);
     let candidates: Vec<Add> = snapshot
-        .files()
-        .filter(|a| {
-            let stats = needed.parse(a.stats.as_deref());
-            may_match(
-                &prune,
-                &FileSummary {
-                    partition_values: &a.partition_values,
-                    stats: stats.as_ref(),
-                },
-            )
-        })
-        .cloned()
+        .inner()
+        .files_matching(&prune)
+        .map(|m| m.add.clone())
         .collect();
     txn.read_predicate(pred.clone());
 
@@ -194,7 +182,7 @@ fn update(
             data_change: true,
         },
     )?
-    .materialize_partition_columns(crate::rows::materializes(&snapshot))?;
+    .materialize_partition_columns(layout.materialize_partition_columns)?;
     let changes = change_data::writer_for(
         table,
         &snapshot,

@@ -364,7 +364,7 @@ impl Worker<'_, '_> {
                 data_change: true,
             },
         )?
-        .materialize_partition_columns(crate::rows::materializes(self.snapshot))?;
+        .materialize_partition_columns(self.plan.layout().materialize_partition_columns)?;
         let mut out = Rewritten::default();
         let taken = (|| -> Result<()> {
             while !self.stop.load(Ordering::Relaxed) {

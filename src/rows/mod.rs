@@ -88,8 +88,6 @@ pub(crate) fn feed(
 /// Whether new data files of `snapshot`'s table also store its partition columns
 /// (`materializePartitionColumns`, IcebergCompat V1/V2; SPEC.md §29).
 pub(crate) fn materializes(snapshot: &Snapshot) -> bool {
-    alluvium_txlog::features::materializes_partition_columns(
-        snapshot.protocol(),
-        snapshot.metadata(),
-    )
+    alluvium_txlog::table::TableConfiguration::new(snapshot.protocol(), snapshot.metadata())
+        .materializes_partition_columns()
 }

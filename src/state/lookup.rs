@@ -15,11 +15,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::Snapshot;
-use alluvium_expr::{Expr, FileSummary, bind, may_match};
+use alluvium_expr::Expr;
 use alluvium_storage::{FileLocation, StorePath, StoreRef};
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::stats::FileStats;
 use arrow::compute::kernels::boolean::or;
 use arrow::compute::kernels::cmp::{eq, gt_eq, lt_eq};
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, Scalar};
@@ -184,22 +183,10 @@ impl Lookup<'_> {
         first_keys: &ArrayRef,
     ) -> Result<Option<Vec<RecordBatch>>> {
         let snapshot = self.snapshot;
-        let predicate = bind(
-            filter,
-            snapshot.schema(),
-            snapshot.partition_columns(),
-            snapshot.column_mapping(),
-        )?;
+        let predicate = snapshot.inner().bind(filter)?;
         let mut out = Vec::new();
-        for add in snapshot.files() {
-            let stats = add.stats.as_deref().and_then(FileStats::parse);
-            let summary = FileSummary {
-                partition_values: &add.partition_values,
-                stats: stats.as_ref(),
-            };
-            if !may_match(&predicate, &summary) {
-                continue;
-            }
+        // Only the statistics of the key columns are parsed, not every column's.
+        for add in snapshot.inner().files_matching(&predicate).map(|m| m.add) {
             let location = alluvium_txlog::path::resolve(&add.path, snapshot.root())?;
             let FileLocation::Table(path) = location else {
                 return Ok(None);

@@ -25,6 +25,7 @@ use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::schema::{ArrowForm, StructType};
+use alluvium_txlog::table::TableConfiguration;
 use arrow_array::{RecordBatch, UInt64Array};
 use arrow_schema::{Schema, SchemaRef};
 use roaring::RoaringTreemap;
@@ -52,8 +53,37 @@ pub struct TableLayout {
     /// The table properties (what writers need: codec, target size, statistics columns).
     pub configuration: HashMap<String, String>,
     /// Whether files written for the table also store its partition columns
-    /// (`alluvium_txlog::features::materializes_partition_columns`; writers only).
+    /// ([`TableConfiguration::materializes_partition_columns`]). Only writers act on it:
+    /// a read takes partition values from the `add` action whether or not the file also
+    /// stores them.
     pub materialize_partition_columns: bool,
+}
+
+impl TableLayout {
+    /// The layout of the table governed by `table` (its protocol and metadata), whose
+    /// logical schema is `schema` (the metadata's schema, parsed by the caller, which
+    /// usually holds it already), stored in `store` under `root`: the one constructor the
+    /// readers and writers of a table use, so that they agree on every field.
+    ///
+    /// The partition columns and properties are the metadata's, the column-mapping mode
+    /// is [`TableConfiguration::column_mapping_mode`] and `materialize_partition_columns`
+    /// is [`TableConfiguration::materializes_partition_columns`] (reads ignore it).
+    pub fn new(
+        store: StoreRef,
+        root: TableRoot,
+        schema: StructType,
+        table: &TableConfiguration<'_>,
+    ) -> Self {
+        TableLayout {
+            store,
+            root,
+            schema,
+            partition_columns: table.metadata().partition_columns.clone(),
+            column_mapping: table.column_mapping_mode(),
+            configuration: table.metadata().configuration.clone(),
+            materialize_partition_columns: table.materializes_partition_columns(),
+        }
+    }
 }
 
 /// One planned read of a table's data files: which columns are read and output, the filter

@@ -343,3 +343,61 @@ fn the_view_hint_types_the_string_columns_read_and_nothing_else() {
     let ids = plan(&["id", "part"], ArrowForm::SCAN_VIEWS);
     assert!(view_hint(&ids, &file_fields, &[Some(0), None]).is_none());
 }
+
+/// `TableLayout::new` takes every field from the protocol and metadata: partition columns
+/// and properties as the metadata has them, the column-mapping mode the protocol honours,
+/// and materialised partition columns exactly when the writer feature or IcebergCompat
+/// V1/V2 asks for them.
+#[test]
+fn the_layout_constructor_answers_from_protocol_and_metadata() {
+    use alluvium_txlog::actions::{Metadata, Protocol};
+    use alluvium_txlog::table::TableConfiguration;
+
+    let layout = |protocol: &str, configuration: &str| {
+        let protocol: Protocol = serde_json::from_str(protocol).unwrap();
+        let metadata: Metadata = serde_json::from_str(&format!(
+            r#"{{"id":"t","format":{{"provider":"parquet","options":{{}}}},
+            "schemaString":"{{\"type\":\"struct\",\"fields\":[]}}",
+            "partitionColumns":["p"],"configuration":{configuration}}}"#
+        ))
+        .unwrap();
+        let store: StoreRef = Arc::new(InMemoryStore::new());
+        TableLayout::new(
+            store,
+            TableRoot::new("memory:///t"),
+            schema(),
+            &TableConfiguration::new(&protocol, &metadata),
+        )
+    };
+    let plain = layout(r#"{"minReaderVersion":1,"minWriterVersion":2}"#, "{}");
+    assert!(!plain.materialize_partition_columns);
+    assert_eq!(plain.column_mapping, ColumnMappingMode::None);
+    assert_eq!(plain.partition_columns, vec!["p".to_string()]);
+    assert_eq!(plain.schema, schema());
+    assert!(plain.configuration.is_empty());
+
+    let feature = layout(
+        r#"{"minReaderVersion":1,"minWriterVersion":7,
+            "writerFeatures":["materializePartitionColumns"]}"#,
+        "{}",
+    );
+    assert!(feature.materialize_partition_columns);
+
+    let iceberg = layout(
+        r#"{"minReaderVersion":2,"minWriterVersion":5}"#,
+        r#"{"delta.enableIcebergCompatV2":"true","delta.columnMapping.mode":"name"}"#,
+    );
+    assert!(iceberg.materialize_partition_columns);
+    assert_eq!(iceberg.column_mapping, ColumnMappingMode::Name);
+    assert_eq!(
+        iceberg.configuration.get("delta.columnMapping.mode"),
+        Some(&"name".to_string())
+    );
+
+    // A mode the protocol does not support is not in force.
+    let unsupported = layout(
+        r#"{"minReaderVersion":1,"minWriterVersion":2}"#,
+        r#"{"delta.columnMapping.mode":"name"}"#,
+    );
+    assert_eq!(unsupported.column_mapping, ColumnMappingMode::None);
+}

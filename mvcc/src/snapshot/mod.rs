@@ -6,6 +6,7 @@ mod timestamps;
 
 use std::sync::Arc;
 
+use alluvium_expr::{Expr, FileFilter, FileMatches, Predicate};
 use alluvium_storage::{ObjectStore, RequestCounts, StoreRef};
 use alluvium_txlog::Version;
 use alluvium_txlog::actions::{Add, CommitInfo, DomainMetadata, Metadata, Protocol, Remove};
@@ -228,6 +229,32 @@ impl Snapshot {
     /// The live files.
     pub fn files(&self) -> impl Iterator<Item = &Add> {
         self.state.files()
+    }
+
+    /// `expr` bound as a predicate to this snapshot's schema, partition columns and
+    /// column-mapping mode: what [`files_matching`](Self::files_matching) and the readers
+    /// of this snapshot's files take.
+    ///
+    /// # Errors
+    /// The expression's errors: unknown columns, type mismatches, a non-boolean filter.
+    pub fn bind(&self, expr: &Expr) -> alluvium_expr::Result<Predicate> {
+        alluvium_expr::bind(
+            expr,
+            self.schema(),
+            self.partition_columns(),
+            self.column_mapping(),
+        )
+    }
+
+    /// The live files `pred` may match, in [`files`](Self::files) order, each with the
+    /// statistics parsed to judge it: data skipping on partition values and statistics,
+    /// parsing only the statistics the predicate reads ([`FileFilter`]). A file is dropped
+    /// only when no row of it can satisfy `pred`.
+    pub fn files_matching<'a>(
+        &'a self,
+        pred: &'a Predicate,
+    ) -> FileMatches<'a, 'a, impl Iterator<Item = &'a Add>> {
+        FileFilter::new(pred).matching(self.files())
     }
 
     /// Number of live files.

@@ -26,9 +26,9 @@
 
 use std::collections::HashSet;
 
-use alluvium_expr::{FileSummary, Predicate, StatsNeeded, may_match};
+use alluvium_expr::{FileFilter, Predicate};
 use alluvium_txlog::Version;
-use alluvium_txlog::actions::{Action, Add, DeletionVectorDescriptor};
+use alluvium_txlog::actions::{Action, DeletionVectorDescriptor};
 use alluvium_txlog::path::{TableRoot, canonical_path};
 
 use crate::{ConflictKind, MvccError};
@@ -67,19 +67,6 @@ fn conflict(kind: ConflictKind, version: Version, detail: String) -> MvccError {
         winning_version: version,
         detail,
     }
-}
-
-fn add_matches(predicates: &[Predicate], needed: &StatsNeeded<'_>, add: &Add) -> bool {
-    let stats = needed.parse(add.stats.as_deref());
-    predicates.iter().any(|p| {
-        may_match(
-            p,
-            &FileSummary {
-                partition_values: &add.partition_values,
-                stats: stats.as_ref(),
-            },
-        )
-    })
 }
 
 /// Checks one winning commit.
@@ -132,16 +119,13 @@ pub(crate) fn check_winner(
         }
     }
     if txn.changes_data && !txn.blind_append {
-        let needed = StatsNeeded::of_any(&txn.predicates);
+        let read = FileFilter::any_of(&txn.predicates);
         for a in actions {
             if let Action::Add(add) = a {
                 if !add.data_change {
                     continue;
                 }
-                if txn.whole_table
-                    || txn.changes_metadata
-                    || add_matches(&txn.predicates, &needed, add)
-                {
+                if txn.whole_table || txn.changes_metadata || read.may_match(add) {
                     return Err(conflict(
                         ConflictKind::ConcurrentAppend,
                         version,

@@ -18,7 +18,7 @@ use std::time::Instant;
 use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
 use alluvium_expr::evaluate;
-use alluvium_expr::{BoundColumn, Expr, FileSummary, Predicate, StatsNeeded, bind, may_match};
+use alluvium_expr::{BoundColumn, Expr, Predicate, bind};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
@@ -626,20 +626,10 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                 snapshot.partition_columns(),
                 snapshot.column_mapping(),
             )?;
-            let needed = StatsNeeded::of(&p);
             let files = snapshot
-                .files()
-                .filter(|a| {
-                    let stats = needed.parse(a.stats.as_deref());
-                    may_match(
-                        &p,
-                        &FileSummary {
-                            partition_values: &a.partition_values,
-                            stats: stats.as_ref(),
-                        },
-                    )
-                })
-                .cloned()
+                .inner()
+                .files_matching(&p)
+                .map(|m| m.add.clone())
                 .collect();
             txn.read_predicate(p);
             files

@@ -12,7 +12,7 @@ mod replace_dv;
 
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
 use alluvium_expr::evaluate;
-use alluvium_expr::{Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr};
+use alluvium_expr::{Expr, Predicate, bind, parse_expr};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::{Add, Remove};
 use alluvium_txlog::stats::FileStats;
@@ -341,20 +341,10 @@ fn remove_matching(
     let now = table.store().now_ms();
     let mut metrics = RemoveMetrics::default();
     let partition_only = pred.only_partition_columns();
-    let needed = StatsNeeded::of(pred);
     let candidates: Vec<Add> = snapshot
-        .files()
-        .filter(|a| {
-            let stats = needed.parse(a.stats.as_deref());
-            may_match(
-                pred,
-                &FileSummary {
-                    partition_values: &a.partition_values,
-                    stats: stats.as_ref(),
-                },
-            )
-        })
-        .cloned()
+        .inner()
+        .files_matching(pred)
+        .map(|m| m.add.clone())
         .collect();
     // Copied rows keep their row ids and commit versions (row tracking).
     let layout = crate::read::scan::rewrite_layout(snapshot);
@@ -372,7 +362,7 @@ fn remove_matching(
             data_change: true,
         },
     )?
-    .materialize_partition_columns(crate::rows::materializes(snapshot))?;
+    .materialize_partition_columns(layout.materialize_partition_columns)?;
     let mut rewrote = false;
     // Files removed whole before the first partial rewrite: their rows become `delete`
     // change rows only if a partial rewrite follows.

@@ -9,7 +9,7 @@
 
 use crate::Snapshot;
 use alluvium_datafile::ReadPlan;
-use alluvium_expr::{FileSummary, Predicate, StatsNeeded, all_match, may_match};
+use alluvium_expr::{Predicate, all_match};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Remove;
 use roaring::RoaringTreemap;
@@ -38,18 +38,10 @@ pub(super) fn delete_matching_with_dvs(
     let plan = ReadPlan::new(table_layout(snapshot), Some(no_columns), Some(pred.clone()))?;
     let mut deleted: u64 = 0;
     let mut deletes = Vec::new();
-    let needed = StatsNeeded::of(pred);
-    for add in snapshot.files() {
-        let stats = needed.parse(add.stats.as_deref());
-        let summary = FileSummary {
-            partition_values: &add.partition_values,
-            stats: stats.as_ref(),
-        };
-        if !may_match(pred, &summary) {
-            continue;
-        }
+    for m in snapshot.inner().files_matching(pred) {
+        let add = m.add;
         txn.read_file(add);
-        if all_match(pred, &summary) {
+        if all_match(pred, &m.summary()) {
             deleted += live_rows(&plan, add)?;
             let mut r = Remove::from_add(add, now, true);
             r.stats = add.stats.clone();

@@ -33,7 +33,7 @@ mod read;
 use std::sync::Arc;
 
 use alluvium_datafile::{ReadPlan, TableLayout};
-use alluvium_expr::{Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr};
+use alluvium_expr::{Expr, FileFilter, Predicate, bind, parse_expr};
 use alluvium_mvcc::VersionSpec;
 use alluvium_storage::StoreRef;
 use alluvium_txlog::Version;
@@ -41,6 +41,7 @@ use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::schema::{
     ArrowForm, ArrowNullability, DataType, PrimitiveType, StructField, arrow_fields_as,
 };
+use alluvium_txlog::table::TableConfiguration;
 use arrow_array::RecordBatch;
 use arrow_schema::{Field, Schema, SchemaRef};
 
@@ -163,15 +164,12 @@ impl ChangesBuilder {
     fn plan(self) -> Result<Changes> {
         let store: &StoreRef = self.table.store();
         let planned = plan::plan(store, self.start, self.end)?;
-        let layout = TableLayout {
-            store: store.clone(),
-            root: TableRoot::new(store.root_uri()),
-            schema: planned.schema.clone(),
-            partition_columns: planned.metadata.partition_columns.clone(),
-            column_mapping: planned.column_mapping,
-            configuration: planned.metadata.configuration.clone(),
-            materialize_partition_columns: false,
-        };
+        let layout = TableLayout::new(
+            store.clone(),
+            TableRoot::new(store.root_uri()),
+            planned.schema.clone(),
+            &TableConfiguration::new(&planned.protocol, &planned.metadata),
+        );
         let schema = &planned.schema;
         let is_meta = |c: &str| CHANGE_FEED_COLUMNS.contains(&c);
 
@@ -261,11 +259,11 @@ impl ChangesBuilder {
 
         let tasks: Vec<plan::ChangeTask> = match &pushed {
             Some(p) => {
-                let needed = StatsNeeded::of(p);
+                let files = FileFilter::new(p);
                 planned
                     .tasks
                     .into_iter()
-                    .filter(|t| file_may_match(p, &needed, t))
+                    .filter(|t| files.may_match(&t.file))
                     .collect()
             }
             None => planned.tasks,
@@ -336,17 +334,6 @@ fn meta_arrow_fields(form: ArrowForm) -> Result<Vec<Field>> {
         .iter()
         .map(|f| f.as_ref().clone())
         .collect())
-}
-
-fn file_may_match(p: &Predicate, needed: &StatsNeeded<'_>, task: &plan::ChangeTask) -> bool {
-    let stats = needed.parse(task.file.stats.as_deref());
-    may_match(
-        p,
-        &FileSummary {
-            partition_values: &task.file.partition_values,
-            stats: stats.as_ref(),
-        },
-    )
 }
 
 /// A planned change-data-feed read.

@@ -61,6 +61,8 @@ pub(crate) struct Planned {
     pub(crate) start: Version,
     pub(crate) end: Version,
     pub(crate) metadata: Metadata,
+    /// The protocol at the end version.
+    pub(crate) protocol: Protocol,
     pub(crate) schema: StructType,
     pub(crate) column_mapping: ColumnMappingMode,
     pub(crate) tasks: Vec<ChangeTask>,
@@ -191,6 +193,7 @@ pub(crate) fn plan(
         start: start_v,
         end: end_v,
         metadata,
+        protocol,
         schema,
         column_mapping,
         tasks,

@@ -21,9 +21,10 @@ use std::sync::Arc;
 
 use crate::Snapshot;
 use alluvium_datafile::{FileBatches, FileTask, ReadPlan, TableLayout};
-use alluvium_expr::{Expr, FileSummary, Predicate, StatsNeeded, bind, may_match, parse_expr};
+use alluvium_expr::{Expr, Predicate, parse_expr};
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::schema::ArrowForm;
+use alluvium_txlog::table::TableConfiguration;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 
@@ -69,15 +70,12 @@ pub fn variants_as_json_schema(schema: &SchemaRef) -> Result<SchemaRef> {
 
 /// What the data-file layer needs to know about `snapshot`'s table.
 pub(crate) fn table_layout(snapshot: &Snapshot) -> TableLayout {
-    TableLayout {
-        store: snapshot.store().clone(),
-        root: snapshot.root().clone(),
-        schema: snapshot.schema().clone(),
-        partition_columns: snapshot.partition_columns().to_vec(),
-        column_mapping: snapshot.column_mapping(),
-        configuration: snapshot.metadata().configuration.clone(),
-        materialize_partition_columns: false,
-    }
+    TableLayout::new(
+        snapshot.store().clone(),
+        snapshot.root().clone(),
+        snapshot.schema().clone(),
+        &TableConfiguration::new(snapshot.protocol(), snapshot.metadata()),
+    )
 }
 
 /// The layout rewrites of `snapshot`'s rows read and write with: on a table with row
@@ -207,12 +205,7 @@ impl ScanBuilder {
             .into());
         }
         let predicate = match &self.filter {
-            Some(f) => Some(bind(
-                f,
-                snapshot.schema(),
-                snapshot.partition_columns(),
-                snapshot.column_mapping(),
-            )?),
+            Some(f) => Some(snapshot.inner().bind(f)?),
             None => None,
         };
         let plan = Arc::new(if self.row_tracking {
@@ -232,14 +225,11 @@ impl ScanBuilder {
             .predicate()
             .map(|p| generated::pruning_predicate(p, &snapshot));
         let mut files: Vec<Add> = match &prune {
-            Some(p) => {
-                let needed = StatsNeeded::of(p);
-                snapshot
-                    .files()
-                    .filter(|a| file_may_match(p, &needed, a))
-                    .cloned()
-                    .collect()
-            }
+            Some(p) => snapshot
+                .inner()
+                .files_matching(p)
+                .map(|m| m.add.clone())
+                .collect(),
             None => snapshot.files().cloned().collect(),
         };
         files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -298,17 +288,6 @@ fn row_tracking_plan(
 /// and at least 16, so that small files keep every thread busy.
 pub fn default_files_in_flight() -> usize {
     (2 * rayon::current_num_threads()).max(16)
-}
-
-fn file_may_match(p: &Predicate, needed: &StatsNeeded<'_>, add: &Add) -> bool {
-    let stats = needed.parse(add.stats.as_deref());
-    may_match(
-        p,
-        &FileSummary {
-            partition_values: &add.partition_values,
-            stats: stats.as_ref(),
-        },
-    )
 }
 
 /// A planned scan.
