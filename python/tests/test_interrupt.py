@@ -14,6 +14,7 @@ from __future__ import annotations
 import _thread
 import os
 import signal
+import statistics
 import threading
 import time
 
@@ -165,8 +166,8 @@ def test_a_short_call_on_the_main_thread_returns_at_once(table_path, own_handler
     # A call on the main thread must cost about what it costs elsewhere. Under a handler of
     # the program's own it runs on a worker while this thread polls for Ctrl-C every 25 ms,
     # and a lost wake-up once cost short calls a whole poll (opening a one-commit table
-    # took 26 ms, not 1). Compared with the same opens from another thread, in one run, so
-    # that a loaded machine slows both alike: the lost wake-up added about 1.5 s to 60 opens.
+    # took 26 ms, not 1, in 58 of 60 opens). Compared with the same opens from another
+    # thread, in one run, so that a loaded machine slows both alike.
     assert threading.current_thread() is threading.main_thread()
     alluvium.write_deltalake(table_path, pa.table({"id": [1, 2, 3]}))
     previous = signal.signal(signal.SIGINT, raise_keyboard_interrupt) if own_handler else None
@@ -178,15 +179,20 @@ def test_a_short_call_on_the_main_thread_returns_at_once(table_path, own_handler
 
 
 def timed_opens(table_path: str) -> None:
-    def opens() -> float:
-        t0 = time.perf_counter()
+    def opens() -> list[float]:
+        out = []
         for _ in range(60):
+            t0 = time.perf_counter()
             alluvium.DeltaTable(table_path)
-        return time.perf_counter() - t0
+            out.append(time.perf_counter() - t0)
+        return out
 
-    elsewhere: list[float] = []
+    elsewhere: list[list[float]] = []
     worker = threading.Thread(target=lambda: elsewhere.append(opens()))
     worker.start()
     worker.join()
-    on_main = opens()
-    assert on_main < elsewhere[0] + 0.6, f"60 opens: {on_main:.3f} s on the main thread, {elsewhere[0]:.3f} s elsewhere"
+    on_main = statistics.median(opens())
+    other = statistics.median(elsewhere[0])
+    # Medians: a lost wake-up delays every call by a poll (25 ms); a busy machine delays
+    # some calls on either thread by a scheduling slice, which the median ignores.
+    assert on_main < other + 0.012, f"median open: {on_main * 1000:.1f} ms on the main thread, {other * 1000:.1f} ms elsewhere"
