@@ -10,163 +10,111 @@ use std::convert::Infallible;
 use std::fmt;
 use std::str::FromStr;
 
-/// A reader or writer table feature, by the name a protocol lists it under.
-///
-/// Names are compared exactly (case-sensitively), as the protocol spells them.
-/// [`TableFeature::from_name`] never fails: a name alluvium does not know becomes
-/// [`TableFeature::Unknown`] holding it unchanged, and [`TableFeature::as_str`] gives it
-/// back, so `TableFeature::from_name(s).as_str() == s` for every `s`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum TableFeature {
+/// Declares [`TableFeature`] from one list of variants, each with its protocol name: the
+/// enum, its [`KNOWN`](TableFeature::KNOWN) list and [`as_str`](TableFeature::as_str) all
+/// come from it, so a new feature is one line and cannot be missing from any of them.
+macro_rules! table_features {
+    ($($(#[$meta:meta])* $variant:ident => $name:literal,)*) => {
+        /// A reader or writer table feature, by the name a protocol lists it under.
+        ///
+        /// Names are compared exactly (case-sensitively), as the protocol spells them.
+        /// [`TableFeature::from_name`] never fails: a name alluvium does not know becomes
+        /// [`TableFeature::Unknown`] holding it unchanged, and [`TableFeature::as_str`] gives it
+        /// back, so `TableFeature::from_name(s).as_str() == s` for every `s`.
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum TableFeature {
+            $($(#[$meta])* $variant,)*
+            /// Any other name, kept exactly as written.
+            Unknown(String),
+        }
+
+        impl TableFeature {
+            /// Every feature alluvium knows by name (all variants but
+            /// [`TableFeature::Unknown`]).
+            pub const KNOWN: &'static [TableFeature] = &[$(TableFeature::$variant,)*];
+
+            /// The feature's name as a protocol lists it.
+            pub const fn as_str(&self) -> &str {
+                match self {
+                    $(TableFeature::$variant => $name,)*
+                    TableFeature::Unknown(name) => name.as_str(),
+                }
+            }
+        }
+    };
+}
+
+table_features! {
     /// `appendOnly` (writer; legacy writer 2).
-    AppendOnly,
+    AppendOnly => "appendOnly",
     /// `invariants` (writer; legacy writer 2).
-    Invariants,
+    Invariants => "invariants",
     /// `checkConstraints` (writer; legacy writer 3).
-    CheckConstraints,
+    CheckConstraints => "checkConstraints",
     /// `changeDataFeed` (writer; legacy writer 4).
-    ChangeDataFeed,
+    ChangeDataFeed => "changeDataFeed",
     /// `generatedColumns` (writer; legacy writer 4).
-    GeneratedColumns,
+    GeneratedColumns => "generatedColumns",
     /// `columnMapping` (reader and writer; legacy reader 2 / writer 5).
-    ColumnMapping,
+    ColumnMapping => "columnMapping",
     /// `identityColumns` (writer; legacy writer 6).
-    IdentityColumns,
+    IdentityColumns => "identityColumns",
     /// `deletionVectors` (reader and writer).
-    DeletionVectors,
+    DeletionVectors => "deletionVectors",
     /// `rowTracking` (writer).
-    RowTracking,
+    RowTracking => "rowTracking",
     /// `timestampNtz` (reader and writer).
-    TimestampNtz,
+    TimestampNtz => "timestampNtz",
     /// `domainMetadata` (writer).
-    DomainMetadata,
+    DomainMetadata => "domainMetadata",
     /// `v2Checkpoint` (reader and writer).
-    V2Checkpoint,
+    V2Checkpoint => "v2Checkpoint",
     /// `icebergCompatV1` (writer).
-    IcebergCompatV1,
+    IcebergCompatV1 => "icebergCompatV1",
     /// `icebergCompatV2` (writer).
-    IcebergCompatV2,
+    IcebergCompatV2 => "icebergCompatV2",
     /// `icebergCompatV3` (writer; not supported).
-    IcebergCompatV3,
+    IcebergCompatV3 => "icebergCompatV3",
     /// `clustering` (writer).
-    Clustering,
+    Clustering => "clustering",
     /// `liquid`: the preview name of clustering, kept by older Databricks tables (writer).
-    Liquid,
+    Liquid => "liquid",
     /// `vacuumProtocolCheck` (reader and writer).
-    VacuumProtocolCheck,
+    VacuumProtocolCheck => "vacuumProtocolCheck",
     /// `typeWidening` (reader and writer).
-    TypeWidening,
+    TypeWidening => "typeWidening",
     /// `typeWidening-preview` (reader and writer).
-    TypeWideningPreview,
+    TypeWideningPreview => "typeWidening-preview",
     /// `inCommitTimestamp` (writer).
-    InCommitTimestamp,
+    InCommitTimestamp => "inCommitTimestamp",
     /// `variantType` (reader and writer).
-    VariantType,
+    VariantType => "variantType",
     /// `variantType-preview` (reader and writer).
-    VariantTypePreview,
+    VariantTypePreview => "variantType-preview",
     /// `variantShredding` (reader and writer).
-    VariantShredding,
+    VariantShredding => "variantShredding",
     /// `variantShredding-preview` (reader and writer).
-    VariantShreddingPreview,
+    VariantShreddingPreview => "variantShredding-preview",
     /// `geospatial` (reader and writer).
-    Geospatial,
+    Geospatial => "geospatial",
     /// `checkpointProtection` (writer).
-    CheckpointProtection,
+    CheckpointProtection => "checkpointProtection",
     /// `allowColumnDefaults` (writer).
-    AllowColumnDefaults,
+    AllowColumnDefaults => "allowColumnDefaults",
     /// `materializePartitionColumns` (writer).
-    MaterializePartitionColumns,
+    MaterializePartitionColumns => "materializePartitionColumns",
     /// `catalogManaged` (reader and writer; not supported).
-    CatalogManaged,
+    CatalogManaged => "catalogManaged",
     /// `catalogOwned-preview` (reader and writer; not supported).
-    CatalogOwnedPreview,
+    CatalogOwnedPreview => "catalogOwned-preview",
     /// `collations` (reader and writer; not supported).
-    Collations,
+    Collations => "collations",
     /// `collations-preview` (reader and writer; not supported).
-    CollationsPreview,
-    /// Any other name, kept exactly as written.
-    Unknown(String),
+    CollationsPreview => "collations-preview",
 }
 
 impl TableFeature {
-    /// Every feature alluvium knows by name (all variants but [`TableFeature::Unknown`]).
-    pub const KNOWN: &'static [TableFeature] = &[
-        TableFeature::AppendOnly,
-        TableFeature::Invariants,
-        TableFeature::CheckConstraints,
-        TableFeature::ChangeDataFeed,
-        TableFeature::GeneratedColumns,
-        TableFeature::ColumnMapping,
-        TableFeature::IdentityColumns,
-        TableFeature::DeletionVectors,
-        TableFeature::RowTracking,
-        TableFeature::TimestampNtz,
-        TableFeature::DomainMetadata,
-        TableFeature::V2Checkpoint,
-        TableFeature::IcebergCompatV1,
-        TableFeature::IcebergCompatV2,
-        TableFeature::IcebergCompatV3,
-        TableFeature::Clustering,
-        TableFeature::Liquid,
-        TableFeature::VacuumProtocolCheck,
-        TableFeature::TypeWidening,
-        TableFeature::TypeWideningPreview,
-        TableFeature::InCommitTimestamp,
-        TableFeature::VariantType,
-        TableFeature::VariantTypePreview,
-        TableFeature::VariantShredding,
-        TableFeature::VariantShreddingPreview,
-        TableFeature::Geospatial,
-        TableFeature::CheckpointProtection,
-        TableFeature::AllowColumnDefaults,
-        TableFeature::MaterializePartitionColumns,
-        TableFeature::CatalogManaged,
-        TableFeature::CatalogOwnedPreview,
-        TableFeature::Collations,
-        TableFeature::CollationsPreview,
-    ];
-
-    /// The feature's name as a protocol lists it.
-    pub const fn as_str(&self) -> &str {
-        match self {
-            TableFeature::AppendOnly => "appendOnly",
-            TableFeature::Invariants => "invariants",
-            TableFeature::CheckConstraints => "checkConstraints",
-            TableFeature::ChangeDataFeed => "changeDataFeed",
-            TableFeature::GeneratedColumns => "generatedColumns",
-            TableFeature::ColumnMapping => "columnMapping",
-            TableFeature::IdentityColumns => "identityColumns",
-            TableFeature::DeletionVectors => "deletionVectors",
-            TableFeature::RowTracking => "rowTracking",
-            TableFeature::TimestampNtz => "timestampNtz",
-            TableFeature::DomainMetadata => "domainMetadata",
-            TableFeature::V2Checkpoint => "v2Checkpoint",
-            TableFeature::IcebergCompatV1 => "icebergCompatV1",
-            TableFeature::IcebergCompatV2 => "icebergCompatV2",
-            TableFeature::IcebergCompatV3 => "icebergCompatV3",
-            TableFeature::Clustering => "clustering",
-            TableFeature::Liquid => "liquid",
-            TableFeature::VacuumProtocolCheck => "vacuumProtocolCheck",
-            TableFeature::TypeWidening => "typeWidening",
-            TableFeature::TypeWideningPreview => "typeWidening-preview",
-            TableFeature::InCommitTimestamp => "inCommitTimestamp",
-            TableFeature::VariantType => "variantType",
-            TableFeature::VariantTypePreview => "variantType-preview",
-            TableFeature::VariantShredding => "variantShredding",
-            TableFeature::VariantShreddingPreview => "variantShredding-preview",
-            TableFeature::Geospatial => "geospatial",
-            TableFeature::CheckpointProtection => "checkpointProtection",
-            TableFeature::AllowColumnDefaults => "allowColumnDefaults",
-            TableFeature::MaterializePartitionColumns => "materializePartitionColumns",
-            TableFeature::CatalogManaged => "catalogManaged",
-            TableFeature::CatalogOwnedPreview => "catalogOwned-preview",
-            TableFeature::Collations => "collations",
-            TableFeature::CollationsPreview => "collations-preview",
-            TableFeature::Unknown(name) => name.as_str(),
-        }
-    }
-
     /// The feature named `name`: a known variant when the name is spelled exactly as the
     /// protocol spells it, else [`TableFeature::Unknown`] holding `name` unchanged.
     pub fn from_name(name: &str) -> TableFeature {
