@@ -262,13 +262,6 @@ impl Table {
         })
     }
 
-    /// Publishes `snapshot`, which this handle built from a commit it has just written, so
-    /// that the next read starts from it instead of reading that commit back. The cache
-    /// keeps whichever of it and what it holds is newer.
-    pub(crate) fn publish(&self, snapshot: alluvium_mvcc::Snapshot) {
-        self.cache.publish(Arc::new(snapshot));
-    }
-
     /// The snapshot of a version, or as of a timestamp.
     ///
     /// # Errors

@@ -12,7 +12,7 @@ use alluvium_compaction::optimize::{Progress, partition_key};
 use alluvium_compaction::{
     CheckpointConfig, OptimizeOptions, checkpoint, cleanup_log, optimize, should_checkpoint,
 };
-use alluvium_mvcc::{CommitReport, Transaction, VersionSpec};
+use alluvium_mvcc::{Transaction, VersionSpec};
 use alluvium_txlog::Version;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::properties::TableProperties;
@@ -25,21 +25,6 @@ use crate::{Error, Result, Table};
 pub const AUTO_COMPACT_MIN_FILES: usize = 50;
 
 impl Table {
-    /// Commits `txn` and, when its version directly follows the snapshot it read, keeps
-    /// the new version in the handle's cache, built from what was written: the caller's
-    /// next read (a post-commit checkpoint, Python's reload after a DML call) then does
-    /// not read the commit back.
-    ///
-    /// # Errors
-    /// As [`Transaction::commit`].
-    pub(crate) fn commit_txn(&self, txn: Transaction) -> Result<CommitReport> {
-        let (report, next) = txn.commit_advancing()?;
-        if let Some(next) = next {
-            self.publish(next);
-        }
-        Ok(report)
-    }
-
     /// Commits `txn`, then runs the post-commit policy every operation shares: a
     /// checkpoint when due, log cleanup, auto-compaction of the partitions it wrote. Their
     /// failures are reported in the summary and never fail the commit.
@@ -59,7 +44,7 @@ impl Table {
         let interval = txn
             .effective_metadata()
             .map(|m| TableProperties(&m.configuration).checkpoint_interval());
-        let commit = self.commit_txn(txn)?;
+        let commit = txn.commit()?;
         let post = match interval {
             Some(i) if !alluvium_compaction::checkpoint_due(i, commit.version) => {
                 PostCommit::default()

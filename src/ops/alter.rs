@@ -212,7 +212,7 @@ impl Table {
             txn.set_protocol(protocol);
         }
         txn.set_metadata(md);
-        let commit = self.commit_txn(txn)?;
+        let commit = txn.commit()?;
         let post = self.post_commit(commit.version);
         Ok(CommitSummary::new(commit, post))
     }

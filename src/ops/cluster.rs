@@ -118,7 +118,7 @@ impl Table {
         if &protocol != snapshot.protocol() {
             txn.set_protocol(protocol);
         }
-        let commit = self.commit_txn(txn)?;
+        let commit = txn.commit()?;
         let post = self.post_commit(commit.version);
         Ok(CommitSummary::new(commit, post))
     }

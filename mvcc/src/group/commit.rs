@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use alluvium_storage::sync::Arc;
 
 use alluvium_txlog::actions::Action;
+use alluvium_txlog::log_path::commit_path;
 
 use super::{GroupSummary, MemberCommit, MemberOutcome, member};
 use crate::snapshot::{Snapshot, VersionedCache};
@@ -163,15 +164,28 @@ fn combine(
     group
 }
 
-/// The snapshot after this group's commit: built from the actions written when the commit
-/// directly follows `base`, else refreshed from the log (a concurrent commit came between);
-/// `None` if neither works, and the next writers then read the log themselves.
+/// The table at the group's version: `base` advanced by the commit the group wrote, when
+/// it landed right after `base` (no commit file is read; only its time, where in-commit
+/// timestamps do not give it); else `base` refreshed from the log. `None` when that fails:
+/// the next writers then read the log themselves.
 fn next_snapshot(base: &Snapshot, report: &CommitReport, actions: Vec<Action>) -> Option<Snapshot> {
-    match base.after_own_commit(report.version, actions) {
-        Some(next) => Some(next),
-        None if report.version != base.version() + 1 => base.refresh().ok(),
-        None => None,
+    if report.version != base.version() + 1 {
+        return base.refresh().ok();
     }
+    let ict = actions.iter().find_map(|a| match a {
+        Action::CommitInfo(ci) => ci.in_commit_timestamp(),
+        _ => None,
+    });
+    let file_time = match ict {
+        Some(t) => t,
+        None => {
+            base.store()
+                .head(&commit_path(report.version))
+                .ok()?
+                .last_modified_ms
+        }
+    };
+    base.advance(actions, file_time).ok()
 }
 
 /// Every live member committed: publishes the newest snapshot to the handle's cache and

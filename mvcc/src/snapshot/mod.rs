@@ -108,35 +108,6 @@ impl Snapshot {
         load::advance(self, actions, file_time)
     }
 
-    /// The snapshot of `version`, the commit this process has just written as `actions`,
-    /// built without reading the commit back, when `version` directly follows this
-    /// snapshot: its time is the in-commit timestamp where one is recorded, else the commit
-    /// file's modification time (one `head`). `None` when another commit came between
-    /// (only the log knows that version's state) or the file's time cannot be read.
-    pub(crate) fn after_own_commit(
-        &self,
-        version: alluvium_txlog::Version,
-        actions: Vec<alluvium_txlog::actions::Action>,
-    ) -> Option<Snapshot> {
-        if version != self.version() + 1 {
-            return None;
-        }
-        let ict = actions.iter().find_map(|a| match a {
-            alluvium_txlog::actions::Action::CommitInfo(ci) => ci.in_commit_timestamp(),
-            _ => None,
-        });
-        let file_time = match ict {
-            Some(t) => t,
-            None => {
-                self.store
-                    .head(&alluvium_txlog::log_path::commit_path(version))
-                    .ok()?
-                    .last_modified_ms
-            }
-        };
-        self.advance(actions, file_time).ok()
-    }
-
     /// The store holding the table.
     pub fn store(&self) -> &StoreRef {
         &self.store

@@ -425,21 +425,6 @@ impl Transaction {
         self.commit_returning_actions().map(|(r, _)| r)
     }
 
-    /// [`commit`](Self::commit), also returning the snapshot of the version it wrote when
-    /// that version directly follows the snapshot the transaction read: built from the
-    /// actions written, so the caller can hold the new version without reading the log
-    /// back. `None` when a concurrent commit came between (or the transaction read no
-    /// snapshot): the caller then refreshes from the log as before.
-    ///
-    /// # Errors
-    /// As [`commit`](Self::commit).
-    pub fn commit_advancing(self) -> Result<(CommitReport, Option<crate::Snapshot>)> {
-        let base = self.base.clone();
-        let (report, actions) = self.commit_returning_actions()?;
-        let next = base.and_then(|b| b.after_own_commit(report.version, actions));
-        Ok((report, next))
-    }
-
     /// [`commit`](Self::commit), also returning the actions of the version it wrote (with
     /// the row ids and in-commit timestamp of the attempt that landed), so that the caller
     /// can advance its snapshot without reading the commit back.
