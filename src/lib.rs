@@ -144,7 +144,7 @@ pub use alluvium_txlog::dv::DeletionVectorDescriptor;
 // Storage:
 pub use alluvium_storage::{
     FileLocation, InMemoryStore, LocalFsStore, ObjectMeta, ObjectStore, PutIfAbsentSupport,
-    REMOTE_SCHEMES, RequestCounts, StorageOptions, StorePath, StoreRef, remote_scheme,
+    REMOTE_SCHEMES, RequestCounts, StorageOptions, StorePath, StoreRef, local_path, remote_scheme,
 };
 // Errors (the lower layers' types are those the variants of `Error` wrap):
 pub use alluvium_compaction::MaintenanceError;

@@ -102,22 +102,10 @@ fn check_outside(output: &str, protect: Protected<'_>) -> Result<()> {
     Ok(())
 }
 
-/// The filesystem path of a local location (a path or a `file:` URI); `None` for an
-/// object-store URI.
+/// The filesystem path of a local location (a path or a `file:` URI, by the library's one
+/// rule); `None` for an object-store URI or another host's `file:` URI.
 fn local_path(location: &str) -> Option<std::path::PathBuf> {
-    if let Some(rest) = location.strip_prefix("file://localhost/") {
-        return Some(std::path::PathBuf::from(format!("/{rest}")));
-    }
-    if let Some(rest) = location
-        .strip_prefix("file://")
-        .or_else(|| location.strip_prefix("file:"))
-    {
-        return Some(std::path::PathBuf::from(rest));
-    }
-    match alluvium::remote_scheme(location) {
-        Some(_) => None,
-        None => Some(std::path::PathBuf::from(location)),
-    }
+    alluvium::local_path(location).map(std::path::PathBuf::from)
 }
 
 /// Symlinks followed at most (as the kernel's own limit, so a loop ends).

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use crate::Snapshot;
-use alluvium_storage::{FileLocation, ObjectStore};
+use alluvium_storage::{FileLocation, ObjectStore, local_ref};
 use alluvium_txlog::LogError;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::dv::{DvLocation, read_deletion_vector_bitmap};
@@ -16,12 +16,10 @@ use alluvium_txlog::stats::FileStats;
 
 use super::{Finding, FindingKind, VerifyReport};
 
-/// The local filesystem path of a `file:` URI (`file:///x`, `file:/x`), if it is one.
+/// The local filesystem path of a `file:` URI (or absolute path), by the store's one rule
+/// (`alluvium_storage::local_ref`), if it names one.
 fn local_path(uri: &str) -> Option<PathBuf> {
-    let rest = uri
-        .strip_prefix("file://")
-        .or_else(|| uri.strip_prefix("file:"))?;
-    rest.starts_with('/').then(|| PathBuf::from(rest))
+    local_ref(uri)?.absolute().map(PathBuf::from)
 }
 
 /// What the file checks leave for the deep checks.
@@ -223,5 +221,20 @@ fn describe(e: &LogError) -> String {
     match e {
         LogError::CorruptDeletionVector { reason, .. } => reason.clone(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_files_are_recognised_in_every_spelling_the_store_accepts() {
+        for uri in ["file:///t/a", "file://localhost/t/a", "file:/t/a", "/t/a"] {
+            assert_eq!(local_path(uri), Some(PathBuf::from("/t/a")), "{uri}");
+        }
+        for uri in ["file://otherhost/t/a", "s3://b/t/a", "t/a"] {
+            assert_eq!(local_path(uri), None, "{uri}");
+        }
     }
 }

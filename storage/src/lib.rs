@@ -66,4 +66,4 @@ pub use prefix::PrefixStore;
 pub use remote::RemoteStore;
 pub use store::{ObjectMeta, ObjectStore, StoreRef};
 pub use temp_name::is_temp_name;
-pub use uri::{local_path, remote_scheme};
+pub use uri::{LocalRef, local_path, local_ref, remote_scheme};

@@ -269,27 +269,6 @@ fn mtime_ms(md: &fs::Metadata) -> i64 {
     }
 }
 
-/// Turns a `file:` URI or an absolute path into a filesystem path.
-pub(crate) fn external_path(uri: &str) -> Option<PathBuf> {
-    let rest = if let Some(r) = uri.strip_prefix("file://localhost/") {
-        format!("/{r}")
-    } else if let Some(r) = uri.strip_prefix("file://") {
-        r.to_string()
-    } else if let Some(r) = uri.strip_prefix("file:") {
-        r.to_string()
-    } else if uri.starts_with('/') {
-        uri.to_string()
-    } else {
-        return None;
-    };
-    if !rest.starts_with('/') {
-        return None;
-    }
-    // Collapse the `//` of `file:////x` style URIs.
-    let trimmed = format!("/{}", rest.trim_start_matches('/'));
-    Some(PathBuf::from(trimmed))
-}
-
 impl ObjectStore for LocalFsStore {
     fn root_uri(&self) -> String {
         format!("file://{}", self.root.display())
@@ -495,7 +474,7 @@ impl ObjectStore for LocalFsStore {
     }
 
     fn get_external(&self, uri: &str) -> Result<Bytes> {
-        let Some(path) = external_path(uri) else {
+        let Some(path) = crate::uri::external_path(uri) else {
             return Err(StorageError::Unsupported {
                 op: "get_external",
                 reason: format!("a local store cannot read {uri}"),
@@ -697,18 +676,5 @@ mod tests {
         ));
         let err = store.get_range(&p("f"), 0..u64::MAX).unwrap_err();
         assert!(err.to_string().contains("past end"), "{err}");
-    }
-
-    #[test]
-    fn external_uris_resolve_to_absolute_paths() {
-        assert_eq!(external_path("file:///a/b").unwrap(), PathBuf::from("/a/b"));
-        assert_eq!(external_path("file:/a/b").unwrap(), PathBuf::from("/a/b"));
-        assert_eq!(
-            external_path("file://localhost/a/b").unwrap(),
-            PathBuf::from("/a/b")
-        );
-        assert_eq!(external_path("/a/b").unwrap(), PathBuf::from("/a/b"));
-        assert!(external_path("s3://bucket/a").is_none());
-        assert!(external_path("file:relative").is_none());
     }
 }

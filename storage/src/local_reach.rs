@@ -12,8 +12,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::local::external_path;
 use crate::reach::lexically_inside;
+use crate::uri::external_path;
 use crate::{FileLocation, Result, StorageError, StorePath};
 
 /// Resolves references against one table root, caching the real location of each

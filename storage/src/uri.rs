@@ -18,17 +18,92 @@ pub fn remote_scheme(location: &str) -> Option<&str> {
         .then_some(scheme)
 }
 
-/// The local path a table location names: the location itself, or what follows `file://`.
-/// `None` for a URI of any other scheme (anything else with `://`).
-///
-/// The path after `file://` is taken as written, not percent-decoded: it is the form
-/// `ObjectStore::root_uri` of a local store gives (and the CLI prints), so a location
-/// read back from a table opens the same table.
-pub fn local_path(location: &str) -> Option<&str> {
-    if let Some(rest) = location.strip_prefix("file://") {
-        return Some(rest);
+/// What a location names on the local filesystem, as [`local_ref`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocalRef<'a> {
+    /// An absolute path, starting with exactly one `/`.
+    Absolute(&'a str),
+    /// A path relative to the working directory (no scheme, no leading `/`).
+    Relative(&'a str),
+}
+
+impl<'a> LocalRef<'a> {
+    /// The path, absolute or relative, as a slice of the location.
+    pub fn as_str(self) -> &'a str {
+        match self {
+            LocalRef::Absolute(p) | LocalRef::Relative(p) => p,
+        }
     }
-    (!location.contains("://")).then_some(location)
+
+    /// The path if it is absolute.
+    pub fn absolute(self) -> Option<&'a str> {
+        match self {
+            LocalRef::Absolute(p) => Some(p),
+            LocalRef::Relative(_) => None,
+        }
+    }
+}
+
+/// The one rule for reading a location (a table root, an external file URI) as a local path:
+///
+/// * `file:///a`, `file://localhost/a` and `file:/a` name the absolute path `/a` (scheme
+///   and host in any case);
+/// * `/a` is that absolute path, `a` (anything else without `://`, `a:b` too) a relative one;
+/// * `file://otherhost/a`, `file:a` (a `file:` URI with no absolute path), an empty `file:`
+///   URI and any other `scheme://` are `None`: not a local file.
+///
+/// Runs of leading `/` (`file:////a`, `//a`) collapse to one, so every spelling of a path
+/// gives one text. The path is taken as written, not percent-decoded: a local store's
+/// `ObjectStore::root_uri` is `file://` and the path unencoded (the CLI prints it), so a
+/// location read back from a table opens the same table; callers holding an encoded form
+/// (an action path) decode it first.
+pub fn local_ref(location: &str) -> Option<LocalRef<'_>> {
+    let file_uri = location
+        .get(..5)
+        .filter(|scheme| scheme.eq_ignore_ascii_case("file:"))
+        .map(|_| &location[5..]);
+    if let Some(after) = file_uri {
+        let path = match after.strip_prefix("//") {
+            Some(host_path) => {
+                let (host, path) =
+                    host_path.split_at(host_path.find('/').unwrap_or(host_path.len()));
+                if !(host.is_empty() || host.eq_ignore_ascii_case("localhost")) {
+                    return None;
+                }
+                path
+            }
+            None => after,
+        };
+        return path
+            .starts_with('/')
+            .then(|| LocalRef::Absolute(one_leading_slash(path)));
+    }
+    if location.contains("://") {
+        return None;
+    }
+    Some(if location.starts_with('/') {
+        LocalRef::Absolute(one_leading_slash(location))
+    } else {
+        LocalRef::Relative(location)
+    })
+}
+
+/// `path` (which starts with `/`) from its last leading `/` on.
+fn one_leading_slash(path: &str) -> &str {
+    let slashes = path.len() - path.trim_start_matches('/').len();
+    &path[slashes.saturating_sub(1)..]
+}
+
+/// The local path a table location names, absolute or relative, by [`local_ref`]; `None`
+/// if it names no local file (another scheme, a `file:` URI of another host).
+pub fn local_path(location: &str) -> Option<&str> {
+    local_ref(location).map(LocalRef::as_str)
+}
+
+/// The absolute filesystem path of an external file reference (a `file:` URI or an absolute
+/// path) by [`local_ref`]; `None` for a relative path or a URI that names no local file.
+pub(crate) fn external_path(uri: &str) -> Option<std::path::PathBuf> {
+    local_ref(uri)?.absolute().map(std::path::PathBuf::from)
 }
 
 /// Splits `scheme://authority/path` as written (no decoding, no normalisation) into
@@ -108,14 +183,62 @@ mod tests {
     }
 
     #[test]
-    fn local_locations_are_taken_as_written() {
-        assert_eq!(local_path("/tmp/t"), Some("/tmp/t"));
-        assert_eq!(local_path("rel/t"), Some("rel/t"));
-        assert_eq!(local_path("file:///tmp/my%20t"), Some("/tmp/my%20t"));
-        assert_eq!(local_path("file:///tmp/a#b"), Some("/tmp/a#b"));
-        assert_eq!(local_path("hdfs://nn/t"), None);
-        assert_eq!(local_path("s3://b/t"), None);
-        assert_eq!(local_path("a:b"), Some("a:b"));
+    fn every_spelling_of_a_local_location_follows_one_rule() {
+        use LocalRef::{Absolute, Relative};
+        let table: &[(&str, Option<LocalRef<'_>>)] = &[
+            ("file:///a", Some(Absolute("/a"))),
+            ("file:///a/b/", Some(Absolute("/a/b/"))),
+            ("file://localhost/a", Some(Absolute("/a"))),
+            ("FILE://LocalHost/a", Some(Absolute("/a"))),
+            ("file:/a", Some(Absolute("/a"))),
+            ("file:////a", Some(Absolute("/a"))),
+            ("file:///", Some(Absolute("/"))),
+            ("/a", Some(Absolute("/a"))),
+            ("//a/b", Some(Absolute("/a/b"))),
+            ("rel/t", Some(Relative("rel/t"))),
+            ("a:b", Some(Relative("a:b"))),
+            ("", Some(Relative(""))),
+            // As written: no percent-decoding, no fragment.
+            ("file:///tmp/my%20t", Some(Absolute("/tmp/my%20t"))),
+            ("/tmp/my%20t", Some(Absolute("/tmp/my%20t"))),
+            ("file:///tmp/a#b", Some(Absolute("/tmp/a#b"))),
+            // Windows-style drive paths are plain paths here (the engine runs on POSIX).
+            ("file:///C:/a", Some(Absolute("/C:/a"))),
+            (r"C:\a", Some(Relative(r"C:\a"))),
+            // Not a local file.
+            ("file://otherhost/a", None),
+            ("file://localhost.example/a", None),
+            ("file://localhost", None),
+            ("file://", None),
+            ("file:", None),
+            ("file:relative", None),
+            ("hdfs://nn/t", None),
+            ("s3://b/t", None),
+        ];
+        for (location, expected) in table {
+            assert_eq!(local_ref(location), *expected, "{location}");
+            assert_eq!(
+                local_path(location),
+                expected.map(LocalRef::as_str),
+                "{location}"
+            );
+        }
+    }
+
+    #[test]
+    fn external_references_are_absolute_local_paths() {
+        use std::path::PathBuf;
+        assert_eq!(external_path("file:///a/b"), Some(PathBuf::from("/a/b")));
+        assert_eq!(external_path("file:/a/b"), Some(PathBuf::from("/a/b")));
+        assert_eq!(
+            external_path("file://localhost/a/b"),
+            Some(PathBuf::from("/a/b"))
+        );
+        assert_eq!(external_path("/a/b"), Some(PathBuf::from("/a/b")));
+        assert_eq!(external_path("s3://bucket/a"), None);
+        assert_eq!(external_path("file:relative"), None);
+        assert_eq!(external_path("file://otherhost/a"), None);
+        assert_eq!(external_path("relative"), None);
     }
 
     #[test]

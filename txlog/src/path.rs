@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use alluvium_storage::{FileLocation, StorePath};
+use alluvium_storage::{FileLocation, LocalRef, StorePath, local_ref};
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 
 use crate::{LogError, Result};
@@ -89,24 +89,13 @@ pub(crate) fn is_absolute(raw: &str) -> bool {
     }
 }
 
-/// The canonical spelling of an absolute, already decoded reference: `file:` URIs and bare
-/// absolute paths become `file:///path`; other schemes keep their text.
+/// The canonical spelling of an absolute, already decoded reference: a local file
+/// (`alluvium_storage::local_ref`'s rule: `file:///p`, `file://localhost/p`, `file:/p`,
+/// `/p`) becomes `file:///p`; other absolute URIs keep their text.
 fn canonical_absolute(decoded: &str) -> Option<String> {
-    let local = if let Some(r) = decoded.strip_prefix("file://localhost/") {
-        Some(format!("/{r}"))
-    } else if let Some(r) = decoded.strip_prefix("file://") {
-        Some(r.to_string())
-    } else if let Some(r) = decoded.strip_prefix("file:") {
-        Some(r.to_string())
-    } else if decoded.starts_with('/') {
-        Some(decoded.to_string())
-    } else {
-        None
-    };
-    match local {
-        Some(p) if p.starts_with('/') => Some(format!("file:///{}", p.trim_start_matches('/'))),
-        Some(_) => None,
-        None => is_absolute(decoded).then(|| decoded.to_string()),
+    match local_ref(decoded) {
+        Some(LocalRef::Absolute(p)) => Some(format!("file://{p}")),
+        _ => is_absolute(decoded).then(|| decoded.to_string()),
     }
 }
 
@@ -187,6 +176,8 @@ mod tests {
             "file:/some/abs/path",
             "file:///some/abs/path",
             "file://localhost/some/abs/path",
+            "FILE://LOCALHOST/some/abs/path",
+            "file:////some/abs/path",
         ];
         for f in forms {
             assert_eq!(canonical_path(f, &r), "file:///some/abs/path", "{f}");
@@ -236,5 +227,10 @@ mod tests {
             FileLocation::External("file:///elsewhere/x".into())
         );
         assert!(!is_absolute("x=a:b/part.parquet"));
+        // Another host's file is no local file: kept as written.
+        assert_eq!(
+            resolve("file://otherhost/x", &r).unwrap(),
+            FileLocation::External("file://otherhost/x".into())
+        );
     }
 }
