@@ -4,9 +4,16 @@
 //! `add.stats` is a JSON string: `numRecords`, and `minValues` / `maxValues` / `nullCount`
 //! objects that mirror the physical schema (nested structs nest). Everything is optional; a
 //! missing or unparseable statistic means "unknown", never "empty".
+//!
+//! This module decodes that string; [`encode_stats`] (in `stats/encode.rs`) writes it from
+//! typed bounds, so both directions of the codec live here.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
+
+mod encode;
+
+pub use encode::{ColumnStats, STRING_PREFIX_LENGTH, encode_stats};
 
 use crate::scalar::Scalar;
 use crate::scalar::text::{parse_date, parse_naive_timestamp, parse_timestamp};
