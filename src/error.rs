@@ -359,7 +359,9 @@ impl Error {
                     ErrorKind::Contention
                 }
                 MvccError::InvalidOperation(_) => ErrorKind::Refused,
-                MvccError::ReservedColumn { .. } => ErrorKind::InvalidInput,
+                MvccError::ReservedColumn { .. } | MvccError::InvalidVersionSpec { .. } => {
+                    ErrorKind::InvalidInput
+                }
                 MvccError::StorageCapabilityMissing { .. } => ErrorKind::Unsupported,
                 _ => ErrorKind::Other,
             },

@@ -119,7 +119,7 @@ pub use scan::{
     variants_as_json_schema,
 };
 pub use table::Table;
-pub use text_input::{column_list, iso_timestamp, timestamp_ms};
+pub use text_input::{column_list, iso_timestamp};
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
 // Predicates, actions and schemas:
 pub use alluvium_expr::{ArithOp, CmpOp, DateField, Expr, Function, Interval, Literal, parse_expr};

@@ -155,13 +155,19 @@ impl VersionArgs {
     }
 }
 
-/// Parses a `--timestamp` value into milliseconds since the epoch.
+/// Parses a `--timestamp` value into milliseconds since the epoch: a time as
+/// [`VersionSpec`] reads one, or (the flag's own reading of a bare integer, which a
+/// `VersionSpec` takes for a version) epoch milliseconds.
 fn parse_timestamp_arg(t: &str) -> Result<i64> {
-    alluvium::timestamp_ms(t).ok_or_else(|| {
-        Error::InvalidArgument(format!(
+    if let Ok(ms) = t.trim().parse::<i64>() {
+        return Ok(ms);
+    }
+    match t.parse::<VersionSpec>() {
+        Ok(VersionSpec::Timestamp(ms)) => Ok(ms),
+        _ => Err(Error::InvalidArgument(format!(
             "invalid --timestamp {t:?}: use RFC 3339 (2024-01-31T12:00:00Z), `YYYY-MM-DD[ HH:MM:SS]` (UTC) or epoch milliseconds"
-        ))
-    })
+        ))),
+    }
 }
 
 /// Parses the command line and runs the command; the exit status for success or findings.

@@ -119,6 +119,15 @@ pub enum MvccError {
     /// The operation is not allowed on this table (append-only, unsupported change, ...).
     #[error("{0}")]
     InvalidOperation(String),
+    /// A version of a table given as text (`VersionSpec::from_str`) is neither `latest`, a
+    /// version number nor a point in time.
+    #[error("invalid version {text:?}: {reason}")]
+    InvalidVersionSpec {
+        /// The text as given.
+        text: String,
+        /// What was expected, or what is wrong.
+        reason: &'static str,
+    },
     /// A table with change data feed on (`delta.enableChangeDataFeed=true`) would have a
     /// column named like one a change-feed reader adds (`_change_type`, `_commit_version`,
     /// `_commit_timestamp`). Nothing was written.
@@ -206,6 +215,10 @@ impl MvccError {
                 elapsed_ms: *elapsed_ms,
             },
             MvccError::InvalidOperation(m) => MvccError::InvalidOperation(m.clone()),
+            MvccError::InvalidVersionSpec { text, reason } => MvccError::InvalidVersionSpec {
+                text: text.clone(),
+                reason,
+            },
             MvccError::ReservedColumn { column, reserved } => MvccError::ReservedColumn {
                 column: column.clone(),
                 reserved,

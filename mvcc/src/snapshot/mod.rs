@@ -3,6 +3,7 @@
 mod cache;
 mod load;
 mod timestamps;
+mod version_text;
 
 use std::sync::Arc;
 
@@ -19,7 +20,8 @@ use alluvium_txlog::schema::StructType;
 pub use cache::{Versioned, VersionedCache};
 pub use timestamps::{CommitTimestamp, commit_timestamps};
 
-/// Which version of the table to load.
+/// Which version of the table to load. Also parsed from text (`FromStr`: `latest`, a
+/// version number, or a time; see `version_text.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VersionSpec {
     /// The latest version.
