@@ -279,15 +279,7 @@ impl Table {
 mod tests {
     use super::*;
 
-    fn protocol(r: i32, w: i32, rf: Option<&[&str]>, wf: Option<&[&str]>) -> Protocol {
-        let list = |l: Option<&[&str]>| l.map(|l| l.iter().map(|s| s.to_string()).collect());
-        Protocol {
-            min_reader_version: r,
-            min_writer_version: w,
-            reader_features: list(rf),
-            writer_features: list(wf),
-        }
-    }
+    use alluvium_txlog::actions::test_protocol as protocol;
 
     #[test]
     fn the_protocol_is_never_downgraded() {

@@ -19,7 +19,7 @@ pub use commit_info::CommitInfo;
 pub use file::{Add, AddBuilder, Cdc, Remove};
 pub use maps::OptStringMap;
 pub use metadata::{Format, Metadata};
-pub use protocol::Protocol;
+pub use protocol::{Protocol, test_protocol};
 pub use txn::{DomainMetadata, SetTransaction};
 pub use v2::{CheckpointMetadata, Sidecar};
 

@@ -116,19 +116,26 @@ impl Protocol {
     }
 }
 
+/// A protocol of the versions `r` (reader) and `w` (writer) and the feature lists `rf` and
+/// `wf` (`None`: no list, as a legacy protocol has), unvalidated: tests state protocols in a
+/// line with it (here, in `table/features.rs` and in the root crate's RESTORE). Not part of
+/// the API.
+#[doc(hidden)]
+pub fn test_protocol(r: i32, w: i32, rf: Option<&[&str]>, wf: Option<&[&str]>) -> Protocol {
+    let list = |l: Option<&[&str]>| l.map(|l| l.iter().map(|s| s.to_string()).collect());
+    Protocol {
+        min_reader_version: r,
+        min_writer_version: w,
+        reader_features: list(rf),
+        writer_features: list(wf),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn p(r: i32, w: i32, rf: Option<&[&str]>, wf: Option<&[&str]>) -> Protocol {
-        let list = |l: Option<&[&str]>| l.map(|l| l.iter().map(|s| s.to_string()).collect());
-        Protocol {
-            min_reader_version: r,
-            min_writer_version: w,
-            reader_features: list(rf),
-            writer_features: list(wf),
-        }
-    }
+    use super::test_protocol as p;
 
     #[test]
     fn json_keeps_feature_names_and_order_byte_for_byte() {

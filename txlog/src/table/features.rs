@@ -449,15 +449,7 @@ mod upgrade_tests {
     use super::*;
     use crate::table::TableFeature as F;
 
-    fn p(r: i32, w: i32, rf: Option<&[&str]>, wf: Option<&[&str]>) -> Protocol {
-        let list = |l: Option<&[&str]>| l.map(|l| l.iter().map(|s| s.to_string()).collect());
-        Protocol {
-            min_reader_version: r,
-            min_writer_version: w,
-            reader_features: list(rf),
-            writer_features: list(wf),
-        }
-    }
+    use crate::actions::test_protocol as p;
 
     #[test]
     fn deletion_vectors_on_a_legacy_table_list_its_implied_features() {
@@ -673,14 +665,7 @@ mod write_tests {
 mod tests {
     use super::*;
 
-    fn p(r: i32, w: i32, rf: Option<&[&str]>, wf: Option<&[&str]>) -> Protocol {
-        Protocol {
-            min_reader_version: r,
-            min_writer_version: w,
-            reader_features: rf.map(|f| f.iter().map(|s| s.to_string()).collect()),
-            writer_features: wf.map(|f| f.iter().map(|s| s.to_string()).collect()),
-        }
-    }
+    use crate::actions::test_protocol as p;
 
     #[test]
     fn reader_gate() {
