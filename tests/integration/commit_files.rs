@@ -11,26 +11,9 @@ use alluvium::{
     Add, AppTransaction, CommitFilesOptions, CommitMode, Error, ErrorKind, FileRefusal,
     InMemoryStore, ScanBuilder, StorePath, StoreRef, Table, WriteOptions, WriteOutcome,
 };
-use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::array::Int64Array;
 
-fn schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, true),
-        Field::new("p", DataType::Utf8, true),
-    ]))
-}
-
-fn batch(ids: &[i64], p: &str) -> RecordBatch {
-    RecordBatch::try_new(
-        schema(),
-        vec![
-            Arc::new(Int64Array::from(ids.to_vec())) as ArrayRef,
-            Arc::new(StringArray::from(vec![p; ids.len()])),
-        ],
-    )
-    .unwrap()
-}
+use crate::batches::{id_p_batch as batch, id_p_schema as schema};
 
 fn table(partition_by: &[&str], props: &[(&str, &str)]) -> (Table, StoreRef) {
     let store: StoreRef = Arc::new(InMemoryStore::new());

@@ -13,23 +13,7 @@ use alluvium_txlog::actions::{DomainMetadata, Remove};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 
-fn schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, true),
-        Field::new("p", DataType::Utf8, true),
-    ]))
-}
-
-fn batch(ids: &[i64], p: &str) -> RecordBatch {
-    RecordBatch::try_new(
-        schema(),
-        vec![
-            Arc::new(Int64Array::from(ids.to_vec())) as ArrayRef,
-            Arc::new(StringArray::from(vec![p; ids.len()])),
-        ],
-    )
-    .unwrap()
-}
+use crate::batches::{id_p_batch as batch, id_p_schema as schema};
 
 /// A table partitioned by `p` with one file in partition x (ids 1, 2) and one in y (3).
 fn table() -> Table {

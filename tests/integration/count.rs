@@ -3,25 +3,14 @@
 //! equals the rows a scan returns.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use alluvium::{ScanBuilder, Table, WriteOptions};
-use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::array::RecordBatch;
+
+use crate::batches::id_p_batch;
 
 fn batch(ids: std::ops::Range<i64>, p: &str) -> RecordBatch {
-    let n = (ids.end - ids.start) as usize;
-    RecordBatch::try_new(
-        Arc::new(Schema::new(vec![
-            Field::new("id", DataType::Int64, true),
-            Field::new("p", DataType::Utf8, true),
-        ])),
-        vec![
-            Arc::new(Int64Array::from_iter_values(ids)) as ArrayRef,
-            Arc::new(StringArray::from(vec![p; n])),
-        ],
-    )
-    .unwrap()
+    id_p_batch(&ids.collect::<Vec<_>>(), p)
 }
 
 fn scanned(t: &Table, filter: Option<&str>) -> u64 {

@@ -11,26 +11,8 @@ use alluvium::{
 };
 use alluvium_storage::{Fault, FaultyStore};
 use alluvium_txlog::log_path::commit_path;
-use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Schema};
 
-fn schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, true),
-        Field::new("p", DataType::Utf8, true),
-    ]))
-}
-
-fn batch(ids: &[i64], p: &str) -> RecordBatch {
-    RecordBatch::try_new(
-        schema(),
-        vec![
-            Arc::new(Int64Array::from(ids.to_vec())) as ArrayRef,
-            Arc::new(StringArray::from(vec![p; ids.len()])),
-        ],
-    )
-    .unwrap()
-}
+use crate::batches::{id_p_batch as batch, id_p_schema as schema};
 
 fn table_on(store: StoreRef) -> Table {
     let t = Table::from_store(store);

@@ -13,11 +13,8 @@ use std::sync::Arc;
 use alluvium::{ErrorKind, NO_PROPERTIES, Snapshot, StoreRef, Table, VersionSpec, WriteOptions};
 use alluvium_storage::InMemoryStore;
 use arrow::array::{Int64Array, RecordBatch};
-use arrow::datatypes::{DataType, Field, Schema};
 
-fn schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]))
-}
+use crate::batches::id_schema as schema;
 
 fn rows(ids: &[i64]) -> RecordBatch {
     RecordBatch::try_new(schema(), vec![Arc::new(Int64Array::from(ids.to_vec()))]).unwrap()

@@ -22,14 +22,8 @@ use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::log_path::{LogFileKind, commit_path};
 use alluvium_txlog::segment::list_log_from;
 use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch};
-use arrow::datatypes::{DataType, Field, Schema};
 
-fn schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![
-        Field::new("writer", DataType::Int64, false),
-        Field::new("seq", DataType::Int64, false),
-    ]))
-}
+use crate::batches::writer_seq_schema as schema;
 
 fn rows(writer: i64, seqs: &[i64]) -> RecordBatch {
     RecordBatch::try_new(

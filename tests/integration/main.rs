@@ -4,6 +4,8 @@
 //! own binary: it has its own runner and report.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../common/batches.rs"]
+mod batches;
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../common/fault_workload.rs"]

@@ -3,23 +3,14 @@
 //! downgraded.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use alluvium::{
     Error, ScanBuilder, Table, VacuumOptions, VersionSpec, WriteOptions, parse_column_definition,
 };
-use arrow::array::{ArrayRef, Int64Array, RecordBatch};
-use arrow::datatypes::{DataType, Field, Schema};
+
+use crate::batches::id_batch as batch;
 
 use crate::common::canon_rows;
-
-fn batch(ids: std::ops::Range<i64>) -> RecordBatch {
-    RecordBatch::try_new(
-        Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)])),
-        vec![Arc::new(Int64Array::from_iter_values(ids)) as ArrayRef],
-    )
-    .unwrap()
-}
 
 fn rows(t: &Table, spec: VersionSpec) -> Vec<String> {
     canon_rows(

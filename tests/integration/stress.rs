@@ -11,15 +11,9 @@ use std::sync::Arc;
 use alluvium::{Table, WriteOptions};
 use alluvium_storage::InMemoryStore;
 use arrow::array::{ArrayRef, Int64Array, RecordBatch};
-use arrow::datatypes::{DataType, Field, Schema};
-use table_check::check_table;
 
-fn schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![
-        Field::new("writer", DataType::Int64, false),
-        Field::new("seq", DataType::Int64, false),
-    ]))
-}
+use crate::batches::writer_seq_schema as schema;
+use table_check::check_table;
 
 fn row(writer: i64, seq: i64) -> RecordBatch {
     RecordBatch::try_new(

@@ -7,26 +7,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::{AppTransaction, ConflictKind, ErrorKind, Table, WriteOptions};
-use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::array::{ArrayRef, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 
-fn schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, true),
-        Field::new("p", DataType::Utf8, true),
-    ]))
-}
-
-fn batch(ids: &[i64], p: &str) -> RecordBatch {
-    RecordBatch::try_new(
-        schema(),
-        vec![
-            Arc::new(Int64Array::from(ids.to_vec())) as ArrayRef,
-            Arc::new(StringArray::from(vec![p; ids.len()])),
-        ],
-    )
-    .unwrap()
-}
+use crate::batches::{id_p_batch as batch, id_p_schema as schema};
 
 fn table(properties: &[(&str, &str)]) -> Table {
     let t = Table::in_memory();
