@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use alluvium::Result;
+use alluvium::{Error, Result};
 use alluvium::{
     MaintenanceError, OptimizeOptions, Progress, VacuumMode, VacuumOptions, column_list,
 };
@@ -70,6 +70,19 @@ fn table_size(s: &alluvium::Snapshot) -> (usize, u64) {
     )
 }
 
+/// The library says to change a clustered table's columns with `cluster_by`; the CLI names
+/// its flag.
+fn cluster_by_hint(e: Error) -> Error {
+    match e {
+        Error::Maintenance(MaintenanceError::Refused(m)) if m.contains("with cluster_by") => {
+            Error::Maintenance(MaintenanceError::Refused(format!(
+                "{m} (alluvium alter --cluster-by COLUMNS)"
+            )))
+        }
+        e => e,
+    }
+}
+
 pub fn optimize(a: OptimizeArgs) -> Result<()> {
     let started = Instant::now();
     let table = open(&a.table)?;
@@ -91,7 +104,7 @@ pub fn optimize(a: OptimizeArgs) -> Result<()> {
     };
     let result = table.optimize_with_progress(&options, &progress);
     pb.finish_and_clear();
-    let report = result?;
+    let report = result.map_err(cluster_by_hint)?;
     let (files_after, bytes_after) = table_size(&table.snapshot()?);
     let line = if report.versions.is_empty() {
         format!(

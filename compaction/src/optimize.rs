@@ -301,7 +301,7 @@ fn clustering_plan(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<Opt
     }
     if !options.zorder_by.is_empty() {
         return Err(MaintenanceError::Refused(
-            "a clustered table is clustered by its clustering columns: Z-order is not allowed (change the clustering columns instead)".into(),
+            "a clustered table is clustered by its clustering columns: Z-order is not allowed (change the clustering columns with cluster_by instead)".into(),
         ));
     }
     if options.partition_filter.is_some() {

@@ -207,6 +207,9 @@ fn cluster_by_refuses_what_the_protocol_or_delta_spark_forbid() {
         })
         .unwrap_err();
     assert!(e.to_string().contains("Z-order"), "{e}");
+    // The fix in API terms; the CLI names its own flag.
+    assert!(e.to_string().contains("with cluster_by"), "{e}");
+    assert!(!e.to_string().contains("--"), "{e}");
 }
 
 #[test]

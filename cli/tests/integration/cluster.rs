@@ -45,6 +45,12 @@ fn alter_cluster_by_then_optimize_clusters_the_unclustered_files() {
     assert!(log.contains("\"clusteringProvider\":\"liquid\""), "{log}");
     assert!(log.contains("\"clusterBy\""), "{log}");
     assert!(ok(&["optimize", t]).starts_with("nothing to optimize"));
+    // Z-order is refused on a clustered table; the CLI names its flag for the fix.
+    let err = fails(&["optimize", t, "--zorder", "id"]);
+    assert!(
+        err.contains("Z-order") && err.contains("alter --cluster-by"),
+        "{err}"
+    );
     let out = ok(&["alter", t, "--cluster-by", "none"]);
     assert_eq!(
         out.trim_end(),
