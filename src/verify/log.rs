@@ -1,5 +1,6 @@
 //! Log checks of `verify`: contiguity, every commit parses, every checkpoint reads back and
-//! equals the replay of its commits, every log compaction is whole and (while its commits
+//! equals the replay of its commits (and every other complete form of its version equals
+//! it), every log compaction is whole and (while its commits
 //! exist) agrees with them, and `_last_checkpoint` tells the truth. The commits' `cdc`
 //! actions are gathered on the way for the change-data check.
 
@@ -93,8 +94,12 @@ pub(super) fn check_log(
     check_contiguous(&commits, &checkpoints, end, report);
     check_incomplete_checkpoints(&listing, &checkpoints, end, report);
     let mut change_data = Vec::new();
+    let checked = Checkpoints {
+        preferred: &checkpoints,
+        others: other_forms(&listing, &checkpoints),
+    };
     let counts =
-        check_commits_and_checkpoints(store, &commits, &checkpoints, end, report, &mut change_data);
+        check_commits_and_checkpoints(store, &commits, &checked, end, report, &mut change_data);
     check_compactions(store, &listing, &commits, end, report);
     if target.is_none() {
         check_last_checkpoint(store, &listing, &checkpoints, &counts, latest, report);
@@ -236,18 +241,149 @@ fn check_incomplete_checkpoints(
     }
 }
 
+/// The complete checkpoints of each version: the form readers use, and the other complete
+/// forms beside it (a rerun or a killed `checkpoint` leaves a classic and a multi-part one
+/// of one version). Another engine may prefer another form, so each must hold the same
+/// state.
+struct Checkpoints<'a> {
+    preferred: &'a BTreeMap<Version, CheckpointFiles>,
+    others: BTreeMap<Version, Vec<CheckpointFiles>>,
+}
+
+/// Every complete checkpoint form of each version other than the preferred one: each
+/// non-empty UUID-named file, each complete multi-part set, the non-empty classic file.
+fn other_forms(
+    listing: &[LogFile],
+    preferred: &BTreeMap<Version, CheckpointFiles>,
+) -> BTreeMap<Version, Vec<CheckpointFiles>> {
+    let mut sets: BTreeMap<(Version, u32), BTreeMap<u32, &LogFile>> = BTreeMap::new();
+    let mut out: BTreeMap<Version, Vec<CheckpointFiles>> = BTreeMap::new();
+    for f in listing.iter().filter(|f| f.meta.size > 0) {
+        let LogFileKind::Checkpoint(kind) = &f.kind else {
+            continue;
+        };
+        match kind {
+            CheckpointKind::MultiPart { part, parts } => {
+                sets.entry((f.version, *parts))
+                    .or_default()
+                    .insert(*part, f);
+            }
+            CheckpointKind::Classic | CheckpointKind::Uuid { .. } => {
+                out.entry(f.version).or_default().push(CheckpointFiles {
+                    version: f.version,
+                    kind: kind.clone(),
+                    files: vec![f.meta.clone()],
+                });
+            }
+        }
+    }
+    for ((v, parts), set) in sets {
+        if set.keys().copied().eq(1..=parts) {
+            out.entry(v).or_default().push(CheckpointFiles {
+                version: v,
+                kind: CheckpointKind::MultiPart { part: 1, parts },
+                files: set.values().map(|f| f.meta.clone()).collect(),
+            });
+        }
+    }
+    for (v, forms) in &mut out {
+        forms.retain(|c| preferred.get(v).is_none_or(|p| p.files != c.files));
+    }
+    out.retain(|_, forms| !forms.is_empty());
+    out
+}
+
+/// The name of a checkpoint form, for findings (`classic`, `3-part`, `UUID-named`).
+fn form_name(kind: &CheckpointKind) -> String {
+    match kind {
+        CheckpointKind::Classic => "classic".into(),
+        CheckpointKind::MultiPart { parts, .. } => format!("{parts}-part"),
+        CheckpointKind::Uuid { .. } => "UUID-named".into(),
+    }
+}
+
+/// Reads the checkpoint `cp` into what it held (its actions and `add` actions counted,
+/// `v2` left false) and the state it describes, or the finding that says why it cannot be
+/// read.
+fn checkpoint_state(
+    store: &dyn ObjectStore,
+    root: &TableRoot,
+    cp: &CheckpointFiles,
+) -> std::result::Result<(CheckpointCounts, TableState), Finding> {
+    let location = cp.files.first().map_or_else(
+        || format!("checkpoint {}", cp.version),
+        |m| m.path.to_string(),
+    );
+    let unreadable =
+        |e: LogError| Finding::new(FindingKind::UnreadableCheckpoint, &location, e.to_string());
+    let actions = read_checkpoint(store, cp).map_err(unreadable)?;
+    let held = CheckpointCounts {
+        actions: actions.len(),
+        adds: actions
+            .iter()
+            .filter(|a| matches!(a, Action::Add(_)))
+            .count(),
+        v2: false,
+    };
+    let mut replay = Replay::new(root.clone());
+    replay.apply_all(actions);
+    let state = replay.finish(cp.version).map_err(unreadable)?;
+    Ok((held, state))
+}
+
+/// Reads the complete checkpoint forms of version `v` other than the one readers use and
+/// reports each that cannot be read or does not hold the same state as `used` (the
+/// state of the form readers use).
+fn check_other_forms(
+    store: &dyn ObjectStore,
+    root: &TableRoot,
+    others: &[CheckpointFiles],
+    used: Option<(&CheckpointFiles, &TableState)>,
+    report: &mut VerifyReport,
+) {
+    for cp in others {
+        report.checkpoints_checked += 1;
+        let state = match checkpoint_state(store, root, cp) {
+            Ok((_, state)) => state,
+            Err(finding) => {
+                report.findings.push(finding);
+                continue;
+            }
+        };
+        let Some((preferred, used)) = used else {
+            continue;
+        };
+        let differences = differences(&state, used);
+        if !differences.is_empty() {
+            report.findings.push(Finding::new(
+                FindingKind::CheckpointMismatch,
+                cp.files.first().map_or_else(String::new, |m| m.path.to_string()),
+                format!(
+                    "the {} checkpoint of version {} differs from the {} one readers here use (another engine may prefer it): {}",
+                    form_name(&cp.kind),
+                    cp.version,
+                    form_name(&preferred.kind),
+                    differences.join("; ")
+                ),
+            ));
+        }
+    }
+}
+
 /// Parses every commit up to `end`, replaying them from version 0 while they are all
 /// present and readable, and reads every checkpoint up to `end`, comparing it with that
-/// replay at its version. Returns what each readable checkpoint held.
+/// replay at its version, and every other complete form of a checkpoint's version with it.
+/// Returns what each readable checkpoint held.
 fn check_commits_and_checkpoints(
     store: &dyn ObjectStore,
     commits: &BTreeMap<Version, &LogFile>,
-    checkpoints: &BTreeMap<Version, CheckpointFiles>,
+    all: &Checkpoints<'_>,
     end: Version,
     report: &mut VerifyReport,
     change_data: &mut Vec<ChangeDataRef>,
 ) -> HashMap<Version, CheckpointCounts> {
     let root = TableRoot::new(store.root_uri());
+    let checkpoints = all.preferred;
     let mut counts = HashMap::new();
     // The replay of versions 0..next, while every commit so far was present and parsed.
     let mut replay = commits.contains_key(&0).then(|| Replay::new(root.clone()));
@@ -298,6 +434,7 @@ fn check_commits_and_checkpoints(
         } else {
             replay = None;
         }
+        let others = all.others.get(&v).map_or(&[][..], Vec::as_slice);
         let Some(cp) = checkpoints.get(&v) else {
             continue;
         };
@@ -306,46 +443,19 @@ fn check_commits_and_checkpoints(
             .files
             .first()
             .map_or_else(|| format!("checkpoint {v}"), |m| m.path.to_string());
-        let actions = match read_checkpoint(store, cp) {
-            Ok(a) => a,
-            Err(e) => {
-                report.findings.push(Finding::new(
-                    FindingKind::UnreadableCheckpoint,
-                    location,
-                    e.to_string(),
-                ));
+        let (mut held, checkpoint_state) = match checkpoint_state(store, &root, cp) {
+            Ok(read) => read,
+            Err(finding) => {
+                report.findings.push(finding);
+                check_other_forms(store, &root, others, None, report);
                 continue;
             }
         };
-        counts.insert(
-            v,
-            CheckpointCounts {
-                actions: actions.len(),
-                adds: actions
-                    .iter()
-                    .filter(|a| matches!(a, Action::Add(_)))
-                    .count(),
-                v2: false,
-            },
-        );
-        let mut from_checkpoint = Replay::new(root.clone());
-        from_checkpoint.apply_all(actions);
-        let checkpoint_state = match from_checkpoint.finish(v) {
-            Ok(s) => s,
-            Err(e) => {
-                report.findings.push(Finding::new(
-                    FindingKind::UnreadableCheckpoint,
-                    location,
-                    e.to_string(),
-                ));
-                continue;
-            }
-        };
-        if let Some(c) = counts.get_mut(&v) {
-            c.v2 = checkpoint_state
-                .protocol()
-                .supports_reader_feature(&TableFeature::V2Checkpoint);
-        }
+        check_other_forms(store, &root, others, Some((cp, &checkpoint_state)), report);
+        held.v2 = checkpoint_state
+            .protocol()
+            .supports_reader_feature(&TableFeature::V2Checkpoint);
+        counts.insert(v, held);
         // Compare only where the commits up to the checkpoint are all still there.
         let Some(r) = replay.take().filter(|_| next == v + 1) else {
             continue;
