@@ -308,7 +308,8 @@ impl LogSegment {
 
 /// When `end` cannot be rebuilt for want of older commits: the checkpoint file that would
 /// have stood in for them but is not complete (an empty file, a multi-part set with a part
-/// missing or empty), as an error naming it. A checkpoint stands in when its version is at
+/// missing or empty), as an error naming it and saying to restore it (nothing else holds
+/// the state it stands for). A checkpoint stands in when its version is at
 /// or above the one before the oldest of the contiguous commits ending at `end`; the
 /// newest such is named. `None` when there is none (the gap itself is then the error).
 fn damaged_checkpoint(
@@ -338,11 +339,16 @@ fn damaged_checkpoint(
         .filter(|f| f.version == newest && matches!(f.kind, LogFileKind::Checkpoint(_)))
         .collect();
     let first = parts.first()?;
-    let (path, what) = match parts.iter().find(|f| f.meta.size == 0) {
-        Some(empty) => (empty.meta.path.to_string(), "the file is empty (0 bytes)"),
+    let (path, what, fix) = match parts.iter().find(|f| f.meta.size == 0) {
+        Some(empty) => (
+            empty.meta.path.to_string(),
+            "the file is empty (0 bytes)",
+            "restore that file",
+        ),
         None => (
             first.meta.path.to_string(),
             "its set of parts is incomplete (a part is missing)",
+            "restore the missing part",
         ),
     };
     let gone = match oldest {
@@ -352,7 +358,7 @@ fn damaged_checkpoint(
     Some(LogError::CorruptCheckpoint {
         path,
         reason: format!(
-            "{what}{gone} so version {end} cannot be rebuilt without the checkpoint of version {newest}"
+            "{what}{gone} so version {end} cannot be rebuilt without the checkpoint of version {newest}; {fix} from a backup or copy of the table (nothing else holds the state it stands for)"
         ),
     })
 }
