@@ -1,18 +1,21 @@
 //! File checks of `verify`: every data file a version references exists, is a regular file
 //! of the recorded size, and every deletion vector decodes (checksum, size) to the number
 //! of rows its descriptor states and names only rows the file has (by its statistics'
-//! `numRecords` here; `--deep` counts the file's rows), and every file's statistics are
-//! possible on their face (no negative count, no more nulls than rows).
+//! `numRecords` here; `--deep` counts the file's rows), every file's statistics are
+//! possible on their face (no negative count, no more nulls than rows) and its partition
+//! values parse as their columns' types.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use crate::Snapshot;
+use alluvium_datafile::read::partition_value;
 use alluvium_storage::{FileLocation, ObjectStore};
 use alluvium_txlog::LogError;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::dv::{DvLocation, read_deletion_vector_bitmap};
 use alluvium_txlog::path::resolve;
+use alluvium_txlog::schema::StructField;
 use alluvium_txlog::stats::FileStats;
 
 use super::{Finding, FindingKind, VerifyReport};
@@ -40,9 +43,29 @@ pub(super) fn check_files(snapshot: &Snapshot, report: &mut VerifyReport) -> Fil
     let store = snapshot.store().as_ref();
     let mut adds: Vec<&Add> = snapshot.files().collect();
     adds.sort_by(|a, b| a.path.cmp(&b.path));
+    let partitions = snapshot.partition_columns();
+    let schema = snapshot.schema();
+    let partition_fields: Vec<&StructField> = schema
+        .fields
+        .iter()
+        .filter(|f| partitions.iter().any(|p| p.eq_ignore_ascii_case(&f.name)))
+        .collect();
+    let mode = snapshot.column_mapping();
     for add in adds {
         report.files_checked += 1;
         let before = report.findings.len();
+        // Every read of a partition column parses its value; the log alone shows whether
+        // it can. The first bad column of a file is enough to name it.
+        if let Some(e) = partition_fields
+            .iter()
+            .find_map(|f| partition_value(add, f, mode).err())
+        {
+            report.findings.push(Finding::new(
+                FindingKind::InvalidPartitionValue,
+                add.path.as_str(),
+                e.to_string(),
+            ));
+        }
         match resolve(&add.path, snapshot.root()) {
             Ok(location) => check_file(store, add, &location, report),
             Err(e) => report.findings.push(Finding::new(

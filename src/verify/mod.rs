@@ -89,6 +89,9 @@ pub enum FindingKind {
     /// `numRecords` or `nullCount`, or a `nullCount` above `numRecords`. Readers answering
     /// counts or skipping files from statistics would be wrong.
     ImpossibleStats,
+    /// A file's partition value is missing or is not a value of its column's type: every
+    /// read of that column fails.
+    InvalidPartitionValue,
 }
 
 impl FindingKind {
@@ -116,6 +119,7 @@ impl FindingKind {
             FindingKind::UnreadableCompaction => "unreadable-compaction",
             FindingKind::CompactionMismatch => "compaction-mismatch",
             FindingKind::ImpossibleStats => "impossible-stats",
+            FindingKind::InvalidPartitionValue => "invalid-partition-value",
         }
     }
 }
@@ -195,8 +199,9 @@ impl Table {
     /// files, deletion vectors whose checksum or cardinality is wrong or that name rows the
     /// file does not have, change-data files of retained commits that are missing or of
     /// the wrong size, statistics impossible on their face (negative counts, more nulls than
-    /// rows), and with [`deep`](VerifyOptions::deep) statistics that disagree with
-    /// the data and change-data files that cannot be read.
+    /// rows), partition values that are missing or not of their column's type, and with
+    /// [`deep`](VerifyOptions::deep) data files that cannot be read, statistics that
+    /// disagree with the data and change-data files that cannot be read.
     ///
     /// Nothing is written or deleted. Damage is reported as findings, not errors.
     ///

@@ -380,3 +380,78 @@ fn impossible_statistics_are_found_without_deep() {
         );
     }
 }
+
+/// A partition value that is not a value of its column's type, or that is missing, fails
+/// every read of the column; the log alone shows it, so `verify` finds it without `--deep`.
+#[test]
+fn a_partition_value_reads_refuse_is_found_without_deep() {
+    for damage in ["not a long", "missing"] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("t");
+        let t = Table::open(root.to_str().unwrap()).unwrap();
+        t.create(
+            &ids(0..0).schema(),
+            &["v".to_string()],
+            alluvium::NO_PROPERTIES,
+        )
+        .unwrap();
+        t.append([ids(0..2)], &WriteOptions::default()).unwrap();
+        assert!(run_verify(&root, None, false).is_clean());
+        rewrite_commit(&root, 1, |j| {
+            if let Some(add) = j.get_mut("add") {
+                add["partitionValues"] = match damage {
+                    "missing" => serde_json::json!({}),
+                    _ => serde_json::json!({"v": "abc"}),
+                };
+            }
+        });
+        let t = Table::open(root.to_str().unwrap()).unwrap();
+        let read = ScanBuilder::new(t.snapshot().unwrap())
+            .build()
+            .and_then(|s| s.execute_to_vec());
+        assert!(read.is_err(), "{damage}: a read of every column must fail");
+        let report = run_verify(&root, None, false);
+        assert!(
+            report
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::InvalidPartitionValue
+                    && f.location.ends_with(".parquet")
+                    && f.detail.contains("`v`")),
+            "{damage}: {:?}",
+            report.findings
+        );
+    }
+}
+
+/// `--deep` reads every data file, with statistics or without: a file of the right size
+/// whose bytes are not Parquet fails every read, and only reading it shows that.
+#[test]
+fn deep_reads_files_without_statistics_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    local(&root, &[], &[(0, 3)]);
+    rewrite_commit(&root, 1, |j| {
+        if let Some(add) = j.get_mut("add") {
+            add.as_object_mut().unwrap().remove("stats");
+        }
+    });
+    let data = Table::open(root.to_str().unwrap())
+        .unwrap()
+        .snapshot()
+        .unwrap()
+        .files()
+        .map(|a| root.join(&a.path))
+        .next()
+        .unwrap();
+    let size = std::fs::metadata(&data).unwrap().len() as usize;
+    std::fs::write(&data, vec![b'x'; size]).unwrap();
+    assert!(scan_ids(&root).is_err(), "a read must fail");
+    assert!(findings_of(&root, false).is_empty());
+    let report = run_verify(&root, None, true);
+    assert!(
+        kinds(&report).contains(&FindingKind::UnreadableDataFile),
+        "{:?}",
+        report.findings
+    );
+}
