@@ -20,7 +20,9 @@ use alluvium_txlog::log_path::{
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::replay::{Replay, TableState};
-use alluvium_txlog::segment::{check_compaction, complete_checkpoints, list_log_from};
+use alluvium_txlog::segment::{
+    check_compaction, checkpoint_forms, complete_checkpoints, list_log_from,
+};
 use alluvium_txlog::table::TableFeature;
 use serde_json::Value;
 
@@ -250,47 +252,20 @@ struct Checkpoints<'a> {
     others: BTreeMap<Version, Vec<CheckpointFiles>>,
 }
 
-/// Every complete checkpoint form of each version other than the preferred one: each
-/// non-empty UUID-named file, each complete multi-part set, the non-empty classic file.
+/// Every complete checkpoint form of each version other than the preferred one
+/// ([`checkpoint_forms`] after its first).
 fn other_forms(
     listing: &[LogFile],
     preferred: &BTreeMap<Version, CheckpointFiles>,
 ) -> BTreeMap<Version, Vec<CheckpointFiles>> {
-    let mut sets: BTreeMap<(Version, u32), BTreeMap<u32, &LogFile>> = BTreeMap::new();
-    let mut out: BTreeMap<Version, Vec<CheckpointFiles>> = BTreeMap::new();
-    for f in listing.iter().filter(|f| f.meta.size > 0) {
-        let LogFileKind::Checkpoint(kind) = &f.kind else {
-            continue;
-        };
-        match kind {
-            CheckpointKind::MultiPart { part, parts } => {
-                sets.entry((f.version, *parts))
-                    .or_default()
-                    .insert(*part, f);
-            }
-            CheckpointKind::Classic | CheckpointKind::Uuid { .. } => {
-                out.entry(f.version).or_default().push(CheckpointFiles {
-                    version: f.version,
-                    kind: kind.clone(),
-                    files: vec![f.meta.clone()],
-                });
-            }
-        }
-    }
-    for ((v, parts), set) in sets {
-        if set.keys().copied().eq(1..=parts) {
-            out.entry(v).or_default().push(CheckpointFiles {
-                version: v,
-                kind: CheckpointKind::MultiPart { part: 1, parts },
-                files: set.values().map(|f| f.meta.clone()).collect(),
-            });
-        }
-    }
-    for (v, forms) in &mut out {
-        forms.retain(|c| preferred.get(v).is_none_or(|p| p.files != c.files));
-    }
-    out.retain(|_, forms| !forms.is_empty());
-    out
+    preferred
+        .keys()
+        .filter_map(|&v| {
+            let others: Vec<CheckpointFiles> =
+                checkpoint_forms(listing, v).into_iter().skip(1).collect();
+            (!others.is_empty()).then_some((v, others))
+        })
+        .collect()
 }
 
 /// The name of a checkpoint form, for findings (`classic`, `3-part`, `UUID-named`).

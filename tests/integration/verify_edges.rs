@@ -455,3 +455,38 @@ fn deep_reads_files_without_statistics_too() {
         report.findings
     );
 }
+
+/// When the checkpoint form readers prefer (the multi-part one) cannot be read and the
+/// commits below it are gone, readers use another complete form of the same version (the
+/// classic one) rather than failing: the table reads whole, every time, and `verify` names
+/// the unreadable part.
+#[test]
+fn readers_fall_back_to_another_form_of_the_version_when_the_preferred_one_is_unreadable() {
+    let (_dir, root) = built();
+    let t = Table::open(root.to_str().unwrap()).unwrap();
+    let all = scan_ids(&root).unwrap();
+    t.checkpoint(&CheckpointConfig::default()).unwrap();
+    let out = t
+        .checkpoint(&CheckpointConfig { part_size: Some(2) })
+        .unwrap();
+    assert!(out.files.len() > 1);
+    let part = root.join(out.files[0].as_str());
+    std::fs::write(&part, b"not a parquet file").unwrap();
+    for v in 0..4 {
+        std::fs::remove_file(commit(&root, v)).unwrap();
+    }
+    for _ in 0..2 {
+        assert_eq!(scan_ids(&root).unwrap(), all);
+    }
+    let report = run_verify(&root, None, false);
+    assert!(
+        report
+            .findings
+            .iter()
+            .any(|f| f.kind == FindingKind::UnreadableCheckpoint
+                && f.location
+                    .ends_with(out.files[0].as_str().rsplit('/').next().unwrap())),
+        "{:?}",
+        report.findings
+    );
+}
