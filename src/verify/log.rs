@@ -306,29 +306,32 @@ fn checkpoint_state(
     Ok((held, state))
 }
 
-/// Reads the complete checkpoint forms of version `v` other than the one readers use and
-/// reports each that cannot be read or does not hold the same state as `used` (the
-/// state of the form readers use).
-fn check_other_forms(
+/// Reads every complete checkpoint form of one version, `preferred` first then `others`,
+/// and reports each that cannot be read or whose state differs from the form readers use
+/// (the first that reads, as the loader falls back). Returns that form, what it held and
+/// its state; `None` when no form reads.
+fn check_forms<'a>(
     store: &dyn ObjectStore,
     root: &TableRoot,
-    others: &[CheckpointFiles],
-    used: Option<(&CheckpointFiles, &TableState)>,
+    preferred: &'a CheckpointFiles,
+    others: &'a [CheckpointFiles],
     report: &mut VerifyReport,
-) {
-    for cp in others {
+) -> Option<(&'a CheckpointFiles, CheckpointCounts, TableState)> {
+    let mut used: Option<(&CheckpointFiles, CheckpointCounts, TableState)> = None;
+    for cp in std::iter::once(preferred).chain(others) {
         report.checkpoints_checked += 1;
-        let state = match checkpoint_state(store, root, cp) {
-            Ok((_, state)) => state,
+        let (held, state) = match checkpoint_state(store, root, cp) {
+            Ok(read) => read,
             Err(finding) => {
                 report.findings.push(finding);
                 continue;
             }
         };
-        let Some((preferred, used)) = used else {
+        let Some((first, _, first_state)) = &used else {
+            used = Some((cp, held, state));
             continue;
         };
-        let differences = differences(&state, used);
+        let differences = differences(&state, first_state);
         if !differences.is_empty() {
             report.findings.push(Finding::new(
                 FindingKind::CheckpointMismatch,
@@ -337,12 +340,13 @@ fn check_other_forms(
                     "the {} checkpoint of version {} differs from the {} one readers here use (another engine may prefer it): {}",
                     form_name(&cp.kind),
                     cp.version,
-                    form_name(&preferred.kind),
+                    form_name(&first.kind),
                     differences.join("; ")
                 ),
             ));
         }
     }
+    used
 }
 
 /// Parses every commit up to `end`, replaying them from version 0 while they are all
@@ -409,28 +413,28 @@ fn check_commits_and_checkpoints(
         } else {
             replay = None;
         }
-        let others = all.others.get(&v).map_or(&[][..], Vec::as_slice);
-        let Some(cp) = checkpoints.get(&v) else {
+        let Some(preferred) = checkpoints.get(&v) else {
             continue;
         };
-        report.checkpoints_checked += 1;
+        let others = all.others.get(&v).map_or(&[][..], Vec::as_slice);
+        // The form readers use: the preferred one, or (that one unreadable) the first other
+        // form that reads, as the loader falls back.
+        let Some((cp, mut held, checkpoint_state)) =
+            check_forms(store, &root, preferred, others, report)
+        else {
+            continue;
+        };
         let location = cp
             .files
             .first()
             .map_or_else(|| format!("checkpoint {v}"), |m| m.path.to_string());
-        let (mut held, checkpoint_state) = match checkpoint_state(store, &root, cp) {
-            Ok(read) => read,
-            Err(finding) => {
-                report.findings.push(finding);
-                check_other_forms(store, &root, others, None, report);
-                continue;
-            }
-        };
-        check_other_forms(store, &root, others, Some((cp, &checkpoint_state)), report);
         held.v2 = checkpoint_state
             .protocol()
             .supports_reader_feature(&TableFeature::V2Checkpoint);
-        counts.insert(v, held);
+        // `_last_checkpoint` is checked against what the preferred form held.
+        if cp.files == preferred.files {
+            counts.insert(v, held);
+        }
         // Compare only where the commits up to the checkpoint are all still there.
         let Some(r) = replay.take().filter(|_| next == v + 1) else {
             continue;
