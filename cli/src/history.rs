@@ -1,5 +1,5 @@
 //! `alluvium history`: newest first, with a marker line (text) or `missing_below`
-//! (JSON) where versions are missing from the log.
+//! (JSON) where versions are missing from the log, and a warning on stderr for each.
 
 use std::io::Write;
 
@@ -53,6 +53,15 @@ pub fn run(a: HistoryArgs) -> Result<()> {
         .into());
     }
     entries.truncate(a.limit.unwrap_or(usize::MAX));
+    // The listing goes on (history is how an operator sees what is left), but a gap is
+    // damage: said on stderr too, so a script reading the JSON or a pipe cannot miss it.
+    for gap in entries.iter().filter_map(|e| e.missing_below.as_ref()) {
+        eprintln!(
+            "warning: {}; versions from {} on cannot be read unless a checkpoint stands in (alluvium verify reports the damage)",
+            gap_text(gap),
+            gap.end() + 1
+        );
+    }
     let mut out = std::io::stdout().lock();
     let io = |e| Error::Io {
         context: "stdout".into(),

@@ -10,6 +10,8 @@ use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use indicatif::ProgressBar;
 
+use super::json_keys::check_distinct_keys;
+
 fn io(path: &str) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::Io {
         context: path.to_string(),
@@ -206,6 +208,8 @@ pub fn open_input(
             }
         }
         Kind::Jsonl => {
+            // A key named twice in one object would lose a value inside the JSON reader.
+            check_distinct_keys(path, BufReader::new(File::open(path).map_err(io(path))?))?;
             let reader: Box<dyn Read + Send> = match progress {
                 Some(progress) => Box::new(Counted { inner: f, progress }),
                 None => Box::new(f),

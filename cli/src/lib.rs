@@ -35,6 +35,7 @@ mod files;
 mod history;
 mod input;
 mod inspect;
+mod json_keys;
 mod maintenance;
 mod optimize;
 mod output;

@@ -76,7 +76,8 @@ pub fn destination(path: Option<&str>, protect: Protected<'_>) -> Result<Box<dyn
 /// Refuses an output path that resolves inside the protected directory. Both are
 /// resolved as the OS will when the file is created: `.` and `..`, symlinks anywhere on
 /// the path (the output's own name too: a dangling symlink is followed to where it would
-/// create the file), and a `file://` form.
+/// create the file), and a `file://` form. An existing output outside that is a hard link
+/// to a file inside is refused too (truncating it truncates the table's file).
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] naming both; I/O errors resolving the table's directory.
@@ -99,7 +100,55 @@ fn check_outside(output: &str, protect: Protected<'_>) -> Result<()> {
             protect.what
         )));
     }
+    if let Some(shared) = hard_link_inside(&resolved, &root) {
+        return Err(Error::InvalidArgument(format!(
+            "--output {output} is a hard link to {} of the {} at {}: writing it would overwrite that file; choose another path",
+            shared.display(),
+            protect.what,
+            root.display()
+        )));
+    }
     Ok(())
+}
+
+/// The file under `root` that the existing file `output` is a hard link to, if any. Only a
+/// file with more than one link is looked for, so an ordinary output costs one `stat`; the
+/// walk of the table's directory is paid only for a multiply-linked one.
+#[cfg(unix)]
+fn hard_link_inside(
+    output: &std::path::Path,
+    root: &std::path::Path,
+) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(output).ok()?;
+    if !md.is_file() || md.nlink() < 2 {
+        return None;
+    }
+    let (dev, ino) = (md.dev(), md.ino());
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            // Not following symlinks: a link's target is either inside (found on its own)
+            // or not the table's.
+            let Ok(m) = std::fs::symlink_metadata(entry.path()) else {
+                continue;
+            };
+            if m.is_dir() {
+                dirs.push(entry.path());
+            } else if m.is_file() && m.dev() == dev && m.ino() == ino {
+                return Some(entry.path());
+            }
+        }
+    }
+    None
+}
+
+#[cfg(not(unix))]
+fn hard_link_inside(_: &std::path::Path, _: &std::path::Path) -> Option<std::path::PathBuf> {
+    None
 }
 
 /// The filesystem path of a local location (a path or a `file:` URI, by the library's one

@@ -225,15 +225,8 @@ impl Table {
                 "a table needs at least one column".into(),
             ));
         }
-        let mut seen = std::collections::HashSet::new();
-        for f in &schema.fields {
-            if !seen.insert(f.name.to_lowercase()) {
-                return Err(Error::InvalidArgument(format!(
-                    "duplicate column `{}`",
-                    f.name
-                )));
-            }
-        }
+        // At any depth: a nested field named twice is a schema every reader refuses.
+        crate::rows::input::check_distinct_fields(&schema)?;
         let mut partitions: Vec<String> = Vec::new();
         for p in partition_by {
             let f = schema.field(p).ok_or_else(|| {

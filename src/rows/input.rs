@@ -33,30 +33,103 @@ pub(crate) fn same_type(a: &DataType, b: &DataType) -> bool {
     }
 }
 
-/// Refuses an input schema that names a column twice, at the top level or inside a struct
-/// (case-insensitively, as Delta compares names): every reader of input rows looks columns
-/// up by name, so the second column's values would be silently dropped.
+/// Refuses an input schema that names a column twice, at the top level or at any depth
+/// inside it (a struct's fields, the structs a list holds or a map's keys and values hold),
+/// case-insensitively as Delta compares names: every reader of input rows looks columns up
+/// by name, so the second column's values would be silently dropped, and a table schema
+/// naming a nested field twice is one every reader refuses.
 ///
 /// # Errors
-/// [`Error::DuplicateColumn`] naming the column (its path inside structs).
+/// [`Error::DuplicateColumn`] naming the column (its path: `s.a` inside a struct,
+/// `l.element.a` inside a list's elements, `m.key.a` / `m.value.a` inside a map's).
 pub(crate) fn check_distinct_columns(input: &Schema) -> Result<()> {
-    distinct_fields(input.fields(), "")
+    distinct_fields(
+        input
+            .fields()
+            .iter()
+            .map(|f| (f.name().as_str(), f.data_type())),
+        "",
+    )
 }
 
-fn distinct_fields(fields: &arrow_schema::Fields, prefix: &str) -> Result<()> {
+/// [`check_distinct_columns`] for a Delta schema (a table being created, or the columns
+/// added to one).
+///
+/// # Errors
+/// As [`check_distinct_columns`].
+pub(crate) fn check_distinct_fields(schema: &StructType) -> Result<()> {
+    distinct_delta(&schema.fields, "")
+}
+
+/// Refuses two of `names` that are equal ignoring case, then checks each one's type.
+fn distinct<'a, T: 'a>(
+    fields: impl Iterator<Item = (&'a str, T)>,
+    prefix: &str,
+    mut nested: impl FnMut(T, &str) -> Result<()>,
+) -> Result<()> {
     let mut seen: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
-    for f in fields {
-        if let Some(first) = seen.insert(f.name().to_lowercase(), f.name()) {
+    for (name, ty) in fields {
+        if let Some(first) = seen.insert(name.to_lowercase(), name) {
             return Err(Error::DuplicateColumn {
-                column: format!("{prefix}{}", f.name()),
+                column: format!("{prefix}{name}"),
                 first: format!("{prefix}{first}"),
             });
         }
-        if let arrow_schema::DataType::Struct(children) = f.data_type() {
-            distinct_fields(children, &format!("{prefix}{}.", f.name()))?;
-        }
+        nested(ty, &format!("{prefix}{name}."))?;
     }
     Ok(())
+}
+
+fn distinct_fields<'a>(
+    fields: impl Iterator<Item = (&'a str, &'a arrow_schema::DataType)>,
+    prefix: &str,
+) -> Result<()> {
+    distinct(fields, prefix, distinct_arrow_type)
+}
+
+/// The fields nested in an Arrow type; `prefix` names the column holding it (with a dot).
+fn distinct_arrow_type(ty: &arrow_schema::DataType, prefix: &str) -> Result<()> {
+    use arrow_schema::DataType as T;
+    match ty {
+        T::Struct(children) => distinct_fields(
+            children.iter().map(|f| (f.name().as_str(), f.data_type())),
+            prefix,
+        ),
+        T::List(e)
+        | T::LargeList(e)
+        | T::FixedSizeList(e, _)
+        | T::ListView(e)
+        | T::LargeListView(e) => distinct_arrow_type(e.data_type(), &format!("{prefix}element.")),
+        T::Map(entries, _) => match entries.data_type() {
+            T::Struct(kv) => kv.iter().zip(["key", "value"]).try_for_each(|(f, role)| {
+                distinct_arrow_type(f.data_type(), &format!("{prefix}{role}."))
+            }),
+            _ => Ok(()),
+        },
+        T::Dictionary(_, values) => distinct_arrow_type(values, prefix),
+        _ => Ok(()),
+    }
+}
+
+fn distinct_delta(fields: &[StructField], prefix: &str) -> Result<()> {
+    distinct(
+        fields.iter().map(|f| (f.name.as_str(), &f.data_type)),
+        prefix,
+        distinct_delta_type,
+    )
+}
+
+/// The fields nested in a Delta type; `prefix` names the column holding it (with a dot).
+fn distinct_delta_type(ty: &DataType, prefix: &str) -> Result<()> {
+    match ty {
+        DataType::Struct(s) => distinct_delta(&s.fields, prefix),
+        DataType::Array(a) => distinct_delta_type(&a.element_type, &format!("{prefix}element.")),
+        DataType::Map(m) => {
+            distinct_delta_type(&m.key_type, &format!("{prefix}key."))?;
+            distinct_delta_type(&m.value_type, &format!("{prefix}value."))
+        }
+        DataType::Primitive(_) | DataType::Geospatial(_) => Ok(()),
+    }
 }
 
 /// Compares an input Arrow schema with the table schema. Returns the fields to add to the

@@ -1,17 +1,21 @@
 //! File checks of `verify`: every data file a version references exists, is a regular file
 //! of the recorded size, and every deletion vector decodes (checksum, size) to the number
 //! of rows its descriptor states and names only rows the file has (by its statistics'
-//! `numRecords` here; `--deep` counts the file's rows).
+//! `numRecords` here; `--deep` counts the file's rows), every file's statistics are
+//! possible on their face (no negative count, no more nulls than rows) and its partition
+//! values parse as their columns' types.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use crate::Snapshot;
+use alluvium_datafile::read::partition_value;
 use alluvium_storage::{FileLocation, ObjectStore, local_ref};
 use alluvium_txlog::LogError;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::dv::{DvLocation, read_deletion_vector_bitmap};
 use alluvium_txlog::path::resolve;
+use alluvium_txlog::schema::StructField;
 use alluvium_txlog::stats::FileStats;
 
 use super::{Finding, FindingKind, VerifyReport};
@@ -37,9 +41,29 @@ pub(super) fn check_files(snapshot: &Snapshot, report: &mut VerifyReport) -> Fil
     let store = snapshot.store().as_ref();
     let mut adds: Vec<&Add> = snapshot.files().collect();
     adds.sort_by(|a, b| a.path.cmp(&b.path));
+    let partitions = snapshot.partition_columns();
+    let schema = snapshot.schema();
+    let partition_fields: Vec<&StructField> = schema
+        .fields
+        .iter()
+        .filter(|f| partitions.iter().any(|p| p.eq_ignore_ascii_case(&f.name)))
+        .collect();
+    let mode = snapshot.column_mapping();
     for add in adds {
         report.files_checked += 1;
         let before = report.findings.len();
+        // Every read of a partition column parses its value; the log alone shows whether
+        // it can. The first bad column of a file is enough to name it.
+        if let Some(e) = partition_fields
+            .iter()
+            .find_map(|f| partition_value(add, f, mode).err())
+        {
+            report.findings.push(Finding::new(
+                FindingKind::InvalidPartitionValue,
+                add.path.as_str(),
+                e.to_string(),
+            ));
+        }
         match resolve(&add.path, snapshot.root()) {
             Ok(location) => check_file(store, add, &location, report),
             Err(e) => report.findings.push(Finding::new(
@@ -56,8 +80,63 @@ pub(super) fn check_files(snapshot: &Snapshot, report: &mut VerifyReport) -> Fil
         if report.findings.len() > before {
             out.damaged.insert(add.path.clone());
         }
+        // Not damage to the data: the deep check still reads the file and compares.
+        if let Some(why) = add.stats.as_deref().and_then(impossible_stats) {
+            report.findings.push(Finding::new(
+                FindingKind::ImpossibleStats,
+                add.path.as_str(),
+                why,
+            ));
+        }
     }
     out
+}
+
+/// What makes statistics impossible on their face, if anything: a negative `numRecords`,
+/// or a `nullCount` below zero or above `numRecords`. Readers answer counts and skip files
+/// (`IS NULL`, `IS NOT NULL`) from these numbers, so such a file is counted or skipped
+/// wrongly.
+fn impossible_stats(json: &str) -> Option<String> {
+    let stats = FileStats::parse(json)?;
+    if let Some(n) = stats.num_records.filter(|n| *n < 0) {
+        return Some(format!(
+            "its statistics say numRecords is {n}: a row count cannot be negative"
+        ));
+    }
+    let mut leaves = Vec::new();
+    null_counts(stats.null_count.as_ref()?, &mut Vec::new(), &mut leaves);
+    let rows = stats.num_records;
+    let (column, count) = leaves
+        .into_iter()
+        .find(|(_, c)| *c < 0 || rows.is_some_and(|n| *c > n))?;
+    Some(match rows {
+        Some(n) if count > n => {
+            format!("its statistics say nullCount of {column} is {count}, above numRecords {n}")
+        }
+        _ => format!(
+            "its statistics say nullCount of {column} is {count}: a count cannot be negative"
+        ),
+    })
+}
+
+/// Every integer leaf of a `nullCount` object, with its dotted column path.
+fn null_counts(
+    map: &serde_json::Map<String, serde_json::Value>,
+    path: &mut Vec<String>,
+    out: &mut Vec<(String, i64)>,
+) {
+    for (name, value) in map {
+        path.push(name.clone());
+        match value {
+            serde_json::Value::Object(children) => null_counts(children, path, out),
+            other => {
+                if let Some(c) = other.as_i64() {
+                    out.push((path.join("."), c));
+                }
+            }
+        }
+        path.pop();
+    }
 }
 
 /// What the filesystem holds at a local path: its size if it is a regular file (following

@@ -1,5 +1,6 @@
 //! Log checks of `verify`: contiguity, every commit parses, every checkpoint reads back and
-//! equals the replay of its commits, every log compaction is whole and (while its commits
+//! equals the replay of its commits (and every other complete form of its version equals
+//! it), every log compaction is whole and (while its commits
 //! exist) agrees with them, and `_last_checkpoint` tells the truth. The commits' `cdc`
 //! actions are gathered on the way for the change-data check.
 
@@ -19,7 +20,9 @@ use alluvium_txlog::log_path::{
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::replay::{Replay, TableState};
-use alluvium_txlog::segment::{check_compaction, complete_checkpoints, list_log_from};
+use alluvium_txlog::segment::{
+    check_compaction, checkpoint_forms, complete_checkpoints, list_log_from,
+};
 use alluvium_txlog::table::TableFeature;
 use serde_json::Value;
 
@@ -93,8 +96,12 @@ pub(super) fn check_log(
     check_contiguous(&commits, &checkpoints, end, report);
     check_incomplete_checkpoints(&listing, &checkpoints, end, report);
     let mut change_data = Vec::new();
+    let checked = Checkpoints {
+        preferred: &checkpoints,
+        others: other_forms(&listing, &checkpoints),
+    };
     let counts =
-        check_commits_and_checkpoints(store, &commits, &checkpoints, end, report, &mut change_data);
+        check_commits_and_checkpoints(store, &commits, &checked, end, report, &mut change_data);
     check_compactions(store, &listing, &commits, end, report);
     if target.is_none() {
         check_last_checkpoint(store, &listing, &checkpoints, &counts, latest, report);
@@ -236,18 +243,126 @@ fn check_incomplete_checkpoints(
     }
 }
 
+/// The complete checkpoints of each version: the form readers use, and the other complete
+/// forms beside it (a rerun or a killed `checkpoint` leaves a classic and a multi-part one
+/// of one version). Another engine may prefer another form, so each must hold the same
+/// state.
+struct Checkpoints<'a> {
+    preferred: &'a BTreeMap<Version, CheckpointFiles>,
+    others: BTreeMap<Version, Vec<CheckpointFiles>>,
+}
+
+/// Every complete checkpoint form of each version other than the preferred one
+/// ([`checkpoint_forms`] after its first).
+fn other_forms(
+    listing: &[LogFile],
+    preferred: &BTreeMap<Version, CheckpointFiles>,
+) -> BTreeMap<Version, Vec<CheckpointFiles>> {
+    preferred
+        .keys()
+        .filter_map(|&v| {
+            let others: Vec<CheckpointFiles> =
+                checkpoint_forms(listing, v).into_iter().skip(1).collect();
+            (!others.is_empty()).then_some((v, others))
+        })
+        .collect()
+}
+
+/// The name of a checkpoint form, for findings (`classic`, `3-part`, `UUID-named`).
+fn form_name(kind: &CheckpointKind) -> String {
+    match kind {
+        CheckpointKind::Classic => "classic".into(),
+        CheckpointKind::MultiPart { parts, .. } => format!("{parts}-part"),
+        CheckpointKind::Uuid { .. } => "UUID-named".into(),
+    }
+}
+
+/// Reads the checkpoint `cp` into what it held (its actions and `add` actions counted,
+/// `v2` left false) and the state it describes, or the finding that says why it cannot be
+/// read.
+fn checkpoint_state(
+    store: &dyn ObjectStore,
+    root: &TableRoot,
+    cp: &CheckpointFiles,
+) -> std::result::Result<(CheckpointCounts, TableState), Finding> {
+    let location = cp.files.first().map_or_else(
+        || format!("checkpoint {}", cp.version),
+        |m| m.path.to_string(),
+    );
+    let unreadable =
+        |e: LogError| Finding::new(FindingKind::UnreadableCheckpoint, &location, e.to_string());
+    let actions = read_checkpoint(store, cp).map_err(unreadable)?;
+    let held = CheckpointCounts {
+        actions: actions.len(),
+        adds: actions
+            .iter()
+            .filter(|a| matches!(a, Action::Add(_)))
+            .count(),
+        v2: false,
+    };
+    let mut replay = Replay::new(root.clone());
+    replay.apply_all(actions);
+    let state = replay.finish(cp.version).map_err(unreadable)?;
+    Ok((held, state))
+}
+
+/// Reads every complete checkpoint form of one version, `preferred` first then `others`,
+/// and reports each that cannot be read or whose state differs from the form readers use
+/// (the first that reads, as the loader falls back). Returns that form, what it held and
+/// its state; `None` when no form reads.
+fn check_forms<'a>(
+    store: &dyn ObjectStore,
+    root: &TableRoot,
+    preferred: &'a CheckpointFiles,
+    others: &'a [CheckpointFiles],
+    report: &mut VerifyReport,
+) -> Option<(&'a CheckpointFiles, CheckpointCounts, TableState)> {
+    let mut used: Option<(&CheckpointFiles, CheckpointCounts, TableState)> = None;
+    for cp in std::iter::once(preferred).chain(others) {
+        report.checkpoints_checked += 1;
+        let (held, state) = match checkpoint_state(store, root, cp) {
+            Ok(read) => read,
+            Err(finding) => {
+                report.findings.push(finding);
+                continue;
+            }
+        };
+        let Some((first, _, first_state)) = &used else {
+            used = Some((cp, held, state));
+            continue;
+        };
+        let differences = differences(&state, first_state);
+        if !differences.is_empty() {
+            report.findings.push(Finding::new(
+                FindingKind::CheckpointMismatch,
+                cp.files.first().map_or_else(String::new, |m| m.path.to_string()),
+                format!(
+                    "the {} checkpoint of version {} differs from the {} one readers here use (another engine may prefer it): {}",
+                    form_name(&cp.kind),
+                    cp.version,
+                    form_name(&first.kind),
+                    differences.join("; ")
+                ),
+            ));
+        }
+    }
+    used
+}
+
 /// Parses every commit up to `end`, replaying them from version 0 while they are all
 /// present and readable, and reads every checkpoint up to `end`, comparing it with that
-/// replay at its version. Returns what each readable checkpoint held.
+/// replay at its version, and every other complete form of a checkpoint's version with it.
+/// Returns what each readable checkpoint held.
 fn check_commits_and_checkpoints(
     store: &dyn ObjectStore,
     commits: &BTreeMap<Version, &LogFile>,
-    checkpoints: &BTreeMap<Version, CheckpointFiles>,
+    all: &Checkpoints<'_>,
     end: Version,
     report: &mut VerifyReport,
     change_data: &mut Vec<ChangeDataRef>,
 ) -> HashMap<Version, CheckpointCounts> {
     let root = TableRoot::new(store.root_uri());
+    let checkpoints = all.preferred;
     let mut counts = HashMap::new();
     // The replay of versions 0..next, while every commit so far was present and parsed.
     let mut replay = commits.contains_key(&0).then(|| Replay::new(root.clone()));
@@ -298,53 +413,27 @@ fn check_commits_and_checkpoints(
         } else {
             replay = None;
         }
-        let Some(cp) = checkpoints.get(&v) else {
+        let Some(preferred) = checkpoints.get(&v) else {
             continue;
         };
-        report.checkpoints_checked += 1;
+        let others = all.others.get(&v).map_or(&[][..], Vec::as_slice);
+        // The form readers use: the preferred one, or (that one unreadable) the first other
+        // form that reads, as the loader falls back.
+        let Some((cp, mut held, checkpoint_state)) =
+            check_forms(store, &root, preferred, others, report)
+        else {
+            continue;
+        };
         let location = cp
             .files
             .first()
             .map_or_else(|| format!("checkpoint {v}"), |m| m.path.to_string());
-        let actions = match read_checkpoint(store, cp) {
-            Ok(a) => a,
-            Err(e) => {
-                report.findings.push(Finding::new(
-                    FindingKind::UnreadableCheckpoint,
-                    location,
-                    e.to_string(),
-                ));
-                continue;
-            }
-        };
-        counts.insert(
-            v,
-            CheckpointCounts {
-                actions: actions.len(),
-                adds: actions
-                    .iter()
-                    .filter(|a| matches!(a, Action::Add(_)))
-                    .count(),
-                v2: false,
-            },
-        );
-        let mut from_checkpoint = Replay::new(root.clone());
-        from_checkpoint.apply_all(actions);
-        let checkpoint_state = match from_checkpoint.finish(v) {
-            Ok(s) => s,
-            Err(e) => {
-                report.findings.push(Finding::new(
-                    FindingKind::UnreadableCheckpoint,
-                    location,
-                    e.to_string(),
-                ));
-                continue;
-            }
-        };
-        if let Some(c) = counts.get_mut(&v) {
-            c.v2 = checkpoint_state
-                .protocol()
-                .supports_reader_feature(&TableFeature::V2Checkpoint);
+        held.v2 = checkpoint_state
+            .protocol()
+            .supports_reader_feature(&TableFeature::V2Checkpoint);
+        // `_last_checkpoint` is checked against what the preferred form held.
+        if cp.files == preferred.files {
+            counts.insert(v, held);
         }
         // Compare only where the commits up to the checkpoint are all still there.
         let Some(r) = replay.take().filter(|_| next == v + 1) else {

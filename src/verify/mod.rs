@@ -85,6 +85,13 @@ pub enum FindingKind {
     /// file cut at a line boundary does); readers read the commits instead while they
     /// exist.
     CompactionMismatch,
+    /// A file's statistics are impossible on their face, without reading it: a negative
+    /// `numRecords` or `nullCount`, or a `nullCount` above `numRecords`. Readers answering
+    /// counts or skipping files from statistics would be wrong.
+    ImpossibleStats,
+    /// A file's partition value is missing or is not a value of its column's type: every
+    /// read of that column fails.
+    InvalidPartitionValue,
 }
 
 impl FindingKind {
@@ -111,6 +118,8 @@ impl FindingKind {
             FindingKind::InvalidSchema => "invalid-schema",
             FindingKind::UnreadableCompaction => "unreadable-compaction",
             FindingKind::CompactionMismatch => "compaction-mismatch",
+            FindingKind::ImpossibleStats => "impossible-stats",
+            FindingKind::InvalidPartitionValue => "invalid-partition-value",
         }
     }
 }
@@ -183,13 +192,16 @@ impl VerifyReport {
 impl Table {
     /// Checks the table without changing it and reports every problem found: a log with
     /// missing or unparsable commits, checkpoints that are unreadable or differ from the
-    /// replay of their commits (where those are still present), log compactions that are
+    /// replay of their commits (where those are still present) or from another complete
+    /// form of their version (a classic beside a multi-part one), log compactions that are
     /// unreadable or disagree with their commits, a `_last_checkpoint` that lies, a schema
     /// without columns, data files that are missing, of the wrong size or not regular
     /// files, deletion vectors whose checksum or cardinality is wrong or that name rows the
     /// file does not have, change-data files of retained commits that are missing or of
-    /// the wrong size, and with [`deep`](VerifyOptions::deep) statistics that disagree with
-    /// the data and change-data files that cannot be read.
+    /// the wrong size, statistics impossible on their face (negative counts, more nulls than
+    /// rows), partition values that are missing or not of their column's type, and with
+    /// [`deep`](VerifyOptions::deep) data files that cannot be read, statistics that
+    /// disagree with the data and change-data files that cannot be read.
     ///
     /// Nothing is written or deleted. Damage is reported as findings, not errors.
     ///

@@ -19,8 +19,9 @@ use alluvium_txlog::stats::{FileStats, stat_scalar};
 
 use super::{Finding, FindingKind, VerifyReport};
 
-/// Checks the statistics of every file of `snapshot` that has some, and that every
-/// deletion vector deletes only rows its file has (`dv_last_row`: the last row each
+/// Reads every data file of `snapshot` whole, reporting one that cannot be read, and checks
+/// the statistics of every file that has some, and that every deletion vector deletes only
+/// rows its file has (`dv_last_row`: the last row each
 /// deletes), except for the files in `skip` (already reported missing or damaged).
 pub(super) fn check_stats(
     snapshot: &Snapshot,
@@ -47,9 +48,8 @@ pub(super) fn check_stats(
         }
         let recorded = add.stats.as_deref().and_then(FileStats::parse);
         let dv_last = dv_last_row.get(&add.path).copied();
-        if recorded.is_none() && dv_last.is_none() {
-            continue;
-        }
+        // Read even without statistics to compare: a file of the right size may still
+        // not be one every read can decode.
         let unreadable = |e: String| Finding::new(FindingKind::UnreadableDataFile, &add.path, e);
         // The whole physical file: statistics do not see deletion vectors.
         let mut physical = add.clone();

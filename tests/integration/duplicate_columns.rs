@@ -123,3 +123,104 @@ fn a_state_put_refuses_a_column_named_twice() {
         assert!(names(&e, column), "{second}: {e:?}");
     }
 }
+
+/// A nullable Int64 field.
+fn int(name: &str) -> Field {
+    Field::new(name, DataType::Int64, true)
+}
+
+/// Schemas naming a column twice below the top level: inside a struct, inside the struct
+/// elements of a list, inside the struct values of a map; with the path the error names.
+fn nested_doubles() -> Vec<(Schema, &'static str)> {
+    let pair = || arrow::datatypes::Fields::from(vec![int("a"), int("A")]);
+    let list = DataType::List(Arc::new(Field::new(
+        "element",
+        DataType::Struct(pair()),
+        true,
+    )));
+    let map = DataType::Map(
+        Arc::new(Field::new(
+            "key_value",
+            DataType::Struct(arrow::datatypes::Fields::from(vec![
+                Field::new("key", DataType::Utf8, false),
+                Field::new("value", DataType::Struct(pair()), true),
+            ])),
+            false,
+        )),
+        false,
+    );
+    vec![
+        (Schema::new(vec![int("id"), int("ID")]), "ID"),
+        (
+            Schema::new(vec![
+                int("id"),
+                Field::new("s", DataType::Struct(pair()), true),
+            ]),
+            "s.A",
+        ),
+        (
+            Schema::new(vec![int("id"), Field::new("l", list, true)]),
+            "l.element.A",
+        ),
+        (
+            Schema::new(vec![int("id"), Field::new("m", map, true)]),
+            "m.value.A",
+        ),
+    ]
+}
+
+/// Creating a table whose schema names a column twice, at any depth, is refused with
+/// `Error::DuplicateColumn` naming the column's path, and no table is left: before, a
+/// nested pair was committed into a schema that every later read refused.
+#[test]
+fn creating_a_table_naming_a_column_twice_is_refused_at_any_depth() {
+    for (schema, path) in nested_doubles() {
+        let t = Table::in_memory();
+        let e = t.create(&schema, &[], alluvium::NO_PROPERTIES).unwrap_err();
+        assert!(names(&e, path), "{path}: {e:?}");
+        assert!(t.snapshot().is_err(), "{path}: a table was created");
+        let empty = RecordBatch::new_empty(Arc::new(schema.clone()));
+        let e = t
+            .create_with_data(
+                &schema,
+                &[],
+                alluvium::NO_PROPERTIES,
+                [empty],
+                &WriteOptions::default(),
+            )
+            .unwrap_err();
+        assert!(names(&e, path), "{path} with data: {e:?}");
+        assert!(
+            t.snapshot().is_err(),
+            "{path}: a table was created with data"
+        );
+    }
+}
+
+/// Input adding a new column (schema merging) that names a field twice inside a list's or
+/// a map's structs is refused as a struct's is, and the table stays readable.
+#[test]
+fn schema_merging_refuses_a_new_column_naming_a_field_twice() {
+    for (schema, path) in nested_doubles().into_iter().skip(2) {
+        let (t, model) = table();
+        let version = t.snapshot().unwrap().version();
+        let nested = arrow::array::new_null_array(schema.field(1).data_type(), 1);
+        let input = RecordBatch::try_new(
+            Arc::new(schema),
+            vec![Arc::new(Int64Array::from(vec![9])) as ArrayRef, nested],
+        )
+        .unwrap();
+        let e = t
+            .append(
+                [input],
+                &WriteOptions {
+                    merge_schema: true,
+                    ..WriteOptions::default()
+                },
+            )
+            .unwrap_err();
+        assert!(names(&e, path), "{path}: {e:?}");
+        assert_eq!(t.snapshot().unwrap().version(), version, "{path}");
+        assert_eq!(rows(&t), model, "{path}");
+    }
+}

@@ -1,7 +1,7 @@
 //! What the diagnostic views say about a damaged log: `history` shows a gap in the versions
 //! instead of hiding it (a cleaned-up prefix a checkpoint stands in for is no gap); a table
 //! whose only checkpoint is a zero-byte file and whose older commits are gone fails with a
-//! message naming that file; `Table::describe` (`inspect`) names a file whose `numRecords` is
+//! message naming that file and saying to restore it; `Table::describe` (`inspect`) names a file whose `numRecords` is
 //! negative or below its deletion vector's count instead of counting it as 0.
 
 use std::path::Path;
@@ -105,7 +105,9 @@ fn a_zero_byte_checkpoint_without_older_commits_is_named() {
             .unwrap_err();
         let text = e.to_string();
         assert!(
-            text.contains("00000000000000000002.checkpoint.parquet") && text.contains("empty"),
+            text.contains("00000000000000000002.checkpoint.parquet")
+                && text.contains("empty")
+                && text.contains("restore"),
             "hint {with_hint}: {text}"
         );
         assert_eq!(e.kind(), alluvium::ErrorKind::Corrupt, "{text}");

@@ -302,3 +302,191 @@ fn a_classic_and_a_multi_part_checkpoint_of_one_version_verify_clean() {
     let report = run_verify(&root, None, true);
     assert!(report.is_clean(), "killed rerun: {:?}", report.findings);
 }
+
+/// A classic and a multi-part checkpoint of one version that do not hold the same state
+/// are damage even though readers here read only the multi-part one (the preferred form):
+/// another engine may prefer the other. A non-preferred form that cannot be read is
+/// damage too. Both are named by their file.
+#[test]
+fn a_classic_checkpoint_that_disagrees_with_the_multi_part_one_is_found() {
+    let classic_name = "00000000000000000004.checkpoint.parquet";
+    for damage in ["a part", "garbage"] {
+        let (_dir, root) = built();
+        let t = Table::open(root.to_str().unwrap()).unwrap();
+        let all = scan_ids(&root).unwrap();
+        t.checkpoint(&CheckpointConfig::default()).unwrap();
+        let out = t
+            .checkpoint(&CheckpointConfig { part_size: Some(2) })
+            .unwrap();
+        assert!(out.files.len() > 1);
+        let classic = log(&root, classic_name);
+        match damage {
+            // A whole Parquet checkpoint file holding only some of the actions.
+            "a part" => std::fs::copy(root.join(out.files[0].as_str()), &classic).map(|_| ()),
+            _ => std::fs::write(&classic, b"not a parquet file"),
+        }
+        .unwrap();
+        // Readers use the multi-part checkpoint, so the table still reads whole.
+        assert_eq!(scan_ids(&root).unwrap(), all, "{damage}");
+        let report = run_verify(&root, None, false);
+        let expected = match damage {
+            "a part" => FindingKind::CheckpointMismatch,
+            _ => FindingKind::UnreadableCheckpoint,
+        };
+        assert!(
+            report
+                .findings
+                .iter()
+                .any(|f| f.kind == expected && f.location.ends_with(classic_name)),
+            "{damage}: {:?}",
+            report.findings
+        );
+    }
+}
+
+/// Statistics that are impossible on their face (a negative `numRecords`, a `nullCount`
+/// above `numRecords` or below zero) are found without reading the data: a reader that
+/// trusts them counts or skips wrongly.
+#[test]
+fn impossible_statistics_are_found_without_deep() {
+    for (what, edit) in [
+        ("negative numRecords", r#"{"numRecords":-5}"#),
+        (
+            "nullCount above numRecords",
+            r#"{"numRecords":3,"nullCount":{"id":4}}"#,
+        ),
+        (
+            "negative nullCount",
+            r#"{"numRecords":3,"nullCount":{"v":-1}}"#,
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("t");
+        local(&root, &[], &[(0, 3), (10, 13)]);
+        assert!(run_verify(&root, None, false).is_clean());
+        rewrite_commit(&root, 1, |j| {
+            if let Some(add) = j.get_mut("add") {
+                add["stats"] = edit.into();
+            }
+        });
+        let report = run_verify(&root, None, false);
+        assert!(
+            report
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::ImpossibleStats && f.location.ends_with(".parquet")),
+            "{what}: {:?}",
+            report.findings
+        );
+    }
+}
+
+/// A partition value that is not a value of its column's type, or that is missing, fails
+/// every read of the column; the log alone shows it, so `verify` finds it without `--deep`.
+#[test]
+fn a_partition_value_reads_refuse_is_found_without_deep() {
+    for damage in ["not a long", "missing"] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("t");
+        let t = Table::open(root.to_str().unwrap()).unwrap();
+        t.create(
+            &ids(0..0).schema(),
+            &["v".to_string()],
+            alluvium::NO_PROPERTIES,
+        )
+        .unwrap();
+        t.append([ids(0..2)], &WriteOptions::default()).unwrap();
+        assert!(run_verify(&root, None, false).is_clean());
+        rewrite_commit(&root, 1, |j| {
+            if let Some(add) = j.get_mut("add") {
+                add["partitionValues"] = match damage {
+                    "missing" => serde_json::json!({}),
+                    _ => serde_json::json!({"v": "abc"}),
+                };
+            }
+        });
+        let t = Table::open(root.to_str().unwrap()).unwrap();
+        let read = ScanBuilder::new(t.snapshot().unwrap())
+            .build()
+            .and_then(|s| s.execute_to_vec());
+        assert!(read.is_err(), "{damage}: a read of every column must fail");
+        let report = run_verify(&root, None, false);
+        assert!(
+            report
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::InvalidPartitionValue
+                    && f.location.ends_with(".parquet")
+                    && f.detail.contains("`v`")),
+            "{damage}: {:?}",
+            report.findings
+        );
+    }
+}
+
+/// `--deep` reads every data file, with statistics or without: a file of the right size
+/// whose bytes are not Parquet fails every read, and only reading it shows that.
+#[test]
+fn deep_reads_files_without_statistics_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    local(&root, &[], &[(0, 3)]);
+    rewrite_commit(&root, 1, |j| {
+        if let Some(add) = j.get_mut("add") {
+            add.as_object_mut().unwrap().remove("stats");
+        }
+    });
+    let data = Table::open(root.to_str().unwrap())
+        .unwrap()
+        .snapshot()
+        .unwrap()
+        .files()
+        .map(|a| root.join(&a.path))
+        .next()
+        .unwrap();
+    let size = std::fs::metadata(&data).unwrap().len() as usize;
+    std::fs::write(&data, vec![b'x'; size]).unwrap();
+    assert!(scan_ids(&root).is_err(), "a read must fail");
+    assert!(findings_of(&root, false).is_empty());
+    let report = run_verify(&root, None, true);
+    assert!(
+        kinds(&report).contains(&FindingKind::UnreadableDataFile),
+        "{:?}",
+        report.findings
+    );
+}
+
+/// When the checkpoint form readers prefer (the multi-part one) cannot be read and the
+/// commits below it are gone, readers use another complete form of the same version (the
+/// classic one) rather than failing: the table reads whole, every time, and `verify` names
+/// the unreadable part.
+#[test]
+fn readers_fall_back_to_another_form_of_the_version_when_the_preferred_one_is_unreadable() {
+    let (_dir, root) = built();
+    let t = Table::open(root.to_str().unwrap()).unwrap();
+    let all = scan_ids(&root).unwrap();
+    t.checkpoint(&CheckpointConfig::default()).unwrap();
+    let out = t
+        .checkpoint(&CheckpointConfig { part_size: Some(2) })
+        .unwrap();
+    assert!(out.files.len() > 1);
+    let part = root.join(out.files[0].as_str());
+    std::fs::write(&part, b"not a parquet file").unwrap();
+    for v in 0..4 {
+        std::fs::remove_file(commit(&root, v)).unwrap();
+    }
+    for _ in 0..2 {
+        assert_eq!(scan_ids(&root).unwrap(), all);
+    }
+    let report = run_verify(&root, None, false);
+    assert!(
+        report
+            .findings
+            .iter()
+            .any(|f| f.kind == FindingKind::UnreadableCheckpoint
+                && f.location
+                    .ends_with(out.files[0].as_str().rsplit('/').next().unwrap())),
+        "{:?}",
+        report.findings
+    );
+}

@@ -131,40 +131,56 @@ pub fn complete_checkpoints(files: &[LogFile]) -> BTreeMap<Version, CheckpointFi
     }
     let mut out = BTreeMap::new();
     for (version, cands) in by_version {
-        if let Some(best) = best_checkpoint(version, &cands) {
+        if let Some(best) = forms(version, &cands).into_iter().next() {
             out.insert(version, best);
         }
     }
     out
 }
 
-/// Picks the preferred complete checkpoint among the files of one version: UUID-named
-/// (greatest name) over multi-part (most parts) over classic. Empty files never count.
-fn best_checkpoint(version: Version, cands: &[&LogFile]) -> Option<CheckpointFiles> {
-    let nonempty = |f: &&&LogFile| f.meta.size > 0;
-    let uuid = cands
+/// Every complete checkpoint of `version` in a listing, the preferred first (the one
+/// [`complete_checkpoints`] picks), then the others in the same order of preference. A
+/// rerun or a killed `checkpoint` leaves several forms of one version; when the preferred
+/// one cannot be read, another still holds the version's state.
+pub fn checkpoint_forms(files: &[LogFile], version: Version) -> Vec<CheckpointFiles> {
+    let cands: Vec<&LogFile> = files
         .iter()
-        .filter(nonempty)
+        .filter(|f| f.version == version && matches!(f.kind, LogFileKind::Checkpoint(_)))
+        .collect();
+    forms(version, &cands)
+}
+
+/// The complete checkpoints among the files of one version, in order of preference:
+/// UUID-named (greatest name first), multi-part (most parts first), classic. Empty files
+/// never count. The order is a function of the names alone, so every reader of one
+/// listing picks the same.
+fn forms(version: Version, cands: &[&LogFile]) -> Vec<CheckpointFiles> {
+    let mut out = Vec::new();
+    let nonempty: Vec<&LogFile> = cands.iter().copied().filter(|f| f.meta.size > 0).collect();
+    let mut uuids: Vec<&LogFile> = nonempty
+        .iter()
+        .copied()
         .filter(|f| matches!(f.kind, LogFileKind::Checkpoint(CheckpointKind::Uuid { .. })))
-        .max_by(|a, b| a.meta.path.cmp(&b.meta.path));
-    if let Some(f) = uuid
-        && let LogFileKind::Checkpoint(kind) = &f.kind
-    {
-        return Some(CheckpointFiles {
-            version,
-            kind: kind.clone(),
-            files: vec![f.meta.clone()],
-        });
+        .collect();
+    uuids.sort_by(|a, b| b.meta.path.cmp(&a.meta.path));
+    for f in uuids {
+        if let LogFileKind::Checkpoint(kind) = &f.kind {
+            out.push(CheckpointFiles {
+                version,
+                kind: kind.clone(),
+                files: vec![f.meta.clone()],
+            });
+        }
     }
     let mut multi: BTreeMap<u32, BTreeMap<u32, &LogFile>> = BTreeMap::new();
-    for f in cands.iter().filter(nonempty) {
+    for f in &nonempty {
         if let LogFileKind::Checkpoint(CheckpointKind::MultiPart { part, parts }) = f.kind {
             multi.entry(parts).or_default().insert(part, f);
         }
     }
     for (parts, set) in multi.iter().rev() {
         if set.len() == *parts as usize && set.keys().copied().eq(1..=*parts) {
-            return Some(CheckpointFiles {
+            out.push(CheckpointFiles {
                 version,
                 kind: CheckpointKind::MultiPart {
                     part: 1,
@@ -174,15 +190,17 @@ fn best_checkpoint(version: Version, cands: &[&LogFile]) -> Option<CheckpointFil
             });
         }
     }
-    cands
-        .iter()
-        .filter(nonempty)
-        .find(|f| matches!(f.kind, LogFileKind::Checkpoint(CheckpointKind::Classic)))
-        .map(|f| CheckpointFiles {
-            version,
-            kind: CheckpointKind::Classic,
-            files: vec![f.meta.clone()],
-        })
+    out.extend(
+        nonempty
+            .iter()
+            .find(|f| matches!(f.kind, LogFileKind::Checkpoint(CheckpointKind::Classic)))
+            .map(|f| CheckpointFiles {
+                version,
+                kind: CheckpointKind::Classic,
+                files: vec![f.meta.clone()],
+            }),
+    );
+    out
 }
 
 impl LogSegment {
@@ -308,7 +326,8 @@ impl LogSegment {
 
 /// When `end` cannot be rebuilt for want of older commits: the checkpoint file that would
 /// have stood in for them but is not complete (an empty file, a multi-part set with a part
-/// missing or empty), as an error naming it. A checkpoint stands in when its version is at
+/// missing or empty), as an error naming it and saying to restore it (nothing else holds
+/// the state it stands for). A checkpoint stands in when its version is at
 /// or above the one before the oldest of the contiguous commits ending at `end`; the
 /// newest such is named. `None` when there is none (the gap itself is then the error).
 fn damaged_checkpoint(
@@ -338,11 +357,16 @@ fn damaged_checkpoint(
         .filter(|f| f.version == newest && matches!(f.kind, LogFileKind::Checkpoint(_)))
         .collect();
     let first = parts.first()?;
-    let (path, what) = match parts.iter().find(|f| f.meta.size == 0) {
-        Some(empty) => (empty.meta.path.to_string(), "the file is empty (0 bytes)"),
+    let (path, what, fix) = match parts.iter().find(|f| f.meta.size == 0) {
+        Some(empty) => (
+            empty.meta.path.to_string(),
+            "the file is empty (0 bytes)",
+            "restore that file",
+        ),
         None => (
             first.meta.path.to_string(),
             "its set of parts is incomplete (a part is missing)",
+            "restore the missing part",
         ),
     };
     let gone = match oldest {
@@ -352,7 +376,7 @@ fn damaged_checkpoint(
     Some(LogError::CorruptCheckpoint {
         path,
         reason: format!(
-            "{what}{gone} so version {end} cannot be rebuilt without the checkpoint of version {newest}"
+            "{what}{gone} so version {end} cannot be rebuilt without the checkpoint of version {newest}; {fix} from a backup or copy of the table (nothing else holds the state it stands for)"
         ),
     })
 }

@@ -672,6 +672,85 @@ fn csv_input_naming_a_column_twice_is_refused() {
     assert!(e.contains("`V`"), "{e}");
 }
 
+/// A JSON-lines object naming one key twice (`{"id":5,"id":6}`, at the top or inside a
+/// nested object) is refused by append, MERGE and `state put` with one line naming the key
+/// and the line: the JSON reader keeps only one of the values, so the other would be
+/// silently lost.
+#[test]
+fn jsonl_objects_naming_a_key_twice_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let t = t.to_str().unwrap();
+    let data = dir.path().join("data.jsonl");
+    std::fs::write(&data, "{\"id\":1,\"v\":\"a\",\"s\":{\"a\":1}}\n").unwrap();
+    ok(&["append", t, data.to_str().unwrap(), "--create"]);
+    let version = table_version(t);
+    for (line, key) in [
+        ("{\"id\":5,\"v\":\"b\",\"id\":6}", "id"),
+        ("{\"id\":5,\"s\":{\"a\":1,\"a\":2}}", "s.a"),
+        (
+            "{\"id\":5,\"v\":\"b\\\"\",\"s\":{\"a\":1},\"v\":\"c\"}",
+            "v",
+        ),
+    ] {
+        let dup = dir.path().join("dup.jsonl");
+        std::fs::write(&dup, format!("{{\"id\":2,\"v\":\"ok\"}}\n{line}\n")).unwrap();
+        let dup = dup.to_str().unwrap();
+        let e = fails(&["append", t, dup]);
+        assert!(
+            e.contains(&format!("`{key}`")) && e.contains("line 2"),
+            "{line}: {e}"
+        );
+        let e = fails(&[
+            "merge",
+            t,
+            dup,
+            "--on",
+            "t.id = s.id",
+            "--when",
+            "NOT MATCHED THEN INSERT *",
+        ]);
+        assert!(e.contains(&format!("`{key}`")), "{line}: {e}");
+    }
+    assert_eq!(table_version(t), version);
+    // The same key in two objects, and keys differing in case only inside a string, are
+    // fine.
+    let fine = dir.path().join("fine.jsonl");
+    std::fs::write(
+        &fine,
+        "{\"id\":3,\"v\":\"{\\\"id\\\":1,\\\"id\\\":2}\",\"s\":{\"a\":3}}\n{\"id\":4,\"s\":{\"a\":4}}\n",
+    )
+    .unwrap();
+    ok(&["append", t, fine.to_str().unwrap()]);
+    assert_eq!(table_version(t), version + 1);
+
+    let events = dir.path().join("events.jsonl");
+    std::fs::write(
+        &events,
+        "{\"id\":1,\"v\":\"a\",\"event_time\":\"2024-01-01T00:00:00Z\"}\n",
+    )
+    .unwrap();
+    let store = dir.path().join("st");
+    let store = store.to_str().unwrap();
+    ok(&[
+        "state",
+        "init",
+        store,
+        "--key",
+        "id",
+        "--schema-from",
+        events.to_str().unwrap(),
+    ]);
+    let dup = dir.path().join("dup_events.jsonl");
+    std::fs::write(
+        &dup,
+        "{\"id\":1,\"v\":\"kept\",\"event_time\":\"2024-01-01T00:00:00Z\",\"v\":\"lost\"}\n",
+    )
+    .unwrap();
+    let e = fails(&["state", "put", store, dup.to_str().unwrap()]);
+    assert!(e.contains("`v`"), "{e}");
+}
+
 /// `scan --output`, `changes --output` and `state scan --output` refuse any path inside
 /// the table (or store), however it is spelled: directly, through `..`, through a symlink
 /// to the table's directory, or as a dangling symlink whose target is inside; the table's
@@ -763,6 +842,84 @@ fn outputs_inside_the_table_are_refused() {
     ]);
     assert!(e.contains("inside the state store"), "{e}");
     assert_eq!(std::fs::read(&state_commit).unwrap(), before);
+}
+
+/// An output path outside the table that is a hard link to one of the table's files (a
+/// commit, a data file) is refused too: writing it would truncate the table's file
+/// through the shared inode, which no path comparison can see. An ordinary file outside is
+/// still overwritten.
+#[cfg(unix)]
+#[test]
+fn an_output_hard_linked_to_a_table_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let ts = t.to_str().unwrap();
+    let data = dir.path().join("data.csv");
+    std::fs::write(&data, "id,v\n1,a\n").unwrap();
+    ok(&["append", ts, data.to_str().unwrap(), "--create"]);
+    let commit = t.join("_delta_log/00000000000000000000.json");
+    let part = std::fs::read_dir(&t)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .unwrap();
+    for (i, target) in [&commit, &part].into_iter().enumerate() {
+        let before = std::fs::read(target).unwrap();
+        let link = dir.path().join(format!("link{i}"));
+        std::fs::hard_link(target, &link).unwrap();
+        let e = fails(&[
+            "scan",
+            ts,
+            "--format",
+            "csv",
+            "--output",
+            link.to_str().unwrap(),
+        ]);
+        assert!(e.contains("hard link") && e.contains(ts), "{e}");
+        assert_eq!(std::fs::read(target).unwrap(), before);
+    }
+    let plain = dir.path().join("plain.csv");
+    std::fs::write(&plain, "old").unwrap();
+    ok(&[
+        "scan",
+        ts,
+        "--format",
+        "csv",
+        "--output",
+        plain.to_str().unwrap(),
+    ]);
+    assert!(std::fs::read_to_string(&plain).unwrap().contains("1,a"));
+}
+
+/// A gap in the versions is also a warning on stderr, in text and JSON (stdout stays the
+/// listing, and the exit status 0: history shows what is left); a whole log warns nothing.
+#[test]
+fn history_warns_of_a_gap_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let ts = t.to_str().unwrap();
+    let data = dir.path().join("data.csv");
+    std::fs::write(&data, "id,v\n1,a\n").unwrap();
+    ok(&["append", ts, data.to_str().unwrap(), "--create"]);
+    ok(&["append", ts, data.to_str().unwrap()]);
+    ok(&["append", ts, data.to_str().unwrap()]);
+    assert!(run(&["history", ts]).stderr.is_empty());
+    std::fs::remove_file(t.join("_delta_log/00000000000000000002.json")).unwrap();
+    for json in [false, true] {
+        let args: &[&str] = if json {
+            &["history", ts, "--json"]
+        } else {
+            &["history", ts]
+        };
+        let o = run(args);
+        assert!(o.status.success(), "{json}");
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("warning: version 2 is missing from the log"),
+            "{err}"
+        );
+    }
 }
 
 /// `history` marks versions missing from the log in text and JSON; `inspect` names a file

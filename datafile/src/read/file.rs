@@ -531,7 +531,14 @@ fn keep_mask(deleted: &RoaringTreemap, offset: u64, len: usize) -> BooleanArray 
     BooleanArray::from(keep)
 }
 
-fn partition_value(
+/// The value of partition column `f` in `add` (looked up by its physical name under
+/// `mode`, exactly, else ignoring case), parsed as the column's type: what every read of
+/// the column does with it.
+///
+/// # Errors
+/// A data-file error naming `add`'s path when the value is absent or the column is not
+/// primitive; [`LogError::InvalidPartitionValue`] when the text is not a value of the type.
+pub fn partition_value(
     add: &Add,
     f: &StructField,
     mode: alluvium_txlog::column_mapping::ColumnMappingMode,

@@ -31,6 +31,7 @@ use arrow_schema::{Schema, SchemaRef};
 use roaring::RoaringTreemap;
 
 pub use conform::{conform, conform_as, scan_fields, scan_fields_as};
+pub use file::partition_value;
 pub use stream::FileBatches;
 pub use variant::{conform_variant, variants_as_json, variants_as_json_schema};
 

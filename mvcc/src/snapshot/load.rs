@@ -5,7 +5,8 @@
 //!    it (the hint was stale, pointed at a missing checkpoint, or the target is older),
 //!    list from 0 and build again.
 //! 3. Read the checkpoint. If it is unreadable (corrupt, truncated, deleted meanwhile),
-//!    exclude it and rebuild the segment: the next older checkpoint, or JSON replay from 0
+//!    read another complete form of its version if there is one (a classic file beside a
+//!    multi-part set), else exclude the version and rebuild the segment: the next older checkpoint, or JSON replay from 0
 //!    when the log still has every commit.
 //! 4. Read the commits after it in parallel and replay everything in order.
 //! 5. Refuse the snapshot if the protocol needs a reader feature alluvium lacks.
@@ -16,7 +17,7 @@ use std::time::Instant;
 use alluvium_storage::{ObjectStore, StoreRef};
 use alluvium_txlog::LogError;
 use alluvium_txlog::actions::{Action, CommitInfo};
-use alluvium_txlog::checkpoint::{read_last_checkpoint, visit_checkpoint};
+use alluvium_txlog::checkpoint::{CheckpointFiles, read_last_checkpoint, visit_checkpoint};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::features::check_read_supported;
@@ -27,7 +28,7 @@ use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::replay::{Replay, TableState};
 use alluvium_txlog::schema::StructType;
 use alluvium_txlog::segment::{
-    LogSegment, ReplayStep, check_compaction, list_log_from, probe_commits_from,
+    LogSegment, ReplayStep, check_compaction, checkpoint_forms, list_log_from, probe_commits_from,
 };
 
 use super::{Snapshot, SnapshotReport, VersionSpec, timestamps};
@@ -108,9 +109,10 @@ pub(super) fn load_version(
             }
             Err(e) => return Err(checkpoint_error.unwrap_or(e).into()),
         };
+        let mut segment = segment;
         let mut replay = Replay::new(root.clone());
-        if let Some(cp) = &segment.checkpoint {
-            match visit_checkpoint(store.as_ref(), cp, &mut replay) {
+        if let Some(cp) = segment.checkpoint.clone() {
+            match visit_checkpoint(store.as_ref(), &cp, &mut replay) {
                 Ok(()) => {
                     report.checkpoint_files_read +=
                         u32::try_from(cp.files.len()).unwrap_or(u32::MAX);
@@ -119,6 +121,17 @@ pub(super) fn load_version(
                     report
                         .skipped_checkpoints
                         .push(format!("version {}: {e}", cp.version));
+                    // Another complete form of the same version (a rerun's classic file
+                    // beside a multi-part set) holds the same state; tried in the listing's
+                    // order of preference, so every reader settles on the same one.
+                    if let Some((other, filled)) =
+                        other_form(store.as_ref(), &root, &listing, &cp, report)
+                    {
+                        report.checkpoint_files_read +=
+                            u32::try_from(other.files.len()).unwrap_or(u32::MAX);
+                        segment.checkpoint = Some(other);
+                        return replay_segment(store, root, segment, filled, report);
+                    }
                     excluded.push(cp.version);
                     checkpoint_error = Some(e);
                     if from > 0 {
@@ -132,6 +145,30 @@ pub(super) fn load_version(
         }
         return replay_segment(store, root, segment, replay, report);
     }
+}
+
+/// The first complete checkpoint form of `failed`'s version, other than `failed`, that
+/// reads, with the replay it filled; the forms that do not read are noted in `report`.
+fn other_form(
+    store: &dyn ObjectStore,
+    root: &TableRoot,
+    listing: &[LogFile],
+    failed: &CheckpointFiles,
+    report: &mut SnapshotReport,
+) -> Option<(CheckpointFiles, Replay)> {
+    for other in checkpoint_forms(listing, failed.version) {
+        if other.files == failed.files {
+            continue;
+        }
+        let mut replay = Replay::new(root.clone());
+        match visit_checkpoint(store, &other, &mut replay) {
+            Ok(()) => return Some((other, replay)),
+            Err(e) => report
+                .skipped_checkpoints
+                .push(format!("version {}: {e}", other.version)),
+        }
+    }
+    None
 }
 
 fn read_commit(
