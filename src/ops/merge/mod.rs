@@ -8,15 +8,21 @@
 //! * `pairs`: the pairs whose ON condition holds (hash candidates or, without keys, the
 //!   cross product, the residual evaluated in bounded chunks);
 //! * `prune`: target file pruning from the source's keys;
-//! * `exec`: planning (types checked before any file is written) and execution, one
-//!   target file in memory at a time.
+//! * `source`: the source loaded, conformed and its void columns typed;
+//! * `bind`: each clause bound and type-checked against the scope;
+//! * `plan`: the [`MergePlan`](plan::MergePlan) decided before any target data file is
+//!   read (keys, residual, bound clauses, columns read, change capture, candidate files);
+//! * `execute`: running the plan, one window of target files in memory at a time.
 
+mod bind;
 pub mod clause;
-mod exec;
+mod execute;
 mod join;
 mod pairs;
+mod plan;
 mod prune;
 mod scope;
+mod source;
 
 use alluvium_expr::{Expr, parse_expr};
 use arrow_array::RecordBatch;
@@ -292,7 +298,7 @@ impl MergeBuilder {
         };
         // One instant for `current_timestamp` in every clause.
         alluvium_expr::at_statement_time(chrono::Utc::now().timestamp_micros(), || {
-            exec::run(exec::MergeSpec {
+            execute::run(execute::MergeSpec {
                 table: &self.table,
                 source: self.source,
                 on,

@@ -1,14 +1,9 @@
-//! Planning and running a MERGE.
-//!
-//! Planning (no file written yet): the source is conformed to its logical Arrow types and
-//! concatenated; the target schema is evolved if asked; ON is split into keys and a
-//! residual; every clause is qualified, bound and type-checked; the source is hashed on
-//! its keys; the candidate target files are those the source's keys may match.
-//!
-//! Running: each candidate file is read alone (live rows with their physical positions),
-//! probed against the index, and its pairs decided by the clauses in order. New row
-//! versions and inserts stream into a file sink; the touched rows' positions go to
-//! `apply_deletes` (a DV per file, or a copy-on-write rewrite), after every file was
+//! Running a MERGE: [`prepare`] loads the source, builds the [`MergePlan`] (see `plan`),
+//! hashes the source on the ON keys and selects the candidate files; `execute` then reads
+//! each candidate file alone (live rows with their physical positions, a window of files
+//! in parallel), probes it against the index, and decides its pairs by the clauses in
+//! order. New row versions and inserts stream into a file sink; the touched rows' positions
+//! go to `stage_changes` (a DV per file, or a copy-on-write rewrite), after every file was
 //! read and the unmatched source rows were inserted.
 
 use std::collections::BTreeSet;
@@ -17,34 +12,33 @@ use std::time::Instant;
 
 use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
-use alluvium_expr::evaluate;
-use alluvium_expr::{BoundColumn, Expr, Predicate, bind};
+use alluvium_expr::{Expr, evaluate};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::Add;
-use alluvium_txlog::column_mapping::ColumnMappingMode;
-use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType, from_arrow_schema};
+use alluvium_txlog::schema::{StructField, StructType};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, UInt32Array, new_null_array};
 use rayon::prelude::*;
 use roaring::RoaringTreemap;
 
-use super::clause::{ClauseKind, MergeAction, MergeClause};
-use super::join::{KeyPair, SourceIndex, analyse_on};
+use super::bind::{BoundAction, BoundClause};
+use super::clause::{ClauseKind, MergeClause};
+use super::join::{KeyPair, SourceIndex};
 use super::pairs::{PAIR_CHUNK, matching_pairs};
-use super::prune::{Pruning, pruning};
-use super::scope::{SOURCE, Scope, Sides, TARGET};
+use super::plan::{ChangeCapture, MergePlan, MergeRequest, PlanTable, TableFacts};
+use super::scope::Scope;
+use super::source::Source;
 use crate::commit::{DmlOutcome, MetricSet, evolve_schema, finish_dml, outcome_if_done};
-use crate::rows::assign::assigned;
 use crate::rows::change_data::{self, ChangeDataWriter, ChangeType};
 use crate::rows::deletes::{FileDeletes, writes_deletion_vectors};
-use crate::rows::input;
-use crate::rows::project::{ColumnValue, Projection};
 use crate::rows::row_ids::TrackedRows;
-use crate::rows::rules::{self, ColumnRules, RowKind};
+use crate::rows::rules::ColumnRules;
 use crate::rows::{Staged, stage_changes};
-use crate::{Error, Result, Table, WriteOptions};
+use crate::{Error, Result, Snapshot, Table, WriteOptions};
 
+/// What [`MergeBuilder::execute`](super::MergeBuilder::execute) hands over: the request,
+/// aliases resolved.
 pub(super) struct MergeSpec<'a> {
     pub table: &'a Table,
     pub source: Vec<RecordBatch>,
@@ -53,20 +47,6 @@ pub(super) struct MergeSpec<'a> {
     pub clauses: Vec<MergeClause>,
     pub merge_schema: bool,
     pub options: &'a WriteOptions,
-}
-
-#[derive(Debug)]
-enum BoundAction {
-    Update(Projection),
-    Delete,
-    Insert(Projection),
-}
-
-#[derive(Debug)]
-struct BoundClause {
-    kind: ClauseKind,
-    condition: Option<Predicate>,
-    action: BoundAction,
 }
 
 /// Row counts by what happened to them.
@@ -78,255 +58,6 @@ struct Counts {
     nmbs_deleted: u64,
     inserted: u64,
     files_read: u64,
-}
-
-fn clause_json(clauses: &[MergeClause], kind: ClauseKind) -> String {
-    let items: Vec<serde_json::Value> = clauses
-        .iter()
-        .filter(|c| c.kind == kind)
-        .map(|c| {
-            let mut m = serde_json::Map::new();
-            if let Some(p) = &c.condition {
-                m.insert("predicate".into(), p.to_string().into());
-            }
-            m.insert("actionType".into(), c.action.action_type().into());
-            serde_json::Value::Object(m)
-        })
-        .collect();
-    serde_json::Value::Array(items).to_string()
-}
-
-/// The source as one batch of its logical Arrow types, and its Delta schema.
-fn load_source(batches: Vec<RecordBatch>) -> Result<(StructType, RecordBatch)> {
-    let Some(first) = batches.first() else {
-        return Err(Error::InvalidArgument(
-            "the MERGE source has no batches (so no schema); pass an empty batch for an empty source".into(),
-        ));
-    };
-    let arrow = first.schema();
-    // A source without columns (an empty CSV file, not even a header) has no row to match
-    // and no name an ON condition could use; Arrow cannot even concatenate it.
-    if arrow.fields().is_empty() {
-        return Err(Error::InvalidArgument(
-            "the MERGE source has no columns (an empty file has not even a header)".into(),
-        ));
-    }
-    input::check_distinct_columns(&arrow)?;
-    let schema = from_arrow_schema(&arrow).map_err(|e| Error::SchemaMismatch(e.to_string()))?;
-    let logical = input::logical_schema(&schema)?;
-    let mut conformed = Vec::with_capacity(batches.len());
-    for b in &batches {
-        if b.schema().fields() != arrow.fields() {
-            return Err(Error::SchemaMismatch(
-                "the MERGE source's batches have different schemas".into(),
-            ));
-        }
-        conformed.push(input::conform(b, &schema, &logical)?);
-    }
-    drop(batches);
-    Ok((
-        schema,
-        arrow_select::concat::concat_batches(&logical, &conformed)?,
-    ))
-}
-
-/// The source with each void column (all NULL: what a header-only CSV infers) that the
-/// target also has retyped as the target's column: NULLs of either type compare and assign
-/// alike, and typed they can be keys, compared and assigned (a void column can be none of
-/// these). Other columns are kept as they are.
-fn type_void_columns(
-    target: &StructType,
-    schema: StructType,
-    source: RecordBatch,
-) -> Result<(StructType, RecordBatch)> {
-    let void = DataType::Primitive(PrimitiveType::Void);
-    if !schema.fields.iter().any(|f| f.data_type == void) {
-        return Ok((schema, source));
-    }
-    let mut typed = schema.clone();
-    for f in &mut typed.fields {
-        if f.data_type == void
-            && let Some(t) = target.field(&f.name)
-        {
-            f.data_type = t.data_type.clone();
-            f.nullable = true;
-            f.metadata.clear();
-        }
-    }
-    let logical = input::logical_schema(&typed)?;
-    let columns: Vec<ArrayRef> = source
-        .columns()
-        .iter()
-        .zip(logical.fields())
-        .map(|(c, f)| match c.data_type() == f.data_type() {
-            true => c.clone(),
-            false => new_null_array(f.data_type(), source.num_rows()),
-        })
-        .collect();
-    Ok((typed, RecordBatch::try_new(logical, columns)?))
-}
-
-fn has_star(clauses: &[MergeClause]) -> bool {
-    clauses
-        .iter()
-        .any(|c| matches!(c.action, MergeAction::UpdateAll | MergeAction::InsertAll))
-}
-
-fn column(q: &str, name: &str) -> Expr {
-    Expr::Column(vec![q.to_string(), name.to_string()])
-}
-
-/// Binds one clause against `scope`, producing rows of `table_schema` (the evolved schema).
-fn bind_clause(
-    c: &MergeClause,
-    scope: &Scope,
-    table_schema: &StructType,
-    merge_schema: bool,
-    column_rules: &std::sync::Arc<ColumnRules>,
-) -> Result<BoundClause> {
-    let projection = |values: Vec<ColumnValue>, kind: RowKind| {
-        Projection::new(table_schema, values, column_rules.clone(), kind)
-    };
-    let sides = match c.kind {
-        ClauseKind::Matched => Sides::BOTH,
-        ClauseKind::NotMatched => Sides::SOURCE_ONLY,
-        ClauseKind::NotMatchedBySource => Sides::TARGET_ONLY,
-    };
-    let what = format!("WHEN {} clause", c.kind.sql());
-    let condition = match &c.condition {
-        Some(e) => Some(scope.bind_condition(e, sides, &what)?),
-        None => None,
-    };
-    let in_target = |name: &str| scope.target.field(name).is_some();
-    let in_source = |name: &str| scope.source.field(name).is_some();
-    let unknown_assigned = |a: &[crate::rows::assign::Assignment]| -> Result<()> {
-        for x in a {
-            if table_schema.field(&x.column).is_none() {
-                let names = table_schema.fields.iter().map(|f| f.name.as_str());
-                return Err(Error::InvalidArgument(format!(
-                    "{what}: the target has no column `{}`{}",
-                    x.column,
-                    alluvium_expr::nearest_name(&x.column, names)
-                        .map(|n| format!("; did you mean `{n}`?"))
-                        .unwrap_or_default()
-                )));
-            }
-        }
-        Ok(())
-    };
-    let action = match &c.action {
-        MergeAction::Delete => BoundAction::Delete,
-        MergeAction::Update(assign) => {
-            unknown_assigned(assign)?;
-            for a in assign {
-                column_rules.check_assignable(&a.column)?;
-            }
-            let mut values = Vec::with_capacity(table_schema.fields.len());
-            for f in &table_schema.fields {
-                let v = match assigned(assign, &f.name) {
-                    Some(a) => ColumnValue::Expr(scope.bind_assignment(
-                        &a.value,
-                        &f.data_type,
-                        sides,
-                        &what,
-                    )?),
-                    // Computed again from the new values of its sources (Delta Spark's
-                    // rule for generated columns an update does not set).
-                    None if column_rules.is_generated(&f.name) => ColumnValue::Null,
-                    None if in_target(&f.name) => ColumnValue::Expr(scope.bind_assignment(
-                        &column(TARGET, &f.name),
-                        &f.data_type,
-                        sides,
-                        &what,
-                    )?),
-                    None => ColumnValue::Null,
-                };
-                values.push(v);
-            }
-            BoundAction::Update(projection(values, RowKind::Update)?)
-        }
-        MergeAction::UpdateAll => {
-            let mut values = Vec::with_capacity(table_schema.fields.len());
-            for f in &table_schema.fields {
-                // `UPDATE SET *` keeps identity values (they are never updated).
-                let expr = if column_rules.is_identity(&f.name) && in_target(&f.name) {
-                    column(TARGET, &f.name)
-                } else if column_rules.is_generated(&f.name) && !in_source(&f.name) {
-                    // Computed again from the new values of its sources.
-                    values.push(ColumnValue::Null);
-                    continue;
-                } else if in_source(&f.name) {
-                    column(SOURCE, &f.name)
-                } else if merge_schema && in_target(&f.name) {
-                    column(TARGET, &f.name)
-                } else {
-                    return Err(Error::SchemaMismatch(format!(
-                        "{what}: UPDATE SET * needs source column `{}` (or schema merging)",
-                        f.name
-                    )));
-                };
-                values.push(ColumnValue::Expr(scope.bind_assignment(
-                    &expr,
-                    &f.data_type,
-                    sides,
-                    &what,
-                )?));
-            }
-            BoundAction::Update(projection(values, RowKind::Update)?)
-        }
-        MergeAction::Insert(assign) => {
-            unknown_assigned(assign)?;
-            let mut values = Vec::with_capacity(table_schema.fields.len());
-            for f in &table_schema.fields {
-                let v = match assigned(assign, &f.name) {
-                    Some(a) => ColumnValue::Expr(scope.bind_assignment(
-                        &a.value,
-                        &f.data_type,
-                        sides,
-                        &what,
-                    )?),
-                    None if f.nullable || rules::may_omit(f) => ColumnValue::Null,
-                    None => {
-                        return Err(Error::SchemaMismatch(format!(
-                            "{what}: INSERT gives no value for NOT NULL column `{}`",
-                            f.name
-                        )));
-                    }
-                };
-                values.push(v);
-            }
-            BoundAction::Insert(projection(values, RowKind::Insert)?)
-        }
-        MergeAction::InsertAll => {
-            let mut values = Vec::with_capacity(table_schema.fields.len());
-            for f in &table_schema.fields {
-                let v = if in_source(&f.name) {
-                    ColumnValue::Expr(scope.bind_assignment(
-                        &column(SOURCE, &f.name),
-                        &f.data_type,
-                        sides,
-                        &what,
-                    )?)
-                } else if (merge_schema && f.nullable) || rules::may_omit(f) {
-                    // Identity, generated and default columns the source lacks get
-                    // their values from the column rules.
-                    ColumnValue::Null
-                } else {
-                    return Err(Error::SchemaMismatch(format!(
-                        "{what}: INSERT * needs source column `{}` (or schema merging)",
-                        f.name
-                    )));
-                };
-                values.push(v);
-            }
-            BoundAction::Insert(projection(values, RowKind::Insert)?)
-        }
-    };
-    Ok(BoundClause {
-        kind: c.kind,
-        condition,
-        action,
-    })
 }
 
 /// For each row of `joined`, the index (into `clauses`) of the first clause whose
@@ -447,144 +178,129 @@ fn act(
     Ok((updated, deleted, inserted))
 }
 
+/// The table side of planning: schema evolution is recorded in the transaction's
+/// metadata, column rules come from the snapshot's protocol and configuration.
+struct SnapshotTable<'a> {
+    snapshot: &'a Snapshot,
+    txn: &'a mut Transaction,
+}
+
+impl PlanTable for SnapshotTable<'_> {
+    fn evolve(&mut self, schema: &StructType, new_fields: Vec<StructField>) -> StructType {
+        let mut evolved = schema.clone();
+        evolve_schema(self.snapshot, self.txn, &mut evolved, new_fields);
+        evolved
+    }
+
+    fn column_rules(&self, schema: &StructType) -> Result<ColumnRules> {
+        ColumnRules::new(
+            self.snapshot,
+            schema,
+            &self.snapshot.metadata().configuration,
+        )
+    }
+}
+
+/// A MERGE planned against one snapshot: the plan (files selected), the source and its
+/// index on the ON keys.
+pub(super) struct Prepared {
+    pub plan: MergePlan,
+    source: Source,
+    index: SourceIndex,
+}
+
+/// Plans the MERGE of `spec` against `snapshot`: the source is loaded and hashed, the plan
+/// built, the candidate files selected (recorded as read in `txn`) and the plan's
+/// parameters set on `txn`. No target data file is read.
+///
+/// # Errors
+/// As [`MergePlan::new`]; a source that does not load.
+pub(super) fn prepare(
+    spec: MergeSpec<'_>,
+    snapshot: &Snapshot,
+    txn: &mut Transaction,
+) -> Result<Prepared> {
+    let source = Source::load(spec.source, snapshot.schema())?;
+    let facts = TableFacts {
+        schema: snapshot.schema(),
+        partition_columns: snapshot.partition_columns(),
+        change_data_feed: change_data::records_changes(&snapshot.metadata().configuration),
+        deletion_vectors: writes_deletion_vectors(snapshot),
+    };
+    let request = MergeRequest {
+        on: &spec.on,
+        on_text: &spec.on_text,
+        clauses: &spec.clauses,
+        merge_schema: spec.merge_schema,
+    };
+    let mut plan = MergePlan::new(
+        &facts,
+        &source,
+        &request,
+        &mut SnapshotTable { snapshot, txn },
+    )?;
+    let index = SourceIndex::build(&source.batch, &plan.keys)?;
+    plan.prune(&source.batch, &index);
+    plan.select_files(snapshot, txn)?;
+    for (key, value) in plan.parameters() {
+        txn.set_parameter(key, value);
+    }
+    Ok(Prepared {
+        plan,
+        source,
+        index,
+    })
+}
+
+/// Plans and runs a MERGE as one commit.
 pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     let started = Instant::now();
-    let MergeSpec {
-        table,
-        source,
-        on,
-        on_text,
-        clauses,
-        merge_schema,
-        options,
-    } = spec;
+    let (table, options) = (spec.table, spec.options);
     let snapshot = table.read_snapshot(options)?;
     let mut txn = Transaction::new(snapshot.inner(), "MERGE");
-    txn.set_parameter("predicate", on_text.clone());
-    txn.set_parameter(
-        "matchedPredicates",
-        clause_json(&clauses, ClauseKind::Matched),
-    );
-    txn.set_parameter(
-        "notMatchedPredicates",
-        clause_json(&clauses, ClauseKind::NotMatched),
-    );
-    txn.set_parameter(
-        "notMatchedBySourcePredicates",
-        clause_json(&clauses, ClauseKind::NotMatchedBySource),
-    );
     if let Some(o) = outcome_if_done(&mut txn, &snapshot, options) {
         return Ok(DmlOutcome::skipped(o));
     }
-    if clauses.is_empty() {
-        return Err(Error::InvalidArgument(
-            "a MERGE needs at least one WHEN clause".into(),
-        ));
-    }
-    // On a change-data-feed table a MERGE that can change existing rows records all its
-    // changes (inserts too); an insert-only MERGE is an append and records none.
-    let records_changes = clauses.iter().any(|c| c.kind != ClauseKind::NotMatched)
-        && change_data::records_changes(&snapshot.metadata().configuration);
+    let prepared = prepare(spec, &snapshot, &mut txn)?;
+    execute(table, &snapshot, txn, prepared, options, started)
+}
 
-    // Plan: nothing below writes a file until every clause is bound.
-    let (source_schema, source) = load_source(source)?;
+/// Runs a prepared MERGE: each candidate file is read (a window of them in parallel),
+/// probed and its pairs decided by the clauses; unmatched source rows are inserted; the
+/// changes are staged and committed.
+fn execute(
+    table: &Table,
+    snapshot: &Snapshot,
+    mut txn: Transaction,
+    prepared: Prepared,
+    options: &WriteOptions,
+    started: Instant,
+) -> Result<DmlOutcome> {
+    let Prepared {
+        plan,
+        source,
+        index,
+    } = prepared;
+    let source = source.batch;
     let num_source_rows = source.num_rows() as u64;
-    let target = snapshot.schema().clone();
-    let (source_schema, source) = type_void_columns(&target, source_schema, source)?;
-    let mut table_schema = target.clone();
-    if merge_schema && has_star(&clauses) {
-        let partitions = snapshot.partition_columns();
-        let new_fields: Vec<_> = source_schema
-            .fields
-            .iter()
-            .filter(|f| target.field(&f.name).is_none())
-            .map(|f| {
-                let mut f = f.clone();
-                f.nullable = true;
-                f.metadata.clear();
-                f
-            })
-            .collect();
-        if let Some(p) = new_fields
-            .iter()
-            .find(|f| partitions.iter().any(|p| p.eq_ignore_ascii_case(&f.name)))
-        {
-            return Err(Error::SchemaMismatch(format!(
-                "new column `{}` cannot be a partition column",
-                p.name
-            )));
-        }
-        evolve_schema(&snapshot, &mut txn, &mut table_schema, new_fields);
-    }
-    let scope = Scope::new(&target, &source_schema)?;
-    let on_q = scope.qualify(&on, Sides::BOTH, "ON")?;
-    let on_cond = analyse_on(&on_q, &scope)?;
-    let residual = match &on_cond.residual {
-        Some(r) => Some(bind(r, &scope.synthetic, &[], ColumnMappingMode::None)?),
-        None => None,
-    };
-    let column_rules = std::sync::Arc::new(ColumnRules::new(
-        &snapshot,
-        &table_schema,
-        &snapshot.metadata().configuration,
-    )?);
-    let bound: Vec<BoundClause> = clauses
-        .iter()
-        .map(|c| bind_clause(c, &scope, &table_schema, merge_schema, &column_rules))
-        .collect::<Result<_>>()?;
-    let of_kind =
-        |k: ClauseKind| -> Vec<&BoundClause> { bound.iter().filter(|c| c.kind == k).collect() };
-    let matched = of_kind(ClauseKind::Matched);
-    let not_matched = of_kind(ClauseKind::NotMatched);
-    let by_source = of_kind(ClauseKind::NotMatchedBySource);
-    // Delta's rule: several source rows for one target row are ambiguous unless the only
-    // MATCHED clause is an unconditional DELETE (every pair deletes the same row).
-    let multiple_matches_ok = matched.len() == 1
-        && matched[0].condition.is_none()
-        && matches!(matched[0].action, BoundAction::Delete);
-
-    // Only the target columns something reads are decoded (an upsert with `UPDATE SET *`
-    // reads just the keys); the others stay NULL in the `t` struct, which no bound
-    // expression refers to.
-    let mut needed: BTreeSet<usize> = on_cond.keys.iter().map(|k| k.target).collect();
-    // Pre-images and deleted rows are recorded whole. A copy-on-write rewrite decodes every
-    // touched file whole anyway, so it records them (`apply_deletes` with the change
-    // writer): the scan stays on the columns the clauses read. With deletion vectors,
-    // without NOT MATCHED BY SOURCE only matched rows are recorded: files are probed on the
-    // columns the clauses read and the matched rows alone are then decoded whole
-    // (`whole_rows`); with it every target row may be recorded, so every column is read.
-    let old_by_rewrite = records_changes && !writes_deletion_vectors(&snapshot);
-    let whole_matched_only = records_changes && !old_by_rewrite && by_source.is_empty();
-    if records_changes && !old_by_rewrite && !whole_matched_only {
-        needed.extend(0..target.fields.len());
-    }
-    {
-        let mut note = |c: &BoundColumn| {
-            if c.path.first().map(String::as_str) == Some(TARGET)
-                && let Some(i) = c.path.get(1).and_then(|n| target.index_of(n))
-            {
-                needed.insert(i);
-            }
-        };
-        if let Some(r) = &residual {
-            r.columns().into_iter().for_each(&mut note);
-        }
-        for c in &bound {
-            if let Some(p) = &c.condition {
-                p.columns().into_iter().for_each(&mut note);
-            }
-            if let BoundAction::Update(p) | BoundAction::Insert(p) = &c.action {
-                p.columns().into_iter().for_each(&mut note);
-            }
-        }
-    }
-    let mut read_names: Vec<String> = needed
+    let scope = &plan.scope;
+    let target = &scope.target;
+    let table_schema = &plan.table_schema;
+    let residual = plan.residual.as_ref().map(|(_, p)| p);
+    let matched = plan.of_kind(ClauseKind::Matched);
+    let not_matched = plan.of_kind(ClauseKind::NotMatched);
+    let by_source = plan.of_kind(ClauseKind::NotMatchedBySource);
+    let multiple_matches_ok = plan.multiple_matches_ok;
+    let old_by_rewrite = plan.capture == ChangeCapture::Rewrite;
+    let candidates = plan.candidates.as_deref().unwrap_or_default();
+    let mut read_names: Vec<String> = plan
+        .needed
         .iter()
         .map(|i| target.fields[*i].name.clone())
         .collect();
     // Row tracking: target rows are read with their stable row ids (last column), which
     // updated rows keep; new files carry the hidden columns after the table's.
-    let layout = crate::read::scan::rewrite_layout(&snapshot);
+    let layout = crate::read::scan::rewrite_layout(snapshot);
     let hidden: Vec<StructField> = layout.schema.fields[target.fields.len()..].to_vec();
     let tracked = TrackedRows::new(
         table_schema.fields.len(),
@@ -595,8 +311,8 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     }
     let mut sink_schema = table_schema.clone();
     sink_schema.fields.extend(hidden.iter().cloned());
-    let whole: Option<(ReadPlan, BTreeSet<usize>)> = match whole_matched_only {
-        true => {
+    let whole: Option<(ReadPlan, BTreeSet<usize>)> = match plan.capture {
+        ChangeCapture::MatchedRowsOnly => {
             let mut names: Vec<String> = target.fields.iter().map(|f| f.name.clone()).collect();
             if tracked.is_on() {
                 names.push(hidden[0].name.clone());
@@ -604,46 +320,9 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
             let all: BTreeSet<usize> = (0..target.fields.len()).collect();
             Some((ReadPlan::new(layout.clone(), Some(&names), None)?, all))
         }
-        false => None,
+        _ => None,
     };
-    let plan = ReadPlan::new(layout, Some(&read_names), None)?;
-    let index = SourceIndex::build(&source, &on_cond.keys)?;
-    let prune = if by_source.is_empty() {
-        pruning(&scope, &on_cond.keys, &source, &index)
-    } else {
-        Pruning::All
-    };
-    let candidates: Vec<Add> = match &prune {
-        Pruning::Nothing => Vec::new(),
-        Pruning::All => {
-            txn.read_predicate(Predicate::Const(Some(true)));
-            snapshot.files().cloned().collect()
-        }
-        Pruning::Where(e) => {
-            let p = bind(
-                e,
-                &target,
-                snapshot.partition_columns(),
-                snapshot.column_mapping(),
-            )?;
-            let files = snapshot
-                .inner()
-                .files_matching(&p)
-                .map(|m| m.add.clone())
-                .collect();
-            txn.read_predicate(p);
-            files
-        }
-    };
-    // The pruning predicate is shown when short (a long IN list would bloat the commit).
-    let pruning_text = match &prune {
-        Pruning::Nothing => "false".to_string(),
-        Pruning::All => "true".to_string(),
-        Pruning::Where(e) => e.to_string(),
-    };
-    if pruning_text.len() <= 1000 {
-        txn.set_parameter("pruningPredicate", pruning_text);
-    }
+    let scan_plan = ReadPlan::new(layout, Some(&read_names), None)?;
 
     // Run.
     let configuration = txn
@@ -663,12 +342,12 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
             data_change: true,
         },
     )?
-    .materialize_partition_columns(crate::rows::materializes(&snapshot))?;
-    let changes = match records_changes {
+    .materialize_partition_columns(crate::rows::materializes(snapshot))?;
+    let changes = match plan.capture.records() {
         true => change_data::writer_for(
             table,
-            &snapshot,
-            &table_schema,
+            snapshot,
+            table_schema,
             &configuration,
             options.target_file_size,
         )?,
@@ -708,7 +387,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                     }
                     by_source_rows(
                         &by_source,
-                        &scope,
+                        scope,
                         &batch,
                         &positions,
                         row_ids.as_ref(),
@@ -740,8 +419,8 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                                     file: add.path.clone(),
                                     row: key_values(
                                         &batch,
-                                        &on_cond.keys,
-                                        &target,
+                                        &plan.keys,
+                                        target,
                                         ti.value(i) as usize,
                                     ),
                                 });
@@ -784,13 +463,13 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
             let reads: Vec<Result<Vec<Probed>>> = chunk
                 .par_iter()
                 .map(|a| {
-                    let probed: Vec<Probed> = plan
+                    let probed: Vec<Probed> = scan_plan
                         .read_file_with_positions(a)?
                         .into_iter()
                         .map(|(read, positions)| {
-                            let batch = widen(&read, &needed, &scope)?;
+                            let batch = widen(&read, &plan.needed, scope)?;
                             let (t_rows, s_rows) =
-                                matching_pairs(&index, residual.as_ref(), &scope, &batch, &source)?;
+                                matching_pairs(&index, residual, scope, &batch, &source)?;
                             let row_ids = tracked.is_on().then(|| {
                                 read.column(read.num_columns() - 1)
                                     .as_primitive::<Int64Type>()
@@ -807,7 +486,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
                         .collect::<Result<_>>()?;
                     match &whole {
                         Some((whole_plan, all)) => {
-                            whole_rows(whole_plan, all, &scope, tracked, a, probed)
+                            whole_rows(whole_plan, all, scope, tracked, a, probed)
                         }
                         None => Ok(probed),
                     }
@@ -853,7 +532,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
         change_files,
     } = stage_changes(
         table,
-        &snapshot,
+        snapshot,
         &mut txn,
         sink,
         scanned,
@@ -895,7 +574,7 @@ pub(super) fn run(spec: MergeSpec<'_>) -> Result<DmlOutcome> {
     m.set("scanTimeMs", scan_ms);
     m.set("rewriteTimeMs", rewrite_ms);
     m.set("executionTimeMs", started.elapsed().as_millis() as u64);
-    column_rules.stage_identity(&snapshot, &mut txn)?;
+    plan.column_rules.stage_identity(snapshot, &mut txn)?;
     finish_dml(table, txn, options, m)
 }
 
