@@ -293,36 +293,12 @@ fn execute(
     let multiple_matches_ok = plan.multiple_matches_ok;
     let old_by_rewrite = plan.capture == ChangeCapture::Rewrite;
     let candidates = plan.candidates.as_deref().unwrap_or_default();
-    let mut read_names: Vec<String> = plan
-        .needed
-        .iter()
-        .map(|i| target.fields[*i].name.clone())
-        .collect();
-    // Row tracking: target rows are read with their stable row ids (last column), which
-    // updated rows keep; new files carry the hidden columns after the table's.
-    let layout = crate::read::scan::rewrite_layout(snapshot);
-    let hidden: Vec<StructField> = layout.schema.fields[target.fields.len()..].to_vec();
-    let tracked = TrackedRows::new(
-        table_schema.fields.len(),
-        table_schema.fields.len() + hidden.len(),
-    );
-    if tracked.is_on() {
-        read_names.push(hidden[0].name.clone());
-    }
-    let mut sink_schema = table_schema.clone();
-    sink_schema.fields.extend(hidden.iter().cloned());
-    let whole: Option<(ReadPlan, BTreeSet<usize>)> = match plan.capture {
-        ChangeCapture::MatchedRowsOnly => {
-            let mut names: Vec<String> = target.fields.iter().map(|f| f.name.clone()).collect();
-            if tracked.is_on() {
-                names.push(hidden[0].name.clone());
-            }
-            let all: BTreeSet<usize> = (0..target.fields.len()).collect();
-            Some((ReadPlan::new(layout.clone(), Some(&names), None)?, all))
-        }
-        _ => None,
-    };
-    let scan_plan = ReadPlan::new(layout, Some(&read_names), None)?;
+    let Reads {
+        tracked,
+        sink_schema,
+        whole,
+        scan: scan_plan,
+    } = reads(&plan, snapshot)?;
 
     // Run.
     let configuration = txn
@@ -497,40 +473,20 @@ fn execute(
             }
         }
         // Inserts: source rows no target row matched.
-        if !not_matched.is_empty() {
-            let rows: Vec<u32> = (0..source.num_rows() as u32)
-                .filter(|j| !source_matched[*j as usize])
-                .collect();
-            for chunk in rows.chunks(64 * 1024) {
-                let si = UInt32Array::from(chunk.to_vec());
-                let joined = scope.joined(None, Some((&source, &si)), si.len())?;
-                let decided = decide(&not_matched, &joined)?;
-                let mut none = RoaringTreemap::new();
-                let (_, _, ins) = act(
-                    &not_matched,
-                    &decided,
-                    &joined,
-                    &|_| None,
-                    &|_| None,
-                    tracked,
-                    &mut sink,
-                    &mut none,
-                    changes.as_ref(),
-                    None,
-                )?;
-                counts.inserted += ins;
-            }
-        }
+        counts.inserted += insert_unmatched(
+            &not_matched,
+            scope,
+            &source,
+            &source_matched,
+            tracked,
+            &mut sink,
+            changes.as_ref(),
+        )?;
         Ok(())
     })();
     let scan_ms = scan_started.elapsed().as_millis() as u64;
     let rewrite_started = Instant::now();
-    let Staged {
-        new_files,
-        new_bytes,
-        deletes: stats,
-        change_files,
-    } = stage_changes(
+    let staged = stage_changes(
         table,
         snapshot,
         &mut txn,
@@ -541,7 +497,119 @@ fn execute(
         old_by_rewrite,
         options.inline_dv_max_bytes(),
     )?;
-    let rewrite_ms = rewrite_started.elapsed().as_millis() as u64;
+    let times = Times {
+        scan_ms,
+        rewrite_ms: rewrite_started.elapsed().as_millis() as u64,
+        execution_ms: started.elapsed().as_millis() as u64,
+    };
+    let m = metrics(num_source_rows, &counts, &staged, &times);
+    plan.column_rules.stage_identity(snapshot, &mut txn)?;
+    finish_dml(table, txn, options, m)
+}
+
+/// How a MERGE reads its target files and writes new ones, given the snapshot's layout.
+struct Reads {
+    /// Row tracking: target rows are read with their stable row id (last column).
+    tracked: TrackedRows,
+    /// The new files' schema: the table's and the hidden row-tracking columns.
+    sink_schema: StructType,
+    /// With [`ChangeCapture::MatchedRowsOnly`], the plan decoding matched rows whole, and
+    /// every target column index.
+    whole: Option<(ReadPlan, BTreeSet<usize>)>,
+    /// The scan of the plan's needed columns.
+    scan: ReadPlan,
+}
+
+fn reads(plan: &MergePlan, snapshot: &Snapshot) -> Result<Reads> {
+    let target = &plan.scope.target;
+    let table_schema = &plan.table_schema;
+    let mut read_names: Vec<String> = plan
+        .needed
+        .iter()
+        .map(|i| target.fields[*i].name.clone())
+        .collect();
+    // Row tracking: target rows are read with their stable row ids (last column), which
+    // updated rows keep; new files carry the hidden columns after the table's.
+    let layout = crate::read::scan::rewrite_layout(snapshot);
+    let hidden: Vec<StructField> = layout.schema.fields[target.fields.len()..].to_vec();
+    let tracked = TrackedRows::new(
+        table_schema.fields.len(),
+        table_schema.fields.len() + hidden.len(),
+    );
+    if tracked.is_on() {
+        read_names.push(hidden[0].name.clone());
+    }
+    let mut sink_schema = table_schema.clone();
+    sink_schema.fields.extend(hidden.iter().cloned());
+    let whole = match plan.capture {
+        ChangeCapture::MatchedRowsOnly => {
+            let mut names: Vec<String> = target.fields.iter().map(|f| f.name.clone()).collect();
+            if tracked.is_on() {
+                names.push(hidden[0].name.clone());
+            }
+            let all: BTreeSet<usize> = (0..target.fields.len()).collect();
+            Some((ReadPlan::new(layout.clone(), Some(&names), None)?, all))
+        }
+        _ => None,
+    };
+    Ok(Reads {
+        tracked,
+        sink_schema,
+        whole,
+        scan: ReadPlan::new(layout, Some(&read_names), None)?,
+    })
+}
+
+/// Source rows no target row matched (`matched[j]` false), decided by the NOT MATCHED
+/// clauses and written to `sink`, a bounded chunk at a time. Returns the rows inserted.
+fn insert_unmatched(
+    clauses: &[&BoundClause],
+    scope: &Scope,
+    source: &RecordBatch,
+    matched: &[bool],
+    tracked: TrackedRows,
+    sink: &mut FileSink<'_>,
+    changes: Option<&ChangeDataWriter<'_>>,
+) -> Result<u64> {
+    if clauses.is_empty() {
+        return Ok(0);
+    }
+    let rows: Vec<u32> = (0..source.num_rows() as u32)
+        .filter(|j| !matched[*j as usize])
+        .collect();
+    let mut inserted = 0;
+    for chunk in rows.chunks(64 * 1024) {
+        let si = UInt32Array::from(chunk.to_vec());
+        let joined = scope.joined(None, Some((source, &si)), si.len())?;
+        let decided = decide(clauses, &joined)?;
+        let mut none = RoaringTreemap::new();
+        let (_, _, ins) = act(
+            clauses,
+            &decided,
+            &joined,
+            &|_| None,
+            &|_| None,
+            tracked,
+            sink,
+            &mut none,
+            changes,
+            None,
+        )?;
+        inserted += ins;
+    }
+    Ok(inserted)
+}
+
+/// How long the phases of a MERGE took.
+struct Times {
+    scan_ms: u64,
+    rewrite_ms: u64,
+    execution_ms: u64,
+}
+
+/// The MERGE's `operationMetrics`, under Delta's names.
+fn metrics(num_source_rows: u64, counts: &Counts, staged: &Staged, times: &Times) -> MetricSet {
+    let stats = &staged.deletes;
     let updated = counts.matched_updated + counts.nmbs_updated;
     let deleted = counts.matched_deleted + counts.nmbs_deleted;
     let mut m = MetricSet::default();
@@ -564,18 +632,17 @@ fn execute(
         "numOutputRows",
         counts.inserted + updated + stats.rows_copied,
     );
-    m.set("numTargetFilesAdded", new_files + stats.files_added);
+    m.set("numTargetFilesAdded", staged.new_files + stats.files_added);
     m.set("numTargetFilesRemoved", stats.files_removed);
     m.set("numTargetDeletionVectorsAdded", stats.dvs_added);
     m.set("numDeletionVectorsAdded", stats.dvs_added);
-    m.set("numTargetChangeFilesAdded", change_files);
-    m.set("numTargetBytesAdded", new_bytes + stats.bytes_added);
+    m.set("numTargetChangeFilesAdded", staged.change_files);
+    m.set("numTargetBytesAdded", staged.new_bytes + stats.bytes_added);
     m.set("numTargetFilesScanned", counts.files_read);
-    m.set("scanTimeMs", scan_ms);
-    m.set("rewriteTimeMs", rewrite_ms);
-    m.set("executionTimeMs", started.elapsed().as_millis() as u64);
-    plan.column_rules.stage_identity(snapshot, &mut txn)?;
-    finish_dml(table, txn, options, m)
+    m.set("scanTimeMs", times.scan_ms);
+    m.set("rewriteTimeMs", times.rewrite_ms);
+    m.set("executionTimeMs", times.execution_ms);
+    m
 }
 
 /// Target row `i` of `batch` as `{key: value, ...}` for the cardinality error: its ON key
