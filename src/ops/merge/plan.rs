@@ -468,7 +468,10 @@ impl fmt::Display for MergePlan {
             .iter()
             .map(|i| target.fields[*i].name.as_str())
             .collect();
-        writeln!(f, "  target columns read: {}", needed.join(", "))?;
+        match needed.is_empty() {
+            true => writeln!(f, "  target columns read: none (row positions only)")?,
+            false => writeln!(f, "  target columns read: {}", needed.join(", "))?,
+        }
         writeln!(f, "  change data: {}", self.capture.describe())?;
         if !self.new_columns.is_empty() {
             writeln!(f, "  new columns: {}", self.new_columns.join(", "))?;
@@ -685,6 +688,11 @@ mod tests {
             assert!(p.residual.is_some(), "{on}");
             assert!(p.multiple_matches_ok, "{on}: an unconditional DELETE");
             assert!(p.to_string().contains("nested loop"), "{on}: {p}");
+            // A DELETE on a condition without target columns decodes none of them.
+            if !on.contains("t.") {
+                assert!(needed_names(&p).is_empty(), "{on}");
+                assert!(p.to_string().contains("read: none"), "{on}: {p}");
+            }
         }
     }
 
