@@ -885,3 +885,42 @@ fn conditions_and_on_residuals_see_the_target_columns_they_name() {
         assert_eq!(rows(&t), model, "{f:?}");
     }
 }
+
+#[test]
+fn explain_shows_the_plan_and_changes_nothing() {
+    for f in FLAVOURS {
+        let (t, model) = table(f);
+        let version = t.snapshot().unwrap().version();
+        let src = source(&[(3, "a", 30, "U"), (7, "b", 70, "U")]);
+        let text = t
+            .merge([src.clone()], "t.id = s.id AND s.v > 0")
+            .when("MATCHED THEN UPDATE SET *")
+            .when("NOT MATCHED THEN INSERT *")
+            .explain(&WriteOptions::default())
+            .unwrap();
+        for part in [
+            "join: hash on t.id = s.id",
+            "residual: s.v > 0",
+            "WHEN MATCHED THEN update",
+            "pruning: id IN",
+            "candidate files: ",
+        ] {
+            assert!(text.contains(part), "{f:?}: `{part}` in\n{text}");
+        }
+        let nested = t
+            .merge([src], "t.id < s.id")
+            .when("MATCHED THEN DELETE")
+            .explain(&WriteOptions::default())
+            .unwrap();
+        assert!(nested.contains("nested loop"), "{nested}");
+        // A name that does not bind fails planning as execute would.
+        let e = t
+            .merge([source(&[])], "t.id = s.nope")
+            .when("MATCHED THEN DELETE")
+            .explain(&WriteOptions::default())
+            .unwrap_err();
+        assert!(e.to_string().contains("nope"), "{e}");
+        assert_eq!(t.snapshot().unwrap().version(), version, "{f:?}");
+        assert_eq!(rows(&t), model);
+    }
+}

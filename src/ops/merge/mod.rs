@@ -8,15 +8,21 @@
 //! * `pairs`: the pairs whose ON condition holds (hash candidates or, without keys, the
 //!   cross product, the residual evaluated in bounded chunks);
 //! * `prune`: target file pruning from the source's keys;
-//! * `exec`: planning (types checked before any file is written) and execution, one
-//!   target file in memory at a time.
+//! * `source`: the source loaded, conformed and its void columns typed;
+//! * `bind`: each clause bound and type-checked against the scope;
+//! * `plan`: the [`MergePlan`](plan::MergePlan) decided before any target data file is
+//!   read (keys, residual, bound clauses, columns read, change capture, candidate files);
+//! * `execute`: running the plan, one window of target files in memory at a time.
 
+mod bind;
 pub mod clause;
-mod exec;
+mod execute;
 mod join;
 mod pairs;
+mod plan;
 mod prune;
 mod scope;
+mod source;
 
 use alluvium_expr::{Expr, parse_expr};
 use arrow_array::RecordBatch;
@@ -251,24 +257,16 @@ impl MergeBuilder {
         self
     }
 
-    /// Runs the MERGE as one commit (operation `MERGE`). Every clause's names and types
-    /// are checked before any file is written.
-    ///
-    /// # Errors
-    /// Clauses that do not parse or bind (unknown or ambiguous names, types a column cannot
-    /// hold); [`Error::MergeCardinalityViolation`] when a target row that a clause would
-    /// update or delete matches several source rows (nothing is committed); evaluation
-    /// errors; commit conflicts and storage errors.
-    pub fn execute(self, options: &WriteOptions) -> Result<DmlOutcome> {
-        if let Some(e) = self.error {
-            return Err(e);
-        }
+    /// The ON condition and the clauses with the aliases (if any) renamed to `t` / `s`
+    /// (a failure a builder method recorded is the caller's to report first).
+    fn resolved(&self) -> Result<(Expr, Vec<MergeClause>)> {
         let on = self
             .on
             .expr
             .clone()
             .map_err(|e| Error::InvalidArgument(format!("MERGE ON `{}`: {e}", self.on.text)))?;
-        let (on, clauses) = match &self.aliases {
+        let clauses = self.clauses.clone();
+        Ok(match &self.aliases {
             Some((target, source)) => {
                 let mut rename = |path: &[String]| -> Vec<String> {
                     let mut path = path.to_vec();
@@ -281,18 +279,94 @@ impl MergeBuilder {
                     }
                     path
                 };
-                let clauses = self
-                    .clauses
+                let clauses = clauses
                     .into_iter()
                     .map(|c| c.map_columns(&mut rename))
                     .collect();
                 (on.map_columns(&mut rename), clauses)
             }
-            None => (on, self.clauses),
-        };
+            None => (on, clauses),
+        })
+    }
+
+    /// Explains what [`execute`](Self::execute) would do, without reading any target data
+    /// file or writing anything: the join (hash keys or nested loop), the residual, the
+    /// clauses, the target columns decoded, how change data is captured, new columns, the
+    /// pruning from the source's keys and the number of candidate files. A MERGE that would
+    /// fail planning (names, types) fails here the same way.
+    ///
+    /// ```
+    /// # fn main() -> alluvium::Result<()> {
+    /// use std::sync::Arc;
+    /// use arrow_array::{Int64Array, RecordBatch};
+    /// use arrow_schema::{DataType, Field, Schema};
+    /// let schema = Schema::new(vec![Field::new("id", DataType::Int64, true)]);
+    /// let ids = RecordBatch::try_new(
+    ///     Arc::new(schema.clone()),
+    ///     vec![Arc::new(Int64Array::from(vec![1, 2, 3]))],
+    /// )?;
+    /// let table = alluvium::Table::in_memory();
+    /// let no_properties: [(&str, &str); 0] = [];
+    /// table.create_with_data(
+    ///     &schema,
+    ///     &[],
+    ///     no_properties,
+    ///     [ids.clone()],
+    ///     &alluvium::WriteOptions::default(),
+    /// )?;
+    /// let plan = table
+    ///     .merge([ids], "t.id = s.id")
+    ///     .when("MATCHED THEN DELETE")
+    ///     .explain(&alluvium::WriteOptions::default())?;
+    /// assert!(plan.contains("join: hash on t.id = s.id"), "{plan}");
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`execute`](Self::execute) before it writes anything; a failure recorded while
+    /// the builder was set up (a clause that did not parse, a source that failed to read)
+    /// as [`Error::InvalidArgument`] with its message.
+    pub fn explain(&self, options: &WriteOptions) -> Result<String> {
+        if let Some(e) = &self.error {
+            // The builder keeps its error for `execute`; here its message is reported.
+            return Err(Error::InvalidArgument(e.to_string()));
+        }
+        let (on, clauses) = self.resolved()?;
+        let snapshot = self.table.read_snapshot(options)?;
+        // A transaction only to record what planning would: it is never committed.
+        let mut txn = alluvium_mvcc::Transaction::new(snapshot.inner(), "MERGE");
+        let prepared = execute::prepare(
+            execute::MergeSpec {
+                table: &self.table,
+                source: self.source.clone(),
+                on,
+                on_text: self.on.text.clone(),
+                clauses,
+                merge_schema: self.merge_schema || options.merge_schema,
+                options,
+            },
+            &snapshot,
+            &mut txn,
+        )?;
+        Ok(prepared.plan.to_string())
+    }
+
+    /// Runs the MERGE as one commit (operation `MERGE`). Every clause's names and types
+    /// are checked before any file is written.
+    ///
+    /// # Errors
+    /// Clauses that do not parse or bind (unknown or ambiguous names, types a column cannot
+    /// hold); [`Error::MergeCardinalityViolation`] when a target row that a clause would
+    /// update or delete matches several source rows (nothing is committed); evaluation
+    /// errors; commit conflicts and storage errors.
+    pub fn execute(self, options: &WriteOptions) -> Result<DmlOutcome> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let (on, clauses) = self.resolved()?;
         // One instant for `current_timestamp` in every clause.
         alluvium_expr::at_statement_time(chrono::Utc::now().timestamp_micros(), || {
-            exec::run(exec::MergeSpec {
+            execute::run(execute::MergeSpec {
                 table: &self.table,
                 source: self.source,
                 on,

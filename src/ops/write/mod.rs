@@ -3,16 +3,19 @@
 //! copy-on-write here or with deletion vectors in [`replace_dv`]). Each is one transaction
 //! (SPEC.md §7).
 //!
-//! An operation reads the latest snapshot, writes its data files, stages the actions and
-//! records what it read, then commits through the shared tail (`commit`). Conflicts are
+//! An operation reads the latest snapshot and plans the write once the first batch's schema
+//! is known ([`plan`]: mode, partitioning, schema decision, `replaceWhere` predicate and
+//! removal), then writes its data files, stages the actions and records what it read, and
+//! commits through the shared tail (`commit`). Conflicts are
 //! returned to the caller, typed and saying whether re-running the operation is safe. It
 //! must not know the other operations.
 
+mod plan;
 mod replace_dv;
 
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable, discard};
 use alluvium_expr::evaluate;
-use alluvium_expr::{Expr, Predicate, bind, parse_expr};
+use alluvium_expr::{Expr, Predicate, parse_expr};
 use alluvium_mvcc::Transaction;
 use alluvium_txlog::actions::{Add, Remove};
 use alluvium_txlog::stats::FileStats;
@@ -23,6 +26,7 @@ use crate::rows::change_data::{self, ChangeDataWriter, ChangeType};
 use crate::rows::source::{self, IntoBatch};
 use crate::rows::{Conform, feed, input, rules};
 use crate::{Error, Result, Snapshot, Table};
+use plan::{Removal, WriteMode, WritePlan, WriteTable};
 
 impl Table {
     /// Appends `batches` (a blind append unless the schema is merged). The input is
@@ -100,75 +104,76 @@ impl Table {
         I: IntoIterator,
         I::Item: IntoBatch,
     {
-        let op = "WRITE";
-        let mut txn = Transaction::new(snapshot.inner(), op);
-        txn.set_parameter(
-            "mode",
-            if matches!(mode, WriteMode::Append) {
-                "Append"
-            } else {
-                "Overwrite"
-            },
-        );
-        txn.set_parameter(
-            "partitionBy",
-            serde_json::to_string(snapshot.partition_columns()).unwrap_or_default(),
-        );
+        let mut txn = Transaction::new(snapshot.inner(), "WRITE");
         if let Some(o) = outcome_if_done(&mut txn, snapshot, options) {
             return Ok(o);
         }
-        let mut schema = snapshot.schema().clone();
-        let partitions = snapshot.partition_columns().to_vec();
         let mut rest = source::batches(batches);
         // Schema enforcement (and evolution) is decided on the first batch; every batch must
         // then agree with the resulting schema. Nothing is written before it is read.
         let first = rest.next().transpose()?;
-        if let Some(first) = &first {
-            let new_fields =
-                input::check_schema(&schema, &first.schema(), &partitions, options.merge_schema)?;
-            evolve_schema(snapshot, &mut txn, &mut schema, new_fields);
+        let plan = WritePlan::new(
+            &WriteTable {
+                schema: snapshot.schema(),
+                partition_columns: snapshot.partition_columns(),
+                column_mapping: snapshot.column_mapping(),
+                deletion_vectors: crate::rows::writes_deletion_vectors(snapshot),
+            },
+            first.as_ref().map(|b| b.schema()).as_deref(),
+            mode,
+            options.merge_schema,
+            &mut |schema, new_fields| {
+                let mut evolved = schema.clone();
+                evolve_schema(snapshot, &mut txn, &mut evolved, new_fields);
+                evolved
+            },
+        )?;
+        for (key, value) in plan.parameters() {
+            txn.set_parameter(key, value);
         }
         let batches = first.map(Ok).into_iter().chain(rest);
-        let replace_text = match &mode {
-            WriteMode::Overwrite(Some((_, text))) => Some(text.clone()),
-            _ => None,
-        };
-        let replace_where = match &mode {
-            WriteMode::Overwrite(Some((e, text))) => {
-                let p = bind(e, &schema, &partitions, snapshot.column_mapping())?;
-                txn.set_parameter(
-                    "predicate",
-                    serde_json::to_string(&vec![text]).unwrap_or_default(),
-                );
-                Some(p)
-            }
-            _ => None,
-        };
-        let target = input::logical_schema(&schema)?;
+        self.write_planned(snapshot, txn, batches, plan, options)
+    }
+
+    /// Runs a planned write: removes the rows it replaces, streams the batches into new
+    /// files (checked against the plan's schema and the column rules), stages and commits.
+    fn write_planned(
+        &self,
+        snapshot: &Snapshot,
+        mut txn: Transaction,
+        batches: impl Iterator<Item = Result<RecordBatch>>,
+        plan: WritePlan,
+        options: &WriteOptions,
+    ) -> Result<WriteOutcome> {
+        let schema = &plan.schema;
+        let partitions = &plan.partition_columns;
+        let replace_where = plan.replace_where.as_ref().map(|(p, _)| p);
+        let replace_text = plan.replace_where.as_ref().map(|(_, t)| t.as_str());
+        let target = input::logical_schema(schema)?;
         let configuration = txn
             .effective_metadata()
             .map(|m| m.configuration.clone())
             .unwrap_or_default();
         // Built before any file is written: a rule alluvium cannot apply exactly refuses
         // the write here.
-        let column_rules = rules::ColumnRules::new(snapshot, &schema, &configuration)?;
+        let column_rules = rules::ColumnRules::new(snapshot, schema, &configuration)?;
         // replaceWhere removes the matching rows first, so that it knows whether the commit
         // needs change-data files before the new rows are written: Delta Spark's
         // WriteIntoDelta runs its DELETE first and, when that DELETE wrote cdc files, writes
         // the new rows as `insert` change rows too (a commit with cdc files must hold all
         // its changes, PROTOCOL.md "Change Data Files").
-        let changes = match &replace_where {
-            Some(_) if !crate::rows::writes_deletion_vectors(snapshot) => {
-                change_data::writer_for(self, snapshot, &schema, &configuration, None)?
+        let changes = match plan.removal {
+            Removal::CopyOnWrite => {
+                change_data::writer_for(self, snapshot, schema, &configuration, None)?
             }
             _ => None,
         };
         let mut record_inserts = false;
-        if let Some(p) = &replace_where {
+        if let Some(p) = replace_where {
             txn.read_predicate(p.clone());
             // With deletion vectors the matching rows are deleted as DELETE deletes
             // them (as Delta's replaceWhere runs its DELETE), else files are rewritten.
-            let removed = if crate::rows::writes_deletion_vectors(snapshot) {
+            let removed = if plan.removal == Removal::DeletionVectors {
                 replace_dv::delete_matching_with_dvs(
                     self,
                     snapshot,
@@ -197,8 +202,8 @@ impl Table {
         let mut sink = FileSink::new(
             SinkTable {
                 store: self.store().as_ref(),
-                schema: &schema,
-                partition_columns: &partitions,
+                schema,
+                partition_columns: partitions,
                 configuration: &configuration,
                 column_mapping: snapshot.column_mapping(),
             },
@@ -214,13 +219,13 @@ impl Table {
             &mut sink,
             batches,
             &Conform {
-                schema: &schema,
-                partitions: &partitions,
+                schema,
+                partitions,
                 target: &target,
                 rules: &column_rules,
             },
             |b| {
-                if let Some(p) = &replace_where {
+                if let Some(p) = replace_where {
                     let m = evaluate(p, b)?;
                     if m.true_count() != b.num_rows() {
                         // The first row the predicate does not hold for (FALSE or NULL).
@@ -230,7 +235,7 @@ impl Table {
                         return Err(Error::InvalidArgument(format!(
                             "replaceWhere: the new row {} does not match the overwrite predicate {}; every new row must",
                             rules::row::render(b, first),
-                            replace_text.as_deref().unwrap_or("")
+                            replace_text.unwrap_or("")
                         )));
                     }
                 }
@@ -277,9 +282,9 @@ impl Table {
             discard(self.store().as_ref(), &adds);
             return Err(e);
         }
-        match mode {
-            WriteMode::Append => {}
-            WriteMode::Overwrite(None) => {
+        match plan.removal {
+            Removal::Nothing => {}
+            Removal::WholeTable => {
                 txn.read_whole_table();
                 let now = self.store().now_ms();
                 let removes: Vec<Remove> = snapshot
@@ -291,7 +296,7 @@ impl Table {
                 }
             }
             // The rows matching the predicate were removed before the new rows were written.
-            WriteMode::Overwrite(Some(_)) => {}
+            Removal::DeletionVectors | Removal::CopyOnWrite => {}
         }
         txn.set_metric("numFiles", adds.len());
         txn.set_metric("numOutputRows", rows);
@@ -304,12 +309,6 @@ impl Table {
         }
         finish(self, txn, options)
     }
-}
-
-enum WriteMode {
-    Append,
-    /// Overwrite everything, or the rows matching a predicate (parsed, and as written).
-    Overwrite(Option<(Expr, String)>),
 }
 
 #[derive(Debug, Default)]

@@ -1,27 +1,29 @@
-//! UPDATE: `SET col = expr, …` on the rows matching an optional predicate. The matched
-//! rows' new versions go to new data files; the old versions are deleted from their files
-//! by `apply_deletes` (a deletion vector, or a copy-on-write rewrite).
+//! UPDATE: `SET col = expr, …` on the rows matching an optional predicate, planned
+//! ([`plan`]: predicate, new values, change capture, candidate files; nothing read) and
+//! then executed here. The matched rows' new versions go to new data files; the old
+//! versions are deleted from their files by `stage_changes` (a deletion vector, or a
+//! copy-on-write rewrite).
+
+mod plan;
 
 use std::time::Instant;
 
 use alluvium_datafile::ReadPlan;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
-use alluvium_expr::{Expr, Predicate, bind, bind_assignment, parse_expr};
+use alluvium_expr::{Expr, parse_expr};
 use alluvium_mvcc::Transaction;
-use alluvium_txlog::actions::Add;
-
 use roaring::RoaringTreemap;
 
 use crate::commit::{DmlOutcome, MetricSet, finish_dml, outcome_if_done};
 use crate::read::scan::rewrite_layout;
-use crate::rows::assign::{Assignment, assigned, check_distinct, parse_assignments};
+use crate::rows::assign::{Assignment, parse_assignments};
 use crate::rows::change_data::{self, ChangeType};
 use crate::rows::deletes::FileDeletes;
-use crate::rows::project::{ColumnValue, Projection};
 use crate::rows::row_ids::TrackedRows;
-use crate::rows::rules::{ColumnRules, RowKind};
+use crate::rows::rules::ColumnRules;
 use crate::rows::{Staged, for_each_file_read, stage_changes};
-use crate::{Error, Result, Table, WriteOptions};
+use crate::{Result, Snapshot, Table, WriteOptions};
+use plan::{ChangeCapture, UpdatePlan, UpdateTable};
 
 impl Table {
     /// Sets columns of the rows matching `predicate` (every row when `None`) to new values,
@@ -97,77 +99,47 @@ fn update(
     let started = Instant::now();
     let snapshot = table.read_snapshot(options)?;
     let mut txn = Transaction::new(snapshot.inner(), "UPDATE");
-    if let Some(p) = predicate_text {
-        txn.set_parameter(
-            "predicate",
-            serde_json::to_string(&vec![p]).unwrap_or_default(),
-        );
-    }
     if let Some(o) = outcome_if_done(&mut txn, &snapshot, options) {
         return Ok(DmlOutcome::skipped(o));
     }
-    if assignments.is_empty() {
-        return Err(Error::InvalidArgument(
-            "UPDATE needs at least one assignment".into(),
-        ));
+    let mut plan = UpdatePlan::new(
+        UpdateTable {
+            schema: snapshot.schema(),
+            partition_columns: snapshot.partition_columns(),
+            column_mapping: snapshot.column_mapping(),
+            rules: ColumnRules::for_snapshot(&snapshot)?,
+            change_data_feed: change_data::records_changes(&snapshot.metadata().configuration),
+        },
+        assignments,
+        predicate,
+        predicate_text,
+    )?;
+    plan.select_files(&snapshot);
+    for (key, value) in plan.parameters() {
+        txn.set_parameter(key, value);
     }
-    check_distinct(assignments)?;
+    txn.read_predicate(plan.predicate.clone());
+    execute(table, &snapshot, txn, plan, options, started)
+}
+
+/// Runs a planned UPDATE: each candidate file is read (the predicate's columns first, the
+/// matched rows' other columns after), the matched rows' new versions written, their old
+/// positions deleted, and the whole committed.
+fn execute(
+    table: &Table,
+    snapshot: &Snapshot,
+    mut txn: Transaction,
+    plan: UpdatePlan,
+    options: &WriteOptions,
+    started: Instant,
+) -> Result<DmlOutcome> {
     let schema = snapshot.schema();
     let partitions = snapshot.partition_columns();
     let mode = snapshot.column_mapping();
-    for a in assignments {
-        if schema.field(&a.column).is_none() {
-            let names = schema.fields.iter().map(|f| f.name.as_str());
-            return Err(Error::InvalidArgument(format!(
-                "UPDATE: the table has no column `{}`{}",
-                a.column,
-                alluvium_expr::nearest_name(&a.column, names)
-                    .map(|n| format!("; did you mean `{n}`?"))
-                    .unwrap_or_default()
-            )));
-        }
-    }
-    let rules = ColumnRules::for_snapshot(&snapshot)?;
-    for a in assignments {
-        rules.check_assignable(&a.column)?;
-    }
-    let mut values = Vec::with_capacity(schema.fields.len());
-    for f in &schema.fields {
-        let expr = match assigned(assignments, &f.name) {
-            Some(a) => a.value.clone(),
-            // A generated column the UPDATE does not set is computed again from the new
-            // values of its sources (as Delta Spark does).
-            None if rules.is_generated(&f.name) => {
-                values.push(ColumnValue::Null);
-                continue;
-            }
-            None => Expr::Column(vec![f.name.clone()]),
-        };
-        values.push(ColumnValue::Expr(bind_assignment(
-            &expr,
-            schema,
-            partitions,
-            mode,
-            &f.data_type,
-        )?));
-    }
-    let projection = Projection::new(schema, values, rules, RowKind::Update)?;
-    let pred: Predicate = match predicate {
-        Some(e) => bind(e, schema, partitions, mode)?,
-        None => Predicate::Const(Some(true)),
-    };
-    // Files are skipped also through generated partition columns of the predicate's columns.
-    let prune = crate::read::scan::generated::pruning_predicate(&pred, &snapshot);
-    let candidates: Vec<Add> = snapshot
-        .inner()
-        .files_matching(&prune)
-        .map(|m| m.add.clone())
-        .collect();
-    txn.read_predicate(pred.clone());
-
+    let candidates = plan.candidates.as_deref().unwrap_or_default();
     // Row tracking: target rows are read with their stable row ids, and updated rows keep
     // them (see `row_ids`).
-    let layout = rewrite_layout(&snapshot);
+    let layout = rewrite_layout(snapshot);
     let tracked = TrackedRows::new(schema.fields.len(), layout.schema.fields.len());
     let mut sink = FileSink::new(
         SinkTable {
@@ -183,13 +155,16 @@ fn update(
         },
     )?
     .materialize_partition_columns(layout.materialize_partition_columns)?;
-    let changes = change_data::writer_for(
-        table,
-        &snapshot,
-        schema,
-        &snapshot.metadata().configuration,
-        options.target_file_size,
-    )?;
+    let changes = match plan.capture {
+        ChangeCapture::PreAndPostImages => change_data::writer_for(
+            table,
+            snapshot,
+            schema,
+            &snapshot.metadata().configuration,
+            options.target_file_size,
+        )?,
+        ChangeCapture::Off => None,
+    };
     let mut updated = 0u64;
     let mut deletes = Vec::new();
     let scan_started = Instant::now();
@@ -197,14 +172,14 @@ fn update(
         // A plan with the predicate reads its columns first and decodes the other columns
         // of the matched rows only (their full old values, from which the new versions
         // are computed); a file without a match costs one narrow read.
-        let plan = ReadPlan::new(layout.clone(), None, Some(pred.clone()))?;
-        for_each_file_read(&plan, &candidates, |add, matched| {
+        let read = ReadPlan::new(layout.clone(), None, Some(plan.predicate.clone()))?;
+        for_each_file_read(&read, candidates, |add, matched| {
             txn.read_file(add);
             let mut touched = RoaringTreemap::new();
             for (batch, positions) in matched {
                 touched.extend(positions.values().iter().copied());
                 updated += batch.num_rows() as u64;
-                let new_rows = projection.apply(&batch)?;
+                let new_rows = plan.projection.apply(&batch)?;
                 sink.write(&tracked.updated(new_rows.clone(), &batch)?)?;
                 if let Some(c) = &changes {
                     c.write(&batch, ChangeType::UpdatePreimage)?;
@@ -226,7 +201,7 @@ fn update(
         change_files,
     } = stage_changes(
         table,
-        &snapshot,
+        snapshot,
         &mut txn,
         sink,
         scanned,
