@@ -32,9 +32,10 @@
 //! `commit/` (the tail every write shares) and `read/` (scans, the change feed); `table.rs`
 //! and `error.rs` are shared by all.
 //!
-//! The `alluvium` command-line tool is the separate package `alluvium-cli`, and the
+//! The keyed state store is the separate crate `alluvium-state`, built on this crate's
+//! public API alone. The `alluvium` command-line tool is the separate package `alluvium-cli`, and the
 //! measurements (binary `alluvium-bench`, with the synthetic-log generator) are the package
-//! `alluvium-bench`: neither is part of this library. Feature `s3` (off by default) adds
+//! `alluvium-bench`: none of the three is part of this library. Feature `s3` (off by default) adds
 //! object-store tables.
 //!
 //! The lower crates themselves are reachable as `alluvium::storage`, `alluvium::txlog`,
@@ -52,7 +53,6 @@ mod read;
 mod report;
 mod rows;
 mod snapshot;
-pub mod state;
 mod table;
 mod text_input;
 mod verify;
@@ -113,6 +113,7 @@ pub use ops::merge::{MergeBuilder, MergeOn};
 pub use ops::transaction::Transaction;
 pub use report::{CommitSummary, OptimizeSummary, PostCommit, StepOutcome};
 pub use rows::assign::Assignment;
+pub use rows::input::check_distinct_columns;
 pub use rows::source::IntoBatch;
 pub use scan::{
     RowCount, Scan, ScanBatches, ScanBuilder, conform_variant, read_file, variants_as_json,
@@ -143,8 +144,9 @@ pub use alluvium_txlog::checkpoint::CheckpointOutput;
 pub use alluvium_txlog::dv::DeletionVectorDescriptor;
 // Storage:
 pub use alluvium_storage::{
-    FileLocation, InMemoryStore, LocalFsStore, ObjectMeta, ObjectStore, PutIfAbsentSupport,
-    REMOTE_SCHEMES, RequestCounts, StorageOptions, StorePath, StoreRef, remote_scheme,
+    FileLocation, InMemoryStore, LocalFsStore, ObjectMeta, ObjectStore, PrefixStore,
+    PutIfAbsentSupport, REMOTE_SCHEMES, RequestCounts, StorageOptions, StorePath, StoreRef,
+    remote_scheme,
 };
 // Errors (the lower layers' types are those the variants of `Error` wrap):
 pub use alluvium_compaction::MaintenanceError;

@@ -35,11 +35,13 @@ pub(crate) fn same_type(a: &DataType, b: &DataType) -> bool {
 
 /// Refuses an input schema that names a column twice, at the top level or inside a struct
 /// (case-insensitively, as Delta compares names): every reader of input rows looks columns
-/// up by name, so the second column's values would be silently dropped.
+/// up by name, so the second column's values would be silently dropped. Every write of
+/// this crate checks it; it is public for an embedder that looks input columns up by name
+/// itself before handing the batches on (as `alluvium-state`'s `put` does).
 ///
 /// # Errors
 /// [`Error::DuplicateColumn`] naming the column (its path inside structs).
-pub(crate) fn check_distinct_columns(input: &Schema) -> Result<()> {
+pub fn check_distinct_columns(input: &Schema) -> Result<()> {
     distinct_fields(input.fields(), "")
 }
 

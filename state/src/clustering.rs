@@ -9,8 +9,8 @@
 
 use std::cmp::Ordering;
 
-use crate::Snapshot;
-use alluvium_compaction::OptimizeOptions;
+use alluvium::OptimizeOptions;
+use alluvium::Snapshot;
 use alluvium_txlog::scalar::Scalar;
 use alluvium_txlog::stats::{FileStats, stat_scalar};
 
