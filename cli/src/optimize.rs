@@ -87,7 +87,8 @@ pub fn optimize(a: OptimizeArgs) -> Result<()> {
     let progress = |p: Progress| match p {
         Progress::Planned { bytes, .. } => pb.set_length(bytes),
         Progress::BinDone { bytes } => pb.inc(bytes),
-        Progress::Committed { .. } => {}
+        // Commits, and events a later version adds, move no bar.
+        _ => {}
     };
     let result = table.optimize_with_progress(&options, &progress);
     pb.finish_and_clear();

@@ -112,6 +112,7 @@ pub struct Plan {
 
 /// Progress of a run, for progress bars.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub enum Progress {
     /// The plan: this many input bytes to rewrite.
     Planned {
@@ -134,6 +135,7 @@ pub enum Progress {
 
 /// What a run did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct OptimizeReport {
     /// Versions committed, oldest first (none if there was nothing to do).
     pub versions: Vec<u64>,

@@ -97,6 +97,7 @@ impl Default for VacuumOptions {
 
 /// What a run did (or would do).
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct VacuumReport {
     /// Files deleted (or to delete), sorted.
     pub deleted: Vec<StorePath>,

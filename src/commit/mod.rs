@@ -114,6 +114,7 @@ impl WriteOutcome {
 /// `numRemovedFiles`/`numTargetFilesRemoved`, `numDeletionVectorsAdded`,
 /// `executionTimeMs`, ...).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct DmlOutcome {
     /// The commit, or why nothing was committed.
     pub outcome: WriteOutcome,

@@ -123,6 +123,7 @@ impl std::fmt::Display for FindingKind {
 
 /// One problem found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Finding {
     /// What is wrong.
     pub kind: FindingKind,
@@ -150,6 +151,7 @@ impl std::fmt::Display for Finding {
 
 /// What [`Table::verify`] found, and how much it looked at.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct VerifyReport {
     /// The version checked.
     pub version: u64,
