@@ -410,10 +410,8 @@ impl StateStore {
         if events == 0 && idempotency.is_none() {
             return Ok(PutReport::default());
         }
-        let options = WriteOptions {
-            app_transaction: idempotency.map(|(id, v)| AppTransaction::new(id, v)),
-            ..WriteOptions::default()
-        };
+        let options = WriteOptions::default()
+            .with_app_transaction(idempotency.map(|(id, v)| AppTransaction::new(id, v)));
         match self.log.append(rows, &options)? {
             WriteOutcome::Committed(summary) => Ok(PutReport {
                 events,

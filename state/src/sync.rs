@@ -253,11 +253,11 @@ impl StateStore {
             .when_matched_delete(Some(delete.clone().and(newer())))
             .when_matched_update(Some(delete.clone().not().and(newer())), updates)
             .when_not_matched_insert(Some(delete.not()), state_cols, values)
-            .execute(&WriteOptions {
-                app_transaction: Some(app),
-                read_snapshot: Some(state_snapshot.clone()),
-                ..WriteOptions::default()
-            })?;
+            .execute(
+                &WriteOptions::default()
+                    .with_app_transaction(app)
+                    .with_read_snapshot(state_snapshot.clone()),
+            )?;
         let Some(summary) = outcome.outcome.report() else {
             // Skipped: the read snapshot already recorded this chunk (cannot happen with
             // the snapshot the chunk was chosen from; a conflict makes the caller re-read).

@@ -586,13 +586,7 @@ fn reserved_change_data_columns_are_refused_on_cdf_tables() {
     .unwrap();
     let before = latest(&t);
     let e = t
-        .append(
-            [b],
-            &WriteOptions {
-                merge_schema: true,
-                ..WriteOptions::default()
-            },
-        )
+        .append([b], &WriteOptions::default().with_merge_schema(true))
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
     assert_eq!(latest(&t), before);

@@ -171,22 +171,15 @@ fn random_history(seed: u64) -> (Table, String) {
                 extra = true;
                 t.append(
                     [batch(&ids, p, true)],
-                    &WriteOptions {
-                        merge_schema: true,
-                        ..Default::default()
-                    },
+                    &WriteOptions::default().with_merge_schema(true),
                 )
                 .unwrap();
             }
             7 => {
                 app_version += 1;
-                let o = WriteOptions {
-                    app_transaction: Some(alluvium::AppTransaction::new(
-                        format!("app{}", app_version % 2),
-                        app_version,
-                    )),
-                    ..Default::default()
-                };
+                let o = WriteOptions::default().with_app_transaction(
+                    alluvium::AppTransaction::new(format!("app{}", app_version % 2), app_version),
+                );
                 t.append([batch(&ids, p, extra)], &o).unwrap();
             }
             8 if !domains => {

@@ -145,10 +145,7 @@ fn a_retried_driver_with_its_application_version_is_skipped() {
     let (t, _) = table(&[], &[]);
     let adds = t.write_data_files([batch(&[1, 2], "a")], None).unwrap();
     let opts = CommitFilesOptions {
-        write: WriteOptions {
-            app_transaction: Some(AppTransaction::new("ray-job-7", 1)),
-            ..Default::default()
-        },
+        write: WriteOptions::default().with_app_transaction(AppTransaction::new("ray-job-7", 1)),
         ..Default::default()
     };
     let first = t.commit_files(adds.clone(), &opts).unwrap();

@@ -85,10 +85,8 @@ fn every_snapshot_accessor_returns_a_type_the_facade_exports() {
     table
         .create(&schema(), &[], [("delta.checkpointInterval", "2")])
         .unwrap();
-    let options = WriteOptions {
-        app_transaction: Some(alluvium::AppTransaction::new("app", 4)),
-        ..WriteOptions::default()
-    };
+    let options =
+        WriteOptions::default().with_app_transaction(alluvium::AppTransaction::new("app", 4));
     table.append([rows(&[1])], &options).unwrap();
     table
         .append([rows(&[2])], &WriteOptions::default())

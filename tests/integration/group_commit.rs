@@ -43,10 +43,7 @@ fn rows(writer: i64, seqs: &[i64]) -> RecordBatch {
 }
 
 fn app(id: impl Into<String>, version: i64) -> WriteOptions {
-    WriteOptions {
-        app_transaction: Some(AppTransaction::new(id, version)),
-        ..Default::default()
-    }
+    WriteOptions::default().with_app_transaction(AppTransaction::new(id, version))
 }
 
 /// A data file (checkpoints are Parquet files too, in the log directory).
@@ -331,14 +328,8 @@ fn writes_that_are_not_plain_blind_appends_commit_alone() {
     table
         .create(&schema(), &[], alluvium::NO_PROPERTIES)
         .unwrap();
-    let meta = WriteOptions {
-        user_metadata: Some("mine".into()),
-        ..Default::default()
-    };
-    let pinned = WriteOptions {
-        read_snapshot: Some(table.snapshot().unwrap()),
-        ..Default::default()
-    };
+    let meta = WriteOptions::default().with_user_metadata("mine");
+    let pinned = WriteOptions::default().with_read_snapshot(table.snapshot().unwrap());
     let a = table.append([rows(1, &[1])], &meta).unwrap();
     let b = table.append([rows(1, &[2])], &pinned).unwrap();
     let c = table
