@@ -144,17 +144,15 @@ pub fn optimize(a: OptimizeArgs) -> Result<()> {
 pub fn vacuum(a: VacuumArgs) -> Result<()> {
     let started = Instant::now();
     let table = open(&a.table)?;
-    let options = VacuumOptions {
-        retention_hours: a.retention_hours,
-        force: a.force,
-        dry_run: a.dry_run,
-        mode: if a.lite {
+    let options = VacuumOptions::default()
+        .with_retention_hours(a.retention_hours)
+        .with_force(a.force)
+        .with_dry_run(a.dry_run)
+        .with_mode(if a.lite {
             VacuumMode::Lite
         } else {
             VacuumMode::Full
-        },
-        ..Default::default()
-    };
+        });
     let pb = spinner("vacuum: finding unreferenced files");
     let result = table.vacuum(&options);
     pb.finish_and_clear();

@@ -130,10 +130,7 @@ pub(crate) fn commit_options(commit: Option<&Bound<'_, PyDict>>) -> PyResult<Wri
         && !retries.is_none()
     {
         let retries: u32 = retries.extract()?;
-        options.retry = Some(RetryPolicy {
-            max_attempts: Some(retries.saturating_add(1)),
-            ..RetryPolicy::default()
-        });
+        options.retry = Some(RetryPolicy::default().with_max_attempts(retries.saturating_add(1)));
     }
     Ok(options)
 }
@@ -603,17 +600,15 @@ impl RawTable {
         enforce_retention_duration: bool,
         full: bool,
     ) -> PyResult<Vec<String>> {
-        let options = VacuumOptions {
-            retention_hours,
-            force: !enforce_retention_duration,
-            dry_run,
-            mode: if full {
+        let options = VacuumOptions::default()
+            .with_retention_hours(retention_hours)
+            .with_force(!enforce_retention_duration)
+            .with_dry_run(dry_run)
+            .with_mode(if full {
                 VacuumMode::Full
             } else {
                 VacuumMode::Lite
-            },
-            ..VacuumOptions::default()
-        };
+            });
         blocking::run(py, |_| {
             let report = self.table.vacuum(&options).py_err()?;
             if !dry_run {
@@ -771,7 +766,9 @@ impl RawTable {
         deep: bool,
         version: Option<u64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let options = alluvium::VerifyOptions { version, deep };
+        let options = alluvium::VerifyOptions::default()
+            .with_version(version)
+            .with_deep(deep);
         let report = blocking::run(py, |_| self.table.verify(&options).py_err())?;
         let out = from_serialize(py, &report)?;
         out.set_item("clean", report.is_clean())?;

@@ -952,10 +952,7 @@ fn checkpoints_and_verify_accept_tables_with_cdc_files() {
         let reopened = Table::from_store(t.store().clone());
         assert_eq!(rows(&reopened), before, "{f:?}");
         let report = t
-            .verify(&alluvium::VerifyOptions {
-                deep: true,
-                ..Default::default()
-            })
+            .verify(&alluvium::VerifyOptions::default().with_deep(true))
             .unwrap();
         assert!(report.is_clean(), "{f:?}: {:?}", report.findings);
     }

@@ -222,7 +222,8 @@ fn random_history(seed: u64) -> (Table, String) {
         }
         if rng.random_bool(0.15) {
             let part_size = [None, Some(2), Some(4)][rng.random_range(0..3)];
-            t.checkpoint(&CheckpointConfig { part_size }).unwrap();
+            t.checkpoint(&CheckpointConfig::default().with_part_size(part_size))
+                .unwrap();
         }
     }
     (t, config)
@@ -417,7 +418,7 @@ fn v2_checkpoints_with_sidecars_read_back() {
     }
     t.delete_str("id = 4", &WriteOptions::default()).unwrap();
     let out = t
-        .checkpoint(&CheckpointConfig { part_size: Some(3) })
+        .checkpoint(&CheckpointConfig::default().with_part_size(3))
         .unwrap();
     assert_eq!(out.files.len(), 1);
     assert!(

@@ -453,10 +453,7 @@ fn max_attempts_bounds_the_commit_loop() {
     let limited = |max| {
         WriteOptions::default()
             .with_read_snapshot(s.clone())
-            .with_retry(alluvium::RetryPolicy {
-                max_attempts: Some(max),
-                ..Default::default()
-            })
+            .with_retry(alluvium::RetryPolicy::default().with_max_attempts(max))
     };
     // The first attempt takes the version the other append took: one attempt is not enough.
     let e = t.append([batch(&[5], "y")], &limited(1)).unwrap_err();

@@ -172,12 +172,13 @@ fn an_unsettled_commit_is_commit_outcome_unknown() {
         table_on(inner.clone());
         let faulty = Arc::new(FaultyStore::new(inner, at, Fault::ErrorBefore));
         let t = Table::from_store(faulty.clone());
-        let options = WriteOptions::default().with_retry(RetryPolicy {
-            initial_backoff: Duration::ZERO,
-            max_backoff: Duration::ZERO,
-            budget: Duration::ZERO,
-            max_attempts: None,
-        });
+        let options = WriteOptions::default().with_retry(
+            RetryPolicy::default()
+                .with_initial_backoff(Duration::ZERO)
+                .with_max_backoff(Duration::ZERO)
+                .with_budget(Duration::ZERO)
+                .with_max_attempts(None),
+        );
         let result = t.append([batch(&[3], "y")], &options);
         if faulty.operations() < at {
             break;

@@ -575,11 +575,11 @@ fn busy_is_retryable_and_classified_as_contention() {
     // The option reaches the handle: with a queue of one and refusal, concurrent writers
     // either commit or are refused, never lose or double a row.
     let store: StoreRef = Arc::new(InMemoryStore::new());
-    let table = Table::from_store(store.clone()).with_group_commit(GroupCommitOptions {
-        queue_capacity: 1,
-        when_full: WhenFull::Busy,
-        ..Default::default()
-    });
+    let table = Table::from_store(store.clone()).with_group_commit(
+        GroupCommitOptions::default()
+            .with_queue_capacity(1)
+            .with_when_full(WhenFull::Busy),
+    );
     table
         .create(&schema(), &[], alluvium::NO_PROPERTIES)
         .unwrap();

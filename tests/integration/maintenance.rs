@@ -428,10 +428,7 @@ fn vacuum_deletes_only_what_no_retained_version_needs() {
 
     // Too short a retention is refused; forced it is allowed.
     let e = t
-        .vacuum(&VacuumOptions {
-            retention_hours: Some(1.0),
-            ..Default::default()
-        })
+        .vacuum(&VacuumOptions::default().with_retention_hours(1.0))
         .unwrap_err();
     assert!(
         matches!(
@@ -453,10 +450,7 @@ fn vacuum_deletes_only_what_no_retained_version_needs() {
     // 8 days later: the rewritten inputs and the orphan go, in a dry run first.
     store.advance_clock(6 * DAY_MS + 1);
     let dry = t
-        .vacuum(&VacuumOptions {
-            dry_run: true,
-            ..Default::default()
-        })
+        .vacuum(&VacuumOptions::default().with_dry_run(true))
         .unwrap();
     assert_eq!(dry.deleted.len(), 7, "{:?}", dry.deleted);
     assert!(
@@ -539,19 +533,16 @@ fn vacuum_lite_uses_tombstones_and_keeps_young_orphans() {
         .unwrap();
 
     let lite = t
-        .vacuum(&VacuumOptions {
-            mode: VacuumMode::Lite,
-            dry_run: true,
-            ..Default::default()
-        })
+        .vacuum(
+            &VacuumOptions::default()
+                .with_mode(VacuumMode::Lite)
+                .with_dry_run(true),
+        )
         .unwrap();
     // The file the delete rewrote (its tombstone), not the orphans: lite never lists.
     assert_eq!(lite.deleted.len(), 1, "{:?}", lite.deleted);
     let full = t
-        .vacuum(&VacuumOptions {
-            dry_run: true,
-            ..Default::default()
-        })
+        .vacuum(&VacuumOptions::default().with_dry_run(true))
         .unwrap();
     let names: Vec<&str> = full.deleted.iter().map(|p| p.as_str()).collect();
     assert!(names.contains(&"p=b/old-orphan.parquet") && names.contains(&"p=b/young.parquet"));

@@ -111,10 +111,7 @@ fn run(t: &Table, op: Op, setup: &Setup) -> alluvium::Result<()> {
         }
         Op::AdvanceDays(d) => (setup.advance)(d * DAY_MS),
         Op::Vacuum(mode) => {
-            let mut o = VacuumOptions {
-                mode,
-                ..Default::default()
-            };
+            let mut o = VacuumOptions::default().with_mode(mode);
             if !setup.clock_moves {
                 o.retention_hours = Some(0.0);
                 o.force = true;
