@@ -74,12 +74,10 @@ pub fn optimize(a: OptimizeArgs) -> Result<()> {
     let started = Instant::now();
     let table = open(&a.table)?;
     let (files_before, bytes_before) = table_size(&table.snapshot()?);
-    let mut options = OptimizeOptions {
-        partition_filter: a.filter.as_deref().map(alluvium::parse_expr).transpose()?,
-        target_size: a.target_size,
-        zorder_by: a.zorder.as_deref().map(column_list).unwrap_or_default(),
-        ..Default::default()
-    };
+    let mut options = OptimizeOptions::default()
+        .with_partition_filter(a.filter.as_deref().map(alluvium::parse_expr).transpose()?)
+        .with_target_size(a.target_size)
+        .with_zorder_by(a.zorder.as_deref().map(column_list).unwrap_or_default());
     if let Some(b) = a.max_commit_bytes {
         options.max_commit_bytes = b.max(1);
     }

@@ -557,13 +557,11 @@ impl RawTable {
     ) -> PyResult<Bound<'py, PyDict>> {
         let filter = parse(partition_filter.as_deref())?;
         let summary = blocking::run(py, |interrupt| {
-            let mut options = OptimizeOptions {
-                partition_filter: filter,
-                target_size,
-                zorder_by: zorder_by.unwrap_or_default(),
-                interrupt: Some(interrupt.flag()),
-                ..OptimizeOptions::default()
-            };
+            let mut options = OptimizeOptions::default()
+                .with_partition_filter(filter)
+                .with_target_size(target_size)
+                .with_zorder_by(zorder_by.unwrap_or_default())
+                .with_interrupt(interrupt.flag());
             if let Some(m) = max_commit_bytes {
                 options.max_commit_bytes = m;
             }

@@ -154,10 +154,10 @@ fn a_conflict_inside_optimize_is_classified() {
 fn an_optimize_filter_over_data_columns_is_refused() {
     let t = table_on(Arc::new(InMemoryStore::new()));
     let e = t
-        .optimize(&OptimizeOptions {
-            partition_filter: Some(alluvium::parse_expr("id = 1").unwrap()),
-            ..Default::default()
-        })
+        .optimize(
+            &OptimizeOptions::default()
+                .with_partition_filter(alluvium::parse_expr("id = 1").unwrap()),
+        )
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Refused, "{e}");
 }
