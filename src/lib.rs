@@ -35,8 +35,8 @@
 //! The keyed state store is the separate crate `alluvium-state`, built on this crate's
 //! public API alone. The `alluvium` command-line tool is the separate package
 //! `alluvium-cli`, and the measurements (binary `alluvium-bench`, with the synthetic-log
-//! generator) are the package `alluvium-bench`: none of the three is part of this library. Feature `s3` (off by default) adds
-//! object-store tables.
+//! generator) are the package `alluvium-bench`: none of the three is part of this library.
+//! Feature `s3` (off by default) adds object-store tables.
 //!
 //! The lower crates themselves are reachable as `alluvium::storage`, `alluvium::txlog`,
 //! `alluvium::expr`, `alluvium::datafile`, `alluvium::mvcc` and `alluvium::compaction` with the cargo feature
