@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds and runs every example of `examples/` the way an embedder's project would: a crate
-# outside the workspace (a temporary one under target/) that depends on `alluvium` alone,
-# with its default features. Inside the workspace the examples would build with the
+# Builds and runs every example of `examples/` (and of `state/examples/`, the state store's)
+# the way an embedder's project would: a crate outside the workspace (a temporary one under
+# target/) that depends on `alluvium` (and `alluvium-state`) alone, with default features. Inside the workspace the examples would build with the
 # features other members switch on (the CLI's, the bench's) and the dev-dependencies, so an
 # example could work here and fail in the embedder's project; built this way, what they
 # show is what an embedder gets. Each example checks what it prints (it fails otherwise).
@@ -24,16 +24,17 @@ publish = false
 
 [dependencies]
 alluvium = { path = "$ROOT" }
+alluvium-state = { path = "$ROOT/state" }
 
 # Its own workspace: not a member of alluvium's.
 [workspace]
 TOML
 echo "//! An embedder's crate: its examples are alluvium's." >"$CRATE/src/lib.rs"
-cp examples/*.rs "$CRATE/examples/"
+cp examples/*.rs state/examples/*.rs "$CRATE/examples/"
 # The workspace's lock file pins the same dependency versions the tests ran with.
 cp Cargo.lock "$CRATE/Cargo.lock"
 export CARGO_TARGET_DIR="$ROOT/target"
-for example in examples/*.rs; do
+for example in examples/*.rs state/examples/*.rs; do
     name=$(basename "$example" .rs)
     echo "--- example $name (an embedder's crate, alluvium with default features)"
     cargo run -q --manifest-path "$CRATE/Cargo.toml" --example "$name"

@@ -26,10 +26,7 @@ fn micro_batch(
 
 /// Appends micro-batch `n` unless the table already has it; returns whether it was written.
 fn sink(table: &Table, schema: &Arc<Schema>, n: i64) -> Result<bool, Box<dyn std::error::Error>> {
-    let options = WriteOptions {
-        app_transaction: Some(AppTransaction::new(APP_ID, n)),
-        ..Default::default()
-    };
+    let options = WriteOptions::default().with_app_transaction(AppTransaction::new(APP_ID, n));
     match table.append([micro_batch(schema, n)?], &options)? {
         WriteOutcome::Committed(summary) => {
             println!("batch {n}: committed as version {}", summary.version);

@@ -78,10 +78,8 @@ fn sync(source: &Table, audit: &Table, cursor: Option<i64>) -> Res<usize> {
         )?);
     }
     let rows: usize = out.iter().map(RecordBatch::num_rows).sum();
-    let options = WriteOptions {
-        app_transaction: Some(AppTransaction::new(APP_ID, i64::try_from(latest)?)),
-        ..Default::default()
-    };
+    let options = WriteOptions::default()
+        .with_app_transaction(AppTransaction::new(APP_ID, i64::try_from(latest)?));
     match audit.append(out, &options)? {
         WriteOutcome::Committed(s) => {
             println!(

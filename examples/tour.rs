@@ -112,10 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Files no retained version needs are kept for the retention period (7 days by
     // default); a dry run lists what would go.
-    let vacuum = table.vacuum(&VacuumOptions {
-        dry_run: true,
-        ..Default::default()
-    })?;
+    let vacuum = table.vacuum(&VacuumOptions::default().with_dry_run(true))?;
     println!("VACUUM (dry run): {} files to delete", vacuum.deleted.len());
 
     let latest = table.snapshot()?;

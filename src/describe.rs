@@ -34,6 +34,7 @@ impl TableDescription {
 
 /// What `inspect` reports about one version of a table.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct TableDescription {
     /// The version described.
     pub version: u64,
@@ -81,6 +82,7 @@ pub struct TableDescription {
 /// The protocol, with the JSON key names of the log.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ProtocolDescription {
     /// Minimum reader version.
     pub min_reader_version: i32,

@@ -225,9 +225,6 @@ pub enum Error {
         /// What is missing (at most the first 100, in path order).
         files: Vec<String>,
     },
-    /// A state-store failure (`alluvium::state`): bad schemas or events, no store.
-    #[error(transparent)]
-    State(#[from] crate::state::StateError),
     /// Local I/O outside the table (output files).
     #[error("{context}: {source}")]
     Io {
@@ -402,7 +399,6 @@ impl Error {
                 | Error::ChangeDataIncompatibleSchema { .. }
                 | Error::RowTrackingNotEnabled { .. } => ErrorKind::Refused,
                 Error::Io { .. } => ErrorKind::Io,
-                Error::State(e) => crate::state::error_kind(e),
                 _ => ErrorKind::Other,
             },
         }

@@ -25,6 +25,7 @@ impl Table {
 
 /// One commit of the history.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CommitEntry {
     /// The version.
     pub version: Version,

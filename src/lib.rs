@@ -32,14 +32,26 @@
 //! `commit/` (the tail every write shares) and `read/` (scans, the change feed); `table.rs`
 //! and `error.rs` are shared by all.
 //!
-//! The `alluvium` command-line tool is the separate package `alluvium-cli`, and the
-//! measurements (binary `alluvium-bench`, with the synthetic-log generator) are the package
-//! `alluvium-bench`: neither is part of this library. Feature `s3` (off by default) adds
-//! object-store tables.
+//! The keyed state store is the separate crate `alluvium-state`, built on this crate's
+//! public API alone. The `alluvium` command-line tool is the separate package
+//! `alluvium-cli`, and the measurements (binary `alluvium-bench`, with the synthetic-log
+//! generator) are the package `alluvium-bench`: none of the three is part of this library.
+//! Feature `s3` (off by default) adds object-store tables.
 //!
 //! The lower crates themselves are reachable as `alluvium::storage`, `alluvium::txlog`,
 //! `alluvium::expr`, `alluvium::datafile`, `alluvium::mvcc` and `alluvium::compaction` with the cargo feature
 //! `internal-api`, for experts who accept that their interfaces change without notice.
+//!
+//! Growth without breakage: the enums that gain variants as features land (`Expr`,
+//! `Literal`, `Function`, `MergeAction`, `ClauseKind`, `Progress`, `ErrorKind`, the error
+//! enums) and the report and option structs are `#[non_exhaustive]`; options are built
+//! from `Default` with their `with_` setters
+//! (`WriteOptions::default().with_merge_schema(true)`).
+//! Left exhaustive on purpose, because matching every case is the point and the set is
+//! fixed by the protocol or by the meaning: `DataType` and `PrimitiveType` (the engine
+//! matches them exhaustively where a type needs handling), `VersionSpec`, `WriteOutcome`
+//! (committed or skipped), `ColumnMappingMode`, `VacuumMode`, `CommitMode`, `WhenFull`,
+//! `CmpOp`, `ConflictKind` (Delta's named conflicts) and `PutIfAbsentSupport`.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 #![deny(missing_docs)]
 
@@ -52,7 +64,6 @@ mod read;
 mod report;
 mod rows;
 mod snapshot;
-pub mod state;
 mod table;
 mod text_input;
 mod verify;
@@ -113,6 +124,7 @@ pub use ops::merge::{MergeBuilder, MergeOn};
 pub use ops::transaction::Transaction;
 pub use report::{CommitSummary, OptimizeSummary, PostCommit, StepOutcome};
 pub use rows::assign::Assignment;
+pub use rows::input::check_distinct_columns;
 pub use rows::source::IntoBatch;
 pub use scan::{
     RowCount, Scan, ScanBatches, ScanBuilder, conform_variant, read_file, variants_as_json,
@@ -143,8 +155,9 @@ pub use alluvium_txlog::checkpoint::CheckpointOutput;
 pub use alluvium_txlog::dv::DeletionVectorDescriptor;
 // Storage:
 pub use alluvium_storage::{
-    FileLocation, InMemoryStore, LocalFsStore, ObjectMeta, ObjectStore, PutIfAbsentSupport,
-    REMOTE_SCHEMES, RequestCounts, StorageOptions, StorePath, StoreRef, local_path, remote_scheme,
+    FileLocation, InMemoryStore, LocalFsStore, ObjectMeta, ObjectStore, PrefixStore,
+    PutIfAbsentSupport, REMOTE_SCHEMES, RequestCounts, StorageOptions, StorePath, StoreRef,
+    local_path, remote_scheme,
 };
 // Errors (the lower layers' types are those the variants of `Error` wrap):
 pub use alluvium_compaction::MaintenanceError;

@@ -20,6 +20,7 @@ pub type StepOutcome<T> = Option<std::result::Result<T, Arc<Error>>>;
 /// Post-commit work after one commit: a checkpoint when `delta.checkpointInterval` says
 /// so, then log cleanup when `delta.enableExpiredLogCleanup` is on.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct PostCommit {
     /// The checkpoint written (its version), or why writing it failed.
     pub checkpoint: StepOutcome<Version>,
@@ -31,6 +32,7 @@ pub struct PostCommit {
 /// overwrite, delete, [`Transaction::commit`](crate::Transaction::commit)). Dereferences
 /// to the commit's [`CommitReport`].
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CommitSummary {
     /// The commit itself.
     pub commit: CommitReport,
@@ -65,6 +67,7 @@ impl Deref for CommitSummary {
 /// What an OPTIMIZE run did, with the post-commit work after each version it committed.
 /// Dereferences to the [`OptimizeReport`].
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct OptimizeSummary {
     /// The OPTIMIZE run.
     pub report: OptimizeReport,

@@ -15,6 +15,7 @@
 
 use std::sync::Arc;
 
+use alluvium_expr::{Expr, FileFilter};
 use alluvium_storage::{FileLocation, ObjectStore, StoreRef};
 use alluvium_txlog::Version;
 use alluvium_txlog::actions::{Add, CommitInfo, DomainMetadata, Metadata, Protocol, Remove};
@@ -151,6 +152,23 @@ impl Snapshot {
     /// The live files.
     pub fn files(&self) -> impl Iterator<Item = &Add> {
         self.inner.files()
+    }
+
+    /// The live files whose partition values and statistics say they may hold a row
+    /// matching `filter`, in [`files`](Self::files) order: the data skipping of a scan,
+    /// for an embedder that reads files itself (a point lookup that picks row groups). A
+    /// file is left out only when no row of it can match; only the statistics of the
+    /// columns `filter` reads are parsed.
+    ///
+    /// # Errors
+    /// [`Error::Expr`](crate::Error::Expr) when `filter` names a column the table does not
+    /// have or does not type against the schema.
+    pub fn files_matching(&self, filter: &Expr) -> Result<Vec<&Add>> {
+        let predicate = self.inner.bind(filter)?;
+        // The filter over the files directly (not the mvcc snapshot's `files_matching`,
+        // which ties the files' lifetime to the predicate's): the adds outlive `predicate`.
+        let files = FileFilter::new(&predicate).matching(self.inner.files());
+        Ok(files.map(|m| m.add).collect())
     }
 
     /// Number of live files.

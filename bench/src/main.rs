@@ -172,9 +172,7 @@ fn checkpoint_bench(a: CheckpointBenchArgs) -> Result<()> {
     let started = Instant::now();
     let out = alluvium::compaction::checkpoint(
         snapshot.as_mvcc(),
-        &alluvium::compaction::CheckpointConfig {
-            part_size: a.part_size,
-        },
+        &alluvium::compaction::CheckpointConfig::default().with_part_size(a.part_size),
         alluvium_now(),
     )?;
     let ms = started.elapsed().as_secs_f64() * 1000.0;

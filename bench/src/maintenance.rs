@@ -134,10 +134,7 @@ pub fn vacuum(a: VacuumBenchArgs) -> Result<()> {
     let generate_s = generate.elapsed().as_secs_f64();
     let live_before = table.snapshot()?.num_files();
     let started = Instant::now();
-    let report = table.vacuum(&VacuumOptions {
-        mode: VacuumMode::Full,
-        ..Default::default()
-    })?;
+    let report = table.vacuum(&VacuumOptions::default().with_mode(VacuumMode::Full))?;
     let seconds = started.elapsed().as_secs_f64();
     let live_after = table.snapshot()?.num_files();
     let remaining: usize = (0..partitions)

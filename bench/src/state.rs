@@ -16,9 +16,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use alluvium::state::{StateAt, StateOptions, StateStore};
-use alluvium::{Error, Result};
+use alluvium::Error;
 use alluvium_cli::outln;
+use alluvium_state::{Result, StateAt, StateError, StateOptions, StateStore};
 use arrow::array::{
     Array, ArrayRef, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
 };
@@ -163,7 +163,7 @@ fn lookup_matches(rows: &RecordBatch, latest: Option<u64>) -> Result<bool> {
 }
 
 /// Runs `state`.
-pub fn run(a: StateBenchArgs) -> Result<()> {
+pub fn run(a: StateBenchArgs) -> alluvium::Result<()> {
     if a.events == 0 || a.keys == 0 || a.batch == 0 {
         return Err(Error::InvalidArgument(
             "--events, --keys and --batch must be at least 1".into(),
@@ -175,6 +175,15 @@ pub fn run(a: StateBenchArgs) -> Result<()> {
             a.dir
         )));
     }
+    measure(a).map_err(|e| match e {
+        StateError::Table(e) => e,
+        // The store's own errors: their message is all the bench's one error line shows.
+        own => Error::InvalidArgument(own.to_string()),
+    })
+}
+
+/// The workload, on a fresh directory.
+fn measure(a: StateBenchArgs) -> Result<()> {
     let keys = Keys::new(a.keys)?;
     let value_schema = Arc::new(Schema::new(
         event_schema()

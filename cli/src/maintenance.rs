@@ -42,9 +42,7 @@ pub fn checkpoint(a: CheckpointArgs) -> Result<()> {
     let started = Instant::now();
     let table = open(&a.table)?;
     let out = with_spinner("checkpoint: writing", || {
-        table.checkpoint(&CheckpointConfig {
-            part_size: a.part_size,
-        })
+        table.checkpoint(&CheckpointConfig::default().with_part_size(a.part_size))
     })?;
     let files: Vec<String> = out.files.iter().map(ToString::to_string).collect();
     let sidecars: Vec<String> = out.sidecars.iter().map(ToString::to_string).collect();

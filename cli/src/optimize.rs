@@ -87,12 +87,10 @@ pub fn optimize(a: OptimizeArgs) -> Result<()> {
     let started = Instant::now();
     let table = open(&a.table)?;
     let (files_before, bytes_before) = table_size(&table.snapshot()?);
-    let mut options = OptimizeOptions {
-        partition_filter: a.filter.as_deref().map(alluvium::parse_expr).transpose()?,
-        target_size: a.target_size,
-        zorder_by: a.zorder.as_deref().map(column_list).unwrap_or_default(),
-        ..Default::default()
-    };
+    let mut options = OptimizeOptions::default()
+        .with_partition_filter(a.filter.as_deref().map(alluvium::parse_expr).transpose()?)
+        .with_target_size(a.target_size)
+        .with_zorder_by(a.zorder.as_deref().map(column_list).unwrap_or_default());
     if let Some(b) = a.max_commit_bytes {
         options.max_commit_bytes = b.max(1);
     }
@@ -100,7 +98,8 @@ pub fn optimize(a: OptimizeArgs) -> Result<()> {
     let progress = |p: Progress| match p {
         Progress::Planned { bytes, .. } => pb.set_length(bytes),
         Progress::BinDone { bytes } => pb.inc(bytes),
-        Progress::Committed { .. } => {}
+        // Commits, and events a later version adds, move no bar.
+        _ => {}
     };
     let result = table.optimize_with_progress(&options, &progress);
     pb.finish_and_clear();
@@ -156,17 +155,15 @@ pub fn optimize(a: OptimizeArgs) -> Result<()> {
 pub fn vacuum(a: VacuumArgs) -> Result<()> {
     let started = Instant::now();
     let table = open(&a.table)?;
-    let options = VacuumOptions {
-        retention_hours: a.retention_hours,
-        force: a.force,
-        dry_run: a.dry_run,
-        mode: if a.lite {
+    let options = VacuumOptions::default()
+        .with_retention_hours(a.retention_hours)
+        .with_force(a.force)
+        .with_dry_run(a.dry_run)
+        .with_mode(if a.lite {
             VacuumMode::Lite
         } else {
             VacuumMode::Full
-        },
-        ..Default::default()
-    };
+        });
     let pb = spinner("vacuum: finding unreferenced files");
     let result = table.vacuum(&options);
     pb.finish_and_clear();

@@ -1,4 +1,4 @@
-//! `alluvium state ...`: the keyed state store (`alluvium::state`, SPEC.md §26) on the
+//! `alluvium state ...`: the keyed state store (crate `alluvium-state`, SPEC.md §26) on the
 //! command line: create a store, append events, fold them into the state (once or following
 //! the log), read keys, the whole state or a key's history, and drop old synced log days.
 //!
@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use alluvium::state::{StateAt, StateOptions, StateStore};
-use alluvium::{Error, Result};
+use alluvium::Error;
+use alluvium_state::{Result, StateAt, StateError, StateOptions, StateStore};
 use arrow::datatypes::{Field, FieldRef, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use clap::{Args, Subcommand};
@@ -219,8 +219,8 @@ fn open(store: &str) -> Result<StateStore> {
 
 /// A report as one JSON line.
 fn json_line(report: &impl Serialize) -> Result<String> {
-    serde_json::to_string(report)
-        .map_err(|e| Error::InvalidArgument(format!("cannot print the report: {e}")))
+    Ok(serde_json::to_string(report)
+        .map_err(|e| Error::InvalidArgument(format!("cannot print the report: {e}")))?)
 }
 
 /// The key columns of the store as Arrow fields of its state table.
@@ -233,7 +233,7 @@ fn key_fields(store: &StateStore) -> Result<Vec<FieldRef>> {
             schema
                 .field_with_name(k)
                 .map(|f| Arc::new(f.clone()))
-                .map_err(Error::from)
+                .map_err(StateError::from)
         })
         .collect()
 }
@@ -253,7 +253,7 @@ fn init(a: InitArgs) -> Result<()> {
     let store = StateStore::create(&a.store, &keys, value_schema, options(&a.store)?)?;
     // The store exists now: its status is news of it, and cannot fail the command.
     let status = store.status().map_or_else(
-        |e| serde_json::json!({ "error": crate::exit::one_line(&e) }),
+        |e| serde_json::json!({ "error": crate::exit::one_line(&cli_error(e)) }),
         |s| serde_json::to_value(&s).unwrap_or_default(),
     );
     Outcome::new("STATE INIT", started)
@@ -307,7 +307,7 @@ fn put(a: PutArgs) -> Result<()> {
 }
 
 /// The line of one sync.
-fn sync_line(r: &alluvium::state::SyncReport) -> String {
+fn sync_line(r: &alluvium_state::SyncReport) -> String {
     match r.synced_from {
         None => format!(
             "nothing to sync: the state has every log version through {}",
@@ -330,7 +330,7 @@ fn sync_line(r: &alluvium::state::SyncReport) -> String {
 }
 
 /// Prints one sync's outcome.
-fn print_sync(r: &alluvium::state::SyncReport, started: Instant, json: bool) {
+fn print_sync(r: &alluvium_state::SyncReport, started: Instant, json: bool) {
     Outcome::new("STATE SYNC", started)
         .line(sync_line(r))
         .fields_of(report_value(r))
@@ -389,13 +389,13 @@ fn get(a: GetArgs) -> Result<()> {
     let keys = key::key_batch(&a.keys, &key_fields(&store)?)?;
     let rows = store.get(&keys, a.at.at()?)?;
     refuse_binary_on_terminal(a.format, None)?;
-    write_stream(
+    Ok(write_stream(
         a.format,
         rows.schema(),
         std::iter::once(rows),
         stdout(),
         Shape::ALL,
-    )
+    )?)
 }
 
 fn scan(a: ScanArgs) -> Result<()> {
@@ -403,7 +403,7 @@ fn scan(a: ScanArgs) -> Result<()> {
     let store = open(&a.store)?;
     let reader = store.scan(a.at.at()?)?;
     let schema = reader.schema();
-    write_stream(
+    Ok(write_stream(
         a.format,
         schema,
         reader.map(|b| b.map_err(Error::from)),
@@ -415,7 +415,7 @@ fn scan(a: ScanArgs) -> Result<()> {
             },
         )?,
         Shape::ALL,
-    )
+    )?)
 }
 
 fn history(a: HistoryArgs) -> Result<()> {
@@ -423,13 +423,13 @@ fn history(a: HistoryArgs) -> Result<()> {
     let key = key::key_batch(std::slice::from_ref(&a.key), &key_fields(&store)?)?;
     let rows: RecordBatch = store.history(&key)?;
     refuse_binary_on_terminal(a.format, None)?;
-    write_stream(
+    Ok(write_stream(
         a.format,
         rows.schema(),
         std::iter::once(rows),
         stdout(),
         Shape::ALL,
-    )
+    )?)
 }
 
 fn status(a: StoreArg) -> Result<()> {
@@ -476,9 +476,11 @@ fn retain(a: RetainArgs) -> Result<()> {
     Ok(())
 }
 
-/// Runs `state ...`.
-pub fn run(a: StateArgs) -> Result<ExitCode> {
-    match a.command {
+/// Runs `state ...`. The store's own errors come back as their message, which is what the
+/// command line prints of any error (one line, exit status 1); the tables' errors come
+/// back as themselves.
+pub fn run(a: StateArgs) -> alluvium::Result<ExitCode> {
+    let done = match a.command {
         StateCommand::Init(a) => init(a),
         StateCommand::Put(a) => put(a),
         StateCommand::Sync(a) => sync(a),
@@ -487,6 +489,18 @@ pub fn run(a: StateArgs) -> Result<ExitCode> {
         StateCommand::History(a) => history(a),
         StateCommand::Status(a) => status(a),
         StateCommand::Retain(a) => retain(a),
-    }?;
-    Ok(ExitCode::SUCCESS)
+    };
+    match done {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(cli_error(e)),
+    }
+}
+
+/// A store error as the command line's error: a table's error as itself, the store's own
+/// as its message (all the command line prints of an error is its one line).
+fn cli_error(e: StateError) -> Error {
+    match e {
+        StateError::Table(e) => e,
+        own => Error::InvalidArgument(own.to_string()),
+    }
 }

@@ -31,10 +31,9 @@ pub struct VerifyArgs {
 
 pub fn run(a: VerifyArgs) -> Result<ExitCode> {
     let table = open(&a.table)?;
-    let options = VerifyOptions {
-        version: a.version,
-        deep: a.deep,
-    };
+    let options = VerifyOptions::default()
+        .with_version(a.version)
+        .with_deep(a.deep);
     // A deep check reads every data file: show that it is working on a terminal.
     let report = match a.deep {
         true => super::progress::with_spinner("verify: reading every data file", || {

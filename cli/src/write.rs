@@ -273,14 +273,13 @@ pub fn append(a: AppendArgs) -> Result<()> {
             Err(e) => return Err(e),
         }
     }
-    let options = WriteOptions {
-        merge_schema: a.merge_schema,
-        app_transaction: a
-            .app_id
-            .zip(a.app_version)
-            .map(|(id, v)| alluvium::AppTransaction::new(id, v)),
-        ..Default::default()
-    };
+    let options = WriteOptions::default()
+        .with_merge_schema(a.merge_schema)
+        .with_app_transaction(
+            a.app_id
+                .zip(a.app_version)
+                .map(|(id, v)| alluvium::AppTransaction::new(id, v)),
+        );
     let result = table.append(input.batches, &options);
     if let Some(p) = progress {
         p.finish_and_clear();

@@ -27,9 +27,21 @@ pub fn checkpoint_due(interval: u64, version: Version) -> bool {
 
 /// How checkpoints are written.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct CheckpointConfig {
     /// Split checkpoints with more actions than this (multi-part, or sidecars for V2).
     pub part_size: Option<usize>,
+}
+
+/// Builder-style setters: the struct is `#[non_exhaustive]`, so outside this crate it is
+/// built from its `Default` with these.
+impl CheckpointConfig {
+    /// Sets [`part_size`](Self::part_size) (a value, or an `Option`).
+    #[must_use]
+    pub fn with_part_size(mut self, part_size: impl Into<Option<usize>>) -> Self {
+        self.part_size = part_size.into();
+        self
+    }
 }
 
 /// Writes a checkpoint of `snapshot` and publishes it in `_last_checkpoint`.

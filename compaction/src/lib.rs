@@ -5,8 +5,15 @@
 //! are written by `alluvium-txlog`'s checkpoint writer, and OPTIMIZE rewrites data files
 //! through `alluvium-datafile`. Nothing here ever fails a user's
 //! commit: post-commit work reports its errors instead.
+//!
+//! Stability: this crate is internal to alluvium. It is versioned with the workspace but
+//! makes no semver promise of its own: its items change whenever the engine needs them to.
+//! Embed alluvium through the `alluvium` facade crate, whose curated top-level API is the
+//! one that is kept stable (its `internal-api` feature re-exports this crate for experts
+//! who accept that).
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod checkpoint;
 mod error;

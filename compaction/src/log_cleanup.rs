@@ -33,6 +33,7 @@ const DAY_MS: i64 = 24 * 3600 * 1000;
 
 /// What a cleanup did (or would do, in a dry run).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CleanupReport {
     /// The files deleted (or to delete), oldest first.
     pub deleted: Vec<StorePath>,

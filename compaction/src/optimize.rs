@@ -42,6 +42,7 @@ pub const DEFAULT_MAX_COMMIT_BYTES: u64 = 10 * 1024 * 1024 * 1024;
 
 /// What to optimize.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct OptimizeOptions {
     /// Only partitions matching this predicate (over partition columns only).
     pub partition_filter: Option<Expr>,
@@ -74,6 +75,55 @@ impl Default for OptimizeOptions {
             max_commit_bytes: DEFAULT_MAX_COMMIT_BYTES,
             interrupt: None,
         }
+    }
+}
+
+/// Builder-style setters: the struct is `#[non_exhaustive]`, so outside this crate it is
+/// built from its `Default` with these.
+impl OptimizeOptions {
+    /// Sets [`partition_filter`](Self::partition_filter) (a value, or an `Option`).
+    #[must_use]
+    pub fn with_partition_filter(mut self, partition_filter: impl Into<Option<Expr>>) -> Self {
+        self.partition_filter = partition_filter.into();
+        self
+    }
+
+    /// Sets [`only_partitions`](Self::only_partitions) (a value, or an `Option`).
+    #[must_use]
+    pub fn with_only_partitions(
+        mut self,
+        only_partitions: impl Into<Option<BTreeSet<PartitionKey>>>,
+    ) -> Self {
+        self.only_partitions = only_partitions.into();
+        self
+    }
+
+    /// Sets [`target_size`](Self::target_size) (a value, or an `Option`).
+    #[must_use]
+    pub fn with_target_size(mut self, target_size: impl Into<Option<u64>>) -> Self {
+        self.target_size = target_size.into();
+        self
+    }
+
+    /// Sets [`zorder_by`](Self::zorder_by).
+    #[must_use]
+    pub fn with_zorder_by(mut self, zorder_by: Vec<String>) -> Self {
+        self.zorder_by = zorder_by;
+        self
+    }
+
+    /// Sets [`max_commit_bytes`](Self::max_commit_bytes).
+    #[must_use]
+    pub fn with_max_commit_bytes(mut self, max_commit_bytes: u64) -> Self {
+        self.max_commit_bytes = max_commit_bytes;
+        self
+    }
+
+    /// Sets [`interrupt`](Self::interrupt) (a value, or an `Option`).
+    #[must_use]
+    pub fn with_interrupt(mut self, interrupt: impl Into<Option<Arc<AtomicBool>>>) -> Self {
+        self.interrupt = interrupt.into();
+        self
     }
 }
 
@@ -112,6 +162,7 @@ pub struct Plan {
 
 /// Progress of a run, for progress bars.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub enum Progress {
     /// The plan: this many input bytes to rewrite.
     Planned {
@@ -134,6 +185,7 @@ pub enum Progress {
 
 /// What a run did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct OptimizeReport {
     /// Versions committed, oldest first (none if there was nothing to do).
     pub versions: Vec<u64>,

@@ -65,6 +65,7 @@ pub enum VacuumMode {
 
 /// How to vacuum.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct VacuumOptions {
     /// Retention in hours; the table's `delta.deletedFileRetentionDuration` when `None`.
     pub retention_hours: Option<f64>,
@@ -95,8 +96,55 @@ impl Default for VacuumOptions {
     }
 }
 
+/// Builder-style setters: the struct is `#[non_exhaustive]`, so outside this crate it is
+/// built from its `Default` with these.
+impl VacuumOptions {
+    /// Sets [`retention_hours`](Self::retention_hours) (a value, or an `Option`).
+    #[must_use]
+    pub fn with_retention_hours(mut self, retention_hours: impl Into<Option<f64>>) -> Self {
+        self.retention_hours = retention_hours.into();
+        self
+    }
+
+    /// Sets [`force`](Self::force).
+    #[must_use]
+    pub fn with_force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
+
+    /// Sets [`dry_run`](Self::dry_run).
+    #[must_use]
+    pub fn with_dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
+    }
+
+    /// Sets [`mode`](Self::mode).
+    #[must_use]
+    pub fn with_mode(mut self, mode: VacuumMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets [`parallelism`](Self::parallelism).
+    #[must_use]
+    pub fn with_parallelism(mut self, parallelism: usize) -> Self {
+        self.parallelism = parallelism;
+        self
+    }
+
+    /// Sets [`now_ms`](Self::now_ms) (a value, or an `Option`).
+    #[must_use]
+    pub fn with_now_ms(mut self, now_ms: impl Into<Option<i64>>) -> Self {
+        self.now_ms = now_ms.into();
+        self
+    }
+}
+
 /// What a run did (or would do).
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct VacuumReport {
     /// Files deleted (or to delete), sorted.
     pub deleted: Vec<StorePath>,

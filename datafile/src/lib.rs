@@ -19,7 +19,14 @@
 //! [`TableLayout`] from a snapshot and commit the `add`s this crate returns), the CLI,
 //! environment variables, or any facade type. It depends on `alluvium-storage`,
 //! `alluvium-txlog` and `alluvium-expr` only.
+//!
+//! Stability: this crate is internal to alluvium. It is versioned with the workspace but
+//! makes no semver promise of its own: its items change whenever the engine needs them to.
+//! Embed alluvium through the `alluvium` facade crate, whose curated top-level API is the
+//! one that is kept stable (its `internal-api` feature re-exports this crate for experts
+//! who accept that).
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod encode;

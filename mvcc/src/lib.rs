@@ -6,8 +6,15 @@
 //!
 //! Writers that share a table handle and append can share commits too ([`group`]: group
 //! commit).
+//!
+//! Stability: this crate is internal to alluvium. It is versioned with the workspace but
+//! makes no semver promise of its own: its items change whenever the engine needs them to.
+//! Embed alluvium through the `alluvium` facade crate, whose curated top-level API is the
+//! one that is kept stable (its `internal-api` feature re-exports this crate for experts
+//! who accept that).
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod error;
 pub mod group;

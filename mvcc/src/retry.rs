@@ -6,6 +6,7 @@ use std::time::Duration;
 
 /// How the commit loop waits between attempts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RetryPolicy {
     /// Upper bound of the first backoff.
     pub initial_backoff: Duration,
@@ -26,6 +27,38 @@ impl Default for RetryPolicy {
             budget: Duration::from_secs(300),
             max_attempts: None,
         }
+    }
+}
+
+/// Builder-style setters: the struct is `#[non_exhaustive]`, so outside this crate it is
+/// built from its `Default` with these.
+impl RetryPolicy {
+    /// Sets [`initial_backoff`](Self::initial_backoff).
+    #[must_use]
+    pub fn with_initial_backoff(mut self, initial_backoff: Duration) -> Self {
+        self.initial_backoff = initial_backoff;
+        self
+    }
+
+    /// Sets [`max_backoff`](Self::max_backoff).
+    #[must_use]
+    pub fn with_max_backoff(mut self, max_backoff: Duration) -> Self {
+        self.max_backoff = max_backoff;
+        self
+    }
+
+    /// Sets [`budget`](Self::budget).
+    #[must_use]
+    pub fn with_budget(mut self, budget: Duration) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// Sets [`max_attempts`](Self::max_attempts) (a value, or an `Option`).
+    #[must_use]
+    pub fn with_max_attempts(mut self, max_attempts: impl Into<Option<u32>>) -> Self {
+        self.max_attempts = max_attempts.into();
+        self
     }
 }
 

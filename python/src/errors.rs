@@ -1,4 +1,5 @@
-//! `alluvium::Error` as the typed exceptions of `alluvium.exceptions`.
+//! `alluvium::Error` (and the state store's `StateError`) as the typed exceptions of
+//! `alluvium.exceptions`.
 //!
 //! The exception classes are defined in Python (so that they can also derive from the
 //! built-in exceptions a Python programmer catches: `ValueError`, `FileNotFoundError`,
@@ -7,6 +8,7 @@
 //! `retryable`, `error_kind`. The message is the library's one line.
 
 use alluvium::{Error, ErrorKind};
+use alluvium_state::StateError;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyAnyMethods;
@@ -33,18 +35,27 @@ pub(crate) fn to_py(e: Error) -> PyErr {
 
 fn class_name(e: &Error) -> &'static str {
     match e.kind() {
-        ErrorKind::Conflict | ErrorKind::Contention => "CommitConflictError",
-        ErrorKind::CommitOutcomeUnknown => "CommitOutcomeUnknownError",
         ErrorKind::NotFound => match e.as_log_error() {
             Some(alluvium::LogError::TableNotFound { .. }) => "TableNotFoundError",
             _ => "NotFoundError",
         },
-        ErrorKind::AlreadyExists => "TableExistsError",
-        ErrorKind::Unsupported => "UnsupportedFeatureError",
         ErrorKind::InvalidInput => match e {
             Error::SchemaMismatch(_) => "SchemaMismatchError",
             _ => "InvalidInputError",
         },
+        kind => kind_class(kind),
+    }
+}
+
+/// The exception class of an error of `kind`, when nothing more is known of it.
+fn kind_class(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::Conflict | ErrorKind::Contention => "CommitConflictError",
+        ErrorKind::CommitOutcomeUnknown => "CommitOutcomeUnknownError",
+        ErrorKind::NotFound => "NotFoundError",
+        ErrorKind::AlreadyExists => "TableExistsError",
+        ErrorKind::Unsupported => "UnsupportedFeatureError",
+        ErrorKind::InvalidInput => "InvalidInputError",
         ErrorKind::Corrupt => "CorruptTableError",
         ErrorKind::Refused => "OperationRefusedError",
         ErrorKind::Io => "StorageError",
@@ -71,16 +82,35 @@ fn kind_name(kind: ErrorKind) -> &'static str {
 }
 
 fn build(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
+    let conflict = e.conflict_kind().map(|k| format!("{}Exception", k.name()));
+    raise(
+        py,
+        class_name(e),
+        &e.to_string(),
+        e.kind(),
+        e.is_retryable(),
+        conflict,
+    )
+}
+
+/// The exception of `class` with the attributes the classes document.
+fn raise(
+    py: Python<'_>,
+    class: &str,
+    message: &str,
+    kind: ErrorKind,
+    retryable: bool,
+    conflict: Option<String>,
+) -> PyResult<PyErr> {
     let module = py.import("alluvium.exceptions")?;
-    let class = module.getattr(class_name(e))?;
+    let class = module.getattr(class)?;
     // One line: the library's messages are one line already; a nested cause's newline
     // must not break that.
-    let message = e.to_string().replace(['\n', '\r'], " ");
+    let message = message.replace(['\n', '\r'], " ");
     let value = class.call1((message,))?;
-    value.setattr("error_kind", kind_name(e.kind()))?;
-    value.setattr("retryable", e.is_retryable())?;
-    let conflict = e.conflict_kind().map(|k| format!("{}Exception", k.name()));
-    let conflict = match (conflict, e.kind()) {
+    value.setattr("error_kind", kind_name(kind))?;
+    value.setattr("retryable", retryable)?;
+    let conflict = match (conflict, kind) {
         (Some(k), _) => Some(k),
         // Out of retry budget: the contention itself is the conflict, and retrying is safe.
         (None, ErrorKind::Contention) => Some("ConcurrentTransactionException".to_string()),
@@ -100,6 +130,38 @@ pub(crate) trait IntoPy<T> {
 impl<T, E: Into<Error>> IntoPy<T> for Result<T, E> {
     fn py_err(self) -> PyResult<T> {
         self.map_err(|e| to_py(e.into()))
+    }
+}
+
+/// The Python exception for a state store's error: a table's error as [`to_py`] makes
+/// it; the store's own by its [`kind`](StateError::kind), with its message.
+pub(crate) fn state_to_py(e: StateError) -> PyErr {
+    let own = match e {
+        StateError::Table(e) => return to_py(e),
+        own => own,
+    };
+    Python::attach(|py| {
+        let built = raise(
+            py,
+            kind_class(own.kind()),
+            &own.to_string(),
+            own.kind(),
+            false,
+            None,
+        );
+        built.unwrap_or_else(|_| PyRuntimeError::new_err(own.to_string()))
+    })
+}
+
+/// A result of the state store into a `PyResult`.
+pub(crate) trait StateIntoPy<T> {
+    /// The value, or the typed Python exception.
+    fn py_err(self) -> PyResult<T>;
+}
+
+impl<T> StateIntoPy<T> for Result<T, StateError> {
+    fn py_err(self) -> PyResult<T> {
+        self.map_err(state_to_py)
     }
 }
 

@@ -97,11 +97,10 @@ pub(crate) fn commit_files<'py>(
             )));
         }
     };
-    let options = CommitFilesOptions {
-        mode,
-        allowed_locations: allowed_locations.unwrap_or_default(),
-        write: commit_options(commit.as_ref())?,
-    };
+    let options = CommitFilesOptions::default()
+        .with_mode(mode)
+        .with_allowed_locations(allowed_locations.unwrap_or_default())
+        .with_write(commit_options(commit.as_ref())?);
     let adds = parse_adds(&actions)?;
     let handle = table.get();
     let outcome = blocking::run(py, |_| {

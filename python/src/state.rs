@@ -3,13 +3,13 @@
 
 use std::collections::HashMap;
 
-use alluvium::state::{StateAt, StateOptions, StateStore};
+use alluvium_state::{StateAt, StateOptions, StateStore};
 use arrow_array::{RecordBatch, RecordBatchIterator};
 use pyo3::prelude::*;
 
 use crate::arrow_io::{ArrowStream, import_schema, import_source};
 use crate::blocking;
-use crate::errors::{IntoPy, invalid_input, to_py};
+use crate::errors::{StateIntoPy, invalid_input, to_py};
 use crate::values::from_serialize;
 
 fn options(storage_options: Option<HashMap<String, String>>) -> StateOptions {

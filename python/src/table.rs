@@ -130,10 +130,7 @@ pub(crate) fn commit_options(commit: Option<&Bound<'_, PyDict>>) -> PyResult<Wri
         && !retries.is_none()
     {
         let retries: u32 = retries.extract()?;
-        options.retry = Some(RetryPolicy {
-            max_attempts: Some(retries.saturating_add(1)),
-            ..RetryPolicy::default()
-        });
+        options.retry = Some(RetryPolicy::default().with_max_attempts(retries.saturating_add(1)));
     }
     Ok(options)
 }
@@ -560,13 +557,11 @@ impl RawTable {
     ) -> PyResult<Bound<'py, PyDict>> {
         let filter = parse(partition_filter.as_deref())?;
         let summary = blocking::run(py, |interrupt| {
-            let mut options = OptimizeOptions {
-                partition_filter: filter,
-                target_size,
-                zorder_by: zorder_by.unwrap_or_default(),
-                interrupt: Some(interrupt.flag()),
-                ..OptimizeOptions::default()
-            };
+            let mut options = OptimizeOptions::default()
+                .with_partition_filter(filter)
+                .with_target_size(target_size)
+                .with_zorder_by(zorder_by.unwrap_or_default())
+                .with_interrupt(interrupt.flag());
             if let Some(m) = max_commit_bytes {
                 options.max_commit_bytes = m;
             }
@@ -603,17 +598,15 @@ impl RawTable {
         enforce_retention_duration: bool,
         full: bool,
     ) -> PyResult<Vec<String>> {
-        let options = VacuumOptions {
-            retention_hours,
-            force: !enforce_retention_duration,
-            dry_run,
-            mode: if full {
+        let options = VacuumOptions::default()
+            .with_retention_hours(retention_hours)
+            .with_force(!enforce_retention_duration)
+            .with_dry_run(dry_run)
+            .with_mode(if full {
                 VacuumMode::Full
             } else {
                 VacuumMode::Lite
-            },
-            ..VacuumOptions::default()
-        };
+            });
         blocking::run(py, |_| {
             let report = self.table.vacuum(&options).py_err()?;
             if !dry_run {
@@ -771,7 +764,9 @@ impl RawTable {
         deep: bool,
         version: Option<u64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let options = alluvium::VerifyOptions { version, deep };
+        let options = alluvium::VerifyOptions::default()
+            .with_version(version)
+            .with_deep(deep);
         let report = blocking::run(py, |_| self.table.verify(&options).py_err())?;
         let out = from_serialize(py, &report)?;
         out.set_item("clean", report.is_clean())?;

@@ -126,10 +126,7 @@ pub(crate) fn write_table(
                         )));
                     }
                 }
-                let options = WriteOptions {
-                    read_snapshot: Some(snapshot),
-                    ..options
-                };
+                let options = options.with_read_snapshot(snapshot);
                 match mode {
                     Mode::Overwrite => target
                         .overwrite_str(source, predicate.as_deref(), &options)

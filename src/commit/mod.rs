@@ -21,8 +21,19 @@ use alluvium_txlog::schema::{StructField, StructType};
 use crate::report::CommitSummary;
 use crate::{Error, Result, Snapshot, Table};
 
-/// Options of write operations.
+/// Options of write operations. Built from `WriteOptions::default()` with the `with_`
+/// setters (its fields stay public to read and assign); `#[non_exhaustive]`, so an option
+/// a later version adds is no breaking change.
+///
+/// ```
+/// use alluvium::{AppTransaction, WriteOptions};
+/// let options = WriteOptions::default()
+///     .with_app_transaction(AppTransaction::new("ingest", 7))
+///     .with_merge_schema(true);
+/// assert_eq!(options.app_transaction.map(|a| a.version), Some(7));
+/// ```
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct WriteOptions {
     /// Add columns present in the data but not in the table (as nullable columns).
     pub merge_schema: bool,
@@ -49,6 +60,66 @@ pub struct WriteOptions {
 }
 
 impl WriteOptions {
+    /// Sets [`merge_schema`](Self::merge_schema).
+    #[must_use]
+    pub fn with_merge_schema(mut self, merge_schema: bool) -> Self {
+        self.merge_schema = merge_schema;
+        self
+    }
+
+    /// Sets [`app_transaction`](Self::app_transaction) (an `AppTransaction`, or an
+    /// `Option` of one).
+    #[must_use]
+    pub fn with_app_transaction(mut self, app: impl Into<Option<AppTransaction>>) -> Self {
+        self.app_transaction = app.into();
+        self
+    }
+
+    /// Sets [`target_file_size`](Self::target_file_size) (bytes, or an `Option`).
+    #[must_use]
+    pub fn with_target_file_size(mut self, bytes: impl Into<Option<u64>>) -> Self {
+        self.target_file_size = bytes.into();
+        self
+    }
+
+    /// Sets [`retry`](Self::retry) (a policy, or an `Option` of one).
+    #[must_use]
+    pub fn with_retry(mut self, retry: impl Into<Option<RetryPolicy>>) -> Self {
+        self.retry = retry.into();
+        self
+    }
+
+    /// Sets [`user_metadata`](Self::user_metadata).
+    #[must_use]
+    pub fn with_user_metadata(mut self, text: impl Into<String>) -> Self {
+        self.user_metadata = Some(text.into());
+        self
+    }
+
+    /// Sets [`commit_info`](Self::commit_info), replacing the fields set before.
+    #[must_use]
+    pub fn with_commit_info(
+        mut self,
+        fields: std::collections::BTreeMap<String, serde_json::Value>,
+    ) -> Self {
+        self.commit_info = fields;
+        self
+    }
+
+    /// Sets [`read_snapshot`](Self::read_snapshot) (a snapshot, or an `Option` of one).
+    #[must_use]
+    pub fn with_read_snapshot(mut self, snapshot: impl Into<Option<Snapshot>>) -> Self {
+        self.read_snapshot = snapshot.into();
+        self
+    }
+
+    /// Sets [`dv_files_only`](Self::dv_files_only).
+    #[must_use]
+    pub fn with_dv_files_only(mut self, dv_files_only: bool) -> Self {
+        self.dv_files_only = dv_files_only;
+        self
+    }
+
     /// The largest serialized DV written inline under these options (0: none).
     pub(crate) fn inline_dv_max_bytes(&self) -> usize {
         if self.dv_files_only {
@@ -114,6 +185,7 @@ impl WriteOutcome {
 /// `numRemovedFiles`/`numTargetFilesRemoved`, `numDeletionVectorsAdded`,
 /// `executionTimeMs`, ...).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct DmlOutcome {
     /// The commit, or why nothing was committed.
     pub outcome: WriteOutcome,

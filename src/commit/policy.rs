@@ -121,10 +121,7 @@ impl Table {
         if due.is_empty() {
             return None;
         }
-        let options = OptimizeOptions {
-            only_partitions: Some(due),
-            ..Default::default()
-        };
+        let options = OptimizeOptions::default().with_only_partitions(due);
         Some(
             self.optimize_with_policy(&options, &|_| {})
                 .map_err(Arc::new),

@@ -52,6 +52,7 @@ pub enum CommitMode {
 
 /// Options of [`Table::commit_files`].
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct CommitFilesOptions {
     /// Append or overwrite.
     pub mode: CommitMode,
@@ -63,6 +64,31 @@ pub struct CommitFilesOptions {
     /// `userMetadata`, the embedder's `commitInfo` fields, the retry policy, a pinned read
     /// snapshot. `merge_schema`, `target_file_size` and `dv_files_only` do not apply.
     pub write: WriteOptions,
+}
+
+/// Builder-style setters: the struct is `#[non_exhaustive]`, so outside this crate it is
+/// built from its `Default` with these.
+impl CommitFilesOptions {
+    /// Sets [`mode`](Self::mode).
+    #[must_use]
+    pub fn with_mode(mut self, mode: CommitMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets [`allowed_locations`](Self::allowed_locations).
+    #[must_use]
+    pub fn with_allowed_locations(mut self, allowed_locations: Vec<String>) -> Self {
+        self.allowed_locations = allowed_locations;
+        self
+    }
+
+    /// Sets [`write`](Self::write).
+    #[must_use]
+    pub fn with_write(mut self, write: WriteOptions) -> Self {
+        self.write = write;
+        self
+    }
 }
 
 impl Table {

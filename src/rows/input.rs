@@ -37,12 +37,14 @@ pub(crate) fn same_type(a: &DataType, b: &DataType) -> bool {
 /// inside it (a struct's fields, the structs a list holds or a map's keys and values hold),
 /// case-insensitively as Delta compares names: every reader of input rows looks columns up
 /// by name, so the second column's values would be silently dropped, and a table schema
-/// naming a nested field twice is one every reader refuses.
+/// naming a nested field twice is one every reader refuses. Every write of this crate
+/// checks it; it is public for an embedder that looks input columns up by name itself
+/// before handing the batches on (as `alluvium-state`'s `put` does).
 ///
 /// # Errors
 /// [`Error::DuplicateColumn`] naming the column (its path: `s.a` inside a struct,
 /// `l.element.a` inside a list's elements, `m.key.a` / `m.value.a` inside a map's).
-pub(crate) fn check_distinct_columns(input: &Schema) -> Result<()> {
+pub fn check_distinct_columns(input: &Schema) -> Result<()> {
     distinct_fields(
         input
             .fields()

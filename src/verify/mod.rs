@@ -24,6 +24,7 @@ use crate::{Result, Table};
 
 /// What [`Table::verify`] checks.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct VerifyOptions {
     /// Check the table as of this version (default: the latest). Commits and checkpoints
     /// above it are not examined, nor is `_last_checkpoint` (which describes the latest).
@@ -31,6 +32,24 @@ pub struct VerifyOptions {
     /// Also read every data file and compare its statistics (`numRecords`, `minValues`,
     /// `maxValues`, `nullCount`) with the data: slow, proportional to the table's size.
     pub deep: bool,
+}
+
+/// Builder-style setters: the struct is `#[non_exhaustive]`, so outside this crate it is
+/// built from its `Default` with these.
+impl VerifyOptions {
+    /// Sets [`version`](Self::version) (a value, or an `Option`).
+    #[must_use]
+    pub fn with_version(mut self, version: impl Into<Option<u64>>) -> Self {
+        self.version = version.into();
+        self
+    }
+
+    /// Sets [`deep`](Self::deep).
+    #[must_use]
+    pub fn with_deep(mut self, deep: bool) -> Self {
+        self.deep = deep;
+        self
+    }
 }
 
 /// The kinds of damage `verify` reports.
@@ -132,6 +151,7 @@ impl std::fmt::Display for FindingKind {
 
 /// One problem found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Finding {
     /// What is wrong.
     pub kind: FindingKind,
@@ -159,6 +179,7 @@ impl std::fmt::Display for Finding {
 
 /// What [`Table::verify`] found, and how much it looked at.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct VerifyReport {
     /// The version checked.
     pub version: u64,

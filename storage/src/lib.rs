@@ -22,7 +22,14 @@
 //!
 //! The contract of each method is documented on [`ObjectStore`]; SPEC.md §2 restates it and
 //! names the tests that check it.
+//!
+//! Stability: this crate is internal to alluvium. It is versioned with the workspace but
+//! makes no semver promise of its own: its items change whenever the engine needs them to.
+//! Embed alluvium through the `alluvium` facade crate, whose curated top-level API is the
+//! one that is kept stable (its `internal-api` feature re-exports this crate for experts
+//! who accept that).
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 #[cfg(feature = "object-store")]

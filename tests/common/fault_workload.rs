@@ -216,21 +216,12 @@ pub fn run(
         Op::Append(r) => table.append([batch(r)], &o)?,
         Op::AppendOnce(r, v) => table.append(
             [batch(r)],
-            &WriteOptions {
-                app_transaction: Some(alluvium::AppTransaction::new("app", v)),
-                ..o
-            },
+            &o.with_app_transaction(alluvium::AppTransaction::new("app", v)),
         )?,
         Op::Delete(id) => table.delete_str(&format!("id = {id}"), &o)?.outcome,
         Op::DeleteToDvFile(id) => {
             table
-                .delete_str(
-                    &format!("id = {id}"),
-                    &WriteOptions {
-                        dv_files_only: true,
-                        ..o
-                    },
-                )?
+                .delete_str(&format!("id = {id}"), &o.with_dv_files_only(true))?
                 .outcome
         }
         Op::OverwriteP(p, r) => table.overwrite_str([batch(r)], Some(&format!("p = '{p}'")), &o)?,
@@ -247,10 +238,7 @@ pub fn run(
                 .merge([batch(r)], "t.id = s.id")
                 .when("MATCHED THEN UPDATE SET *")
                 .when("NOT MATCHED THEN INSERT *")
-                .execute(&WriteOptions {
-                    dv_files_only: true,
-                    ..o
-                })?
+                .execute(&o.with_dv_files_only(true))?
                 .outcome
         }
     };

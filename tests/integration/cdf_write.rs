@@ -586,13 +586,7 @@ fn reserved_change_data_columns_are_refused_on_cdf_tables() {
     .unwrap();
     let before = latest(&t);
     let e = t
-        .append(
-            [b],
-            &WriteOptions {
-                merge_schema: true,
-                ..WriteOptions::default()
-            },
-        )
+        .append([b], &WriteOptions::default().with_merge_schema(true))
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
     assert_eq!(latest(&t), before);
@@ -958,10 +952,7 @@ fn checkpoints_and_verify_accept_tables_with_cdc_files() {
         let reopened = Table::from_store(t.store().clone());
         assert_eq!(rows(&reopened), before, "{f:?}");
         let report = t
-            .verify(&alluvium::VerifyOptions {
-                deep: true,
-                ..Default::default()
-            })
+            .verify(&alluvium::VerifyOptions::default().with_deep(true))
             .unwrap();
         assert!(report.is_clean(), "{f:?}: {:?}", report.findings);
     }

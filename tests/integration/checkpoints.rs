@@ -171,22 +171,15 @@ fn random_history(seed: u64) -> (Table, String) {
                 extra = true;
                 t.append(
                     [batch(&ids, p, true)],
-                    &WriteOptions {
-                        merge_schema: true,
-                        ..Default::default()
-                    },
+                    &WriteOptions::default().with_merge_schema(true),
                 )
                 .unwrap();
             }
             7 => {
                 app_version += 1;
-                let o = WriteOptions {
-                    app_transaction: Some(alluvium::AppTransaction::new(
-                        format!("app{}", app_version % 2),
-                        app_version,
-                    )),
-                    ..Default::default()
-                };
+                let o = WriteOptions::default().with_app_transaction(
+                    alluvium::AppTransaction::new(format!("app{}", app_version % 2), app_version),
+                );
                 t.append([batch(&ids, p, extra)], &o).unwrap();
             }
             8 if !domains => {
@@ -229,7 +222,8 @@ fn random_history(seed: u64) -> (Table, String) {
         }
         if rng.random_bool(0.15) {
             let part_size = [None, Some(2), Some(4)][rng.random_range(0..3)];
-            t.checkpoint(&CheckpointConfig { part_size }).unwrap();
+            t.checkpoint(&CheckpointConfig::default().with_part_size(part_size))
+                .unwrap();
         }
     }
     (t, config)
@@ -424,7 +418,7 @@ fn v2_checkpoints_with_sidecars_read_back() {
     }
     t.delete_str("id = 4", &WriteOptions::default()).unwrap();
     let out = t
-        .checkpoint(&CheckpointConfig { part_size: Some(3) })
+        .checkpoint(&CheckpointConfig::default().with_part_size(3))
         .unwrap();
     assert_eq!(out.files.len(), 1);
     assert!(

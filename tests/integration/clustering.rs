@@ -201,10 +201,7 @@ fn cluster_by_refuses_what_the_protocol_or_delta_spark_forbid() {
     let e = t.cluster_by(&["a", "b", "c", "d", "e"]).unwrap_err();
     assert!(e.to_string().contains("at most 4"), "{e}");
     let e = t
-        .optimize(&OptimizeOptions {
-            zorder_by: vec!["id".into()],
-            ..Default::default()
-        })
+        .optimize(&OptimizeOptions::default().with_zorder_by(vec!["id".into()]))
         .unwrap_err();
     assert!(e.to_string().contains("Z-order"), "{e}");
     // The fix in API terms; the CLI names its own flag.

@@ -111,10 +111,7 @@ fn overwrite_removes_every_live_file_in_the_same_commit() {
     let o = t
         .commit_files(
             adds,
-            &CommitFilesOptions {
-                mode: CommitMode::Overwrite,
-                ..Default::default()
-            },
+            &CommitFilesOptions::default().with_mode(CommitMode::Overwrite),
         )
         .unwrap();
     assert_eq!(o.report().unwrap().files_removed, 1);
@@ -127,13 +124,9 @@ fn overwrite_removes_every_live_file_in_the_same_commit() {
 fn a_retried_driver_with_its_application_version_is_skipped() {
     let (t, _) = table(&[], &[]);
     let adds = t.write_data_files([batch(&[1, 2], "a")], None).unwrap();
-    let opts = CommitFilesOptions {
-        write: WriteOptions {
-            app_transaction: Some(AppTransaction::new("ray-job-7", 1)),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    let opts = CommitFilesOptions::default().with_write(
+        WriteOptions::default().with_app_transaction(AppTransaction::new("ray-job-7", 1)),
+    );
     let first = t.commit_files(adds.clone(), &opts).unwrap();
     assert!(matches!(first, WriteOutcome::Committed(_)));
     match t.commit_files(adds, &opts).unwrap() {
@@ -172,15 +165,11 @@ fn absolute_paths_outside_the_root_need_an_allowed_location() {
         FileRefusal::OutsideTable
     );
     // A prefix that is not a whole path segment does not count.
-    let near = CommitFilesOptions {
-        allowed_locations: vec!["s3://other-bucket/sha".into()],
-        ..Default::default()
-    };
+    let near =
+        CommitFilesOptions::default().with_allowed_locations(vec!["s3://other-bucket/sha".into()]);
     assert!(t.commit_files(vec![outside.clone()], &near).is_err());
-    let allowed = CommitFilesOptions {
-        allowed_locations: vec!["s3://other-bucket/shared/".into()],
-        ..Default::default()
-    };
+    let allowed = CommitFilesOptions::default()
+        .with_allowed_locations(vec!["s3://other-bucket/shared/".into()]);
     t.commit_files(vec![outside], &allowed).unwrap();
     let mut inside = written;
     inside.path = format!("{}/{}", t.uri().trim_end_matches('/'), inside.path);

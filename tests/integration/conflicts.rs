@@ -28,10 +28,7 @@ fn table() -> Table {
 }
 
 fn pinned(s: &Snapshot) -> WriteOptions {
-    WriteOptions {
-        read_snapshot: Some(s.clone()),
-        ..Default::default()
-    }
+    WriteOptions::default().with_read_snapshot(s.clone())
 }
 
 fn kind(r: alluvium::Result<impl Into<WriteOutcome>>) -> Option<ConflictKind> {
@@ -131,14 +128,8 @@ fn blind_append_vs_metadata_change_conflicts() {
         ],
     )
     .unwrap();
-    t.append(
-        [b],
-        &WriteOptions {
-            merge_schema: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    t.append([b], &WriteOptions::default().with_merge_schema(true))
+        .unwrap();
     let e = t.append([batch(&[10], "x")], &pinned(&s)).unwrap_err();
     assert!(e.to_string().contains("MetadataChanged"), "{e}");
     assert_eq!(e.conflict_kind(), Some(ConflictKind::MetadataChanged));
@@ -352,10 +343,10 @@ fn a_rewrite_of_files_not_live_at_its_read_version_is_refused() {
 fn same_application_concurrently_conflicts() {
     let t = table();
     let s = t.snapshot().unwrap();
-    let app = |v| WriteOptions {
-        app_transaction: Some(alluvium::AppTransaction::new("etl", v)),
-        read_snapshot: Some(s.clone()),
-        ..Default::default()
+    let app = |v| {
+        WriteOptions::default()
+            .with_app_transaction(alluvium::AppTransaction::new("etl", v))
+            .with_read_snapshot(s.clone())
     };
     assert_eq!(kind(t.append([batch(&[10], "x")], &app(1))), None);
     assert_eq!(
@@ -443,13 +434,10 @@ fn max_attempts_bounds_the_commit_loop() {
     let s = t.snapshot().unwrap();
     t.append([batch(&[4], "y")], &WriteOptions::default())
         .unwrap();
-    let limited = |max| WriteOptions {
-        read_snapshot: Some(s.clone()),
-        retry: Some(alluvium::RetryPolicy {
-            max_attempts: Some(max),
-            ..Default::default()
-        }),
-        ..Default::default()
+    let limited = |max| {
+        WriteOptions::default()
+            .with_read_snapshot(s.clone())
+            .with_retry(alluvium::RetryPolicy::default().with_max_attempts(max))
     };
     // The first attempt takes the version the other append took: one attempt is not enough.
     let e = t.append([batch(&[5], "y")], &limited(1)).unwrap_err();

@@ -66,10 +66,7 @@ fn dv_table() -> Table {
 /// tests using it are about DV files, which deletes this small would otherwise not write
 /// (their DVs go inline; `small_dvs_go_inline_and_larger_ones_to_a_file`).
 fn delete(t: &Table, pred: &str) -> alluvium::CommitSummary {
-    let files_only = WriteOptions {
-        dv_files_only: true,
-        ..WriteOptions::default()
-    };
+    let files_only = WriteOptions::default().with_dv_files_only(true);
     match t.delete_str(pred, &files_only).unwrap().outcome {
         WriteOutcome::Committed(r) => *r,
         WriteOutcome::Skipped { .. } => panic!("skipped"),
@@ -327,10 +324,7 @@ fn append_only_tables_refuse_dv_deletes() {
 }
 
 fn pinned(s: &Snapshot) -> WriteOptions {
-    WriteOptions {
-        read_snapshot: Some(s.clone()),
-        ..Default::default()
-    }
+    WriteOptions::default().with_read_snapshot(s.clone())
 }
 
 #[test]
@@ -863,10 +857,7 @@ fn small_dvs_go_inline_and_larger_ones_to_a_file() {
     // The same 1-row delete with `dv_files_only` writes a DV file.
     t.delete_str(
         "id = 107",
-        &WriteOptions {
-            dv_files_only: true,
-            ..WriteOptions::default()
-        },
+        &WriteOptions::default().with_dv_files_only(true),
     )
     .unwrap();
     let dv = dv_of(&t, "100").unwrap();

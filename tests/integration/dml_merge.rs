@@ -493,13 +493,7 @@ fn a_merge_that_changes_nothing_commits_no_file_actions() {
 
 fn pinned(t: &Table) -> (WriteOptions, alluvium::Snapshot) {
     let s = t.snapshot().unwrap();
-    (
-        WriteOptions {
-            read_snapshot: Some(s.clone()),
-            ..Default::default()
-        },
-        s,
-    )
+    (WriteOptions::default().with_read_snapshot(s.clone()), s)
 }
 
 fn upsert(

@@ -175,10 +175,7 @@ fn update_conflicts_with_a_concurrent_delete_of_the_same_file() {
         let (t, model) = table(f);
         let read = t.snapshot().unwrap();
         t.delete_str("id = 1", &WriteOptions::default()).unwrap();
-        let pinned = WriteOptions {
-            read_snapshot: Some(read),
-            ..Default::default()
-        };
+        let pinned = WriteOptions::default().with_read_snapshot(read);
         let e = t.update_str("v = 0", Some("id = 2"), &pinned).unwrap_err();
         // The DELETE also re-adds the file (with a DV, or its other rows rewritten) inside the
         // read set, which the checker reports first, as Delta's does (SPEC.md §7).
@@ -193,10 +190,7 @@ fn update_conflicts_with_a_concurrent_delete_of_the_same_file() {
         t.update_str(
             "v = 0",
             Some("id = 2"),
-            &WriteOptions {
-                read_snapshot: Some(read),
-                ..Default::default()
-            },
+            &WriteOptions::default().with_read_snapshot(read),
         )
         .unwrap();
         let expected: Vec<Row> = model

@@ -1,15 +1,14 @@
 //! Input naming one column twice (`id,id`, or `id,ID`: names are case-insensitive) is
 //! refused by every entry point that takes rows — append and overwrite of an existing
-//! table, a transaction's `write_files`, a MERGE source, a state store's `put` — with
-//! `Error::DuplicateColumn` naming the column, and nothing is written: before, the second
-//! column's values were silently dropped.
+//! table, a transaction's `write_files`, a MERGE source — with `Error::DuplicateColumn` naming
+//! the column, and nothing is written: before, the second column's values were silently
+//! dropped. (A state store's `put` is checked in `state/tests/integration`.)
 
 use std::sync::Arc;
 
-use alluvium::state::{StateOptions, StateStore};
 use alluvium::{Error, Table, WriteOptions};
-use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray};
-use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
 
 use crate::dml_common::{Row, rows, schema};
 
@@ -79,48 +78,6 @@ fn writes_refuse_a_column_named_twice() {
         assert_eq!(e.kind(), alluvium::ErrorKind::InvalidInput);
         assert_eq!(t.snapshot().unwrap().version(), version, "{second}");
         assert_eq!(rows(&t), model, "{second}");
-    }
-}
-
-#[test]
-fn a_state_put_refuses_a_column_named_twice() {
-    let values = Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, false),
-        Field::new("v", DataType::Utf8, true),
-    ]));
-    let store = StateStore::in_memory(&["id"], values, StateOptions::default()).unwrap();
-    for (second, column) in [("v", "v"), ("V", "V"), ("ID", "ID")] {
-        let events = RecordBatch::try_new(
-            Arc::new(Schema::new(vec![
-                Field::new("id", DataType::Int64, false),
-                Field::new("v", DataType::Utf8, true),
-                Field::new(
-                    "event_time",
-                    DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-                    false,
-                ),
-                Field::new(
-                    second,
-                    match second {
-                        "ID" => DataType::Int64,
-                        _ => DataType::Utf8,
-                    },
-                    true,
-                ),
-            ])),
-            vec![
-                Arc::new(Int64Array::from(vec![1])) as ArrayRef,
-                Arc::new(StringArray::from(vec!["kept"])),
-                Arc::new(TimestampMicrosecondArray::from(vec![1_000]).with_timezone("UTC")),
-                match second {
-                    "ID" => Arc::new(Int64Array::from(vec![2])) as ArrayRef,
-                    _ => Arc::new(StringArray::from(vec!["dropped"])),
-                },
-            ],
-        )
-        .unwrap();
-        let e = store.put(&[events], None).unwrap_err();
-        assert!(names(&e, column), "{second}: {e:?}");
     }
 }
 

@@ -108,10 +108,7 @@ fn a_real_conflict_is_a_retryable_conflict() {
     let t = table_on(Arc::new(InMemoryStore::new()));
     let s = t.snapshot().unwrap();
     t.delete_str("p = 'x'", &WriteOptions::default()).unwrap();
-    let pinned = WriteOptions {
-        read_snapshot: Some(s),
-        ..Default::default()
-    };
+    let pinned = WriteOptions::default().with_read_snapshot(s);
     let e = t.delete_str("p = 'x'", &pinned).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
     assert_eq!(e.conflict_kind(), Some(ConflictKind::ConcurrentDeleteRead));
@@ -139,10 +136,10 @@ fn a_conflict_inside_optimize_is_classified() {
 fn an_optimize_filter_over_data_columns_is_refused() {
     let t = table_on(Arc::new(InMemoryStore::new()));
     let e = t
-        .optimize(&OptimizeOptions {
-            partition_filter: Some(alluvium::parse_expr("id = 1").unwrap()),
-            ..Default::default()
-        })
+        .optimize(
+            &OptimizeOptions::default()
+                .with_partition_filter(alluvium::parse_expr("id = 1").unwrap()),
+        )
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Refused, "{e}");
 }
@@ -157,15 +154,13 @@ fn an_unsettled_commit_is_commit_outcome_unknown() {
         table_on(inner.clone());
         let faulty = Arc::new(FaultyStore::new(inner, at, Fault::ErrorBefore));
         let t = Table::from_store(faulty.clone());
-        let options = WriteOptions {
-            retry: Some(RetryPolicy {
-                initial_backoff: Duration::ZERO,
-                max_backoff: Duration::ZERO,
-                budget: Duration::ZERO,
-                max_attempts: None,
-            }),
-            ..WriteOptions::default()
-        };
+        let options = WriteOptions::default().with_retry(
+            RetryPolicy::default()
+                .with_initial_backoff(Duration::ZERO)
+                .with_max_backoff(Duration::ZERO)
+                .with_budget(Duration::ZERO)
+                .with_max_attempts(None),
+        );
         let result = t.append([batch(&[3], "y")], &options);
         if faulty.operations() < at {
             break;

@@ -82,10 +82,8 @@ fn every_snapshot_accessor_returns_a_type_the_facade_exports() {
     table
         .create(&schema(), &[], [("delta.checkpointInterval", "2")])
         .unwrap();
-    let options = WriteOptions {
-        app_transaction: Some(alluvium::AppTransaction::new("app", 4)),
-        ..WriteOptions::default()
-    };
+    let options =
+        WriteOptions::default().with_app_transaction(alluvium::AppTransaction::new("app", 4));
     table.append([rows(&[1])], &options).unwrap();
     table
         .append([rows(&[2])], &WriteOptions::default())
@@ -221,4 +219,62 @@ fn properties_take_one_shape_everywhere() {
         txn.set_properties(bad).unwrap_err().kind(),
         ErrorKind::InvalidInput
     );
+}
+
+/// What the state store (`alluvium-state`, its own crate on this public API) needs of the
+/// facade, an embedder can use alike: the files a filter may match (data skipping), every
+/// row of one data file, the duplicate-column check of input, and a table under a
+/// directory of a store.
+#[test]
+fn per_file_reads_skipping_and_prefix_stores_are_public_api() {
+    let table = Table::in_memory();
+    table.create(&schema(), &[], NO_PROPERTIES).unwrap();
+    for ids in [[1, 2, 3], [10, 11, 12], [20, 21, 22]] {
+        table
+            .append([rows(&ids)], &WriteOptions::default())
+            .unwrap();
+    }
+    let snapshot = table.snapshot().unwrap();
+
+    // Data skipping: only the file whose statistics may hold 10..=12.
+    let filter = alluvium::parse_expr("id >= 10 AND id <= 12").unwrap();
+    let matching: Vec<&alluvium::Add> = snapshot.files_matching(&filter).unwrap();
+    assert_eq!(matching.len(), 1);
+    let everything = alluvium::parse_expr("id > 0").unwrap();
+    assert_eq!(snapshot.files_matching(&everything).unwrap().len(), 3);
+    let unknown = alluvium::parse_expr("nope = 1").unwrap();
+    let e = snapshot.files_matching(&unknown).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+
+    // Every row of that one file, and nothing of the others.
+    let batches = snapshot.read_whole_file(matching[0]).unwrap();
+    let ids: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| {
+            let col = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            col.values().to_vec()
+        })
+        .collect();
+    assert_eq!(ids, [10, 11, 12]);
+
+    // Input naming a column twice (names are case-insensitive) is refused, naming it.
+    let twice = Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("ID", DataType::Int64, true),
+    ]);
+    let e = alluvium::check_distinct_columns(&twice).unwrap_err();
+    assert!(
+        matches!(&e, alluvium::Error::DuplicateColumn { column, .. } if column == "ID"),
+        "{e}"
+    );
+    alluvium::check_distinct_columns(&schema()).unwrap();
+
+    // Two tables in two directories of one store.
+    let root: StoreRef = Arc::new(InMemoryStore::new());
+    let under =
+        |dir: &str| Table::from_store(Arc::new(alluvium::PrefixStore::new(root.clone(), dir)));
+    under("a").create(&schema(), &[], NO_PROPERTIES).unwrap();
+    assert_eq!(under("a").snapshot().unwrap().version(), 0);
+    let e = under("b").snapshot().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
 }

@@ -37,10 +37,7 @@ fn rows(writer: i64, seqs: &[i64]) -> RecordBatch {
 }
 
 fn app(id: impl Into<String>, version: i64) -> WriteOptions {
-    WriteOptions {
-        app_transaction: Some(AppTransaction::new(id, version)),
-        ..Default::default()
-    }
+    WriteOptions::default().with_app_transaction(AppTransaction::new(id, version))
 }
 
 /// A data file (checkpoints are Parquet files too, in the log directory).
@@ -325,14 +322,8 @@ fn writes_that_are_not_plain_blind_appends_commit_alone() {
     table
         .create(&schema(), &[], alluvium::NO_PROPERTIES)
         .unwrap();
-    let meta = WriteOptions {
-        user_metadata: Some("mine".into()),
-        ..Default::default()
-    };
-    let pinned = WriteOptions {
-        read_snapshot: Some(table.snapshot().unwrap()),
-        ..Default::default()
-    };
+    let meta = WriteOptions::default().with_user_metadata("mine");
+    let pinned = WriteOptions::default().with_read_snapshot(table.snapshot().unwrap());
     let a = table.append([rows(1, &[1])], &meta).unwrap();
     let b = table.append([rows(1, &[2])], &pinned).unwrap();
     let c = table
@@ -578,11 +569,11 @@ fn busy_is_retryable_and_classified_as_contention() {
     // The option reaches the handle: with a queue of one and refusal, concurrent writers
     // either commit or are refused, never lose or double a row.
     let store: StoreRef = Arc::new(InMemoryStore::new());
-    let table = Table::from_store(store.clone()).with_group_commit(GroupCommitOptions {
-        queue_capacity: 1,
-        when_full: WhenFull::Busy,
-        ..Default::default()
-    });
+    let table = Table::from_store(store.clone()).with_group_commit(
+        GroupCommitOptions::default()
+            .with_queue_capacity(1)
+            .with_when_full(WhenFull::Busy),
+    );
     table
         .create(&schema(), &[], alluvium::NO_PROPERTIES)
         .unwrap();

@@ -34,10 +34,7 @@ use arrow::array::{Int64Array, RecordBatch};
 use crate::fault_workload::{Setup, batch, schema};
 
 fn app(id: &str, v: i64) -> WriteOptions {
-    WriteOptions {
-        app_transaction: Some(AppTransaction::new(id, v)),
-        ..Default::default()
-    }
+    WriteOptions::default().with_app_transaction(AppTransaction::new(id, v))
 }
 
 /// The members: (row id, application).

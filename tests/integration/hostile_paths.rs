@@ -193,12 +193,12 @@ fn tombstone(t: &Table, path: &str) {
 }
 
 fn vacuum_now(t: &Table, mode: VacuumMode) -> alluvium_compaction::VacuumReport {
-    t.vacuum(&VacuumOptions {
-        retention_hours: Some(0.0),
-        force: true,
-        mode,
-        ..Default::default()
-    })
+    t.vacuum(
+        &VacuumOptions::default()
+            .with_retention_hours(0.0)
+            .with_force(true)
+            .with_mode(mode),
+    )
     .unwrap()
 }
 
@@ -281,12 +281,12 @@ fn vacuum_deletes_nothing_when_a_reference_cannot_be_resolved() {
         // Something VACUUM would delete if it ran: the file the respelling unreferenced.
         let outside = s.outside();
         let e = t
-            .vacuum(&VacuumOptions {
-                retention_hours: Some(0.0),
-                force: true,
-                mode,
-                ..Default::default()
-            })
+            .vacuum(
+                &VacuumOptions::default()
+                    .with_retention_hours(0.0)
+                    .with_force(true)
+                    .with_mode(mode),
+            )
             .unwrap_err();
         assert!(e.to_string().contains("loop"), "{mode:?}: {e}");
         assert!(s.root().join(&f).is_file(), "{mode:?}");
@@ -563,11 +563,11 @@ fn every_writing_operation_refuses_unsupported_writer_features() {
             (
                 "vacuum",
                 Box::new(|| {
-                    t.vacuum(&VacuumOptions {
-                        retention_hours: Some(0.0),
-                        force: true,
-                        ..Default::default()
-                    })
+                    t.vacuum(
+                        &VacuumOptions::default()
+                            .with_retention_hours(0.0)
+                            .with_force(true),
+                    )
                     .map(|_| ())
                 }),
             ),

@@ -305,15 +305,13 @@ fn an_unsettled_put_keeps_the_data_files_when_the_budget_runs_out() {
                 make_table(&inner, &[&[(1, "a")]]);
                 let faulty = Arc::new(FaultyStore::new(inner.clone(), at, Fault::ErrorBefore));
                 let t = Table::from_store(faulty.clone());
-                let options = WriteOptions {
-                    retry: Some(RetryPolicy {
-                        initial_backoff: Duration::ZERO,
-                        max_backoff: Duration::ZERO,
-                        budget: Duration::ZERO,
-                        max_attempts: None,
-                    }),
-                    ..WriteOptions::default()
-                };
+                let options = WriteOptions::default().with_retry(
+                    RetryPolicy::default()
+                        .with_initial_backoff(Duration::ZERO)
+                        .with_max_backoff(Duration::ZERO)
+                        .with_budget(Duration::ZERO)
+                        .with_max_attempts(None),
+                );
                 let result = t.append([batch(&[(2, "b")])], &options);
                 if faulty.operations() < at {
                     break;

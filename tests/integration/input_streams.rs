@@ -99,10 +99,7 @@ fn a_failing_source_commits_nothing_and_leaves_no_file() {
     });
     // Tiny files: each batch is uploaded before the next is pulled, so the failure finds
     // files to delete.
-    let small = WriteOptions {
-        target_file_size: Some(1),
-        ..WriteOptions::default()
-    };
+    let small = WriteOptions::default().with_target_file_size(1);
     let e = t.append(source, &small).unwrap_err();
     assert!(matches!(e, Error::Input(_)), "{e:?}");
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
@@ -149,10 +146,7 @@ fn an_arrow_reader_feeds_a_writer_and_keeps_the_error_type() {
 fn create_with_data_writes_version_zero_with_the_rows() {
     let (_d, t) = table();
     let props = HashMap::from([("delta.columnMapping.mode".to_string(), "name".to_string())]);
-    let options = WriteOptions {
-        app_transaction: Some(AppTransaction::new("loader", 7)),
-        ..WriteOptions::default()
-    };
+    let options = WriteOptions::default().with_app_transaction(AppTransaction::new("loader", 7));
     let o = t
         .create_with_data(
             &schema(),
@@ -228,10 +222,7 @@ fn create_with_data_on_an_existing_table_fails_and_leaves_no_file() {
         &[],
         alluvium::NO_PROPERTIES,
         failing,
-        &WriteOptions {
-            target_file_size: Some(1),
-            ..WriteOptions::default()
-        },
+        &WriteOptions::default().with_target_file_size(1),
     )
     .unwrap_err();
     assert_eq!(files(dir.path()), Vec::<String>::new());

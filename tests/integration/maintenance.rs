@@ -156,18 +156,18 @@ fn filters_select_partitions_and_budgets_split_commits() {
     append_small_files(&t, 20);
     let v = t.snapshot().unwrap().version();
     let r = t
-        .optimize(&OptimizeOptions {
-            partition_filter: Some(alluvium::parse_expr("p = 'a'").unwrap()),
-            ..Default::default()
-        })
+        .optimize(
+            &OptimizeOptions::default()
+                .with_partition_filter(alluvium::parse_expr("p = 'a'").unwrap()),
+        )
         .unwrap();
     assert_eq!((r.files_removed, r.partitions_optimized), (10, 1));
     assert_eq!(t.snapshot().unwrap().num_files(), 11);
     let e = t
-        .optimize(&OptimizeOptions {
-            partition_filter: Some(alluvium::parse_expr("x > 3").unwrap()),
-            ..Default::default()
-        })
+        .optimize(
+            &OptimizeOptions::default()
+                .with_partition_filter(alluvium::parse_expr("x > 3").unwrap()),
+        )
         .unwrap_err();
     assert!(e.to_string().contains("only use partition columns"), "{e}");
 
@@ -176,11 +176,11 @@ fn filters_select_partitions_and_budgets_split_commits() {
     let sizes: Vec<i64> = t.snapshot().unwrap().files().map(|f| f.size).collect();
     let target = u64::try_from(sizes.iter().max().unwrap() * 3).unwrap();
     let r = t
-        .optimize(&OptimizeOptions {
-            target_size: Some(target),
-            max_commit_bytes: 1,
-            ..Default::default()
-        })
+        .optimize(
+            &OptimizeOptions::default()
+                .with_target_size(target)
+                .with_max_commit_bytes(1),
+        )
         .unwrap();
     assert!(r.versions.len() >= 3, "{r:?}");
     assert_eq!(r.versions[0], v + 2);
@@ -204,10 +204,7 @@ fn an_interrupted_optimize_keeps_whole_groups_and_leaves_no_file() {
     // Interrupted before it starts: nothing at all.
     let stop = Arc::new(AtomicBool::new(true));
     let e = t
-        .optimize(&OptimizeOptions {
-            interrupt: Some(stop.clone()),
-            ..Default::default()
-        })
+        .optimize(&OptimizeOptions::default().with_interrupt(stop.clone()))
         .unwrap_err();
     assert_eq!(e.kind(), alluvium::ErrorKind::Interrupted, "{e}");
     assert_eq!(t.snapshot().unwrap().version(), v);
@@ -220,11 +217,9 @@ fn an_interrupted_optimize_keeps_whole_groups_and_leaves_no_file() {
     let flag = stop.clone();
     let e = t
         .optimize_with_progress(
-            &OptimizeOptions {
-                target_size: Some(target),
-                interrupt: Some(stop.clone()),
-                ..Default::default()
-            },
+            &OptimizeOptions::default()
+                .with_target_size(target)
+                .with_interrupt(stop.clone()),
             &move |p| {
                 if matches!(p, alluvium::Progress::BinDone { .. }) {
                     flag.store(true, Ordering::SeqCst);
@@ -240,12 +235,10 @@ fn an_interrupted_optimize_keeps_whole_groups_and_leaves_no_file() {
     let flag = stop.clone();
     let e = t
         .optimize_with_progress(
-            &OptimizeOptions {
-                target_size: Some(target),
-                max_commit_bytes: 1,
-                interrupt: Some(stop.clone()),
-                ..Default::default()
-            },
+            &OptimizeOptions::default()
+                .with_target_size(target)
+                .with_max_commit_bytes(1)
+                .with_interrupt(stop.clone()),
             &move |p| {
                 if matches!(p, alluvium::Progress::Committed { .. }) {
                     flag.store(true, Ordering::SeqCst);
@@ -306,11 +299,11 @@ fn zorder_makes_point_filters_prune_on_every_column() {
 
     let total: i64 = t.snapshot().unwrap().files().map(|f| f.size).sum();
     let r = t
-        .optimize(&OptimizeOptions {
-            zorder_by: vec!["x".into(), "y".into()],
-            target_size: Some(u64::try_from(total / 40).unwrap()),
-            ..Default::default()
-        })
+        .optimize(
+            &OptimizeOptions::default()
+                .with_zorder_by(vec!["x".into(), "y".into()])
+                .with_target_size(u64::try_from(total / 40).unwrap()),
+        )
         .unwrap();
     let files = t.snapshot().unwrap().num_files();
     assert!(
@@ -373,11 +366,11 @@ fn optimize_and_concurrent_appends_both_commit() {
     let mut optimized = 0;
     for _ in 0..3 {
         let r = o
-            .optimize(&OptimizeOptions {
-                target_size: Some(u64::try_from(sizes.iter().max().unwrap() * 4).unwrap()),
-                max_commit_bytes: 1,
-                ..Default::default()
-            })
+            .optimize(
+                &OptimizeOptions::default()
+                    .with_target_size(u64::try_from(sizes.iter().max().unwrap() * 4).unwrap())
+                    .with_max_commit_bytes(1),
+            )
             .unwrap_or_else(|e| panic!("optimize: {e}"));
         optimized += r.versions.len();
     }
@@ -428,10 +421,7 @@ fn vacuum_deletes_only_what_no_retained_version_needs() {
 
     // Too short a retention is refused; forced it is allowed.
     let e = t
-        .vacuum(&VacuumOptions {
-            retention_hours: Some(1.0),
-            ..Default::default()
-        })
+        .vacuum(&VacuumOptions::default().with_retention_hours(1.0))
         .unwrap_err();
     assert!(
         matches!(
@@ -453,10 +443,7 @@ fn vacuum_deletes_only_what_no_retained_version_needs() {
     // 8 days later: the rewritten inputs and the orphan go, in a dry run first.
     store.advance_clock(6 * DAY_MS + 1);
     let dry = t
-        .vacuum(&VacuumOptions {
-            dry_run: true,
-            ..Default::default()
-        })
+        .vacuum(&VacuumOptions::default().with_dry_run(true))
         .unwrap();
     assert_eq!(dry.deleted.len(), 7, "{:?}", dry.deleted);
     assert!(
@@ -539,19 +526,16 @@ fn vacuum_lite_uses_tombstones_and_keeps_young_orphans() {
         .unwrap();
 
     let lite = t
-        .vacuum(&VacuumOptions {
-            mode: VacuumMode::Lite,
-            dry_run: true,
-            ..Default::default()
-        })
+        .vacuum(
+            &VacuumOptions::default()
+                .with_mode(VacuumMode::Lite)
+                .with_dry_run(true),
+        )
         .unwrap();
     // The file the delete rewrote (its tombstone), not the orphans: lite never lists.
     assert_eq!(lite.deleted.len(), 1, "{:?}", lite.deleted);
     let full = t
-        .vacuum(&VacuumOptions {
-            dry_run: true,
-            ..Default::default()
-        })
+        .vacuum(&VacuumOptions::default().with_dry_run(true))
         .unwrap();
     let names: Vec<&str> = full.deleted.iter().map(|p| p.as_str()).collect();
     assert!(names.contains(&"p=b/old-orphan.parquet") && names.contains(&"p=b/young.parquet"));
@@ -679,22 +663,18 @@ fn a_delete_between_optimize_commits_is_not_undone() {
     }
     let deleter = t.clone();
     let deleted = AtomicBool::new(false);
+    // One commit per bin: one per partition.
+    let one_per_bin = OptimizeOptions::default().with_max_commit_bytes(1);
     let r = t
-        .optimize_with_progress(
-            &OptimizeOptions {
-                max_commit_bytes: 1, // one commit per bin: one per partition
-                ..Default::default()
-            },
-            &|p| {
-                if matches!(p, alluvium_compaction::optimize::Progress::Committed { .. })
-                    && !deleted.swap(true, Ordering::SeqCst)
-                {
-                    deleter
-                        .delete_str("y = 0", &WriteOptions::default())
-                        .unwrap();
-                }
-            },
-        )
+        .optimize_with_progress(&one_per_bin, &|p| {
+            if matches!(p, alluvium_compaction::optimize::Progress::Committed { .. })
+                && !deleted.swap(true, Ordering::SeqCst)
+            {
+                deleter
+                    .delete_str("y = 0", &WriteOptions::default())
+                    .unwrap();
+            }
+        })
         .unwrap();
     assert!(deleted.load(Ordering::SeqCst));
     let rows = rows_at(&t, VersionSpec::Latest);

@@ -97,24 +97,18 @@ fn run(t: &Table, op: Op, setup: &Setup) -> alluvium::Result<()> {
     match op {
         Op::Optimize => {
             let largest = t.snapshot()?.files().map(|f| f.size).max().unwrap_or(1);
-            t.optimize(&OptimizeOptions {
-                target_size: Some(u64::try_from(largest * 4).unwrap_or(1)),
-                max_commit_bytes: 1,
-                ..Default::default()
-            })?;
+            t.optimize(
+                &OptimizeOptions::default()
+                    .with_target_size(u64::try_from(largest * 4).unwrap_or(1))
+                    .with_max_commit_bytes(1),
+            )?;
         }
         Op::ZOrder => {
-            t.optimize(&OptimizeOptions {
-                zorder_by: vec!["x".into(), "y".into()],
-                ..Default::default()
-            })?;
+            t.optimize(&OptimizeOptions::default().with_zorder_by(vec!["x".into(), "y".into()]))?;
         }
         Op::AdvanceDays(d) => (setup.advance)(d * DAY_MS),
         Op::Vacuum(mode) => {
-            let mut o = VacuumOptions {
-                mode,
-                ..Default::default()
-            };
+            let mut o = VacuumOptions::default().with_mode(mode);
             if !setup.clock_moves {
                 o.retention_hours = Some(0.0);
                 o.force = true;

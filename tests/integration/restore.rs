@@ -135,11 +135,11 @@ fn restore_by_timestamp_and_refusals() {
 #[test]
 fn restore_refuses_when_vacuum_deleted_a_file_it_needs() {
     let (dir, t) = history(false);
-    t.vacuum(&VacuumOptions {
-        retention_hours: Some(0.0),
-        force: true,
-        ..Default::default()
-    })
+    t.vacuum(
+        &VacuumOptions::default()
+            .with_retention_hours(0.0)
+            .with_force(true),
+    )
     .unwrap();
     let vacuumed = t.snapshot().unwrap().version();
     let e = t.restore(VersionSpec::Version(2)).unwrap_err();

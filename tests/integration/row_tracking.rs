@@ -241,10 +241,11 @@ fn optimize_keeps_every_rows_id_and_commit_version() {
 /// A deep `verify` finds nothing wrong (the hidden columns and their statistics included).
 fn assert_clean(t: &Table) {
     let report = t
-        .verify(&alluvium::VerifyOptions {
-            version: None,
-            deep: true,
-        })
+        .verify(
+            &alluvium::VerifyOptions::default()
+                .with_version(None)
+                .with_deep(true),
+        )
         .unwrap();
     assert!(report.is_clean(), "{:?}", report.findings);
 }

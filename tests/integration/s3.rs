@@ -194,11 +194,11 @@ fn create_append_delete_checkpoint_optimize_vacuum() {
     assert_eq!(table.snapshot().unwrap().num_files(), 2);
 
     let vac = table
-        .vacuum(&VacuumOptions {
-            retention_hours: Some(0.0),
-            force: true,
-            ..Default::default()
-        })
+        .vacuum(
+            &VacuumOptions::default()
+                .with_retention_hours(0.0)
+                .with_force(true),
+        )
         .unwrap();
     assert!(vac.failed.is_empty(), "{:?}", vac.failed);
     assert!(vac.deleted.len() >= opt.files_removed, "{vac:?}");

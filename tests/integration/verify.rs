@@ -109,10 +109,7 @@ fn version_limits_what_is_checked() {
     );
     let err = Table::open(root.to_str().unwrap())
         .unwrap()
-        .verify(&VerifyOptions {
-            version: Some(9),
-            deep: false,
-        })
+        .verify(&VerifyOptions::default().with_version(9).with_deep(false))
         .unwrap_err();
     assert!(err.to_string().contains("latest version is 4"), "{err}");
 }
@@ -161,10 +158,7 @@ fn in_memory_tables_are_verified_too() {
     let store = Arc::new(InMemoryStore::new());
     let table = Table::from_store(store.clone());
     build(&table);
-    let options = VerifyOptions {
-        version: None,
-        deep: true,
-    };
+    let options = VerifyOptions::default().with_version(None).with_deep(true);
     assert!(table.verify(&options).unwrap().is_clean());
     let path = table
         .snapshot()
@@ -214,10 +208,7 @@ fn external_files_of_other_stores_are_not_looked_up_locally() {
         )
         .unwrap();
     let report = Table::from_store(store)
-        .verify(&VerifyOptions {
-            version: None,
-            deep: false,
-        })
+        .verify(&VerifyOptions::default().with_version(None).with_deep(false))
         .unwrap();
     assert_eq!(
         kinds(&report),
@@ -357,7 +348,7 @@ fn an_incomplete_multi_part_checkpoint_is_reported() {
     let (_dir, root) = built();
     let table = Table::open(root.to_str().unwrap()).unwrap();
     let out = table
-        .checkpoint(&CheckpointConfig { part_size: Some(2) })
+        .checkpoint(&CheckpointConfig::default().with_part_size(2))
         .unwrap();
     assert!(out.files.len() > 1, "{:?}", out.files);
     assert!(run_verify(&root, None, false).is_clean());

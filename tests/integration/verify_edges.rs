@@ -274,7 +274,7 @@ fn a_classic_and_a_multi_part_checkpoint_of_one_version_verify_clean() {
         let (_dir, root) = built();
         let t = Table::open(root.to_str().unwrap()).unwrap();
         let classic = CheckpointConfig::default();
-        let multi = CheckpointConfig { part_size: Some(2) };
+        let multi = CheckpointConfig::default().with_part_size(2);
         let (first, second) = match multi_first {
             true => (&multi, &classic),
             false => (&classic, &multi),
@@ -294,7 +294,7 @@ fn a_classic_and_a_multi_part_checkpoint_of_one_version_verify_clean() {
     t.checkpoint(&CheckpointConfig::default()).unwrap();
     let hint = std::fs::read(log(&root, "_last_checkpoint")).unwrap();
     let out = t
-        .checkpoint(&CheckpointConfig { part_size: Some(2) })
+        .checkpoint(&CheckpointConfig::default().with_part_size(2))
         .unwrap();
     assert!(out.files.len() > 1);
     std::fs::remove_file(root.join(out.files[0].as_str())).unwrap();

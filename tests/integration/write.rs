@@ -263,10 +263,7 @@ fn schema_is_enforced_and_merged_on_request() {
             .unwrap_err(),
         Error::SchemaMismatch(_)
     ));
-    let opts = WriteOptions {
-        merge_schema: true,
-        ..Default::default()
-    };
+    let opts = WriteOptions::default().with_merge_schema(true);
     committed(t.append([extra], &opts).unwrap());
     let snap = t.snapshot().unwrap();
     assert_eq!(snap.schema().fields.len(), 4);
@@ -292,10 +289,8 @@ fn schema_is_enforced_and_merged_on_request() {
 #[test]
 fn idempotent_writes_skip_replays() {
     let (_d, t) = new_table(false);
-    let opts = |v| WriteOptions {
-        app_transaction: Some(alluvium::AppTransaction::new("sink", v)),
-        ..Default::default()
-    };
+    let opts =
+        |v| WriteOptions::default().with_app_transaction(alluvium::AppTransaction::new("sink", v));
     committed(t.append([batch(&[(1, None, "a")])], &opts(5)).unwrap());
     // Replaying the same version, or an older one, writes nothing.
     for v in [5, 4] {
@@ -609,14 +604,13 @@ fn typed_integer_literals_filter_every_integer_width() {
 #[test]
 fn commit_info_fields_of_the_embedder_are_recorded_and_reserved_names_refused() {
     let (_d, t) = new_table(false);
-    let options = WriteOptions {
-        commit_info: [
+    let options = WriteOptions::default().with_commit_info(
+        [
             ("userName".to_string(), serde_json::json!("etl")),
             ("job".to_string(), serde_json::json!({"run": 7})),
         ]
         .into(),
-        ..WriteOptions::default()
-    };
+    );
     t.append([batch(&[(1, None, "a")])], &options).unwrap();
     t.delete_str("id = 1", &options).unwrap();
     for e in t.history(Some(2)).unwrap() {
@@ -624,10 +618,8 @@ fn commit_info_fields_of_the_embedder_are_recorded_and_reserved_names_refused() 
         assert_eq!(ci.0["userName"], "etl");
         assert_eq!(ci.0["job"]["run"], 7);
     }
-    let reserved = WriteOptions {
-        commit_info: [("operation".to_string(), serde_json::json!("FAKE"))].into(),
-        ..WriteOptions::default()
-    };
+    let reserved = WriteOptions::default()
+        .with_commit_info([("operation".to_string(), serde_json::json!("FAKE"))].into());
     let v = t.snapshot().unwrap().version();
     let e = t.append([batch(&[(2, None, "b")])], &reserved).unwrap_err();
     assert_eq!(e.kind(), alluvium::ErrorKind::InvalidInput, "{e}");

@@ -16,7 +16,11 @@ use arrow::datatypes::{DataType, Field, Schema};
 pub fn run_verify(root: &Path, version: Option<u64>, deep: bool) -> VerifyReport {
     Table::open(root.to_str().unwrap())
         .unwrap()
-        .verify(&VerifyOptions { version, deep })
+        .verify(
+            &VerifyOptions::default()
+                .with_version(version)
+                .with_deep(deep),
+        )
         .unwrap()
 }
 

@@ -23,7 +23,14 @@
 //!   ([`properties`]), and the rules of column mapping, row tracking, Iceberg compatibility,
 //!   clustering and type widening (the old paths, such as [`features`], are re-exports);
 //! * [`path`]: file paths in actions.
+//!
+//! Stability: this crate is internal to alluvium. It is versioned with the workspace but
+//! makes no semver promise of its own: its items change whenever the engine needs them to.
+//! Embed alluvium through the `alluvium` facade crate, whose curated top-level API is the
+//! one that is kept stable (its `internal-api` feature re-exports this crate for experts
+//! who accept that).
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod actions;

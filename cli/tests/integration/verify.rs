@@ -17,10 +17,7 @@ fn each_kind_of_damage_is_one_line_per_finding_with_exit_3() {
         damage(&root);
         let report = Table::open(root.to_str().unwrap())
             .unwrap()
-            .verify(&VerifyOptions {
-                version: None,
-                deep: true,
-            })
+            .verify(&VerifyOptions::default().with_version(None).with_deep(true))
             .unwrap();
         let o = Command::new(BIN)
             .args(["verify", root.to_str().unwrap(), "--deep"])

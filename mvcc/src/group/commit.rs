@@ -25,7 +25,7 @@ use crate::transaction::{CommitReport, Transaction};
 use crate::{ConflictKind, MvccError, Result, RetryPolicy};
 
 /// The `operationParameters` key holding the number of writes a group commit holds.
-pub const GROUP_MEMBERS_PARAMETER: &str = "groupMembers";
+const GROUP_MEMBERS_PARAMETER: &str = "groupMembers";
 
 /// Commits `members` (in queue order) and returns one outcome per member, in the same
 /// order.

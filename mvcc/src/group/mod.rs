@@ -48,6 +48,7 @@ use crate::{MvccError, Result};
 
 /// How a table handle groups concurrent appends into commits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GroupCommitOptions {
     /// Whether appends may share commits at all (default true). Off, every write commits
     /// alone.
@@ -73,6 +74,45 @@ impl Default for GroupCommitOptions {
             queue_capacity: 1024,
             when_full: WhenFull::Block,
         }
+    }
+}
+
+/// Builder-style setters: the struct is `#[non_exhaustive]`, so outside this crate it is
+/// built from its `Default` with these.
+impl GroupCommitOptions {
+    /// Sets [`enabled`](Self::enabled).
+    #[must_use]
+    pub fn with_enabled(mut self, enabled: bool) -> Self {
+        self.enabled = enabled;
+        self
+    }
+
+    /// Sets [`max_actions`](Self::max_actions).
+    #[must_use]
+    pub fn with_max_actions(mut self, max_actions: usize) -> Self {
+        self.max_actions = max_actions;
+        self
+    }
+
+    /// Sets [`max_bytes`](Self::max_bytes).
+    #[must_use]
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// Sets [`queue_capacity`](Self::queue_capacity).
+    #[must_use]
+    pub fn with_queue_capacity(mut self, queue_capacity: usize) -> Self {
+        self.queue_capacity = queue_capacity;
+        self
+    }
+
+    /// Sets [`when_full`](Self::when_full).
+    #[must_use]
+    pub fn with_when_full(mut self, when_full: WhenFull) -> Self {
+        self.when_full = when_full;
+        self
     }
 }
 

@@ -34,6 +34,7 @@ pub enum VersionSpec {
 
 /// What loading a snapshot cost.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SnapshotReport {
     /// LIST requests against the log.
     pub list_calls: u32,

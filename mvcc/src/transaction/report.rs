@@ -8,6 +8,7 @@ use alluvium_txlog::Version;
 
 /// Returned to the caller of every successful commit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CommitReport {
     /// The committed version.
     pub version: Version,

@@ -9,6 +9,7 @@ use crate::{Error, Result};
 
 /// Which rows a clause applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ClauseKind {
     /// `WHEN MATCHED`: target rows with a source row satisfying the ON condition.
     Matched,
@@ -31,6 +32,7 @@ impl ClauseKind {
 
 /// What a clause does to the rows it applies to.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum MergeAction {
     /// `UPDATE SET col = expr, …` (MATCHED, NOT MATCHED BY SOURCE).
     Update(Vec<Assignment>),

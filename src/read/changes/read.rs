@@ -114,8 +114,9 @@ impl Reader {
 /// The batches of a change-data-feed read, streamed in version order (see
 /// [`Changes::execute`](super::Changes::execute)).
 ///
-/// Reading is pipelined through [`ReadAhead`]: files are decoded on the rayon pool, a
-/// bounded number ahead of the consumer, while the consumer takes earlier ones, so reading
+/// Reading is pipelined through the crate's `ReadAhead` (`read_ahead.rs`): files are
+/// decoded on the rayon pool, a bounded number ahead of the consumer, while the consumer
+/// takes earlier ones, so reading
 /// and what the consumer does with the rows (encoding output) overlap. Memory holds at most
 /// `files_in_flight` decoded files ahead of the one being consumed.
 #[derive(Debug)]

@@ -17,6 +17,7 @@ use crate::Result;
 
 /// The answer of [`Scan::count`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct RowCount {
     /// Rows the scan returns.
     pub rows: u64,

@@ -103,6 +103,22 @@ pub(crate) fn read_whole_file(snapshot: &Snapshot, add: &Add) -> Result<Vec<Reco
     Ok(ReadPlan::all(table_layout(snapshot))?.read_file(add)?)
 }
 
+impl Snapshot {
+    /// Every row of the data file `add` names, all columns, read as this snapshot's schema
+    /// says (column mapping, partition values, logical types), its deletion vector applied.
+    /// `add` is a file of this table: a live one ([`files`](Self::files),
+    /// [`files_matching`](Self::files_matching)), or one an embedder found in a commit of
+    /// the table's log whose file still exists (a change processor reading commit by
+    /// commit). Memory holds that one file's rows.
+    ///
+    /// # Errors
+    /// A missing or unreadable data file, a corrupt deletion vector, or a column that
+    /// cannot be read as its type; each names the file.
+    pub fn read_whole_file(&self, add: &Add) -> Result<Vec<RecordBatch>> {
+        read_whole_file(self, add)
+    }
+}
+
 /// Builds a [`Scan`].
 #[derive(Debug, Clone)]
 pub struct ScanBuilder {

@@ -28,7 +28,7 @@ pub const COLUMN_MAPPING_ID: &str = ColumnMetadataKey::ColumnMappingId.as_str();
 pub const COLUMN_MAPPING_PHYSICAL_NAME: &str =
     ColumnMetadataKey::ColumnMappingPhysicalName.as_str();
 
-/// A primitive type.
+/// A primitive type (exhaustive, as [`DataType`] is, and for the same reason).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PrimitiveType {
     /// UTF-8 string.
@@ -164,6 +164,12 @@ impl std::str::FromStr for PrimitiveType {
 }
 
 /// A data type.
+///
+/// Deliberately not `#[non_exhaustive]` (nor [`PrimitiveType`]): the engine's crates match
+/// types exhaustively wherever one needs handling (binding, casting, statistics, reading),
+/// so a type the protocol adds fails to compile at each place until it is handled, rather
+/// than falling into a wildcard arm. For an embedder such an addition is a breaking change
+/// of the facade's version.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DataType {
     /// A primitive.

@@ -4,6 +4,7 @@ use serde::Serialize;
 
 /// What [`put`](super::StateStore::put) did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct PutReport {
     /// Events given.
     pub events: u64,
@@ -17,6 +18,7 @@ pub struct PutReport {
 
 /// What [`sync`](super::StateStore::sync) did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct SyncReport {
     /// The latest log version seen.
     pub log_version: u64,
@@ -50,6 +52,7 @@ pub struct SyncReport {
 
 /// How far `state/` is behind the log ([`lag`](super::StateStore::lag)).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Lag {
     /// The latest log version.
     pub log_version: u64,
@@ -63,6 +66,7 @@ pub struct Lag {
 
 /// A store's versions and size ([`status`](super::StateStore::status)).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct StateStatus {
     /// The store location.
     pub location: String,
@@ -88,6 +92,7 @@ pub struct StateStatus {
 
 /// What [`retain`](super::StateStore::retain) did (or would do, dry run).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct RetainReport {
     /// Log partitions (`event_date`, `YYYY-MM-DD`) older than this are dropped.
     pub cutoff_date: String,

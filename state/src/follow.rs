@@ -2,7 +2,7 @@
 //! one poll interval of `log/` until a stop flag is set.
 //!
 //! The loop owns one snapshot of the log and refreshes it each poll with
-//! [`Snapshot::refresh`](crate::Snapshot::refresh): one listing from the next version
+//! [`Snapshot::refresh`](alluvium::Snapshot::refresh): one listing from the next version
 //! on and the new commits only, never a full listing or a checkpoint read. When the log moved
 //! (or a previous sync did not finish), it runs [`StateStore::sync`], which is exactly-once on
 //! its own (the applied log version is a `txn` of the state commit), so two followers, a
@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::{StateStore, SyncReport};
-use crate::{ErrorKind, Result};
+use crate::Result;
+use alluvium::ErrorKind;
 
 /// The longest the loop sleeps before reading the stop flag again, whatever the interval.
 const STOP_CHECK: Duration = Duration::from_millis(20);

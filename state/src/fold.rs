@@ -23,7 +23,8 @@ use arrow_row::{OwnedRow, RowConverter, SortField};
 use arrow_schema::{Field, Schema};
 
 use super::layout::{DELETE_FLAG, EVENT_TIME, Layout, OP, OP_DELETE, SEQ};
-use crate::{Error, Result};
+use crate::Result;
+use alluvium::Error;
 
 /// The order of an event: greater is newer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -43,7 +44,8 @@ pub fn assigned_seq(version: u64, ordinal: u64) -> Result<i64> {
     if version >= 1 << 31 || ordinal >= 1 << 32 {
         return Err(Error::InvalidArgument(format!(
             "cannot assign a seq to row {ordinal} of log version {version}"
-        )));
+        ))
+        .into());
     }
     Ok(((version << 32) | ordinal) as i64)
 }
@@ -254,7 +256,7 @@ fn column(batch: &RecordBatch, name: &str) -> Result<ArrayRef> {
     batch
         .column_by_name(name)
         .cloned()
-        .ok_or_else(|| Error::SchemaMismatch(format!("log rows have no column `{name}`")))
+        .ok_or_else(|| Error::SchemaMismatch(format!("log rows have no column `{name}`")).into())
 }
 
 fn times(orders: impl Iterator<Item = EventOrder>) -> ArrayRef {

@@ -4,9 +4,9 @@
 //! `state/` (time travel). Both are ordinary Delta tables any engine reads.
 //!
 //! ```no_run
-//! # fn main() -> alluvium::Result<()> {
+//! # fn main() -> alluvium_state::Result<()> {
 //! use std::sync::Arc;
-//! use alluvium::state::{StateAt, StateOptions, StateStore};
+//! use alluvium_state::{StateAt, StateOptions, StateStore};
 //! use arrow::datatypes::{DataType, Field, Schema};
 //! let schema = Arc::new(Schema::new(vec![
 //!     Field::new("user", DataType::Utf8, false),
@@ -21,9 +21,17 @@
 //! # Ok(()) }
 //! ```
 //!
+//! This crate is built on the `alluvium` facade's public API (the compiler keeps it there:
+//! it is what any embedder could build), plus `alluvium-txlog` where a sync decodes the
+//! commit files of `log/` and the statistics and deletion vectors of their files itself.
+//! Its errors are its own [`StateError`], which wraps the tables' [`alluvium::Error`].
+//!
 //! Files, one concept each: `layout` (tables, schemas, reserved names, configuration),
 //! `events` (what `put` takes), `fold` (the ordering rule), `sync`, `read` (get, scan,
-//! history), `retain`, `report`, `error`, `prefix` (sub-directory stores).
+//! history), `lookup` (point lookups), `clustering`, `retain`, `follow`, `report`, `error`.
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod clustering;
 mod error;
@@ -41,12 +49,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use alluvium_storage::{StoreRef, remote_scheme};
+use alluvium::{StoreRef, remote_scheme};
 use alluvium_txlog::stats::FileStats;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-pub use error::StateError;
+pub use error::{Result, StateError};
 pub use fold::{EventOrder, assigned_seq};
 pub use layout::{
     EVENT_DATE, EVENT_TIME, FORMAT_VERSION_PROPERTY, KEY_COLUMNS_PROPERTY, OP, OP_DELETE,
@@ -55,7 +63,7 @@ pub use layout::{
 pub use report::{Lag, PutReport, RetainReport, StateStatus, SyncReport};
 pub use sync::SYNC_APP_ID;
 
-use crate::{AppTransaction, ErrorKind, Result, Table, WriteOptions, WriteOutcome};
+use alluvium::{AppTransaction, Table, WriteOptions, WriteOutcome};
 use layout::{Layout, Role};
 
 /// Which state to read.
@@ -172,17 +180,6 @@ pub struct StateStore {
     lookup_cache: Arc<lookup::LookupCache>,
 }
 
-/// The classification of a [`StateError`].
-pub(crate) fn error_kind(e: &StateError) -> ErrorKind {
-    match e {
-        StateError::NotAStore { .. } | StateError::LogVersionUnavailable { .. } => {
-            ErrorKind::NotFound
-        }
-        StateError::TooManyConflicts { .. } => ErrorKind::Contention,
-        _ => ErrorKind::InvalidInput,
-    }
-}
-
 /// The table `dir` under `location`.
 fn open_table(location: &str, dir: &str, options: &StateOptions) -> Result<Table> {
     let sub = if remote_scheme(location).is_some() || location.contains("://") {
@@ -195,7 +192,7 @@ fn open_table(location: &str, dir: &str, options: &StateOptions) -> Result<Table
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
-    Table::open_with_options(&sub, &pairs)
+    Ok(Table::open_with_options(&sub, &pairs)?)
 }
 
 impl StateStore {
@@ -209,7 +206,7 @@ impl StateStore {
 
     fn store_tables(root: &StoreRef) -> [Table; 3] {
         let t = |role: Role| {
-            Table::from_store(Arc::new(alluvium_storage::PrefixStore::new(
+            Table::from_store(Arc::new(alluvium::PrefixStore::new(
                 root.clone(),
                 role.dir(),
             )))
@@ -260,8 +257,7 @@ impl StateStore {
                         "the {} table's keys or columns differ from state/'s",
                         role.dir()
                     ),
-                }
-                .into());
+                });
             }
         }
         Ok(StateStore {
@@ -336,7 +332,7 @@ impl StateStore {
         value_schema: SchemaRef,
         options: StateOptions,
     ) -> Result<StateStore> {
-        let root: StoreRef = Arc::new(alluvium_storage::InMemoryStore::new());
+        let root: StoreRef = Arc::new(alluvium::InMemoryStore::new());
         Self::create_in_store(root, key_columns, value_schema, options)
     }
 
@@ -414,10 +410,8 @@ impl StateStore {
         if events == 0 && idempotency.is_none() {
             return Ok(PutReport::default());
         }
-        let options = WriteOptions {
-            app_transaction: idempotency.map(|(id, v)| AppTransaction::new(id, v)),
-            ..WriteOptions::default()
-        };
+        let options = WriteOptions::default()
+            .with_app_transaction(idempotency.map(|(id, v)| AppTransaction::new(id, v)));
         match self.log.append(rows, &options)? {
             WriteOutcome::Committed(summary) => Ok(PutReport {
                 events,
@@ -450,7 +444,8 @@ impl StateStore {
                         num_records: Some(n),
                         ..
                     }) => n.max(0) as u64,
-                    _ => crate::read::scan::read_whole_file(&log, &add)?
+                    _ => log
+                        .read_whole_file(&add)?
                         .iter()
                         .map(|b| b.num_rows() as u64)
                         .sum(),
@@ -490,7 +485,7 @@ impl StateStore {
 }
 
 /// Rows of a snapshot by its files' statistics, less deletion vectors.
-fn live_rows(snapshot: &crate::Snapshot) -> u64 {
+fn live_rows(snapshot: &alluvium::Snapshot) -> u64 {
     snapshot
         .files()
         .map(|a| {

@@ -56,8 +56,7 @@ pub(crate) fn conform(
             column: field.name().clone(),
             expected: field.data_type().to_string(),
             found: array.data_type().to_string(),
-        }
-        .into());
+        });
     }
     if !field.is_nullable() && out.null_count() > 0 {
         let row = (0..out.len()).find(|i| out.is_null(*i)).unwrap_or(0);
@@ -65,8 +64,7 @@ pub(crate) fn conform(
             operation,
             column: field.name().clone(),
             row,
-        }
-        .into());
+        });
     }
     Ok(out)
 }
@@ -95,7 +93,7 @@ pub(crate) fn log_batch(layout: &Layout, batch: &RecordBatch) -> Result<RecordBa
     const PUT: &str = "put";
     let schema = batch.schema();
     // Columns are found by name: a second column of a name would be dropped unseen.
-    crate::rows::input::check_distinct_columns(&schema)?;
+    alluvium::check_distinct_columns(&schema)?;
     for f in schema.fields() {
         let known = layout
             .log
@@ -106,8 +104,7 @@ pub(crate) fn log_batch(layout: &Layout, batch: &RecordBatch) -> Result<RecordBa
             return Err(StateError::UnknownColumn {
                 operation: PUT,
                 column: f.name().clone(),
-            }
-            .into());
+            });
         }
     }
     let n = batch.num_rows();
@@ -148,8 +145,7 @@ pub(crate) fn log_batch(layout: &Layout, batch: &RecordBatch) -> Result<RecordBa
                     return Err(StateError::InvalidOp {
                         value: v.to_string(),
                         row,
-                    }
-                    .into());
+                    });
                 }
             }
             Arc::new(StringArray::from(out))

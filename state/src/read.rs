@@ -9,9 +9,8 @@
 
 use std::collections::HashMap;
 
-use crate::Snapshot;
-use alluvium_expr::{Expr, Literal};
-use alluvium_mvcc::VersionSpec;
+use alluvium::Snapshot;
+use alluvium::{Expr, Literal, VersionSpec};
 use alluvium_txlog::scalar::scalar_at;
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
 
@@ -20,7 +19,8 @@ use super::fold::{KeyRow, key_converter};
 use super::layout::{EVENT_TIME, SEQ};
 use super::lookup::Lookup;
 use super::{StateAt, StateError, StateStore};
-use crate::{Error, Result, ScanBuilder, Table};
+use crate::Result;
+use alluvium::{Error, ScanBuilder, Table};
 
 /// Above this many keys a lookup does not list the values of a key column in its filter
 /// (file pruning then uses nothing; rows are still matched exactly).
@@ -28,15 +28,16 @@ const MAX_IN_LIST: usize = 65_536;
 
 /// The snapshot of `table` at `at`.
 pub(crate) fn snapshot_at(table: &Table, at: StateAt) -> Result<Snapshot> {
-    match at {
-        StateAt::Latest => table.snapshot(),
+    let snapshot = match at {
+        StateAt::Latest => table.snapshot()?,
         StateAt::Version(v) => {
             let v = u64::try_from(v)
                 .map_err(|_| Error::InvalidArgument(format!("state version {v} is negative")))?;
-            table.snapshot_at(VersionSpec::Version(v))
+            table.snapshot_at(VersionSpec::Version(v))?
         }
-        StateAt::Timestamp(ms) => table.snapshot_at(VersionSpec::Timestamp(ms)),
-    }
+        StateAt::Timestamp(ms) => table.snapshot_at(VersionSpec::Timestamp(ms))?,
+    };
+    Ok(snapshot)
 }
 
 /// The literal of row `row` of a key column. Integers are given as numbers, typed by the
@@ -126,7 +127,7 @@ impl StateStore {
                 if let Some(f) = filter {
                     scan = scan.with_filter(f);
                 }
-                Box::new(scan.build()?.execute().map(|r| r.map_err(Error::from)))
+                Box::new(scan.build()?.execute().map(|r| r.map_err(StateError::from)))
             }
         };
         let mut batches: Vec<RecordBatch> = Vec::new();
@@ -188,8 +189,7 @@ impl StateStore {
         if key.num_rows() != 1 {
             return Err(StateError::NotOneKey {
                 rows: key.num_rows(),
-            }
-            .into());
+            });
         }
         let layout = &self.layout;
         let cols = key_columns("history", layout, key)?;

@@ -23,8 +23,8 @@
 
 use std::collections::HashMap;
 
-use crate::Snapshot;
-use alluvium_expr::{CmpOp, Expr, Literal};
+use alluvium::Snapshot;
+use alluvium::{CmpOp, Expr, Literal};
 use alluvium_txlog::actions::Action;
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::log_path::commit_path;
@@ -35,7 +35,8 @@ use super::StateStore;
 use super::fold::{ChunkFold, EventOrder, KeyRow, orders_by_key};
 use super::layout::{DELETE_FLAG, EVENT_TIME, SEQ};
 use super::report::SyncReport;
-use crate::{AppTransaction, Result, ScanBuilder, WriteOptions};
+use crate::Result;
+use alluvium::{AppTransaction, ScanBuilder, WriteOptions};
 
 /// The `txn.appId` under which `state/` records the last log version applied.
 pub const SYNC_APP_ID: &str = "alluvium.state.sync";
@@ -142,7 +143,7 @@ impl StateStore {
             for v in start..=log.version() {
                 let mut ordinal = 0u64;
                 for add in commit_adds(&log, v)? {
-                    for batch in crate::read::scan::read_whole_file(&log, &add)? {
+                    for batch in log.read_whole_file(&add)? {
                         let n = batch.num_rows() as u64;
                         fold.add(batch, v, ordinal)?;
                         ordinal += n;
@@ -175,8 +176,7 @@ impl StateStore {
                         return Err(StateError::TooManyConflicts {
                             attempts,
                             version: start,
-                        }
-                        .into());
+                        });
                     }
                 }
                 Err(e) => return Err(e),
@@ -219,14 +219,15 @@ impl StateStore {
             // progress alone, as one commit, unless another sync has moved on.
             let mut txn = self.state.transaction("STATE SYNC")?;
             if txn.app_version(SYNC_APP_ID) != synced_through(state_snapshot).map(|v| v as i64) {
-                return Err(crate::Error::Mvcc(alluvium_mvcc::MvccError::Conflict {
-                    kind: alluvium_mvcc::ConflictKind::ConcurrentTransaction,
+                return Err(alluvium::Error::Mvcc(alluvium::MvccError::Conflict {
+                    kind: alluvium::ConflictKind::ConcurrentTransaction,
                     winning_version: txn.snapshot().version(),
                     detail: format!(
                         "another sync applied log versions since version {}",
                         state_snapshot.version()
                     ),
-                }));
+                })
+                .into());
             }
             txn.set_app_transaction(&app);
             out.state_version = txn.commit()?.version;
@@ -252,19 +253,20 @@ impl StateStore {
             .when_matched_delete(Some(delete.clone().and(newer())))
             .when_matched_update(Some(delete.clone().not().and(newer())), updates)
             .when_not_matched_insert(Some(delete.not()), state_cols, values)
-            .execute(&WriteOptions {
-                app_transaction: Some(app),
-                read_snapshot: Some(state_snapshot.clone()),
-                ..WriteOptions::default()
-            })?;
+            .execute(
+                &WriteOptions::default()
+                    .with_app_transaction(app)
+                    .with_read_snapshot(state_snapshot.clone()),
+            )?;
         let Some(summary) = outcome.outcome.report() else {
             // Skipped: the read snapshot already recorded this chunk (cannot happen with
             // the snapshot the chunk was chosen from; a conflict makes the caller re-read).
-            return Err(crate::Error::Mvcc(alluvium_mvcc::MvccError::Conflict {
-                kind: alluvium_mvcc::ConflictKind::ConcurrentTransaction,
+            return Err(alluvium::Error::Mvcc(alluvium::MvccError::Conflict {
+                kind: alluvium::ConflictKind::ConcurrentTransaction,
                 winning_version: state_snapshot.version(),
                 detail: "the chunk was already applied".into(),
-            }));
+            })
+            .into());
         };
         out.state_version = summary.version;
         out.inserted = outcome.metric("numTargetRowsInserted").unwrap_or(0);

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use alluvium::VersionSpec;
-use alluvium::state::{StateAt, StateOptions, StateStore, SyncReport};
+use alluvium_state::{StateAt, StateOptions, StateStore, SyncReport};
 use alluvium_storage::{InMemoryStore, StoreRef};
 
 use super::state::{Ev, batch, model, state_at, value_schema};

@@ -14,9 +14,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::Snapshot;
-use alluvium_expr::Expr;
-use alluvium_storage::{FileLocation, StorePath, StoreRef};
+use alluvium::Snapshot;
+use alluvium::{Expr, FileLocation, StorePath, StoreRef};
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use arrow::compute::kernels::boolean::or;
@@ -34,7 +33,8 @@ use parquet::file::metadata::PageIndexPolicy;
 use parquet::file::reader::{ChunkReader, Length};
 
 use super::layout::Layout;
-use crate::{Error, Result};
+use crate::Result;
+use alluvium::Error;
 
 /// Entries each cache holds before it is emptied (a bound on memory, not an LRU: files of
 /// a compacted-away layout then drop out).
@@ -183,11 +183,10 @@ impl Lookup<'_> {
         first_keys: &ArrayRef,
     ) -> Result<Option<Vec<RecordBatch>>> {
         let snapshot = self.snapshot;
-        let predicate = snapshot.inner().bind(filter)?;
         let mut out = Vec::new();
         // Only the statistics of the key columns are parsed, not every column's.
-        for add in snapshot.inner().files_matching(&predicate).map(|m| m.add) {
-            let location = alluvium_txlog::path::resolve(&add.path, snapshot.root())?;
+        for add in snapshot.files_matching(filter)? {
+            let location = snapshot.file_location(&add.path)?;
             let FileLocation::Table(path) = location else {
                 return Ok(None);
             };
@@ -221,7 +220,8 @@ impl Lookup<'_> {
             return Err(Error::SchemaMismatch(format!(
                 "{}: no key column `{first}`",
                 path.as_str()
-            )));
+            ))
+            .into());
         };
         let keys = if first_keys.data_type() == key_field.data_type() {
             first_keys.clone()

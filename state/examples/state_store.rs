@@ -1,4 +1,4 @@
-//! A keyed state store (`alluvium::state`): account balances kept as an immutable log of
+//! A keyed state store (crate `alluvium-state`): account balances kept as an immutable log of
 //! events, with the latest balance per account folded into a table by `sync`.
 //!
 //! * producers `put` events (key, value, `event_time`, optional `seq` and `op`) as blind
@@ -10,14 +10,14 @@
 //!   and a deleted key stays deleted unless a newer UPSERT comes;
 //! * every past state is a version of `state/`: read it as of a version or a time.
 //!
-//! Run: `cargo run --example state_store`
+//! Run: `cargo run -p alluvium-state --example state_store`
 
 use std::sync::Arc;
 
 use alluvium::arrow::array::{Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray};
 use alluvium::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use alluvium::arrow::util::display::{ArrayFormatter, FormatOptions};
-use alluvium::state::{StateAt, StateOptions, StateStore};
+use alluvium_state::{StateAt, StateOptions, StateStore};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 

@@ -9,8 +9,8 @@
 
 use std::cmp::Ordering;
 
-use crate::Snapshot;
-use alluvium_compaction::OptimizeOptions;
+use alluvium::OptimizeOptions;
+use alluvium::Snapshot;
 use alluvium_txlog::scalar::Scalar;
 use alluvium_txlog::stats::{FileStats, stat_scalar};
 
@@ -80,10 +80,7 @@ impl StateStore {
             if depth <= limit {
                 continue;
             }
-            let options = OptimizeOptions {
-                zorder_by: self.layout.keys.clone(),
-                ..OptimizeOptions::default()
-            };
+            let options = OptimizeOptions::default().with_zorder_by(self.layout.keys.clone());
             match table.optimize(&options) {
                 Ok(_) => report.compactions += 1,
                 Err(e) => report.compaction_errors.push(e.to_string()),

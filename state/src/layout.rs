@@ -15,12 +15,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium_mvcc::MvccError;
+use alluvium::MvccError;
 use alluvium_txlog::cdf::{CHANGE_TYPE_COLUMN, COMMIT_TIMESTAMP_COLUMN, COMMIT_VERSION_COLUMN};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
 use super::StateError;
-use crate::{Error, Result, Table};
+use crate::Result;
+use alluvium::{Error, Table};
 
 /// The event time column (Timestamp µs, UTC).
 pub const EVENT_TIME: &str = "event_time";
@@ -42,7 +43,7 @@ pub const KEY_COLUMNS_PROPERTY: &str = "alluvium.state.keyColumns";
 /// Table property holding the layout version.
 pub const FORMAT_VERSION_PROPERTY: &str = "alluvium.state.formatVersion";
 /// The layout version this code writes and reads.
-pub const FORMAT_VERSION: &str = "1";
+pub(crate) const FORMAT_VERSION: &str = "1";
 
 /// The internal MERGE source column saying a row deletes its key (never stored).
 pub(crate) const DELETE_FLAG: &str = "__alluvium_state_delete";
@@ -106,7 +107,7 @@ impl Layout {
     /// that a sample of events describes a store).
     pub(crate) fn new(key_columns: &[&str], schema: &Schema) -> Result<Layout> {
         if key_columns.is_empty() {
-            return Err(StateError::NoKeyColumns.into());
+            return Err(StateError::NoKeyColumns);
         }
         let mut keys: Vec<Field> = Vec::new();
         for k in key_columns {
@@ -117,14 +118,12 @@ impl Layout {
             else {
                 return Err(StateError::MissingKeyColumn {
                     column: k.to_string(),
-                }
-                .into());
+                });
             };
             if keys.iter().any(|q| q.name().eq_ignore_ascii_case(f.name())) {
                 return Err(StateError::DuplicateKeyColumn {
                     column: k.to_string(),
-                }
-                .into());
+                });
             }
             keys.push(
                 f.as_ref()
@@ -138,17 +137,15 @@ impl Layout {
         for f in schema.fields() {
             let lower = f.name().to_ascii_lowercase();
             if !seen.insert(lower.clone()) {
-                return Err(Error::InvalidArgument(format!(
-                    "duplicate column `{}`",
-                    f.name()
-                )));
+                return Err(
+                    Error::InvalidArgument(format!("duplicate column `{}`", f.name())).into(),
+                );
             }
             if let Some(why) = reserved(f.name()) {
                 return Err(StateError::ReservedColumn {
                     column: f.name().clone(),
                     reason: why.to_string(),
-                }
-                .into());
+                });
             }
             let event_col = match lower.as_str() {
                 EVENT_TIME => Some(matches!(f.data_type(), DataType::Timestamp(_, Some(_)))),
@@ -165,8 +162,7 @@ impl Layout {
                         return Err(StateError::ReservedColumn {
                             column: f.name().clone(),
                             reason: "an event column cannot be a key".into(),
-                        }
-                        .into());
+                        });
                     }
                     continue;
                 }
@@ -177,8 +173,7 @@ impl Layout {
                             "an event column (event_time: timestamp with a time zone, seq: integer, op: string), here of type {}",
                             f.data_type()
                         ),
-                    }
-                    .into());
+                    });
                 }
                 None => {}
             }
@@ -212,12 +207,11 @@ impl Layout {
                 return Err(StateError::KeyColumnType {
                     column: k.name().clone(),
                     data_type: k.data_type().to_string(),
-                }
-                .into());
+                });
             }
         }
         if values.is_empty() {
-            return Err(StateError::NoValueColumns.into());
+            return Err(StateError::NoValueColumns);
         }
         Ok(Self::from_fields(normalize(keys)?, normalize(values)?))
     }
@@ -295,30 +289,26 @@ impl Layout {
                     return Err(StateError::NotAStore {
                         location: table.uri(),
                         reason: "a different table is already there".into(),
-                    }
-                    .into());
+                    });
                 }
                 Ok(())
             }
-            Err(e) => Err(e),
+            Err(e) => Err(e.into()),
         }
     }
 
     /// The layout recorded in `table`, which must be the store's `role` table.
     pub(crate) fn read(table: &Table, role: Role) -> Result<Layout> {
-        let not_a_store = |reason: String| -> Error {
-            StateError::NotAStore {
-                location: table.uri(),
-                reason,
-            }
-            .into()
+        let not_a_store = |reason: String| StateError::NotAStore {
+            location: table.uri(),
+            reason,
         };
         let snapshot = match table.snapshot() {
             Ok(s) => s,
             Err(e) if e.is_not_found() => {
                 return Err(not_a_store(format!("no {} table", role.dir())));
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
         let config = &snapshot.metadata().configuration;
         if config.get(ROLE_PROPERTY).map(String::as_str) != Some(role.dir()) {
