@@ -168,13 +168,7 @@ fn schema_merging_refuses_a_new_column_naming_a_field_twice() {
         )
         .unwrap();
         let e = t
-            .append(
-                [input],
-                &WriteOptions {
-                    merge_schema: true,
-                    ..WriteOptions::default()
-                },
-            )
+            .append([input], &WriteOptions::default().with_merge_schema(true))
             .unwrap_err();
         assert!(names(&e, path), "{path}: {e:?}");
         assert_eq!(t.snapshot().unwrap().version(), version, "{path}");

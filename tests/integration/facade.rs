@@ -13,6 +13,7 @@ use std::sync::Arc;
 use alluvium::{ErrorKind, NO_PROPERTIES, Snapshot, StoreRef, Table, VersionSpec, WriteOptions};
 use alluvium_storage::InMemoryStore;
 use arrow::array::{Int64Array, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema};
 
 use crate::batches::id_schema as schema;
 

@@ -316,7 +316,7 @@ fn a_classic_checkpoint_that_disagrees_with_the_multi_part_one_is_found() {
         let all = scan_ids(&root).unwrap();
         t.checkpoint(&CheckpointConfig::default()).unwrap();
         let out = t
-            .checkpoint(&CheckpointConfig { part_size: Some(2) })
+            .checkpoint(&CheckpointConfig::default().with_part_size(2))
             .unwrap();
         assert!(out.files.len() > 1);
         let classic = log(&root, classic_name);
@@ -467,7 +467,7 @@ fn readers_fall_back_to_another_form_of_the_version_when_the_preferred_one_is_un
     let all = scan_ids(&root).unwrap();
     t.checkpoint(&CheckpointConfig::default()).unwrap();
     let out = t
-        .checkpoint(&CheckpointConfig { part_size: Some(2) })
+        .checkpoint(&CheckpointConfig::default().with_part_size(2))
         .unwrap();
     assert!(out.files.len() > 1);
     let part = root.join(out.files[0].as_str());
