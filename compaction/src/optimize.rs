@@ -526,7 +526,7 @@ pub fn optimize(
                 if interrupted() {
                     return Ok(Vec::new());
                 }
-                let out = rewrite_files(&layout, &bin.files, zorder_by, target);
+                let out = rewrite_files(&layout, &rewrite_inputs(&bin.files), zorder_by, target);
                 progress(Progress::BinDone { bytes: bin.bytes() });
                 match &clustering {
                     Some(columns) => out.map(|adds| {
@@ -652,6 +652,26 @@ fn rewrite_layout(snapshot: &Snapshot) -> TableLayout {
         Some(tracked) => tracked,
         None => layout,
     }
+}
+
+/// The files a bin's rewrite reads: the bin's own, with their deletion vectors (the rewrite
+/// drops the rows they delete).
+fn rewrite_inputs(files: &[Add]) -> std::borrow::Cow<'_, [Add]> {
+    #[cfg(feature = "planted-bugs")]
+    if alluvium_mvcc::planted::planted(alluvium_mvcc::planted::Bug::OptimizeDropsDeletionVector) {
+        // Planted bug (e): the rewrite reads the files without their deletion vectors, so
+        // the rows they deleted come back in the compacted file.
+        return std::borrow::Cow::Owned(
+            files
+                .iter()
+                .map(|a| Add {
+                    deletion_vector: None,
+                    ..a.clone()
+                })
+                .collect(),
+        );
+    }
+    std::borrow::Cow::Borrowed(files)
 }
 
 fn optimize_transaction(

@@ -19,6 +19,8 @@
 mod error;
 pub mod group;
 mod par;
+#[cfg(feature = "planted-bugs")]
+pub mod planted;
 mod retry;
 pub mod snapshot;
 pub mod transaction;

@@ -358,6 +358,12 @@ impl Transaction {
         if !self.names_deferred {
             return Ok(());
         }
+        #[cfg(feature = "planted-bugs")]
+        if crate::planted::planted(crate::planted::Bug::SkipDeferredSync) {
+            // Planted bug (a): the commit goes ahead while the new files' names may not
+            // survive a machine crash.
+            return Ok(());
+        }
         let rewritten: HashSet<&str> = self.removes.iter().map(|r| r.path.as_str()).collect();
         let paths: Vec<StorePath> = self
             .adds
@@ -538,8 +544,34 @@ impl Transaction {
                 row_ids.as_ref().map(|r| (r, &readded)),
             )?;
             let path: StorePath = commit_path(version);
+            #[cfg(feature = "planted-bugs")]
+            let planted_copy = bytes.clone();
             let taken = match store.put_if_absent(&path, bytes.into()) {
                 Ok(()) => None,
+                #[cfg(feature = "planted-bugs")]
+                Err(e)
+                    if e.is_already_exists()
+                        && version > 0
+                        && crate::planted::planted(crate::planted::Bug::OverwriteLostVersion) =>
+                {
+                    // Planted bug (c): the lost version is taken as a stale leftover and
+                    // overwritten, erasing the winner's commit.
+                    match store.put(&path, planted_copy.into()) {
+                        Ok(()) => None,
+                        Err(source) => return Err(MvccError::CommitWriteFailed { version, source }),
+                    }
+                }
+                #[cfg(feature = "planted-bugs")]
+                Err(e)
+                    if !e.is_already_exists()
+                        && !e.is_definite()
+                        && crate::planted::planted(crate::planted::Bug::AmbiguousPutAsFailed) =>
+                {
+                    // Planted bug (b): an ambiguous put is taken as failed, without reading
+                    // the version back, and the loop retries at the next version.
+                    version += 1;
+                    Some(Ok(Holder::Nobody))
+                }
                 Err(e) if e.is_already_exists() => Some(self.holder(store, version)),
                 // Nothing was written: retrying cannot help and no read-back is needed.
                 // Unless an earlier put of this version may still land.

@@ -1,0 +1,300 @@
+//! The actors: writers appending with application transactions, a DML actor (DV DELETE,
+//! UPDATE, MERGE), a maintenance actor (OPTIMIZE, VACUUM lite and full, checkpoint, log
+//! cleanup) and a reader. Each is a loop of operations whose choices come from the seed;
+//! each records in the model what the engine answered. A crash of the actor's process
+//! (any storage operation may be its last) makes it restart with a fresh table handle, as a
+//! new process would; a writer then retries the same append with the same `appId` and
+//! version, which must be skipped if the first attempt landed.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use alluvium::arrow::array::{Array, ArrayRef, Int64Array, RecordBatch};
+use alluvium::arrow::datatypes::{DataType, Field, Schema};
+use alluvium::{
+    AppTransaction, CheckpointConfig, ErrorKind, GroupCommitOptions, OptimizeOptions,
+    RetryPolicy, ScanBuilder, Snapshot, StoreRef, Table, VacuumMode, VacuumOptions,
+    VersionSpec, WriteOptions,
+};
+
+use crate::model::{Model, Row};
+use crate::sched::Scheduler;
+use crate::store::SimStore;
+
+/// What an actor does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// Appends batches as application `w<n>`.
+    Writer(usize),
+    /// DELETE, UPDATE and MERGE of acknowledged rows.
+    Dml,
+    /// OPTIMIZE, VACUUM, checkpoints, log cleanup.
+    Maintenance,
+    /// Reads the latest and an older version.
+    Reader,
+}
+
+/// How an operation ended, as the application can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Acked,
+    Unknown,
+    Failed,
+}
+
+/// Everything an actor needs.
+pub(crate) struct Actor {
+    pub(crate) id: usize,
+    pub(crate) role: Role,
+    pub(crate) ops: u32,
+    pub(crate) sched: Arc<Scheduler>,
+    pub(crate) store: Arc<SimStore>,
+    pub(crate) model: Arc<Mutex<Model>>,
+    pub(crate) pool: Arc<rayon::ThreadPool>,
+}
+
+/// The table's schema: a row id and a value.
+pub(crate) fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("v", DataType::Int64, false),
+    ]))
+}
+
+fn batch(ids: &[i64], v: i64) -> alluvium::Result<RecordBatch> {
+    RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from(ids.to_vec())) as ArrayRef,
+            Arc::new(Int64Array::from(vec![v; ids.len()])),
+        ],
+    )
+    .map_err(|e| alluvium::Error::InvalidArgument(e.to_string()))
+}
+
+/// The ids a snapshot holds, sorted (duplicates kept).
+pub(crate) fn ids_of(snapshot: Snapshot) -> alluvium::Result<Vec<i64>> {
+    let batches = ScanBuilder::new(snapshot)
+        .with_columns(["id"])
+        .build()?
+        .execute_to_vec()?;
+    let mut ids = Vec::new();
+    for b in &batches {
+        if let Some(col) = b.column(0).as_any().downcast_ref::<Int64Array>() {
+            ids.extend((0..col.len()).map(|i| col.value(i)));
+        }
+    }
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// The commit loop without wall-clock time: no sleeping backoff, a budget of attempts.
+pub(crate) fn retry_policy() -> RetryPolicy {
+    RetryPolicy::default()
+        .with_initial_backoff(Duration::ZERO)
+        .with_max_backoff(Duration::ZERO)
+        .with_budget(Duration::from_secs(u64::from(u32::MAX)))
+        .with_max_attempts(40)
+}
+
+fn classify<T>(r: &alluvium::Result<T>, crashed: bool) -> Outcome {
+    match r {
+        Ok(_) => Outcome::Acked,
+        Err(_) if crashed => Outcome::Unknown,
+        Err(e) if e.kind() == ErrorKind::CommitOutcomeUnknown => Outcome::Unknown,
+        Err(_) => Outcome::Failed,
+    }
+}
+
+impl Actor {
+    fn model(&self) -> MutexGuard<'_, Model> {
+        self.model.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A fresh handle, as a new process opens the table: own cache, no group commit (its
+    /// members wait on condvars the scheduler cannot see), the actor's one-thread pool.
+    fn table(&self) -> Table {
+        Table::from_store(self.store.clone() as StoreRef)
+            .with_thread_pool(self.pool.clone())
+            .with_group_commit(GroupCommitOptions::disabled())
+    }
+
+    fn options(&self) -> WriteOptions {
+        WriteOptions::default().with_retry(retry_policy())
+    }
+
+    /// Takes a crash of the actor's process, if one happened: the handle is replaced.
+    fn crashed(&self, table: &mut Table) -> bool {
+        let c = self.sched.take_crash(self.id);
+        if c {
+            *table = self.table();
+        }
+        c
+    }
+
+    /// The actor's body.
+    pub(crate) fn run(&self) {
+        let mut table = self.table();
+        for n in 0..self.ops {
+            match self.role {
+                Role::Writer(w) => self.append(&mut table, w, i64::from(n) + 1),
+                Role::Dml => self.dml(&mut table),
+                Role::Maintenance => self.maintain(&mut table),
+                Role::Reader => self.read(&mut table),
+            }
+            if self.sched.stopped() {
+                break;
+            }
+        }
+    }
+
+    fn append(&self, table: &mut Table, w: usize, seq: i64) {
+        if self.sched.boundary(self.id, "append") {
+            return;
+        }
+        let rows = 1 + self.sched.below(3) as i64;
+        let ids: Vec<i64> = (0..rows)
+            .map(|j| (w as i64 + 1) * 1_000_000 + seq * 10 + j)
+            .collect();
+        let app = format!("w{w}");
+        self.model().set(&ids, Row::Pending);
+        let mut unknown = false;
+        for _attempt in 0..6 {
+            let r = batch(&ids, 0).and_then(|b| {
+                table.append(
+                    [b],
+                    &self
+                        .options()
+                        .with_app_transaction(AppTransaction::new(app.clone(), seq)),
+                )
+            });
+            let crashed = self.crashed(table);
+            match classify(&r, crashed) {
+                Outcome::Acked => {
+                    let mut m = self.model();
+                    m.set(&ids, Row::Acked);
+                    m.app_acked(&app, seq);
+                    return;
+                }
+                Outcome::Failed if !unknown => {
+                    self.model().set(&ids, Row::Failed);
+                    return;
+                }
+                Outcome::Failed | Outcome::Unknown => {
+                    unknown = true;
+                    let mut m = self.model();
+                    m.set(&ids, Row::Unknown);
+                    m.app_unknown(&app, seq);
+                }
+            }
+            // Retry the same append (same appId and version) as a restarted writer would.
+            if self.sched.boundary(self.id, "retry append") {
+                return;
+            }
+        }
+    }
+
+    fn dml(&self, table: &mut Table) {
+        let kind = self.sched.below(3);
+        let acked = self.model().acked_ids();
+        if acked.is_empty() {
+            let _ = self.sched.boundary(self.id, "dml (nothing to do)");
+            return;
+        }
+        let target = acked[self.sched.below(acked.len() as u64) as usize];
+        match kind {
+            0 => {
+                if self.sched.boundary(self.id, "delete") {
+                    return;
+                }
+                let r = table.delete_str(&format!("id = {target}"), &self.options());
+                let crashed = self.crashed(table);
+                let mut m = self.model();
+                match classify(&r, crashed) {
+                    Outcome::Acked => m.set(&[target], Row::Deleted),
+                    Outcome::Unknown if m.rows.get(&target) == Some(&Row::Acked) => {
+                        m.set(&[target], Row::MaybeDeleted);
+                    }
+                    _ => {}
+                }
+            }
+            1 => {
+                if self.sched.boundary(self.id, "update") {
+                    return;
+                }
+                let _ = table.update_str("v = v + 1", Some(&format!("id = {target}")), &self.options());
+                self.crashed(table);
+            }
+            _ => {
+                if self.sched.boundary(self.id, "merge") {
+                    return;
+                }
+                let fresh: Vec<i64> = {
+                    let m = self.model();
+                    let base = 900_000_000 + m.rows.range(900_000_000..).count() as i64;
+                    (base..base + 2).collect()
+                };
+                self.model().set(&fresh, Row::Pending);
+                let mut ids = vec![target];
+                ids.extend(&fresh);
+                let r = batch(&ids, 7).and_then(|b| {
+                    table
+                        .merge([b], "t.id = s.id")
+                        .when("MATCHED THEN UPDATE SET *")
+                        .when("NOT MATCHED AND s.id >= 900000000 THEN INSERT *")
+                        .execute(&self.options())
+                });
+                let crashed = self.crashed(table);
+                let to = match classify(&r, crashed) {
+                    Outcome::Acked => Row::Acked,
+                    Outcome::Unknown => Row::Unknown,
+                    Outcome::Failed => Row::Failed,
+                };
+                self.model().set(&fresh, to);
+            }
+        }
+    }
+
+    fn maintain(&self, table: &mut Table) {
+        let kind = self.sched.below(5);
+        let what = ["optimize", "vacuum lite", "vacuum full", "checkpoint", "log cleanup"];
+        if self.sched.boundary(self.id, what[kind as usize]) {
+            return;
+        }
+        // Maintenance changes no row; the oracle judges what it leaves behind.
+        let _ = match kind {
+            0 => table.optimize(&OptimizeOptions::default()).map(|_| ()),
+            1 => table
+                .vacuum(&VacuumOptions::default().with_mode(VacuumMode::Lite))
+                .map(|_| ()),
+            2 => table
+                .vacuum(&VacuumOptions::default().with_mode(VacuumMode::Full))
+                .map(|_| ()),
+            3 => table.checkpoint(&CheckpointConfig::default()).map(|_| ()),
+            _ => table.cleanup_log(false).map(|_| ()),
+        };
+        self.crashed(table);
+    }
+
+    fn read(&self, table: &mut Table) {
+        if self.sched.boundary(self.id, "read") {
+            return;
+        }
+        let latest = table.snapshot();
+        let version = latest.as_ref().map(Snapshot::version).ok();
+        if let Ok(s) = latest
+            && let Ok(ids) = ids_of(s.clone())
+        {
+            self.model().reads.push((s.version(), ids));
+        }
+        if let Some(v) = version.filter(|v| *v > 0) {
+            let older = self.sched.below(v);
+            if let Ok(s) = table.snapshot_at(VersionSpec::Version(older))
+                && let Ok(ids) = ids_of(s)
+            {
+                self.model().reads.push((older, ids));
+            }
+        }
+        self.crashed(table);
+    }
+}

@@ -1,0 +1,278 @@
+//! A deterministic simulator for alluvium (issue 30): whole workloads of concurrent
+//! writers, DML, maintenance and readers, under a seeded scheduler, over a simulated store
+//! that injects errors, ambiguous puts, process crashes and machine crashes, checked at the
+//! end by an oracle. One seed replays one run exactly: [`run_seed`] returns the hash of its
+//! trace, and a failing seed is shrunk to the shortest failing prefix ([`minimise`]).
+//!
+//! What this crate owns:
+//! * the simulated store ([`SimStore`]; `store`): the storage contract over an ordered map,
+//!   object-store or local-fs durability per seed, faults per operation;
+//! * the scheduler and the clock (`sched`): actors are OS threads but one runs at a time;
+//!   every storage operation is a yield point where the seed picks the next actor;
+//! * the actors (`actors`) and the model of what they were told (`model`);
+//! * the oracle (`oracle`), which reads the log with its own JSON parsing.
+//!
+//! What it must not know: the engine's internals. It drives alluvium only through the
+//! public API (`Table`, scans, write options), plus the planted-bug switch
+//! (`alluvium::planted`, cargo feature `planted-bugs`) that its tests turn on one bug at a
+//! time to prove the oracle finds each.
+//!
+//! Determinism. Each actor runs its whole body inside `install` of its own one-thread rayon
+//! pool (threads `sim-actor-N`), and its `Table` uses that pool, so every storage call of
+//! the actor, the engine's parallel sections included, happens on that one thread, which
+//! knows its actor by a thread-local. The engine is configured for determinism: a retry
+//! policy with no sleeping backoff and a budget of attempts, group commit off, the store's
+//! clock simulated. File names and transaction ids are random UUIDs, so the trace
+//! canonicalises every UUID to its order of first appearance before hashing.
+//!
+//! Not simulated yet: group commit. Actors use separate table handles (separate
+//! processes); a shared handle's group members wait on condvars the token scheme cannot
+//! see, which would deadlock it. Simulating them needs a hook into those waits.
+//!
+//! Long runs (for releases): `ALLUVIUM_SIM_SEEDS=0..100000 cargo test -p alluvium-sim
+//! --release -- --ignored` runs the seeds of the range (see `tests/seeds.rs`).
+#![deny(missing_docs)]
+
+mod actors;
+mod model;
+mod oracle;
+mod rng;
+mod sched;
+mod store;
+
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+
+pub use sched::FaultRates;
+pub use store::SimStore;
+
+use actors::{Actor, Role};
+use model::Model;
+use rng::Rng;
+use sched::Scheduler;
+
+/// How a run is sized.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Stop the run at this step by crashing everything (then check the oracle).
+    pub max_steps: u64,
+    /// Writers: between `writers.0` and `writers.1` (inclusive), chosen per seed.
+    pub writers: (usize, usize),
+    /// Appends per writer.
+    pub appends: u32,
+    /// Operations of the DML, maintenance and reader actors each.
+    pub others: u32,
+    /// Fault rates.
+    pub rates: FaultRates,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_steps: u64::MAX,
+            writers: (4, 8),
+            appends: 3,
+            others: 4,
+            rates: FaultRates::default(),
+        }
+    }
+}
+
+/// A passing run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// The hash of the canonical trace: equal for equal seeds.
+    pub trace_hash: u64,
+    /// Steps taken (storage operations and operation boundaries).
+    pub steps: u64,
+    /// The table's last version.
+    pub versions: u64,
+    /// Process crashes and machine crashes injected.
+    pub crashes: (u64, u64),
+    /// Whether the seed chose local-fs durability.
+    pub local_fs: bool,
+    /// Storage calls made by threads that were no actor while actors ran (0 when every
+    /// engine call stayed on its actor's thread).
+    pub unscheduled: u64,
+    /// The canonical trace (one line per step).
+    pub trace: Vec<String>,
+}
+
+/// A failing run.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// The seed.
+    pub seed: u64,
+    /// The step limit of the run.
+    pub max_steps: u64,
+    /// The first violation the oracle found (or the panic).
+    pub message: String,
+    /// The canonical trace.
+    pub trace: Vec<String>,
+    /// Steps taken.
+    pub steps: u64,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "seed {} (max_steps {}, {} steps): {}",
+            self.seed, self.max_steps, self.steps, self.message
+        )?;
+        for line in &self.trace {
+            writeln!(f, "  {line}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs one seed and checks the oracle.
+///
+/// # Errors
+/// The [`Failure`] the oracle (or a panic of an actor) reports.
+pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
+    let mut setup = Rng::new(seed);
+    let local_fs = setup.chance(0.5);
+    let (lo, hi) = config.writers;
+    let writers = lo + setup.below((hi.max(lo) - lo + 1) as u64) as usize;
+    let interval = 2 + setup.below(7);
+    let cdf = setup.chance(0.3);
+    let mut roles: Vec<Role> = (0..writers).map(Role::Writer).collect();
+    roles.extend([Role::Dml, Role::Maintenance, Role::Reader]);
+
+    let sched = Arc::new(Scheduler::new(
+        seed,
+        roles.len(),
+        config.max_steps,
+        local_fs,
+        config.rates,
+    ));
+    let store = Arc::new(SimStore::new(sched.clone(), local_fs));
+    let fail = |message: String, sched: &Scheduler| {
+        let (trace, steps, ..) = sched.results();
+        Failure {
+            seed,
+            max_steps: config.max_steps,
+            message,
+            trace,
+            steps,
+        }
+    };
+    // vocabulary: table properties, spelled as a user sets them.
+    let props = [
+        ("delta.enableDeletionVectors", "true".to_string()),
+        ("delta.checkpointInterval", interval.to_string()),
+        ("delta.deletedFileRetentionDuration", "interval 1 hours".to_string()),
+        ("delta.logRetentionDuration", "interval 2 hours".to_string()),
+        ("delta.enableChangeDataFeed", cdf.to_string()),
+    ];
+    alluvium::Table::from_store(store.clone())
+        .create(&actors::schema(), &[], props)
+        .map_err(|e| fail(format!("creating the table: {e}"), &sched))?;
+
+    let model = Arc::new(Mutex::new(Model::default()));
+    let panics = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut threads = Vec::new();
+    for (i, role) in roles.iter().enumerate() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(move |_| format!("sim-actor-{i}"))
+            .build()
+            .map_err(|e| fail(format!("building a pool: {e}"), &sched))?;
+        let actor = Actor {
+            id: i,
+            role: *role,
+            ops: match role {
+                Role::Writer(_) => config.appends,
+                _ => config.others,
+            },
+            sched: sched.clone(),
+            store: store.clone(),
+            model: model.clone(),
+            pool: Arc::new(pool),
+        };
+        let panics = panics.clone();
+        threads.push(std::thread::spawn(move || {
+            let pool = actor.pool.clone();
+            pool.install(|| {
+                sched::set_actor(Some(actor.id));
+                actor.sched.wait_turn(actor.id);
+                let r = std::panic::catch_unwind(AssertUnwindSafe(|| actor.run()));
+                if let Err(p) = r {
+                    let msg = p
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default();
+                    panics
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(format!("actor {} panicked: {msg}", actor.id));
+                    actor.sched.abort();
+                }
+                sched::set_actor(None);
+                actor.sched.finish(actor.id);
+            });
+        }));
+    }
+    sched.start();
+    sched.wait_all_finished();
+    for t in threads {
+        let _ = t.join();
+    }
+    if let Some(p) = panics.lock().unwrap_or_else(|e| e.into_inner()).first() {
+        return Err(fail(p.clone(), &sched));
+    }
+    let mut model = std::mem::take(&mut *model.lock().unwrap_or_else(|e| e.into_inner()));
+    model.settle_pending();
+    let versions = oracle::check(&store, &model, sched.now_ms()).map_err(|m| fail(m, &sched))?;
+    let (trace, steps, process, machine, unscheduled) = sched.results();
+    Ok(Summary {
+        trace_hash: sched::hash_trace(&trace),
+        steps,
+        versions,
+        crashes: (process, machine),
+        local_fs,
+        unscheduled,
+        trace,
+    })
+}
+
+/// For a failing seed, the shortest failing run found by binary search over the step
+/// limit (a run stopped at step K crashes everything there, then faces the oracle): its
+/// trace is the shortest failing trace. `None` if the seed passes.
+pub fn minimise(seed: u64, config: &Config) -> Option<Failure> {
+    let full = run_seed(seed, config).err()?;
+    let (mut lo, mut hi) = (1, full.steps.max(1));
+    let mut best = full;
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let c = Config {
+            max_steps: mid,
+            ..config.clone()
+        };
+        match run_seed(seed, &c) {
+            Err(f) => {
+                hi = mid;
+                best = f;
+            }
+            Ok(_) => lo = mid + 1,
+        }
+    }
+    Some(best)
+}
+
+/// The seeds named by `ALLUVIUM_SIM_SEEDS` (`a..b`, or one number), or `default`.
+pub fn seeds_from_env(default: std::ops::Range<u64>) -> std::ops::Range<u64> {
+    let Ok(text) = std::env::var("ALLUVIUM_SIM_SEEDS") else {
+        return default;
+    };
+    match text.split_once("..") {
+        Some((a, b)) => match (a.trim().parse(), b.trim().parse()) {
+            (Ok(a), Ok(b)) => a..b,
+            _ => default,
+        },
+        None => text.trim().parse().map_or(default, |a: u64| a..a + 1),
+    }
+}

@@ -1,0 +1,79 @@
+//! What the actors were told: the model the oracle checks the table against. It is built
+//! from the answers the engine gave (acknowledged, definitely failed, unknown), never from
+//! the engine's code.
+
+use std::collections::BTreeMap;
+
+/// What is known about one row id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Row {
+    /// Its append is under way (a stop now leaves it unknown).
+    Pending,
+    /// Inserted by an acknowledged write: present exactly once, unless deleted.
+    Acked,
+    /// Inserted by a write whose outcome is unknown: present at most once.
+    Unknown,
+    /// Its write definitely failed: absent.
+    Failed,
+    /// Deleted by an acknowledged DELETE: absent for ever.
+    Deleted,
+    /// A DELETE of it has an unknown outcome: present at most once.
+    MaybeDeleted,
+}
+
+/// One application's (`appId`'s) transaction versions.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct App {
+    /// The last acknowledged version.
+    pub(crate) acked: Option<i64>,
+    /// Versions after it whose outcome is unknown.
+    pub(crate) unknown: Vec<i64>,
+}
+
+/// The shared model of one run.
+#[derive(Debug, Default)]
+pub(crate) struct Model {
+    pub(crate) rows: BTreeMap<i64, Row>,
+    pub(crate) apps: BTreeMap<String, App>,
+    /// What readers saw: (version, sorted ids).
+    pub(crate) reads: Vec<(u64, Vec<i64>)>,
+}
+
+impl Model {
+    pub(crate) fn set(&mut self, ids: &[i64], to: Row) {
+        for id in ids {
+            self.rows.insert(*id, to);
+        }
+    }
+
+    /// Marks unknown what is still pending (a stopped run).
+    pub(crate) fn settle_pending(&mut self) {
+        for r in self.rows.values_mut() {
+            if *r == Row::Pending {
+                *r = Row::Unknown;
+            }
+        }
+    }
+
+    /// Ids an acknowledged write inserted and no DELETE touched.
+    pub(crate) fn acked_ids(&self) -> Vec<i64> {
+        self.rows
+            .iter()
+            .filter(|(_, r)| **r == Row::Acked)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    pub(crate) fn app_acked(&mut self, app: &str, version: i64) {
+        let a = self.apps.entry(app.to_string()).or_default();
+        a.acked = Some(a.acked.map_or(version, |v| v.max(version)));
+        a.unknown.retain(|v| *v > version);
+    }
+
+    pub(crate) fn app_unknown(&mut self, app: &str, version: i64) {
+        let a = self.apps.entry(app.to_string()).or_default();
+        if !a.unknown.contains(&version) {
+            a.unknown.push(version);
+        }
+    }
+}

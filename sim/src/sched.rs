@@ -1,0 +1,451 @@
+//! The seeded scheduler: one actor runs at a time, and every storage operation is a point
+//! where the running actor parks and the seed decides who runs next.
+//!
+//! Actors are OS threads (each runs its body on its own one-thread rayon pool, so the
+//! engine's parallel sections run on that thread too). The token is `running` under one
+//! mutex with one condvar, and no wait has a timeout: whoever does not hold the token waits
+//! for it. The scheduler also owns the simulated clock (advanced 0–2 s per step, and by
+//! explicit jumps while every actor is between operations, so that retention can expire
+//! without overtaking an operation in flight), the fault plan of each step, and the trace.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+use crate::rng::Rng;
+
+thread_local! {
+    /// The actor the current thread runs (set at the start of its body); `None` on every
+    /// other thread (setup and the oracle), whose storage calls pass unscheduled.
+    static ACTOR: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// Marks the current thread as running actor `id` (or none).
+pub(crate) fn set_actor(id: Option<usize>) {
+    ACTOR.with(|a| a.set(id));
+}
+
+fn current_actor() -> Option<usize> {
+    ACTOR.with(Cell::get)
+}
+
+/// A fault injected into one storage operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fault {
+    /// Fails without effect; `definite` errors prove it (no space), the others do not.
+    ErrorBefore { definite: bool },
+    /// Takes effect, then fails (a lost response: the ambiguous put).
+    ErrorAfter,
+    /// The actor's process dies before the operation takes effect.
+    CrashBefore,
+    /// The actor's process dies after the operation took effect, before it hears so.
+    CrashAfter,
+}
+
+/// What a storage operation may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Gate {
+    /// Not an actor's call (setup, oracle): run it, unscheduled and unrecorded.
+    Free,
+    /// Run it, with this fault if any.
+    Run(Option<Fault>),
+    /// The actor's process is dead: fail without effect.
+    Dead,
+    /// The machine crashed now (local-fs mode): lose what is not durable (the store tears
+    /// with this random number), then fail without effect.
+    MachineCrash(u64),
+}
+
+/// How often each fault is injected, per storage operation.
+#[derive(Debug, Clone, Copy)]
+pub struct FaultRates {
+    /// Error before the effect.
+    pub error_before: f64,
+    /// Effect, then error.
+    pub error_after: f64,
+    /// Process crash of the running actor (before or after the effect, evenly).
+    pub crash: f64,
+    /// Machine crash (local-fs mode only).
+    pub machine_crash: f64,
+    /// A clock jump (of up to 40 minutes) at an operation boundary while every actor is idle.
+    pub clock_jump: f64,
+}
+
+impl Default for FaultRates {
+    fn default() -> Self {
+        FaultRates {
+            error_before: 0.01,
+            error_after: 0.01,
+            crash: 0.006,
+            machine_crash: 0.002,
+            clock_jump: 0.08,
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Actor {
+    crashed: bool,
+    idle: bool,
+    finished: bool,
+}
+
+#[derive(Debug)]
+struct State {
+    rng: Rng,
+    running: Option<usize>,
+    actors: Vec<Actor>,
+    step: u64,
+    max_steps: u64,
+    stopped: bool,
+    local_fs: bool,
+    rates: FaultRates,
+    trace: Vec<String>,
+    names: HashMap<String, usize>,
+    unscheduled: u64,
+    machine_crashes: u64,
+    process_crashes: u64,
+}
+
+/// The scheduler of one run.
+#[derive(Debug)]
+pub(crate) struct Scheduler {
+    state: Mutex<State>,
+    cv: Condvar,
+    clock_ms: AtomicI64,
+}
+
+/// The simulated clock starts here (2023-11-14), like the engine's own test clocks.
+pub(crate) const CLOCK_START_MS: i64 = 1_700_000_000_000;
+
+/// Replaces every UUID in `s` by `#n`, `n` its order of first appearance in the run.
+fn canonical(s: &str, names: &mut HashMap<String, usize>) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        if i + 36 <= b.len() && is_uuid(&b[i..i + 36]) {
+            let key = &s[i..i + 36];
+            let n = names.len();
+            let n = *names.entry(key.to_string()).or_insert(n);
+            out.push_str(&format!("#{n}"));
+            i += 36;
+        } else {
+            let ch = s[i..].chars().next().unwrap_or('?');
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+fn is_uuid(b: &[u8]) -> bool {
+    b.iter().enumerate().all(|(i, c)| match i {
+        8 | 13 | 18 | 23 => *c == b'-',
+        _ => c.is_ascii_hexdigit(),
+    })
+}
+
+impl Scheduler {
+    pub(crate) fn new(
+        seed: u64,
+        actors: usize,
+        max_steps: u64,
+        local_fs: bool,
+        rates: FaultRates,
+    ) -> Scheduler {
+        Scheduler {
+            state: Mutex::new(State {
+                rng: Rng::new(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0xa11u64),
+                running: None,
+                actors: vec![Actor::default(); actors],
+                step: 0,
+                max_steps,
+                stopped: false,
+                local_fs,
+                rates,
+                trace: Vec::new(),
+                names: HashMap::new(),
+                unscheduled: 0,
+                machine_crashes: 0,
+                process_crashes: 0,
+            }),
+            cv: Condvar::new(),
+            clock_ms: AtomicI64::new(CLOCK_START_MS),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panicking actor is reported as a failure of the run; the state stays usable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The simulated clock.
+    pub(crate) fn now_ms(&self) -> i64 {
+        self.clock_ms.load(Ordering::SeqCst)
+    }
+
+    /// Hands the token to a live actor chosen by the seed and waits until it comes back to
+    /// `me`.
+    fn pass_token<'a>(&'a self, mut st: MutexGuard<'a, State>, me: usize) -> MutexGuard<'a, State> {
+        let live: Vec<usize> = (0..st.actors.len())
+            .filter(|i| !st.actors[*i].finished)
+            .collect();
+        let pick = st.rng.below(live.len() as u64) as usize;
+        st.running = live.get(pick).copied();
+        self.cv.notify_all();
+        while st.running != Some(me) {
+            st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        st
+    }
+
+    /// Waits for the first token (at the start of an actor's body).
+    pub(crate) fn wait_turn(&self, me: usize) {
+        let mut st = self.lock();
+        while st.running != Some(me) {
+            st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Gives the first token (all actors exist).
+    pub(crate) fn start(&self) {
+        let mut st = self.lock();
+        let n = st.actors.len() as u64;
+        let first = st.rng.below(n) as usize;
+        st.running = Some(first);
+        self.cv.notify_all();
+    }
+
+    /// Marks `me` finished and passes the token on.
+    pub(crate) fn finish(&self, me: usize) {
+        let mut st = self.lock();
+        if let Some(a) = st.actors.get_mut(me) {
+            a.finished = true;
+        }
+        let live: Vec<usize> = (0..st.actors.len())
+            .filter(|i| !st.actors[*i].finished)
+            .collect();
+        let pick = st.rng.below(live.len() as u64) as usize;
+        st.running = live.get(pick).copied();
+        self.cv.notify_all();
+    }
+
+    /// Waits until every actor finished.
+    pub(crate) fn wait_all_finished(&self) {
+        let mut st = self.lock();
+        while st.actors.iter().any(|a| !a.finished) {
+            st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// One step: advances the clock, and stops the run (crashing everything) at
+    /// `max_steps`. Returns whether the run is stopped.
+    fn tick(&self, st: &mut State) -> bool {
+        if st.stopped {
+            return true;
+        }
+        st.step += 1;
+        let dt = st.rng.below(2_001) as i64;
+        self.clock_ms.fetch_add(dt, Ordering::SeqCst);
+        if st.step >= st.max_steps {
+            st.stopped = true;
+            for a in &mut st.actors {
+                a.crashed = true;
+            }
+            return true;
+        }
+        false
+    }
+
+    /// The gate of a storage operation `op` on `path` (see [`Gate`]).
+    pub(crate) fn gate(&self, op: &str, path: &str) -> Gate {
+        let Some(me) = current_actor() else {
+            let mut st = self.lock();
+            if st.actors.iter().any(|a| !a.finished) && st.running.is_some() {
+                st.unscheduled += 1;
+            }
+            return Gate::Free;
+        };
+        let mut st = self.lock();
+        if st.actors[me].crashed || st.stopped {
+            return Gate::Dead;
+        }
+        st = self.pass_token(st, me);
+        if st.actors[me].crashed {
+            return Gate::Dead;
+        }
+        if self.tick(&mut st) {
+            st.machine_crashes += u64::from(st.local_fs);
+            let n = st.rng.next_u64();
+            let line = format!("{} a{me} {op} {path} STOP", st.step);
+            st.trace.push(line);
+            return if st.local_fs {
+                Gate::MachineCrash(n)
+            } else {
+                Gate::Dead
+            };
+        }
+        st.actors[me].idle = false;
+        let r = st.rates;
+        let roll = st.rng.next_u64() as f64 / u64::MAX as f64;
+        let mut acc = r.error_before;
+        let fault = if roll < acc {
+            Some(Fault::ErrorBefore {
+                definite: st.rng.chance(0.3),
+            })
+        } else if roll < {
+            acc += r.error_after;
+            acc
+        } {
+            Some(Fault::ErrorAfter)
+        } else if roll < {
+            acc += r.crash;
+            acc
+        } {
+            st.actors[me].crashed = true;
+            st.process_crashes += 1;
+            if st.rng.chance(0.5) {
+                Some(Fault::CrashBefore)
+            } else {
+                Some(Fault::CrashAfter)
+            }
+        } else if st.local_fs && roll < acc + r.machine_crash {
+            for a in &mut st.actors {
+                a.crashed = !a.finished;
+            }
+            st.machine_crashes += 1;
+            let n = st.rng.next_u64();
+            let line = format!("{} a{me} {op} {path} MACHINE-CRASH", st.step);
+            let line = canonical(&line, &mut st.names);
+            st.trace.push(line);
+            return Gate::MachineCrash(n);
+        } else {
+            None
+        };
+        Gate::Run(fault)
+    }
+
+    /// Records the outcome of the step the running actor just took.
+    pub(crate) fn record(&self, op: &str, path: &str, fault: Option<Fault>, outcome: &str) {
+        let Some(me) = current_actor() else {
+            return;
+        };
+        let mut st = self.lock();
+        let line = match fault {
+            Some(f) => format!("{} a{me} {op} {path} {outcome} [{f:?}]", st.step),
+            None => format!("{} a{me} {op} {path} {outcome}", st.step),
+        };
+        let line = canonical(&line, &mut st.names);
+        st.trace.push(line);
+    }
+
+    /// A yield point between two operations of actor `me`, which is about to start `what`:
+    /// the actor is idle (holds no transaction in flight), so the clock may jump here if
+    /// every actor is. Returns whether the run is stopped (the actor should end).
+    pub(crate) fn boundary(&self, me: usize, what: &str) -> bool {
+        let mut st = self.lock();
+        if st.stopped {
+            return true;
+        }
+        st.actors[me].idle = true;
+        st = self.pass_token(st, me);
+        if self.tick(&mut st) {
+            return true;
+        }
+        let all_idle = st.actors.iter().all(|a| a.finished || a.idle);
+        let mut jump = 0;
+        let p = st.rates.clock_jump;
+        if all_idle && st.rng.chance(p) {
+            jump = 60_000 * (1 + st.rng.below(40) as i64);
+            self.clock_ms.fetch_add(jump, Ordering::SeqCst);
+        }
+        let line = if jump > 0 {
+            format!("{} a{me} begin {what} (clock +{}m)", st.step, jump / 60_000)
+        } else {
+            format!("{} a{me} begin {what}", st.step)
+        };
+        st.trace.push(line);
+        false
+    }
+
+    /// Whether `me` crashed (and clears it: the actor restarts now).
+    pub(crate) fn take_crash(&self, me: usize) -> bool {
+        let mut st = self.lock();
+        let was = st.actors[me].crashed && !st.stopped;
+        if !st.stopped {
+            st.actors[me].crashed = false;
+        }
+        was || st.stopped
+    }
+
+    /// Whether the run is stopped.
+    pub(crate) fn stopped(&self) -> bool {
+        self.lock().stopped
+    }
+
+    /// A random number in `0..n` for the running actor's workload choices.
+    pub(crate) fn below(&self, n: u64) -> u64 {
+        self.lock().rng.below(n)
+    }
+
+    /// Ends the run for a reason other than its steps (an actor panicked): everything
+    /// crashes and every actor winds down.
+    pub(crate) fn abort(&self) {
+        let mut st = self.lock();
+        st.stopped = true;
+        for a in &mut st.actors {
+            a.crashed = true;
+        }
+    }
+
+    /// The trace so far, the steps taken, crashes (process, machine) and unscheduled calls.
+    pub(crate) fn results(&self) -> (Vec<String>, u64, u64, u64, u64) {
+        let st = self.lock();
+        (
+            st.trace.clone(),
+            st.step,
+            st.process_crashes,
+            st.machine_crashes,
+            st.unscheduled,
+        )
+    }
+}
+
+/// FNV-1a over the trace lines: stable across runs, platforms and Rust versions.
+///
+/// A UUID-bearing name enters the hash as its class (`part-00000-#.c000.snappy.parquet`),
+/// not its number: where the engine visits such files in name order (a scan, VACUUM's
+/// deletes) that order follows the random UUIDs, not the seed, so which of them a step
+/// touches is not a function of the seed while everything else is.
+pub(crate) fn hash_trace(trace: &[String]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for line in trace {
+        let mut after_hash = false;
+        for b in line.bytes().chain(std::iter::once(b'\n')) {
+            if after_hash && b.is_ascii_digit() {
+                continue;
+            }
+            after_hash = b == b'#';
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuids_are_numbered_by_first_appearance() {
+        let mut names = HashMap::new();
+        let a = "part-00000-0f8fad5b-d9cb-469f-a165-70867728950e-c000.snappy.parquet";
+        let b = "deletion_vector_7c9e6679-7425-40de-944b-e07fc1f90ae7.bin";
+        assert_eq!(canonical(b, &mut names), "deletion_vector_#0.bin");
+        assert_eq!(canonical(a, &mut names), "part-00000-#1-c000.snappy.parquet");
+        assert_eq!(canonical(b, &mut names), "deletion_vector_#0.bin");
+    }
+}
