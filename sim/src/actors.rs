@@ -196,9 +196,18 @@ impl Actor {
 
     fn dml(&self, table: &mut Table) {
         let kind = self.sched.below(3);
-        let acked = self.model().acked_ids();
+        let mut acked = self.model().acked_ids();
+        // Wait (a bounded number of turns) for a writer to acknowledge a row.
+        for _ in 0..30 {
+            if !acked.is_empty() {
+                break;
+            }
+            if self.sched.boundary(self.id, "dml (waiting for rows)") {
+                return;
+            }
+            acked = self.model().acked_ids();
+        }
         if acked.is_empty() {
-            let _ = self.sched.boundary(self.id, "dml (nothing to do)");
             return;
         }
         let target = acked[self.sched.below(acked.len() as u64) as usize];
@@ -207,7 +216,13 @@ impl Actor {
                 if self.sched.boundary(self.id, "delete") {
                     return;
                 }
-                let r = table.delete_str(&format!("id = {target}"), &self.options());
+                // Half the DELETEs write their deletion vector to a file (as Delta Spark
+                // does), the others inline it in the log.
+                let to_file = self.sched.below(2) == 0;
+                let r = table.delete_str(
+                    &format!("id = {target}"),
+                    &self.options().with_dv_files_only(to_file),
+                );
                 let crashed = self.crashed(table);
                 let mut m = self.model();
                 match classify(&r, crashed) {

@@ -71,8 +71,8 @@ impl Default for Config {
         Config {
             max_steps: u64::MAX,
             writers: (4, 8),
-            appends: 3,
-            others: 4,
+            appends: 4,
+            others: 6,
             rates: FaultRates::default(),
         }
     }

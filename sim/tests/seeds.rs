@@ -13,7 +13,11 @@ fn one_seed_replays_the_same_trace() {
         let b = run_seed(seed, &c).unwrap_or_else(|f| panic!("{f}"));
         println!("seed {seed}: trace hash {:016x} ({} steps)", a.trace_hash, a.steps);
         println!("seed {seed}: trace hash {:016x} ({} steps)", b.trace_hash, b.steps);
-        assert_eq!(a, b, "seed {seed} did not replay");
+        assert_eq!(
+            (a.trace_hash, a.steps, a.versions, a.crashes),
+            (b.trace_hash, b.steps, b.versions, b.crashes),
+            "seed {seed} did not replay"
+        );
         assert_eq!(a.unscheduled, 0, "storage calls escaped the scheduler");
     }
 }
