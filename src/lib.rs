@@ -72,16 +72,16 @@ pub use read::{changes, scan};
 
 #[cfg(feature = "internal-api")]
 pub use alluvium_compaction as compaction;
-/// Planted bugs for the deterministic simulator (cargo feature `planted-bugs`, never for
-/// embedders): `planted::plant(Some(Bug::...))` switches one on for the whole process.
-#[cfg(feature = "planted-bugs")]
-pub use alluvium_mvcc::planted;
 #[cfg(feature = "internal-api")]
 pub use alluvium_datafile as datafile;
 #[cfg(feature = "internal-api")]
 pub use alluvium_expr as expr;
 #[cfg(feature = "internal-api")]
 pub use alluvium_mvcc as mvcc;
+/// Planted bugs for the deterministic simulator (cargo feature `planted-bugs`, never for
+/// embedders): `planted::plant(Some(Bug::...))` switches one on for the whole process.
+#[cfg(feature = "planted-bugs")]
+pub use alluvium_mvcc::planted;
 #[cfg(feature = "internal-api")]
 pub use alluvium_storage as storage;
 #[cfg(feature = "internal-api")]

@@ -12,9 +12,8 @@ use std::time::Duration;
 use alluvium::arrow::array::{Array, ArrayRef, Int64Array, RecordBatch};
 use alluvium::arrow::datatypes::{DataType, Field, Schema};
 use alluvium::{
-    AppTransaction, CheckpointConfig, ErrorKind, GroupCommitOptions, OptimizeOptions,
-    RetryPolicy, ScanBuilder, Snapshot, StoreRef, Table, VacuumMode, VacuumOptions,
-    VersionSpec, WriteOptions,
+    AppTransaction, CheckpointConfig, ErrorKind, GroupCommitOptions, OptimizeOptions, RetryPolicy,
+    ScanBuilder, Snapshot, StoreRef, Table, VacuumMode, VacuumOptions, VersionSpec, WriteOptions,
 };
 
 use crate::model::{Model, Row};
@@ -237,7 +236,11 @@ impl Actor {
                 if self.sched.boundary(self.id, "update") {
                     return;
                 }
-                let _ = table.update_str("v = v + 1", Some(&format!("id = {target}")), &self.options());
+                let _ = table.update_str(
+                    "v = v + 1",
+                    Some(&format!("id = {target}")),
+                    &self.options(),
+                );
                 self.crashed(table);
             }
             _ => {
@@ -272,7 +275,13 @@ impl Actor {
 
     fn maintain(&self, table: &mut Table) {
         let kind = self.sched.below(5);
-        let what = ["optimize", "vacuum lite", "vacuum full", "checkpoint", "log cleanup"];
+        let what = [
+            "optimize",
+            "vacuum lite",
+            "vacuum full",
+            "checkpoint",
+            "log cleanup",
+        ];
         if self.sched.boundary(self.id, what[kind as usize]) {
             return;
         }

@@ -159,12 +159,21 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
             steps,
         }
     };
-    // vocabulary: table properties, spelled as a user sets them.
+    // The table properties, spelled as a user sets them (the simulator drives the public
+    // API only):
     let props = [
+        // vocabulary: a table property set as a user would
         ("delta.enableDeletionVectors", "true".to_string()),
+        // vocabulary: a table property set as a user would
         ("delta.checkpointInterval", interval.to_string()),
-        ("delta.deletedFileRetentionDuration", "interval 1 hours".to_string()),
+        (
+            // vocabulary: a table property set as a user would
+            "delta.deletedFileRetentionDuration",
+            "interval 1 hours".to_string(),
+        ),
+        // vocabulary: a table property set as a user would
         ("delta.logRetentionDuration", "interval 2 hours".to_string()),
+        // vocabulary: a table property set as a user would
         ("delta.enableChangeDataFeed", cdf.to_string()),
     ];
     alluvium::Table::from_store(store.clone())

@@ -40,8 +40,8 @@ fn parse_commit(v: u64, bytes: &[u8]) -> Result<Commit, String> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("commit {v} is not UTF-8: {e}"))?;
     let mut c = Commit::default();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let a: Value =
-            serde_json::from_str(line).map_err(|e| format!("commit {v} is torn or invalid: {e}"))?;
+        let a: Value = serde_json::from_str(line)
+            .map_err(|e| format!("commit {v} is torn or invalid: {e}"))?;
         if let Some(ci) = a.get("commitInfo") {
             c.txn_id = ci.get("txnId").and_then(Value::as_str).map(str::to_string);
         }
@@ -68,7 +68,9 @@ fn parse_commit(v: u64, bytes: &[u8]) -> Result<Commit, String> {
 fn check_file(store: &SimStore, v: u64, path: &str, size: i64) -> Result<(), String> {
     let key = path.replace("%3D", "=").replace("%20", " ");
     match store.peek(&key) {
-        None => Err(format!("version {v} references {path}, which does not exist")),
+        None => Err(format!(
+            "version {v} references {path}, which does not exist"
+        )),
         Some(b) if size >= 0 && b.len() as i64 != size => Err(format!(
             "version {v} references {path} of {size} bytes; the store holds {} (torn)",
             b.len()
@@ -89,7 +91,10 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
         .filter_map(|p| p.strip_prefix(LOG).map(str::to_string))
         .filter(|n| !n.contains('/'))
         .collect();
-    let commits: Vec<u64> = names.iter().filter_map(|n| version_of(n, ".json")).collect();
+    let commits: Vec<u64> = names
+        .iter()
+        .filter_map(|n| version_of(n, ".json"))
+        .collect();
     let checkpoints: BTreeSet<u64> = names
         .iter()
         .filter_map(|n| n.get(..20).filter(|_| n[20..].starts_with(".checkpoint.")))
@@ -108,7 +113,9 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
         return Err(format!("the log has gaps: {commits:?}"));
     }
     if first > 0 && !checkpoints.iter().any(|c| *c + 1 >= first) {
-        return Err(format!("commits below {first} removed without a checkpoint"));
+        return Err(format!(
+            "commits below {first} removed without a checkpoint"
+        ));
     }
     // 2. Each commit once; appId versions monotone; the window's files present.
     let cutoff = now_ms - FILE_RETENTION_MS;
@@ -116,7 +123,9 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
     let mut parsed = BTreeMap::new();
     for v in first..=last {
         let path = format!("{LOG}{v:020}.json");
-        let bytes = store.peek(&path).ok_or_else(|| format!("commit {v} vanished"))?;
+        let bytes = store
+            .peek(&path)
+            .ok_or_else(|| format!("commit {v} vanished"))?;
         if store.modified(&path).is_some_and(|m| m <= cutoff) {
             window_start = v;
         }
@@ -129,7 +138,9 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
         if let Some(t) = &c.txn_id
             && !txn_ids.insert(t.clone())
         {
-            return Err(format!("transaction {t} committed twice (again at version {v})"));
+            return Err(format!(
+                "transaction {t} committed twice (again at version {v})"
+            ));
         }
         for (app, ver) in &c.apps {
             if let Some(prev) = app_versions.insert(app.clone(), *ver)
@@ -160,12 +171,16 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
         .snapshot()
         .map_err(|e| format!("the latest version does not load: {e}"))?;
     if latest.version() != last {
-        return Err(format!("latest snapshot is {} but the log ends at {last}", latest.version()));
+        return Err(format!(
+            "latest snapshot is {} but the log ends at {last}",
+            latest.version()
+        ));
     }
     for a in latest.files() {
         check_file(store, last, &a.path, a.size)?;
     }
-    let ids = ids_of(latest.clone()).map_err(|e| format!("the latest version does not scan: {e}"))?;
+    let ids =
+        ids_of(latest.clone()).map_err(|e| format!("the latest version does not scan: {e}"))?;
     check_rows(model, &ids)?;
     for (app, a) in &model.apps {
         let got = latest.app_transaction_version(app, now_ms);
@@ -212,11 +227,16 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
                 f
             };
             if files(&a) != files(&b) {
-                return Err(format!("checkpoint {c} differs from the replay of its commits"));
+                return Err(format!(
+                    "checkpoint {c} differs from the replay of its commits"
+                ));
             }
             for app in model.apps.keys() {
-                if a.app_transaction_version(app, now_ms) != b.app_transaction_version(app, now_ms) {
-                    return Err(format!("checkpoint {c}: appId {app} differs from the replay"));
+                if a.app_transaction_version(app, now_ms) != b.app_transaction_version(app, now_ms)
+                {
+                    return Err(format!(
+                        "checkpoint {c}: appId {app} differs from the replay"
+                    ));
                 }
             }
         }
@@ -251,7 +271,9 @@ fn check_rows(model: &Model, ids: &[i64]) -> Result<(), String> {
         match model.rows.get(id) {
             None => return Err(format!("row {id} appeared from nowhere")),
             Some(Row::Failed) => {
-                return Err(format!("row {id} of a write that definitely failed is present"));
+                return Err(format!(
+                    "row {id} of a write that definitely failed is present"
+                ));
             }
             Some(Row::Deleted) => return Err(format!("row {id} came back after its DELETE")),
             Some(_) if *n > 1 => return Err(format!("row {id} is present {n} times")),

@@ -445,7 +445,10 @@ mod tests {
         let a = "part-00000-0f8fad5b-d9cb-469f-a165-70867728950e-c000.snappy.parquet";
         let b = "deletion_vector_7c9e6679-7425-40de-944b-e07fc1f90ae7.bin";
         assert_eq!(canonical(b, &mut names), "deletion_vector_#0.bin");
-        assert_eq!(canonical(a, &mut names), "part-00000-#1-c000.snappy.parquet");
+        assert_eq!(
+            canonical(a, &mut names),
+            "part-00000-#1-c000.snappy.parquet"
+        );
         assert_eq!(canonical(b, &mut names), "deletion_vector_#0.bin");
     }
 }

@@ -97,7 +97,12 @@ impl SimStore {
     }
 
     /// Runs `effect` behind the gate of operation `op`.
-    fn guarded<T>(&self, op: &'static str, path: &str, effect: impl FnOnce() -> Result<T>) -> Result<T> {
+    fn guarded<T>(
+        &self,
+        op: &'static str,
+        path: &str,
+        effect: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
         self.guarded_with(op, path, effect, describe)
     }
 
@@ -243,7 +248,9 @@ impl ObjectStore for SimStore {
     }
 
     fn put(&self, path: &StorePath, data: Bytes) -> Result<()> {
-        self.guarded("put", path.as_str(), || self.insert(path, data, false, false))
+        self.guarded("put", path.as_str(), || {
+            self.insert(path, data, false, false)
+        })
     }
 
     fn put_new(&self, path: &StorePath, data: Bytes) -> Result<()> {
@@ -363,10 +370,20 @@ impl ObjectStore for NoCheckpoints {
         self.0.head(path)
     }
     fn put_if_absent(&self, path: &StorePath, _data: Bytes) -> Result<()> {
-        Err(injected("put", path.as_str(), io::ErrorKind::PermissionDenied, "read-only view"))
+        Err(injected(
+            "put",
+            path.as_str(),
+            io::ErrorKind::PermissionDenied,
+            "read-only view",
+        ))
     }
     fn put(&self, path: &StorePath, _data: Bytes) -> Result<()> {
-        Err(injected("put", path.as_str(), io::ErrorKind::PermissionDenied, "read-only view"))
+        Err(injected(
+            "put",
+            path.as_str(),
+            io::ErrorKind::PermissionDenied,
+            "read-only view",
+        ))
     }
     fn list_dir_from(&self, dir: Option<&StorePath>, start: &str) -> Result<Vec<ObjectMeta>> {
         let mut v = self.0.list_dir_from(dir, start)?;
@@ -379,6 +396,11 @@ impl ObjectStore for NoCheckpoints {
         Ok(v)
     }
     fn delete(&self, path: &StorePath) -> Result<()> {
-        Err(injected("delete", path.as_str(), io::ErrorKind::PermissionDenied, "read-only view"))
+        Err(injected(
+            "delete",
+            path.as_str(),
+            io::ErrorKind::PermissionDenied,
+            "read-only view",
+        ))
     }
 }

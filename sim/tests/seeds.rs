@@ -11,8 +11,14 @@ fn one_seed_replays_the_same_trace() {
     for seed in [3, 17] {
         let a = run_seed(seed, &c).unwrap_or_else(|f| panic!("{f}"));
         let b = run_seed(seed, &c).unwrap_or_else(|f| panic!("{f}"));
-        println!("seed {seed}: trace hash {:016x} ({} steps)", a.trace_hash, a.steps);
-        println!("seed {seed}: trace hash {:016x} ({} steps)", b.trace_hash, b.steps);
+        println!(
+            "seed {seed}: trace hash {:016x} ({} steps)",
+            a.trace_hash, a.steps
+        );
+        println!(
+            "seed {seed}: trace hash {:016x} ({} steps)",
+            b.trace_hash, b.steps
+        );
         assert_eq!(
             (a.trace_hash, a.steps, a.versions, a.crashes),
             (b.trace_hash, b.steps, b.versions, b.crashes),

@@ -558,7 +558,9 @@ impl Transaction {
                     // overwritten, erasing the winner's commit.
                     match store.put(&path, planted_copy.into()) {
                         Ok(()) => None,
-                        Err(source) => return Err(MvccError::CommitWriteFailed { version, source }),
+                        Err(source) => {
+                            return Err(MvccError::CommitWriteFailed { version, source });
+                        }
                     }
                 }
                 #[cfg(feature = "planted-bugs")]
