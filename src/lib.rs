@@ -84,6 +84,10 @@ pub use alluvium_mvcc as mvcc;
 pub use alluvium_mvcc::planted;
 #[cfg(feature = "internal-api")]
 pub use alluvium_storage as storage;
+/// The engine's source of fresh ids, which the deterministic simulator seeds per thread
+/// (cargo feature `planted-bugs`, never for embedders).
+#[cfg(feature = "planted-bugs")]
+pub use alluvium_storage::ids as storage_ids;
 #[cfg(feature = "internal-api")]
 pub use alluvium_txlog as txlog;
 

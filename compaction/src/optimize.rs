@@ -530,7 +530,11 @@ pub fn optimize(
                 progress(Progress::BinDone { bytes: bin.bytes() });
                 match &clustering {
                     Some(columns) => out.map(|adds| {
-                        mark_clustered(adds, columns, &uuid::Uuid::new_v4().to_string())
+                        mark_clustered(
+                            adds,
+                            columns,
+                            &alluvium_storage::ids::new_uuid().to_string(),
+                        )
                     }),
                     None => out,
                 }

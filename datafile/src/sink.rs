@@ -575,7 +575,7 @@ impl<'a> FileSink<'a> {
                 "{}-{:05}-{}.c000.{}.parquet",
                 if self.change_data { "cdc" } else { "part" },
                 self.done.len() + self.pending.len() + self.open.len(),
-                uuid::Uuid::new_v4(),
+                alluvium_storage::ids::new_uuid(),
                 self.codec
             );
             let dir = match (self.change_data, dir.is_empty()) {

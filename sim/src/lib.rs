@@ -13,17 +13,20 @@
 //! * the oracle (`oracle`), which reads the log with its own JSON parsing.
 //!
 //! What it must not know: the engine's internals. It drives alluvium only through the
-//! public API (`Table`, scans, write options), plus the planted-bug switch
-//! (`alluvium::planted`, cargo feature `planted-bugs`) that its tests turn on one bug at a
-//! time to prove the oracle finds each.
+//! public API (`Table`, scans, write options), plus what the cargo feature `planted-bugs`
+//! adds for it: the planted-bug switch (`alluvium::planted`) that its tests turn on one bug
+//! at a time to prove the oracle finds each, and the seeding of the engine's ids.
 //!
 //! Determinism. Each actor runs its whole body inside `install` of its own one-thread rayon
 //! pool (threads `sim-actor-N`), and its `Table` uses that pool, so every storage call of
 //! the actor, the engine's parallel sections included, happens on that one thread, which
 //! knows its actor by a thread-local. The engine is configured for determinism: a retry
 //! policy with no sleeping backoff and a budget of attempts, group commit off, the store's
-//! clock simulated. File names and transaction ids are random UUIDs, so the trace
-//! canonicalises every UUID to its order of first appearance before hashing.
+//! clock simulated. The engine's UUIDs (file names, transaction ids) come from a stream
+//! seeded per actor thread (`alluvium::storage_ids`, with the same cargo feature as the
+//! planted bugs): the engine visits files in name order (scans, OPTIMIZE, VACUUM), so with
+//! random names a run would not be a function of its seed. The trace still numbers every
+//! UUID by its first appearance, which keeps it readable.
 //!
 //! Not simulated yet: group commit. Actors use separate table handles (separate
 //! processes); a shared handle's group members wait on condvars the token scheme cannot
@@ -60,7 +63,7 @@ pub struct Config {
     pub writers: (usize, usize),
     /// Appends per writer.
     pub appends: u32,
-    /// Operations of the DML, maintenance and reader actors each.
+    /// Operations of the DML and reader actors each (twice as many for maintenance).
     pub others: u32,
     /// Fault rates.
     pub rates: FaultRates,
@@ -94,6 +97,8 @@ pub struct Summary {
     /// Storage calls made by threads that were no actor while actors ran (0 when every
     /// engine call stayed on its actor's thread).
     pub unscheduled: u64,
+    /// Simulated time the run spanned, in milliseconds.
+    pub simulated_ms: i64,
     /// The canonical trace (one line per step).
     pub trace: Vec<String>,
 }
@@ -176,9 +181,12 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
         // vocabulary: a table property set as a user would
         ("delta.enableChangeDataFeed", cdf.to_string()),
     ];
-    alluvium::Table::from_store(store.clone())
-        .create(&actors::schema(), &[], props)
-        .map_err(|e| fail(format!("creating the table: {e}"), &sched))?;
+    // The engine's UUIDs (file names, transaction ids) come from the seed too: each
+    // thread that works for the run draws them from its own seeded stream.
+    alluvium::storage_ids::seed_thread(Some(seed ^ 0x5eed));
+    let created = alluvium::Table::from_store(store.clone()).create(&actors::schema(), &[], props);
+    alluvium::storage_ids::seed_thread(None);
+    created.map_err(|e| fail(format!("creating the table: {e}"), &sched))?;
 
     let model = Arc::new(Mutex::new(Model::default()));
     let panics = Arc::new(Mutex::new(Vec::<String>::new()));
@@ -194,6 +202,7 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
             role: *role,
             ops: match role {
                 Role::Writer(_) => config.appends,
+                Role::Maintenance => 2 * config.others,
                 _ => config.others,
             },
             sched: sched.clone(),
@@ -206,6 +215,9 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
             let pool = actor.pool.clone();
             pool.install(|| {
                 sched::set_actor(Some(actor.id));
+                alluvium::storage_ids::seed_thread(Some(
+                    seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (actor.id as u64 + 1),
+                ));
                 actor.sched.wait_turn(actor.id);
                 let r = std::panic::catch_unwind(AssertUnwindSafe(|| actor.run()));
                 if let Err(p) = r {
@@ -221,6 +233,7 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
                     actor.sched.abort();
                 }
                 sched::set_actor(None);
+                alluvium::storage_ids::seed_thread(None);
                 actor.sched.finish(actor.id);
             });
         }));
@@ -244,6 +257,7 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
         crashes: (process, machine),
         local_fs,
         unscheduled,
+        simulated_ms: sched.now_ms() - sched::CLOCK_START_MS,
         trace,
     })
 }

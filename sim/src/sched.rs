@@ -68,7 +68,12 @@ pub struct FaultRates {
     pub crash: f64,
     /// Machine crash (local-fs mode only).
     pub machine_crash: f64,
-    /// A clock jump (of up to 40 minutes) at an operation boundary while every actor is idle.
+    /// Starting to drain at an operation boundary: actors reaching a boundary wait until
+    /// all have, then the clock jumps 1–3 hours (past the file retention) with nothing in
+    /// flight.
+    pub long_jump: f64,
+    /// A clock jump at an operation boundary, as long as no operation in flight then spans
+    /// more than [`MAX_OPERATION_SPAN_MS`] of simulated time.
     pub clock_jump: f64,
 }
 
@@ -79,16 +84,26 @@ impl Default for FaultRates {
             error_after: 0.01,
             crash: 0.006,
             machine_crash: 0.002,
-            clock_jump: 0.08,
+            long_jump: 0.02,
+            clock_jump: 0.15,
         }
     }
 }
 
-#[derive(Debug, Default, Clone, Copy)]
+/// The longest simulated time one operation may span, clock jumps included: half the
+/// table's file retention (1 hour). Delta's retention assumes that no transaction runs
+/// longer than it; jumps never break that assumption, so VACUUM deleting a file an
+/// operation in flight still needs is a finding, not an artefact.
+pub(crate) const MAX_OPERATION_SPAN_MS: i64 = 30 * 60_000;
+
+#[derive(Debug, Clone, Copy)]
 struct Actor {
     crashed: bool,
-    idle: bool,
     finished: bool,
+    /// Held at an operation boundary while the scheduler drains for a long clock jump.
+    held: bool,
+    /// When its current operation began (simulated clock).
+    op_start_ms: i64,
 }
 
 #[derive(Debug)]
@@ -99,6 +114,8 @@ struct State {
     step: u64,
     max_steps: u64,
     stopped: bool,
+    /// Draining: actors reaching a boundary are held until all are, then the clock jumps.
+    draining: bool,
     local_fs: bool,
     rates: FaultRates,
     trace: Vec<String>,
@@ -159,10 +176,19 @@ impl Scheduler {
             state: Mutex::new(State {
                 rng: Rng::new(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0xa11u64),
                 running: None,
-                actors: vec![Actor::default(); actors],
+                actors: vec![
+                    Actor {
+                        crashed: false,
+                        finished: false,
+                        held: false,
+                        op_start_ms: CLOCK_START_MS,
+                    };
+                    actors
+                ],
                 step: 0,
                 max_steps,
                 stopped: false,
+                draining: false,
                 local_fs,
                 rates,
                 trace: Vec::new(),
@@ -189,16 +215,43 @@ impl Scheduler {
     /// Hands the token to a live actor chosen by the seed and waits until it comes back to
     /// `me`.
     fn pass_token<'a>(&'a self, mut st: MutexGuard<'a, State>, me: usize) -> MutexGuard<'a, State> {
-        let live: Vec<usize> = (0..st.actors.len())
-            .filter(|i| !st.actors[*i].finished)
-            .collect();
-        let pick = st.rng.below(live.len() as u64) as usize;
-        st.running = live.get(pick).copied();
-        self.cv.notify_all();
+        self.pick_next(&mut st);
         while st.running != Some(me) {
             st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
         }
         st
+    }
+
+    /// Gives the token to a live actor the seed picks, skipping actors held at a boundary
+    /// while the scheduler drains; once every live actor is held, the clock takes a long
+    /// jump (nothing is in flight) and all are released.
+    fn pick_next(&self, st: &mut State) {
+        let eligible = |st: &State| -> Vec<usize> {
+            (0..st.actors.len())
+                .filter(|i| !st.actors[*i].finished && !st.actors[*i].held)
+                .collect()
+        };
+        let mut live = eligible(st);
+        if live.is_empty() && st.draining {
+            let jump = 3_600_000 + st.rng.below(7_200_000) as i64;
+            self.clock_ms.fetch_add(jump, Ordering::SeqCst);
+            let now = self.now_ms();
+            for a in &mut st.actors {
+                a.held = false;
+                a.op_start_ms = now;
+            }
+            st.draining = false;
+            let line = format!(
+                "{} every actor between operations: clock +{}m",
+                st.step,
+                jump / 60_000
+            );
+            st.trace.push(line);
+            live = eligible(st);
+        }
+        let pick = st.rng.below(live.len() as u64) as usize;
+        st.running = live.get(pick).copied();
+        self.cv.notify_all();
     }
 
     /// Waits for the first token (at the start of an actor's body).
@@ -224,12 +277,7 @@ impl Scheduler {
         if let Some(a) = st.actors.get_mut(me) {
             a.finished = true;
         }
-        let live: Vec<usize> = (0..st.actors.len())
-            .filter(|i| !st.actors[*i].finished)
-            .collect();
-        let pick = st.rng.below(live.len() as u64) as usize;
-        st.running = live.get(pick).copied();
-        self.cv.notify_all();
+        self.pick_next(&mut st);
     }
 
     /// Waits until every actor finished.
@@ -287,7 +335,6 @@ impl Scheduler {
                 Gate::Dead
             };
         }
-        st.actors[me].idle = false;
         let r = st.rates;
         let roll = st.rng.next_u64() as f64 / u64::MAX as f64;
         let mut acc = r.error_before;
@@ -341,28 +388,42 @@ impl Scheduler {
         st.trace.push(line);
     }
 
-    /// A yield point between two operations of actor `me`, which is about to start `what`:
-    /// the actor is idle (holds no transaction in flight), so the clock may jump here if
-    /// every actor is. Returns whether the run is stopped (the actor should end).
+    /// A yield point between two operations of actor `me`, which is about to start `what`.
+    /// The clock may jump here, by at most what keeps every other actor's operation in
+    /// flight within [`MAX_OPERATION_SPAN_MS`]. Returns whether the run is stopped (the
+    /// actor should end).
     pub(crate) fn boundary(&self, me: usize, what: &str) -> bool {
         let mut st = self.lock();
         if st.stopped {
             return true;
         }
-        st.actors[me].idle = true;
+        let p = st.rates.long_jump;
+        if !st.draining && st.rng.chance(p) {
+            st.draining = true;
+        }
+        if st.draining {
+            st.actors[me].held = true;
+        }
         st = self.pass_token(st, me);
         if self.tick(&mut st) {
             return true;
         }
-        let all_idle = st.actors.iter().all(|a| a.finished || a.idle);
+        let now = self.now_ms();
+        let oldest = (0..st.actors.len())
+            .filter(|i| *i != me && !st.actors[*i].finished)
+            .map(|i| st.actors[i].op_start_ms)
+            .min()
+            .unwrap_or(now);
+        let budget = MAX_OPERATION_SPAN_MS - (now - oldest);
         let mut jump = 0;
         let p = st.rates.clock_jump;
-        if all_idle && st.rng.chance(p) {
-            jump = 60_000 * (1 + st.rng.below(40) as i64);
+        if budget > 60_000 && st.rng.chance(p) {
+            jump = 60_000 + st.rng.below((budget - 60_000) as u64) as i64;
             self.clock_ms.fetch_add(jump, Ordering::SeqCst);
         }
+        st.actors[me].op_start_ms = now + jump;
         let line = if jump > 0 {
-            format!("{} a{me} begin {what} (clock +{}m)", st.step, jump / 60_000)
+            format!("{} a{me} begin {what} (clock +{}s)", st.step, jump / 1_000)
         } else {
             format!("{} a{me} begin {what}", st.step)
         };
@@ -413,21 +474,12 @@ impl Scheduler {
     }
 }
 
-/// FNV-1a over the trace lines: stable across runs, platforms and Rust versions.
-///
-/// A UUID-bearing name enters the hash as its class (`part-00000-#.c000.snappy.parquet`),
-/// not its number: where the engine visits such files in name order (a scan, VACUUM's
-/// deletes) that order follows the random UUIDs, not the seed, so which of them a step
-/// touches is not a function of the seed while everything else is.
+/// FNV-1a over the trace lines (UUIDs already numbered by first appearance): stable
+/// across runs, platforms and Rust versions.
 pub(crate) fn hash_trace(trace: &[String]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for line in trace {
-        let mut after_hash = false;
         for b in line.bytes().chain(std::iter::once(b'\n')) {
-            if after_hash && b.is_ascii_digit() {
-                continue;
-            }
-            after_hash = b == b'#';
             h ^= u64::from(b);
             h = h.wrapping_mul(0x0000_0100_0000_01b3);
         }

@@ -8,7 +8,7 @@ use alluvium_sim::{Config, minimise, run_seed};
 #[test]
 fn one_seed_replays_the_same_trace() {
     let c = Config::default();
-    for seed in [3, 17] {
+    for seed in [3, 17, 43] {
         let a = run_seed(seed, &c).unwrap_or_else(|f| panic!("{f}"));
         let b = run_seed(seed, &c).unwrap_or_else(|f| panic!("{f}"));
         println!(
@@ -24,6 +24,7 @@ fn one_seed_replays_the_same_trace() {
             (b.trace_hash, b.steps, b.versions, b.crashes),
             "seed {seed} did not replay"
         );
+        assert_eq!(a.trace, b.trace);
         assert_eq!(a.unscheduled, 0, "storage calls escaped the scheduler");
     }
 }

@@ -375,7 +375,7 @@ impl Table {
         let configuration = HashMap::new();
         let protocol = minimal_protocol(&schema, &configuration);
         let metadata = Metadata {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: alluvium_storage::ids::new_uuid().to_string(),
             name: None,
             description: None,
             format: Format::default(),

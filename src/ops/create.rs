@@ -268,7 +268,7 @@ impl Table {
             configuration.insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
         }
         let metadata = Metadata {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: alluvium_storage::ids::new_uuid().to_string(),
             name: None,
             description: None,
             format: Format::default(),

@@ -14,7 +14,8 @@
 //!   through the `object_store` crate, on a runtime the store owns or the embedder's
 //!   ([`StorageOptions`]); no request spawns a thread.
 //!
-//! Bounded parallel requests on the caller's rayon pool: [`par::map_bounded`].
+//! Bounded parallel requests on the caller's rayon pool: [`par::map_bounded`]. Fresh ids
+//! for new files and transactions: [`ids::new_uuid`].
 //!
 //! Test doubles (cargo feature `testing`, for the tests of the crates above): `CountingStore`
 //! counts calls by kind ([`RequestCounts`]); `FaultyStore` injects faults for the crash and
@@ -40,6 +41,7 @@ mod counts;
 mod error;
 #[cfg(any(test, feature = "testing"))]
 mod faulty;
+pub mod ids;
 mod local;
 mod local_reach;
 mod location;

@@ -122,7 +122,7 @@ impl Transaction {
             whole_table: false,
             read_files: Vec::new(),
             read_app_ids: HashSet::new(),
-            txn_id: uuid::Uuid::new_v4().to_string(),
+            txn_id: alluvium_storage::ids::new_uuid().to_string(),
             policy: RetryPolicy::default(),
             write_data: Duration::ZERO,
             user_metadata: None,

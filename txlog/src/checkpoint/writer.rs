@@ -666,7 +666,7 @@ pub fn write_checkpoint(
             let sidecar_schema: SchemaRef =
                 Arc::new(checkpoint_schema(FileShape::Sidecar, add.clone()));
             for chunk in file_rows.chunks(per) {
-                let name = format!("{}.parquet", uuid::Uuid::new_v4());
+                let name = format!("{}.parquet", alluvium_storage::ids::new_uuid());
                 let path = StorePath::parse(format!("{DELTA_LOG_DIR}/{SIDECAR_DIR}/{name}"))?;
                 let bytes = encode(&sidecar_schema, chunk, &parsed)?;
                 let len = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
@@ -684,7 +684,7 @@ pub fn write_checkpoint(
         } else {
             rows.extend(file_rows());
         }
-        let uuid = uuid::Uuid::new_v4().to_string();
+        let uuid = alluvium_storage::ids::new_uuid().to_string();
         let kind = LogFileKind::Checkpoint(CheckpointKind::Uuid {
             uuid,
             format: CheckpointFormat::Parquet,

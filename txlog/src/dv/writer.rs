@@ -42,7 +42,7 @@ impl DvFileWriter {
     /// (`delta.randomizeFilePrefixes`, see
     /// [`crate::properties::TableProperties::random_prefix_length`]).
     pub fn new(random_prefix_len: Option<usize>) -> Self {
-        let uuid = uuid::Uuid::new_v4();
+        let uuid = alluvium_storage::ids::new_uuid();
         let prefix = match random_prefix_len {
             Some(n) if n > 0 => random_prefix(n),
             _ => String::new(),
@@ -154,7 +154,7 @@ pub fn inline_descriptor(bitmap: &RoaringTreemap) -> DeletionVectorDescriptor {
 fn random_prefix(len: usize) -> String {
     let mut out = String::with_capacity(len);
     while out.len() < len {
-        for byte in uuid::Uuid::new_v4().as_bytes() {
+        for byte in alluvium_storage::ids::new_uuid().as_bytes() {
             if out.len() == len {
                 break;
             }

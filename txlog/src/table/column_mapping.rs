@@ -118,7 +118,7 @@ pub fn assign_column_mapping(schema: &mut StructType, mut max_id: i64) -> i64 {
             if f.physical_name().is_none() {
                 f.metadata.insert(
                     crate::schema::COLUMN_MAPPING_PHYSICAL_NAME.into(),
-                    serde_json::Value::String(format!("col-{}", uuid::Uuid::new_v4())),
+                    serde_json::Value::String(format!("col-{}", alluvium_storage::ids::new_uuid())),
                 );
             }
             match &mut f.data_type {

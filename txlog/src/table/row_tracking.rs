@@ -78,8 +78,14 @@ pub fn materialized_columns(
 /// `_row-commit-version-col-<uuid>`): the names cannot collide with a user column.
 pub fn new_materialized_columns() -> MaterializedColumns {
     MaterializedColumns {
-        row_id: format!("{ROW_ID_COLUMN_PREFIX}{}", uuid::Uuid::new_v4()),
-        row_commit_version: format!("{ROW_COMMIT_VERSION_COLUMN_PREFIX}{}", uuid::Uuid::new_v4()),
+        row_id: format!(
+            "{ROW_ID_COLUMN_PREFIX}{}",
+            alluvium_storage::ids::new_uuid()
+        ),
+        row_commit_version: format!(
+            "{ROW_COMMIT_VERSION_COLUMN_PREFIX}{}",
+            alluvium_storage::ids::new_uuid()
+        ),
     }
 }
 
