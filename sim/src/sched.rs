@@ -328,6 +328,7 @@ impl Scheduler {
             st.machine_crashes += u64::from(st.local_fs);
             let n = st.rng.next_u64();
             let line = format!("{} a{me} {op} {path} STOP", st.step);
+            let line = canonical(&line, &mut st.names);
             st.trace.push(line);
             return if st.local_fs {
                 Gate::MachineCrash(n)
@@ -335,22 +336,19 @@ impl Scheduler {
                 Gate::Dead
             };
         }
+        // One roll picks at most one fault, each kind taking its share of [0, 1).
         let r = st.rates;
         let roll = st.rng.next_u64() as f64 / u64::MAX as f64;
-        let mut acc = r.error_before;
-        let fault = if roll < acc {
+        let error_after = r.error_before + r.error_after;
+        let crash = error_after + r.crash;
+        let machine = crash + if st.local_fs { r.machine_crash } else { 0.0 };
+        let fault = if roll < r.error_before {
             Some(Fault::ErrorBefore {
                 definite: st.rng.chance(0.3),
             })
-        } else if roll < {
-            acc += r.error_after;
-            acc
-        } {
+        } else if roll < error_after {
             Some(Fault::ErrorAfter)
-        } else if roll < {
-            acc += r.crash;
-            acc
-        } {
+        } else if roll < crash {
             st.actors[me].crashed = true;
             st.process_crashes += 1;
             if st.rng.chance(0.5) {
@@ -358,7 +356,7 @@ impl Scheduler {
             } else {
                 Some(Fault::CrashAfter)
             }
-        } else if st.local_fs && roll < acc + r.machine_crash {
+        } else if roll < machine {
             for a in &mut st.actors {
                 a.crashed = !a.finished;
             }
