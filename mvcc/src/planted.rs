@@ -5,8 +5,9 @@
 //! This module owns the switch only; each bug is a small `#[cfg(feature = "planted-bugs")]`
 //! branch at the real place in the engine (the commit loop here, VACUUM and OPTIMIZE in
 //! `alluvium-compaction`). The switch is off unless [`plant`] turns it on, so a build with
-//! the feature behaves exactly as one without it until a test plants a bug. Never enable
-//! the feature outside the simulator's tests.
+//! the feature behaves exactly as one without it until a test plants a bug. Only the
+//! simulator's dependency enables the feature (a workspace build unifies it into every
+//! test binary, where the switch stays off); never an embedder.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
