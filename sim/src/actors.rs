@@ -36,8 +36,11 @@ pub(crate) enum Role {
 /// How an operation ended, as the application can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
+    /// The engine said it happened.
     Acked,
+    /// It may or may not have happened.
     Unknown,
+    /// It certainly did not happen.
     Failed,
 }
 
@@ -71,20 +74,22 @@ fn batch(ids: &[i64], v: i64) -> alluvium::Result<RecordBatch> {
     .map_err(|e| alluvium::Error::InvalidArgument(e.to_string()))
 }
 
-/// The ids a snapshot holds, sorted (duplicates kept).
-pub(crate) fn ids_of(snapshot: Snapshot) -> alluvium::Result<Vec<i64>> {
+/// The rows (id, value) a snapshot holds, sorted (duplicates kept).
+pub(crate) fn rows_of(snapshot: Snapshot) -> alluvium::Result<Vec<(i64, i64)>> {
     let batches = ScanBuilder::new(snapshot)
-        .with_columns(["id"])
+        .with_columns(["id", "v"])
         .build()?
         .execute_to_vec()?;
-    let mut ids = Vec::new();
+    let mut rows = Vec::new();
     for b in &batches {
-        if let Some(col) = b.column(0).as_any().downcast_ref::<Int64Array>() {
-            ids.extend((0..col.len()).map(|i| col.value(i)));
+        let ids = b.column(0).as_any().downcast_ref::<Int64Array>();
+        let vs = b.column(1).as_any().downcast_ref::<Int64Array>();
+        if let (Some(ids), Some(vs)) = (ids, vs) {
+            rows.extend((0..ids.len()).map(|i| (ids.value(i), vs.value(i))));
         }
     }
-    ids.sort_unstable();
-    Ok(ids)
+    rows.sort_unstable();
+    Ok(rows)
 }
 
 /// The commit loop without wall-clock time: no sleeping backoff, a budget of attempts.
@@ -156,7 +161,11 @@ impl Actor {
             .map(|j| (w as i64 + 1) * 1_000_000 + seq * 10 + j)
             .collect();
         let app = format!("w{w}");
-        self.model().set(&ids, Row::Pending);
+        {
+            let mut m = self.model();
+            m.set(&ids, Row::Pending);
+            m.set_value(&ids, 0);
+        }
         let mut unknown = false;
         for _attempt in 0..6 {
             let r = batch(&ids, 0).and_then(|b| {
@@ -236,12 +245,16 @@ impl Actor {
                 if self.sched.boundary(self.id, "update") {
                     return;
                 }
-                let _ = table.update_str(
+                let r = table.update_str(
                     "v = v + 1",
                     Some(&format!("id = {target}")),
                     &self.options(),
                 );
-                self.crashed(table);
+                let crashed = self.crashed(table);
+                // One DML actor: its operations are sequential, so the model applies
+                // them in order; an unknown outcome keeps both possible values.
+                let outcome = classify(&r, crashed);
+                self.model().apply(target, outcome, |v| v + 1);
             }
             _ => {
                 if self.sched.boundary(self.id, "merge") {
@@ -252,7 +265,11 @@ impl Actor {
                     let base = 900_000_000 + m.rows.range(900_000_000..).count() as i64;
                     (base..base + 2).collect()
                 };
-                self.model().set(&fresh, Row::Pending);
+                {
+                    let mut m = self.model();
+                    m.set(&fresh, Row::Pending);
+                    m.set_value(&fresh, 7);
+                }
                 let mut ids = vec![target];
                 ids.extend(&fresh);
                 let r = batch(&ids, 7).and_then(|b| {
@@ -263,12 +280,15 @@ impl Actor {
                         .execute(&self.options())
                 });
                 let crashed = self.crashed(table);
-                let to = match classify(&r, crashed) {
+                let outcome = classify(&r, crashed);
+                let to = match outcome {
                     Outcome::Acked => Row::Acked,
                     Outcome::Unknown => Row::Unknown,
                     Outcome::Failed => Row::Failed,
                 };
-                self.model().set(&fresh, to);
+                let mut m = self.model();
+                m.set(&fresh, to);
+                m.apply(target, outcome, |_| 7);
             }
         }
     }
@@ -308,14 +328,14 @@ impl Actor {
         let latest = table.snapshot();
         let version = latest.as_ref().map(Snapshot::version).ok();
         if let Ok(s) = latest
-            && let Ok(ids) = ids_of(s.clone())
+            && let Ok(ids) = rows_of(s.clone())
         {
             self.model().reads.push((s.version(), ids));
         }
         if let Some(v) = version.filter(|v| *v > 0) {
             let older = self.sched.below(v);
             if let Ok(s) = table.snapshot_at(VersionSpec::Version(older))
-                && let Ok(ids) = ids_of(s)
+                && let Ok(ids) = rows_of(s)
             {
                 self.model().reads.push((older, ids));
             }

@@ -2,7 +2,9 @@
 //! from the answers the engine gave (acknowledged, definitely failed, unknown), never from
 //! the engine's code.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::actors::Outcome;
 
 /// What is known about one row id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,14 +37,36 @@ pub(crate) struct App {
 pub(crate) struct Model {
     pub(crate) rows: BTreeMap<i64, Row>,
     pub(crate) apps: BTreeMap<String, App>,
-    /// What readers saw: (version, sorted ids).
-    pub(crate) reads: Vec<(u64, Vec<i64>)>,
+    /// The values each row may hold (one unless an outcome was unknown).
+    pub(crate) values: BTreeMap<i64, BTreeSet<i64>>,
+    /// What readers saw: (version, sorted rows).
+    pub(crate) reads: Vec<(u64, Vec<(i64, i64)>)>,
 }
 
 impl Model {
     pub(crate) fn set(&mut self, ids: &[i64], to: Row) {
         for id in ids {
             self.rows.insert(*id, to);
+        }
+    }
+
+    /// The value rows `ids` are inserted with.
+    pub(crate) fn set_value(&mut self, ids: &[i64], v: i64) {
+        for id in ids {
+            self.values.insert(*id, BTreeSet::from([v]));
+        }
+    }
+
+    /// An UPDATE or MERGE of row `id` that maps its value with `f` ended with `outcome`.
+    pub(crate) fn apply(&mut self, id: i64, outcome: Outcome, f: impl Fn(i64) -> i64) {
+        let Some(values) = self.values.get_mut(&id) else {
+            return;
+        };
+        let mapped: BTreeSet<i64> = values.iter().map(|v| f(*v)).collect();
+        match outcome {
+            Outcome::Acked => *values = mapped,
+            Outcome::Unknown => values.extend(mapped),
+            Outcome::Failed => {}
         }
     }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use alluvium::{StoreRef, Table, VersionSpec};
 use serde_json::Value;
 
-use crate::actors::ids_of;
+use crate::actors::rows_of;
 use crate::model::{Model, Row};
 use crate::store::{NoCheckpoints, SimStore};
 
@@ -179,9 +179,9 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
     for a in latest.files() {
         check_file(store, last, &a.path, a.size)?;
     }
-    let ids =
-        ids_of(latest.clone()).map_err(|e| format!("the latest version does not scan: {e}"))?;
-    check_rows(model, &ids)?;
+    let rows =
+        rows_of(latest.clone()).map_err(|e| format!("the latest version does not scan: {e}"))?;
+    check_rows(model, &rows)?;
     for (app, a) in &model.apps {
         let got = latest.app_transaction_version(app, now_ms);
         let ok = match (a.acked, got) {
@@ -259,11 +259,17 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
         }
         let again = t
             .snapshot_at(VersionSpec::Version(*v))
-            .and_then(ids_of)
+            .and_then(rows_of)
             .map_err(|e| format!("version {v}, which a reader saw, no longer reads: {e}"))?;
         if &again != seen {
+            let first_difference = seen
+                .iter()
+                .zip(&again)
+                .find(|(a, b)| a != b)
+                .map(|(a, b)| format!(" (first difference: {a:?} then, {b:?} now)"))
+                .unwrap_or_default();
             return Err(format!(
-                "a reader saw {} rows at version {v}; it now holds {}",
+                "a reader saw {} rows at version {v}; it now holds {}{first_difference}",
                 seen.len(),
                 again.len()
             ));
@@ -273,10 +279,17 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
 }
 
 /// The rows of the latest version against the model.
-fn check_rows(model: &Model, ids: &[i64]) -> Result<(), String> {
+fn check_rows(model: &Model, rows: &[(i64, i64)]) -> Result<(), String> {
     let mut count: BTreeMap<i64, usize> = BTreeMap::new();
-    for id in ids {
+    for (id, v) in rows {
         *count.entry(*id).or_default() += 1;
+        if let Some(possible) = model.values.get(id)
+            && !possible.contains(v)
+        {
+            return Err(format!(
+                "row {id} holds {v}; the acknowledged UPDATEs and MERGEs leave {possible:?}"
+            ));
+        }
     }
     for (id, n) in &count {
         match model.rows.get(id) {
