@@ -36,6 +36,14 @@ Cases:
                     the bucket; at every version delta-rs, reading the s3:// URI with
                     storage_options pointing at the server, must read exactly what alluvium
                     reads.
+  azure             (only with ALLUVIUM_AZURE_ENDPOINT set: Azurite, the Azure Blob emulator
+                    of .ci/run) alluvium creates a deletion-vector table in the container,
+                    four writer processes append to it at once (versions contiguous, every
+                    row once), then DV DELETE, checkpoint and OPTIMIZE; at every version
+                    delta-rs must read exactly what alluvium reads.
+  no_preconditions  (only with ALLUVIUM_S3_NOPRE_ENDPOINT set: an S3 API server that ignores
+                    If-None-Match) the put-if-absent probe must refuse writes with a one-line
+                    reason and leave nothing; single-writer mode, asked for, writes.
   alluvium_dv       alluvium creates a table, `alter`s it to deletion vectors (protocol 3/7),
                     deletes scattered rows, one row, and again rows of an already DV'd file
                     (the DV is extended into a new DV), then many rows of one file; the
@@ -530,6 +538,151 @@ def case_s3() -> None:
                             f"peer rows={peer['rows']} sha={peer['rows_sha256'][:12]}")
         else:
             print(f"  agree: {what} ({mine['rows']} rows)")
+
+
+def case_azure() -> None:
+    """Azure Blob Storage through Azurite (issue 30 item 3): alluvium creates a table with
+    deletion vectors, four writer processes append to it at once, then DV DELETE,
+    checkpoint and OPTIMIZE; the log must hold every append exactly once at contiguous
+    versions, and at every version delta-rs must read exactly what alluvium reads."""
+    endpoint = os.environ.get("ALLUVIUM_AZURE_ENDPOINT")
+    if not endpoint:
+        print("azure: SKIPPED (ALLUVIUM_AZURE_ENDPOINT is not set)")
+        return
+    print("alluvium writes to Azure Blob (Azurite) from racing processes, delta-rs reads it")
+    import uuid
+
+    from deltalake import DeltaTable, QueryBuilder
+
+    container = os.environ.get("ALLUVIUM_AZURE_CONTAINER", "alluvium")
+    uri = f"az://{container}/interop/{uuid.uuid4().hex}/raced"
+    # The emulator's well-known development account (object_store and delta-rs both default
+    # to its key when told to use the emulator).
+    env = dict(os.environ, AZURE_STORAGE_USE_EMULATOR="true",
+               AZURE_STORAGE_ACCOUNT_NAME="devstoreaccount1", AZURE_ALLOW_HTTP="true",
+               AZURITE_BLOB_STORAGE_URL=endpoint)
+    options = {"AZURE_STORAGE_USE_EMULATOR": "true", "AZURE_STORAGE_ACCOUNT_NAME": "devstoreaccount1",
+               "AZURE_ALLOW_HTTP": "true"}
+    # delta-rs, in this process, finds the emulator's address where alluvium does.
+    os.environ["AZURITE_BLOB_STORAGE_URL"] = endpoint
+
+    def run(*args: str) -> str:
+        r = subprocess.run([BIN, *args], capture_output=True, text=True, env=env)
+        if r.returncode != 0:
+            raise RuntimeError(f"alluvium {' '.join(args)} failed: {r.stderr.strip()}")
+        return r.stdout
+
+    writers, appends = 4, 5
+    files = []
+    for w in range(writers):
+        for a in range(appends):
+            f = os.path.join(WORK, f"az_{w}_{a}.parquet")
+            base = (w * appends + a) * 10
+            pq.write_table(pa.table({"id": pa.array(range(base, base + 10), pa.int64()),
+                                     "writer": pa.array([w] * 10, pa.int64())}), f)
+            files.append(f)
+    run("create", uri, "--schema-from", files[0], "--property", "delta.enableDeletionVectors=true")
+    # Each writer process appends its files one after another; the four race for versions.
+    procs = []
+    for w in range(writers):
+        mine = files[w * appends:(w + 1) * appends]
+        cmd = " && ".join(f"'{BIN}' append '{uri}' '{f}'" for f in mine)
+        procs.append(subprocess.Popen(["bash", "-c", cmd], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    for p in procs:
+        out, err = p.communicate()
+        if p.returncode != 0:
+            FAILURES.append(f"azure racing writer failed: {err.strip()}")
+            return
+    info = json.loads(run("inspect", uri, "--json"))
+    want_version = writers * appends
+    if info["version"] != want_version:
+        FAILURES.append(f"azure: {writers}x{appends} racing appends left version {info['version']}, "
+                        f"not {want_version} (lost or doubled commits)")
+    count = int(run("count", uri).strip())
+    if count != writers * appends * 10:
+        FAILURES.append(f"azure: {count} rows after the racing appends, not {writers * appends * 10}")
+    else:
+        print(f"  agree: azure racing appends: versions 1..{want_version}, {count} rows, each once")
+    deleted = run("delete", uri, "--filter", "id % 7 = 3")
+    if "deletion vectors" not in deleted:
+        FAILURES.append(f"azure: the DELETE did not use deletion vectors: {deleted.strip()}")
+    run("checkpoint", uri)
+    run("optimize", uri)
+    latest = json.loads(run("inspect", uri, "--json"))["version"]
+    for v in range(1, latest + 1):
+        out = os.path.join(WORK, "az_scan.parquet")
+        run("scan", uri, "--format", "parquet", "--output", out, "--version", str(v))
+        mine = oracle.digest(pq.read_table(out))
+        what = f"azure v{v} deltalake"
+        try:
+            dt = DeltaTable(uri, version=v, storage_options=options)
+            reader = QueryBuilder().register("az_t", dt).execute("SELECT * FROM az_t")
+            peer = oracle.digest(oracle._to_pyarrow_table(reader))
+        except Exception as e:  # noqa: BLE001
+            FAILURES.append(f"{what}: {e}")
+            continue
+        if (peer["rows"], peer["schema"], peer["rows_sha256"]) != (mine["rows"], mine["schema"], mine["rows_sha256"]):
+            FAILURES.append(f"{what}: differs: ours rows={mine['rows']} sha={mine['rows_sha256'][:12]}; "
+                            f"peer rows={peer['rows']} sha={peer['rows_sha256'][:12]}")
+        else:
+            print(f"  agree: {what} ({mine['rows']} rows)")
+
+
+def case_no_preconditions() -> None:
+    """A store that ignores preconditions (tests/interop/s3_no_preconditions.py: an S3 API
+    server dropping If-None-Match, as the GCS emulator on PyPI and some S3-compatible
+    servers do): the capability probe must find it out, and a write must be refused with a
+    one-line message that says why, leaving nothing behind; single-writer mode, asked for
+    explicitly, writes."""
+    endpoint = os.environ.get("ALLUVIUM_S3_NOPRE_ENDPOINT")
+    if not endpoint:
+        print("no_preconditions: SKIPPED (ALLUVIUM_S3_NOPRE_ENDPOINT is not set)")
+        return
+    print("a store without working preconditions is found by the probe and refused for writes")
+    import uuid
+
+    import boto3
+
+    bucket = os.environ.get("ALLUVIUM_S3_NOPRE_BUCKET", "loose")
+    prefix = f"nopre/{uuid.uuid4().hex}"
+    uri = f"s3://{bucket}/{prefix}"
+    creds = {"AWS_ACCESS_KEY_ID": os.environ.get("AWS_ACCESS_KEY_ID", "testkey"),
+             "AWS_SECRET_ACCESS_KEY": os.environ.get("AWS_SECRET_ACCESS_KEY", "testsecret"),
+             "AWS_REGION": os.environ.get("AWS_REGION", "us-east-1")}
+    env = dict(os.environ, AWS_ENDPOINT_URL=endpoint, AWS_ALLOW_HTTP="true", **creds)
+    env.pop("ALLUVIUM_STORAGE_OPTIONS", None)
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name=creds["AWS_REGION"],
+                      aws_access_key_id=creds["AWS_ACCESS_KEY_ID"],
+                      aws_secret_access_key=creds["AWS_SECRET_ACCESS_KEY"])
+    first = os.path.join(WORK, "nopre.parquet")
+    pq.write_table(pa.table({"id": pa.array(range(5), pa.int64())}), first)
+
+    def run(extra_env: dict, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([BIN, *args], capture_output=True, text=True, env=dict(env, **extra_env))
+
+    refused = run({}, "create", uri, "--schema-from", first)
+    left = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])]
+    message = refused.stderr.strip()
+    if refused.returncode == 0:
+        FAILURES.append("no_preconditions: create succeeded on a store that ignores If-None-Match")
+    elif "put-if-absent" not in message or "\n" in message or "nothing was written" not in message:
+        FAILURES.append(f"no_preconditions: the refusal does not say why in one line: {message!r}")
+    elif left:
+        FAILURES.append(f"no_preconditions: the refused create left objects behind: {left}")
+    else:
+        print(f"  agree: refused, nothing written: {message}")
+    single = {"ALLUVIUM_STORAGE_OPTIONS": "single_writer=true"}
+    for args in (("create", uri, "--schema-from", first), ("append", uri, first)):
+        r = run(single, *args)
+        if r.returncode != 0:
+            FAILURES.append(f"no_preconditions: {args[0]} in single-writer mode failed: {r.stderr.strip()}")
+            return
+    count = run(single, "count", uri)
+    if count.returncode != 0 or count.stdout.strip() != "5":
+        FAILURES.append(f"no_preconditions: single-writer table reads {count.stdout.strip()!r} {count.stderr.strip()}")
+    else:
+        print("  agree: single-writer mode, asked for, creates and appends (5 rows)")
 
 
 def age_log(table: str, upto: int, days: float) -> None:
@@ -1241,6 +1394,14 @@ def main() -> int:
         case_s3()
     except Exception as e:  # noqa: BLE001
         FAILURES.append(f"case_s3: {e}")
+    try:
+        case_azure()
+    except Exception as e:  # noqa: BLE001
+        FAILURES.append(f"case_azure: {e}")
+    try:
+        case_no_preconditions()
+    except Exception as e:  # noqa: BLE001
+        FAILURES.append(f"case_no_preconditions: {e}")
     if FAILURES:
         print("\nINTEROP FAILURES:")
         for f in FAILURES:
