@@ -95,6 +95,16 @@ impl ObjectStore for CountingStore {
         self.inner.list_dir_from(dir, start)
     }
 
+    fn list_dir_range(
+        &self,
+        dir: Option<&StorePath>,
+        start: &str,
+        end: Option<&str>,
+    ) -> Result<Vec<ObjectMeta>> {
+        self.count(RequestKind::List, 1);
+        self.inner.list_dir_range(dir, start, end)
+    }
+
     fn list_tree(&self, dir: Option<&StorePath>) -> Result<Vec<ObjectMeta>> {
         self.count(RequestKind::List, 1);
         self.inner.list_tree(dir)

@@ -182,6 +182,17 @@ impl ObjectStore for FaultyStore {
         })
     }
 
+    fn list_dir_range(
+        &self,
+        dir: Option<&StorePath>,
+        start: &str,
+        end: Option<&str>,
+    ) -> Result<Vec<ObjectMeta>> {
+        self.run("list", dir.map_or("", StorePath::as_str), || {
+            self.inner.list_dir_range(dir, start, end)
+        })
+    }
+
     fn list_tree(&self, dir: Option<&StorePath>) -> Result<Vec<ObjectMeta>> {
         self.run("list", dir.map_or("", StorePath::as_str), || {
             self.inner.list_tree(dir)

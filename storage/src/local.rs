@@ -385,6 +385,15 @@ impl ObjectStore for LocalFsStore {
     }
 
     fn list_dir_from(&self, dir: Option<&StorePath>, start: &str) -> Result<Vec<ObjectMeta>> {
+        self.list_dir_range(dir, start, None)
+    }
+
+    fn list_dir_range(
+        &self,
+        dir: Option<&StorePath>,
+        start: &str,
+        end: Option<&str>,
+    ) -> Result<Vec<ObjectMeta>> {
         let dir_path = self.dir_path(dir);
         let shown = dir.map_or("<root>", StorePath::as_str);
         let entries = match fs::read_dir(&dir_path) {
@@ -398,7 +407,8 @@ impl ObjectStore for LocalFsStore {
             let Ok(name) = entry.file_name().into_string() else {
                 continue;
             };
-            if name.as_str() < start {
+            // Outside the range: skipped before its metadata is fetched (one stat each).
+            if name.as_str() < start || end.is_some_and(|end| name.as_str() >= end) {
                 continue;
             }
             let md = match entry.metadata() {
@@ -567,6 +577,33 @@ mod tests {
                 store.get(&p(&format!("log/{round}.json"))).unwrap().len(),
                 1
             );
+        }
+    }
+
+    #[test]
+    fn a_range_listing_stops_before_its_end_on_every_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let local = LocalFsStore::new(dir.path()).with_durability(false);
+        let memory = crate::InMemoryStore::new();
+        for store in [&local as &dyn ObjectStore, &memory] {
+            for name in ["a", "b", "b1", "c", "d", "sub/x"] {
+                store
+                    .put(&p(&format!("d/{name}")), Bytes::from_static(b"1"))
+                    .unwrap();
+            }
+            let names = |start: &str, end: Option<&str>| -> Vec<String> {
+                store
+                    .list_dir_range(Some(&p("d")), start, end)
+                    .unwrap()
+                    .into_iter()
+                    .map(|m| m.path.to_string())
+                    .collect()
+            };
+            assert_eq!(names("b", Some("c")), ["d/b", "d/b1"], "{store:?}");
+            assert_eq!(names("", Some("b")), ["d/a"]);
+            assert_eq!(names("b", None), ["d/b", "d/b1", "d/c", "d/d"]);
+            assert!(names("c", Some("c")).is_empty());
+            assert!(names("d", Some("a")).is_empty());
         }
     }
 

@@ -100,9 +100,17 @@ impl ObjectStore for PrefixStore {
         self.inner.sync_deferred(&full)
     }
     fn list_dir_from(&self, dir: Option<&StorePath>, start: &str) -> Result<Vec<ObjectMeta>> {
+        self.list_dir_range(dir, start, None)
+    }
+    fn list_dir_range(
+        &self,
+        dir: Option<&StorePath>,
+        start: &str,
+        end: Option<&str>,
+    ) -> Result<Vec<ObjectMeta>> {
         Ok(self
             .inner
-            .list_dir_from(Some(&self.dir(dir)), start)?
+            .list_dir_range(Some(&self.dir(dir)), start, end)?
             .into_iter()
             .filter_map(|m| self.strip(m))
             .collect())

@@ -140,6 +140,26 @@ pub trait ObjectStore: Debug + Send + Sync + 'static {
     /// as empty.
     fn list_dir_from(&self, dir: Option<&StorePath>, start: &str) -> Result<Vec<ObjectMeta>>;
 
+    /// [`list_dir_from`](Self::list_dir_from) bounded above: the objects directly inside
+    /// `dir` whose name is `>= start` and, with `end`, `< end`, sorted by name.
+    ///
+    /// The default lists from `start` and drops the rest. Stores that pay per listed entry
+    /// override it: the local store reads the whole directory either way but fetches the
+    /// metadata of the entries in the range only (time travel to an early version of a long
+    /// log needs its first commits, not a `stat` of every one).
+    fn list_dir_range(
+        &self,
+        dir: Option<&StorePath>,
+        start: &str,
+        end: Option<&str>,
+    ) -> Result<Vec<ObjectMeta>> {
+        let mut listed = self.list_dir_from(dir, start)?;
+        if let Some(end) = end {
+            listed.retain(|m| m.path.file_name() < end);
+        }
+        Ok(listed)
+    }
+
     /// Lists every object below `dir` (the root if `None`), recursively, sorted by path.
     fn list_tree(&self, dir: Option<&StorePath>) -> Result<Vec<ObjectMeta>>;
 

@@ -22,7 +22,30 @@ const MAX_GAP_PROBES: u64 = 64;
 /// # Errors
 /// Storage errors.
 pub fn list_log_from(store: &dyn ObjectStore, from: Version) -> Result<Vec<LogFile>> {
-    let listed = store.list_dir_from(Some(&log_dir()), &format!("{from:020}"))?;
+    list_log_range(store, from, None)
+}
+
+/// [`list_log_from`] that stops after version `until` (inclusive): the files a snapshot of
+/// version `until` or earlier can use (commits, checkpoints and CRCs of those versions, and
+/// the log compactions that start at or before it; a compaction reaching past it is listed
+/// and left unused, as in a full listing). On a local filesystem the entries after it are
+/// never `stat`ed, so time travel to an early version of a long log costs in proportion to
+/// the versions it needs, bar one directory read.
+///
+/// # Errors
+/// Storage errors.
+pub fn list_log_range(
+    store: &dyn ObjectStore,
+    from: Version,
+    until: Option<Version>,
+) -> Result<Vec<LogFile>> {
+    // Every file of version v, and every compaction starting at v, is named
+    // `<v as 20 digits>.…`; names below `<until + 1 as 20 digits>` are exactly those with
+    // v <= until. At u64::MAX there is no bound to place.
+    let end = until
+        .and_then(|u| u.checked_add(1))
+        .map(|e| format!("{e:020}"));
+    let listed = store.list_dir_range(Some(&log_dir()), &format!("{from:020}"), end.as_deref())?;
     let mut files: Vec<LogFile> = listed.into_iter().filter_map(classify).collect();
     let commits: std::collections::BTreeSet<Version> = files
         .iter()
@@ -785,6 +808,67 @@ mod tests {
             LogSegment::build(&files, None, &[]),
             Err(LogError::NonContiguousLog { expected: 2, .. })
         ));
+    }
+
+    /// A listing up to a version holds every file of that version and before (checkpoints,
+    /// CRCs, compactions starting there) and nothing of a later one.
+    #[test]
+    fn a_listing_up_to_a_version_holds_that_version_and_no_later_one() {
+        let store = alluvium_storage::InMemoryStore::new();
+        let names = [
+            "00000000000000000003.checkpoint.parquet",
+            "00000000000000000003.00000000000000000007.compacted.json",
+            "00000000000000000005.checkpoint.0000000001.0000000002.parquet",
+            "00000000000000000005.checkpoint.0000000002.0000000002.parquet",
+            "00000000000000000005.crc",
+            "00000000000000000006.checkpoint.parquet",
+            "_last_checkpoint",
+        ];
+        for v in 0..10 {
+            store
+                .put(
+                    &crate::log_path::commit_path(v),
+                    bytes::Bytes::from_static(b"{}"),
+                )
+                .unwrap();
+        }
+        for n in names {
+            store
+                .put(
+                    &StorePath::parse(format!("_delta_log/{n}")).unwrap(),
+                    bytes::Bytes::from_static(b"x"),
+                )
+                .unwrap();
+        }
+        let bounded = list_log_range(&store, 2, Some(5)).unwrap();
+        let whole = list_log_from(&store, 2).unwrap();
+        let expected: Vec<&LogFile> = whole
+            .iter()
+            .filter(|f| f.meta.path.file_name() < "00000000000000000006")
+            .collect();
+        assert_eq!(bounded.iter().collect::<Vec<_>>(), expected);
+        assert_eq!(
+            bounded
+                .iter()
+                .filter(|f| f.kind == LogFileKind::Commit)
+                .count(),
+            4
+        );
+        assert!(bounded.iter().all(|f| f.version <= 5), "{bounded:?}");
+        assert!(
+            bounded
+                .iter()
+                .any(|f| f.meta.path.file_name().contains("compacted"))
+        );
+        assert_eq!(
+            bounded.iter().filter(|f| f.version == 5).count(),
+            4,
+            "commit, both checkpoint parts and the CRC of version 5: {bounded:?}"
+        );
+        assert_eq!(
+            list_log_range(&store, 0, Some(u64::MAX)).unwrap(),
+            list_log_from(&store, 0).unwrap()
+        );
     }
 
     /// A commit named with the largest version is one huge gap, not 2^63 versions to walk:

@@ -28,20 +28,23 @@ use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::replay::{Replay, TableState};
 use alluvium_txlog::schema::StructType;
 use alluvium_txlog::segment::{
-    LogSegment, ReplayStep, check_compaction, checkpoint_forms, list_log_from, probe_commits_from,
+    LogSegment, ReplayStep, check_compaction, checkpoint_forms, list_log_from, list_log_range,
+    probe_commits_from,
 };
 
 use super::{Snapshot, SnapshotReport, VersionSpec, timestamps};
 use crate::Result;
 
-/// Lists the log from `from`, counting the request.
+/// Lists the log from `from` up to version `until` (the whole rest without one), counting
+/// the request.
 fn list(
     store: &dyn ObjectStore,
     from: Version,
+    until: Option<Version>,
     report: &mut SnapshotReport,
 ) -> Result<Vec<LogFile>> {
     report.list_calls += 1;
-    Ok(list_log_from(store, from)?)
+    Ok(list_log_range(store, from, until)?)
 }
 
 /// True for checkpoint failures that an older checkpoint (or JSON replay) can route around.
@@ -84,7 +87,7 @@ pub(super) fn load_version(
     let hint =
         read_last_checkpoint(store.as_ref()).filter(|h| target.is_none_or(|t| h.version <= t));
     let mut from = hint.map_or(0, |h| h.version);
-    let mut listing = list(store.as_ref(), from, report)?;
+    let mut listing = list(store.as_ref(), from, target, report)?;
     let mut excluded: Vec<Version> = Vec::new();
     // The error of the last checkpoint skipped: when nothing else can reconstruct the
     // version, it says more than "no checkpoint and version 0 is missing".
@@ -92,7 +95,7 @@ pub(super) fn load_version(
     loop {
         if !has_table(&listing) && from > 0 {
             from = 0;
-            listing = list(store.as_ref(), 0, report)?;
+            listing = list(store.as_ref(), 0, target, report)?;
         }
         if !has_table(&listing) {
             return Err(LogError::TableNotFound {
@@ -104,7 +107,7 @@ pub(super) fn load_version(
             Ok(s) => s,
             Err(_) if from > 0 => {
                 from = 0;
-                listing = list(store.as_ref(), 0, report)?;
+                listing = list(store.as_ref(), 0, target, report)?;
                 continue;
             }
             Err(e) => return Err(checkpoint_error.unwrap_or(e).into()),
@@ -136,7 +139,7 @@ pub(super) fn load_version(
                     checkpoint_error = Some(e);
                     if from > 0 {
                         from = 0;
-                        listing = list(store.as_ref(), 0, report)?;
+                        listing = list(store.as_ref(), 0, target, report)?;
                     }
                     continue;
                 }
