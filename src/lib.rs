@@ -88,6 +88,10 @@ pub use alluvium_storage as storage;
 /// (cargo feature `planted-bugs`, never for embedders).
 #[cfg(feature = "planted-bugs")]
 pub use alluvium_storage::ids as storage_ids;
+/// The group-commit queue's waits, made visible to the simulator's scheduler (cargo feature
+/// `planted-bugs`, never for embedders).
+#[cfg(feature = "planted-bugs")]
+pub use alluvium_mvcc::group::waits as group_waits;
 #[cfg(feature = "internal-api")]
 pub use alluvium_txlog as txlog;
 
