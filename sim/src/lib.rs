@@ -65,6 +65,12 @@ pub struct Config {
     pub appends: u32,
     /// Operations of the DML and reader actors each (twice as many for maintenance).
     pub others: u32,
+    /// The share of seeds that run a group: `group_members` writers (as many appends each
+    /// as the other writers) sharing one table handle with group commit on, members 0
+    /// and 1 of one application.
+    pub group_chance: f64,
+    /// Members of the group, when a seed runs one.
+    pub group_members: usize,
     /// Fault rates.
     pub rates: FaultRates,
 }
@@ -76,6 +82,8 @@ impl Default for Config {
             writers: (4, 8),
             appends: 4,
             others: 6,
+            group_chance: 0.5,
+            group_members: 3,
             rates: FaultRates::default(),
         }
     }
@@ -145,6 +153,13 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     let cdf = setup.chance(0.3);
     let mut roles: Vec<Role> = (0..writers).map(Role::Writer).collect();
     roles.extend([Role::Dml, Role::Maintenance, Role::Reader]);
+    // Drawn apart from the choices above, so that adding the group left them as they were.
+    let members = if Rng::new(seed ^ 0x67c0).chance(config.group_chance) {
+        config.group_members
+    } else {
+        0
+    };
+    roles.extend((0..members).map(Role::Member));
 
     let sched = Arc::new(Scheduler::new(
         seed,
@@ -188,6 +203,8 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     alluvium::storage_ids::seed_thread(None);
     created.map_err(|e| fail(format!("creating the table: {e}"), &sched))?;
 
+    // The group's handle: group commit on (the default), no thread pool of its own.
+    let shared = (members > 0).then(|| alluvium::Table::from_store(store.clone()));
     let model = Arc::new(Mutex::new(Model::default()));
     let panics = Arc::new(Mutex::new(Vec::<String>::new()));
     let mut threads = Vec::new();
@@ -201,7 +218,7 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
             id: i,
             role: *role,
             ops: match role {
-                Role::Writer(_) => config.appends,
+                Role::Writer(_) | Role::Member(_) => config.appends,
                 Role::Maintenance => 2 * config.others,
                 _ => config.others,
             },
@@ -209,12 +226,19 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
             store: store.clone(),
             model: model.clone(),
             pool: Arc::new(pool),
+            shared: match role {
+                Role::Member(_) => shared.clone(),
+                _ => None,
+            },
         };
         let panics = panics.clone();
         threads.push(std::thread::spawn(move || {
             let pool = actor.pool.clone();
             pool.install(|| {
                 sched::set_actor(Some(actor.id));
+                alluvium::group_waits::observe_thread(Some(Arc::new(sched::QueueWaits(
+                    actor.sched.clone(),
+                ))));
                 alluvium::storage_ids::seed_thread(Some(
                     seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (actor.id as u64 + 1),
                 ));
@@ -233,6 +257,7 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
                     actor.sched.abort();
                 }
                 sched::set_actor(None);
+                alluvium::group_waits::observe_thread(None);
                 alluvium::storage_ids::seed_thread(None);
                 actor.sched.finish(actor.id);
             });
@@ -245,6 +270,9 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     }
     if let Some(p) = panics.lock().unwrap_or_else(|e| e.into_inner()).first() {
         return Err(fail(p.clone(), &sched));
+    }
+    if let Some(d) = sched.deadlock() {
+        return Err(fail(d, &sched));
     }
     let mut model = std::mem::take(&mut *model.lock().unwrap_or_else(|e| e.into_inner()));
     model.settle_pending();
