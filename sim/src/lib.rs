@@ -59,7 +59,8 @@ use sched::Scheduler;
 pub struct Config {
     /// Stop the run at this step by crashing everything (then check the oracle).
     pub max_steps: u64,
-    /// Writers: between `writers.0` and `writers.1` (inclusive), chosen per seed.
+    /// Writers: between `writers.0` and `writers.1` (inclusive), chosen per seed; one fewer
+    /// on a seed that runs a group.
     pub writers: (usize, usize),
     /// Appends per writer.
     pub appends: u32,
@@ -151,14 +152,21 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     let writers = lo + setup.below((hi.max(lo) - lo + 1) as u64) as usize;
     let interval = 2 + setup.below(7);
     let cdf = setup.chance(0.3);
-    let mut roles: Vec<Role> = (0..writers).map(Role::Writer).collect();
-    roles.extend([Role::Dml, Role::Maintenance, Role::Reader]);
     // Drawn apart from the choices above, so that adding the group left them as they were.
     let members = if Rng::new(seed ^ 0x67c0).chance(config.group_chance) {
         config.group_members
     } else {
         0
     };
+    // A group's seed has one lone writer fewer (at least one): the group's appends take
+    // its place, which keeps the run's length near that of the other seeds.
+    let writers = if members > 0 {
+        writers.saturating_sub(1).max(1)
+    } else {
+        writers
+    };
+    let mut roles: Vec<Role> = (0..writers).map(Role::Writer).collect();
+    roles.extend([Role::Dml, Role::Maintenance, Role::Reader]);
     roles.extend((0..members).map(Role::Member));
 
     let sched = Arc::new(Scheduler::new(

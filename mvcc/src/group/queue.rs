@@ -95,8 +95,13 @@ impl<O> Slot<O> {
     }
 
     fn deliver(&self, signal: Signal<O>) {
+        let mut guard = self.signal.lock();
+        *guard = signal;
+        // Told under the lock the sleeper checks its signal with, after the signal is set:
+        // a sleeper that announced its sleep did so before this, and one that did not
+        // will find the signal and not sleep.
         super::waits::wake(self.key());
-        *self.signal.lock() = signal;
+        drop(guard);
         self.wake.notify_one();
     }
 
@@ -252,10 +257,12 @@ impl<T, O> GroupQueue<T, O> {
         loop {
             let batch = {
                 let mut st = self.state.lock();
-                self.drain(&mut st)
+                let batch = self.drain(&mut st);
+                // Room was made for writers waiting on a full queue (told under the lock
+                // they check for room with, as in `Slot::deliver`).
+                super::waits::wake(self.room_key());
+                batch
             };
-            // Room was made for writers waiting on a full queue.
-            super::waits::wake(self.room_key());
             self.room.notify_all();
             let mut slots = Vec::with_capacity(batch.len());
             let mut items = Vec::with_capacity(batch.len());

@@ -24,6 +24,9 @@ pub trait WaitObserver: Send + Sync {
     /// sleep releases (so the wake cannot be missed).
     fn will_wait(&self, key: usize);
     /// The calling thread is about to wake every thread sleeping on `key` (none, possibly).
+    /// Called after it set what ends the sleep, under the lock the sleeper checks that
+    /// with: so the [`will_wait`](Self::will_wait) of every sleep this wake ends came
+    /// before it, and a thread that checks after it does not sleep.
     fn wake(&self, key: usize);
     /// The calling thread, which had said [`will_wait`](Self::will_wait) with `key`, woke;
     /// the observer may block it here until it may run again. Called with no lock of the
@@ -85,3 +88,104 @@ mod imp {
 #[cfg(all(feature = "planted-bugs", not(alluvium_loom)))]
 pub use imp::observe_thread;
 pub(crate) use imp::{resumed, wake, will_wait};
+
+#[cfg(all(test, feature = "planted-bugs", not(alluvium_loom)))]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use super::super::queue::{BatchLimits, GroupQueue, Weight, WhenFull};
+    use super::*;
+
+    /// Records what each thread was told, in order.
+    struct Log(Mutex<Vec<(&'static str, String, usize)>>);
+
+    impl WaitObserver for Log {
+        fn will_wait(&self, key: usize) {
+            self.push("will_wait", key);
+        }
+        fn wake(&self, key: usize) {
+            self.push("wake", key);
+        }
+        fn resumed(&self, key: usize) {
+            self.push("resumed", key);
+        }
+    }
+
+    impl Log {
+        fn push(&self, what: &'static str, key: usize) {
+            let name = std::thread::current().name().unwrap_or("").to_string();
+            self.0.lock().unwrap().push((what, name, key));
+        }
+    }
+
+    /// A member that sleeps while a leader commits says so before it sleeps; the leader
+    /// wakes that same key (handing it the leadership) before it runs on; the member
+    /// resumes after.
+    #[test]
+    fn a_sleeping_member_is_announced_woken_and_resumed() {
+        let log = Arc::new(Log(Mutex::new(Vec::new())));
+        let q: Arc<GroupQueue<u32, u32>> = Arc::new(GroupQueue::new(
+            8,
+            WhenFull::Block,
+            BatchLimits {
+                max_actions: 1,
+                max_bytes: usize::MAX,
+            },
+        ));
+        let inside = Arc::new(AtomicBool::new(false));
+        let spawn = |name: &str, item: u32| {
+            let (q, log, inside) = (q.clone(), log.clone(), inside.clone());
+            std::thread::Builder::new()
+                .name(name.to_string())
+                .spawn(move || {
+                    observe_thread(Some(log.clone()));
+                    let weight = Weight {
+                        actions: 1,
+                        bytes: 1,
+                    };
+                    let out = q.submit(
+                        item,
+                        weight,
+                        vec![],
+                        |b| {
+                            // The first leader commits only once the member sleeps.
+                            if item == 1 {
+                                inside.store(true, Ordering::SeqCst);
+                                while !log.0.lock().unwrap().iter().any(|e| e.0 == "will_wait")
+                                {
+                                    std::thread::yield_now();
+                                }
+                            }
+                            b
+                        },
+                        || 0,
+                    );
+                    observe_thread(None);
+                    out.unwrap()
+                })
+                .unwrap()
+        };
+        let leader = spawn("leader", 1);
+        while !inside.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        let member = spawn("member", 2);
+        assert_eq!(leader.join().unwrap(), 1);
+        assert_eq!(member.join().unwrap(), 2);
+        let events = log.0.lock().unwrap().clone();
+        let slept: Vec<_> = events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.1 == "member" && e.0 != "wake")
+            .collect();
+        assert_eq!(slept.len(), 2, "{events:?}");
+        let ((asleep, a), (resumed, b)) = (slept[0], slept[1]);
+        assert_eq!((a.0, b.0, a.2), ("will_wait", "resumed", b.2), "{events:?}");
+        let woke = events
+            .iter()
+            .position(|e| e.0 == "wake" && e.1 == "leader" && e.2 == a.2)
+            .expect("the leader woke the member's key");
+        assert!(asleep < woke && woke < resumed, "{events:?}");
+    }
+}
