@@ -21,16 +21,22 @@
 //! pool (threads `sim-actor-N`), and its `Table` uses that pool, so every storage call of
 //! the actor, the engine's parallel sections included, happens on that one thread, which
 //! knows its actor by a thread-local. The engine is configured for determinism: a retry
-//! policy with no sleeping backoff and a budget of attempts, group commit off, the store's
-//! clock simulated. The engine's UUIDs (file names, transaction ids) come from a stream
+//! policy with no sleeping backoff and a budget of attempts (except for the group's
+//! members, whose writes join a group only with the default policy: their backoff sleeps,
+//! with the token, and changes no order), the store's clock simulated. The engine's UUIDs (file names, transaction ids) come from a stream
 //! seeded per actor thread (`alluvium::storage_ids`, with the same cargo feature as the
 //! planted bugs): the engine visits files in name order (scans, OPTIMIZE, VACUUM), so with
 //! random names a run would not be a function of its seed. The trace still numbers every
 //! UUID by its first appearance, which keeps it readable.
 //!
-//! Not simulated yet: group commit. Actors use separate table handles (separate
-//! processes); a shared handle's group members wait on condvars the token scheme cannot
-//! see, which would deadlock it. Simulating them needs a hook into those waits.
+//! Group commit: on half the seeds, three writers (the group; members 0 and 1 one
+//! application) share one table handle with group commit on, as threads of one process;
+//! every other actor has its own handle (its own process). A member that sleeps in the
+//! group-commit queue tells the scheduler through the engine's hook
+//! (`alluvium::group_waits`, same cargo feature), which takes it out of the running until
+//! the actor that wakes it says so; then it waits for the token like any actor. The shared
+//! handle has no thread pool of its own, so each member's parallel sections run on the
+//! member's own pool, and the leader commits the batch on its own thread.
 //!
 //! Long runs (for releases): `ALLUVIUM_SIM_SEEDS=0..100000 cargo test -p alluvium-sim
 //! --release -- --ignored` runs the seeds of the range (see `tests/seeds.rs`).

@@ -229,7 +229,11 @@ impl Scheduler {
 
     /// Waits until the token is `me`'s, or the run is stopped (then every actor runs on
     /// without it: its storage calls fail, and its operations end).
-    fn await_token<'a>(&'a self, mut st: MutexGuard<'a, State>, me: usize) -> MutexGuard<'a, State> {
+    fn await_token<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        me: usize,
+    ) -> MutexGuard<'a, State> {
         while st.running != Some(me) && !st.stopped {
             st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
         }

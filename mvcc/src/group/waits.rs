@@ -152,8 +152,7 @@ mod tests {
                             // The first leader commits only once the member sleeps.
                             if item == 1 {
                                 inside.store(true, Ordering::SeqCst);
-                                while !log.0.lock().unwrap().iter().any(|e| e.0 == "will_wait")
-                                {
+                                while !log.0.lock().unwrap().iter().any(|e| e.0 == "will_wait") {
                                     std::thread::yield_now();
                                 }
                             }
