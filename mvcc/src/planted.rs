@@ -3,11 +3,11 @@
 //! prove it would find that class of defect.
 //!
 //! This module owns the switch only; each bug is a small `#[cfg(feature = "planted-bugs")]`
-//! branch at the real place in the engine (the commit loop and the group-commit queue here, VACUUM and OPTIMIZE in
-//! `alluvium-compaction`). The switch is off unless [`plant`] turns it on, so a build with
-//! the feature behaves exactly as one without it until a test plants a bug. Only the
-//! simulator's dependency enables the feature (a workspace build unifies it into every
-//! test binary, where the switch stays off); never an embedder.
+//! branch at the real place in the engine (the commit loop and the group-commit queue here,
+//! VACUUM and OPTIMIZE in `alluvium-compaction`). The switch is off unless [`plant`] turns
+//! it on, so a build with the feature behaves exactly as one without it until a test plants
+//! a bug. Only the simulator's dependency enables the feature (a workspace build unifies it
+//! into every test binary, where the switch stays off); never an embedder.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 

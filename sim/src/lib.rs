@@ -23,10 +23,11 @@
 //! knows its actor by a thread-local. The engine is configured for determinism: a retry
 //! policy with no sleeping backoff and a budget of attempts (except for the group's
 //! members, whose writes join a group only with the default policy: their backoff sleeps,
-//! with the token, and changes no order), the store's clock simulated. The engine's UUIDs (file names, transaction ids) come from a stream
-//! seeded per actor thread (`alluvium::storage_ids`, with the same cargo feature as the
-//! planted bugs): the engine visits files in name order (scans, OPTIMIZE, VACUUM), so with
-//! random names a run would not be a function of its seed. The trace still numbers every
+//! with the token, and changes no order), the store's clock simulated. The engine's UUIDs
+//! (file names, transaction ids) come from a stream seeded per actor thread
+//! (`alluvium::storage_ids`, with the same cargo feature as the planted bugs): the engine
+//! visits files in name order (scans, OPTIMIZE, VACUUM), so with random names a run would
+//! not be a function of its seed. The trace still numbers every
 //! UUID by its first appearance, which keeps it readable.
 //!
 //! Group commit: on half the seeds, three writers (the group; members 0 and 1 one

@@ -24,6 +24,10 @@
 //! 4. At most `capacity` members wait; a writer that finds the queue full waits for room
 //!    ([`WhenFull::Block`]) or is refused without being queued ([`WhenFull::Busy`]).
 //! 5. Two members that share a key are never in one batch.
+//!
+//! Every sleep here (a member awaiting its turn, a writer awaiting room) and every wake is
+//! also told to the thread's observer, if it has one ([`waits`](super::waits); feature
+//! `planted-bugs`, for the deterministic simulator; nothing is called without it).
 
 use std::collections::{HashSet, VecDeque};
 
