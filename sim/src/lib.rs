@@ -30,7 +30,7 @@
 //! not be a function of its seed. The trace still numbers every
 //! UUID by its first appearance, which keeps it readable.
 //!
-//! Group commit: on half the seeds, three writers (the group; members 0 and 1 one
+//! Group commit: on 2 seeds in 5, three writers (the group; members 0 and 1 one
 //! application) share one table handle with group commit on, as threads of one process;
 //! every other actor has its own handle (its own process). A member that sleeps in the
 //! group-commit queue tells the scheduler through the engine's hook
@@ -90,7 +90,7 @@ impl Default for Config {
             writers: (4, 8),
             appends: 4,
             others: 6,
-            group_chance: 0.5,
+            group_chance: 0.4,
             group_members: 3,
             rates: FaultRates::default(),
         }
