@@ -78,6 +78,10 @@ pub use alluvium_datafile as datafile;
 pub use alluvium_expr as expr;
 #[cfg(feature = "internal-api")]
 pub use alluvium_mvcc as mvcc;
+/// The group-commit queue's waits, made visible to the simulator's scheduler (cargo feature
+/// `planted-bugs`, never for embedders).
+#[cfg(feature = "planted-bugs")]
+pub use alluvium_mvcc::group::waits as group_waits;
 /// Planted bugs for the deterministic simulator (cargo feature `planted-bugs`, never for
 /// embedders): `planted::plant(Some(Bug::...))` switches one on for the whole process.
 #[cfg(feature = "planted-bugs")]

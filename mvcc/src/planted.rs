@@ -3,11 +3,11 @@
 //! prove it would find that class of defect.
 //!
 //! This module owns the switch only; each bug is a small `#[cfg(feature = "planted-bugs")]`
-//! branch at the real place in the engine (the commit loop here, VACUUM and OPTIMIZE in
-//! `alluvium-compaction`). The switch is off unless [`plant`] turns it on, so a build with
-//! the feature behaves exactly as one without it until a test plants a bug. Only the
-//! simulator's dependency enables the feature (a workspace build unifies it into every
-//! test binary, where the switch stays off); never an embedder.
+//! branch at the real place in the engine (the commit loop and the group-commit queue here,
+//! VACUUM and OPTIMIZE in `alluvium-compaction`). The switch is off unless [`plant`] turns
+//! it on, so a build with the feature behaves exactly as one without it until a test plants
+//! a bug. Only the simulator's dependency enables the feature (a workspace build unifies it
+//! into every test binary, where the switch stays off); never an embedder.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -29,16 +29,20 @@ pub enum Bug {
     VacuumIgnoresYoungFiles,
     /// OPTIMIZE rewrites a file without applying its deletion vector: deleted rows return.
     OptimizeDropsDeletionVector,
+    /// The group-commit leader lets two members that record the same application id into
+    /// one batch: one commit carries two `txn` actions of that `appId`.
+    GroupCommitSharesAppId,
 }
 
 impl Bug {
     /// Every planted bug.
-    pub const ALL: [Bug; 5] = [
+    pub const ALL: [Bug; 6] = [
         Bug::SkipDeferredSync,
         Bug::AmbiguousPutAsFailed,
         Bug::OverwriteLostVersion,
         Bug::VacuumIgnoresYoungFiles,
         Bug::OptimizeDropsDeletionVector,
+        Bug::GroupCommitSharesAppId,
     ];
 
     fn code(self) -> u8 {
@@ -48,6 +52,7 @@ impl Bug {
             Bug::OverwriteLostVersion => 3,
             Bug::VacuumIgnoresYoungFiles => 4,
             Bug::OptimizeDropsDeletionVector => 5,
+            Bug::GroupCommitSharesAppId => 6,
         }
     }
 }

@@ -4,7 +4,9 @@
 //! each records in the model what the engine answered. A crash of the actor's process
 //! (any storage operation may be its last) makes it restart with a fresh table handle, as a
 //! new process would; a writer then retries the same append with the same `appId` and
-//! version, which must be skipped if the first attempt landed.
+//! version, which must be skipped if the first attempt landed. The group's members share one
+//! handle with group commit on; a member's crash is its thread's alone (the handle lives on),
+//! and its retry is the same as any writer's.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -14,6 +16,7 @@ use alluvium::arrow::datatypes::{DataType, Field, Schema};
 use alluvium::{
     AppTransaction, CheckpointConfig, ErrorKind, GroupCommitOptions, OptimizeOptions, RetryPolicy,
     ScanBuilder, Snapshot, StoreRef, Table, VacuumMode, VacuumOptions, VersionSpec, WriteOptions,
+    WriteOutcome,
 };
 
 use crate::model::{Model, Row};
@@ -25,6 +28,10 @@ use crate::store::SimStore;
 pub(crate) enum Role {
     /// Appends batches as application `w<n>`.
     Writer(usize),
+    /// Member `m` of the group: appends through the handle it shares with the other
+    /// members (group commit on) as application `g<m/2>`, whose versions the application's
+    /// threads draw from one counter (members 0 and 1 are one application).
+    Member(usize),
     /// DELETE, UPDATE and MERGE of acknowledged rows.
     Dml,
     /// OPTIMIZE, VACUUM, checkpoints, log cleanup.
@@ -53,6 +60,10 @@ pub(crate) struct Actor {
     pub(crate) store: Arc<SimStore>,
     pub(crate) model: Arc<Mutex<Model>>,
     pub(crate) pool: Arc<rayon::ThreadPool>,
+    /// The handle the group's members share (one process, several threads): no thread
+    /// pool of its own, so each member's parallel sections run on the member's own pool,
+    /// which it is inside; `None` for every other actor.
+    pub(crate) shared: Option<Table>,
 }
 
 /// The table's schema: a row id and a value.
@@ -115,9 +126,13 @@ impl Actor {
         self.model.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A fresh handle, as a new process opens the table: own cache, no group commit (its
-    /// members wait on condvars the scheduler cannot see), the actor's one-thread pool.
+    /// A fresh handle, as a new process opens the table: own cache, no group commit (one
+    /// writer per process), the actor's one-thread pool. A member of the group keeps the
+    /// shared handle: its crash is its thread's, and the process lives on.
     fn table(&self) -> Table {
+        if let Some(t) = &self.shared {
+            return t.clone();
+        }
         Table::from_store(self.store.clone() as StoreRef)
             .with_thread_pool(self.pool.clone())
             .with_group_commit(GroupCommitOptions::disabled())
@@ -142,6 +157,7 @@ impl Actor {
         for n in 0..self.ops {
             match self.role {
                 Role::Writer(w) => self.append(&mut table, w, i64::from(n) + 1),
+                Role::Member(m) => self.member_append(&mut table, m, i64::from(n) + 1),
                 Role::Dml => self.dml(&mut table),
                 Role::Maintenance => self.maintain(&mut table),
                 Role::Reader => self.read(&mut table),
@@ -197,6 +213,72 @@ impl Actor {
             }
             // Retry the same append (same appId and version) as a restarted writer would.
             if self.sched.boundary(self.id, "retry append") {
+                return;
+            }
+        }
+    }
+
+    /// One append of group member `m` (its `n`th): the version is the application's next,
+    /// drawn when the append starts, so the application's two threads race with
+    /// consecutive versions, and a later version committed first makes the engine skip
+    /// the earlier one.
+    fn member_append(&self, table: &mut Table, m: usize, n: i64) {
+        if self.sched.boundary(self.id, "group append") {
+            return;
+        }
+        let rows = 1 + self.sched.below(3) as i64;
+        let ids: Vec<i64> = (0..rows)
+            .map(|j| 500_000_000 + (m as i64) * 1_000_000 + n * 10 + j)
+            .collect();
+        let app = format!("g{}", m / 2);
+        let version = {
+            let mut model = self.model();
+            model.set(&ids, Row::Pending);
+            model.set_value(&ids, 0);
+            model.next_app_version(&app)
+        };
+        let mut unknown = false;
+        for _attempt in 0..6 {
+            // Default options (the default retry policy): what lets a write join a group.
+            let r = batch(&ids, 0).and_then(|b| {
+                table.append(
+                    [b],
+                    &WriteOptions::default()
+                        .with_app_transaction(AppTransaction::new(app.clone(), version)),
+                )
+            });
+            let crashed = self.crashed(table);
+            if let Ok(WriteOutcome::Skipped {
+                recorded_version, ..
+            }) = &r
+                && *recorded_version != version
+            {
+                // The other thread's later version is recorded: this append is not in the
+                // table now, unless an earlier attempt of unknown outcome landed before it.
+                let to = if unknown { Row::Unknown } else { Row::Failed };
+                self.model().set(&ids, to);
+                return;
+            }
+            // Otherwise as any writer: skipped at its own version means it landed.
+            match classify(&r, crashed) {
+                Outcome::Acked => {
+                    let mut model = self.model();
+                    model.set(&ids, Row::Acked);
+                    model.app_acked(&app, version);
+                    return;
+                }
+                Outcome::Failed if !unknown => {
+                    self.model().set(&ids, Row::Failed);
+                    return;
+                }
+                Outcome::Failed | Outcome::Unknown => {
+                    unknown = true;
+                    let mut model = self.model();
+                    model.set(&ids, Row::Unknown);
+                    model.app_unknown(&app, version);
+                }
+            }
+            if self.sched.boundary(self.id, "retry group append") {
                 return;
             }
         }

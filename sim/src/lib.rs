@@ -21,16 +21,23 @@
 //! pool (threads `sim-actor-N`), and its `Table` uses that pool, so every storage call of
 //! the actor, the engine's parallel sections included, happens on that one thread, which
 //! knows its actor by a thread-local. The engine is configured for determinism: a retry
-//! policy with no sleeping backoff and a budget of attempts, group commit off, the store's
-//! clock simulated. The engine's UUIDs (file names, transaction ids) come from a stream
-//! seeded per actor thread (`alluvium::storage_ids`, with the same cargo feature as the
-//! planted bugs): the engine visits files in name order (scans, OPTIMIZE, VACUUM), so with
-//! random names a run would not be a function of its seed. The trace still numbers every
+//! policy with no sleeping backoff and a budget of attempts (except for the group's
+//! members, whose writes join a group only with the default policy: their backoff sleeps,
+//! with the token, and changes no order), the store's clock simulated. The engine's UUIDs
+//! (file names, transaction ids) come from a stream seeded per actor thread
+//! (`alluvium::storage_ids`, with the same cargo feature as the planted bugs): the engine
+//! visits files in name order (scans, OPTIMIZE, VACUUM), so with random names a run would
+//! not be a function of its seed. The trace still numbers every
 //! UUID by its first appearance, which keeps it readable.
 //!
-//! Not simulated yet: group commit. Actors use separate table handles (separate
-//! processes); a shared handle's group members wait on condvars the token scheme cannot
-//! see, which would deadlock it. Simulating them needs a hook into those waits.
+//! Group commit: on 2 seeds in 5, three writers (the group; members 0 and 1 one
+//! application) share one table handle with group commit on, as threads of one process;
+//! every other actor has its own handle (its own process). A member that sleeps in the
+//! group-commit queue tells the scheduler through the engine's hook
+//! (`alluvium::group_waits`, same cargo feature), which takes it out of the running until
+//! the actor that wakes it says so; then it waits for the token like any actor. The shared
+//! handle has no thread pool of its own, so each member's parallel sections run on the
+//! member's own pool, and the leader commits the batch on its own thread.
 //!
 //! Long runs (for releases): `ALLUVIUM_SIM_SEEDS=0..100000 cargo test -p alluvium-sim
 //! --release -- --ignored` runs the seeds of the range (see `tests/seeds.rs`).
@@ -59,12 +66,19 @@ use sched::Scheduler;
 pub struct Config {
     /// Stop the run at this step by crashing everything (then check the oracle).
     pub max_steps: u64,
-    /// Writers: between `writers.0` and `writers.1` (inclusive), chosen per seed.
+    /// Writers: between `writers.0` and `writers.1` (inclusive), chosen per seed; one fewer
+    /// on a seed that runs a group.
     pub writers: (usize, usize),
     /// Appends per writer.
     pub appends: u32,
     /// Operations of the DML and reader actors each (twice as many for maintenance).
     pub others: u32,
+    /// The share of seeds that run a group: `group_members` writers (as many appends each
+    /// as the other writers) sharing one table handle with group commit on, members 0
+    /// and 1 of one application.
+    pub group_chance: f64,
+    /// Members of the group, when a seed runs one.
+    pub group_members: usize,
     /// Fault rates.
     pub rates: FaultRates,
 }
@@ -76,6 +90,8 @@ impl Default for Config {
             writers: (4, 8),
             appends: 4,
             others: 6,
+            group_chance: 0.4,
+            group_members: 3,
             rates: FaultRates::default(),
         }
     }
@@ -143,8 +159,22 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     let writers = lo + setup.below((hi.max(lo) - lo + 1) as u64) as usize;
     let interval = 2 + setup.below(7);
     let cdf = setup.chance(0.3);
+    // Drawn apart from the choices above, so that adding the group left them as they were.
+    let members = if Rng::new(seed ^ 0x67c0).chance(config.group_chance) {
+        config.group_members
+    } else {
+        0
+    };
+    // A group's seed has one lone writer fewer (at least one): the group's appends take
+    // its place, which keeps the run's length near that of the other seeds.
+    let writers = if members > 0 {
+        writers.saturating_sub(1).max(1)
+    } else {
+        writers
+    };
     let mut roles: Vec<Role> = (0..writers).map(Role::Writer).collect();
     roles.extend([Role::Dml, Role::Maintenance, Role::Reader]);
+    roles.extend((0..members).map(Role::Member));
 
     let sched = Arc::new(Scheduler::new(
         seed,
@@ -188,6 +218,8 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     alluvium::storage_ids::seed_thread(None);
     created.map_err(|e| fail(format!("creating the table: {e}"), &sched))?;
 
+    // The group's handle: group commit on (the default), no thread pool of its own.
+    let shared = (members > 0).then(|| alluvium::Table::from_store(store.clone()));
     let model = Arc::new(Mutex::new(Model::default()));
     let panics = Arc::new(Mutex::new(Vec::<String>::new()));
     let mut threads = Vec::new();
@@ -201,7 +233,7 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
             id: i,
             role: *role,
             ops: match role {
-                Role::Writer(_) => config.appends,
+                Role::Writer(_) | Role::Member(_) => config.appends,
                 Role::Maintenance => 2 * config.others,
                 _ => config.others,
             },
@@ -209,12 +241,19 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
             store: store.clone(),
             model: model.clone(),
             pool: Arc::new(pool),
+            shared: match role {
+                Role::Member(_) => shared.clone(),
+                _ => None,
+            },
         };
         let panics = panics.clone();
         threads.push(std::thread::spawn(move || {
             let pool = actor.pool.clone();
             pool.install(|| {
                 sched::set_actor(Some(actor.id));
+                alluvium::group_waits::observe_thread(Some(Arc::new(sched::QueueWaits(
+                    actor.sched.clone(),
+                ))));
                 alluvium::storage_ids::seed_thread(Some(
                     seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (actor.id as u64 + 1),
                 ));
@@ -233,6 +272,7 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
                     actor.sched.abort();
                 }
                 sched::set_actor(None);
+                alluvium::group_waits::observe_thread(None);
                 alluvium::storage_ids::seed_thread(None);
                 actor.sched.finish(actor.id);
             });
@@ -245,6 +285,9 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     }
     if let Some(p) = panics.lock().unwrap_or_else(|e| e.into_inner()).first() {
         return Err(fail(p.clone(), &sched));
+    }
+    if let Some(d) = sched.deadlock() {
+        return Err(fail(d, &sched));
     }
     let mut model = std::mem::take(&mut *model.lock().unwrap_or_else(|e| e.into_inner()));
     model.settle_pending();

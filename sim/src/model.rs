@@ -41,6 +41,8 @@ pub(crate) struct Model {
     pub(crate) values: BTreeMap<i64, BTreeSet<i64>>,
     /// What readers saw: (version, sorted rows).
     pub(crate) reads: Vec<(u64, Vec<(i64, i64)>)>,
+    /// The last version each multi-threaded application (the group's) handed out.
+    pub(crate) next_versions: BTreeMap<String, i64>,
 }
 
 impl Model {
@@ -86,6 +88,13 @@ impl Model {
             .filter(|(_, r)| **r == Row::Acked)
             .map(|(id, _)| *id)
             .collect()
+    }
+
+    /// The next version of `app`, whose threads draw their versions from this one counter.
+    pub(crate) fn next_app_version(&mut self, app: &str) -> i64 {
+        let n = self.next_versions.entry(app.to_string()).or_insert(0);
+        *n += 1;
+        *n
     }
 
     pub(crate) fn app_acked(&mut self, app: &str, version: i64) {

@@ -142,7 +142,15 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
                 "transaction {t} committed twice (again at version {v})"
             ));
         }
+        let mut in_commit = HashSet::new();
         for (app, ver) in &c.apps {
+            // One commit records one version per application (Delta: at most one `txn`
+            // per appId in a commit); a group commit must keep such writes apart.
+            if !in_commit.insert(app.as_str()) {
+                return Err(format!(
+                    "appId {app}: two txn actions in commit {v} (version {ver} among them)"
+                ));
+            }
             if let Some(prev) = app_versions.insert(app.clone(), *ver)
                 && prev >= *ver
             {

@@ -104,6 +104,9 @@ struct Actor {
     held: bool,
     /// When its current operation began (simulated clock).
     op_start_ms: i64,
+    /// Asleep in the group-commit queue on this key until another actor wakes it: not
+    /// runnable.
+    blocked: Option<usize>,
 }
 
 #[derive(Debug)]
@@ -123,6 +126,9 @@ struct State {
     unscheduled: u64,
     machine_crashes: u64,
     process_crashes: u64,
+    /// Set when no actor could run while some had not finished (a wait the scheduler
+    /// was not told about, or a wake it missed): the run is stopped and fails.
+    deadlock: Option<String>,
 }
 
 /// The scheduler of one run.
@@ -182,6 +188,7 @@ impl Scheduler {
                         finished: false,
                         held: false,
                         op_start_ms: CLOCK_START_MS,
+                        blocked: None,
                     };
                     actors
                 ],
@@ -196,6 +203,7 @@ impl Scheduler {
                 unscheduled: 0,
                 machine_crashes: 0,
                 process_crashes: 0,
+                deadlock: None,
             }),
             cv: Condvar::new(),
             clock_ms: AtomicI64::new(CLOCK_START_MS),
@@ -216,19 +224,33 @@ impl Scheduler {
     /// `me`.
     fn pass_token<'a>(&'a self, mut st: MutexGuard<'a, State>, me: usize) -> MutexGuard<'a, State> {
         self.pick_next(&mut st);
-        while st.running != Some(me) {
+        self.await_token(st, me)
+    }
+
+    /// Waits until the token is `me`'s, or the run is stopped (then every actor runs on
+    /// without it: its storage calls fail, and its operations end).
+    fn await_token<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        me: usize,
+    ) -> MutexGuard<'a, State> {
+        while st.running != Some(me) && !st.stopped {
             st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
         }
         st
     }
 
     /// Gives the token to a live actor the seed picks, skipping actors held at a boundary
-    /// while the scheduler drains; once every live actor is held, the clock takes a long
-    /// jump (nothing is in flight) and all are released.
+    /// while the scheduler drains and actors asleep in the group-commit queue; once every
+    /// live actor is held, the clock takes a long jump (nothing is in flight) and all are
+    /// released.
     fn pick_next(&self, st: &mut State) {
         let eligible = |st: &State| -> Vec<usize> {
             (0..st.actors.len())
-                .filter(|i| !st.actors[*i].finished && !st.actors[*i].held)
+                .filter(|i| {
+                    let a = &st.actors[*i];
+                    !a.finished && !a.held && a.blocked.is_none()
+                })
                 .collect()
         };
         let mut live = eligible(st);
@@ -249,6 +271,20 @@ impl Scheduler {
             st.trace.push(line);
             live = eligible(st);
         }
+        if live.is_empty() && st.actors.iter().any(|a| !a.finished) && !st.stopped {
+            // Whoever could wake the sleepers is not running: fail the run rather than hang.
+            let asleep: Vec<usize> = (0..st.actors.len())
+                .filter(|i| st.actors[*i].blocked.is_some())
+                .collect();
+            st.deadlock = Some(format!(
+                "deadlock at step {}: no actor can run (asleep in the group-commit queue: {asleep:?})",
+                st.step
+            ));
+            st.stopped = true;
+            for a in &mut st.actors {
+                a.crashed = true;
+            }
+        }
         let pick = st.rng.below(live.len() as u64) as usize;
         st.running = live.get(pick).copied();
         self.cv.notify_all();
@@ -256,10 +292,8 @@ impl Scheduler {
 
     /// Waits for the first token (at the start of an actor's body).
     pub(crate) fn wait_turn(&self, me: usize) {
-        let mut st = self.lock();
-        while st.running != Some(me) {
-            st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
-        }
+        let st = self.lock();
+        drop(self.await_token(st, me));
     }
 
     /// Gives the first token (all actors exist).
@@ -302,6 +336,8 @@ impl Scheduler {
             for a in &mut st.actors {
                 a.crashed = true;
             }
+            // Actors waiting for the token run on now.
+            self.cv.notify_all();
             return true;
         }
         false
@@ -457,6 +493,70 @@ impl Scheduler {
         for a in &mut st.actors {
             a.crashed = true;
         }
+        self.cv.notify_all();
+    }
+
+    /// The deadlock that stopped the run, if one did.
+    pub(crate) fn deadlock(&self) -> Option<String> {
+        self.lock().deadlock.clone()
+    }
+
+    /// Whether `me` holds the token, as every actor that runs does until the run stops (a
+    /// crashed actor keeps it until its next boundary). If not, the run stops and fails
+    /// rather than let two actors run: waiting for the token here could hang, since the
+    /// queue's hooks are called with a queue lock held.
+    fn holds_token(&self, st: &mut State, me: usize) -> bool {
+        if st.stopped {
+            return false;
+        }
+        if st.running == Some(me) {
+            return true;
+        }
+        st.deadlock = Some(format!(
+            "step {}: a{me} used the group-commit queue without the token",
+            st.step
+        ));
+        st.stopped = true;
+        for a in &mut st.actors {
+            a.crashed = true;
+        }
+        self.cv.notify_all();
+        false
+    }
+
+    /// The running actor `me` is about to sleep in the group-commit queue on `key`: it is
+    /// not runnable until an actor wakes `key`, and the token passes on now.
+    fn will_wait(&self, me: usize, key: usize) {
+        let mut st = self.lock();
+        if !self.holds_token(&mut st, me) {
+            return;
+        }
+        st.actors[me].blocked = Some(key);
+        let line = format!("{} a{me} waits in the group-commit queue", st.step);
+        st.trace.push(line);
+        self.pick_next(&mut st);
+    }
+
+    /// Actor `me` is about to wake every actor asleep on `key`: they are runnable again
+    /// (each runs when the seed picks it).
+    fn wake(&self, me: usize, key: usize) {
+        let mut st = self.lock();
+        let traced = self.holds_token(&mut st, me);
+        for i in 0..st.actors.len() {
+            if st.actors[i].blocked == Some(key) {
+                st.actors[i].blocked = None;
+                if traced {
+                    let line = format!("{} a{me} wakes a{i}", st.step);
+                    st.trace.push(line);
+                }
+            }
+        }
+    }
+
+    /// Actor `me` woke from its sleep in the group-commit queue: it waits for the token.
+    fn resumed(&self, me: usize) {
+        let st = self.lock();
+        drop(self.await_token(st, me));
     }
 
     /// The trace so far, the steps taken, crashes (process, machine) and unscheduled calls.
@@ -469,6 +569,30 @@ impl Scheduler {
             st.machine_crashes,
             st.unscheduled,
         )
+    }
+}
+
+/// The scheduler as the engine's observer of the group-commit queue's waits
+/// (`alluvium::group_waits`), registered on every actor thread.
+pub(crate) struct QueueWaits(pub(crate) std::sync::Arc<Scheduler>);
+
+impl alluvium::group_waits::WaitObserver for QueueWaits {
+    fn will_wait(&self, key: usize) {
+        if let Some(me) = current_actor() {
+            self.0.will_wait(me, key);
+        }
+    }
+
+    fn wake(&self, key: usize) {
+        if let Some(me) = current_actor() {
+            self.0.wake(me, key);
+        }
+    }
+
+    fn resumed(&self, _key: usize) {
+        if let Some(me) = current_actor() {
+            self.0.resumed(me);
+        }
     }
 }
 

@@ -115,7 +115,18 @@ impl SimStore {
     ) -> Result<T> {
         let fault = match self.sched.gate(op, path) {
             Gate::Free => return effect(),
-            Gate::Dead => return Err(injected(op, path, io::ErrorKind::Other, "dead process")),
+            // A definite error: the call of a dead process has no effect, and saying so
+            // ends its work at once (a commit loop that takes every unclear error for a
+            // reason to go on, as planted bug (b) does, would otherwise spin with it, for
+            // as long as a group commit's wall-clock budget).
+            Gate::Dead => {
+                return Err(injected(
+                    op,
+                    path,
+                    io::ErrorKind::PermissionDenied,
+                    "dead process",
+                ));
+            }
             Gate::MachineCrash(n) => {
                 self.machine_crash(n);
                 return Err(injected(op, path, io::ErrorKind::Other, "machine crash"));

@@ -74,3 +74,8 @@ fn planted_vacuum_ignoring_young_files_is_found() {
 fn planted_optimize_dropping_a_deletion_vector_is_found() {
     found_within_200_seeds(Bug::OptimizeDropsDeletionVector);
 }
+
+#[test]
+fn planted_group_commit_sharing_an_app_id_is_found() {
+    found_within_200_seeds(Bug::GroupCommitSharesAppId);
+}

@@ -8,6 +8,8 @@ use alluvium_sim::{Config, minimise, run_seed};
 #[test]
 fn one_seed_replays_the_same_trace() {
     let c = Config::default();
+    let mut waits = 0;
+    // Seed 43 runs a group whose members sleep in the group-commit queue.
     for seed in [3, 17, 43] {
         let a = run_seed(seed, &c).unwrap_or_else(|f| panic!("{f}"));
         let b = run_seed(seed, &c).unwrap_or_else(|f| panic!("{f}"));
@@ -26,16 +28,22 @@ fn one_seed_replays_the_same_trace() {
         );
         assert_eq!(a.trace, b.trace);
         assert_eq!(a.unscheduled, 0, "storage calls escaped the scheduler");
+        println!("seed {seed}: {} group-commit waits", group_waits(&a.trace));
+        waits += group_waits(&a.trace);
     }
+    assert!(waits > 0, "no replayed seed had a group member wait");
 }
 
 fn run_seeds(seeds: std::ops::Range<u64>) {
     let c = Config::default();
     let started = Instant::now();
     let (mut steps, mut versions, mut crashes) = (0, 0, (0, 0));
+    let (mut waits, mut unscheduled) = (0, 0);
     for seed in seeds.clone() {
         match run_seed(seed, &c) {
             Ok(s) => {
+                waits += group_waits(&s.trace);
+                unscheduled += s.unscheduled;
                 steps += s.steps;
                 versions += s.versions;
                 crashes.0 += s.crashes.0;
@@ -48,11 +56,21 @@ fn run_seeds(seeds: std::ops::Range<u64>) {
         }
     }
     println!(
-        "seeds {seeds:?}: passed in {:.1?} ({steps} steps, {versions} versions, {} process and {} machine crashes)",
+        "seeds {seeds:?}: passed in {:.1?} ({steps} steps, {versions} versions, {} process and {} machine crashes, {waits} waits in the group-commit queue)",
         started.elapsed(),
         crashes.0,
         crashes.1
     );
+    assert_eq!(unscheduled, 0, "storage calls escaped the scheduler");
+    assert!(waits > 0, "no group member ever waited for a leader");
+}
+
+/// How often a group member slept in the group-commit queue (the scheduler's trace line).
+fn group_waits(trace: &[String]) -> usize {
+    trace
+        .iter()
+        .filter(|l| l.ends_with("waits in the group-commit queue"))
+        .count()
 }
 
 #[test]

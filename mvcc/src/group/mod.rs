@@ -29,6 +29,7 @@
 //! else commits alone, exactly as [`Transaction::commit`] does.
 
 pub mod queue;
+pub mod waits;
 
 mod commit;
 mod member;

@@ -24,6 +24,10 @@
 //! 4. At most `capacity` members wait; a writer that finds the queue full waits for room
 //!    ([`WhenFull::Block`]) or is refused without being queued ([`WhenFull::Busy`]).
 //! 5. Two members that share a key are never in one batch.
+//!
+//! Every sleep here (a member awaiting its turn, a writer awaiting room) and every wake is
+//! also told to the thread's observer, if it has one ([`waits`](super::waits); feature
+//! `planted-bugs`, for the deterministic simulator; nothing is called without it).
 
 use std::collections::{HashSet, VecDeque};
 
@@ -89,21 +93,46 @@ impl<O> Slot<O> {
         }
     }
 
+    /// The key naming this slot's wait to an observer ([`waits`](super::waits)).
+    fn key(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
     fn deliver(&self, signal: Signal<O>) {
-        *self.signal.lock() = signal;
+        let mut guard = self.signal.lock();
+        *guard = signal;
+        // Told under the lock the sleeper checks its signal with, after the signal is set:
+        // a sleeper that announced its sleep did so before this, and one that did not
+        // will find the signal and not sleep.
+        super::waits::wake(self.key());
+        drop(guard);
         self.wake.notify_one();
     }
 
     /// Sleeps until told: `Some(outcome)`, or `None` to lead.
     fn await_turn(&self) -> Option<O> {
-        let mut guard = self.signal.lock();
-        loop {
-            match std::mem::replace(&mut *guard, Signal::Wait) {
-                Signal::Wait => guard = self.wake.wait(guard),
-                Signal::Lead => return None,
-                Signal::Done(o) => return Some(o),
+        let mut slept = false;
+        let told = {
+            let mut guard = self.signal.lock();
+            loop {
+                match std::mem::replace(&mut *guard, Signal::Wait) {
+                    Signal::Wait => {
+                        if !slept {
+                            super::waits::will_wait(self.key());
+                            slept = true;
+                        }
+                        guard = self.wake.wait(guard);
+                    }
+                    Signal::Lead => break None,
+                    Signal::Done(o) => break Some(o),
+                }
             }
+        };
+        if slept {
+            // With no lock held: an observer may hold this thread until it may run.
+            super::waits::resumed(self.key());
         }
+        told
     }
 }
 
@@ -158,6 +187,11 @@ impl<T, O> GroupQueue<T, O> {
         }
     }
 
+    /// The key naming the wait for room to an observer ([`waits`](super::waits)).
+    fn room_key(&self) -> usize {
+        std::ptr::from_ref(&self.room) as usize
+    }
+
     /// Members waiting (queued, not yet drained into a batch).
     pub fn queued(&self) -> usize {
         self.state.lock().queue.len()
@@ -192,7 +226,14 @@ impl<T, O> GroupQueue<T, O> {
                         };
                         return Err((full, item));
                     }
-                    WhenFull::Block => st = self.room.wait(st),
+                    WhenFull::Block => {
+                        super::waits::will_wait(self.room_key());
+                        drop(self.room.wait(st));
+                        // With no lock held: an observer may hold this thread until it
+                        // may run; then the queue is looked at again.
+                        super::waits::resumed(self.room_key());
+                        st = self.state.lock();
+                    }
                 }
             }
             st.queue.push_back(Entry {
@@ -220,9 +261,12 @@ impl<T, O> GroupQueue<T, O> {
         loop {
             let batch = {
                 let mut st = self.state.lock();
-                self.drain(&mut st)
+                let batch = self.drain(&mut st);
+                // Room was made for writers waiting on a full queue (told under the lock
+                // they check for room with, as in `Slot::deliver`).
+                super::waits::wake(self.room_key());
+                batch
             };
-            // Room was made for writers waiting on a full queue.
             self.room.notify_all();
             let mut slots = Vec::with_capacity(batch.len());
             let mut items = Vec::with_capacity(batch.len());
@@ -262,7 +306,7 @@ impl<T, O> GroupQueue<T, O> {
         let mut i = 0;
         while i < st.queue.len() {
             let Some(e) = st.queue.get(i) else { break };
-            if e.keys.iter().any(|k| taken.contains(k)) {
+            if e.keys.iter().any(|k| taken.contains(k)) && !shares_keys() {
                 i += 1;
                 continue;
             }
@@ -280,6 +324,17 @@ impl<T, O> GroupQueue<T, O> {
         }
         batch
     }
+}
+
+/// Whether the drain lets members that share a key into one batch: never, unless planted
+/// bug (f) is switched on (feature `planted-bugs`; two `txn` of one application in one
+/// commit).
+fn shares_keys() -> bool {
+    #[cfg(all(feature = "planted-bugs", not(alluvium_loom)))]
+    if crate::planted::planted(crate::planted::Bug::GroupCommitSharesAppId) {
+        return true;
+    }
+    false
 }
 
 #[cfg(all(test, not(alluvium_loom)))]
