@@ -87,7 +87,11 @@ pub(super) fn load_version(
     let hint =
         read_last_checkpoint(store.as_ref()).filter(|h| target.is_none_or(|t| h.version <= t));
     let mut from = hint.map_or(0, |h| h.version);
-    let mut listing = list(store.as_ref(), from, target, report)?;
+    // A load of a given version lists only up to it. Whether what is missing below it was
+    // cleaned up (a later checkpoint stands in for it) or is a gap is told by the later
+    // files, so before reporting a failure the log is listed whole, once.
+    let mut until = target;
+    let mut listing = list(store.as_ref(), from, until, report)?;
     let mut excluded: Vec<Version> = Vec::new();
     // The error of the last checkpoint skipped: when nothing else can reconstruct the
     // version, it says more than "no checkpoint and version 0 is missing".
@@ -95,9 +99,13 @@ pub(super) fn load_version(
     loop {
         if !has_table(&listing) && from > 0 {
             from = 0;
-            listing = list(store.as_ref(), 0, target, report)?;
+            listing = list(store.as_ref(), 0, until, report)?;
         }
         if !has_table(&listing) {
+            if until.take().is_some() {
+                listing = list(store.as_ref(), from, None, report)?;
+                continue;
+            }
             return Err(LogError::TableNotFound {
                 location: store.root_uri(),
             }
@@ -107,7 +115,12 @@ pub(super) fn load_version(
             Ok(s) => s,
             Err(_) if from > 0 => {
                 from = 0;
-                listing = list(store.as_ref(), 0, target, report)?;
+                listing = list(store.as_ref(), 0, until, report)?;
+                continue;
+            }
+            Err(_) if until.is_some() => {
+                until = None;
+                listing = list(store.as_ref(), from, None, report)?;
                 continue;
             }
             Err(e) => return Err(checkpoint_error.unwrap_or(e).into()),
@@ -139,7 +152,7 @@ pub(super) fn load_version(
                     checkpoint_error = Some(e);
                     if from > 0 {
                         from = 0;
-                        listing = list(store.as_ref(), 0, target, report)?;
+                        listing = list(store.as_ref(), 0, until, report)?;
                     }
                     continue;
                 }
