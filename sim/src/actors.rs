@@ -6,7 +6,8 @@
 //! new process would; a writer then retries the same append with the same `appId` and
 //! version, which must be skipped if the first attempt landed. The group's members share one
 //! handle with group commit on; a member's crash is its thread's alone (the handle lives on),
-//! and its retry is the same as any writer's.
+//! and its retry is the same as any writer's. The state-store actor's operations are in
+//! `kv`.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -38,6 +39,8 @@ pub(crate) enum Role {
     Maintenance,
     /// Reads the latest and an older version.
     Reader,
+    /// Puts events into the state store under `_kv` and syncs it (see `kv`).
+    State,
 }
 
 /// How an operation ended, as the application can tell.
@@ -113,16 +116,22 @@ pub(crate) fn retry_policy() -> RetryPolicy {
 }
 
 fn classify<T>(r: &alluvium::Result<T>, crashed: bool) -> Outcome {
-    match r {
-        Ok(_) => Outcome::Acked,
-        Err(_) if crashed => Outcome::Unknown,
-        Err(e) if e.kind() == ErrorKind::CommitOutcomeUnknown => Outcome::Unknown,
-        Err(_) => Outcome::Failed,
+    classify_kind(r.as_ref().err().map(alluvium::Error::kind), crashed)
+}
+
+/// How an operation ended, from the kind of its error (`None`: it succeeded) and whether
+/// the process crashed during it.
+pub(crate) fn classify_kind(error: Option<ErrorKind>, crashed: bool) -> Outcome {
+    match error {
+        None => Outcome::Acked,
+        Some(_) if crashed => Outcome::Unknown,
+        Some(ErrorKind::CommitOutcomeUnknown) => Outcome::Unknown,
+        Some(_) => Outcome::Failed,
     }
 }
 
 impl Actor {
-    fn model(&self) -> MutexGuard<'_, Model> {
+    pub(crate) fn model(&self) -> MutexGuard<'_, Model> {
         self.model.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -153,6 +162,9 @@ impl Actor {
 
     /// The actor's body.
     pub(crate) fn run(&self) {
+        if self.role == Role::State {
+            return self.run_kv();
+        }
         let mut table = self.table();
         for n in 0..self.ops {
             match self.role {
@@ -161,6 +173,7 @@ impl Actor {
                 Role::Dml => self.dml(&mut table),
                 Role::Maintenance => self.maintain(&mut table),
                 Role::Reader => self.read(&mut table),
+                Role::State => {}
             }
             if self.sched.stopped() {
                 break;

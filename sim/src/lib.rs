@@ -10,6 +10,9 @@
 //! * the scheduler and the clock (`sched`): actors are OS threads but one runs at a time;
 //!   every storage operation is a yield point where the seed picks the next actor;
 //! * the actors (`actors`) and the model of what they were told (`model`);
+//! * the state-store actor and its oracle (`kv`): on some seeds a keyed state store
+//!   (`alluvium-state`) under the hidden directory `_kv`, whose final state is checked
+//!   against the simulator's own fold of the events put;
 //! * the oracle (`oracle`), which reads the log with its own JSON parsing.
 //!
 //! What it must not know: the engine's internals. It drives alluvium only through the
@@ -40,10 +43,12 @@
 //! member's own pool, and the leader commits the batch on its own thread.
 //!
 //! Long runs (for releases): `ALLUVIUM_SIM_SEEDS=0..100000 cargo test -p alluvium-sim
-//! --release -- --ignored` runs the seeds of the range (see `tests/seeds.rs`).
+//! --release -- --ignored` runs the seeds of the range (see `tests/seeds.rs`), with 4–16
+//! writers (the fixed 200 seeds keep 4–8, for the debug build's time).
 #![deny(missing_docs)]
 
 mod actors;
+mod kv;
 mod model;
 mod oracle;
 mod rng;
@@ -79,6 +84,10 @@ pub struct Config {
     pub group_chance: f64,
     /// Members of the group, when a seed runs one.
     pub group_members: usize,
+    /// The share of seeds that run the state actor (a keyed state store under `_kv`).
+    pub state_chance: f64,
+    /// Operations (puts and syncs) of the state actor.
+    pub state_ops: u32,
     /// Fault rates.
     pub rates: FaultRates,
 }
@@ -92,6 +101,8 @@ impl Default for Config {
             others: 6,
             group_chance: 0.4,
             group_members: 3,
+            state_chance: 0.5,
+            state_ops: 6,
             rates: FaultRates::default(),
         }
     }
@@ -113,6 +124,9 @@ pub struct Summary {
     /// Storage calls made by threads that were no actor while actors ran (0 when every
     /// engine call stayed on its actor's thread).
     pub unscheduled: u64,
+    /// The state actor's puts acknowledged, puts retried after an attempt of unknown
+    /// outcome, puts left unknown, and syncs acknowledged (zeros on a seed without it).
+    pub state: (u64, u64, u64, u64),
     /// Simulated time the run spanned, in milliseconds.
     pub simulated_ms: i64,
     /// The canonical trace (one line per step).
@@ -172,9 +186,20 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     } else {
         writers
     };
+    // Drawn apart from the choices above too, so that adding the state actor left them.
+    let state = Rng::new(seed ^ 0x57a7).chance(config.state_chance);
+    // A state seed has one lone writer fewer too (at least one), for the same reason.
+    let writers = if state {
+        writers.saturating_sub(1).max(1)
+    } else {
+        writers
+    };
     let mut roles: Vec<Role> = (0..writers).map(Role::Writer).collect();
     roles.extend([Role::Dml, Role::Maintenance, Role::Reader]);
     roles.extend((0..members).map(Role::Member));
+    if state {
+        roles.push(Role::State);
+    }
 
     let sched = Arc::new(Scheduler::new(
         seed,
@@ -215,8 +240,10 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     // thread that works for the run draws them from its own seeded stream.
     alluvium::storage_ids::seed_thread(Some(seed ^ 0x5eed));
     let created = alluvium::Table::from_store(store.clone()).create(&actors::schema(), &[], props);
+    let kv_created = if state { kv::create(&store) } else { Ok(()) };
     alluvium::storage_ids::seed_thread(None);
     created.map_err(|e| fail(format!("creating the table: {e}"), &sched))?;
+    kv_created.map_err(|e| fail(e, &sched))?;
 
     // The group's handle: group commit on (the default), no thread pool of its own.
     let shared = (members > 0).then(|| alluvium::Table::from_store(store.clone()));
@@ -235,6 +262,7 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
             ops: match role {
                 Role::Writer(_) | Role::Member(_) => config.appends,
                 Role::Maintenance => 2 * config.others,
+                Role::State => config.state_ops,
                 _ => config.others,
             },
             sched: sched.clone(),
@@ -292,6 +320,9 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     let mut model = std::mem::take(&mut *model.lock().unwrap_or_else(|e| e.into_inner()));
     model.settle_pending();
     let versions = oracle::check(&store, &model, sched.now_ms()).map_err(|m| fail(m, &sched))?;
+    if state {
+        kv::check(&store, &model.kv).map_err(|m| fail(m, &sched))?;
+    }
     let (trace, steps, process, machine, unscheduled) = sched.results();
     Ok(Summary {
         trace_hash: sched::hash_trace(&trace),
@@ -300,6 +331,12 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
         crashes: (process, machine),
         local_fs,
         unscheduled,
+        state: (
+            model.kv_counts.puts,
+            model.kv_counts.retried,
+            model.kv_counts.unknown,
+            model.kv_counts.syncs,
+        ),
         simulated_ms: sched.now_ms() - sched::CLOCK_START_MS,
         trace,
     })

@@ -43,6 +43,10 @@ pub(crate) struct Model {
     pub(crate) reads: Vec<(u64, Vec<(i64, i64)>)>,
     /// The last version each multi-threaded application (the group's) handed out.
     pub(crate) next_versions: BTreeMap<String, i64>,
+    /// The events the state actor put, in the order it put them, with their puts' outcomes.
+    pub(crate) kv: Vec<crate::kv::KvEvent>,
+    /// How many state puts and syncs ended how.
+    pub(crate) kv_counts: crate::kv::KvCounts,
 }
 
 impl Model {
@@ -74,6 +78,11 @@ impl Model {
 
     /// Marks unknown what is still pending (a stopped run).
     pub(crate) fn settle_pending(&mut self) {
+        for e in &mut self.kv {
+            if e.outcome.is_none() {
+                e.outcome = Some(Outcome::Unknown);
+            }
+        }
         for r in self.rows.values_mut() {
             if *r == Row::Pending {
                 *r = Row::Unknown;
