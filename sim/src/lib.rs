@@ -98,7 +98,7 @@ impl Default for Config {
             max_steps: u64::MAX,
             writers: (4, 8),
             appends: 4,
-            others: 6,
+            others: 5,
             group_chance: 0.4,
             group_members: 3,
             state_chance: 0.5,
