@@ -748,3 +748,107 @@ fn a_commit_off_the_checkpoint_interval_reads_nothing_back() {
         6
     );
 }
+
+/// Records the upper bound of every range listing of `_delta_log`, forwarding to memory.
+#[derive(Debug, Default)]
+struct ListBounds {
+    inner: InMemoryStore,
+    ends: std::sync::Mutex<Vec<Option<String>>>,
+}
+
+impl ObjectStore for ListBounds {
+    fn root_uri(&self) -> String {
+        self.inner.root_uri()
+    }
+    fn get(&self, p: &StorePath) -> alluvium_storage::Result<bytes::Bytes> {
+        self.inner.get(p)
+    }
+    fn get_range(
+        &self,
+        p: &StorePath,
+        r: std::ops::Range<u64>,
+    ) -> alluvium_storage::Result<bytes::Bytes> {
+        self.inner.get_range(p, r)
+    }
+    fn head(&self, p: &StorePath) -> alluvium_storage::Result<alluvium_storage::ObjectMeta> {
+        self.inner.head(p)
+    }
+    fn put_if_absent(&self, p: &StorePath, d: bytes::Bytes) -> alluvium_storage::Result<()> {
+        self.inner.put_if_absent(p, d)
+    }
+    fn put(&self, p: &StorePath, d: bytes::Bytes) -> alluvium_storage::Result<()> {
+        self.inner.put(p, d)
+    }
+    fn list_dir_from(
+        &self,
+        dir: Option<&StorePath>,
+        start: &str,
+    ) -> alluvium_storage::Result<Vec<alluvium_storage::ObjectMeta>> {
+        self.list_dir_range(dir, start, None)
+    }
+    fn list_dir_range(
+        &self,
+        dir: Option<&StorePath>,
+        start: &str,
+        end: Option<&str>,
+    ) -> alluvium_storage::Result<Vec<alluvium_storage::ObjectMeta>> {
+        if dir.is_some_and(|d| d.as_str() == "_delta_log") {
+            self.ends.lock().unwrap().push(end.map(str::to_string));
+        }
+        self.inner.list_dir_range(dir, start, end)
+    }
+    fn list_tree(
+        &self,
+        dir: Option<&StorePath>,
+    ) -> alluvium_storage::Result<Vec<alluvium_storage::ObjectMeta>> {
+        self.inner.list_tree(dir)
+    }
+    fn delete(&self, p: &StorePath) -> alluvium_storage::Result<()> {
+        self.inner.delete(p)
+    }
+}
+
+/// SPEC §8: a load of version V lists the log only below V + 1 (on a local filesystem the
+/// later entries are then never `stat`ed); the latest version lists to the end; a version
+/// whose commits were cleaned up still gets the whole log before its error is decided.
+#[test]
+fn time_travel_lists_the_log_only_up_to_its_version() {
+    let store = Arc::new(ListBounds::default());
+    let t = Table::from_store(store.clone() as StoreRef);
+    t.create(
+        &schema(false),
+        &["p".into()],
+        &HashMap::<String, String>::new(),
+    )
+    .unwrap();
+    for i in 0..6 {
+        t.append([batch(&[i], Some("a"), false)], &WriteOptions::default())
+            .unwrap();
+    }
+    let ends = |f: &dyn Fn()| {
+        store.ends.lock().unwrap().clear();
+        f();
+        std::mem::take(&mut *store.ends.lock().unwrap())
+    };
+    let fresh = || Table::from_store(store.clone() as StoreRef);
+    let at_2 = ends(&|| {
+        assert_eq!(
+            fresh()
+                .snapshot_at(VersionSpec::Version(2))
+                .unwrap()
+                .version(),
+            2
+        );
+    });
+    assert_eq!(at_2, [Some(format!("{:020}", 3))]);
+    let latest = ends(&|| {
+        assert_eq!(fresh().snapshot().unwrap().version(), 6);
+    });
+    assert_eq!(latest, [None]);
+    // Beyond the latest version: the bounded listing cannot tell, so the whole log is
+    // listed before the error.
+    let beyond = ends(&|| {
+        assert!(fresh().snapshot_at(VersionSpec::Version(9)).is_err());
+    });
+    assert_eq!(beyond.last(), Some(&None), "{beyond:?}");
+}
