@@ -206,27 +206,44 @@ impl Actor {
                 )
             });
             let crashed = self.crashed(table);
-            match classify(&r, crashed) {
-                Outcome::Acked => {
-                    let mut m = self.model();
-                    m.set(&ids, Row::Acked);
-                    m.app_acked(&app, seq);
-                    return;
-                }
-                Outcome::Failed if !unknown => {
-                    self.model().set(&ids, Row::Failed);
-                    return;
-                }
-                Outcome::Failed | Outcome::Unknown => {
-                    unknown = true;
-                    let mut m = self.model();
-                    m.set(&ids, Row::Unknown);
-                    m.app_unknown(&app, seq);
-                }
+            if self.settle_append(classify(&r, crashed), &ids, &app, seq, &mut unknown) {
+                return;
             }
             // Retry the same append (same appId and version) as a restarted writer would.
             if self.sched.boundary(self.id, "retry append") {
                 return;
+            }
+        }
+    }
+
+    /// Records one attempt of an append (`app` at `version`) in the model; true when the
+    /// append is settled (acknowledged, or definitely failed with no earlier attempt of
+    /// unknown outcome), false when it is to be retried. An attempt of unknown outcome
+    /// marks `unknown`, so that a later definite failure still leaves the rows unknown.
+    fn settle_append(
+        &self,
+        outcome: Outcome,
+        ids: &[i64],
+        app: &str,
+        version: i64,
+        unknown: &mut bool,
+    ) -> bool {
+        let mut model = self.model();
+        match outcome {
+            Outcome::Acked => {
+                model.set(ids, Row::Acked);
+                model.app_acked(app, version);
+                true
+            }
+            Outcome::Failed if !*unknown => {
+                model.set(ids, Row::Failed);
+                true
+            }
+            Outcome::Failed | Outcome::Unknown => {
+                *unknown = true;
+                model.set(ids, Row::Unknown);
+                model.app_unknown(app, version);
+                false
             }
         }
     }
@@ -273,23 +290,8 @@ impl Actor {
                 return;
             }
             // Otherwise as any writer: skipped at its own version means it landed.
-            match classify(&r, crashed) {
-                Outcome::Acked => {
-                    let mut model = self.model();
-                    model.set(&ids, Row::Acked);
-                    model.app_acked(&app, version);
-                    return;
-                }
-                Outcome::Failed if !unknown => {
-                    self.model().set(&ids, Row::Failed);
-                    return;
-                }
-                Outcome::Failed | Outcome::Unknown => {
-                    unknown = true;
-                    let mut model = self.model();
-                    model.set(&ids, Row::Unknown);
-                    model.app_unknown(&app, version);
-                }
+            if self.settle_append(classify(&r, crashed), &ids, &app, version, &mut unknown) {
+                return;
             }
             if self.sched.boundary(self.id, "retry group append") {
                 return;
