@@ -115,6 +115,7 @@ import decimal
 import json
 import time
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -132,8 +133,8 @@ FAILURES: list[str] = []
 PARTS = ["A/A", "B B", "R&D", "x:y", "a?", "%2F%2520%25f", "😈", "", None, "k=v", "trail/", "/lead"]
 
 
-def alluvium(*args: str) -> str:
-    r = subprocess.run([BIN, *args], capture_output=True, text=True)
+def alluvium(*args: str, env: dict | None = None) -> str:
+    r = subprocess.run([BIN, *args], capture_output=True, text=True, env=env)
     if r.returncode != 0:
         raise RuntimeError(f"alluvium {' '.join(args)} failed: {r.stderr.strip()}")
     return r.stdout
@@ -157,12 +158,12 @@ def merge_upsert(table, src):
     return src_ids
 
 
-def ours(table: str, version: int | None) -> dict:
+def ours(table: str, version: int | None, env: dict | None = None) -> dict:
     out = os.path.join(WORK, "scan.parquet")
     args = ["scan", table, "--format", "parquet", "--output", out]
     if version is not None:
         args += ["--version", str(version)]
-    alluvium(*args)
+    alluvium(*args, env=env)
     return oracle.digest(pq.read_table(out))
 
 
@@ -500,8 +501,6 @@ def case_s3() -> None:
     print("alluvium writes to the S3 server, delta-rs reads it from there")
     import uuid
 
-    from deltalake import DeltaTable, QueryBuilder
-
     bucket = os.environ.get("ALLUVIUM_S3_BUCKET", "alluvium")
     uri = f"s3://{bucket}/interop/{uuid.uuid4().hex}/all_types"
     options = {
@@ -522,13 +521,22 @@ def case_s3() -> None:
     alluvium("append", uri, second)
     alluvium("delete", uri, "--filter", "id < 7 OR part = 'x:y'")
     alluvium("checkpoint", uri)
-    latest = json.loads(alluvium("inspect", uri, "--json"))["version"]
+    remote_versions_agree("s3", uri, options)
+
+
+def remote_versions_agree(label: str, uri: str, options: dict, env: dict | None = None) -> None:
+    """At every version of the remote table `uri`, delta-rs (QueryBuilder, which applies
+    deletion vectors) reading it with `options` must read exactly what alluvium reads (run
+    with `env`)."""
+    from deltalake import DeltaTable, QueryBuilder
+
+    latest = json.loads(alluvium("inspect", uri, "--json", env=env))["version"]
     for v in range(1, latest + 1):
-        mine = ours(uri, v)
-        what = f"s3 v{v} deltalake"
+        mine = ours(uri, v, env=env)
+        what = f"{label} v{v} deltalake"
         try:
             dt = DeltaTable(uri, version=v, storage_options=options)
-            reader = QueryBuilder().register("s3_t", dt).execute("SELECT * FROM s3_t")
+            reader = QueryBuilder().register("remote_t", dt).execute("SELECT * FROM remote_t")
             peer = oracle.digest(oracle._to_pyarrow_table(reader))
         except Exception as e:  # noqa: BLE001
             FAILURES.append(f"{what}: {e}")
@@ -552,8 +560,6 @@ def case_azure() -> None:
     print("alluvium writes to Azure Blob (Azurite) from racing processes, delta-rs reads it")
     import uuid
 
-    from deltalake import DeltaTable, QueryBuilder
-
     container = os.environ.get("ALLUVIUM_AZURE_CONTAINER", "alluvium")
     uri = f"az://{container}/interop/{uuid.uuid4().hex}/raced"
     # The emulator's well-known development account (object_store and delta-rs both default
@@ -567,10 +573,7 @@ def case_azure() -> None:
     os.environ["AZURITE_BLOB_STORAGE_URL"] = endpoint
 
     def run(*args: str) -> str:
-        r = subprocess.run([BIN, *args], capture_output=True, text=True, env=env)
-        if r.returncode != 0:
-            raise RuntimeError(f"alluvium {' '.join(args)} failed: {r.stderr.strip()}")
-        return r.stdout
+        return alluvium(*args, env=env)
 
     writers, appends = 4, 5
     files = []
@@ -586,7 +589,7 @@ def case_azure() -> None:
     procs = []
     for w in range(writers):
         mine = files[w * appends:(w + 1) * appends]
-        cmd = " && ".join(f"'{BIN}' append '{uri}' '{f}'" for f in mine)
+        cmd = " && ".join(shlex.join([BIN, "append", uri, f]) for f in mine)
         procs.append(subprocess.Popen(["bash", "-c", cmd], env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))
     for p in procs:
@@ -609,24 +612,7 @@ def case_azure() -> None:
         FAILURES.append(f"azure: the DELETE did not use deletion vectors: {deleted.strip()}")
     run("checkpoint", uri)
     run("optimize", uri)
-    latest = json.loads(run("inspect", uri, "--json"))["version"]
-    for v in range(1, latest + 1):
-        out = os.path.join(WORK, "az_scan.parquet")
-        run("scan", uri, "--format", "parquet", "--output", out, "--version", str(v))
-        mine = oracle.digest(pq.read_table(out))
-        what = f"azure v{v} deltalake"
-        try:
-            dt = DeltaTable(uri, version=v, storage_options=options)
-            reader = QueryBuilder().register("az_t", dt).execute("SELECT * FROM az_t")
-            peer = oracle.digest(oracle._to_pyarrow_table(reader))
-        except Exception as e:  # noqa: BLE001
-            FAILURES.append(f"{what}: {e}")
-            continue
-        if (peer["rows"], peer["schema"], peer["rows_sha256"]) != (mine["rows"], mine["schema"], mine["rows_sha256"]):
-            FAILURES.append(f"{what}: differs: ours rows={mine['rows']} sha={mine['rows_sha256'][:12]}; "
-                            f"peer rows={peer['rows']} sha={peer['rows_sha256'][:12]}")
-        else:
-            print(f"  agree: {what} ({mine['rows']} rows)")
+    remote_versions_agree("azure", uri, options, env=env)
 
 
 def case_no_preconditions() -> None:
