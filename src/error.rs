@@ -31,6 +31,10 @@ pub enum Error {
     /// Storage failure.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// Writing or reading the table's Iceberg metadata failed ([`Table::sync_iceberg`](crate::Table::sync_iceberg));
+    /// the Delta table is unchanged.
+    #[error(transparent)]
+    Iceberg(#[from] alluvium_iceberg::IcebergError),
     /// Arrow failure.
     #[error("arrow: {0}")]
     Arrow(#[source] arrow_schema::ArrowError),

@@ -116,6 +116,9 @@ pub use snapshot::Snapshot;
 // `SetTransaction`s), the property accessors (`properties`), the column-mapping mode
 // (`column_mapping`).
 pub use alluvium_datafile::DEFAULT_TARGET_FILE_SIZE;
+/// The Iceberg metadata sync ([`Table::sync_iceberg`]): its report, its error, and the table
+/// property that runs it after every commit.
+pub use alluvium_iceberg::{IcebergError, SYNC_PROPERTY as ICEBERG_SYNC_PROPERTY, SyncReport};
 pub use alluvium_txlog::column_mapping::ColumnMappingMode;
 pub use alluvium_txlog::path::TableRoot;
 pub use alluvium_txlog::properties::TableProperties;

@@ -43,6 +43,10 @@ pub struct CommitSummary {
     /// The OPTIMIZE auto-compaction ran after this commit (`delta.autoOptimize.autoCompact`),
     /// or why it failed; `None` when it did not run.
     pub auto_compaction: StepOutcome<OptimizeSummary>,
+    /// The Iceberg metadata sync after this commit (table property
+    /// `alluvium.iceberg.sync=true`), or why it failed; `None` when the table does not ask
+    /// for it. A failed sync never fails the commit: the next sync catches up.
+    pub iceberg_sync: StepOutcome<alluvium_iceberg::SyncReport>,
 }
 
 impl CommitSummary {
@@ -52,6 +56,7 @@ impl CommitSummary {
             checkpoint: post.checkpoint,
             log_cleanup: post.log_cleanup,
             auto_compaction: None,
+            iceberg_sync: None,
         }
     }
 }

@@ -33,6 +33,7 @@ mod dml;
 mod exit;
 mod files;
 mod history;
+mod iceberg;
 mod input;
 mod inspect;
 mod json_keys;
@@ -127,6 +128,8 @@ enum Command {
     /// files and deletion vectors (--deep: also statistics against the data). Exits 0 for a
     /// clean table, 3 when something is wrong (one line per finding), 1 if it cannot check.
     Verify(verify::VerifyArgs),
+    /// Iceberg metadata beside the Delta log, so Iceberg readers see the table (`sync`).
+    Iceberg(iceberg::IcebergArgs),
     /// A keyed state store: events appended to a log table, the latest event per key
     /// folded into a state table (`init`, `put`, `sync [--follow]`, `get`, `scan`,
     /// `history`, `status`, `retain`).
@@ -203,6 +206,7 @@ pub fn run() -> Result<ExitCode> {
         Command::Optimize(a) => optimize::optimize(a),
         Command::Vacuum(a) => optimize::vacuum(a),
         Command::Demo(a) => demo::run(a),
+        Command::Iceberg(a) => iceberg::run(a),
     };
     done.map(|()| ExitCode::SUCCESS)
 }

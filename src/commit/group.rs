@@ -56,12 +56,16 @@ impl Table {
         }
         // The group's version has the properties its members wrote under (a change would
         // have been a conflict), which the published snapshot carries.
-        let (interval, auto_compact) = match &group.snapshot {
+        let (interval, auto_compact, iceberg) = match &group.snapshot {
             Some(s) => {
                 let props = TableProperties(&s.metadata().configuration);
-                (Some(props.checkpoint_interval()), props.auto_compact())
+                (
+                    Some(props.checkpoint_interval()),
+                    props.auto_compact(),
+                    alluvium_iceberg::sync_after_commit(&s.metadata().configuration),
+                )
             }
-            None => (None, true),
+            None => (None, true, false),
         };
         let post = match interval {
             Some(i) if !alluvium_compaction::checkpoint_due(i, report.version) => {
@@ -69,9 +73,13 @@ impl Table {
             }
             _ => self.post_commit(report.version),
         };
+        let version = report.version;
         let mut summary = CommitSummary::new(report, post);
         if auto_compact {
             summary.auto_compaction = self.auto_compact(&group.adds);
+        }
+        if iceberg {
+            summary.iceberg_sync = Some(self.iceberg_after_commit(version));
         }
         Ok(WriteOutcome::Committed(Box::new(summary)))
     }

@@ -44,6 +44,9 @@ impl Table {
         let interval = txn
             .effective_metadata()
             .map(|m| TableProperties(&m.configuration).checkpoint_interval());
+        let iceberg = txn
+            .effective_metadata()
+            .is_some_and(|m| alluvium_iceberg::sync_after_commit(&m.configuration));
         let commit = txn.commit()?;
         let post = match interval {
             Some(i) if !alluvium_compaction::checkpoint_due(i, commit.version) => {
@@ -51,8 +54,12 @@ impl Table {
             }
             _ => self.post_commit(commit.version),
         };
+        let version = commit.version;
         let mut summary = CommitSummary::new(commit, post);
         summary.auto_compaction = self.auto_compact(&adds);
+        if iceberg {
+            summary.iceberg_sync = Some(self.iceberg_after_commit(version));
+        }
         Ok(summary)
     }
 
@@ -126,6 +133,16 @@ impl Table {
             self.optimize_with_policy(&options, &|_| {})
                 .map_err(Arc::new),
         )
+    }
+
+    /// The Iceberg sync after a commit of `version` (the `alluvium.iceberg.sync` property):
+    /// up to that version, so a later commit is left to its own post-commit step.
+    pub(crate) fn iceberg_after_commit(
+        &self,
+        version: Version,
+    ) -> std::result::Result<alluvium_iceberg::SyncReport, Arc<Error>> {
+        self.run(|| alluvium_iceberg::sync(self.store().clone(), VersionSpec::Version(version)))
+            .map_err(|e| Arc::new(Error::from(e)))
     }
 
     /// Post-commit work after committing `version`: a checkpoint when the interval says so,

@@ -15,6 +15,7 @@
 //! | one-commit transactions of the embedder | [`transaction`] |
 //! | RESTORE | [`restore`] |
 //! | CONVERT TO DELTA | [`convert`] |
+//! | Iceberg metadata beside the log | [`iceberg`] |
 //!
 //! Operations build on `rows` (the row-change core) and `commit` (the tail every write
 //! shares), never the other way round; one operation may use another's helpers in one
@@ -31,6 +32,7 @@ pub(crate) mod convert;
 pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod files;
+pub(crate) mod iceberg;
 pub(crate) mod maintenance;
 pub(crate) mod merge;
 pub(crate) mod restore;
