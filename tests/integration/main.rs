@@ -48,6 +48,7 @@ mod group_commit;
 mod group_faults;
 mod hostile_paths;
 mod hostile_reads;
+mod iceberg;
 mod input_streams;
 mod log_diagnostics;
 mod maintenance;

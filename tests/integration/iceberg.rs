@@ -1,0 +1,347 @@
+//! Iceberg metadata beside the Delta log (SPEC.md §38): each synced Delta version's Iceberg
+//! snapshot lists exactly that version's files, deletion vectors as position-delete files
+//! naming their data file exactly; a re-sync writes nothing; racing syncs agree; the
+//! post-commit property syncs and never fails the commit. The Iceberg readers themselves
+//! (pyiceberg, DuckDB) are the interop step's `iceberg` case.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+use alluvium::{Table, VersionSpec, WriteOptions};
+use alluvium_iceberg::manifest::{Content, Status, read_manifest, read_manifest_list};
+use alluvium_iceberg::metadata;
+use arrow::array::{Array, Int64Array, StringArray};
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use crate::batches::id_batch as batch;
+
+/// v0 create (deletion vectors on), v1 append 0..10, v2 append 10..20, v3 delete id < 5
+/// (a DV on the first file), v4 delete id = 7 (the DV grows), v5 delete id >= 10 (a file
+/// goes).
+fn history(dir: &Path) -> Table {
+    let t = Table::open(dir.to_str().unwrap()).unwrap();
+    let props = HashMap::from([(
+        "delta.enableDeletionVectors".to_string(),
+        "true".to_string(),
+    )]);
+    t.create(&batch(0..0).schema(), &[], &props).unwrap();
+    let w = WriteOptions::default();
+    t.append([batch(0..10)], &w).unwrap();
+    t.append([batch(10..20)], &w).unwrap();
+    t
+}
+
+fn listing(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir.join("metadata"))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// What one Iceberg snapshot holds: live data files (path → sequence number) and live
+/// delete files (referenced data file → (delete file path, sequence number)).
+#[derive(Debug, Default)]
+struct Live {
+    data: BTreeMap<String, i64>,
+    deletes: BTreeMap<String, (String, i64)>,
+}
+
+fn read(path: &str) -> Vec<u8> {
+    std::fs::read(path).unwrap()
+}
+
+/// The live files of every snapshot, by the Delta version it mirrors, read with the
+/// crate's own Avro reader.
+fn snapshots(dir: &Path) -> BTreeMap<u64, Live> {
+    let store = alluvium_storage::LocalFsStore::new(dir);
+    let (_, m) = metadata::latest(&store).unwrap().unwrap();
+    let mut out = BTreeMap::new();
+    for s in m["snapshots"].as_array().unwrap() {
+        let v: u64 = s["summary"]["delta-version"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let mut live = Live::default();
+        for mf in read_manifest_list(&read(s["manifest-list"].as_str().unwrap())).unwrap() {
+            for e in read_manifest(&read(&mf.manifest_path)).unwrap() {
+                if e.status == Status::Deleted {
+                    continue;
+                }
+                match e.file.content {
+                    Content::Data => {
+                        assert!(
+                            live.data
+                                .insert(e.file.file_path, e.sequence_number)
+                                .is_none()
+                        );
+                    }
+                    Content::PositionDeletes => {
+                        let target = e.file.referenced_data_file.clone().unwrap();
+                        let old = live
+                            .deletes
+                            .insert(target, (e.file.file_path, e.sequence_number));
+                        assert!(old.is_none(), "two delete files for one data file at {v}");
+                    }
+                }
+            }
+        }
+        out.insert(v, live);
+    }
+    out
+}
+
+/// Positions a position-delete file deletes, with the `file_path` it names.
+fn positions(delete_file: &str) -> (BTreeSet<String>, Vec<i64>) {
+    let r = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(read(delete_file)))
+        .unwrap()
+        .build()
+        .unwrap();
+    let (mut paths, mut pos) = (BTreeSet::new(), Vec::new());
+    for b in r {
+        let b = b.unwrap();
+        let p = b.column(0).as_any().downcast_ref::<StringArray>().unwrap();
+        let n = b.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+        paths.extend((0..p.len()).map(|i| p.value(i).to_string()));
+        pos.extend(n.values().iter().copied());
+    }
+    (paths, pos)
+}
+
+#[test]
+fn each_synced_version_lists_exactly_its_files_with_deletion_vectors_as_position_deletes() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = history(dir.path());
+    let first = t.sync_iceberg().unwrap();
+    assert_eq!(
+        first.synced_versions,
+        vec![2],
+        "the first sync mirrors the latest version only"
+    );
+    let w = WriteOptions::default();
+    t.delete_str("id < 5", &w).unwrap();
+    t.delete_str("id = 7", &w).unwrap();
+    t.delete_str("id >= 10", &w).unwrap();
+    let r = t.sync_iceberg().unwrap();
+    assert_eq!(r.synced_versions, vec![3, 4, 5]);
+    let root = dir.path().canonicalize().unwrap();
+    let snaps = snapshots(dir.path());
+    assert_eq!(snaps.keys().copied().collect::<Vec<_>>(), vec![2, 3, 4, 5]);
+    for (v, live) in &snaps {
+        let s = t.snapshot_at(VersionSpec::Version(*v)).unwrap();
+        let want: BTreeSet<String> = s
+            .files()
+            .map(|a| format!("{}/{}", root.display(), a.path))
+            .collect();
+        assert_eq!(
+            live.data.keys().cloned().collect::<BTreeSet<_>>(),
+            want,
+            "version {v}"
+        );
+        let dvs: BTreeMap<String, i64> = s
+            .files()
+            .filter_map(|a| {
+                let dv = a.deletion_vector.as_ref()?;
+                Some((format!("{}/{}", root.display(), a.path), dv.cardinality))
+            })
+            .collect();
+        assert_eq!(
+            live.deletes.keys().cloned().collect::<BTreeSet<_>>(),
+            dvs.keys().cloned().collect(),
+            "version {v}"
+        );
+        for (data, (delete_file, seq)) in &live.deletes {
+            // Applies to its data file: a sequence number not below the data file's.
+            assert!(*seq >= live.data[data], "version {v}");
+            let (paths, pos) = positions(delete_file);
+            assert_eq!(
+                paths,
+                BTreeSet::from([data.clone()]),
+                "file_path equals the manifest's data path"
+            );
+            assert_eq!(pos.len() as i64, dvs[data]);
+            assert!(pos.windows(2).all(|w| w[0] < w[1]), "positions sorted");
+        }
+    }
+    // The DV grew at version 4: its delete file was replaced, not added beside the old one.
+    assert_eq!(snaps[&3].deletes.len(), 1);
+    assert_eq!(snaps[&4].deletes.len(), 1);
+    let (d3, d4) = (
+        snaps[&3].deletes.values().next().unwrap(),
+        snaps[&4].deletes.values().next().unwrap(),
+    );
+    assert_ne!(d3.0, d4.0);
+    assert_eq!(positions(&d4.0).1, vec![0, 1, 2, 3, 4, 7]);
+    // Data files keep the sequence number of the snapshot that added them.
+    let kept: Vec<&String> = snaps[&2]
+        .data
+        .keys()
+        .filter(|p| snaps[&5].data.contains_key(*p))
+        .collect();
+    assert!(!kept.is_empty());
+    for p in kept {
+        assert_eq!(snaps[&2].data[p], snaps[&5].data[p]);
+    }
+}
+
+#[test]
+fn a_resync_writes_nothing_and_an_append_rewrites_no_earlier_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = history(dir.path());
+    t.sync_iceberg().unwrap();
+    let before = listing(dir.path());
+    let again = t.sync_iceberg().unwrap();
+    assert!(again.synced_versions.is_empty() && again.metadata_version.is_none());
+    assert_eq!(listing(dir.path()), before, "a re-sync changed metadata/");
+    t.append([batch(20..30)], &WriteOptions::default()).unwrap();
+    t.sync_iceberg().unwrap();
+    let after = listing(dir.path());
+    for (name, bytes) in &before {
+        if name != "version-hint.text" {
+            assert_eq!(after.get(name), Some(bytes), "{name} was rewritten");
+        }
+    }
+    // The new snapshot's list names the old manifest as it was.
+    let store = alluvium_storage::LocalFsStore::new(dir.path());
+    let (_, m) = metadata::latest(&store).unwrap().unwrap();
+    let lists: Vec<_> = m["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| read_manifest_list(&read(s["manifest-list"].as_str().unwrap())).unwrap())
+        .collect();
+    assert!(
+        lists[1]
+            .iter()
+            .any(|mf| mf.manifest_path == lists[0][0].manifest_path)
+    );
+    assert_eq!(lists[1].len(), 2);
+}
+
+#[test]
+fn racing_syncs_both_succeed_and_mirror_each_version_once() {
+    for round in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let t = Arc::new(history(dir.path()));
+        t.sync_iceberg_at(VersionSpec::Version(1)).unwrap();
+        for i in 0..4 {
+            t.append([batch(100 * i..100 * i + 3)], &WriteOptions::default())
+                .unwrap();
+        }
+        let handles: Vec<_> = (0..3)
+            .map(|k| {
+                let loc = dir.path().to_str().unwrap().to_string();
+                std::thread::spawn(move || {
+                    let t = Table::open(&loc).unwrap();
+                    // One syncs to the middle first, so the racers build different states.
+                    if k == 0 {
+                        t.sync_iceberg_at(VersionSpec::Version(4)).unwrap();
+                    }
+                    t.sync_iceberg().unwrap()
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        let snaps = snapshots(dir.path());
+        assert_eq!(
+            snaps.keys().copied().collect::<Vec<_>>(),
+            (1..=6).collect::<Vec<_>>(),
+            "round {round}"
+        );
+        assert_eq!(snaps[&6].data.len(), t.snapshot().unwrap().num_files());
+    }
+}
+
+/// Appends and returns the commit summary (these appends carry no appId, so they commit).
+trait AppendCommitted {
+    fn append_committed<const N: usize>(
+        &self,
+        batches: [arrow::record_batch::RecordBatch; N],
+        w: &WriteOptions,
+    ) -> alluvium::CommitSummary;
+}
+
+impl AppendCommitted for Table {
+    fn append_committed<const N: usize>(
+        &self,
+        batches: [arrow::record_batch::RecordBatch; N],
+        w: &WriteOptions,
+    ) -> alluvium::CommitSummary {
+        self.append(batches, w).unwrap().report().unwrap().clone()
+    }
+}
+
+#[test]
+fn the_sync_property_syncs_after_each_commit_and_its_failure_never_fails_the_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Table::open(dir.path().to_str().unwrap()).unwrap();
+    let props = HashMap::from([(
+        alluvium::ICEBERG_SYNC_PROPERTY.to_string(),
+        "true".to_string(),
+    )]);
+    t.create(&batch(0..0).schema(), &[], &props).unwrap();
+    let s = t.append_committed([batch(0..3)], &WriteOptions::default());
+    let report = s
+        .iceberg_sync
+        .clone()
+        .expect("the property asks for a sync")
+        .unwrap();
+    assert_eq!(report.synced_versions, vec![1]);
+    // A hint naming a metadata file that does not exist: the sync fails, the commit stands.
+    std::fs::write(dir.path().join("metadata/version-hint.text"), "99").unwrap();
+    let s = t.append_committed([batch(3..6)], &WriteOptions::default());
+    assert_eq!(s.version, 2);
+    let err = s.iceberg_sync.clone().unwrap().unwrap_err();
+    assert!(err.to_string().contains("version-hint.text"), "{err}");
+    // Repaired, the next sync catches up on both versions.
+    std::fs::write(dir.path().join("metadata/version-hint.text"), "1").unwrap();
+    let s = t.append_committed([batch(6..9)], &WriteOptions::default());
+    assert_eq!(
+        s.iceberg_sync.clone().unwrap().unwrap().synced_versions,
+        vec![2, 3]
+    );
+    // Without the property, commits do not sync.
+    let plain = tempfile::tempdir().unwrap();
+    let p = Table::open(plain.path().to_str().unwrap()).unwrap();
+    p.create(
+        &batch(0..0).schema(),
+        &[],
+        &HashMap::<String, String>::new(),
+    )
+    .unwrap();
+    assert!(
+        p.append_committed([batch(0..3)], &WriteOptions::default())
+            .iceberg_sync
+            .is_none()
+    );
+    assert!(!plain.path().join("metadata").exists());
+}
+
+#[test]
+fn metadata_of_another_table_is_refused_by_name() {
+    let a = tempfile::tempdir().unwrap();
+    let t = history(a.path());
+    t.sync_iceberg().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let u = history(b.path());
+    std::fs::remove_dir_all(b.path().join("metadata")).ok();
+    std::fs::create_dir(b.path().join("metadata")).unwrap();
+    for (name, bytes) in listing(a.path()) {
+        std::fs::write(b.path().join("metadata").join(name), bytes).unwrap();
+    }
+    let e = u.sync_iceberg().unwrap_err();
+    assert!(
+        e.to_string().contains("v1.metadata.json") && e.to_string().contains("belongs to table"),
+        "{e}"
+    );
+}
