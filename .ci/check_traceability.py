@@ -7,7 +7,7 @@ backticked citation there:
 * `path/to/file.rs` or `path/to/script.py`: the file (or directory) exists;
 * `path/to/file.rs::name` and `path/to/file.rs::{a, b}`: each `fn name` is in that file;
 * `crate::module` and `crate::module::name` (crates storage, txlog, expr, datafile, mvcc,
-  compaction, alluvium_state, alluvium for the facade, alluvium_cli and alluvium_bench): the module file
+  compaction, iceberg, alluvium_state, alluvium for the facade, alluvium_cli and alluvium_bench): the module file
   exists, and `fn name` is in it or its directory;
 * after "fuzz target": `fuzz/fuzz_targets/<name>.rs` exists;
 * after "conformance" (with shell globs such as `v2-*`): a table of that name is in
@@ -34,6 +34,7 @@ CRATES = {
     "datafile": "datafile/src",
     "mvcc": "mvcc/src",
     "compaction": "compaction/src",
+    "iceberg": "iceberg/src",
     "alluvium_state": "state/src",
     "alluvium": "src",
     "alluvium_cli": "cli/src",

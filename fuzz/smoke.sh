@@ -22,7 +22,7 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked
 fi
 
-ALL_TARGETS=(decode_commit log_file_name checkpoint_parquet deletion_vector partition_and_stats schema_json filter_expr variant_decode domain_metadata)
+ALL_TARGETS=(decode_commit log_file_name checkpoint_parquet deletion_vector partition_and_stats schema_json filter_expr variant_decode domain_metadata avro_container)
 read -r -a TARGETS <<<"${FUZZ_TARGETS:-${ALL_TARGETS[*]}}"
 
 echo "==> building ${#ALL_TARGETS[@]} fuzz targets"

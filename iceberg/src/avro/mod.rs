@@ -14,7 +14,7 @@
 mod decode;
 mod encode;
 
-pub use decode::{Schema, read_container};
+pub use decode::{Container, Schema, read_container};
 pub use encode::{Datum, write_container};
 
 /// The four magic bytes that open every Avro object-container file.
