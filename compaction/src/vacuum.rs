@@ -171,6 +171,9 @@ pub struct VacuumReport {
     pub dry_run: bool,
     /// Wall time in milliseconds.
     pub elapsed_ms: u64,
+    /// Iceberg snapshots expired after the run because it made them unreadable. Set by the
+    /// facade, which owns the table's Iceberg metadata; always 0 from this crate.
+    pub iceberg_snapshots_expired: usize,
 }
 
 /// The table-relative path of a referenced file, if it lies inside the table root.
@@ -262,6 +265,26 @@ fn protected_files(from: &Snapshot, latest: &Snapshot) -> Result<HashSet<String>
         .collect())
 }
 
+/// The directory Iceberg metadata lives in beside the log (Delta UniForm's and alluvium's
+/// `metadata/`). Its files are referenced by Iceberg snapshots, not by the Delta log, so a
+/// full VACUUM never lists it while it holds Iceberg metadata; expiring Iceberg snapshots
+/// cleans it instead.
+const ICEBERG_METADATA_DIR: &str = "metadata";
+
+/// True if `listed` shows Iceberg metadata (`metadata/vN.metadata.json` or the version hint).
+fn has_iceberg_metadata(listed: &[alluvium_storage::ObjectMeta]) -> bool {
+    listed.iter().any(|m| {
+        m.path
+            .as_str()
+            .strip_prefix(ICEBERG_METADATA_DIR)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|name| {
+                name == "version-hint.text"
+                    || (name.starts_with('v') && name.ends_with(".metadata.json") && !name.contains('/'))
+            })
+    })
+}
+
 /// The directory of change-data files: hidden by its name, but VACUUM cleans it like data
 /// (its files are referenced by `cdc` actions, protected like adds while retained).
 const CHANGE_DATA_DIR: &str = "_change_data";
@@ -299,13 +322,17 @@ fn abandoned_temp(path: &str) -> bool {
 fn candidates(latest: &Snapshot, mode: VacuumMode, cutoff_ms: i64) -> Result<Vec<Candidate>> {
     let root = latest.root();
     match mode {
-        VacuumMode::Full => Ok(latest
-            .store_ref()
-            .list_tree(None)?
-            .into_iter()
-            .filter(|m| !hidden(m.path.as_str()) || abandoned_temp(m.path.as_str()))
-            .map(|m| (m.path, Some(m.size), Some(m.last_modified_ms)))
-            .collect()),
+        VacuumMode::Full => {
+            let listed = latest.store_ref().list_tree(None)?;
+            let iceberg = has_iceberg_metadata(&listed);
+            let iceberg_prefix = format!("{ICEBERG_METADATA_DIR}/");
+            Ok(listed
+                .into_iter()
+                .filter(|m| !hidden(m.path.as_str()) || abandoned_temp(m.path.as_str()))
+                .filter(|m| !(iceberg && m.path.as_str().starts_with(&iceberg_prefix)))
+                .map(|m| (m.path, Some(m.size), Some(m.last_modified_ms)))
+                .collect())
+        }
         VacuumMode::Lite => {
             let mut seen = HashSet::new();
             let mut out = Vec::new();

@@ -24,13 +24,16 @@ pub mod avro;
 pub mod bounds;
 pub mod deletes;
 mod error;
+mod expire;
 pub mod manifest;
 pub mod metadata;
 pub mod partition;
 pub mod schema;
 mod sync;
+pub mod tree;
 
 pub use error::{IcebergError, Result};
+pub use expire::{ExpireReport, expire};
 
 /// The table property that makes every commit through the facade sync the Iceberg metadata
 /// afterwards, as a post-commit step (`true` to enable).

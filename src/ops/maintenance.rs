@@ -73,8 +73,32 @@ impl Table {
     /// # Errors
     /// A retention shorter than the table's (unless forced), unsupported writer features,
     /// and failures while working out what is referenced (nothing is deleted then).
+    ///
+    /// A full VACUUM never lists the Iceberg metadata directory (`metadata/`, see
+    /// [`Table::sync_iceberg`]); after a run that deletes, the Iceberg snapshots of versions
+    /// below the oldest protected one (whose files may be gone) are expired and the Iceberg
+    /// files only they referenced are deleted: they are counted in the report's `deleted`
+    /// and `iceberg_snapshots_expired`, and an expiry failure is one of its `failed` lines.
     pub fn vacuum(&self, options: &VacuumOptions) -> Result<VacuumReport> {
         let snapshot = self.snapshot()?;
-        Ok(self.run(|| vacuum(snapshot.inner(), options))?)
+        let mut report = self.run(|| vacuum(snapshot.inner(), options))?;
+        if !report.dry_run {
+            let expired = self.run(|| {
+                alluvium_iceberg::expire(
+                    self.store().as_ref(),
+                    report.oldest_protected_version,
+                    report.cutoff_ms,
+                )
+            });
+            match expired {
+                Ok(e) => {
+                    report.iceberg_snapshots_expired = e.expired_snapshots;
+                    report.deleted.extend(e.deleted);
+                    report.failed.extend(e.failed);
+                }
+                Err(e) => report.failed.push(format!("expiring Iceberg snapshots: {e}")),
+            }
+        }
+        Ok(report)
     }
 }
