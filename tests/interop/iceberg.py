@@ -1,0 +1,572 @@
+#!/usr/bin/env python3
+"""Iceberg readers as oracles for `alluvium iceberg sync` (issue 31's proof, Python side).
+
+  iceberg.py --self-test [WORKDIR]          the reading half, on a table pyiceberg writes
+  (imported by interop.py, which runs `case_iceberg` as its `iceberg` case)
+
+The sync writes Iceberg v2 metadata beside the Delta log (`TABLE/metadata/vN.metadata.json`,
+`version-hint.text` holding N, Avro manifest lists and manifests, deletion vectors as
+position-delete Parquet files), one Iceberg snapshot per synced Delta version, its summary
+carrying `delta-version` (a string) and `delta-timestamp`. Two independent Iceberg readers
+read every snapshot of the latest metadata file:
+
+  pyiceberg 0.12   `StaticTable.from_metadata(json).scan(snapshot_id=S).to_arrow()`
+  DuckDB 1.4.4     `iceberg_scan(json, snapshot_from_id => S)`, the `iceberg` and `avro`
+                   extensions loaded from the duckdb-ext-iceberg / duckdb-ext-avro wheels
+                   with autoinstall and autoload off (avro first: iceberg's initialisation
+                   otherwise tries to install avro from the network; both are signed, so
+                   `allow_unsigned_extensions` stays off)
+
+and each read must equal `alluvium scan TABLE --version V` of the snapshot's `delta-version`,
+row for row (the shared oracle's order-independent digest: sorted rows, every column, values
+canonicalised) after one normalisation Iceberg forces: it has no 8- or 16-bit integers, so
+Delta `byte` and `short` read back as `int`, and both sides are compared as int32.
+
+`case_iceberg` (the interop case) skips, saying why, when the readers cannot be installed or
+loaded (.ci/run prints a WARNING then) or when the binary has no `iceberg` command (until the
+sync lands). `--self-test` proves the reading half now: pyiceberg writes a partitioned table
+through a SqlCatalog on sqlite (appends, a copy-on-write delete, a schema change, and a
+position-delete file committed by hand in a delete manifest, as the sync writes for a deletion
+vector); both readers must read every snapshot exactly as the rows computed here, and
+`plan_files` must prune by partition and by column bounds.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import glob
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from typing import Callable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFORMANCE_TABLES = os.path.join(HERE, "..", "data", "conformance", "tables")
+
+
+class Unavailable(Exception):
+    """An Iceberg reader cannot be used here (not installed, or will not load): the case skips."""
+
+
+# --------------------------------------------------------------------------
+# The two readers
+# --------------------------------------------------------------------------
+def duckdb_extension_path(name: str) -> str:
+    """Path of `<name>.duckdb_extension` shipped by the duckdb-ext-<name> wheel for the
+    installed DuckDB version (the wheels share the `duckdb_ext` namespace package)."""
+    import duckdb
+
+    spec = importlib.util.find_spec("duckdb_ext")
+    if spec is None or not spec.submodule_search_locations:
+        raise Unavailable(f"duckdb-ext-{name} is not installed")
+    for base in spec.submodule_search_locations:
+        hits = sorted(glob.glob(os.path.join(base, "extensions", "v" + duckdb.__version__, "*",
+                                             f"{name}.duckdb_extension")))
+        if hits:
+            return hits[0]
+    raise Unavailable(f"no {name}.duckdb_extension for duckdb v{duckdb.__version__} "
+                      f"(duckdb-ext-{name} must match duckdb's version)")
+
+
+def duckdb_iceberg_connect():
+    """A DuckDB connection with `avro` then `iceberg` loaded from the wheels, offline."""
+    try:
+        import duckdb
+    except ImportError as e:
+        raise Unavailable(f"duckdb is not installed: {e}") from e
+    con = duckdb.connect(config={"autoinstall_known_extensions": False,
+                                 "autoload_known_extensions": False})
+    # Order matters: iceberg's init installs avro itself (from the network) when absent.
+    for name in ("avro", "iceberg"):
+        path = duckdb_extension_path(name)
+        try:
+            con.execute("LOAD '" + path.replace("'", "''") + "'")
+        except Exception as e:  # noqa: BLE001
+            con.close()
+            raise Unavailable(f"could not LOAD {path}: {e}") from e
+    con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
+def readers_unavailable() -> str | None:
+    """None when both readers load, else why not (the case then skips)."""
+    try:
+        import pyiceberg  # noqa: F401
+        from pyiceberg.table import StaticTable  # noqa: F401
+    except Exception as e:  # noqa: BLE001
+        return f"pyiceberg is not installed: {e}"
+    try:
+        duckdb_iceberg_connect().close()
+    except Unavailable as e:
+        return str(e)
+    return None
+
+
+def read_pyiceberg(metadata: str, snapshot_id: int) -> pa.Table:
+    from pyiceberg.table import StaticTable
+
+    return StaticTable.from_metadata(metadata).scan(snapshot_id=snapshot_id).to_arrow()
+
+
+def read_duckdb(metadata: str, snapshot_id: int) -> pa.Table:
+    con = duckdb_iceberg_connect()
+    try:
+        return con.execute("SELECT * FROM iceberg_scan(?, snapshot_from_id => ?)",
+                           [metadata, int(snapshot_id)]).fetch_arrow_table()
+    finally:
+        con.close()
+
+
+READERS: dict[str, Callable[[str, int], pa.Table]] = {"pyiceberg": read_pyiceberg, "duckdb": read_duckdb}
+
+
+# --------------------------------------------------------------------------
+# Metadata, normalisation, comparison
+# --------------------------------------------------------------------------
+def latest_metadata(table: str) -> str:
+    """`TABLE/metadata/vN.metadata.json` for the N in `version-hint.text` (the sync's layout)."""
+    with open(os.path.join(table, "metadata", "version-hint.text")) as fh:
+        n = int(fh.read().strip())
+    return os.path.join(table, "metadata", f"v{n}.metadata.json")
+
+
+def snapshots(metadata: str) -> list[dict]:
+    """The snapshots of a metadata file, oldest first, as the JSON holds them."""
+    with open(metadata) as fh:
+        meta = json.load(fh)
+    return sorted(meta.get("snapshots") or [], key=lambda s: (s["sequence-number"], s["timestamp-ms"]))
+
+
+def _iceberg_type(t: pa.DataType) -> pa.DataType:
+    """The Arrow type an Iceberg reader gives back for a column of Arrow type t."""
+    if pa.types.is_int8(t) or pa.types.is_int16(t):
+        return pa.int32()
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_iceberg_type(f.type)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(_iceberg_type(t.key_type), _iceberg_type(t.item_type))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(_iceberg_type(t.value_type))
+    return t
+
+
+def normalise(tbl: pa.Table) -> pa.Table:
+    """Iceberg has no byte or short: cast those (also nested) to int32 before digesting."""
+    schema = pa.schema([f.with_type(_iceberg_type(f.type)) for f in tbl.schema])
+    return tbl if schema.equals(tbl.schema) else tbl.cast(schema)
+
+
+def canonical_rows(tbl: pa.Table) -> list[str]:
+    """The digest's canonical rows, sorted (for printing where two reads differ)."""
+    import oracle
+    import pyarrow.compute as pc
+
+    order = sorted(tbl.column_names)
+    if not tbl.num_rows or not order:
+        return []
+    cols = [oracle.canonical_column(tbl.column(c)) for c in order]
+    rows = pc.binary_join_element_wise(*cols, pa.scalar("|", pa.large_string()))
+    return sorted(rows.to_pylist())
+
+
+class Comparison:
+    """Counts and failures of the reads compared so far (the caller owns the failure list)."""
+
+    def __init__(self, failures: list[str]):
+        self.failures = failures
+        self.agreed = 0
+
+    def check(self, what: str, want: pa.Table, got: pa.Table, quiet: bool = False) -> None:
+        """Records a failure unless `got` equals `want` (printed unless `quiet`)."""
+        import oracle
+
+        want, got = normalise(want), normalise(got)
+        a, b = oracle.digest(want), oracle.digest(got)
+        if (a["rows"], a["schema"], a["rows_sha256"]) == (b["rows"], b["schema"], b["rows_sha256"]):
+            self.agreed += 1
+            print(f"  agree: {what} ({a['rows']} rows)")
+            return
+        detail = f"expected rows={a['rows']} schema={a['schema']}; read rows={b['rows']} schema={b['schema']}"
+        if a["schema"] == b["schema"]:
+            wr, gr = canonical_rows(want), canonical_rows(got)
+            missing = [r for r in wr if r not in set(gr)][:3]
+            extra = [r for r in gr if r not in set(wr)][:3]
+            detail += f"; missing e.g. {missing}; extra e.g. {extra}"
+        self.failures.append(f"{what}: differs: {detail}")
+        if not quiet:
+            print(f"  DIFFERS: {what}: {detail}")
+
+    def read_all(self, label: str, metadata: str, expected: Callable[[dict], pa.Table | None]) -> int:
+        """Reads every snapshot of `metadata` with both readers and compares each with
+        `expected(snapshot)` (None: not compared, the callback said why). Returns the
+        number of snapshots compared."""
+        compared = 0
+        for snap in snapshots(metadata):
+            want = expected(snap)
+            if want is None:
+                continue
+            compared += 1
+            tag = snap.get("summary", {}).get("delta-version")
+            name = f"{label} {'v' + tag if tag is not None else 'snapshot'} ({snap['snapshot-id']})"
+            for engine, read in READERS.items():
+                try:
+                    got = read(metadata, snap["snapshot-id"])
+                except Exception as e:  # noqa: BLE001
+                    msg = f"{name} {engine}: read failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                    self.failures.append(msg)
+                    print(f"  FAILED: {msg}")
+                    continue
+                self.check(f"{name} {engine}", want, got)
+        return compared
+
+
+def plan_count(metadata: str, row_filter: str | None = None) -> int:
+    """How many data files pyiceberg plans for the current snapshot (with a filter)."""
+    from pyiceberg.table import StaticTable
+
+    scan = StaticTable.from_metadata(metadata).scan(**({"row_filter": row_filter} if row_filter else {}))
+    return len(list(scan.plan_files()))
+
+
+def check_pruning(label: str, metadata: str, filters: list[tuple[str, str]], failures: list[str]) -> None:
+    """Each (kind, filter) must plan fewer files than the unfiltered scan, and at least one
+    file fewer is the point: partition values and column bounds reached the manifests."""
+    total = plan_count(metadata)
+    for kind, row_filter in filters:
+        n = plan_count(metadata, row_filter)
+        line = f"{label} pruning by {kind}: plan_files {n} of {total} with {row_filter!r}"
+        if n < total:
+            print(f"  agree: {line}")
+        else:
+            failures.append(f"{line}: nothing pruned")
+            print(f"  FAILED: {line}: nothing pruned")
+
+
+# --------------------------------------------------------------------------
+# The interop case: alluvium builds and syncs, the readers read every snapshot
+# --------------------------------------------------------------------------
+class Alluvium:
+    """The CLI, as interop.py drives it."""
+
+    def __init__(self, binary: str, work: str):
+        self.binary, self.work = binary, work
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        r = subprocess.run([self.binary, *args], capture_output=True, text=True)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"alluvium {' '.join(args)} failed: {r.stderr.strip()}")
+        return r
+
+    def has_iceberg_sync(self) -> bool:
+        r = self.run("iceberg", "--help", check=False)
+        return r.returncode == 0 and "sync" in r.stdout
+
+    def version(self, table: str) -> int:
+        return json.loads(self.run("inspect", table, "--json").stdout)["version"]
+
+    def scan(self, table: str, version: int) -> pa.Table:
+        out = os.path.join(self.work, "iceberg_scan.parquet")
+        self.run("scan", table, "--version", str(version), "--format", "parquet", "--output", out)
+        return pq.read_table(out)
+
+    def sync(self, table: str) -> None:
+        self.run("iceberg", "sync", table)
+
+    def expected_for(self, table: str, notes: list[str]) -> Callable[[dict], pa.Table | None]:
+        """The callback `Comparison.read_all` takes: alluvium's scan of the snapshot's
+        Delta version. A snapshot without `delta-version` is a sync bug, not skipped."""
+        cache: dict[int, pa.Table] = {}
+
+        def expected(snap: dict) -> pa.Table | None:
+            tag = (snap.get("summary") or {}).get("delta-version")
+            if not isinstance(tag, str) or not tag.isdigit():
+                raise RuntimeError(f"snapshot {snap['snapshot-id']} has no string delta-version "
+                                   f"in its summary: {snap.get('summary')}")
+            v = int(tag)
+            if v not in cache:
+                cache[v] = self.scan(table, v)
+            return cache[v]
+
+        return expected
+
+
+def metadata_listing(table: str) -> dict[str, bytes]:
+    """Every file under TABLE/metadata with its bytes (idempotence: a re-sync changes none)."""
+    root = os.path.join(table, "metadata")
+    out = {}
+    for d, _, files in os.walk(root):
+        for f in files:
+            p = os.path.join(d, f)
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, root)] = fh.read()
+    return out
+
+
+def _rows(start: int, n: int, region_of: Callable[[int], str]) -> pa.Table:
+    ids = list(range(start, start + n))
+    return pa.table({
+        "id": pa.array(ids, pa.int64()),
+        "small": pa.array([None if i % 9 == 0 else i % 100 - 50 for i in ids], pa.int16()),
+        "name": pa.array([None if i % 7 == 0 else f"n{i}-ü" for i in ids], pa.string()),
+        "amount": pa.array([i * 1.25 for i in ids], pa.float64()),
+        "day": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=i % 40) for i in ids], pa.date32()),
+        "ts": pa.array([dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=i * 61, microseconds=i)
+                        for i in ids], pa.timestamp("us", tz="UTC")),
+        "price": pa.array([decimal.Decimal(i * 37) / 100 for i in ids], pa.decimal128(12, 2)),
+        "region": pa.array([region_of(i) for i in ids], pa.string()),
+    })
+
+
+# Conformance tables the sync is asked to map (copies; the sync writes under metadata/):
+# deletion vectors (inline and file, one column-mapped and partitioned), partitions with
+# special values and types, and plain primitives (byte and short included).
+CONFORMANCE_SAMPLE = [
+    "table-with-dv-small", "with-short-dv", "basic-dv-no-checkpoint", "dv-with-columnmapping",
+    "log-replay-dv-key-cases", "basic_partitioned", "data-reader-partition-values",
+    "delta-0.8.0-special-partition", "data-reader-primitives", "data-reader-timestamp_ntz",
+]
+
+
+def case_iceberg(binary: str, work: str, failures: list[str]) -> None:
+    print("iceberg: alluvium syncs Iceberg metadata, pyiceberg and DuckDB read every snapshot")
+    why = readers_unavailable()
+    if why:
+        print(f"  iceberg: SKIPPED: the Iceberg readers are unavailable: {why}")
+        return
+    al = Alluvium(binary, work)
+    if not al.has_iceberg_sync():
+        print("  iceberg: skipped: alluvium has no `iceberg sync`")
+        return
+    base = os.path.join(work, "iceberg")
+    os.makedirs(base, exist_ok=True)
+    cmp = Comparison(failures)
+    notes: list[str] = []
+
+    def chunk(name: str, t: pa.Table) -> str:
+        path = os.path.join(base, f"{name}.parquet")
+        pq.write_table(t, path)
+        return path
+
+    # One partitioned DV table through every kind of commit; syncs after some steps (one
+    # version each, then several at once) and at the end.
+    table = os.path.join(base, "dml")
+    regions = ["EU", "US", "A B/C", "ü=1"]
+    first = chunk("c0", _rows(0, 400, lambda i: regions[i % 4]))
+    al.run("create", table, "--schema-from", first, "--partition-by", "region",
+           "--property", "delta.enableDeletionVectors=true")
+    al.run("append", table, first)
+    al.sync(table)                                                       # one version
+    al.run("append", table, chunk("c1", _rows(400, 300, lambda i: regions[i % 3])))
+    al.run("append", table, chunk("c2", _rows(700, 200, lambda i: "US")))
+    al.sync(table)                                                       # two at once
+    al.run("delete", table, "--filter", "id % 13 = 0 OR id = 401")       # deletion vectors
+    al.sync(table)
+    al.run("delete", table, "--filter", "id % 17 = 0")                   # DVs grow
+    al.run("update", table, "--set", "amount = amount + 1, name = 'u'", "--filter", "id % 50 = 1")
+    src = chunk("merge_src", _rows(880, 60, lambda i: "EU"))         # 880..899 match
+    al.run("merge", table, src, "--on", "t.id = s.id",
+           "--when", "MATCHED AND s.id % 3 = 0 THEN DELETE",
+           "--when", "MATCHED THEN UPDATE SET *",
+           "--when", "NOT MATCHED THEN INSERT *")
+    al.run("optimize", table)
+    al.run("alter", table, "--add-column", "note STRING")
+    extra = _rows(2000, 50, lambda i: "EU").append_column("note", pa.array([f"x{i}" for i in range(50)], pa.string()))
+    al.run("append", table, chunk("c3", extra))
+    al.sync(table)                                                       # many at once
+    # Copy-on-write DELETE: deletion vectors turned off.
+    al.run("alter", table, "--set-property", "delta.enableDeletionVectors=false")
+    al.run("delete", table, "--filter", "id < 100")
+    al.sync(table)
+    before = metadata_listing(table)
+    al.sync(table)                                                       # nothing new
+    after = metadata_listing(table)
+    if before != after:
+        changed = sorted(set(before) ^ set(after) | {k for k in before if k in after and before[k] != after[k]})
+        failures.append(f"iceberg dml: a second sync with nothing new changed metadata/: {changed[:5]}")
+    else:
+        print(f"  agree: iceberg dml: a second sync changes nothing ({len(after)} files under metadata/)")
+    metadata = latest_metadata(table)
+    latest = al.version(table)
+    synced = {int(s["summary"]["delta-version"]) for s in snapshots(metadata) if "delta-version" in s.get("summary", {})}
+    missing = [v for v in range(1, latest + 1) if v not in synced]
+    if missing:
+        failures.append(f"iceberg dml: Delta versions without an Iceberg snapshot: {missing}")
+    cmp.read_all("iceberg dml", metadata, al.expected_for(table, notes))
+
+    # Pruning, on a partitioned table of appends only (one file per partition per append).
+    pruned = os.path.join(base, "pruned")
+    f0 = chunk("p0", _rows(0, 200, lambda i: regions[i % 4]))
+    al.run("create", pruned, "--schema-from", f0, "--partition-by", "region")
+    for k in range(4):
+        al.run("append", pruned, chunk(f"p{k}", _rows(k * 1000, 200, lambda i: regions[i % 4])))
+    al.sync(pruned)
+    pm = latest_metadata(pruned)
+    check_pruning("iceberg pruned", pm, [("partition", "region = 'EU'"),
+                                         ("statistics", "id >= 3000"),
+                                         ("statistics", "id < 500")], failures)
+    cmp.read_all("iceberg pruned", pm, al.expected_for(pruned, notes))
+
+    # A sample of the conformance tables.
+    for name in CONFORMANCE_SAMPLE:
+        src_dir = os.path.join(CONFORMANCE_TABLES, name, "delta")
+        if not os.path.isdir(src_dir):
+            print(f"  iceberg conformance {name}: not in tests/data (skipped)")
+            continue
+        copy = os.path.join(base, "conformance", name)
+        shutil.copytree(src_dir, copy)
+        r = al.run("iceberg", "sync", copy, check=False)
+        if r.returncode != 0:
+            reason = r.stderr.strip()
+            if "panicked" in reason or not reason:
+                failures.append(f"iceberg conformance {name}: sync crashed: {reason}")
+            else:
+                print(f"  iceberg conformance {name}: sync refused (not compared): {reason}")
+            continue
+        cmp.read_all(f"iceberg conformance {name}", latest_metadata(copy), al.expected_for(copy, notes))
+    print(f"  iceberg: {cmp.agreed} reads agree")
+
+
+# --------------------------------------------------------------------------
+# Self-test: the reading half on a table pyiceberg writes
+# --------------------------------------------------------------------------
+def _commit_position_deletes(table, data_file, positions: list[int], path: str) -> None:
+    """Commits a v2 position-delete file for `positions` of `data_file` in a delete manifest,
+    as the sync writes one for a deletion vector. pyiceberg 0.12 writes no delete files (its
+    deletes are copy-on-write), so its fast append is given a manifest writer whose content
+    is `deletes`; everything else (manifest list, summary, metadata) is pyiceberg's own."""
+    from pyiceberg.io.pyarrow import PyArrowFileIO  # noqa: F401
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat, ManifestContent, ManifestWriterV2
+
+    class DeleteManifestWriter(ManifestWriterV2):
+        def content(self) -> ManifestContent:
+            return ManifestContent.DELETES
+
+        @property
+        def _meta(self) -> dict[str, str]:
+            return {**super()._meta, "content": "deletes"}
+
+    # The spec's reserved field ids for file_path and pos (Iceberg table spec, "Position
+    # Delete Files"), so readers that match by id find them.
+    schema = pa.schema([
+        pa.field("file_path", pa.string(), nullable=False, metadata={"PARQUET:field_id": "2147483546"}),
+        pa.field("pos", pa.int64(), nullable=False, metadata={"PARQUET:field_id": "2147483545"}),
+    ])
+    pq.write_table(pa.table({"file_path": [data_file.file_path] * len(positions), "pos": positions}, schema=schema), path)
+    delete_file = DataFile.from_args(
+        content=DataFileContent.POSITION_DELETES,
+        file_path="file://" + path,
+        file_format=FileFormat.PARQUET,
+        partition=data_file.partition,
+        record_count=len(positions),
+        file_size_in_bytes=os.path.getsize(path),
+    )
+    delete_file.spec_id = data_file.spec_id
+    with table.transaction() as tx:
+        with tx.update_snapshot().fast_append() as append:
+            def writer(spec, _append=append):
+                return DeleteManifestWriter(spec=spec, schema=_append.schema(), output_file=_append.new_manifest_output(),
+                                            snapshot_id=_append._snapshot_id, avro_compression=_append._compression)
+            append.new_manifest_writer = writer
+            append.append_data_file(delete_file)
+
+
+def self_test(work: str, peers: str | None) -> int:
+    if peers:
+        sys.path.insert(0, peers)
+    import oracle  # noqa: F401  (the digest the comparison uses)
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.expressions import GreaterThanOrEqual
+    from pyiceberg.table import StaticTable
+
+    why = readers_unavailable()
+    if why:
+        print(f"iceberg self-test: the Iceberg readers are unavailable: {why}")
+        return 1
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    failures: list[str] = []
+    cat = SqlCatalog("selftest", uri=f"sqlite:///{work}/catalog.db", warehouse=f"file://{work}")
+    cat.create_namespace("ns")
+    regions = ["EU", "US", "A B/C"]
+    # The data as an Iceberg reader returns it (pyiceberg writes short as int).
+    data = normalise(_rows(0, 300, lambda i: regions[i % 3]))
+    t = cat.create_table("ns.t", schema=data.schema)
+    with t.update_spec() as spec:
+        spec.add_identity("region")
+    expected: dict[int, pa.Table] = {}
+
+    def remember(current: pa.Table) -> None:
+        t.refresh()
+        expected[t.metadata.current_snapshot_id] = current
+
+    t.append(data)
+    remember(data)
+    more = normalise(_rows(1000, 300, lambda i: regions[i % 3]))
+    t.append(more)
+    cur = pa.concat_tables([data, more])
+    remember(cur)
+    t.delete(GreaterThanOrEqual("id", 1250))                             # copy-on-write
+    cur = cur.filter(pa.compute.less(cur["id"], 1250))
+    remember(cur)
+    with t.update_schema() as upd:
+        from pyiceberg.types import StringType
+        upd.add_column("note", StringType())
+    # A schema change makes no snapshot: the delete's snapshot keeps its schema (no `note`),
+    # and both readers must read it so.
+    cur = cur.append_column("note", pa.nulls(cur.num_rows, pa.string()))
+    late = normalise(_rows(2000, 30, lambda i: "EU")).append_column("note", pa.array([f"x{i}" for i in range(30)], pa.string()))
+    t.append(late)
+    cur = pa.concat_tables([cur, late])
+    remember(cur)
+    # A position-delete file against one data file of the first append.
+    task = next(f for f in t.scan(snapshot_id=list(expected)[0]).plan_files()
+                if f.file.partition[0] == "US")
+    file_rows = pq.read_table(task.file.file_path.removeprefix("file://"))
+    positions = [p for p in range(file_rows.num_rows) if p % 4 == 1]
+    gone = set(file_rows.column("id").to_pylist()[p] for p in positions)
+    _commit_position_deletes(t, task.file, positions, os.path.join(work, "pos-deletes.parquet"))
+    cur = cur.filter(pa.array([i not in gone for i in cur.column("id").to_pylist()]))
+    remember(cur)
+    metadata = t.metadata_location.removeprefix("file://")
+    snaps = snapshots(metadata)
+    print(f"iceberg self-test: {len(snaps)} snapshots written by pyiceberg in {metadata}")
+    if len(snaps) != len(expected):
+        failures.append(f"{len(snaps)} snapshots, expected {len(expected)}")
+    last = StaticTable.from_metadata(metadata)
+    summary = last.metadata.snapshot_by_id(last.metadata.current_snapshot_id).summary
+    if summary.get("added-position-deletes") != str(len(positions)):
+        failures.append(f"the position-delete snapshot's summary: {summary}")
+    cmp = Comparison(failures)
+    cmp.read_all("self-test", metadata, lambda snap: expected.get(snap["snapshot-id"]))
+    check_pruning("self-test", metadata, [("partition", "region = 'EU'"), ("statistics", "id >= 1200")], failures)
+    # Not vacuous: the comparison must tell the position-delete snapshot from the rows it deleted.
+    probe: list[str] = []
+    before_deletes = list(expected.values())[-2]
+    Comparison(probe).check("negative control", before_deletes,
+                            read_pyiceberg(metadata, last.metadata.current_snapshot_id), quiet=True)
+    if probe:
+        print("  negative control: the rows before the position deletes differ from the read, as they must")
+    else:
+        failures.append("the comparison did not see the position deletes' rows missing")
+    if failures:
+        print("\nICEBERG SELF-TEST FAILURES:")
+        for f in failures:
+            print("  " + f)
+        return 1
+    print(f"\niceberg self-test: {cmp.agreed} reads agree (pyiceberg and DuckDB, every snapshot)")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "--self-test":
+        work_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "..", "..", "target", "iceberg-self-test")
+        sys.exit(self_test(os.path.abspath(work_dir), os.environ.get("ALLUVIUM_PEERS",
+                                                                      os.path.join(HERE, "..", "..", "..", "shared", "peers"))))
+    print(__doc__)
+    sys.exit(2)
