@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Iceberg readers as oracles for `alluvium iceberg sync` (issue 31's proof, Python side).
 
-  iceberg.py --self-test [WORKDIR]          the reading half, on a table pyiceberg writes
+  iceberg.py --self-test [WORKDIR] [--alluvium BIN]
+                                            the reading half, on tables pyiceberg writes
   (imported by interop.py, which runs `case_iceberg` as its `iceberg` case)
 
 The sync writes Iceberg v2 metadata beside the Delta log (`TABLE/metadata/vN.metadata.json`,
@@ -27,7 +28,9 @@ loaded (.ci/run prints a WARNING then) or when the binary has no `iceberg` comma
 sync lands). `--self-test` proves the reading half now: pyiceberg writes a partitioned table
 through a SqlCatalog on sqlite (appends, a copy-on-write delete, a schema change, and a
 position-delete file committed by hand in a delete manifest, as the sync writes for a deletion
-vector); both readers must read every snapshot exactly as the rows computed here, and
+vector); its last metadata file is copied to `v1.metadata.json` with a `version-hint.text`
+and each snapshot tagged with a `delta-version`, the sync's layout; both readers must read
+every snapshot, found as the case finds them, exactly as the rows computed here, and
 `plan_files` must prune by partition and by column bounds.
 """
 from __future__ import annotations
@@ -367,6 +370,18 @@ def case_iceberg(binary: str, work: str, failures: list[str]) -> None:
     os.makedirs(base, exist_ok=True)
     cmp = Comparison(failures)
 
+    def synced(table: str) -> None:
+        """Syncs; incremental means the files already under metadata/ stay as they were
+        (only version-hint.text moves on) and the new versions get new files."""
+        before = metadata_listing(table)
+        al.sync(table)
+        after = metadata_listing(table)
+        changed = sorted(k for k in before if k != "version-hint.text" and after.get(k) != before[k])
+        if changed:
+            failures.append(f"iceberg dml: a sync rewrote or removed existing metadata files: {changed[:5]}")
+        print(f"  iceberg dml: synced to Delta version {al.version(table)}: "
+              f"{len(set(after) - set(before))} new files under metadata/")
+
     def chunk(name: str, t: pa.Table) -> str:
         path = os.path.join(base, f"{name}.parquet")
         pq.write_table(t, path)
@@ -380,15 +395,15 @@ def case_iceberg(binary: str, work: str, failures: list[str]) -> None:
     al.run("create", table, "--schema-from", first, "--partition-by", "region",
            "--property", "delta.enableDeletionVectors=true")
     al.run("append", table, first)
-    al.sync(table)                                                       # one version
+    synced(table)                                                        # one version
     al.run("append", table, chunk("c1", _rows(400, 300, lambda i: regions[i % 3])))
     al.run("append", table, chunk("c2", _rows(700, 200, lambda i: "US")))
-    al.sync(table)                                                       # two at once
+    synced(table)                                                        # two at once
     al.run("delete", table, "--filter", "id % 13 = 0 OR id = 401")       # deletion vectors
-    al.sync(table)
+    synced(table)
     al.run("delete", table, "--filter", "id % 17 = 0")                   # DVs grow
     al.run("update", table, "--set", "amount = amount + 1, name = 'u'", "--filter", "id % 50 = 1")
-    src = chunk("merge_src", _rows(880, 60, lambda i: "EU"))         # 880..899 match
+    src = chunk("merge_src", _rows(880, 60, lambda i: "EU"))             # 880..899 match
     al.run("merge", table, src, "--on", "t.id = s.id",
            "--when", "MATCHED AND s.id % 3 = 0 THEN DELETE",
            "--when", "MATCHED THEN UPDATE SET *",
@@ -397,11 +412,11 @@ def case_iceberg(binary: str, work: str, failures: list[str]) -> None:
     al.run("alter", table, "--add-column", "note STRING")
     extra = _rows(2000, 50, lambda i: "EU").append_column("note", pa.array([f"x{i}" for i in range(50)], pa.string()))
     al.run("append", table, chunk("c3", extra))
-    al.sync(table)                                                       # many at once
+    synced(table)                                                        # many at once
     # Copy-on-write DELETE: deletion vectors turned off.
     al.run("alter", table, "--set-property", "delta.enableDeletionVectors=false")
     al.run("delete", table, "--filter", "id < 100")
-    al.sync(table)
+    synced(table)
     # The table must hold what the sync maps: deletion vectors, then a copy-on-write DELETE.
     dv_versions = versions_with_dvs(table)
     if not dv_versions or al.version(table) in dv_versions:
@@ -502,7 +517,40 @@ def _commit_position_deletes(table, data_file, positions: list[int], path: str) 
             append.append_data_file(delete_file)
 
 
-def self_test(work: str, peers: str | None) -> int:
+def _self_test_alluvium_files(cat, binary: str, work: str, failures: list[str], cmp: Comparison) -> None:
+    """The case's expected side on files alluvium writes: alluvium appends three files to an
+    unpartitioned table; pyiceberg registers each Delta version's new files (`add_files`,
+    which reads their footers and sets a name mapping, as the sync must) in a snapshot
+    tagged with that `delta-version`; both readers must read each snapshot exactly as
+    `alluvium scan --version` reads the version (types through Iceberg's: short as int)."""
+    al = Alluvium(binary, work)
+    table = os.path.join(work, "delta_appends")
+    chunks = []
+    for k in range(3):
+        chunks.append(os.path.join(work, f"delta_chunk{k}.parquet"))
+        pq.write_table(_rows(k * 1000, 100 + 10 * k, lambda i: ["EU", "US"][i % 2]), chunks[-1])
+    al.run("create", table, "--schema-from", chunks[0])
+    for c in chunks:
+        al.run("append", table, c)
+    ice = cat.create_table("ns.delta_appends", schema=normalise(pq.read_table(chunks[0])).schema)
+    seen: set[str] = set()
+    for v in range(1, al.version(table) + 1):
+        live = set(al.run("files", table, "--version", str(v)).stdout.split())
+        new = sorted(os.path.join(os.path.abspath(table), f) for f in live - seen)
+        seen |= live
+        ice.add_files(new, snapshot_properties={"delta-version": str(v), "delta-timestamp": "0"})
+    ice.refresh()
+    meta_dir = os.path.dirname(ice.metadata_location.removeprefix("file://"))
+    shutil.copy(ice.metadata_location.removeprefix("file://"), os.path.join(meta_dir, "v1.metadata.json"))
+    with open(os.path.join(meta_dir, "version-hint.text"), "w") as fh:
+        fh.write("1\n")
+    metadata = latest_metadata(os.path.dirname(meta_dir))
+    if cmp.read_all("self-test alluvium files", metadata, al.expected_for(table)) != 3:
+        failures.append("self-test alluvium files: expected a snapshot per append")
+    check_pruning("self-test alluvium files", metadata, [("statistics", "id >= 2000")], failures)
+
+
+def self_test(work: str, peers: str | None, binary: str | None) -> int:
     if peers:
         sys.path.insert(0, peers)
     import oracle  # noqa: F401  (the digest the comparison uses)
@@ -568,8 +616,25 @@ def self_test(work: str, peers: str | None) -> int:
     summary = last.metadata.snapshot_by_id(last.metadata.current_snapshot_id).summary
     if summary.get("added-position-deletes") != str(len(positions)):
         failures.append(f"the position-delete snapshot's summary: {summary}")
+    # Read as the case reads a synced table: `vN.metadata.json` named by version-hint.text,
+    # each snapshot's summary naming the version whose rows it must hold (here, the rows
+    # computed above, numbered in snapshot order).
+    with open(metadata) as fh:
+        meta = json.load(fh)
+    by_version: dict[int, pa.Table] = {}
+    for k, snap in enumerate(snapshots(metadata), start=1):
+        tagged = next(x for x in meta["snapshots"] if x["snapshot-id"] == snap["snapshot-id"])
+        tagged["summary"].update({"delta-version": str(k), "delta-timestamp": str(tagged["timestamp-ms"])})
+        by_version[k] = expected[snap["snapshot-id"]]
+    meta_dir = os.path.dirname(metadata)
+    hint = 1  # pyiceberg names its files 0000N-<uuid>.metadata.json: no clash with v1
+    with open(os.path.join(meta_dir, f"v{hint}.metadata.json"), "w") as fh:
+        json.dump(meta, fh)
+    with open(os.path.join(meta_dir, "version-hint.text"), "w") as fh:
+        fh.write(f"{hint}\n")
     cmp = Comparison(failures)
-    cmp.read_all("self-test", metadata, lambda snap: expected.get(snap["snapshot-id"]))
+    cmp.read_all("self-test", latest_metadata(os.path.dirname(meta_dir)),
+                 lambda snap: by_version[int(snap["summary"]["delta-version"])])
     check_pruning("self-test", metadata, [("partition", "region = 'EU'"), ("statistics", "id >= 1200")], failures)
     # Not vacuous: the comparison must tell the position-delete snapshot from the rows it deleted.
     probe: list[str] = []
@@ -580,6 +645,10 @@ def self_test(work: str, peers: str | None) -> int:
         print("  negative control: the rows before the position deletes differ from the read, as they must")
     else:
         failures.append("the comparison did not see the position deletes' rows missing")
+    if binary:
+        _self_test_alluvium_files(cat, binary, work, failures, cmp)
+    else:
+        print("  (no --alluvium BIN: the reads of alluvium-written files were not tested)")
     if failures:
         print("\nICEBERG SELF-TEST FAILURES:")
         for f in failures:
@@ -590,9 +659,13 @@ def self_test(work: str, peers: str | None) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 2 and sys.argv[1] == "--self-test":
-        work_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "..", "..", "target", "iceberg-self-test")
-        sys.exit(self_test(os.path.abspath(work_dir), os.environ.get("ALLUVIUM_PEERS",
-                                                                      os.path.join(HERE, "..", "..", "..", "shared", "peers"))))
-    print(__doc__)
-    sys.exit(2)
+    import argparse
+
+    ap = argparse.ArgumentParser(usage="iceberg.py --self-test [WORKDIR] [--alluvium BIN]")
+    ap.add_argument("--self-test", action="store_true", required=True)
+    ap.add_argument("workdir", nargs="?", default=os.path.join(HERE, "..", "..", "target", "iceberg-self-test"))
+    ap.add_argument("--alluvium", help="the CLI binary: also read files alluvium writes")
+    a = ap.parse_args()
+    # The peers kit (oracle.py) sits beside the checkout, as .ci/run finds it.
+    peers_dir = os.environ.get("ALLUVIUM_PEERS", os.path.join(HERE, "..", "..", "..", "shared", "peers"))
+    sys.exit(self_test(os.path.abspath(a.workdir), peers_dir, a.alluvium and os.path.abspath(a.alluvium)))
