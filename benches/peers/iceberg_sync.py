@@ -22,7 +22,9 @@ first_sync    a log-only table of `--files` adds (the data files do not exist: t
               `--partitions` partition values, and a checkpoint (`alluvium checkpoint`) two
               commits before the end, so the sync replays a checkpoint and JSON commits as
               on a real table. Then `--first-repeat` times: remove `TABLE/metadata` and time
-              the first sync (every version since the table's creation).
+              the first sync (every version since the table's creation). For context,
+              `log_load_count_*` time `alluvium count TABLE` (answered from statistics:
+              the log load any sync starts with), measured even without the sync.
 
 What is timed: the whole CLI process, fork to exit (start-up, loading the table, the sync,
 its writes and fsyncs), started by a small launcher (`python -S`) so that its peak RSS
@@ -210,7 +212,13 @@ def bench_first_sync(binary: str, work: str, files: int, commits: int, partition
     log(f"first_sync: generated {live} live files in {commits} commits (version {latest}) in {gen_s:.1f} s")
     if live != files:
         raise RuntimeError(f"the generated table has {live} live files, not {files}")
-    shape = {"files": files, "commits": commits, "partitions": partitions, "version": latest}
+    # What any sync of this table costs before mapping anything: loading its log (a
+    # checkpoint and JSON commits) in a whole process, measured by a count that statistics
+    # answer; context for the sync's figure, not part of it.
+    counts = [timed(binary, ["count", table], work) for _ in range(repeat)]
+    shape = {"files": files, "commits": commits, "partitions": partitions, "version": latest,
+             "log_load_count_median_s": round(statistics.median(r["seconds"] for r in counts), 4),
+             "log_load_count_peak_rss_mib": round(statistics.median(r["maxrss_kib"] / 1024.0 for r in counts), 1)}
     if not sync:
         return {"bench": "first_sync", "skipped": "alluvium has no `iceberg sync`", **shape}
     runs = []
