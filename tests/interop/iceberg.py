@@ -143,7 +143,7 @@ def snapshots(metadata: str) -> list[dict]:
     """The snapshots of a metadata file, oldest first, as the JSON holds them."""
     with open(metadata) as fh:
         meta = json.load(fh)
-    return sorted(meta.get("snapshots") or [], key=lambda s: (s["sequence-number"], s["timestamp-ms"]))
+    return sorted(meta.get("snapshots") or [], key=lambda s: (s.get("sequence-number", 0), s.get("timestamp-ms", 0)))
 
 
 def _iceberg_type(t: pa.DataType) -> pa.DataType:
@@ -198,8 +198,9 @@ class Comparison:
         detail = f"expected rows={a['rows']} schema={a['schema']}; read rows={b['rows']} schema={b['schema']}"
         if a["schema"] == b["schema"]:
             wr, gr = canonical_rows(want), canonical_rows(got)
-            missing = [r for r in wr if r not in set(gr)][:3]
-            extra = [r for r in gr if r not in set(wr)][:3]
+            ws, gs = set(wr), set(gr)
+            missing = [r for r in wr if r not in gs][:3]
+            extra = [r for r in gr if r not in ws][:3]
             detail += f"; missing e.g. {missing}; extra e.g. {extra}"
         self.failures.append(f"{what}: differs: {detail}")
         if not quiet:
@@ -238,17 +239,31 @@ def plan_count(metadata: str, row_filter: str | None = None) -> int:
 
 
 def check_pruning(label: str, metadata: str, filters: list[tuple[str, str]], failures: list[str]) -> None:
-    """Each (kind, filter) must plan fewer files than the unfiltered scan, and at least one
-    file fewer is the point: partition values and column bounds reached the manifests."""
+    """Each (kind, filter) must plan fewer files than the unfiltered scan (partition values
+    and column bounds reached the manifests), and pruning must lose no row: the filtered
+    scan reads as many rows as DuckDB's SQL finds with the same filter in the unpruned read
+    (the filters here are both pyiceberg's and SQL's syntax)."""
+    import duckdb
+    from pyiceberg.table import StaticTable
+
     total = plan_count(metadata)
+    everything = StaticTable.from_metadata(metadata).scan().to_arrow()
     for kind, row_filter in filters:
         n = plan_count(metadata, row_filter)
         line = f"{label} pruning by {kind}: plan_files {n} of {total} with {row_filter!r}"
-        if n < total:
-            print(f"  agree: {line}")
-        else:
+        got = StaticTable.from_metadata(metadata).scan(row_filter=row_filter).to_arrow().num_rows
+        con = duckdb.connect()
+        con.register("everything", everything)
+        (want,) = con.execute(f"SELECT count(*) FROM everything WHERE {row_filter}").fetchone()
+        con.close()
+        if n >= total:
             failures.append(f"{line}: nothing pruned")
             print(f"  FAILED: {line}: nothing pruned")
+        elif got != want:
+            failures.append(f"{line}: read {got} rows, the filter matches {want}")
+            print(f"  FAILED: {line}: read {got} rows, the filter matches {want}")
+        else:
+            print(f"  agree: {line}, {got} rows as the filter matches")
 
 
 # --------------------------------------------------------------------------
@@ -481,7 +496,6 @@ def _commit_position_deletes(table, data_file, positions: list[int], path: str) 
     as the sync writes one for a deletion vector. pyiceberg 0.12 writes no delete files (its
     deletes are copy-on-write), so its fast append is given a manifest writer whose content
     is `deletes`; everything else (manifest list, summary, metadata) is pyiceberg's own."""
-    from pyiceberg.io.pyarrow import PyArrowFileIO  # noqa: F401
     from pyiceberg.manifest import DataFile, DataFileContent, FileFormat, ManifestContent, ManifestWriterV2
 
     class DeleteManifestWriter(ManifestWriterV2):
