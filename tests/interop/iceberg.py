@@ -346,6 +346,19 @@ def metadata_listing(table: str) -> dict[str, bytes]:
     return out
 
 
+def _ts(i: int) -> dt.datetime:
+    """Row i's timestamp: sub-millisecond digits, which Delta's statistics drop."""
+    return dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=i * 61, microseconds=i)
+
+
+def ts_at_least(i: int) -> tuple[str, str]:
+    """A filter (pyiceberg's syntax and SQL's) for the rows from row i's timestamp on: with i
+    the last row of a file, it keeps that file only if its Iceberg upper bound was rounded up
+    from Delta's millisecond statistics (issue 31), and the pruning check sees the row lost
+    otherwise."""
+    return ("statistics, a timestamp upper bound below a millisecond", f"ts >= '{_ts(i).isoformat()}'")
+
+
 def _rows(start: int, n: int, region_of: Callable[[int], str]) -> pa.Table:
     ids = list(range(start, start + n))
     return pa.table({
@@ -354,8 +367,7 @@ def _rows(start: int, n: int, region_of: Callable[[int], str]) -> pa.Table:
         "name": pa.array([None if i % 7 == 0 else f"n{i}-ü" for i in ids], pa.string()),
         "amount": pa.array([i * 1.25 for i in ids], pa.float64()),
         "day": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=i % 40) for i in ids], pa.date32()),
-        "ts": pa.array([dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=i * 61, microseconds=i)
-                        for i in ids], pa.timestamp("us", tz="UTC")),
+        "ts": pa.array([_ts(i) for i in ids], pa.timestamp("us", tz="UTC")),
         "price": pa.array([decimal.Decimal(i * 37) / 100 for i in ids], pa.decimal128(12, 2)),
         "region": pa.array([region_of(i) for i in ids], pa.string()),
     })
@@ -463,7 +475,7 @@ def case_iceberg(binary: str, work: str, failures: list[str]) -> None:
         al.run("append", pruned, chunk(f"p{k}", _rows(k * 1000, 200, lambda i: regions[i % 4])))
     al.sync(pruned)
     pm = latest_metadata(pruned)
-    check_pruning("iceberg pruned", pm, [("partition", "region = 'EU'"),
+    check_pruning("iceberg pruned", pm, [("partition", "region = 'EU'"), ts_at_least(1199),
                                          ("statistics", "id >= 3000"),
                                          ("statistics", "id < 500")], failures)
     cmp.read_all("iceberg pruned", pm, al.expected_for(pruned))
@@ -561,7 +573,7 @@ def _self_test_alluvium_files(cat, binary: str, work: str, failures: list[str], 
     metadata = latest_metadata(os.path.dirname(meta_dir))
     if cmp.read_all("self-test alluvium files", metadata, al.expected_for(table)) != 3:
         failures.append("self-test alluvium files: expected a snapshot per append")
-    check_pruning("self-test alluvium files", metadata, [("statistics", "id >= 2000")], failures)
+    check_pruning("self-test alluvium files", metadata, [("statistics", "id >= 2000"), ts_at_least(1109)], failures)
 
 
 def self_test(work: str, peers: str | None, binary: str | None) -> int:
