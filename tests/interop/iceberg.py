@@ -44,6 +44,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from typing import Callable
 
 import pyarrow as pa
@@ -126,7 +127,85 @@ def read_duckdb(metadata: str, snapshot_id: int) -> pa.Table:
         con.close()
 
 
-READERS: dict[str, Callable[[str, int], pa.Table]] = {"pyiceberg": read_pyiceberg, "duckdb": read_duckdb}
+def duckdb_child(metadata: str, out_dir: str, snapshot_ids: list[int]) -> int:
+    """The child process's half of `read_duckdb_isolated`: each snapshot's rows to
+    OUT_DIR/ID.arrow (Arrow IPC: the types exactly as DuckDB gave them), or the error to
+    OUT_DIR/ID.error."""
+    for sid in snapshot_ids:
+        try:
+            tbl = read_duckdb(metadata, sid)
+        except Exception as e:  # noqa: BLE001
+            with open(os.path.join(out_dir, f"{sid}.error"), "w") as fh:
+                fh.write(f"{type(e).__name__}: {e}")
+            continue
+        with pa.OSFile(os.path.join(out_dir, f"{sid}.arrow"), "wb") as sink:
+            with pa.ipc.new_file(sink, tbl.schema) as w:
+                w.write_table(tbl)
+    return 0
+
+
+def read_duckdb_isolated(metadata: str, snapshot_ids: list[int], out_dir: str) -> dict[int, pa.Table | str]:
+    """DuckDB's reads of every snapshot into `out_dir`, made in a child process (one per
+    metadata file, not per snapshot: loading the extensions costs time): the issue saw DuckDB 1.4.4
+    crash (not raise) on metadata it finds wanting (a snapshot without `schema-id`), and a
+    crash must fail those reads, not end the interop run. Each id maps to its rows or to
+    why there are none."""
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--duckdb-read", metadata, out_dir,
+                        *map(str, snapshot_ids)], capture_output=True, text=True, timeout=1800)
+    if r.returncode < 0:
+        died = f"the DuckDB process died of signal {-r.returncode} {r.stderr.strip()[-500:]}".strip()
+    elif r.returncode > 0:
+        died = f"the DuckDB process exited {r.returncode}: {r.stderr.strip()[-500:]}"
+    else:
+        died = ""
+    out: dict[int, pa.Table | str] = {}
+    for sid in snapshot_ids:
+        arrow, error = os.path.join(out_dir, f"{sid}.arrow"), os.path.join(out_dir, f"{sid}.error")
+        if os.path.exists(arrow):
+            with pa.OSFile(arrow, "rb") as src:  # read into memory: the directory goes away
+                out[sid] = pa.ipc.open_file(src).read_all()
+        elif os.path.exists(error):
+            with open(error) as fh:
+                out[sid] = fh.read()
+        else:
+            out[sid] = died or "the DuckDB process left no result"
+    return out
+
+
+def check_metadata_contract(label: str, metadata: str, failures: list[str]) -> None:
+    """What the issue found Iceberg readers strict about, checked in the JSON itself so that a
+    gap is named rather than seen as a reader's crash or wrong rows: the table fields,
+    per-snapshot `timestamp-ms` and `schema-id`, string summaries with `delta-version` and
+    `delta-timestamp`, a name mapping, and partition field ids from 1000."""
+    with open(metadata) as fh:
+        meta = json.load(fh)
+    gaps = [k for k in ("format-version", "table-uuid", "location", "last-column-id", "current-schema-id",
+                        "schemas", "partition-specs", "default-spec-id", "last-partition-id")
+            if k not in meta]
+    if meta.get("format-version") != 2:
+        gaps.append(f"format-version {meta.get('format-version')}, not 2")
+    if "schema.name-mapping.default" not in (meta.get("properties") or {}):
+        gaps.append("properties lack schema.name-mapping.default")
+    for spec in meta.get("partition-specs") or []:
+        low = [f["field-id"] for f in spec.get("fields", []) if f.get("field-id", 0) < 1000]
+        if low:
+            gaps.append(f"partition spec {spec.get('spec-id')} has field ids below 1000: {low}")
+    for snap in meta.get("snapshots") or []:
+        sid = snap.get("snapshot-id")
+        missing = [k for k in ("timestamp-ms", "schema-id", "manifest-list", "sequence-number") if k not in snap]
+        if missing:
+            gaps.append(f"snapshot {sid} lacks {missing}")
+        summary = snap.get("summary") or {}
+        if not all(isinstance(v, str) for v in summary.values()):
+            gaps.append(f"snapshot {sid} has summary values that are not strings: {summary}")
+        if "delta-version" not in summary or "delta-timestamp" not in summary:
+            gaps.append(f"snapshot {sid} summary lacks delta-version or delta-timestamp")
+    if gaps:
+        failures.append(f"{label}: {os.path.basename(metadata)}: " + "; ".join(gaps[:8]))
+        print(f"  FAILED: {label}: metadata contract: " + "; ".join(gaps[:8]))
+    else:
+        print(f"  agree: {label}: {os.path.basename(metadata)} holds every field the readers need "
+              f"({len(meta.get('snapshots') or [])} snapshots)")
 
 
 # --------------------------------------------------------------------------
@@ -211,18 +290,22 @@ class Comparison:
         `expected(snapshot)` (None: not compared, the callback said why). Returns the
         number of snapshots compared."""
         compared = 0
-        for snap in snapshots(metadata):
-            want = expected(snap)
-            if want is None:
-                continue
+        wanted = [(snap, expected(snap)) for snap in snapshots(metadata)]
+        wanted = [(snap, want) for snap, want in wanted if want is not None]
+        with tempfile.TemporaryDirectory(prefix="iceberg-duckdb-") as out_dir:
+            duck = read_duckdb_isolated(metadata, [snap["snapshot-id"] for snap, _ in wanted], out_dir)
+        for snap, want in wanted:
             compared += 1
             tag = snap.get("summary", {}).get("delta-version")
             name = f"{label} {'v' + tag if tag is not None else 'snapshot'} ({snap['snapshot-id']})"
-            for engine, read in READERS.items():
-                try:
-                    got = read(metadata, snap["snapshot-id"])
-                except Exception as e:  # noqa: BLE001
-                    msg = f"{name} {engine}: read failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            try:
+                reads = {"pyiceberg": read_pyiceberg(metadata, snap["snapshot-id"])}
+            except Exception as e:  # noqa: BLE001
+                reads = {"pyiceberg": f"{type(e).__name__}: {e}"}
+            reads["duckdb"] = duck[snap["snapshot-id"]]
+            for engine, got in reads.items():
+                if isinstance(got, str):
+                    msg = f"{name} {engine}: read failed: {got.strip().splitlines()[0] if got.strip() else '?'}"
                     self.failures.append(msg)
                     print(f"  FAILED: {msg}")
                     continue
@@ -460,6 +543,7 @@ def case_iceberg(binary: str, work: str, failures: list[str]) -> None:
     else:
         print(f"  agree: iceberg dml: a second sync changes nothing ({len(after)} files under metadata/)")
     metadata = latest_metadata(table)
+    check_metadata_contract("iceberg dml", metadata, failures)
     latest = al.version(table)
     synced = {int(s["summary"]["delta-version"]) for s in snapshots(metadata) if "delta-version" in s.get("summary", {})}
     missing = [v for v in range(1, latest + 1) if v not in synced]
@@ -475,6 +559,7 @@ def case_iceberg(binary: str, work: str, failures: list[str]) -> None:
         al.run("append", pruned, chunk(f"p{k}", _rows(k * 1000, 200, lambda i: regions[i % 4])))
     al.sync(pruned)
     pm = latest_metadata(pruned)
+    check_metadata_contract("iceberg pruned", pm, failures)
     check_pruning("iceberg pruned", pm, [("partition", "region = 'EU'"), ts_at_least(1199),
                                          ("statistics", "id >= 3000"),
                                          ("statistics", "id < 500")], failures)
@@ -496,6 +581,7 @@ def case_iceberg(binary: str, work: str, failures: list[str]) -> None:
             else:
                 print(f"  iceberg conformance {name}: sync refused (not compared): {reason}")
             continue
+        check_metadata_contract(f"iceberg conformance {name}", latest_metadata(copy), failures)
         cmp.read_all(f"iceberg conformance {name}", latest_metadata(copy), al.expected_for(copy, tolerate_unscannable=True))
     print(f"  iceberg: {cmp.agreed} reads agree")
 
@@ -571,6 +657,8 @@ def _self_test_alluvium_files(cat, binary: str, work: str, failures: list[str], 
     with open(os.path.join(meta_dir, "version-hint.text"), "w") as fh:
         fh.write("1\n")
     metadata = latest_metadata(os.path.dirname(meta_dir))
+    # pyiceberg's add_files sets the name mapping; its own writes alone would not pass.
+    check_metadata_contract("self-test alluvium files", metadata, failures)
     if cmp.read_all("self-test alluvium files", metadata, al.expected_for(table)) != 3:
         failures.append("self-test alluvium files: expected a snapshot per append")
     check_pruning("self-test alluvium files", metadata, [("statistics", "id >= 2000"), ts_at_least(1109)], failures)
@@ -685,6 +773,8 @@ def self_test(work: str, peers: str | None, binary: str | None) -> int:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) >= 4 and sys.argv[1] == "--duckdb-read":  # read_duckdb_isolated's child
+        sys.exit(duckdb_child(sys.argv[2], sys.argv[3], [int(x) for x in sys.argv[4:]]))
     import argparse
 
     ap = argparse.ArgumentParser(usage="iceberg.py --self-test [WORKDIR] [--alluvium BIN]")
