@@ -42,7 +42,10 @@ every snapshot, found as the case finds them, exactly as the rows computed here,
 reads alluvium's own data files: alluvium appends to a table, pyiceberg registers each Delta
 version's new files in a snapshot tagged with that version (`add_files`, which sets a name
 mapping), and both readers must read each as `alluvium scan --version` does: the case's
-expected side, on alluvium's Parquet, before the sync exists.
+expected side, on alluvium's Parquet, before the sync exists. Then a partitioned table
+(escaped partition values, a copy-on-write DELETE) registered by hand as the sync must
+register it: partition values in the manifests only (Delta's files lack the column), literal
+paths, removed files as deleted entries.
 """
 from __future__ import annotations
 
@@ -675,6 +678,66 @@ def _self_test_alluvium_files(cat, binary: str, work: str, failures: list[str], 
     check_pruning("self-test alluvium files", metadata, [("statistics", "id >= 2000"), ts_at_least(1109)], failures)
 
 
+def _self_test_alluvium_partitioned(cat, binary: str, work: str, failures: list[str], cmp: Comparison) -> None:
+    """The same on a partitioned table whose files, as Delta writes them, lack the partition
+    column: alluvium appends twice and DELETEs copy-on-write (files removed and added);
+    each version's files are registered here by hand, as the sync registers them: the
+    literal on-disk path (Delta's log holds it percent-encoded; `alluvium files` prints it
+    decoded), the identity partition value from the log in the manifest, the row count, a
+    name mapping, removed files as deleted entries. Both readers must fill the partition
+    column from the manifests and read each version as alluvium does."""
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.table.name_mapping import create_mapping_from_schema
+    from pyiceberg.typedef import Record
+
+    al = Alluvium(binary, work)
+    table = os.path.join(work, "delta_partitioned")
+    regions = ["EU", "A B/C", "ü=1"]
+    chunks = []
+    for k in range(2):
+        chunks.append(os.path.join(work, f"delta_pchunk{k}.parquet"))
+        pq.write_table(_rows(k * 1000, 90, lambda i: regions[i % 3]), chunks[-1])
+    al.run("create", table, "--schema-from", chunks[0], "--partition-by", "region")
+    for c in chunks:
+        al.run("append", table, c)
+    al.run("delete", table, "--filter", "id % 4 = 0")
+    ice = cat.create_table("ns.delta_partitioned", schema=normalise(pq.read_table(chunks[0])).schema)
+    with ice.update_spec() as spec:
+        spec.add_identity("region")
+    with ice.transaction() as tx:
+        tx.set_properties({"schema.name-mapping.default": create_mapping_from_schema(ice.schema()).model_dump_json()})
+    registered: dict[str, DataFile] = {}
+    for v in range(1, al.version(table) + 1):
+        live = {f["path"]: f for f in json.loads(al.run("files", table, "--version", str(v), "--json").stdout)}
+        added = [live[p] for p in sorted(set(live) - set(registered))]
+        removed = [registered.pop(p) for p in sorted(set(registered) - set(live))]
+        tags = {"delta-version": str(v), "delta-timestamp": "0"}
+        with ice.transaction() as tx:
+            update = tx.update_snapshot(snapshot_properties=tags)
+            with (update.overwrite() if removed else update.fast_append()) as producer:
+                for old in removed:
+                    producer.delete_data_file(old)
+                for f in added:
+                    df = DataFile.from_args(content=DataFileContent.DATA,
+                                            file_path=os.path.join(os.path.abspath(table), f["path"]),
+                                            file_format=FileFormat.PARQUET,
+                                            partition=Record(f["partition_values"]["region"]),
+                                            record_count=f["rows"], file_size_in_bytes=f["size"])
+                    df.spec_id = ice.metadata.default_spec_id
+                    producer.append_data_file(df)
+                    registered[f["path"]] = df
+    ice.refresh()
+    meta_dir = os.path.dirname(ice.metadata_location.removeprefix("file://"))
+    shutil.copy(ice.metadata_location.removeprefix("file://"), os.path.join(meta_dir, "v1.metadata.json"))
+    with open(os.path.join(meta_dir, "version-hint.text"), "w") as fh:
+        fh.write("1\n")
+    metadata = latest_metadata(os.path.dirname(meta_dir))
+    check_metadata_contract("self-test alluvium partitioned", metadata, failures)
+    if cmp.read_all("self-test alluvium partitioned", metadata, al.expected_for(table)) != 3:
+        failures.append("self-test alluvium partitioned: expected a snapshot per Delta version")
+    check_pruning("self-test alluvium partitioned", metadata, [("partition", "region = 'A B/C'")], failures)
+
+
 def self_test(work: str, peers: str | None, binary: str | None) -> int:
     if peers:
         sys.path.insert(0, peers)
@@ -772,6 +835,7 @@ def self_test(work: str, peers: str | None, binary: str | None) -> int:
         failures.append("the comparison did not see the position deletes' rows missing")
     if binary:
         _self_test_alluvium_files(cat, binary, work, failures, cmp)
+        _self_test_alluvium_partitioned(cat, binary, work, failures, cmp)
     else:
         print("  (no --alluvium BIN: the reads of alluvium-written files were not tested)")
     if failures:
