@@ -42,10 +42,11 @@ every snapshot, found as the case finds them, exactly as the rows computed here,
 reads alluvium's own data files: alluvium appends to a table, pyiceberg registers each Delta
 version's new files in a snapshot tagged with that version (`add_files`, which sets a name
 mapping), and both readers must read each as `alluvium scan --version` does: the case's
-expected side, on alluvium's Parquet, before the sync exists. Then a partitioned table
-(escaped partition values, a copy-on-write DELETE) registered by hand as the sync must
-register it: partition values in the manifests only (Delta's files lack the column), literal
-paths, removed files as deleted entries.
+expected side, on alluvium's Parquet, before the sync exists. Then partitioned tables
+(escaped partition values, two DELETEs: copy-on-write, and with deletion vectors that grow)
+registered by hand as the sync must register them: partition values in the manifests only
+(Delta's files lack the column), literal paths, removed files as deleted entries, deletion
+vectors as position-delete files.
 """
 from __future__ import annotations
 
@@ -604,11 +605,12 @@ def case_iceberg(binary: str, work: str, failures: list[str]) -> None:
 # --------------------------------------------------------------------------
 # Self-test: the reading half on a table pyiceberg writes
 # --------------------------------------------------------------------------
-def _commit_position_deletes(table, data_file, positions: list[int], path: str) -> None:
-    """Commits a v2 position-delete file for `positions` of `data_file` in a delete manifest,
-    as the sync writes one for a deletion vector. pyiceberg 0.12 writes no delete files (its
-    deletes are copy-on-write), so its fast append is given a manifest writer whose content
-    is `deletes`; everything else (manifest list, summary, metadata) is pyiceberg's own."""
+def _commit_position_deletes(table, deletes: list[tuple], tags: dict[str, str] | None = None) -> None:
+    """Commits, in one snapshot (its summary given `tags`), a v2 position-delete file per
+    (data_file, positions, path) in a delete manifest, as the sync writes one for a deletion
+    vector. pyiceberg 0.12 writes no delete files (its deletes are copy-on-write), so its
+    fast append is given a manifest writer whose content is `deletes`; everything else
+    (manifest list, sequence numbers, summary, metadata) is pyiceberg's own."""
     from pyiceberg.manifest import DataFile, DataFileContent, FileFormat, ManifestContent, ManifestWriterV2
 
     class DeleteManifestWriter(ManifestWriterV2):
@@ -625,23 +627,29 @@ def _commit_position_deletes(table, data_file, positions: list[int], path: str) 
         pa.field("file_path", pa.string(), nullable=False, metadata={"PARQUET:field_id": "2147483546"}),
         pa.field("pos", pa.int64(), nullable=False, metadata={"PARQUET:field_id": "2147483545"}),
     ])
-    pq.write_table(pa.table({"file_path": [data_file.file_path] * len(positions), "pos": positions}, schema=schema), path)
-    delete_file = DataFile.from_args(
-        content=DataFileContent.POSITION_DELETES,
-        file_path="file://" + path,
-        file_format=FileFormat.PARQUET,
-        partition=data_file.partition,
-        record_count=len(positions),
-        file_size_in_bytes=os.path.getsize(path),
-    )
-    delete_file.spec_id = data_file.spec_id
+    delete_files = []
+    for data_file, positions, path in deletes:
+        # A position-delete row names the data file exactly as its manifest entry does.
+        pq.write_table(pa.table({"file_path": [data_file.file_path] * len(positions), "pos": sorted(positions)},
+                                schema=schema), path)
+        delete_file = DataFile.from_args(
+            content=DataFileContent.POSITION_DELETES,
+            file_path=path,
+            file_format=FileFormat.PARQUET,
+            partition=data_file.partition,
+            record_count=len(positions),
+            file_size_in_bytes=os.path.getsize(path),
+        )
+        delete_file.spec_id = data_file.spec_id
+        delete_files.append(delete_file)
     with table.transaction() as tx:
-        with tx.update_snapshot().fast_append() as append:
+        with tx.update_snapshot(snapshot_properties=tags or {}).fast_append() as append:
             def writer(spec, _append=append):
                 return DeleteManifestWriter(spec=spec, schema=_append.schema(), output_file=_append.new_manifest_output(),
                                             snapshot_id=_append._snapshot_id, avro_compression=_append._compression)
             append.new_manifest_writer = writer
-            append.append_data_file(delete_file)
+            for delete_file in delete_files:
+                append.append_data_file(delete_file)
 
 
 def _self_test_alluvium_files(cat, binary: str, work: str, failures: list[str], cmp: Comparison) -> None:
@@ -679,40 +687,70 @@ def _self_test_alluvium_files(cat, binary: str, work: str, failures: list[str], 
     check_pruning("self-test alluvium files", metadata, [("statistics", "id >= 2000"), ts_at_least(1109)], failures)
 
 
-def _self_test_alluvium_partitioned(cat, binary: str, work: str, failures: list[str], cmp: Comparison) -> None:
+def _self_test_alluvium_partitioned(cat, binary: str, work: str, failures: list[str], cmp: Comparison,
+                                    dv: bool) -> None:
     """The same on a partitioned table whose files, as Delta writes them, lack the partition
-    column: alluvium appends twice and DELETEs copy-on-write (files removed and added);
-    each version's files are registered here by hand, as the sync registers them: the
-    literal on-disk path (Delta's log holds it percent-encoded; `alluvium files` prints it
-    decoded), the identity partition value from the log in the manifest, the row count, a
-    name mapping, removed files as deleted entries. Both readers must fill the partition
-    column from the manifests and read each version as alluvium does."""
+    column: alluvium appends twice and DELETEs twice, copy-on-write (files removed and added)
+    or, with `dv`, with deletion vectors (the second DELETE grows them); each version is
+    registered here by hand, as the sync registers it: the literal on-disk path (Delta's log
+    holds it percent-encoded; `alluvium files` prints it decoded), the identity partition
+    value from the log in the manifest, the row count, a name mapping, removed files as
+    deleted entries, and each deletion vector as a position-delete file carrying its data
+    file's partition. (The positions come from the file's rows missing from alluvium's scan,
+    checked against the log's DV cardinality; a grown DV adds a file of the new positions
+    where the sync replaces the file: readers apply both.) Both readers must fill the
+    partition column from the manifests and read each version as alluvium does."""
     from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
     from pyiceberg.table.name_mapping import create_mapping_from_schema
     from pyiceberg.typedef import Record
 
+    label = f"self-test alluvium partitioned{' dv' if dv else ''}"
     al = Alluvium(binary, work)
-    table = os.path.join(work, "delta_partitioned")
+    table = os.path.join(work, f"delta_partitioned{'_dv' if dv else ''}")
     regions = ["EU", "A B/C", "ü=1"]
     chunks = []
     for k in range(2):
         chunks.append(os.path.join(work, f"delta_pchunk{k}.parquet"))
         pq.write_table(_rows(k * 1000, 90, lambda i: regions[i % 3]), chunks[-1])
-    al.run("create", table, "--schema-from", chunks[0], "--partition-by", "region")
+    al.run("create", table, "--schema-from", chunks[0], "--partition-by", "region",
+           *(["--property", "delta.enableDeletionVectors=true"] if dv else []))
     for c in chunks:
         al.run("append", table, c)
     al.run("delete", table, "--filter", "id % 4 = 0")
-    ice = cat.create_table("ns.delta_partitioned", schema=normalise(pq.read_table(chunks[0])).schema)
+    al.run("delete", table, "--filter", "id % 5 = 0 OR id = 1001")
+    if bool(versions_with_dvs(table)) != dv:
+        failures.append(f"{label}: deletion vectors in versions {versions_with_dvs(table)}")
+    ice = cat.create_table(f"ns.delta_partitioned{'_dv' if dv else ''}",
+                           schema=normalise(pq.read_table(chunks[0])).schema)
     with ice.update_spec() as spec:
         spec.add_identity("region")
     with ice.transaction() as tx:
         tx.set_properties({"schema.name-mapping.default": create_mapping_from_schema(ice.schema()).model_dump_json()})
     registered: dict[str, DataFile] = {}
+    deleted: dict[str, set[int]] = {}
     for v in range(1, al.version(table) + 1):
         live = {f["path"]: f for f in json.loads(al.run("files", table, "--version", str(v), "--json").stdout)}
         added = [live[p] for p in sorted(set(live) - set(registered))]
         removed = [registered.pop(p) for p in sorted(set(registered) - set(live))]
+        grown = [p for p in sorted(live) if live[p]["deleted_rows"] != len(deleted.get(p, ()))]
         tags = {"delta-version": str(v), "delta-timestamp": "0"}
+        if (added or removed) and grown:
+            failures.append(f"{label} v{v}: data files and deletion vectors changed in one version (not registered)")
+            continue
+        if grown:
+            live_ids = set(al.scan(table, v).column("id").to_pylist())
+            batch = []
+            for p in grown:
+                ids = pq.read_table(os.path.join(table, p), columns=["id"]).column("id").to_pylist()
+                positions = {pos for pos, i in enumerate(ids) if i not in live_ids}
+                if len(positions) != live[p]["deleted_rows"]:
+                    failures.append(f"{label} v{v}: {p}: {len(positions)} rows missing from the scan, "
+                                    f"the deletion vector holds {live[p]['deleted_rows']}")
+                new = sorted(positions - deleted.get(p, set()))
+                deleted[p] = positions
+                batch.append((registered[p], new, os.path.join(work, f"{os.path.basename(table)}-v{v}-{len(batch)}-deletes.parquet")))
+            _commit_position_deletes(ice, batch, tags)
+            continue
         with ice.transaction() as tx:
             update = tx.update_snapshot(snapshot_properties=tags)
             with (update.overwrite() if removed else update.fast_append()) as producer:
@@ -733,10 +771,10 @@ def _self_test_alluvium_partitioned(cat, binary: str, work: str, failures: list[
     with open(os.path.join(meta_dir, "version-hint.text"), "w") as fh:
         fh.write("1\n")
     metadata = latest_metadata(os.path.dirname(meta_dir))
-    check_metadata_contract("self-test alluvium partitioned", metadata, failures)
-    if cmp.read_all("self-test alluvium partitioned", metadata, al.expected_for(table)) != 3:
-        failures.append("self-test alluvium partitioned: expected a snapshot per Delta version")
-    check_pruning("self-test alluvium partitioned", metadata, [("partition", "region = 'A B/C'")], failures)
+    check_metadata_contract(label, metadata, failures)
+    if cmp.read_all(label, metadata, al.expected_for(table)) != al.version(table):
+        failures.append(f"{label}: expected a snapshot per Delta version")
+    check_pruning(label, metadata, [("partition", "region = 'A B/C'")], failures)
 
 
 def self_test(work: str, peers: str | None, binary: str | None) -> int:
@@ -793,7 +831,7 @@ def self_test(work: str, peers: str | None, binary: str | None) -> int:
     file_rows = pq.read_table(task.file.file_path.removeprefix("file://"))
     positions = [p for p in range(file_rows.num_rows) if p % 4 == 1]
     gone = set(file_rows.column("id").to_pylist()[p] for p in positions)
-    _commit_position_deletes(t, task.file, positions, os.path.join(work, "pos-deletes.parquet"))
+    _commit_position_deletes(t, [(task.file, positions, os.path.join(work, "pos-deletes.parquet"))])
     cur = cur.filter(pa.array([i not in gone for i in cur.column("id").to_pylist()]))
     remember(cur)
     metadata = t.metadata_location.removeprefix("file://")
@@ -836,7 +874,8 @@ def self_test(work: str, peers: str | None, binary: str | None) -> int:
         failures.append("the comparison did not see the position deletes' rows missing")
     if binary:
         _self_test_alluvium_files(cat, binary, work, failures, cmp)
-        _self_test_alluvium_partitioned(cat, binary, work, failures, cmp)
+        _self_test_alluvium_partitioned(cat, binary, work, failures, cmp, dv=False)
+        _self_test_alluvium_partitioned(cat, binary, work, failures, cmp, dv=True)
     else:
         print("  (no --alluvium BIN: the reads of alluvium-written files were not tested)")
     if failures:
