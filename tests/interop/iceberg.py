@@ -60,6 +60,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 from typing import Callable
 
 import pyarrow as pa
@@ -199,6 +200,11 @@ def check_metadata_contract(label: str, metadata: str, failures: list[str]) -> N
             if k not in meta]
     if meta.get("format-version") != 2:
         gaps.append(f"format-version {meta.get('format-version')}, not 2")
+    try:
+        uuid.UUID(str(meta.get("table-uuid")))
+    except ValueError:
+        # pyiceberg refuses the whole file over it (DuckDB does not mind).
+        gaps.append(f"table-uuid {meta.get('table-uuid')!r} is not a UUID")
     if "schema.name-mapping.default" not in (meta.get("properties") or {}):
         gaps.append("properties lack schema.name-mapping.default")
     for spec in meta.get("partition-specs") or []:
@@ -320,12 +326,50 @@ class Comparison:
             reads["duckdb"] = duck[snap["snapshot-id"]]
             for engine, got in reads.items():
                 if isinstance(got, str):
-                    msg = f"{name} {engine}: read failed: {got.strip().splitlines()[0] if got.strip() else '?'}"
+                    # The first lines name the cause (pydantic's come on its second and third).
+                    why = " ".join(line.strip() for line in got.strip().splitlines()[:3])[:400] or "?"
+                    msg = f"{name} {engine}: read failed: {why}"
                     self.failures.append(msg)
                     print(f"  FAILED: {msg}")
                     continue
                 self.check(f"{name} {engine}", want, got)
         return compared
+
+
+def check_data_files(label: str, metadata: str, failures: list[str]) -> None:
+    """Every live data file of the current snapshot, as its manifest entry describes it,
+    against the file itself: `record_count` the Parquet footer's row count (pyiceberg skips
+    a file whose count is 0 without reading it, so a count taken from absent Delta
+    statistics loses rows silently) and `file_size_in_bytes` its size."""
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+    from pyiceberg.manifest import ManifestContent, read_manifest_list
+
+    with open(metadata) as fh:
+        meta = json.load(fh)
+    current = next((x for x in meta.get("snapshots") or [] if x["snapshot-id"] == meta.get("current-snapshot-id")), None)
+    if current is None:
+        return
+    io = PyArrowFileIO()
+    gaps, checked = [], 0
+    for mf in read_manifest_list(io.new_input(current["manifest-list"])):
+        if mf.content != ManifestContent.DATA:
+            continue
+        for entry in mf.fetch_manifest_entry(io, discard_deleted=True):
+            f = entry.data_file
+            path = f.file_path.removeprefix("file://")
+            checked += 1
+            if not os.path.exists(path):
+                gaps.append(f"{path}: no such file")
+                continue
+            rows = pq.ParquetFile(path).metadata.num_rows
+            if f.record_count != rows or f.file_size_in_bytes != os.path.getsize(path):
+                gaps.append(f"{os.path.basename(path)}: record_count {f.record_count} (file: {rows}), "
+                            f"file_size_in_bytes {f.file_size_in_bytes} (file: {os.path.getsize(path)})")
+    if gaps:
+        failures.append(f"{label}: data files unlike their manifest entries: " + "; ".join(gaps[:3]))
+        print(f"  FAILED: {label}: {len(gaps)} of {checked} data files unlike their manifest entries, e.g. {gaps[0]}")
+    else:
+        print(f"  agree: {label}: {checked} data files' record counts and sizes match their manifest entries")
 
 
 def plan_count(metadata: str, row_filter: str | None = None) -> int:
@@ -560,6 +604,7 @@ def case_iceberg(binary: str, work: str, failures: list[str]) -> None:
         print(f"  agree: iceberg dml: a second sync changes nothing ({len(after)} files under metadata/)")
     metadata = latest_metadata(table)
     check_metadata_contract("iceberg dml", metadata, failures)
+    check_data_files("iceberg dml", metadata, failures)
     latest = al.version(table)
     tagged = {int(s["summary"]["delta-version"]) for s in snapshots(metadata) if "delta-version" in s.get("summary", {})}
     missing = [v for v in range(1, latest + 1) if v not in tagged]
@@ -576,6 +621,7 @@ def case_iceberg(binary: str, work: str, failures: list[str]) -> None:
     al.sync(pruned)
     pm = latest_metadata(pruned)
     check_metadata_contract("iceberg pruned", pm, failures)
+    check_data_files("iceberg pruned", pm, failures)
     check_pruning("iceberg pruned", pm, [("partition", "region = 'EU'"), ts_at_least(1199),
                                          ("statistics", "id >= 3000"),
                                          ("statistics", "id < 500")], failures)
@@ -598,6 +644,7 @@ def case_iceberg(binary: str, work: str, failures: list[str]) -> None:
                 print(f"  iceberg conformance {name}: sync refused (not compared): {reason}")
             continue
         check_metadata_contract(f"iceberg conformance {name}", latest_metadata(copy), failures)
+        check_data_files(f"iceberg conformance {name}", latest_metadata(copy), failures)
         cmp.read_all(f"iceberg conformance {name}", latest_metadata(copy), al.expected_for(copy, tolerate_unscannable=True))
     print(f"  iceberg: {cmp.agreed} reads agree")
 
@@ -772,6 +819,7 @@ def _self_test_alluvium_partitioned(cat, binary: str, work: str, failures: list[
         fh.write("1\n")
     metadata = latest_metadata(os.path.dirname(meta_dir))
     check_metadata_contract(label, metadata, failures)
+    check_data_files(label, metadata, failures)
     if cmp.read_all(label, metadata, al.expected_for(table)) != al.version(table):
         failures.append(f"{label}: expected a snapshot per Delta version")
     check_pruning(label, metadata, [("partition", "region = 'A B/C'")], failures)
