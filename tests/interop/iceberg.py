@@ -627,6 +627,35 @@ def case_iceberg(binary: str, work: str, failures: list[str]) -> None:
                                          ("statistics", "id < 500")], failures)
     cmp.read_all("iceberg pruned", pm, al.expected_for(pruned))
 
+    # Racing syncs (issue 31: the metadata file is put-if-absent, the loser re-reads and
+    # continues): four processes sync the same new versions at once; all must succeed and
+    # leave one line of snapshots, each version once, read as alluvium reads it.
+    # (Built afresh: a copy of a synced table carries the original's absolute locations.)
+    race = os.path.join(base, "race")
+    al.run("create", race, "--schema-from", f0, "--partition-by", "region")
+    for k in range(4):
+        al.run("append", race, chunk(f"p{k}", _rows(k * 1000, 200, lambda i: regions[i % 4])))
+    al.sync(race)
+    for k in range(3):
+        al.run("append", race, chunk(f"r{k}", _rows(5000 + k * 100, 50, lambda i: regions[i % 4])))
+    procs = [subprocess.Popen([binary, "iceberg", "sync", race], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    outcomes = [(p.wait(timeout=600), p.stderr.read().strip()) for p in procs]
+    for p in procs:
+        p.stdout.close()
+        p.stderr.close()
+    refused = [err for rc, err in outcomes if rc != 0]
+    rm = latest_metadata(race)
+    tags = [s.get("summary", {}).get("delta-version") for s in snapshots(rm)]
+    if refused:
+        failures.append(f"iceberg race: {len(refused)} of 4 racing syncs failed: {refused[0][:300]}")
+    elif sorted(tags, key=int) != [str(v) for v in range(4, al.version(race) + 1)]:
+        failures.append(f"iceberg race: snapshots of Delta versions {tags} after racing syncs")
+    else:
+        print(f"  agree: iceberg race: 4 racing syncs succeeded; snapshots of versions {', '.join(tags)}, each once")
+    check_metadata_contract("iceberg race", rm, failures)
+    cmp.read_all("iceberg race", rm, al.expected_for(race))
+
     # A sample of the conformance tables.
     for name in CONFORMANCE_SAMPLE:
         src_dir = os.path.join(CONFORMANCE_TABLES, name, "delta")

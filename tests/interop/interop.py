@@ -113,8 +113,11 @@ Cases:
                     change); every Iceberg snapshot, read by pyiceberg (StaticTable) and
                     DuckDB's iceberg extension by snapshot id, must equal alluvium's scan of
                     the snapshot's `delta-version`; pyiceberg's plan_files must prune by
-                    partition and by column bounds; the same reads on a sample of conformance
-                    tables (a typed refusal of the sync is printed, not compared). Skipped,
+                    partition and by column bounds without losing a row; four racing syncs
+                    must all succeed and leave each version once; every metadata file must
+                    hold the fields the readers need and each data file's record count and
+                    size; the same on a sample of conformance tables (a typed refusal of the
+                    sync is printed, not compared). Skipped,
                     saying so, when the readers cannot be installed or loaded, or while the
                     binary has no `iceberg sync`.
 Exit 0 when every comparison agrees; 1 otherwise (each disagreement is printed).
