@@ -106,6 +106,20 @@ Cases:
                     every version delta-rs, DuckDB and polars must read exactly what alluvium
                     reads (a peer that refuses column mapping or type widening is reported,
                     not counted as agreement).
+  iceberg           (issue 31; tests/interop/iceberg.py) alluvium builds a partitioned table
+                    through appends, DV DELETE, UPDATE, MERGE, OPTIMIZE, an added column and a
+                    copy-on-write DELETE, running `iceberg sync` after some steps (one
+                    version, several) and at the end, then once more (metadata/ must not
+                    change); every Iceberg snapshot, read by pyiceberg (StaticTable) and
+                    DuckDB's iceberg extension by snapshot id, must equal alluvium's scan of
+                    the snapshot's `delta-version`; pyiceberg's plan_files must prune by
+                    partition and by column bounds without losing a row; four racing syncs
+                    must all succeed and leave each version once; every metadata file must
+                    hold the fields the readers need and each data file's record count and
+                    size; the same on a sample of conformance tables (a typed refusal of the
+                    sync is printed, not compared). Skipped,
+                    saying so, when the readers cannot be installed or loaded, or while the
+                    binary has no `iceberg sync`.
 Exit 0 when every comparison agrees; 1 otherwise (each disagreement is printed).
 """
 from __future__ import annotations
@@ -126,6 +140,7 @@ import pyarrow.parquet as pq
 BIN, PEERS, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, PEERS)
 import oracle  # noqa: E402
+import iceberg  # noqa: E402  (this directory's iceberg.py: the Iceberg readers' case)
 
 ENGINES = ["deltalake", "duckdb"]
 FAILURES: list[str] = []
@@ -1358,6 +1373,10 @@ def case_state_store() -> None:
     compare("state_store state/", os.path.join(store, "state"), None, mine=oracle.digest(pq.read_table(out)))
 
 
+def case_iceberg() -> None:
+    iceberg.case_iceberg(BIN, WORK, FAILURES)
+
+
 def main() -> int:
     if os.path.exists(WORK):
         shutil.rmtree(WORK)
@@ -1367,7 +1386,7 @@ def main() -> int:
                  case_alluvium_merge, case_alluvium_row_tracking, case_alluvium_cdf,
                  case_alluvium_clustered, case_column_rules, case_state_store,
                  case_append_own_row, case_alluvium_restore, case_alluvium_convert,
-                 case_alluvium_columns):
+                 case_alluvium_columns, case_iceberg):
         # INTEROP_ONLY=case_a,case_b runs only those cases (local runs).
         only = os.environ.get("INTEROP_ONLY")
         if only and case.__name__ not in only.split(","):
