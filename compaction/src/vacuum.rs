@@ -280,7 +280,9 @@ fn has_iceberg_metadata(listed: &[alluvium_storage::ObjectMeta]) -> bool {
             .and_then(|rest| rest.strip_prefix('/'))
             .is_some_and(|name| {
                 name == "version-hint.text"
-                    || (name.starts_with('v') && name.ends_with(".metadata.json") && !name.contains('/'))
+                    || (name.starts_with('v')
+                        && name.ends_with(".metadata.json")
+                        && !name.contains('/'))
             })
     })
 }

@@ -36,7 +36,10 @@ pub struct ExpireReport {
 }
 
 fn delta_version(s: &Value) -> Option<Version> {
-    s.pointer(&format!("/summary/{DELTA_VERSION_KEY}"))?.as_str()?.parse().ok()
+    s.pointer(&format!("/summary/{DELTA_VERSION_KEY}"))?
+        .as_str()?
+        .parse()
+        .ok()
 }
 
 /// Expires the snapshots of Delta versions below `keep_from` (never the current one) and
@@ -62,10 +65,17 @@ pub fn expire(store: &dyn ObjectStore, keep_from: Version, cutoff_ms: i64) -> Re
         if gone.is_empty() {
             break (location, keep);
         }
-        let gone_ids: HashSet<i64> = gone.iter().filter_map(|s| s["snapshot-id"].as_i64()).collect();
+        let gone_ids: HashSet<i64> = gone
+            .iter()
+            .filter_map(|s| s["snapshot-id"].as_i64())
+            .collect();
         m["snapshots"] = Value::Array(keep.clone());
         if let Some(log) = m["snapshot-log"].as_array_mut() {
-            log.retain(|e| e["snapshot-id"].as_i64().is_none_or(|id| !gone_ids.contains(&id)));
+            log.retain(|e| {
+                e["snapshot-id"]
+                    .as_i64()
+                    .is_none_or(|id| !gone_ids.contains(&id))
+            });
         }
         let previous = json!({"metadata-file": format!("{location}/{}", metadata::metadata_file(n)),
             "timestamp-ms": m["last-updated-ms"].clone()});

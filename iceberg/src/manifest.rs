@@ -277,7 +277,6 @@ pub struct ManifestHeader<'a> {
 
 /// Encodes a manifest file.
 pub fn write_manifest(header: &ManifestHeader<'_>, entries: &[Entry]) -> Vec<u8> {
-    let records: Vec<Datum> = entries.iter().map(Entry::datum).collect();
     let meta = [
         ("schema", header.schema_json.to_string()),
         ("schema-id", header.schema_id.to_string()),
@@ -293,7 +292,11 @@ pub fn write_manifest(header: &ManifestHeader<'_>, entries: &[Entry]) -> Vec<u8>
             .to_string(),
         ),
     ];
-    write_container(&manifest_schema(header.spec), &meta, &records)
+    write_container(
+        &manifest_schema(header.spec),
+        &meta,
+        entries.iter().map(Entry::datum),
+    )
 }
 
 /// Decodes a manifest file written by [`write_manifest`].

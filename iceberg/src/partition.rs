@@ -22,6 +22,9 @@ pub const FIRST_PARTITION_FIELD_ID: i64 = 1000;
 pub struct PartitionField {
     /// The source column's name (also the partition field's name).
     pub name: String,
+    /// The key of the column's value in Delta's `partitionValues`: the physical name in a
+    /// column-mapped table.
+    pub value_key: String,
     /// The source column's field id.
     pub source_id: i64,
     /// The partition field id.
@@ -160,6 +163,7 @@ mod tests {
     fn partition_values_become_typed_unions() {
         let f = PartitionField {
             name: "d".into(),
+            value_key: "d".into(),
             source_id: 1,
             field_id: 1000,
             ty: IceType::Date,

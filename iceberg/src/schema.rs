@@ -93,8 +93,19 @@ pub struct Leaf {
     pub ty: IceType,
 }
 
-/// A top-level field: logical name, id and, for primitives, the type.
-pub type TopField = (String, i64, Option<IceType>);
+/// A top-level field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopField {
+    /// The logical name.
+    pub name: String,
+    /// The name in data files and in Delta's `partitionValues` (the column-mapping physical
+    /// name in a mapped table).
+    pub physical_name: String,
+    /// The Iceberg field id.
+    pub id: i64,
+    /// The type, for primitives.
+    pub ty: Option<IceType>,
+}
 
 /// A Delta schema converted.
 #[derive(Debug, Clone)]
@@ -254,11 +265,12 @@ impl Converter<'_> {
                 stats_path,
                 id,
             )?;
-            top.push((
-                f.name.clone(),
+            top.push(TopField {
+                name: f.name.clone(),
+                physical_name: phys_name.clone(),
                 id,
-                prim(&f.data_type, &f.name).ok().flatten(),
-            ));
+                ty: prim(&f.data_type, &f.name).ok().flatten(),
+            });
             out.push(json!({"id": id, "name": f.name, "required": !f.nullable, "type": ty}));
             let mut m = json!({"field-id": id, "names": [phys_name]});
             if let Some(nested) = nested_mapping {

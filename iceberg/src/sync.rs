@@ -43,11 +43,16 @@ use crate::manifest::{
 use crate::metadata::{self, METADATA_DIR};
 use crate::partition::{FIRST_PARTITION_FIELD_ID, PartitionField, PartitionSpec};
 use crate::schema::{Converted, KnownIds, convert};
+use crate::tree::relative;
 
 /// The summary key holding the Delta version a snapshot mirrors (UniForm's name).
 pub const DELTA_VERSION_KEY: &str = "delta-version";
 /// The summary key holding that version's commit timestamp in milliseconds.
 pub const DELTA_TIMESTAMP_KEY: &str = "delta-timestamp";
+
+/// Entries per new manifest: a change then rewrites one manifest of at most this many
+/// entries, not every file of the table.
+const MANIFEST_ENTRIES: usize = 10_000;
 
 /// How many times a sync re-reads and continues after losing the race for a metadata file.
 const MAX_ATTEMPTS: u32 = 16;
@@ -180,6 +185,39 @@ fn md5_hex(parts: &[&[u8]]) -> String {
     hex(&h.finalize())
 }
 
+/// The Iceberg `table-uuid` of a Delta table: its `metaData.id` when that is a UUID (as
+/// every engine writes it), else a name-based UUID (version 3, MD5) of it, since Iceberg
+/// readers refuse metadata whose table-uuid is not a UUID (some Spark test tables carry
+/// ids like `testId`).
+pub(crate) fn table_uuid(delta_id: &str) -> String {
+    let t = delta_id.trim();
+    let groups: Vec<&str> = t.split('-').collect();
+    let lens = [8, 4, 4, 4, 12];
+    let is_uuid = groups.len() == 5
+        && groups
+            .iter()
+            .zip(lens)
+            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()));
+    if is_uuid {
+        return t.to_ascii_lowercase();
+    }
+    let mut h = Md5::new();
+    h.update(b"alluvium-iceberg:");
+    h.update(delta_id.as_bytes());
+    let mut b: [u8; 16] = h.finalize().into();
+    b[6] = (b[6] & 0x0f) | 0x30;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let x = hex(&b);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &x[..8],
+        &x[8..12],
+        &x[12..16],
+        &x[16..20],
+        &x[20..]
+    )
+}
+
 /// A snapshot id that depends only on the table and the Delta version, so two syncs of the
 /// same version agree.
 fn snapshot_id(table_uuid: &str, version: Version) -> i64 {
@@ -200,7 +238,7 @@ impl<'a> State<'a> {
         current: Option<(u64, Value)>,
     ) -> Result<State<'a>> {
         let location = location_of(target);
-        let table_uuid = target.metadata().id.clone();
+        let table_uuid = table_uuid(&target.metadata().id);
         let Some((n, metadata)) = current else {
             return Ok(State {
                 store,
@@ -355,7 +393,7 @@ impl<'a> State<'a> {
         for (path, add) in &after {
             let old = before.get(path);
             if old.is_none() {
-                let file = self.data_file(version, add, &converted, &spec)?;
+                let file = self.data_file(version, snap, add, &converted, &spec)?;
                 summary.added_records += file.record_count;
                 added_data.push(file);
             }
@@ -459,26 +497,35 @@ impl<'a> State<'a> {
             (Content::Data, added_data),
             (Content::PositionDeletes, added_deletes),
         ] {
-            if files.is_empty() {
-                continue;
-            }
-            let entries: Vec<Entry> = files
-                .into_iter()
-                .map(|file| Entry {
-                    status: Status::Added,
-                    snapshot_id: sid,
-                    sequence_number: seq,
-                    file_sequence_number: seq,
+            let mut files = files.into_iter().peekable();
+            while files.peek().is_some() {
+                let entries: Vec<Entry> = files
+                    .by_ref()
+                    .take(MANIFEST_ENTRIES)
+                    .map(|file| Entry {
+                        status: Status::Added,
+                        snapshot_id: sid,
+                        sequence_number: seq,
+                        file_sequence_number: seq,
+                        file,
+                    })
+                    .collect();
+                let file = self.write_manifest(
+                    &schema_json,
+                    schema_id,
+                    &spec,
+                    content,
+                    sid,
+                    seq,
+                    &entries,
+                )?;
+                list.push(file.clone());
+                // Decoded again only if a later version of this run removes one of them.
+                next.push(Held {
                     file,
-                })
-                .collect();
-            let file =
-                self.write_manifest(&schema_json, schema_id, &spec, content, sid, seq, &entries)?;
-            list.push(file.clone());
-            next.push(Held {
-                file,
-                entries: Some(entries),
-            });
+                    entries: None,
+                });
+            }
         }
         self.manifests = next;
         let list_bytes = write_manifest_list(sid, parent, seq, &list);
@@ -621,8 +668,10 @@ impl<'a> State<'a> {
                         .find(|c| c["id"].as_i64() == Some(source_id))
                         .and_then(|c| ice_type_of(&c["type"]))
                 })?;
+                let name = f["name"].as_str()?.to_string();
                 Some(PartitionField {
-                    name: f["name"].as_str()?.to_string(),
+                    value_key: name.clone(),
+                    name,
                     source_id,
                     field_id: f["field-id"].as_i64()?,
                     ty,
@@ -652,17 +701,18 @@ impl<'a> State<'a> {
         }
         let mut fields = Vec::new();
         for col in snap.partition_columns() {
-            let (name, source_id, ty) = converted
+            let top = converted
                 .top
                 .iter()
-                .find(|(n, _, _)| n == col)
+                .find(|t| t.name == *col)
                 .cloned()
                 .ok_or_else(|| IcebergError::Convert {
                     version: snap.version(),
                     path: String::new(),
                     reason: format!("partition column `{col}` is not a top-level column"),
                 })?;
-            let ty = ty.ok_or_else(|| IcebergError::UnsupportedType {
+            let (name, value_key, source_id) = (top.name, top.physical_name, top.id);
+            let ty = top.ty.ok_or_else(|| IcebergError::UnsupportedType {
                 column: name.clone(),
                 delta_type: "a nested type as a partition column".into(),
             })?;
@@ -672,6 +722,7 @@ impl<'a> State<'a> {
             });
             fields.push(PartitionField {
                 name,
+                value_key,
                 source_id,
                 field_id,
                 ty,
@@ -724,6 +775,7 @@ impl<'a> State<'a> {
     fn data_file(
         &self,
         version: Version,
+        snap: &Snapshot,
         add: &Add,
         converted: &Converted,
         spec: &PartitionSpec,
@@ -734,7 +786,16 @@ impl<'a> State<'a> {
             .as_deref()
             .and_then(FileStats::parse)
             .unwrap_or_default();
-        let records = stats.num_records.unwrap_or(0).max(0);
+        // Readers skip a file whose record_count is 0 without opening it: without Delta
+        // statistics, the count comes from the file's Parquet footer.
+        let records = match stats.num_records {
+            Some(n) => n.max(0),
+            None => footer_rows(snap, add).map_err(|reason| IcebergError::Convert {
+                version,
+                path: add.path.clone(),
+                reason,
+            })?,
+        };
         let mut value_counts = Vec::new();
         let mut null_counts = Vec::new();
         let mut lower = Vec::new();
@@ -897,6 +958,51 @@ struct Counts {
     added_position_deletes: i64,
 }
 
+/// The row count in a data file's Parquet footer.
+fn footer_rows(snap: &Snapshot, add: &Add) -> std::result::Result<i64, String> {
+    use alluvium_storage::FileLocation;
+    use parquet::file::metadata::ParquetMetaDataReader;
+    let location = snap.file_location(&add.path).map_err(|e| e.to_string())?;
+    let store = snap.store_ref();
+    let footer = match &location {
+        FileLocation::Table(path) => {
+            let size = u64::try_from(add.size).map_err(|_| "negative size".to_string())?;
+            if size < 12 {
+                return Err(format!("{size} bytes is too short for Parquet"));
+            }
+            let tail = store
+                .get_range(path, size - 8..size)
+                .map_err(|e| e.to_string())?;
+            let len = tail
+                .get(..4)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .map(u32::from_le_bytes)
+                .ok_or("no Parquet footer")?;
+            let start = (size - 8)
+                .checked_sub(u64::from(len))
+                .ok_or("the footer length runs past the start of the file")?;
+            store
+                .get_range(path, start..size - 8)
+                .map_err(|e| e.to_string())?
+        }
+        FileLocation::External(_) => {
+            let all = store.get_location(&location).map_err(|e| e.to_string())?;
+            let n = all.len();
+            let len = all
+                .get(n.saturating_sub(8)..n.saturating_sub(4))
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .map(u32::from_le_bytes)
+                .ok_or("no Parquet footer")? as usize;
+            let start = n
+                .checked_sub(8 + len)
+                .ok_or("the footer length runs past the start of the file")?;
+            all.slice(start..n - 8)
+        }
+    };
+    let meta = ParquetMetaDataReader::decode_metadata(&footer).map_err(|e| e.to_string())?;
+    Ok(meta.file_metadata().num_rows())
+}
+
 fn push(m: &mut Value, key: &str, v: Value) {
     if let Some(a) = m[key].as_array_mut() {
         a.push(v);
@@ -911,13 +1017,6 @@ fn records_of(a: &Add) -> i64 {
         .and_then(FileStats::parse)
         .and_then(|s| s.num_records)
         .unwrap_or(0)
-}
-
-/// A path inside the table location, relative to it.
-fn relative(location: &str, path: &str) -> Option<String> {
-    path.strip_prefix(location)?
-        .strip_prefix('/')
-        .map(str::to_string)
 }
 
 fn ice_type_of(v: &Value) -> Option<crate::schema::IceType> {
@@ -946,7 +1045,7 @@ fn partition_tuple(version: Version, add: &Add, spec: &PartitionSpec) -> Result<
     spec.fields
         .iter()
         .map(|f| {
-            let text = add.partition_values.get(&f.name).flatten();
+            let text = add.partition_values.get(&f.value_key).flatten();
             f.value(text)
                 .map(|(d, _)| d)
                 .map_err(|reason| IcebergError::Convert {

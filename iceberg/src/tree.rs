@@ -18,7 +18,9 @@ pub struct SnapshotFiles {
 
 /// A location inside the table, relative to its root (`location`).
 pub(crate) fn relative(location: &str, path: &str) -> Option<String> {
-    path.strip_prefix(location)?.strip_prefix('/').map(str::to_string)
+    path.strip_prefix(location)?
+        .strip_prefix('/')
+        .map(str::to_string)
 }
 
 /// The store path of a location inside the table.
@@ -34,13 +36,20 @@ pub(crate) fn store_path(location: &str, path: &str) -> Result<StorePath> {
 ///
 /// # Errors
 /// Storage errors (a missing file among them) and undecodable Avro.
-pub fn snapshot_files(store: &dyn ObjectStore, location: &str, snapshot: &Value) -> Result<SnapshotFiles> {
+pub fn snapshot_files(
+    store: &dyn ObjectStore,
+    location: &str,
+    snapshot: &Value,
+) -> Result<SnapshotFiles> {
     let list = snapshot
         .get("manifest-list")
         .and_then(Value::as_str)
         .ok_or_else(|| IcebergError::CorruptMetadata {
             file: "metadata".into(),
-            reason: format!("snapshot {} has no manifest list", snapshot.get("snapshot-id").unwrap_or(&Value::Null)),
+            reason: format!(
+                "snapshot {} has no manifest list",
+                snapshot.get("snapshot-id").unwrap_or(&Value::Null)
+            ),
         })?;
     let bytes = store.get(&store_path(location, list)?)?;
     let files = read_manifest_list(&bytes).map_err(|reason| IcebergError::CorruptMetadata {

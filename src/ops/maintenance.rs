@@ -96,7 +96,9 @@ impl Table {
                     report.deleted.extend(e.deleted);
                     report.failed.extend(e.failed);
                 }
-                Err(e) => report.failed.push(format!("expiring Iceberg snapshots: {e}")),
+                Err(e) => report
+                    .failed
+                    .push(format!("expiring Iceberg snapshots: {e}")),
             }
         }
         Ok(report)

@@ -345,3 +345,83 @@ fn metadata_of_another_table_is_refused_by_name() {
         "{e}"
     );
 }
+
+/// Every live data entry of the current Iceberg snapshot: (file path, record count,
+/// partition tuple).
+fn current_entries(dir: &Path) -> Vec<(String, i64, Vec<alluvium_iceberg::avro::Datum>)> {
+    let store = alluvium_storage::LocalFsStore::new(dir);
+    let (_, m) = metadata::latest(&store).unwrap().unwrap();
+    let current = m["current-snapshot-id"].as_i64();
+    let s = m["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["snapshot-id"].as_i64() == current)
+        .unwrap();
+    let files =
+        alluvium_iceberg::tree::snapshot_files(&store, m["location"].as_str().unwrap(), s).unwrap();
+    files
+        .manifests
+        .into_iter()
+        .flat_map(|(_, e)| e)
+        .filter(|e| e.status != Status::Deleted && e.file.content == Content::Data)
+        .map(|e| (e.file.file_path, e.file.record_count, e.file.partition))
+        .collect()
+}
+
+#[test]
+fn files_without_statistics_count_their_rows_from_the_parquet_footer() {
+    // Delta 0.8.0 wrote no statistics; readers skip a file whose record_count is 0.
+    let (_d, path) = crate::common::copy_table("delta-0.8.0-special-partition");
+    let t = Table::open(path.to_str().unwrap()).unwrap();
+    t.sync_iceberg().unwrap();
+    let entries = current_entries(&path);
+    assert!(!entries.is_empty());
+    let total: i64 = entries.iter().map(|(_, n, _)| n).sum();
+    assert_eq!(
+        total as usize,
+        crate::common::canon_rows(
+            &alluvium::ScanBuilder::new(t.snapshot().unwrap())
+                .build()
+                .unwrap()
+                .execute_to_vec()
+                .unwrap()
+        )
+        .len()
+    );
+    assert!(entries.iter().all(|(_, n, _)| *n > 0));
+}
+
+#[test]
+fn column_mapped_partition_values_are_found_by_their_physical_name() {
+    // Delta keys partitionValues by the physical name in a column-mapped table.
+    let (_d, path) = crate::common::copy_table("dv-with-columnmapping");
+    let t = Table::open(path.to_str().unwrap()).unwrap();
+    t.sync_iceberg().unwrap();
+    let entries = current_entries(&path);
+    assert!(!entries.is_empty());
+    for (file, _, partition) in &entries {
+        assert!(
+            partition
+                .iter()
+                .all(|d| matches!(d, alluvium_iceberg::avro::Datum::Union(1, _))),
+            "{file}: null partition value {partition:?}"
+        );
+    }
+}
+
+#[test]
+fn a_delta_table_id_that_is_not_a_uuid_gets_a_stable_uuid() {
+    // Spark test tables carry ids like `testId`; Iceberg readers refuse a non-UUID table-uuid.
+    let (_d, path) = crate::common::copy_table("data-reader-primitives");
+    let t = Table::open(path.to_str().unwrap()).unwrap();
+    assert!(!t.snapshot().unwrap().metadata().id.contains('-'));
+    t.sync_iceberg().unwrap();
+    let store = alluvium_storage::LocalFsStore::new(&path);
+    let (_, m) = metadata::latest(&store).unwrap().unwrap();
+    let uuid = m["table-uuid"].as_str().unwrap().to_string();
+    let groups: Vec<usize> = uuid.split('-').map(str::len).collect();
+    assert_eq!(groups, vec![8, 4, 4, 4, 12], "{uuid}");
+    // Stable: the next sync accepts its own metadata.
+    t.sync_iceberg().unwrap();
+}

@@ -100,16 +100,23 @@ pub(crate) fn encode(out: &mut Vec<u8>, d: &Datum) {
 /// `avro.codec = null`, then `metadata` in the order given), one data block holding every
 /// record, and the sync marker.
 ///
+/// `records` may be values or references to them.
+///
 /// The sync marker is the MD5 of the schema and the encoded records, so equal content gives
 /// equal bytes (Avro asks only that the marker be unlikely to occur in the data).
-pub fn write_container(
-    schema_json: &str,
-    metadata: &[(&str, String)],
-    records: &[Datum],
-) -> Vec<u8> {
+pub fn write_container<I>(schema_json: &str, metadata: &[(&str, String)], records: I) -> Vec<u8>
+where
+    I: IntoIterator,
+    I::Item: std::borrow::Borrow<Datum>,
+{
+    use std::borrow::Borrow;
+    // Records are encoded one at a time, so a caller can produce them lazily and a large
+    // manifest never exists twice in memory (as values and as bytes).
     let mut body = Vec::new();
+    let mut count: i64 = 0;
     for r in records {
-        encode(&mut body, r);
+        encode(&mut body, r.borrow());
+        count += 1;
     }
     let mut hasher = Md5::new();
     hasher.update(schema_json.as_bytes());
@@ -130,8 +137,8 @@ pub fn write_container(
     }
     put_long(&mut out, 0);
     out.extend_from_slice(&sync);
-    if !records.is_empty() {
-        put_long(&mut out, records.len() as i64);
+    if count > 0 {
+        put_long(&mut out, count);
         put_long(&mut out, body.len() as i64);
         out.extend_from_slice(&body);
         out.extend_from_slice(&sync);
