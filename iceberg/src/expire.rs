@@ -17,6 +17,7 @@ use alluvium_txlog::Version;
 use serde_json::{Value, json};
 
 use crate::error::{IcebergError, Result};
+use crate::manifest::Status;
 use crate::metadata::{self, METADATA_DIR, VERSION_HINT};
 use crate::sync::DELTA_VERSION_KEY;
 use crate::tree::snapshot_files;
@@ -100,7 +101,13 @@ pub fn expire(store: &dyn ObjectStore, keep_from: Version, cutoff_ms: i64) -> Re
         referenced.insert(files.manifest_list);
         for (mf, entries) in files.manifests {
             referenced.insert(mf.manifest_path);
-            referenced.extend(entries.into_iter().map(|e| e.file.file_path));
+            // A DELETED entry records a removal; its file was live only in older snapshots.
+            referenced.extend(
+                entries
+                    .into_iter()
+                    .filter(|e| e.status != Status::Deleted)
+                    .map(|e| e.file.file_path),
+            );
         }
     }
     let dir = StorePath::parse(METADATA_DIR)?;

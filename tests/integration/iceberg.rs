@@ -425,3 +425,61 @@ fn a_delta_table_id_that_is_not_a_uuid_gets_a_stable_uuid() {
     // Stable: the next sync accepts its own metadata.
     t.sync_iceberg().unwrap();
 }
+
+#[test]
+fn vacuum_keeps_iceberg_files_and_expires_the_snapshots_it_made_unreadable() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = history(dir.path());
+    t.sync_iceberg().unwrap();
+    t.delete_str("id < 5", &WriteOptions::default()).unwrap();
+    t.sync_iceberg().unwrap();
+    t.overwrite([batch(100..103)], None, &WriteOptions::default())
+        .unwrap();
+    t.sync_iceberg().unwrap();
+    let before = listing(dir.path());
+    let far = t.snapshot().unwrap().timestamp_ms() + 1_000 * 3_600_000;
+    let options = alluvium::VacuumOptions::default()
+        .with_retention_hours(0.0)
+        .with_force(true)
+        .with_now_ms(far);
+    // The maintenance layer alone: a full VACUUM never lists metadata/ beside Iceberg
+    // metadata (its files are referenced by Iceberg, not by the Delta log).
+    let dry = alluvium_compaction::vacuum(
+        &crate::mvcc(&t.snapshot().unwrap()),
+        &options.clone().with_dry_run(true),
+    )
+    .unwrap();
+    assert!(!dry.deleted.is_empty(), "the old data files are candidates");
+    assert!(
+        dry.deleted
+            .iter()
+            .all(|p| !p.as_str().starts_with("metadata/")),
+        "{:?}",
+        dry.deleted
+    );
+    // The facade: VACUUM, then the Iceberg snapshots of versions below the oldest protected
+    // one are expired and the files only they referenced deleted.
+    let r = t.vacuum(&options).unwrap();
+    assert!(r.failed.is_empty(), "{:?}", r.failed);
+    assert_eq!(r.iceberg_snapshots_expired, 2);
+    let after = listing(dir.path());
+    let gone: Vec<&String> = before.keys().filter(|k| !after.contains_key(*k)).collect();
+    assert!(
+        gone.iter().any(|n| n.starts_with("dv-")),
+        "the old delete file goes: {gone:?}"
+    );
+    assert!(
+        gone.iter()
+            .all(|n| !n.ends_with(".metadata.json") && *n != "version-hint.text")
+    );
+    // What is left reads: the remaining snapshot's files all exist, and it mirrors v4.
+    let snaps = snapshots(dir.path());
+    assert_eq!(snaps.keys().copied().collect::<Vec<_>>(), vec![4]);
+    for p in snaps[&4].data.keys() {
+        assert!(Path::new(p).exists(), "{p}");
+    }
+    // And the next sync continues from it.
+    // (VACUUM's START and END commits are versions 5 and 6.)
+    t.append([batch(7..8)], &WriteOptions::default()).unwrap();
+    assert_eq!(t.sync_iceberg().unwrap().synced_versions, vec![5, 6, 7]);
+}
