@@ -22,6 +22,7 @@
 
 pub mod avro;
 pub mod bounds;
+mod check;
 pub mod deletes;
 mod error;
 mod expire;
@@ -32,6 +33,7 @@ pub mod schema;
 mod sync;
 pub mod tree;
 
+pub use check::{Disagreement, check};
 pub use error::{IcebergError, Result};
 pub use expire::{ExpireReport, expire};
 

@@ -163,9 +163,24 @@ fn corrupt(file: &str, reason: impl Into<String>) -> IcebergError {
     }
 }
 
+/// The Iceberg location of a Delta `add.path` in a table at `location`: percent-decoded,
+/// a local absolute URI as its path, a relative path under the location.
+pub(crate) fn iceberg_path(location: &str, delta_path: &str) -> String {
+    let decoded = percent_decode(delta_path).unwrap_or_else(|_| delta_path.to_string());
+    if decoded.contains("://") || decoded.starts_with("file:") {
+        return alluvium_storage::local_path(&decoded)
+            .map(str::to_string)
+            .unwrap_or(decoded);
+    }
+    if decoded.starts_with('/') {
+        return decoded;
+    }
+    format!("{location}/{decoded}")
+}
+
 /// The table location as Iceberg files name it: a local table by its absolute path (what
 /// pyiceberg and DuckDB open directly), a remote one by its URI.
-fn location_of(snapshot: &Snapshot) -> String {
+pub(crate) fn location_of(snapshot: &Snapshot) -> String {
     let root = snapshot.root().as_str().trim_end_matches('/');
     alluvium_storage::local_path(root)
         .map(str::to_string)
@@ -346,16 +361,7 @@ impl<'a> State<'a> {
 
     /// The Iceberg path of a Delta `add.path`.
     fn file_path(&self, delta_path: &str) -> String {
-        let decoded = percent_decode(delta_path).unwrap_or_else(|_| delta_path.to_string());
-        if decoded.contains("://") || decoded.starts_with("file:") {
-            return alluvium_storage::local_path(&decoded)
-                .map(str::to_string)
-                .unwrap_or(decoded);
-        }
-        if decoded.starts_with('/') {
-            return decoded;
-        }
-        format!("{}/{decoded}", self.location)
+        iceberg_path(&self.location, delta_path)
     }
 
     fn put_named(&self, stem: &str, ext: &str, bytes: Vec<u8>) -> Result<(String, i64)> {

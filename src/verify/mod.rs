@@ -111,6 +111,10 @@ pub enum FindingKind {
     /// A file's partition value is missing or is not a value of its column's type: every
     /// read of that column fails.
     InvalidPartitionValue,
+    /// (`deep`) The table's Iceberg metadata (`metadata/`, [`Table::sync_iceberg`])
+    /// disagrees with the Delta version a snapshot mirrors, or references a file that is
+    /// missing: Iceberg readers would read other rows than Delta readers.
+    IcebergMismatch,
 }
 
 impl FindingKind {
@@ -139,6 +143,7 @@ impl FindingKind {
             FindingKind::CompactionMismatch => "compaction-mismatch",
             FindingKind::ImpossibleStats => "impossible-stats",
             FindingKind::InvalidPartitionValue => "invalid-partition-value",
+            FindingKind::IcebergMismatch => "iceberg-mismatch",
         }
     }
 }
@@ -222,7 +227,8 @@ impl Table {
     /// the wrong size, statistics impossible on their face (negative counts, more nulls than
     /// rows), partition values that are missing or not of their column's type, and with
     /// [`deep`](VerifyOptions::deep) data files that cannot be read, statistics that
-    /// disagree with the data and change-data files that cannot be read.
+    /// disagree with the data, change-data files that cannot be read, and Iceberg metadata
+    /// that disagrees with the log at a synced version.
     ///
     /// Nothing is written or deleted. Damage is reported as findings, not errors.
     ///
@@ -278,6 +284,13 @@ impl Table {
                 &checked.dv_last_row,
                 &mut report,
             );
+            // The Iceberg snapshots mirror versions up to the latest, whatever version was
+            // asked for.
+            for d in self.run(|| alluvium_iceberg::check(self.store().clone()))? {
+                report
+                    .findings
+                    .push(Finding::new(FindingKind::IcebergMismatch, d.file, d.detail));
+            }
         }
         Ok(report)
     }

@@ -483,3 +483,33 @@ fn vacuum_keeps_iceberg_files_and_expires_the_snapshots_it_made_unreadable() {
     t.append([batch(7..8)], &WriteOptions::default()).unwrap();
     assert_eq!(t.sync_iceberg().unwrap().synced_versions, vec![5, 6, 7]);
 }
+
+#[test]
+fn verify_deep_compares_the_iceberg_metadata_with_the_log() {
+    use alluvium::{FindingKind, VerifyOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let t = history(dir.path());
+    t.delete_str("id < 5", &WriteOptions::default()).unwrap();
+    t.sync_iceberg().unwrap();
+    // Versions committed after the sync are not the metadata's business.
+    t.append([batch(50..53)], &WriteOptions::default()).unwrap();
+    let deep = VerifyOptions::default().with_deep(true);
+    let clean = t.verify(&deep).unwrap();
+    assert!(clean.is_clean(), "{:?}", clean.findings);
+    // A lost position-delete file: Iceberg readers would return the deleted rows.
+    let dv = listing(dir.path())
+        .into_keys()
+        .find(|n| n.starts_with("dv-"))
+        .unwrap();
+    std::fs::remove_file(dir.path().join("metadata").join(&dv)).unwrap();
+    let r = t.verify(&deep).unwrap();
+    let found: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::IcebergMismatch)
+        .collect();
+    assert_eq!(found.len(), 1, "{:?}", r.findings);
+    assert!(found[0].location.contains(&dv), "{}", found[0]);
+    // Not without --deep.
+    assert!(t.verify(&VerifyOptions::default()).unwrap().is_clean());
+}
