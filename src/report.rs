@@ -18,7 +18,8 @@ use crate::Error;
 pub type StepOutcome<T> = Option<std::result::Result<T, Arc<Error>>>;
 
 /// Post-commit work after one commit: a checkpoint when `delta.checkpointInterval` says
-/// so, then log cleanup when `delta.enableExpiredLogCleanup` is on.
+/// so, then log cleanup when `delta.enableExpiredLogCleanup` is on, and the Iceberg
+/// metadata sync when `alluvium.iceberg.sync` is on.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct PostCommit {
@@ -26,6 +27,10 @@ pub struct PostCommit {
     pub checkpoint: StepOutcome<Version>,
     /// The log cleanup that followed the checkpoint, or why it failed.
     pub log_cleanup: StepOutcome<CleanupReport>,
+    /// The Iceberg metadata sync up to the commit (`alluvium.iceberg.sync=true`), or why it
+    /// failed; `None` when the table does not ask for it (or, in an OPTIMIZE of several
+    /// commits, on all but the last, whose sync covers them all).
+    pub iceberg_sync: StepOutcome<alluvium_iceberg::SyncReport>,
 }
 
 /// Returned by every facade operation that commits one version (create, append,
@@ -56,7 +61,7 @@ impl CommitSummary {
             checkpoint: post.checkpoint,
             log_cleanup: post.log_cleanup,
             auto_compaction: None,
-            iceberg_sync: None,
+            iceberg_sync: post.iceberg_sync,
         }
     }
 }

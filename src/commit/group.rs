@@ -67,19 +67,18 @@ impl Table {
             }
             None => (None, true, false),
         };
-        let post = match interval {
+        let mut post = match interval {
             Some(i) if !alluvium_compaction::checkpoint_due(i, report.version) => {
                 PostCommit::default()
             }
             _ => self.post_commit(report.version),
         };
-        let version = report.version;
+        if iceberg {
+            post.iceberg_sync = Some(self.iceberg_after_commit(report.version));
+        }
         let mut summary = CommitSummary::new(report, post);
         if auto_compact {
             summary.auto_compaction = self.auto_compact(&group.adds);
-        }
-        if iceberg {
-            summary.iceberg_sync = Some(self.iceberg_after_commit(version));
         }
         Ok(WriteOutcome::Committed(Box::new(summary)))
     }

@@ -48,18 +48,17 @@ impl Table {
             .effective_metadata()
             .is_some_and(|m| alluvium_iceberg::sync_after_commit(&m.configuration));
         let commit = txn.commit()?;
-        let post = match interval {
+        let mut post = match interval {
             Some(i) if !alluvium_compaction::checkpoint_due(i, commit.version) => {
                 PostCommit::default()
             }
             _ => self.post_commit(commit.version),
         };
-        let version = commit.version;
+        if iceberg {
+            post.iceberg_sync = Some(self.iceberg_after_commit(commit.version));
+        }
         let mut summary = CommitSummary::new(commit, post);
         summary.auto_compaction = self.auto_compact(&adds);
-        if iceberg {
-            summary.iceberg_sync = Some(self.iceberg_after_commit(version));
-        }
         Ok(summary)
     }
 
@@ -76,11 +75,17 @@ impl Table {
     ) -> Result<OptimizeSummary> {
         let snapshot = self.snapshot()?;
         let report = self.run(|| optimize(snapshot.inner(), options, progress))?;
-        let post_commits = report
+        let mut post_commits: Vec<(Version, PostCommit)> = report
             .versions
             .iter()
             .map(|v| (*v, self.post_commit(*v)))
             .collect();
+        // One sync after the last commit covers every version OPTIMIZE committed.
+        if alluvium_iceberg::sync_after_commit(&snapshot.metadata().configuration)
+            && let Some((v, post)) = post_commits.last_mut()
+        {
+            post.iceberg_sync = Some(self.iceberg_after_commit(*v));
+        }
         Ok(OptimizeSummary {
             report,
             post_commits,
@@ -151,6 +156,7 @@ impl Table {
         let failed = |e: Error| PostCommit {
             checkpoint: Some(Err(Arc::new(e))),
             log_cleanup: None,
+            iceberg_sync: None,
         };
         let snapshot = match self.snapshot() {
             Ok(s) if s.version() == version => s,
@@ -177,6 +183,7 @@ impl Table {
         PostCommit {
             checkpoint: Some(checkpoint),
             log_cleanup,
+            iceberg_sync: None,
         }
     }
 }

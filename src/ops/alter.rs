@@ -211,9 +211,13 @@ impl Table {
         if &protocol != snapshot.protocol() {
             txn.set_protocol(protocol);
         }
+        let iceberg = alluvium_iceberg::sync_after_commit(&md.configuration);
         txn.set_metadata(md);
         let commit = txn.commit()?;
-        let post = self.post_commit(commit.version);
+        let mut post = self.post_commit(commit.version);
+        if iceberg {
+            post.iceberg_sync = Some(self.iceberg_after_commit(commit.version));
+        }
         Ok(CommitSummary::new(commit, post))
     }
 }

@@ -118,8 +118,12 @@ impl Table {
         if &protocol != snapshot.protocol() {
             txn.set_protocol(protocol);
         }
+        let iceberg = alluvium_iceberg::sync_after_commit(&snapshot.metadata().configuration);
         let commit = txn.commit()?;
-        let post = self.post_commit(commit.version);
+        let mut post = self.post_commit(commit.version);
+        if iceberg {
+            post.iceberg_sync = Some(self.iceberg_after_commit(commit.version));
+        }
         Ok(CommitSummary::new(commit, post))
     }
 

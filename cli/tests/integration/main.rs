@@ -10,6 +10,7 @@ mod common;
 mod dml;
 mod everyday;
 mod expressions;
+mod iceberg;
 mod s3;
 mod state;
 mod state_stress;
