@@ -289,7 +289,18 @@ enum Cause<'a> {
     Maintenance(&'a MaintenanceError),
     Expr(&'a ExprError),
     DataFile(&'a alluvium_datafile::DataFileError),
+    Iceberg(&'a alluvium_iceberg::IcebergError),
     Facade(&'a Error),
+}
+
+fn iceberg_cause(e: &alluvium_iceberg::IcebergError) -> Cause<'_> {
+    use alluvium_iceberg::IcebergError as I;
+    match e {
+        I::Storage(s) => Cause::Storage(s),
+        I::Log(l) => log_cause(l),
+        I::Snapshot(m) => mvcc_cause(m),
+        other => Cause::Iceberg(other),
+    }
 }
 
 fn datafile_cause(e: &alluvium_datafile::DataFileError) -> Cause<'_> {
@@ -342,6 +353,7 @@ impl Error {
             Error::Maintenance(m) => maintenance_cause(m),
             Error::Expr(x) => expr_cause(x),
             Error::Storage(s) => Cause::Storage(s),
+            Error::Iceberg(i) => iceberg_cause(i),
             other => Cause::Facade(other),
         }
     }
@@ -376,6 +388,13 @@ impl Error {
                     ErrorKind::Refused
                 }
                 MaintenanceError::Interrupted { .. } => ErrorKind::Interrupted,
+                _ => ErrorKind::Other,
+            },
+            Cause::Iceberg(e) => match e {
+                alluvium_iceberg::IcebergError::UnsupportedType { .. } => ErrorKind::Unsupported,
+                alluvium_iceberg::IcebergError::CorruptMetadata { .. }
+                | alluvium_iceberg::IcebergError::Convert { .. } => ErrorKind::Corrupt,
+                alluvium_iceberg::IcebergError::Contended { .. } => ErrorKind::Contention,
                 _ => ErrorKind::Other,
             },
             Cause::DataFile(e) => match e {

@@ -340,6 +340,7 @@ fn metadata_of_another_table_is_refused_by_name() {
         std::fs::write(b.path().join("metadata").join(name), bytes).unwrap();
     }
     let e = u.sync_iceberg().unwrap_err();
+    assert_eq!(e.kind(), alluvium::ErrorKind::Corrupt);
     assert!(
         e.to_string().contains("v1.metadata.json") && e.to_string().contains("belongs to table"),
         "{e}"
