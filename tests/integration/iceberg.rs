@@ -514,3 +514,26 @@ fn verify_deep_compares_the_iceberg_metadata_with_the_log() {
     // Not without --deep.
     assert!(t.verify(&VerifyOptions::default()).unwrap().is_clean());
 }
+
+#[test]
+fn types_iceberg_v2_cannot_hold_are_refused_naming_the_column_and_nothing_is_written() {
+    for (table, column) in [
+        ("unshredded-variant", "v"),
+        ("table-with-geo", ""),
+        ("void-column", ""),
+    ] {
+        let (_d, path) = crate::common::copy_table(table);
+        let t = Table::open(path.to_str().unwrap()).unwrap();
+        let e = t.sync_iceberg().unwrap_err();
+        assert_eq!(e.kind(), alluvium::ErrorKind::Unsupported, "{table}: {e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("Iceberg v2 cannot hold") && text.contains(&format!("`{column}")),
+            "{table}: {text}"
+        );
+        assert!(
+            !path.join("metadata").exists(),
+            "{table}: nothing is written"
+        );
+    }
+}
