@@ -48,6 +48,7 @@
 #![deny(missing_docs)]
 
 mod actors;
+mod decode;
 mod kv;
 mod model;
 mod oracle;

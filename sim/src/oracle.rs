@@ -1,17 +1,28 @@
-//! The oracle: after a run (all actors stopped), the table reopened from the store alone is
-//! judged against the model of what the actors were told and against the protocol's own
-//! invariants. The log is read here with plain JSON parsing, not the engine's decoder; the
-//! rows are read through the engine's public scan (the simulator does not decode Parquet or
-//! deletion vectors itself), and each check compares them with the model, not with another
-//! engine computation.
+//! The oracle: after a run (all actors stopped), the table is judged from the store alone
+//! against the model of what the actors were told and against the protocol's own
+//! invariants. Nothing here trusts the engine's reading of the table: the log is read with
+//! plain JSON parsing, replayed here (live files keyed by path and deletion-vector id, as
+//! the protocol says), and the rows of a version are decoded by the simulator's own code
+//! (`decode`: Parquet through the `parquet` crate, deletion vectors and checkpoints by
+//! hand). Each check compares that decode with the model, or with what a reader was given.
+//!
+//! Versions whose commits log cleanup removed: the replay starts from the oldest classic
+//! checkpoint at or above the first retained commit's predecessor that decodes (its `add`
+//! column), so the latest version is always decoded independently. Versions below that
+//! checkpoint cannot be rebuilt from what is left: a reader's snapshot of such a version is
+//! not checked, and only their files' presence is checked, through the engine's load (the
+//! one place the engine's own reading is used, for presence, never for rows). The engine's
+//! scan of the latest version and its `appId` versions are also compared with the oracle's
+//! decode and the model, as checks of the engine, not as the oracle's source of truth.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
-use alluvium::{StoreRef, Table, VersionSpec};
+use alluvium::{ObjectStore, StoreRef, Table, VersionSpec};
 use serde_json::Value;
 
 use crate::actors::rows_of;
+use crate::decode::{Decoder, Dv, Files, LiveFile, checkpoint_files};
 use crate::model::{Model, Row};
 use crate::store::{NoCheckpoints, SimStore};
 
@@ -32,8 +43,17 @@ fn version_of(name: &str, suffix: &str) -> Option<u64> {
 struct Commit {
     txn_id: Option<String>,
     apps: Vec<(String, i64)>,
-    adds: Vec<(String, i64, Option<String>)>,
-    removes: Vec<String>,
+    adds: Vec<(String, i64, Option<Dv>)>,
+    removes: Vec<(String, Option<Dv>)>,
+}
+
+/// The deletion vector of an `add` or `remove` action, if it has one.
+fn dv_of(v: u64, action: &Value) -> Result<Option<Dv>, String> {
+    action
+        .get("deletionVector")
+        .filter(|d| !d.is_null())
+        .map(|d| Dv::from_json(d).map_err(|e| format!("commit {v}: {e}")))
+        .transpose()
 }
 
 fn parse_commit(v: u64, bytes: &[u8]) -> Result<Commit, String> {
@@ -53,15 +73,35 @@ fn parse_commit(v: u64, bytes: &[u8]) -> Result<Commit, String> {
         if let Some(add) = a.get("add") {
             let path = add.get("path").and_then(Value::as_str).unwrap_or_default();
             let size = add.get("size").and_then(Value::as_i64).unwrap_or(-1);
-            let dv = add.get("deletionVector").map(Value::to_string);
-            c.adds.push((path.to_string(), size, dv));
+            c.adds.push((path.to_string(), size, dv_of(v, add)?));
         }
         if let Some(rm) = a.get("remove") {
             let path = rm.get("path").and_then(Value::as_str).unwrap_or_default();
-            c.removes.push(path.to_string());
+            c.removes.push((path.to_string(), dv_of(v, rm)?));
         }
     }
     Ok(c)
+}
+
+/// The logical file's key: its path and its deletion vector's unique id.
+fn key(path: &str, dv: Option<&Dv>) -> (String, String) {
+    (path.to_string(), dv.map(Dv::unique_id).unwrap_or_default())
+}
+
+/// Applies commit `c` to the live files: its removes, then its adds.
+fn apply(live: &mut Files, c: &Commit) {
+    for (p, dv) in &c.removes {
+        live.remove(&key(p, dv.as_ref()));
+    }
+    for (p, size, dv) in &c.adds {
+        live.insert(
+            key(p, dv.as_ref()),
+            LiveFile {
+                size: *size,
+                dv: dv.clone(),
+            },
+        );
+    }
 }
 
 /// A file a version references is there and whole.
@@ -81,6 +121,57 @@ fn check_file(store: &SimStore, v: u64, path: &str, size: i64) -> Result<(), Str
 
 fn table(store: StoreRef) -> Table {
     Table::from_store(store)
+}
+
+/// The first difference of two sorted row lists, for messages.
+fn first_difference(a: &[(i64, i64)], b: &[(i64, i64)]) -> String {
+    a.iter()
+        .zip(b)
+        .find(|(x, y)| x != y)
+        .map(|(x, y)| format!(" (first difference: {x:?} against {y:?})"))
+        .unwrap_or_default()
+}
+
+/// The oracle's own replay of the retained log: the live files of every version it can
+/// rebuild (from version 0, or from the oldest decodable checkpoint that covers the
+/// removed commits), by version.
+fn replay(
+    store: &SimStore,
+    parsed: &BTreeMap<u64, Commit>,
+    checkpoints: &BTreeSet<u64>,
+    first: u64,
+    last: u64,
+) -> Result<BTreeMap<u64, Files>, String> {
+    let mut states = BTreeMap::new();
+    let (mut live, from) = if first == 0 {
+        (Files::new(), 0)
+    } else {
+        let mut base = None;
+        let mut why = Vec::new();
+        for c in checkpoints.range(first - 1..=last) {
+            let path = format!("{LOG}{c:020}.checkpoint.parquet");
+            match store.peek(&path).map(checkpoint_files) {
+                Some(Ok(files)) => {
+                    base = Some((*c, files));
+                    break;
+                }
+                Some(Err(e)) => why.push(format!("{c}: {e}")),
+                None => why.push(format!("{c}: not a classic checkpoint")),
+            }
+        }
+        let Some((c, files)) = base else {
+            return Err(format!(
+                "commits below {first} are removed and no checkpoint that covers them decodes: {why:?}"
+            ));
+        };
+        states.insert(c, files.clone());
+        (files, c + 1)
+    };
+    for (v, c) in parsed.range(from..) {
+        apply(&mut live, c);
+        states.insert(*v, live.clone());
+    }
+    Ok(states)
 }
 
 /// Checks the table in `store` against `model`. `Err` describes the first violation.
@@ -133,7 +224,6 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
     }
     let mut txn_ids = HashSet::new();
     let mut app_versions: BTreeMap<String, i64> = BTreeMap::new();
-    let mut live: BTreeMap<String, i64> = BTreeMap::new();
     for (v, c) in &parsed {
         if let Some(t) = &c.txn_id
             && !txn_ids.insert(t.clone())
@@ -159,21 +249,24 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
                 ));
             }
         }
-        if first == 0 {
-            for r in &c.removes {
-                live.remove(r);
-            }
-            for (p, size, _) in &c.adds {
-                live.insert(p.clone(), *size);
-            }
-            if *v >= window_start {
-                for (p, size) in &live {
-                    check_file(store, *v, p, *size)?;
-                }
-            }
+    }
+    let states = replay(store, &parsed, &checkpoints, first, last)?;
+    for (v, live) in states.range(window_start..) {
+        for ((p, _), f) in live {
+            check_file(store, *v, p, f.size)?;
         }
     }
-    // 3. The latest snapshot: loads, its files are whole, its rows match the model.
+    let source = |p: &str| store.peek(p);
+    let mut decoder = Decoder::new(&source, &store.root_uri());
+    // 3. The latest version: its rows, decoded here, match the model; the engine loads it,
+    //    and its scan gives the same rows.
+    let latest_files = states
+        .get(&last)
+        .ok_or_else(|| format!("the replay did not reach version {last}"))?;
+    let rows = decoder
+        .rows(latest_files)
+        .map_err(|e| format!("version {last} does not decode: {e}"))?;
+    check_rows(model, &rows)?;
     let t = table(store.clone());
     let latest = t
         .snapshot()
@@ -184,12 +277,16 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
             latest.version()
         ));
     }
-    for a in latest.files() {
-        check_file(store, last, &a.path, a.size)?;
-    }
-    let rows =
+    let scanned =
         rows_of(latest.clone()).map_err(|e| format!("the latest version does not scan: {e}"))?;
-    check_rows(model, &rows)?;
+    if scanned != rows {
+        return Err(format!(
+            "the engine scans {} rows at version {last}; the log holds {}{}",
+            scanned.len(),
+            rows.len(),
+            first_difference(&scanned, &rows)
+        ));
+    }
     for (app, a) in &model.apps {
         let got = latest.app_transaction_version(app, now_ms);
         let ok = match (a.acked, got) {
@@ -205,18 +302,36 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
             ));
         }
     }
-    // Commits removed by log cleanup: the versions of the window that still load (from a
-    // checkpoint) are checked through the engine's replay instead of the oracle's own.
-    if first > 0 {
-        for v in window_start..last {
-            if let Ok(s) = t.snapshot_at(VersionSpec::Version(v)) {
-                for a in s.files() {
-                    check_file(store, v, &a.path, a.size)?;
-                }
+    // Versions of the window below the replay's checkpoint (their commits removed, the
+    // oracle cannot rebuild them): the files of those that still load are checked through
+    // the engine's load.
+    let rebuilt_from = states.keys().next().copied().unwrap_or(last);
+    for v in window_start..rebuilt_from {
+        if let Ok(s) = t.snapshot_at(VersionSpec::Version(v)) {
+            for a in s.files() {
+                check_file(store, v, &a.path, a.size)?;
             }
         }
     }
-    // 4. Each checkpoint equals the replay of the commits it replaces.
+    // 4. Each checkpoint equals the replay of the commits it replaces: its own decode
+    //    against the oracle's replay, and the engine's load with it against the engine's
+    //    load from the commits alone (appIds too).
+    for c in checkpoints.iter().filter(|c| **c <= last) {
+        let Some(replayed) = states.get(c) else {
+            continue;
+        };
+        let path = format!("{LOG}{c:020}.checkpoint.parquet");
+        if let Some(Ok(files)) = store.peek(&path).map(checkpoint_files)
+            && &files != replayed
+        {
+            let only = |a: &Files, b: &Files| a.keys().find(|k| !b.contains_key(*k)).cloned();
+            return Err(format!(
+                "checkpoint {c} differs from the replay of its commits (only in the checkpoint: {:?}; only in the replay: {:?})",
+                only(&files, replayed),
+                only(replayed, &files)
+            ));
+        }
+    }
     if first == 0 {
         let replay = table(Arc::new(NoCheckpoints(store.clone())));
         for c in checkpoints.iter().filter(|c| **c <= last) {
@@ -260,26 +375,25 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
             }
         }
     }
-    // 5. What readers saw is what the version holds (while retained).
+    // 5. What a reader was given is what the log holds at its version, decoded here
+    //    (versions whose files may be vacuumed, or that the replay cannot rebuild, are not
+    //    checked).
     for (v, seen) in &model.reads {
-        if *v < window_start.max(first) || *v > last {
+        if *v < window_start {
             continue;
         }
-        let again = t
-            .snapshot_at(VersionSpec::Version(*v))
-            .and_then(rows_of)
-            .map_err(|e| format!("version {v}, which a reader saw, no longer reads: {e}"))?;
-        if &again != seen {
-            let first_difference = seen
-                .iter()
-                .zip(&again)
-                .find(|(a, b)| a != b)
-                .map(|(a, b)| format!(" (first difference: {a:?} then, {b:?} now)"))
-                .unwrap_or_default();
+        let Some(files) = states.get(v) else {
+            continue;
+        };
+        let held = decoder
+            .rows(files)
+            .map_err(|e| format!("version {v}, which a reader saw, does not decode: {e}"))?;
+        if &held != seen {
             return Err(format!(
-                "a reader saw {} rows at version {v}; it now holds {}{first_difference}",
+                "a reader saw {} rows at version {v}; the log holds {}{}",
                 seen.len(),
-                again.len()
+                held.len(),
+                first_difference(seen, &held)
             ));
         }
     }
