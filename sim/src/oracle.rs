@@ -433,3 +433,133 @@ fn check_rows(model: &Model, rows: &[(i64, i64)]) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::model::Row;
+    use crate::sched::{FaultRates, Scheduler};
+    use alluvium::arrow::array::{ArrayRef, Int64Array, RecordBatch};
+    use alluvium::{CheckpointConfig, StorePath, WriteOptions};
+
+    /// A table built through the engine's public API on a simulated store (no actor runs,
+    /// so no fault is injected): ids 1..=6 with value 10 × id, then a DELETE of 2 with its
+    /// DV in a file, a DELETE of 4 with its DV inline, an UPDATE of 3, and a checkpoint.
+    fn table_with_dvs() -> (Arc<SimStore>, Arc<Scheduler>) {
+        let sched = Arc::new(Scheduler::new(7, 0, u64::MAX, false, FaultRates::default()));
+        let store = Arc::new(SimStore::new(sched.clone(), false));
+        let t = Table::from_store(store.clone());
+        // vocabulary: a table property set as a user would
+        let props = [("delta.enableDeletionVectors", "true".to_string())];
+        t.create(&crate::actors::schema(), &[], props).unwrap();
+        let ids: Vec<i64> = (1..=6).collect();
+        let vs: Vec<i64> = ids.iter().map(|i| i * 10).collect();
+        let b = RecordBatch::try_new(
+            crate::actors::schema(),
+            vec![
+                Arc::new(Int64Array::from(ids)) as ArrayRef,
+                Arc::new(Int64Array::from(vs)),
+            ],
+        )
+        .unwrap();
+        let w = WriteOptions::default();
+        t.append([b], &w).unwrap();
+        t.delete_str("id = 2", &w.clone().with_dv_files_only(true))
+            .unwrap();
+        t.delete_str("id = 4", &w.clone().with_dv_files_only(false))
+            .unwrap();
+        t.update_str("v = v + 1", Some("id = 3"), &w).unwrap();
+        t.checkpoint(&CheckpointConfig::default()).unwrap();
+        (store, sched)
+    }
+
+    /// The oracle's replay of every version of the log in `store`.
+    fn states_of(store: &SimStore) -> BTreeMap<u64, Files> {
+        let mut parsed = BTreeMap::new();
+        for v in 0.. {
+            let Some(b) = store.peek(&format!("{LOG}{v:020}.json")) else {
+                break;
+            };
+            parsed.insert(v, parse_commit(v, &b).unwrap());
+        }
+        let last = *parsed.keys().last().unwrap();
+        replay(store, &parsed, &BTreeSet::new(), 0, last).unwrap()
+    }
+
+    #[test]
+    fn the_decoder_applies_file_and_inline_deletion_vectors() {
+        let (store, _sched) = table_with_dvs();
+        let states = states_of(&store);
+        let last = *states.keys().last().unwrap();
+        let kinds: BTreeSet<String> = states
+            .values()
+            .flat_map(|f| f.values())
+            .filter_map(|f| f.dv.as_ref().map(|d| d.storage_type.clone()))
+            .collect();
+        assert_eq!(kinds, BTreeSet::from(["i".to_string(), "u".to_string()]));
+        let source = |p: &str| store.peek(p);
+        let mut d = Decoder::new(&source, &store.root_uri());
+        let all: Vec<(i64, i64)> = (1..=6).map(|i| (i, i * 10)).collect();
+        assert_eq!(d.rows(&states[&1]).unwrap(), all);
+        assert_eq!(
+            d.rows(&states[&2]).unwrap(),
+            [(1, 10), (3, 30), (4, 40), (5, 50), (6, 60)]
+        );
+        assert_eq!(
+            d.rows(&states[&last]).unwrap(),
+            [(1, 10), (3, 31), (5, 50), (6, 60)]
+        );
+        // The checkpoint the engine wrote decodes to the replay of its commits.
+        let ckpt = store
+            .peek(&format!("{LOG}{last:020}.checkpoint.parquet"))
+            .unwrap();
+        assert_eq!(checkpoint_files(ckpt).unwrap(), states[&last]);
+    }
+
+    #[test]
+    fn a_damaged_deletion_vector_file_is_an_error_not_a_panic() {
+        let (store, _sched) = table_with_dvs();
+        let states = states_of(&store);
+        let dv_file = store
+            .paths()
+            .into_iter()
+            .find(|p| p.contains("deletion_vector_"))
+            .unwrap();
+        let mut bytes = store.peek(&dv_file).unwrap().to_vec();
+        let n = bytes.len();
+        bytes[n - 6] ^= 0xff;
+        store
+            .put(&StorePath::parse(&dv_file).unwrap(), bytes.into())
+            .unwrap();
+        let source = |p: &str| store.peek(p);
+        let mut d = Decoder::new(&source, &store.root_uri());
+        let e = d.rows(&states[&2]).unwrap_err();
+        assert!(e.contains("CRC"), "{e}");
+    }
+
+    #[test]
+    fn a_reader_given_other_rows_than_the_log_holds_is_reported() {
+        let (store, sched) = table_with_dvs();
+        let mut model = Model::default();
+        for id in 1..=6 {
+            let r = if id == 2 || id == 4 {
+                Row::Deleted
+            } else {
+                Row::Acked
+            };
+            model.rows.insert(id, r);
+        }
+        // What the reader was given at version 2 (after the first DELETE) as the log has it.
+        let right = vec![(1, 10), (3, 30), (4, 40), (5, 50), (6, 60)];
+        model.reads.push((2, right.clone()));
+        check(&store, &model, sched.now_ms()).unwrap();
+        // A reader that was given the deleted row 2 back (an engine that ignored the DV).
+        let mut wrong = right;
+        wrong.insert(1, (2, 20));
+        model.reads.push((2, wrong));
+        let e = check(&store, &model, sched.now_ms()).unwrap_err();
+        assert!(e.starts_with("a reader saw 6 rows at version 2"), "{e}");
+    }
+}
