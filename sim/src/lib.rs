@@ -247,7 +247,11 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     kv_created.map_err(|e| fail(e, &sched))?;
 
     // The group's handle: group commit on (the default), no thread pool of its own.
-    let shared = (members > 0).then(|| alluvium::Table::from_store(store.clone()));
+    let shared = (members > 0).then(|| Arc::new(actors::Process::new(store.clone())));
+    let group: Vec<usize> = (0..roles.len())
+        .filter(|i| matches!(roles[*i], Role::Member(_)))
+        .collect();
+    sched.share_process(&group);
     let model = Arc::new(Mutex::new(Model::default()));
     let panics = Arc::new(Mutex::new(Vec::<String>::new()));
     let mut threads = Vec::new();
@@ -274,6 +278,7 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
                 Role::Member(_) => shared.clone(),
                 _ => None,
             },
+            generation: std::sync::atomic::AtomicU64::new(0),
         };
         let panics = panics.clone();
         threads.push(std::thread::spawn(move || {
