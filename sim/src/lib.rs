@@ -13,7 +13,12 @@
 //! * the state-store actor and its oracle (`kv`): on some seeds a keyed state store
 //!   (`alluvium-state`) under the hidden directory `_kv`, whose final state is checked
 //!   against the simulator's own fold of the events put;
-//! * the oracle (`oracle`), which reads the log with its own JSON parsing.
+//! * the oracle (`oracle`), independent of the engine's code: it reads the log with its
+//!   own JSON parsing, replays it itself, and decodes the rows of a version itself
+//!   (`decode`: data files through the `parquet` crate's Arrow reader, deletion vectors
+//!   and checkpoints by hand), and judges the model and every reader's snapshot against
+//!   that decode. The engine's own load and scan are compared with it as checks of the
+//!   engine, never as the judge.
 //!
 //! What it must not know: the engine's internals. It drives alluvium only through the
 //! public API (`Table`, scans, write options), plus what the cargo feature `planted-bugs`
@@ -35,7 +40,11 @@
 //!
 //! Group commit: on 2 seeds in 5, three writers (the group; members 0 and 1 one
 //! application) share one table handle with group commit on, as threads of one process;
-//! every other actor has its own handle (its own process). A member that sleeps in the
+//! every other actor has its own handle (its own process). A crash of any member is the
+//! process's: the scheduler marks every member crashed (a member asleep in the queue too:
+//! it wakes when the dead leader's commit fails, for its calls fail as every call of a dead
+//! process does, so no wait is left without a waker), and each restarts on the process's
+//! one new handle. A member that sleeps in the
 //! group-commit queue tells the scheduler through the engine's hook
 //! (`alluvium::group_waits`, same cargo feature), which takes it out of the running until
 //! the actor that wakes it says so; then it waits for the token like any actor. The shared
