@@ -393,6 +393,8 @@ pub(crate) fn checkpoint_files(bytes: Bytes) -> Result<Files, String> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     #[test]
