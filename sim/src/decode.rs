@@ -346,11 +346,38 @@ fn int_at(a: Option<&ArrayRef>, i: usize) -> Option<i64> {
         .map(|x| i64::from(x.value(i)))
 }
 
+/// What a classic checkpoint holds that the oracle replays: the live files and each
+/// application's transaction version.
+#[derive(Debug, Default)]
+pub(crate) struct Checkpoint {
+    pub(crate) files: Files,
+    pub(crate) apps: BTreeMap<String, i64>,
+}
+
 /// The live files of a classic (single-file) checkpoint: its `add` column. Its `remove`
 /// rows are tombstones, not live files.
 pub(crate) fn checkpoint_files(bytes: Bytes) -> Result<Files, String> {
+    checkpoint(bytes).map(|c| c.files)
+}
+
+/// A classic (single-file) checkpoint: its `add` column (its `remove` rows are tombstones,
+/// not live files) and its `txn` column.
+pub(crate) fn checkpoint(bytes: Bytes) -> Result<Checkpoint, String> {
     let mut files = Files::new();
+    let mut apps = BTreeMap::new();
     for b in parquet_batches(bytes)? {
+        if let Some(txn) = b
+            .column_by_name("txn")
+            .and_then(|c| c.as_any().downcast_ref::<StructArray>())
+        {
+            for i in (0..txn.len()).filter(|i| txn.is_valid(*i)) {
+                let app = str_at(field(txn, "appId"), i).ok_or("a txn without an appId")?;
+                let version = int_at(field(txn, "version"), i).ok_or("a txn without a version")?;
+                if apps.insert(app.clone(), version).is_some() {
+                    return Err(format!("appId {app} has two txn rows"));
+                }
+            }
+        }
         let Some(add) = b
             .column_by_name("add")
             .and_then(|c| c.as_any().downcast_ref::<StructArray>())
@@ -388,7 +415,7 @@ pub(crate) fn checkpoint_files(bytes: Bytes) -> Result<Files, String> {
             }
         }
     }
-    Ok(files)
+    Ok(Checkpoint { files, apps })
 }
 
 #[cfg(test)]

@@ -11,9 +11,11 @@
 //! column), so the latest version is always decoded independently. Versions below that
 //! checkpoint cannot be rebuilt from what is left: a reader's snapshot of such a version is
 //! not checked, and only their files' presence is checked, through the engine's load (the
-//! one place the engine's own reading is used, for presence, never for rows). The engine's
-//! scan of the latest version and its `appId` versions are also compared with the oracle's
-//! decode and the model, as checks of the engine, not as the oracle's source of truth.
+//! one place the engine's own reading is used, for presence, never for rows). The `appId`
+//! versions of the latest version come from the same replay (a checkpoint's `txn` column,
+//! then the commits' `txn` actions). The engine's scan of the latest version and its
+//! `appId` versions are also compared with the oracle's decode and the model, as checks of
+//! the engine, not as the oracle's source of truth.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
@@ -22,7 +24,7 @@ use alluvium::{ObjectStore, StoreRef, Table, VersionSpec};
 use serde_json::Value;
 
 use crate::actors::rows_of;
-use crate::decode::{Decoder, Dv, Files, LiveFile, checkpoint_files};
+use crate::decode::{Decoder, Dv, Files, LiveFile, checkpoint, checkpoint_files};
 use crate::model::{Model, Row};
 use crate::store::{NoCheckpoints, SimStore};
 
@@ -132,46 +134,55 @@ fn first_difference(a: &[(i64, i64)], b: &[(i64, i64)]) -> String {
         .unwrap_or_default()
 }
 
-/// The oracle's own replay of the retained log: the live files of every version it can
-/// rebuild (from version 0, or from the oldest decodable checkpoint that covers the
-/// removed commits), by version.
+/// The oracle's own replay of the retained log.
+struct Replay {
+    /// The live files of every version it can rebuild (from version 0, or from the oldest
+    /// decodable checkpoint that covers the removed commits), by version.
+    states: BTreeMap<u64, Files>,
+    /// Each application's transaction version at the last version.
+    apps: BTreeMap<String, i64>,
+}
+
 fn replay(
     store: &SimStore,
     parsed: &BTreeMap<u64, Commit>,
     checkpoints: &BTreeSet<u64>,
     first: u64,
     last: u64,
-) -> Result<BTreeMap<u64, Files>, String> {
+) -> Result<Replay, String> {
     let mut states = BTreeMap::new();
-    let (mut live, from) = if first == 0 {
-        (Files::new(), 0)
+    let (mut live, mut apps, from) = if first == 0 {
+        (Files::new(), BTreeMap::new(), 0)
     } else {
         let mut base = None;
         let mut why = Vec::new();
         for c in checkpoints.range(first - 1..=last) {
             let path = format!("{LOG}{c:020}.checkpoint.parquet");
-            match store.peek(&path).map(checkpoint_files) {
-                Some(Ok(files)) => {
-                    base = Some((*c, files));
+            match store.peek(&path).map(checkpoint) {
+                Some(Ok(ckpt)) => {
+                    base = Some((*c, ckpt));
                     break;
                 }
                 Some(Err(e)) => why.push(format!("{c}: {e}")),
                 None => why.push(format!("{c}: not a classic checkpoint")),
             }
         }
-        let Some((c, files)) = base else {
+        let Some((c, ckpt)) = base else {
             return Err(format!(
                 "commits below {first} are removed and no checkpoint that covers them decodes: {why:?}"
             ));
         };
-        states.insert(c, files.clone());
-        (files, c + 1)
+        states.insert(c, ckpt.files.clone());
+        (ckpt.files, ckpt.apps, c + 1)
     };
     for (v, c) in parsed.range(from..) {
         apply(&mut live, c);
+        for (app, version) in &c.apps {
+            apps.insert(app.clone(), *version);
+        }
         states.insert(*v, live.clone());
     }
-    Ok(states)
+    Ok(Replay { states, apps })
 }
 
 /// Checks the table in `store` against `model`. `Err` describes the first violation.
@@ -250,7 +261,7 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
             }
         }
     }
-    let states = replay(store, &parsed, &checkpoints, first, last)?;
+    let Replay { states, apps } = replay(store, &parsed, &checkpoints, first, last)?;
     for (v, live) in states.range(window_start..) {
         for ((p, _), f) in live {
             check_file(store, *v, p, f.size)?;
@@ -287,19 +298,23 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
             first_difference(&scanned, &rows)
         ));
     }
+    // Each application's version, in the oracle's replay and as the engine loads it.
     for (app, a) in &model.apps {
-        let got = latest.app_transaction_version(app, now_ms);
-        let ok = match (a.acked, got) {
-            (_, Some(g)) if a.unknown.contains(&g) => a.acked.is_none_or(|k| g >= k),
-            (Some(k), Some(g)) => g == k,
-            (None, None) => true,
-            _ => false,
-        };
-        if !ok {
-            return Err(format!(
-                "appId {app}: the table records version {got:?}; acknowledged {:?}, unknown {:?}",
-                a.acked, a.unknown
-            ));
+        let logged = apps.get(app).copied();
+        let loaded = latest.app_transaction_version(app, now_ms);
+        for (who, got) in [("the log records", logged), ("the engine loads", loaded)] {
+            let ok = match (a.acked, got) {
+                (_, Some(g)) if a.unknown.contains(&g) => a.acked.is_none_or(|k| g >= k),
+                (Some(k), Some(g)) => g == k,
+                (None, None) => true,
+                _ => false,
+            };
+            if !ok {
+                return Err(format!(
+                    "appId {app}: {who} version {got:?}; acknowledged {:?}, unknown {:?}",
+                    a.acked, a.unknown
+                ));
+            }
         }
     }
     // Versions of the window below the replay's checkpoint (their commits removed, the
@@ -445,7 +460,7 @@ mod tests {
     use alluvium::{CheckpointConfig, StorePath, WriteOptions};
 
     /// A table built through the engine's public API on a simulated store (no actor runs,
-    /// so no fault is injected): ids 1..=6 with value 10 × id, then a DELETE of 2 with its
+    /// so no fault is injected): ids 1..=6 with value 10 × id (appId `a` version 3), then a DELETE of 2 with its
     /// DV in a file, a DELETE of 4 with its DV inline, an UPDATE of 3, and a checkpoint.
     fn table_with_dvs() -> (Arc<SimStore>, Arc<Scheduler>) {
         let sched = Arc::new(Scheduler::new(7, 0, u64::MAX, false, FaultRates::default()));
@@ -465,7 +480,10 @@ mod tests {
         )
         .unwrap();
         let w = WriteOptions::default();
-        t.append([b], &w).unwrap();
+        let app = w
+            .clone()
+            .with_app_transaction(alluvium::AppTransaction::new("a", 3));
+        t.append([b], &app).unwrap();
         t.delete_str("id = 2", &w.clone().with_dv_files_only(true))
             .unwrap();
         t.delete_str("id = 4", &w.clone().with_dv_files_only(false))
@@ -485,7 +503,9 @@ mod tests {
             parsed.insert(v, parse_commit(v, &b).unwrap());
         }
         let last = *parsed.keys().last().unwrap();
-        replay(store, &parsed, &BTreeSet::new(), 0, last).unwrap()
+        replay(store, &parsed, &BTreeSet::new(), 0, last)
+            .unwrap()
+            .states
     }
 
     #[test]
@@ -515,7 +535,9 @@ mod tests {
         let ckpt = store
             .peek(&format!("{LOG}{last:020}.checkpoint.parquet"))
             .unwrap();
-        assert_eq!(checkpoint_files(ckpt).unwrap(), states[&last]);
+        assert_eq!(checkpoint_files(ckpt.clone()).unwrap(), states[&last]);
+        let apps = checkpoint(ckpt).unwrap().apps;
+        assert_eq!(apps, BTreeMap::from([("a".to_string(), 3)]));
     }
 
     #[test]
