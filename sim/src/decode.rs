@@ -87,6 +87,9 @@ pub(crate) struct Decoder<'a> {
     root: String,
     data: HashMap<String, Vec<(i64, i64)>>,
     dvs: HashMap<Dv, RoaringTreemap>,
+    /// Whether the last failure was a file that does not exist (as retention may leave an
+    /// old version), rather than a damaged one.
+    missing: bool,
 }
 
 impl<'a> Decoder<'a> {
@@ -96,11 +99,14 @@ impl<'a> Decoder<'a> {
             root: root.to_string(),
             data: HashMap::new(),
             dvs: HashMap::new(),
+            missing: false,
         }
     }
 
     /// The rows `files` hold, sorted (duplicates kept, so that a row present twice shows).
+    /// After an `Err`, [`Decoder::missing`] tells whether a file was absent.
     pub(crate) fn rows(&mut self, files: &Files) -> Result<Vec<(i64, i64)>, String> {
+        self.missing = false;
         let mut rows = Vec::new();
         for ((path, _), f) in files {
             let deleted = match &f.dv {
@@ -128,8 +134,15 @@ impl<'a> Decoder<'a> {
         Ok(rows)
     }
 
-    fn get(&self, path: &str, what: &str) -> Result<Bytes, String> {
-        (self.source)(path).ok_or_else(|| format!("{what} {path} does not exist"))
+    /// Whether the last [`Decoder::rows`] failed because a file does not exist.
+    pub(crate) fn missing(&self) -> bool {
+        self.missing
+    }
+
+    fn get(&mut self, path: &str, what: &str) -> Result<Bytes, String> {
+        let got = (self.source)(path);
+        self.missing = got.is_none();
+        got.ok_or_else(|| format!("{what} {path} does not exist"))
     }
 
     /// Every row of a data file, in its physical order (the DV's row indexes).
@@ -162,7 +175,7 @@ impl<'a> Decoder<'a> {
         Ok(bitmap)
     }
 
-    fn read_dv(&self, dv: &Dv) -> Result<RoaringTreemap, String> {
+    fn read_dv(&mut self, dv: &Dv) -> Result<RoaringTreemap, String> {
         let size = usize::try_from(dv.size).map_err(|_| "a negative size".to_string())?;
         // A missing offset is the first entry, after the format-version byte.
         let offset =
@@ -440,7 +453,7 @@ mod tests {
     #[test]
     fn damaged_deletion_vectors_are_errors() {
         let source = |_: &str| Some(Bytes::from_static(&[1, 0, 0, 0, 9, 1, 2]));
-        let d = Decoder::new(&source, "memory://");
+        let mut d = Decoder::new(&source, "memory://");
         let dv = |t: &str, p: &str| Dv {
             storage_type: t.into(),
             path_or_inline: p.into(),

@@ -127,6 +127,10 @@ pub struct Summary {
     pub steps: u64,
     /// The table's last version.
     pub versions: u64,
+    /// Readers' snapshots the oracle checked against its own decode of their versions,
+    /// and those it could not (older than the retention window with a file gone, or
+    /// their commits removed below the checkpoint its replay starts from).
+    pub reads: (u64, u64),
     /// Process crashes and machine crashes injected.
     pub crashes: (u64, u64),
     /// Whether the seed chose local-fs durability.
@@ -334,7 +338,7 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     }
     let mut model = std::mem::take(&mut *model.lock().unwrap_or_else(|e| e.into_inner()));
     model.settle_pending();
-    let versions = oracle::check(&store, &model, sched.now_ms()).map_err(|m| fail(m, &sched))?;
+    let verdict = oracle::check(&store, &model, sched.now_ms()).map_err(|m| fail(m, &sched))?;
     if state {
         kv::check(&store, &model.kv).map_err(|m| fail(m, &sched))?;
     }
@@ -342,7 +346,8 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     Ok(Summary {
         trace_hash: sched::hash_trace(&trace),
         steps,
-        versions,
+        versions: verdict.last,
+        reads: (verdict.reads_checked, verdict.reads_skipped),
         crashes: (process, machine),
         local_fs,
         unscheduled,

@@ -40,7 +40,7 @@ fn one_seed_replays_the_same_trace() {
 fn run_seeds(seeds: std::ops::Range<u64>, c: &Config) {
     let started = Instant::now();
     let (mut steps, mut versions, mut crashes) = (0, 0, (0, 0));
-    let (mut waits, mut unscheduled, mut kills) = (0, 0, (0, 0));
+    let (mut waits, mut unscheduled, mut kills, mut reads) = (0, 0, (0, 0), (0, 0));
     let (mut state_seeds, mut state) = (0, (0, 0, 0, 0));
     for seed in seeds.clone() {
         match run_seed(seed, c) {
@@ -49,6 +49,8 @@ fn run_seeds(seeds: std::ops::Range<u64>, c: &Config) {
                 let (k, asleep) = sibling_kills(&s.trace);
                 kills.0 += k;
                 kills.1 += asleep;
+                reads.0 += s.reads.0;
+                reads.1 += s.reads.1;
                 unscheduled += s.unscheduled;
                 steps += s.steps;
                 versions += s.versions;
@@ -69,10 +71,12 @@ fn run_seeds(seeds: std::ops::Range<u64>, c: &Config) {
         }
     }
     println!(
-        "seeds {seeds:?}: passed in {:.1?} ({steps} steps, {versions} versions, {} process and {} machine crashes, {waits} waits in the group-commit queue, {} group members killed by another member's crash ({} of them asleep in the queue); state store on {state_seeds} seeds: {} puts acknowledged, {} retried after an unknown outcome, {} left unknown, {} syncs)",
+        "seeds {seeds:?}: passed in {:.1?} ({steps} steps, {versions} versions, {} process and {} machine crashes, {} readers' snapshots checked against the oracle's decode and {} not (files gone past retention, or commits cleaned up), {waits} waits in the group-commit queue, {} group members killed by another member's crash ({} of them asleep in the queue); state store on {state_seeds} seeds: {} puts acknowledged, {} retried after an unknown outcome, {} left unknown, {} syncs)",
         started.elapsed(),
         crashes.0,
         crashes.1,
+        reads.0,
+        reads.1,
         kills.0,
         kills.1,
         state.0,
@@ -81,6 +85,7 @@ fn run_seeds(seeds: std::ops::Range<u64>, c: &Config) {
         state.3
     );
     assert_eq!(unscheduled, 0, "storage calls escaped the scheduler");
+    assert!(reads.0 > 0, "no reader's snapshot was checked");
     assert!(waits > 0, "no group member ever waited for a leader");
     assert!(
         kills.1 > 0,
