@@ -4,11 +4,14 @@
 //! each records in the model what the engine answered. A crash of the actor's process
 //! (any storage operation may be its last) makes it restart with a fresh table handle, as a
 //! new process would; a writer then retries the same append with the same `appId` and
-//! version, which must be skipped if the first attempt landed. The group's members share one
-//! handle with group commit on; a member's crash is its thread's alone (the handle lives on),
-//! and its retry is the same as any writer's. The state-store actor's operations are in
-//! `kv`.
+//! version, which must be skipped if the first attempt landed. The group's members are the
+//! threads of one process sharing one handle with group commit on ([`Process`]): a crash
+//! of any of them is the process's, so every member dies with it (the scheduler marks them
+//! all crashed; a member asleep in the group-commit queue wakes when the dead leader's
+//! commit fails, as its storage calls do) and restarts on the process's new handle; each
+//! then retries as any writer does. The state-store actor's operations are in `kv`.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -63,10 +66,49 @@ pub(crate) struct Actor {
     pub(crate) store: Arc<SimStore>,
     pub(crate) model: Arc<Mutex<Model>>,
     pub(crate) pool: Arc<rayon::ThreadPool>,
-    /// The handle the group's members share (one process, several threads): no thread
-    /// pool of its own, so each member's parallel sections run on the member's own pool,
-    /// which it is inside; `None` for every other actor.
-    pub(crate) shared: Option<Table>,
+    /// The process the group's members are threads of (one handle, several threads);
+    /// `None` for every other actor.
+    pub(crate) shared: Option<Arc<Process>>,
+    /// The generation of the process's handle this member holds.
+    pub(crate) generation: AtomicU64,
+}
+
+/// The process the group's members share: its table handle (group commit on, no thread
+/// pool of its own, so each member's parallel sections run on the member's own pool, which
+/// it is inside) and how many times the process restarted after a crash.
+pub(crate) struct Process {
+    store: Arc<SimStore>,
+    handle: Mutex<(u64, Table)>,
+}
+
+impl Process {
+    pub(crate) fn new(store: Arc<SimStore>) -> Process {
+        let table = Table::from_store(store.clone() as StoreRef);
+        Process {
+            store,
+            handle: Mutex::new((0, table)),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, (u64, Table)> {
+        self.handle.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The handle of the running process and its generation.
+    fn current(&self) -> (u64, Table) {
+        let h = self.lock();
+        (h.0, h.1.clone())
+    }
+
+    /// The handle after a crash that a member holding generation `held` saw: a new one,
+    /// unless another member already restarted the process since (then that one).
+    fn restart(&self, held: u64) -> (u64, Table) {
+        let mut h = self.lock();
+        if h.0 == held {
+            *h = (held + 1, Table::from_store(self.store.clone() as StoreRef));
+        }
+        (h.0, h.1.clone())
+    }
 }
 
 /// The table's schema: a row id and a value.
@@ -136,11 +178,13 @@ impl Actor {
     }
 
     /// A fresh handle, as a new process opens the table: own cache, no group commit (one
-    /// writer per process), the actor's one-thread pool. A member of the group keeps the
-    /// shared handle: its crash is its thread's, and the process lives on.
+    /// writer per process), the actor's one-thread pool. A member of the group takes its
+    /// process's handle.
     fn table(&self) -> Table {
-        if let Some(t) = &self.shared {
-            return t.clone();
+        if let Some(p) = &self.shared {
+            let (g, t) = p.current();
+            self.generation.store(g, Ordering::SeqCst);
+            return t;
         }
         Table::from_store(self.store.clone() as StoreRef)
             .with_thread_pool(self.pool.clone())
@@ -151,11 +195,19 @@ impl Actor {
         WriteOptions::default().with_retry(retry_policy())
     }
 
-    /// Takes a crash of the actor's process, if one happened: the handle is replaced.
+    /// Takes a crash of the actor's process, if one happened: the handle is replaced (a
+    /// member's by its restarted process's, the same for every member).
     fn crashed(&self, table: &mut Table) -> bool {
         let c = self.sched.take_crash(self.id);
         if c {
-            *table = self.table();
+            *table = match &self.shared {
+                Some(p) => {
+                    let (g, t) = p.restart(self.generation.load(Ordering::SeqCst));
+                    self.generation.store(g, Ordering::SeqCst);
+                    t
+                }
+                None => self.table(),
+            };
         }
         c
     }

@@ -13,7 +13,12 @@
 //! * the state-store actor and its oracle (`kv`): on some seeds a keyed state store
 //!   (`alluvium-state`) under the hidden directory `_kv`, whose final state is checked
 //!   against the simulator's own fold of the events put;
-//! * the oracle (`oracle`), which reads the log with its own JSON parsing.
+//! * the oracle (`oracle`), independent of the engine's code: it reads the log with its
+//!   own JSON parsing, replays it itself, and decodes the rows of a version itself
+//!   (`decode`: data files through the `parquet` crate's Arrow reader, deletion vectors
+//!   and checkpoints by hand), and judges the model and every reader's snapshot against
+//!   that decode. The engine's own load and scan are compared with it as checks of the
+//!   engine, never as the judge.
 //!
 //! What it must not know: the engine's internals. It drives alluvium only through the
 //! public API (`Table`, scans, write options), plus what the cargo feature `planted-bugs`
@@ -35,7 +40,11 @@
 //!
 //! Group commit: on 2 seeds in 5, three writers (the group; members 0 and 1 one
 //! application) share one table handle with group commit on, as threads of one process;
-//! every other actor has its own handle (its own process). A member that sleeps in the
+//! every other actor has its own handle (its own process). A crash of any member is the
+//! process's: the scheduler marks every member crashed (a member asleep in the queue too:
+//! it wakes when the dead leader's commit fails, for its calls fail as every call of a dead
+//! process does, so no wait is left without a waker), and each restarts on the process's
+//! one new handle. A member that sleeps in the
 //! group-commit queue tells the scheduler through the engine's hook
 //! (`alluvium::group_waits`, same cargo feature), which takes it out of the running until
 //! the actor that wakes it says so; then it waits for the token like any actor. The shared
@@ -48,6 +57,7 @@
 #![deny(missing_docs)]
 
 mod actors;
+mod decode;
 mod kv;
 mod model;
 mod oracle;
@@ -117,6 +127,10 @@ pub struct Summary {
     pub steps: u64,
     /// The table's last version.
     pub versions: u64,
+    /// Readers' snapshots the oracle checked against its own decode of their versions,
+    /// and those it could not (older than the retention window with a file gone, or
+    /// their commits removed below the checkpoint its replay starts from).
+    pub reads: (u64, u64),
     /// Process crashes and machine crashes injected.
     pub crashes: (u64, u64),
     /// Whether the seed chose local-fs durability.
@@ -246,7 +260,11 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     kv_created.map_err(|e| fail(e, &sched))?;
 
     // The group's handle: group commit on (the default), no thread pool of its own.
-    let shared = (members > 0).then(|| alluvium::Table::from_store(store.clone()));
+    let shared = (members > 0).then(|| Arc::new(actors::Process::new(store.clone())));
+    let group: Vec<usize> = (0..roles.len())
+        .filter(|i| matches!(roles[*i], Role::Member(_)))
+        .collect();
+    sched.share_process(&group);
     let model = Arc::new(Mutex::new(Model::default()));
     let panics = Arc::new(Mutex::new(Vec::<String>::new()));
     let mut threads = Vec::new();
@@ -273,6 +291,7 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
                 Role::Member(_) => shared.clone(),
                 _ => None,
             },
+            generation: std::sync::atomic::AtomicU64::new(0),
         };
         let panics = panics.clone();
         threads.push(std::thread::spawn(move || {
@@ -319,7 +338,7 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     }
     let mut model = std::mem::take(&mut *model.lock().unwrap_or_else(|e| e.into_inner()));
     model.settle_pending();
-    let versions = oracle::check(&store, &model, sched.now_ms()).map_err(|m| fail(m, &sched))?;
+    let verdict = oracle::check(&store, &model, sched.now_ms()).map_err(|m| fail(m, &sched))?;
     if state {
         kv::check(&store, &model.kv).map_err(|m| fail(m, &sched))?;
     }
@@ -327,7 +346,8 @@ pub fn run_seed(seed: u64, config: &Config) -> Result<Summary, Failure> {
     Ok(Summary {
         trace_hash: sched::hash_trace(&trace),
         steps,
-        versions,
+        versions: verdict.last,
+        reads: (verdict.reads_checked, verdict.reads_skipped),
         crashes: (process, machine),
         local_fs,
         unscheduled,

@@ -107,6 +107,9 @@ struct Actor {
     /// Asleep in the group-commit queue on this key until another actor wakes it: not
     /// runnable.
     blocked: Option<usize>,
+    /// The process the actor is a thread of, when it shares one with other actors (the
+    /// group's members): a process crash kills every thread of it.
+    process: Option<usize>,
 }
 
 #[derive(Debug)]
@@ -189,6 +192,7 @@ impl Scheduler {
                         held: false,
                         op_start_ms: CLOCK_START_MS,
                         blocked: None,
+                        process: None,
                     };
                     actors
                 ],
@@ -385,7 +389,18 @@ impl Scheduler {
         } else if roll < error_after {
             Some(Fault::ErrorAfter)
         } else if roll < crash {
+            // The process dies: every live thread of it (the group's members share one).
+            let process = st.actors[me].process;
             st.actors[me].crashed = true;
+            for i in 0..st.actors.len() {
+                let a = &mut st.actors[i];
+                if i != me && process.is_some() && a.process == process && !a.finished {
+                    a.crashed = true;
+                    let asleep = if a.blocked.is_some() { " (asleep)" } else { "" };
+                    let line = format!("{} a{me} crash kills a{i}{asleep} too", st.step);
+                    st.trace.push(line);
+                }
+            }
             st.process_crashes += 1;
             if st.rng.chance(0.5) {
                 Some(Fault::CrashBefore)
@@ -463,6 +478,17 @@ impl Scheduler {
         };
         st.trace.push(line);
         false
+    }
+
+    /// Makes actors `ids` threads of one process: a crash of any kills them all.
+    pub(crate) fn share_process(&self, ids: &[usize]) {
+        let mut st = self.lock();
+        let process = ids.first().copied();
+        for i in ids {
+            if let Some(a) = st.actors.get_mut(*i) {
+                a.process = process;
+            }
+        }
     }
 
     /// Whether `me` crashed (and clears it: the actor restarts now).

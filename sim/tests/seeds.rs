@@ -40,12 +40,17 @@ fn one_seed_replays_the_same_trace() {
 fn run_seeds(seeds: std::ops::Range<u64>, c: &Config) {
     let started = Instant::now();
     let (mut steps, mut versions, mut crashes) = (0, 0, (0, 0));
-    let (mut waits, mut unscheduled) = (0, 0);
+    let (mut waits, mut unscheduled, mut kills, mut reads) = (0, 0, (0, 0), (0, 0));
     let (mut state_seeds, mut state) = (0, (0, 0, 0, 0));
     for seed in seeds.clone() {
         match run_seed(seed, c) {
             Ok(s) => {
                 waits += group_waits(&s.trace);
+                let (k, asleep) = sibling_kills(&s.trace);
+                kills.0 += k;
+                kills.1 += asleep;
+                reads.0 += s.reads.0;
+                reads.1 += s.reads.1;
                 unscheduled += s.unscheduled;
                 steps += s.steps;
                 versions += s.versions;
@@ -66,17 +71,26 @@ fn run_seeds(seeds: std::ops::Range<u64>, c: &Config) {
         }
     }
     println!(
-        "seeds {seeds:?}: passed in {:.1?} ({steps} steps, {versions} versions, {} process and {} machine crashes, {waits} waits in the group-commit queue; state store on {state_seeds} seeds: {} puts acknowledged, {} retried after an unknown outcome, {} left unknown, {} syncs)",
+        "seeds {seeds:?}: passed in {:.1?} ({steps} steps, {versions} versions, {} process and {} machine crashes, {} readers' snapshots checked against the oracle's decode and {} not (files gone past retention, or commits cleaned up), {waits} waits in the group-commit queue, {} group members killed by another member's crash ({} of them asleep in the queue); state store on {state_seeds} seeds: {} puts acknowledged, {} retried after an unknown outcome, {} left unknown, {} syncs)",
         started.elapsed(),
         crashes.0,
         crashes.1,
+        reads.0,
+        reads.1,
+        kills.0,
+        kills.1,
         state.0,
         state.1,
         state.2,
         state.3
     );
     assert_eq!(unscheduled, 0, "storage calls escaped the scheduler");
+    assert!(reads.0 > 0, "no reader's snapshot was checked");
     assert!(waits > 0, "no group member ever waited for a leader");
+    assert!(
+        kills.1 > 0,
+        "no group member asleep in the queue died with its process"
+    );
     assert!(
         state.0 > 0 && state.3 > 0,
         "no state put or sync was acknowledged"
@@ -89,6 +103,17 @@ fn group_waits(trace: &[String]) -> usize {
         .iter()
         .filter(|l| l.ends_with("waits in the group-commit queue"))
         .count()
+}
+
+/// How often a group member's crash killed another member (its process's thread), and
+/// how often that member was asleep in the group-commit queue then.
+fn sibling_kills(trace: &[String]) -> (usize, usize) {
+    let kills = trace.iter().filter(|l| l.contains(" crash kills "));
+    let asleep = kills
+        .clone()
+        .filter(|l| l.ends_with("(asleep) too"))
+        .count();
+    (kills.count(), asleep)
 }
 
 #[test]
