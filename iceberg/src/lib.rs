@@ -47,4 +47,6 @@ pub fn sync_after_commit(configuration: &std::collections::HashMap<String, Strin
         .get(SYNC_PROPERTY)
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
 }
-pub use sync::{DELTA_TIMESTAMP_KEY, DELTA_VERSION_KEY, SyncReport, sync, synced_versions};
+pub use sync::{
+    DELTA_TIMESTAMP_KEY, DELTA_VERSION_KEY, SyncReport, sync, sync_from, synced_versions,
+};

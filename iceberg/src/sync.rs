@@ -82,7 +82,39 @@ pub struct SyncReport {
 /// errors; [`IcebergError::CorruptMetadata`] if existing metadata is unreadable or belongs to
 /// another table; [`IcebergError::Contended`] after losing the race too often.
 pub fn sync(store: StoreRef, target: VersionSpec) -> Result<SyncReport> {
-    let target = Snapshot::load(store.clone(), target)?;
+    sync_from(store, target, None)
+}
+
+/// The snapshot of `version`: advanced from `held` when that is of an earlier or the same
+/// version (only the commits between are read), else loaded.
+fn snapshot_of(store: &StoreRef, held: Option<&Snapshot>, version: Version) -> Result<Snapshot> {
+    if let Some(h) = held.filter(|h| h.version() <= version)
+        && let Ok(s) = h.advance_to(version)
+    {
+        return Ok(s);
+    }
+    Ok(Snapshot::load(
+        store.clone(),
+        VersionSpec::Version(version),
+    )?)
+}
+
+/// As [`sync`], starting from a snapshot the caller already holds (a writer's read
+/// snapshot, after its commit): the versions the sync needs from it on are built by applying
+/// only their commits, instead of loading each one from the checkpoint. What is written is
+/// the same as [`sync`] writes.
+///
+/// # Errors
+/// As [`sync`].
+pub fn sync_from(
+    store: StoreRef,
+    target: VersionSpec,
+    held: Option<&Snapshot>,
+) -> Result<SyncReport> {
+    let target = match target {
+        VersionSpec::Version(v) => snapshot_of(&store, held, v)?,
+        spec => Snapshot::load(store.clone(), spec)?,
+    };
     let mut report = SyncReport::default();
     for attempt in 0..MAX_ATTEMPTS {
         let current = metadata::latest(store.as_ref())?;
@@ -102,14 +134,15 @@ pub fn sync(store: StoreRef, target: VersionSpec) -> Result<SyncReport> {
             Some(l) => (l + 1..=target.version()).collect(),
         };
         let mut previous = match last {
-            Some(l) => Some(Snapshot::load(store.clone(), VersionSpec::Version(l))?),
+            Some(l) => Some(snapshot_of(&store, held, l)?),
             None => None,
         };
         for v in &versions {
             let snap = if *v == target.version() {
                 target.clone()
             } else {
-                Snapshot::load(store.clone(), VersionSpec::Version(*v))?
+                // Each version from the one before: only its commit is read.
+                snapshot_of(&store, previous.as_ref().or(held), *v)?
             };
             state.add_version(previous.as_ref(), &snap)?;
             previous = Some(snap);

@@ -74,7 +74,7 @@ impl Table {
             _ => self.post_commit(report.version),
         };
         if iceberg {
-            post.iceberg_sync = Some(self.iceberg_after_commit(report.version));
+            post.iceberg_sync = Some(self.iceberg_after_commit(report.version, None));
         }
         let mut summary = CommitSummary::new(report, post);
         if auto_compact {

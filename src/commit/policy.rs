@@ -44,9 +44,12 @@ impl Table {
         let interval = txn
             .effective_metadata()
             .map(|m| TableProperties(&m.configuration).checkpoint_interval());
+        // The snapshot the transaction read: the sync builds the versions it needs from it
+        // by applying their commits, instead of loading them from the checkpoint.
         let iceberg = txn
             .effective_metadata()
-            .is_some_and(|m| alluvium_iceberg::sync_after_commit(&m.configuration));
+            .is_some_and(|m| alluvium_iceberg::sync_after_commit(&m.configuration))
+            .then(|| txn.read_snapshot().cloned());
         let commit = txn.commit()?;
         let mut post = match interval {
             Some(i) if !alluvium_compaction::checkpoint_due(i, commit.version) => {
@@ -54,8 +57,8 @@ impl Table {
             }
             _ => self.post_commit(commit.version),
         };
-        if iceberg {
-            post.iceberg_sync = Some(self.iceberg_after_commit(commit.version));
+        if let Some(held) = iceberg {
+            post.iceberg_sync = Some(self.iceberg_after_commit(commit.version, held.as_ref()));
         }
         let mut summary = CommitSummary::new(commit, post);
         summary.auto_compaction = self.auto_compact(&adds);
@@ -84,7 +87,7 @@ impl Table {
         if alluvium_iceberg::sync_after_commit(&snapshot.metadata().configuration)
             && let Some((v, post)) = post_commits.last_mut()
         {
-            post.iceberg_sync = Some(self.iceberg_after_commit(*v));
+            post.iceberg_sync = Some(self.iceberg_after_commit(*v, Some(snapshot.inner())));
         }
         Ok(OptimizeSummary {
             report,
@@ -142,12 +145,16 @@ impl Table {
 
     /// The Iceberg sync after a commit of `version` (the `alluvium.iceberg.sync` property):
     /// up to that version, so a later commit is left to its own post-commit step.
+    /// `held`: a snapshot of an earlier version the caller has (what the commit read).
     pub(crate) fn iceberg_after_commit(
         &self,
         version: Version,
+        held: Option<&alluvium_mvcc::Snapshot>,
     ) -> std::result::Result<alluvium_iceberg::SyncReport, Arc<Error>> {
-        self.run(|| alluvium_iceberg::sync(self.store().clone(), VersionSpec::Version(version)))
-            .map_err(|e| Arc::new(Error::from(e)))
+        self.run(|| {
+            alluvium_iceberg::sync_from(self.store().clone(), VersionSpec::Version(version), held)
+        })
+        .map_err(|e| Arc::new(Error::from(e)))
     }
 
     /// Post-commit work after committing `version`: a checkpoint when the interval says so,

@@ -122,7 +122,8 @@ impl Table {
         let commit = txn.commit()?;
         let mut post = self.post_commit(commit.version);
         if iceberg {
-            post.iceberg_sync = Some(self.iceberg_after_commit(commit.version));
+            post.iceberg_sync =
+                Some(self.iceberg_after_commit(commit.version, Some(snapshot.inner())));
         }
         Ok(CommitSummary::new(commit, post))
     }

@@ -607,6 +607,48 @@ fn refresh_reads_only_the_new_commits() {
     check(&mem, 1, 0);
 }
 
+/// `advance_to(v)` builds version v from an earlier snapshot by applying only the commits
+/// between (no checkpoint read) and equals a load of v; it never goes backwards or past the
+/// latest version.
+#[test]
+fn advance_to_builds_a_later_version_from_the_commits_between() {
+    let (_dir, t) = table_with_checkpoint();
+    let base = crate::mvcc(&t.snapshot().unwrap());
+    for i in 0..3 {
+        t.append(
+            [batch(&[200 + i], Some("c"), false)],
+            &WriteOptions::default(),
+        )
+        .unwrap();
+    }
+    t.delete_str("id = 200", &WriteOptions::default()).unwrap();
+    let target = base.version() + 4;
+    let advanced = base.advance_to(target).unwrap();
+    let loaded =
+        alluvium_mvcc::Snapshot::load(base.store().clone(), VersionSpec::Version(target)).unwrap();
+    let paths = |s: &alluvium_mvcc::Snapshot| {
+        s.files()
+            .map(|a| a.path.clone())
+            .collect::<BTreeSet<String>>()
+    };
+    assert_eq!(advanced.version(), target);
+    assert_eq!(paths(&advanced), paths(&loaded));
+    assert_eq!(advanced.timestamp_ms(), loaded.timestamp_ms());
+    let r = advanced.report();
+    assert_eq!((r.commits_read, r.checkpoint_files_read), (4, 0), "{r:?}");
+    let mid = base.advance_to(base.version() + 1).unwrap();
+    assert_eq!(mid.num_files(), base.num_files() + 1);
+    assert_eq!(advanced.advance_to(target).unwrap().version(), target);
+    assert!(
+        advanced.advance_to(base.version()).is_err(),
+        "never backwards"
+    );
+    assert!(
+        base.advance_to(target + 5).is_err(),
+        "never past the latest"
+    );
+}
+
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {

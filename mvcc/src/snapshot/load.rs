@@ -437,11 +437,42 @@ fn new_commits(
 }
 
 pub(super) fn refresh(base: &Snapshot) -> Result<Snapshot> {
+    refresh_to(base, None)
+}
+
+/// [`refresh`], stopping at `bound` when given: the snapshot of exactly that version.
+pub(super) fn refresh_to(base: &Snapshot, bound: Option<Version>) -> Result<Snapshot> {
+    if let Some(b) = bound
+        && b <= base.version()
+    {
+        if b == base.version() {
+            return Ok(base.clone());
+        }
+        return Err(LogError::VersionNotFound {
+            version: b,
+            reason: format!(
+                "a snapshot only advances: this one is of version {}",
+                base.version()
+            ),
+        }
+        .into());
+    }
     let started = Instant::now();
     let store = base.store.clone();
     let requests_before = store.request_counts();
     let mut report = SnapshotReport::default();
-    let tail = new_commits(store.as_ref(), base.version() + 1, &mut report)?;
+    let mut tail = new_commits(store.as_ref(), base.version() + 1, &mut report)?;
+    if let Some(b) = bound {
+        tail.retain(|f| f.version <= b);
+        let reached = tail.last().map_or(base.version(), |l| l.version);
+        if reached != b {
+            return Err(LogError::VersionNotFound {
+                version: b,
+                reason: format!("the latest version is {reached}"),
+            }
+            .into());
+        }
+    }
     let Some(last) = tail.last().cloned() else {
         return Ok(base.clone());
     };

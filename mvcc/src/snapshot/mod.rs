@@ -96,6 +96,17 @@ impl Snapshot {
         load::refresh(self)
     }
 
+    /// The snapshot of `version`, a later version than this one, built from it by applying
+    /// only the commits after it up to `version` (no checkpoint is read): what
+    /// [`Snapshot::load`] gives for that version, for the cost of those commits.
+    ///
+    /// # Errors
+    /// `VersionNotFound` if `version` is below this one or beyond the latest;
+    /// `NonContiguousLog` if a commit between is missing.
+    pub fn advance_to(&self, version: Version) -> crate::Result<Snapshot> {
+        load::refresh_to(self, Some(version))
+    }
+
     /// The next version, whose commit this process has just written as `actions`, without
     /// reading it back (a group commit publishes it for the next writers; SPEC.md §35).
     /// `file_time` stands for the commit file's modification time (ignored where
