@@ -452,7 +452,11 @@ impl<'a> State<'a> {
         for (path, old) in &before {
             if !after.contains_key(path) {
                 removed_data.insert(self.file_path(path));
-                summary.deleted_records += records_of(old);
+                summary.deleted_records += match records_of(old) {
+                    Some(n) => n,
+                    // As the entry counted it; a file already gone counts 0.
+                    None => previous.and_then(|p| footer_rows(p, old).ok()).unwrap_or(0),
+                };
                 if old.deletion_vector.is_some() {
                     removed_deletes.insert(self.delete_file_path(old));
                     summary.removed_delete_files += 1;
@@ -583,7 +587,27 @@ impl<'a> State<'a> {
             .files()
             .filter(|a| a.deletion_vector.is_some())
             .collect();
-        let total_records: i64 = snap.files().map(records_of).sum();
+        // The parent's total plus this version's change: parsing every file's statistics
+        // again would make a one-commit sync cost as much as the table is large.
+        let parent_total = parent
+            .and_then(|id| {
+                self.metadata["snapshots"]
+                    .as_array()?
+                    .iter()
+                    .find(|s| s["snapshot-id"].as_i64() == Some(id))
+            })
+            .and_then(|s| {
+                s.pointer("/summary/total-records")?
+                    .as_str()?
+                    .parse::<i64>()
+                    .ok()
+            });
+        let total_records = match (parent, parent_total) {
+            (_, Some(t)) => t + summary.added_records - summary.deleted_records,
+            // The first snapshot: every live file was added.
+            (None, None) => summary.added_records,
+            (Some(_), None) => snap.files().map(|a| records_of(a).unwrap_or(0)).sum(),
+        };
         let total_deletes: i64 = dvs
             .iter()
             .filter_map(|a| a.deletion_vector.as_ref())
@@ -1050,12 +1074,12 @@ fn push(m: &mut Value, key: &str, v: Value) {
     }
 }
 
-fn records_of(a: &Add) -> i64 {
+/// `numRecords` of a file's statistics, if it has them.
+fn records_of(a: &Add) -> Option<i64> {
     a.stats
         .as_deref()
         .and_then(FileStats::parse)
         .and_then(|s| s.num_records)
-        .unwrap_or(0)
 }
 
 fn ice_type_of(v: &Value) -> Option<crate::schema::IceType> {

@@ -566,3 +566,52 @@ fn a_sync_from_a_held_snapshot_writes_what_a_plain_sync_writes() {
     assert_eq!(from.synced_versions, plain.synced_versions);
     assert_eq!(listing(dir.path()), after_plain);
 }
+
+#[test]
+fn each_snapshot_summary_totals_its_live_files() {
+    // total-records is carried from the parent's summary (not re-parsed from every file's
+    // statistics): it must still equal the live data entries' record counts.
+    let dir = tempfile::tempdir().unwrap();
+    let t = history(dir.path());
+    t.sync_iceberg().unwrap();
+    let w = WriteOptions::default();
+    t.delete_str("id < 5", &w).unwrap();
+    t.append([batch(30..37)], &w).unwrap();
+    t.overwrite([batch(100..104)], None, &w).unwrap();
+    t.append([batch(7..9)], &w).unwrap();
+    t.sync_iceberg().unwrap();
+    let store = alluvium_storage::LocalFsStore::new(dir.path());
+    let (_, m) = metadata::latest(&store).unwrap().unwrap();
+    let location = m["location"].as_str().unwrap().to_string();
+    for s in m["snapshots"].as_array().unwrap() {
+        let files = alluvium_iceberg::tree::snapshot_files(&store, &location, s).unwrap();
+        let (mut records, mut data, mut deletes) = (0i64, 0usize, 0usize);
+        for e in files.manifests.iter().flat_map(|(_, e)| e) {
+            match (e.status, e.file.content) {
+                (Status::Deleted, _) => {}
+                (_, Content::Data) => {
+                    records += e.file.record_count;
+                    data += 1;
+                }
+                (_, Content::PositionDeletes) => deletes += 1,
+            }
+        }
+        let summary = &s["summary"];
+        let v = summary["delta-version"].as_str().unwrap();
+        assert_eq!(
+            summary["total-records"].as_str().unwrap(),
+            records.to_string(),
+            "version {v}"
+        );
+        assert_eq!(
+            summary["total-data-files"].as_str().unwrap(),
+            data.to_string(),
+            "version {v}"
+        );
+        assert_eq!(
+            summary["total-delete-files"].as_str().unwrap(),
+            deletes.to_string(),
+            "version {v}"
+        );
+    }
+}
