@@ -262,6 +262,12 @@ impl Table {
         })
     }
 
+    /// The newest snapshot this handle has seen, without any I/O (`None` before the first
+    /// load).
+    pub(crate) fn cached_snapshot(&self) -> Option<Arc<alluvium_mvcc::Snapshot>> {
+        self.cache.get()
+    }
+
     /// The snapshot of a version, or as of a timestamp.
     ///
     /// # Errors
