@@ -46,10 +46,16 @@ impl Table {
             .map(|m| TableProperties(&m.configuration).checkpoint_interval());
         // The snapshot the transaction read: the sync builds the versions it needs from it
         // by applying their commits, instead of loading them from the checkpoint.
+        // (A blind append reads no snapshot: then the handle's cached one, taken before the
+        // commit publishes a newer one.)
         let iceberg = txn
             .effective_metadata()
             .is_some_and(|m| alluvium_iceberg::sync_after_commit(&m.configuration))
-            .then(|| txn.read_snapshot().cloned());
+            .then(|| {
+                txn.read_snapshot()
+                    .cloned()
+                    .or_else(|| self.cached_snapshot().map(|s| (*s).clone()))
+            });
         let commit = txn.commit()?;
         let mut post = match interval {
             Some(i) if !alluvium_compaction::checkpoint_due(i, commit.version) => {
