@@ -29,6 +29,13 @@ impl Table {
     /// # Errors
     /// As [`alluvium_mvcc::GroupCommit::commit`].
     pub(crate) fn commit_in_group(&self, txn: Transaction) -> Result<WriteOutcome> {
+        // What this writer saw before the group published a newer version: the Iceberg
+        // sync (when the table asks for it) starts from it. Cheap: a snapshot shares its
+        // state.
+        let before = txn
+            .read_snapshot()
+            .cloned()
+            .or_else(|| self.cached_snapshot().map(|s| (*s).clone()));
         let m = match self.group_commit().commit(txn)? {
             MemberOutcome::Committed(m) => *m,
             MemberOutcome::Skipped {
@@ -74,7 +81,7 @@ impl Table {
             _ => self.post_commit(report.version),
         };
         if iceberg {
-            post.iceberg_sync = Some(self.iceberg_after_commit(report.version, None));
+            post.iceberg_sync = Some(self.iceberg_after_commit(report.version, before.as_ref()));
         }
         let mut summary = CommitSummary::new(report, post);
         if auto_compact {
