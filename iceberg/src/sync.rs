@@ -73,6 +73,10 @@ pub struct SyncReport {
     pub delete_files: usize,
     /// Times another sync won the metadata file first and this one continued after it.
     pub lost_races: u32,
+    /// Delta snapshots loaded from the log's checkpoint (the others were advanced from a
+    /// snapshot already held, reading only their commits): 0 for a post-commit sync that
+    /// follows the previous one.
+    pub snapshots_loaded: u32,
 }
 
 /// Syncs the Iceberg metadata of the table in `store` up to `target`.
@@ -87,12 +91,18 @@ pub fn sync(store: StoreRef, target: VersionSpec) -> Result<SyncReport> {
 
 /// The snapshot of `version`: advanced from `held` when that is of an earlier or the same
 /// version (only the commits between are read), else loaded.
-fn snapshot_of(store: &StoreRef, held: Option<&Snapshot>, version: Version) -> Result<Snapshot> {
+fn snapshot_of(
+    store: &StoreRef,
+    held: Option<&Snapshot>,
+    version: Version,
+    loaded: &mut u32,
+) -> Result<Snapshot> {
     if let Some(h) = held.filter(|h| h.version() <= version)
         && let Ok(s) = h.advance_to(version)
     {
         return Ok(s);
     }
+    *loaded += 1;
     Ok(Snapshot::load(
         store.clone(),
         VersionSpec::Version(version),
@@ -111,11 +121,14 @@ pub fn sync_from(
     target: VersionSpec,
     held: Option<&Snapshot>,
 ) -> Result<SyncReport> {
-    let target = match target {
-        VersionSpec::Version(v) => snapshot_of(&store, held, v)?,
-        spec => Snapshot::load(store.clone(), spec)?,
-    };
     let mut report = SyncReport::default();
+    let target = match target {
+        VersionSpec::Version(v) => snapshot_of(&store, held, v, &mut report.snapshots_loaded)?,
+        spec => {
+            report.snapshots_loaded += 1;
+            Snapshot::load(store.clone(), spec)?
+        }
+    };
     for attempt in 0..MAX_ATTEMPTS {
         let current = metadata::latest(store.as_ref())?;
         let mut state = State::open(&store, &target, current)?;
@@ -134,7 +147,7 @@ pub fn sync_from(
             Some(l) => (l + 1..=target.version()).collect(),
         };
         let mut previous = match last {
-            Some(l) => Some(snapshot_of(&store, held, l)?),
+            Some(l) => Some(snapshot_of(&store, held, l, &mut report.snapshots_loaded)?),
             None => None,
         };
         for v in &versions {
@@ -142,7 +155,12 @@ pub fn sync_from(
                 target.clone()
             } else {
                 // Each version from the one before: only its commit is read.
-                snapshot_of(&store, previous.as_ref().or(held), *v)?
+                snapshot_of(
+                    &store,
+                    previous.as_ref().or(held),
+                    *v,
+                    &mut report.snapshots_loaded,
+                )?
             };
             state.add_version(previous.as_ref(), &snap)?;
             previous = Some(snap);

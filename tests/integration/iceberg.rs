@@ -615,3 +615,44 @@ fn each_snapshot_summary_totals_its_live_files() {
         );
     }
 }
+
+#[test]
+fn a_post_commit_sync_loads_no_snapshot_from_the_checkpoint() {
+    // The sync after a commit starts from the snapshot the writer held (a blind append's
+    // cached one, taken before a group publishes): it applies only the new commit.
+    for grouped in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Table::open(dir.path().to_str().unwrap()).unwrap();
+        if !grouped {
+            t = t.with_group_commit(alluvium::GroupCommitOptions::default().with_enabled(false));
+        }
+        let props = HashMap::from([
+            (
+                alluvium::ICEBERG_SYNC_PROPERTY.to_string(),
+                "true".to_string(),
+            ),
+            ("delta.checkpointInterval".to_string(), "2".to_string()),
+        ]);
+        t.create(&batch(0..0).schema(), &[], &props).unwrap();
+        for i in 0..5 {
+            let s = t
+                .append([batch(i * 10..i * 10 + 3)], &WriteOptions::default())
+                .unwrap();
+            let r = s.report().unwrap().iceberg_sync.clone().unwrap().unwrap();
+            assert_eq!(r.synced_versions, vec![i as u64 + 1], "grouped {grouped}");
+            if i > 0 {
+                assert_eq!(
+                    r.snapshots_loaded, 0,
+                    "grouped {grouped}, append {i}: {r:?}"
+                );
+            }
+        }
+        let d = t.delete_str("id = 1", &WriteOptions::default()).unwrap();
+        let r = d.report().unwrap().iceberg_sync.clone().unwrap().unwrap();
+        assert_eq!(
+            (r.synced_versions.clone(), r.snapshots_loaded),
+            (vec![6], 0),
+            "{r:?}"
+        );
+    }
+}
