@@ -391,7 +391,10 @@ impl Error {
                 _ => ErrorKind::Other,
             },
             Cause::Iceberg(e) => match e {
-                alluvium_iceberg::IcebergError::UnsupportedType { .. } => ErrorKind::Unsupported,
+                alluvium_iceberg::IcebergError::UnsupportedType { .. }
+                | alluvium_iceberg::IcebergError::UnsupportedTypeChange { .. } => {
+                    ErrorKind::Unsupported
+                }
                 alluvium_iceberg::IcebergError::CorruptMetadata { .. }
                 | alluvium_iceberg::IcebergError::Convert { .. } => ErrorKind::Corrupt,
                 alluvium_iceberg::IcebergError::Contended { .. } => ErrorKind::Contention,

@@ -32,6 +32,20 @@ pub enum IcebergError {
         /// The Delta type.
         delta_type: String,
     },
+    /// A column's type changed in a way Iceberg v2 cannot promote (only int to long, float
+    /// to double and wider decimals): Iceberg readers would misread the files written
+    /// before; versions from the change on are not synced.
+    #[error(
+        "column `{column}` changed from {from} to {to}, which Iceberg v2 cannot promote (only int to long, float to double and wider decimals); the table is not synced past this change"
+    )]
+    UnsupportedTypeChange {
+        /// The column (top-level name).
+        column: String,
+        /// The Iceberg type before.
+        from: String,
+        /// The Iceberg type after.
+        to: String,
+    },
     /// Existing Iceberg metadata cannot be read or does not belong to this table.
     #[error("Iceberg metadata {file}: {reason}")]
     CorruptMetadata {

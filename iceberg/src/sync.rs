@@ -698,6 +698,9 @@ impl<'a> State<'a> {
         let id = if same {
             current_id
         } else {
+            if let Some(cur) = &current {
+                check_promotions(cur, &converted.struct_json)?;
+            }
             let id = m["schemas"]
                 .as_array()
                 .map(|s| {
@@ -1037,6 +1040,91 @@ struct Counts {
     added_records: i64,
     deleted_records: i64,
     added_position_deletes: i64,
+}
+
+/// Every primitive field of an Iceberg struct JSON by id: its name (the top-level column's
+/// for nested ones) and type.
+fn primitive_fields(t: &Value, column: Option<&str>, out: &mut HashMap<i64, (String, String)>) {
+    let visit = |id: Option<i64>,
+                 name: &str,
+                 ty: &Value,
+                 out: &mut HashMap<i64, (String, String)>| match (id, ty.as_str()) {
+        (Some(id), Some(prim)) => {
+            out.insert(id, (name.to_string(), prim.to_string()));
+        }
+        _ => primitive_fields(ty, Some(name), out),
+    };
+    match t["type"].as_str() {
+        Some("struct") => {
+            for f in t["fields"].as_array().into_iter().flatten() {
+                let name = column.or(f["name"].as_str()).unwrap_or_default();
+                visit(f["id"].as_i64(), name, &f["type"], out);
+            }
+        }
+        Some("list") => visit(
+            t["element-id"].as_i64(),
+            column.unwrap_or_default(),
+            &t["element"],
+            out,
+        ),
+        Some("map") => {
+            visit(
+                t["key-id"].as_i64(),
+                column.unwrap_or_default(),
+                &t["key"],
+                out,
+            );
+            visit(
+                t["value-id"].as_i64(),
+                column.unwrap_or_default(),
+                &t["value"],
+                out,
+            );
+        }
+        _ => {}
+    }
+}
+
+/// Whether Iceberg v2 promotes `from` to `to` (table spec, "Schema Evolution"): int to
+/// long, float to double, a decimal to a wider precision of the same scale.
+fn promotes(from: &str, to: &str) -> bool {
+    let decimal = |t: &str| -> Option<(u32, u32)> {
+        let (p, s) = t
+            .strip_prefix("decimal(")?
+            .strip_suffix(')')?
+            .split_once(',')?;
+        Some((p.trim().parse().ok()?, s.trim().parse().ok()?))
+    };
+    match (from, to) {
+        ("int", "long") | ("float", "double") => true,
+        _ => {
+            matches!((decimal(from), decimal(to)), (Some((p1, s1)), Some((p2, s2))) if s1 == s2 && p2 >= p1)
+        }
+    }
+}
+
+/// Refuses a schema change Iceberg readers would misread: a field keeping its id with a
+/// type Iceberg v2 cannot promote to (Delta's type widening also allows integer to double,
+/// date to timestamp_ntz and decimal scale changes).
+fn check_promotions(current: &Value, next: &Value) -> Result<()> {
+    let (mut before, mut after) = (HashMap::new(), HashMap::new());
+    primitive_fields(current, None, &mut before);
+    primitive_fields(next, None, &mut after);
+    let mut changed: Vec<(&i64, &(String, String))> = after.iter().collect();
+    changed.sort_by_key(|(id, _)| **id);
+    for (id, (column, to)) in changed {
+        if let Some((_, from)) = before.get(id)
+            && from != to
+            && !promotes(from, to)
+        {
+            return Err(IcebergError::UnsupportedTypeChange {
+                column: column.clone(),
+                from: from.clone(),
+                to: to.clone(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The row count in a data file's Parquet footer.

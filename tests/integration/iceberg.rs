@@ -656,3 +656,41 @@ fn a_post_commit_sync_loads_no_snapshot_from_the_checkpoint() {
         );
     }
 }
+
+#[test]
+fn widenings_iceberg_cannot_promote_are_refused_and_the_others_sync() {
+    use alluvium_txlog::schema::PrimitiveType;
+    let dir = tempfile::tempdir().unwrap();
+    let t = Table::open(dir.path().to_str().unwrap()).unwrap();
+    let schema = Arc::new(arrow::datatypes::Schema::new(vec![
+        arrow::datatypes::Field::new("a", arrow::datatypes::DataType::Int32, true),
+        arrow::datatypes::Field::new("b", arrow::datatypes::DataType::Int32, true),
+    ]));
+    t.create(&schema, &[], alluvium::NO_PROPERTIES).unwrap();
+    t.sync_iceberg().unwrap();
+    // int to long: an Iceberg promotion; the field keeps its id in a new schema.
+    t.change_column_type("a", PrimitiveType::Long).unwrap();
+    assert_eq!(t.sync_iceberg().unwrap().synced_versions, vec![1]);
+    let store = alluvium_storage::LocalFsStore::new(dir.path());
+    let (_, m) = metadata::latest(&store).unwrap().unwrap();
+    let schemas = m["schemas"].as_array().unwrap();
+    assert_eq!(schemas.len(), 2);
+    assert_eq!(schemas[1]["fields"][0]["id"], schemas[0]["fields"][0]["id"]);
+    assert_eq!(schemas[1]["fields"][0]["type"], "long");
+    // int to double: Delta widens, Iceberg v2 cannot promote.
+    t.change_column_type("b", PrimitiveType::Double).unwrap();
+    let e = t.sync_iceberg().unwrap_err();
+    assert_eq!(e.kind(), alluvium::ErrorKind::Unsupported);
+    assert!(
+        e.to_string()
+            .contains("column `b` changed from int to double"),
+        "{e}"
+    );
+    assert_eq!(
+        alluvium_iceberg::synced_versions(&store)
+            .unwrap()
+            .into_keys()
+            .max(),
+        Some(1)
+    );
+}
