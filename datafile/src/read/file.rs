@@ -115,21 +115,14 @@ fn row_selection(rows: &RoaringTreemap) -> RowSelection {
     RowSelection::from(selectors)
 }
 
-/// The row count of the file's Parquet footer.
+/// The row count of the file's Parquet footer (read alone where the log's size allows).
 pub(super) fn physical_rows(scan: &ReadPlan, add: &Add) -> Result<u64> {
     let location = resolve(&add.path, &scan.layout.root)?;
-    let shown = location.to_string();
-    let bytes: Bytes = scan.layout.store.get_location(&location).map_err(|e| {
-        if e.is_not_found() {
-            file_error(&shown, "the data file referenced by the log is missing")
-        } else {
-            DataFileError::Storage(e)
-        }
-    })?;
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| file_error(&shown, e))?;
-    u64::try_from(builder.metadata().file_metadata().num_rows())
-        .map_err(|_| file_error(&shown, "negative row count in the footer"))
+    super::footer::footer_row_count(
+        scan.layout.store.as_ref(),
+        &location,
+        u64::try_from(add.size).ok(),
+    )
 }
 
 /// A data file's bytes, footer and deletion vector, loaded once for one or two reads.

@@ -9,6 +9,7 @@
 
 mod conform;
 mod file;
+mod footer;
 mod row_tracking;
 mod stream;
 #[cfg(test)]
@@ -32,6 +33,7 @@ use roaring::RoaringTreemap;
 
 pub use conform::{conform, conform_as, scan_fields, scan_fields_as};
 pub use file::partition_value;
+pub use footer::footer_row_count;
 pub use stream::FileBatches;
 pub use variant::{conform_variant, variants_as_json, variants_as_json_schema};
 
