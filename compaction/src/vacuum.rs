@@ -265,28 +265,6 @@ fn protected_files(from: &Snapshot, latest: &Snapshot) -> Result<HashSet<String>
         .collect())
 }
 
-/// The directory Iceberg metadata lives in beside the log (Delta UniForm's and alluvium's
-/// `metadata/`). Its files are referenced by Iceberg snapshots, not by the Delta log, so a
-/// full VACUUM never lists it while it holds Iceberg metadata; expiring Iceberg snapshots
-/// cleans it instead.
-const ICEBERG_METADATA_DIR: &str = "metadata";
-
-/// True if `listed` shows Iceberg metadata (`metadata/vN.metadata.json` or the version hint).
-fn has_iceberg_metadata(listed: &[alluvium_storage::ObjectMeta]) -> bool {
-    listed.iter().any(|m| {
-        m.path
-            .as_str()
-            .strip_prefix(ICEBERG_METADATA_DIR)
-            .and_then(|rest| rest.strip_prefix('/'))
-            .is_some_and(|name| {
-                name == "version-hint.text"
-                    || (name.starts_with('v')
-                        && name.ends_with(".metadata.json")
-                        && !name.contains('/'))
-            })
-    })
-}
-
 /// The directory of change-data files: hidden by its name, but VACUUM cleans it like data
 /// (its files are referenced by `cdc` actions, protected like adds while retained).
 const CHANGE_DATA_DIR: &str = "_change_data";
@@ -326,8 +304,13 @@ fn candidates(latest: &Snapshot, mode: VacuumMode, cutoff_ms: i64) -> Result<Vec
     match mode {
         VacuumMode::Full => {
             let listed = latest.store_ref().list_tree(None)?;
-            let iceberg = has_iceberg_metadata(&listed);
-            let iceberg_prefix = format!("{ICEBERG_METADATA_DIR}/");
+            // Iceberg metadata beside the log (`metadata/`, alluvium's and UniForm's) is
+            // referenced by Iceberg snapshots, not by the Delta log: never listed while it
+            // holds a table's metadata; expiring Iceberg snapshots cleans it instead.
+            let iceberg = listed
+                .iter()
+                .any(|m| alluvium_iceberg::metadata::is_table_metadata_file(m.path.as_str()));
+            let iceberg_prefix = format!("{}/", alluvium_iceberg::metadata::METADATA_DIR);
             Ok(listed
                 .into_iter()
                 .filter(|m| !hidden(m.path.as_str()) || abandoned_temp(m.path.as_str()))

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::error::{IcebergError, Result};
 use crate::manifest::Status;
-use crate::metadata::{self, METADATA_DIR, VERSION_HINT};
+use crate::metadata::{self, METADATA_DIR};
 use crate::sync::DELTA_VERSION_KEY;
 use crate::tree::snapshot_files;
 
@@ -118,9 +118,7 @@ pub fn expire(store: &dyn ObjectStore, keep_from: Version, cutoff_ms: i64) -> Re
     };
     for meta in listed {
         let rel = meta.path.as_str();
-        let name = rel.rsplit('/').next().unwrap_or(rel);
-        let is_metadata_json = name.starts_with('v') && name.ends_with(".metadata.json");
-        if is_metadata_json || rel == VERSION_HINT || meta.last_modified_ms > cutoff_ms {
+        if metadata::is_table_metadata_file(rel) || meta.last_modified_ms > cutoff_ms {
             continue;
         }
         if referenced.contains(&format!("{location}/{rel}")) {

@@ -10,7 +10,8 @@
 //! [`bounds`]; SPEC.md §38 lists it rule by rule.
 //!
 //! What this crate owns: the Iceberg side, from Delta snapshots. What it must not know: how
-//! Delta commits are made (it only reads snapshots through `alluvium-mvcc`) and anything of
+//! Delta commits are made (it only reads snapshots through `alluvium-mvcc`, and data-file footers through
+//! `alluvium-datafile`) and anything of
 //! the facade (the table property that syncs after each commit lives there). It never
 //! changes the Delta log.
 //!

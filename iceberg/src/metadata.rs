@@ -22,6 +22,25 @@ pub fn metadata_file(n: u64) -> String {
     format!("{METADATA_DIR}/v{n}.metadata.json")
 }
 
+/// The version `N` of a metadata file name `vN.metadata.json`, if it is one.
+pub fn version_of_file_name(name: &str) -> Option<u64> {
+    name.strip_prefix('v')?
+        .strip_suffix(".metadata.json")?
+        .parse()
+        .ok()
+}
+
+/// Whether the table-relative `path` is one of the files that make `metadata/` a table's
+/// Iceberg metadata: a `metadata/vN.metadata.json` or the version hint.
+pub fn is_table_metadata_file(path: &str) -> bool {
+    path == VERSION_HINT
+        || path
+            .strip_prefix(METADATA_DIR)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .and_then(version_of_file_name)
+            .is_some()
+}
+
 fn store_path(p: &str) -> Result<StorePath> {
     Ok(StorePath::parse(p)?)
 }
@@ -50,13 +69,7 @@ pub fn latest(store: &dyn ObjectStore) -> Result<Option<(u64, Value)>> {
             };
             let found = listed
                 .iter()
-                .filter_map(|m| {
-                    let name = m.path.as_str().rsplit('/').next()?;
-                    name.strip_prefix('v')?
-                        .strip_suffix(".metadata.json")?
-                        .parse::<u64>()
-                        .ok()
-                })
+                .filter_map(|m| version_of_file_name(m.path.as_str().rsplit('/').next()?))
                 .max();
             match found {
                 Some(n) => n,
@@ -65,9 +78,9 @@ pub fn latest(store: &dyn ObjectStore) -> Result<Option<(u64, Value)>> {
         }
     };
     // The hint may lag the files: a sync writes the hint after its metadata file.
-    loop {
-        match store.head(&store_path(&metadata_file(n + 1))?) {
-            Ok(_) => n += 1,
+    while let Some(next) = n.checked_add(1) {
+        match store.head(&store_path(&metadata_file(next))?) {
+            Ok(_) => n = next,
             Err(e) if e.is_not_found() => break,
             Err(e) => return Err(e.into()),
         }
@@ -114,4 +127,32 @@ pub fn create(store: &dyn ObjectStore, n: u64, json: &Value) -> Result<bool> {
     // Best effort: a stale hint is corrected by the probing in `latest`.
     let _ = store.put(&store_path(VERSION_HINT)?, Bytes::from(n.to_string()));
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use alluvium_storage::InMemoryStore;
+
+    use super::*;
+
+    #[test]
+    fn metadata_file_names_are_recognised_and_nothing_else() {
+        assert_eq!(version_of_file_name("v12.metadata.json"), Some(12));
+        assert_eq!(version_of_file_name("v.metadata.json"), None);
+        assert_eq!(version_of_file_name("snap-1-m.avro"), None);
+        assert!(is_table_metadata_file("metadata/v3.metadata.json"));
+        assert!(is_table_metadata_file("metadata/version-hint.text"));
+        assert!(!is_table_metadata_file("metadata/sub/v3.metadata.json"));
+        assert!(!is_table_metadata_file("metadata/dv-1.parquet"));
+        assert!(!is_table_metadata_file("p=metadata/v3.metadata.json"));
+    }
+
+    #[test]
+    fn a_hint_at_the_largest_version_is_no_overflow() {
+        let store = InMemoryStore::new();
+        let hint = StorePath::parse(VERSION_HINT).unwrap();
+        store.put(&hint, Bytes::from(u64::MAX.to_string())).unwrap();
+        let e = latest(&store).unwrap_err().to_string();
+        assert!(e.contains("version-hint.text"), "{e}");
+    }
 }

@@ -417,6 +417,17 @@ pub fn convert(schema: &StructType, mapped: bool, known: &KnownIds) -> Result<Co
         leaves: Vec::new(),
     };
     let (fields, mapping, top) = c.fields(&schema.fields, "", &[], true)?;
+    // Iceberg field ids are ints; a column-mapping id beyond them cannot be mirrored.
+    if c.last > i64::from(i32::MAX) || c.leaves.iter().any(|l| l.id < 0) {
+        return Err(IcebergError::CorruptMetadata {
+            file: "_delta_log".into(),
+            reason: format!(
+                "a column id ({}) is outside Iceberg's field ids (0 to {})",
+                c.last,
+                i32::MAX
+            ),
+        });
+    }
     Ok(Converted {
         struct_json: json!({"type": "struct", "fields": fields}),
         name_mapping: Value::Array(mapping),

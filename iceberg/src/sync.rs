@@ -21,6 +21,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use alluvium_datafile::read::footer_row_count;
 use alluvium_mvcc::{Snapshot, VersionSpec};
 use alluvium_storage::{ObjectStore, StorePath, StoreRef};
 use alluvium_txlog::Version;
@@ -133,14 +134,18 @@ pub fn sync_from(
         let current = metadata::latest(store.as_ref())?;
         let mut state = State::open(&store, &target, current)?;
         let last = state.last_synced;
-        if last.is_some_and(|l| l >= target.version()) {
+        // What the report says of the target, whoever synced it.
+        let finish = |mut report: SyncReport, state: &State<'_>| {
             report.snapshot_id = state.snapshot_for(target.version());
             report.data_files = target.num_files();
             report.delete_files = target
                 .files()
                 .filter(|a| a.deletion_vector.is_some())
                 .count();
-            return Ok(report);
+            report
+        };
+        if last.is_some_and(|l| l >= target.version()) {
+            return Ok(finish(report, &state));
         }
         let versions: Vec<Version> = match last {
             None => vec![target.version()],
@@ -169,13 +174,7 @@ pub fn sync_from(
         if metadata::create(store.as_ref(), n, &state.metadata)? {
             report.synced_versions = versions;
             report.metadata_version = Some(n);
-            report.snapshot_id = state.snapshot_for(target.version());
-            report.data_files = target.num_files();
-            report.delete_files = target
-                .files()
-                .filter(|a| a.deletion_vector.is_some())
-                .count();
-            return Ok(report);
+            return Ok(finish(report, &state));
         }
         report.lost_races = attempt + 1;
     }
@@ -337,6 +336,19 @@ impl<'a> State<'a> {
             });
         };
         let file = metadata::metadata_file(n);
+        // The counters the sync increments: bounded here once, so that no metadata file
+        // (they are the table's bytes) can make an increment overflow. Iceberg's ids are
+        // ints.
+        for (key, max) in [
+            ("last-sequence-number", i64::MAX - 1),
+            ("last-column-id", i64::from(i32::MAX) - 1),
+            ("last-partition-id", i64::from(i32::MAX) - 1),
+        ] {
+            let v = metadata.get(key).and_then(Value::as_i64).unwrap_or(0);
+            if !(0..=max).contains(&v) {
+                return Err(corrupt(&file, format!("{key} {v} is out of range")));
+            }
+        }
         if metadata.get("table-uuid").and_then(Value::as_str) != Some(table_uuid.as_str()) {
             return Err(corrupt(
                 &file,
@@ -1127,49 +1139,12 @@ fn check_promotions(current: &Value, next: &Value) -> Result<()> {
     Ok(())
 }
 
-/// The row count in a data file's Parquet footer.
+/// The row count in a data file's Parquet footer (the footer alone is read).
 fn footer_rows(snap: &Snapshot, add: &Add) -> std::result::Result<i64, String> {
-    use alluvium_storage::FileLocation;
-    use parquet::file::metadata::ParquetMetaDataReader;
     let location = snap.file_location(&add.path).map_err(|e| e.to_string())?;
-    let store = snap.store_ref();
-    let footer = match &location {
-        FileLocation::Table(path) => {
-            let size = u64::try_from(add.size).map_err(|_| "negative size".to_string())?;
-            if size < 12 {
-                return Err(format!("{size} bytes is too short for Parquet"));
-            }
-            let tail = store
-                .get_range(path, size - 8..size)
-                .map_err(|e| e.to_string())?;
-            let len = tail
-                .get(..4)
-                .and_then(|b| <[u8; 4]>::try_from(b).ok())
-                .map(u32::from_le_bytes)
-                .ok_or("no Parquet footer")?;
-            let start = (size - 8)
-                .checked_sub(u64::from(len))
-                .ok_or("the footer length runs past the start of the file")?;
-            store
-                .get_range(path, start..size - 8)
-                .map_err(|e| e.to_string())?
-        }
-        FileLocation::External(_) => {
-            let all = store.get_location(&location).map_err(|e| e.to_string())?;
-            let n = all.len();
-            let len = all
-                .get(n.saturating_sub(8)..n.saturating_sub(4))
-                .and_then(|b| <[u8; 4]>::try_from(b).ok())
-                .map(u32::from_le_bytes)
-                .ok_or("no Parquet footer")? as usize;
-            let start = n
-                .checked_sub(8 + len)
-                .ok_or("the footer length runs past the start of the file")?;
-            all.slice(start..n - 8)
-        }
-    };
-    let meta = ParquetMetaDataReader::decode_metadata(&footer).map_err(|e| e.to_string())?;
-    Ok(meta.file_metadata().num_rows())
+    let rows = footer_row_count(snap.store_ref(), &location, u64::try_from(add.size).ok())
+        .map_err(|e| e.to_string())?;
+    i64::try_from(rows).map_err(|_| format!("{rows} rows do not fit a long"))
 }
 
 fn push(m: &mut Value, key: &str, v: Value) {

@@ -151,17 +151,13 @@ impl Table {
 
     /// The Iceberg sync after a commit of `version` (the `alluvium.iceberg.sync` property):
     /// up to that version, so a later commit is left to its own post-commit step.
-    /// `held`: a snapshot of an earlier version the caller has (what the commit read), else
-    /// the handle's cached one.
+    /// `held`: a snapshot of an earlier version the caller had before its commit (what it
+    /// read, or the handle's cached one), from which the sync advances; `None` loads.
     pub(crate) fn iceberg_after_commit(
         &self,
         version: Version,
         held: Option<&alluvium_mvcc::Snapshot>,
     ) -> std::result::Result<alluvium_iceberg::SyncReport, Arc<Error>> {
-        // Without a snapshot from the caller (a blind append reads none), the handle's
-        // cached one serves as well: the sync only needs one no later than what it mirrors.
-        let cached = self.cached_snapshot();
-        let held = held.or(cached.as_deref());
         self.run(|| {
             alluvium_iceberg::sync_from(self.store().clone(), VersionSpec::Version(version), held)
         })

@@ -694,3 +694,30 @@ fn widenings_iceberg_cannot_promote_are_refused_and_the_others_sync() {
         Some(1)
     );
 }
+
+#[test]
+fn counters_out_of_range_in_the_metadata_are_refused_not_overflowed() {
+    // The metadata file is the table's bytes: a counter at the end of its range must not
+    // make the next sync's increment overflow.
+    for (key, value) in [
+        ("last-sequence-number", serde_json::json!(i64::MAX)),
+        ("last-column-id", serde_json::json!(i64::MAX)),
+        ("last-partition-id", serde_json::json!(-5)),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let t = history(dir.path());
+        t.sync_iceberg().unwrap();
+        let file = dir.path().join("metadata/v1.metadata.json");
+        let mut m: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        m[key] = value;
+        std::fs::write(&file, serde_json::to_vec(&m).unwrap()).unwrap();
+        t.append([batch(90..91)], &WriteOptions::default()).unwrap();
+        let e = t.sync_iceberg().unwrap_err();
+        assert_eq!(e.kind(), alluvium::ErrorKind::Corrupt, "{key}: {e}");
+        assert!(
+            e.to_string().contains(key) && e.to_string().contains("v1.metadata.json"),
+            "{e}"
+        );
+    }
+}
