@@ -97,6 +97,8 @@ import subprocess
 import sys
 import time
 
+from timed_process import run_timed
+
 TS0 = dt_mod.datetime(2026, 1, 1, tzinfo=dt_mod.timezone.utc)
 OPS = ["delete_0.1pct", "delete_1row", "update_1pct", "merge_10k", "merge_1row"]
 FLAVOURS = {"plain": {}, "dv": {"delta.enableDeletionVectors": "true"},
@@ -266,37 +268,8 @@ def run_deltars(op: str, path: str, n: int, source: str) -> dict:
 # ----------------------------------------------------------------------------------------------
 # the alluvium side: the whole CLI process, started by a small launcher
 
-# Runs under `python -S` (a few MiB): forks, execs the command, waits for it with wait4 and
-# prints wall seconds, the child's own peak RSS (KiB) and its exit status.
-LAUNCHER = r"""
-import json, os, sys, time
-argv = sys.argv[1:]
-out = os.open(os.environ["DML_BENCH_OUT"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-t0 = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    os.dup2(out, 1)
-    os.dup2(out, 2)
-    try:
-        os.execv(argv[0], argv)
-    finally:
-        os._exit(127)
-_, status, ru = os.wait4(pid, 0)
-t1 = time.perf_counter()
-print(json.dumps({"seconds": t1 - t0, "maxrss_kib": ru.ru_maxrss, "status": os.waitstatus_to_exitcode(status)}))
-"""
-
-
 def run_alluvium(binary: str, args: list[str], out_file: str, extra_env: dict | None = None) -> dict:
-    env = dict(os.environ, DML_BENCH_OUT=out_file, **(extra_env or {}))
-    p = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, binary, *args], capture_output=True,
-                       text=True, env=env, timeout=RUN_TIMEOUT_S)
-    if p.returncode != 0:
-        raise RuntimeError(f"launcher failed: {p.stderr.strip()[-1500:]}")
-    r = json.loads(p.stdout.strip().splitlines()[-1])
-    with open(out_file, errors="replace") as fh:
-        r["output"] = fh.read()
-    return r
+    return run_timed(binary, args, out_file, extra_env, timeout=RUN_TIMEOUT_S)
 
 
 def alluvium_args(op: str, path: str, n: int, source: str) -> list[str]:

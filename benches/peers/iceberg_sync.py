@@ -52,26 +52,7 @@ import time
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-
-# Runs under `python -S` (a few MiB): forks, execs the command with its output in a file,
-# waits with wait4 and prints wall seconds, the child's own peak RSS (KiB) and its status.
-LAUNCHER = r"""
-import json, os, sys, time
-argv = sys.argv[1:]
-out = os.open(os.environ["ICEBERG_BENCH_OUT"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-t0 = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    os.dup2(out, 1)
-    os.dup2(out, 2)
-    try:
-        os.execv(argv[0], argv)
-    finally:
-        os._exit(127)
-_, status, ru = os.wait4(pid, 0)
-t1 = time.perf_counter()
-print(json.dumps({"seconds": t1 - t0, "maxrss_kib": ru.ru_maxrss, "status": os.waitstatus_to_exitcode(status)}))
-"""
+from timed_process import run_timed
 
 
 def log(msg: str) -> None:
@@ -80,14 +61,7 @@ def log(msg: str) -> None:
 
 def timed(binary: str, args: list[str], work: str) -> dict:
     """One whole-process run through the launcher; raises with the output if it failed."""
-    out = os.path.join(work, "run.out")
-    p = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, binary, *args], capture_output=True,
-                       text=True, env=dict(os.environ, ICEBERG_BENCH_OUT=out), timeout=3600)
-    if p.returncode != 0:
-        raise RuntimeError(f"launcher failed: {p.stderr.strip()[-1500:]}")
-    r = json.loads(p.stdout.strip().splitlines()[-1])
-    with open(out, errors="replace") as fh:
-        r["output"] = fh.read()
+    r = run_timed(binary, args, os.path.join(work, "run.out"))
     if r["status"] != 0:
         raise RuntimeError(f"alluvium {' '.join(args)} exited {r['status']}: {r['output'].strip()[-1500:]}")
     return r

@@ -721,3 +721,33 @@ fn counters_out_of_range_in_the_metadata_are_refused_not_overflowed() {
         );
     }
 }
+
+#[test]
+fn optimize_and_clustering_changes_sync_after_their_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Table::open(dir.path().to_str().unwrap()).unwrap();
+    let props = HashMap::from([(
+        alluvium::ICEBERG_SYNC_PROPERTY.to_string(),
+        "true".to_string(),
+    )]);
+    t.create(&batch(0..0).schema(), &[], &props).unwrap();
+    for i in 0..4 {
+        t.append([batch(i * 10..i * 10 + 3)], &WriteOptions::default())
+            .unwrap();
+    }
+    // OPTIMIZE: one sync, after its last commit, covering every version it committed.
+    let o = t.optimize(&alluvium::OptimizeOptions::default()).unwrap();
+    let (last, post) = o.post_commits.last().unwrap();
+    let r = post.iceberg_sync.clone().unwrap().unwrap();
+    assert_eq!(r.synced_versions.last(), Some(last));
+    assert_eq!(r.data_files, 1);
+    assert!(
+        o.post_commits[..o.post_commits.len() - 1]
+            .iter()
+            .all(|(_, p)| p.iceberg_sync.is_none())
+    );
+    // A clustering change is a commit like any other.
+    let c = t.cluster_by(&["id"]).unwrap();
+    let r = c.iceberg_sync.clone().unwrap().unwrap();
+    assert_eq!(r.synced_versions, vec![c.version]);
+}

@@ -1,0 +1,48 @@
+"""One whole-process run of a command, timed, with the command's own peak RSS.
+
+Shared by the side-by-side scripts here. The command is started by a small launcher that
+runs under `python -S` (a few MiB): it forks, execs the command with its output in a file,
+waits with wait4 and prints the wall seconds, the child's own peak RSS (KiB) and its exit
+status. A process exec'ed straight from a benchmark script would carry that interpreter's
+peak RSS instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+LAUNCHER = r"""
+import json, os, sys, time
+argv = sys.argv[1:]
+out = os.open(os.environ["TIMED_PROCESS_OUT"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    try:
+        os.execv(argv[0], argv)
+    finally:
+        os._exit(127)
+_, status, ru = os.wait4(pid, 0)
+t1 = time.perf_counter()
+print(json.dumps({"seconds": t1 - t0, "maxrss_kib": ru.ru_maxrss, "status": os.waitstatus_to_exitcode(status)}))
+"""
+
+
+def run_timed(binary: str, args: list[str], out_file: str, extra_env: dict | None = None,
+              timeout: float = 3600) -> dict:
+    """Runs `binary args` through the launcher: `seconds`, `maxrss_kib`, `status` (its exit
+    code) and `output` (stdout and stderr). Raises if the launcher itself failed."""
+    env = dict(os.environ, TIMED_PROCESS_OUT=out_file, **(extra_env or {}))
+    p = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, binary, *args], capture_output=True,
+                       text=True, env=env, timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError(f"launcher failed: {p.stderr.strip()[-1500:]}")
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    with open(out_file, errors="replace") as fh:
+        r["output"] = fh.read()
+    return r
