@@ -4,7 +4,7 @@ table (issue 31's targets: under 20 ms, and under 2 s and 300 MiB), in one scrip
 
 usage: PEERS_VENV/bin/python benches/peers/iceberg_sync.py ALLUVIUM_BIN WORKDIR
            [--repeat 9] [--files 100000] [--commits 10] [--partitions 100] [--first-repeat 3]
-           [--only one_version,first_sync] [--keep]
+           [--only one_version,first_sync,post_commit] [--keep]
 
 e.g.   cargo build --release -p alluvium-cli
        target/peers-venv/bin/python benches/peers/iceberg_sync.py target/release/alluvium /tmp/iceberg-bench
@@ -25,6 +25,11 @@ first_sync    a log-only table of `--files` adds (the data files do not exist: t
               the first sync (every version since the table's creation). For context,
               `log_load_count_*` time `alluvium count TABLE` (answered from statistics:
               the log load any sync starts with), measured even without the sync.
+post_commit   two copies of that table's log, one with `alluvium.iceberg.sync=true` (set by
+              `alter`, whose own commit makes the first sync, untimed); then `--repeat`
+              times, alternating: `alluvium append COPY rows.csv` (2 rows) on each. The
+              difference of the two medians is what the post-commit sync adds to a commit
+              of a 100k-file table.
 
 What is timed: the whole CLI process, fork to exit (start-up, loading the table, the sync,
 its writes and fsyncs), started by a small launcher (`python -S`) so that its peak RSS
@@ -204,6 +209,41 @@ def bench_first_sync(binary: str, work: str, files: int, commits: int, partition
     return summary("first_sync", runs, target_s=2.0, target_rss_mib=300, **shape)
 
 
+def bench_post_commit(binary: str, work: str, files: int, commits: int, partitions: int,
+                      repeat: int, sync: bool) -> dict:
+    """`alluvium append` of 2 rows to the 100k-file table, with `alluvium.iceberg.sync` off
+    and on (two copies of one table, synced once first), alternating: the difference of
+    the medians is what the post-commit sync adds to a commit."""
+    base = os.path.join(work, f"log_only_{files}")
+    if not os.path.isdir(os.path.join(base, "_delta_log")):
+        generate_log_table(binary, base, files, commits, partitions)
+    if not sync:
+        return {"bench": "post_commit", "skipped": "alluvium has no `iceberg sync`"}
+    tables = {}
+    for mode in ("off", "on"):
+        t = os.path.join(work, f"post_commit_{mode}")
+        shutil.rmtree(t, ignore_errors=True)
+        shutil.copytree(os.path.join(base, "_delta_log"), os.path.join(t, "_delta_log"))
+        if mode == "on":
+            # The alter commit syncs it the first time (the first sync, untimed).
+            alluvium(binary, "alter", t, "--set-property", "alluvium.iceberg.sync=true")
+        tables[mode] = t
+    rows = os.path.join(work, "post_commit_rows.csv")
+    with open(rows, "w") as fh:
+        fh.write("id,name,p\n-1,x,0001\n-2,y,0002\n")
+    runs = {"off": [], "on": []}
+    for _ in range(repeat):
+        for mode, t in tables.items():
+            runs[mode].append(timed(binary, ["append", t, rows], work))
+    check_synced(tables["on"], latest_version(binary, tables["on"]))
+    med = {m: statistics.median(r["seconds"] for r in rs) for m, rs in runs.items()}
+    log(f"post_commit: append {med['off'] * 1000:.1f} ms without the sync, {med['on'] * 1000:.1f} ms with it")
+    return {"bench": "post_commit", "runs": repeat, "files": files,
+            "append_off_median_s": round(med["off"], 4), "append_on_median_s": round(med["on"], 4),
+            "sync_share_s": round(med["on"] - med["off"], 4),
+            "append_on_peak_rss_mib": round(statistics.median(r["maxrss_kib"] / 1024.0 for r in runs["on"]), 1)}
+
+
 def process_floor(binary: str, work: str, repeat: int) -> dict:
     runs = [timed(binary, ["--version"], work) for _ in range(repeat)]
     return {"info": "process floor", "alluvium_version_median_s": round(statistics.median(r["seconds"] for r in runs), 4),
@@ -219,7 +259,7 @@ def main() -> int:
     ap.add_argument("--commits", type=int, default=10)
     ap.add_argument("--partitions", type=int, default=100)
     ap.add_argument("--first-repeat", type=int, default=3)
-    ap.add_argument("--only", default="one_version,first_sync")
+    ap.add_argument("--only", default="one_version,first_sync,post_commit")
     ap.add_argument("--keep", action="store_true", help="leave WORKDIR's tables in place")
     a = ap.parse_args()
     if a.commits < 3:
@@ -235,6 +275,9 @@ def main() -> int:
         print(json.dumps(bench_one_version(binary, work, a.repeat, sync)), flush=True)
     if "first_sync" in only:
         print(json.dumps(bench_first_sync(binary, work, a.files, a.commits, a.partitions, a.first_repeat, sync)),
+              flush=True)
+    if "post_commit" in only:
+        print(json.dumps(bench_post_commit(binary, work, a.files, a.commits, a.partitions, a.repeat, sync)),
               flush=True)
     print(json.dumps(process_floor(binary, work, max(a.repeat, 5))), flush=True)
     if not a.keep:
