@@ -194,6 +194,17 @@ fn open_parquet(path: &str, data: &Bytes) -> Result<(ArrowReaderMetadata, Projec
     )
     .map_err(|e| corrupt(&e))?;
     thrift_check::check_page_headers(data, metadata.metadata()).map_err(|e| corrupt(&e))?;
+    // Strings in structs are read as views into the decoded pages instead of being copied
+    // into fresh offset buffers: every path and statistics string is copied once, into the
+    // action, instead of twice.
+    let metadata = match with_string_views(metadata.schema()) {
+        Some(views) => ArrowReaderMetadata::try_new(
+            metadata.metadata().clone(),
+            ArrowReaderOptions::default().with_schema(views),
+        )
+        .unwrap_or(metadata),
+        None => metadata,
+    };
     let roots: Vec<usize> = metadata
         .schema()
         .fields()
@@ -217,6 +228,37 @@ fn open_parquet(path: &str, data: &Bytes) -> Result<(ArrowReaderMetadata, Projec
         .min(data.len() / 16);
     let mask = ProjectionMask::roots(metadata.parquet_schema(), roots);
     Ok((metadata, mask, rows))
+}
+
+/// `schema` with every `Utf8` field reached through structs alone read as `Utf8View`
+/// (strings in maps and lists keep their type), or `None` when there is none.
+fn with_string_views(schema: &arrow_schema::SchemaRef) -> Option<arrow_schema::SchemaRef> {
+    use arrow_schema::{DataType, Field, Fields};
+    fn field(f: &Field, changed: &mut bool) -> Field {
+        match f.data_type() {
+            DataType::Utf8 => {
+                *changed = true;
+                f.clone().with_data_type(DataType::Utf8View)
+            }
+            DataType::Struct(children) => {
+                let children: Fields = children.iter().map(|c| field(c, changed)).collect();
+                f.clone().with_data_type(DataType::Struct(children))
+            }
+            _ => f.clone(),
+        }
+    }
+    let mut changed = false;
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| field(f, &mut changed))
+        .collect();
+    changed.then(|| {
+        std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
+            fields,
+            schema.metadata().clone(),
+        ))
+    })
 }
 
 /// `roots` (top-level column indexes) less those that hold no value in any row: every
