@@ -77,6 +77,9 @@ pub struct TableDescription {
     pub app_transactions: BTreeMap<String, i64>,
     /// Live domain names.
     pub domains: Vec<String>,
+    /// The memory the loaded snapshot holds, estimated ([`Snapshot::memory_usage`]): what
+    /// keeping this version open costs a process.
+    pub memory_bytes: u64,
 }
 
 /// The protocol, with the JSON key names of the log.
@@ -174,6 +177,7 @@ pub(crate) fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
             .collect(),
         column_mapping_mode: format!("{:?}", snapshot.column_mapping()).to_lowercase(),
         num_files: snapshot.num_files(),
+        memory_bytes: u64::try_from(snapshot.memory_usage().total()).unwrap_or(u64::MAX),
         num_records: records,
         num_records_problem: problem,
         size_bytes: size,

@@ -120,6 +120,7 @@ pub use alluvium_datafile::DEFAULT_TARGET_FILE_SIZE;
 /// property that runs it after every commit.
 pub use alluvium_iceberg::{IcebergError, SYNC_PROPERTY as ICEBERG_SYNC_PROPERTY, SyncReport};
 pub use alluvium_txlog::column_mapping::ColumnMappingMode;
+pub use alluvium_txlog::memory::MemoryUsage;
 pub use alluvium_txlog::path::TableRoot;
 pub use alluvium_txlog::properties::TableProperties;
 pub use alluvium_txlog::replay::TableState;

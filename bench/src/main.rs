@@ -46,7 +46,8 @@ struct Bench {
 #[derive(Debug, Subcommand)]
 enum BenchCommand {
     /// Cold-load a snapshot and list its live files, `--repeat` times, each with a fresh
-    /// table handle (no cache).
+    /// table handle (no cache); also the snapshot's memory estimate (`file_set_bytes`,
+    /// `state_bytes`) and the process's peak RSS.
     Load(LoadArgs),
     /// One-row appends: `--commits` in total, spread over `--writers` threads that each have
     /// their own table handle (as separate processes would), or share one
@@ -57,7 +58,8 @@ enum BenchCommand {
     /// (with statistics, no data files), written through alluvium's log encoder, and a
     /// checkpoint `--tail` commits before the end.
     GenLog(GenLogArgs),
-    /// Write a checkpoint of the latest version: time and peak memory (RSS) of the process.
+    /// Write a checkpoint of the latest version: time and peak memory (RSS) of the process,
+    /// and the memory estimate of the file set it was written from.
     Checkpoint(CheckpointBenchArgs),
     /// Load the latest snapshot, commit `--commits` more (log-only), and time refreshing the
     /// snapshot incrementally.
@@ -180,7 +182,8 @@ fn checkpoint_bench(a: CheckpointBenchArgs) -> Result<()> {
         "{}",
         json!({"bench": "checkpoint", "version": out.version, "files": snapshot.num_files(), "load_ms": round3(load_ms),
                "checkpoint_ms": round3(ms), "checkpoint_bytes": out.hint.size_in_bytes, "parts": out.files.len(),
-               "peak_rss_mib_after_load": rss_loaded, "peak_rss_mib": peak_rss_mib()})
+               "peak_rss_mib_after_load": rss_loaded, "peak_rss_mib": peak_rss_mib(),
+               "file_set_bytes": snapshot.memory_usage().files})
     );
     Ok(())
 }
@@ -281,11 +284,13 @@ struct LoadRun {
     list_calls: u32,
     snapshot_ms: f64,
     requests: RequestCounts,
+    /// The snapshot's memory estimate, when asked for (it walks every file).
+    memory: Option<alluvium::MemoryUsage>,
 }
 
 /// Opens the table, loads the snapshot and resolves every live file's location: what a
 /// query engine needs before planning. Dropping the snapshot is part of the run.
-fn load_once(table: &str, spec: VersionSpec) -> Result<LoadRun> {
+fn load_once(table: &str, spec: VersionSpec, measure_memory: bool) -> Result<LoadRun> {
     let snapshot = open(table)?.snapshot_at(spec)?;
     let files: Vec<String> = snapshot
         .files()
@@ -298,6 +303,7 @@ fn load_once(table: &str, spec: VersionSpec) -> Result<LoadRun> {
         list_calls: report.list_calls,
         snapshot_ms: report.load_micros as f64 / 1000.0,
         requests: report.requests,
+        memory: measure_memory.then(|| snapshot.memory_usage()),
     })
 }
 
@@ -460,14 +466,14 @@ fn run() -> Result<ExitCode> {
             }
             let spec = a.version.map_or(VersionSpec::Latest, VersionSpec::Version);
             // One untimed warm-up load: page cache and allocator, as every peer gets.
-            let first = load_once(&a.table, spec)?;
+            let first = load_once(&a.table, spec, true)?;
             let mut times = Vec::with_capacity(a.repeat);
             let mut snapshot_times = Vec::with_capacity(a.repeat);
             let mut list_calls = 0;
             let mut requests = first.requests;
             for _ in 0..a.repeat {
                 let started = Instant::now();
-                let run = load_once(&a.table, spec)?;
+                let run = load_once(&a.table, spec, false)?;
                 times.push(started.elapsed().as_secs_f64() * 1000.0);
                 snapshot_times.push(run.snapshot_ms);
                 list_calls = list_calls.max(run.list_calls);
@@ -480,7 +486,10 @@ fn run() -> Result<ExitCode> {
                 json!({"bench": "load", "version": first.version, "files": first.files,
                        "repeat": a.repeat, "median_ms": round3(median), "min_ms": round3(min),
                        "max_ms": round3(max), "snapshot_median_ms": round3(snapshot_median),
-                       "list_calls": list_calls, "requests": requests_json(&requests)})
+                       "list_calls": list_calls, "requests": requests_json(&requests),
+                       "file_set_bytes": first.memory.map(|m| m.files),
+                       "state_bytes": first.memory.map(|m| m.total()),
+                       "peak_rss_mib": peak_rss_mib()})
             );
             Ok(())
         }

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use hashbrown::HashTable;
 
 use crate::actions::{Add, DeletionVectorDescriptor, Remove};
+use crate::memory::{HeapSize, block, hash_table};
 use crate::path::{TableRoot, canonical_path};
 
 /// An entry keyed by path and deletion vector.
@@ -206,6 +207,35 @@ impl<T> Slab<T> {
     fn iter(&self) -> impl Iterator<Item = &(u64, T)> {
         self.entries.iter()
     }
+
+    /// Gives back the entries' spare room when it exceeds an eighth of them. A load
+    /// reserves for the checkpoint's rows, and the first commit after it that adds a file
+    /// doubles the vector: a base of a million entries would keep room for two million
+    /// (192 MB unused, and counted by the memory estimate) for the life of the snapshot.
+    /// The index keeps its buckets: rebuilding them would cost a rehash of every entry.
+    fn trim(&mut self) {
+        if self.entries.capacity() > self.entries.len() + self.entries.len() / 8 {
+            self.entries.shrink_to_fit();
+        }
+    }
+}
+
+impl<T: HeapSize> Slab<T> {
+    /// The heap the entries and the index hold ([`crate::memory`]).
+    fn heap_bytes(&self) -> usize {
+        let entries = block(
+            self.entries
+                .capacity()
+                .saturating_mul(std::mem::size_of::<(u64, T)>()),
+        );
+        self.entries.iter().fold(
+            entries.saturating_add(hash_table(
+                self.index.capacity(),
+                std::mem::size_of::<usize>(),
+            )),
+            |n, (_, t)| n.saturating_add(t.heap_bytes()),
+        )
+    }
 }
 
 /// A layered set of file entries (see the module docs).
@@ -315,6 +345,27 @@ impl<T: FileKeyed + Clone> FileSet<T> {
             .map(|(_, t)| t)
     }
 
+    /// The heap this set holds ([`crate::memory`]): the base (whole, though other sets
+    /// may share it), the overlay and the mask.
+    pub(crate) fn heap_bytes(&self) -> usize
+    where
+        T: HeapSize,
+    {
+        let masked = self.masked.iter().fold(
+            hash_table(self.masked.capacity(), std::mem::size_of::<Masked>()),
+            |n, m| {
+                n.saturating_add(m.path.heap_bytes()).saturating_add(
+                    m.dv.as_ref()
+                        .map_or(0, |(a, b, _)| a.heap_bytes().saturating_add(b.heap_bytes())),
+                )
+            },
+        );
+        block(std::mem::size_of::<Slab<T>>() + 16)
+            .saturating_add(self.base.heap_bytes())
+            .saturating_add(self.overlay.heap_bytes())
+            .saturating_add(masked)
+    }
+
     /// Number of entries.
     pub(crate) fn len(&self) -> usize {
         self.base.len() - self.masked.len() + self.overlay.len()
@@ -327,7 +378,9 @@ impl<T: FileKeyed + Clone> FileSet<T> {
             return;
         }
         if self.base.is_empty() && self.masked.is_empty() {
-            self.base = Arc::new(std::mem::take(&mut self.overlay));
+            let mut overlay = std::mem::take(&mut self.overlay);
+            overlay.trim();
+            self.base = Arc::new(overlay);
             return;
         }
         if (self.overlay.len() + self.masked.len()) * 4 < self.base.len() {
@@ -360,6 +413,31 @@ mod tests {
         let mut v: Vec<(String, i64)> = s.iter().map(|a| (a.path.clone(), a.size)).collect();
         v.sort();
         v
+    }
+
+    /// A load reserves for its checkpoint's rows and then applies the commits after it; the
+    /// frozen base keeps no room for twice its entries.
+    #[test]
+    fn the_frozen_base_gives_back_the_room_a_late_add_doubled() {
+        let root = TableRoot::new("memory://");
+        let hashing = hashbrown::DefaultHashBuilder::default();
+        let mut s: FileSet<Add> = FileSet::default();
+        s.reserve(1000);
+        for i in 0..1001 {
+            let a = add(&format!("f{i}"), i);
+            s.insert(&root, key_hash(&hashing, &root, &a.path, None), a);
+        }
+        assert!(
+            s.overlay.entries.capacity() >= 2000,
+            "the late add doubled the room"
+        );
+        s.freeze();
+        assert_eq!(s.len(), 1001);
+        assert!(
+            s.base.entries.capacity() <= 1001 + 1001 / 8,
+            "{}",
+            s.base.entries.capacity()
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@
 //! * [`dv`]: deletion vectors ("Deletion Vectors");
 //! * [`log_path`], [`segment`], [`checkpoint`]: log files, listing and checkpoints;
 //!   [`log_compaction`]: a log compaction file checked against its commits;
-//! * [`replay`]: action reconciliation;
+//! * [`replay`]: action reconciliation; [`memory`]: what a replayed state holds;
 //! * [`table`]: table configuration: the protocol gate ([`features`]), table properties
 //!   ([`properties`]), and the rules of column mapping, row tracking, Iceberg compatibility,
 //!   clustering and type widening (the old paths, such as [`features`], are re-exports);
@@ -43,6 +43,7 @@ mod error;
 mod file_set;
 pub mod log_compaction;
 pub mod log_path;
+pub mod memory;
 pub mod partition;
 pub mod path;
 pub mod replay;

@@ -190,6 +190,38 @@ impl TableState {
         self.files.len()
     }
 
+    /// An estimate of the memory this state holds, by part ([`crate::memory`]). It walks
+    /// every file once.
+    pub fn memory_usage(&self) -> crate::memory::MemoryUsage {
+        use crate::memory::{HeapSize, hash_table};
+        use std::mem::size_of;
+        let txns = self.txns.iter().fold(
+            hash_table(self.txns.capacity(), size_of::<(String, SetTransaction)>()),
+            |n, (k, t)| {
+                n.saturating_add(k.heap_bytes())
+                    .saturating_add(t.heap_bytes())
+            },
+        );
+        let domains = self.domains.iter().fold(
+            hash_table(
+                self.domains.capacity(),
+                size_of::<(String, DomainMetadata)>(),
+            ),
+            |n, (k, d)| {
+                n.saturating_add(k.heap_bytes())
+                    .saturating_add(d.heap_bytes())
+            },
+        );
+        crate::memory::MemoryUsage {
+            files: self.files.heap_bytes(),
+            tombstones: self.tombstones.heap_bytes(),
+            other: size_of::<TableState>()
+                .saturating_add(self.metadata.heap_bytes())
+                .saturating_add(txns)
+                .saturating_add(domains),
+        }
+    }
+
     /// Every tombstone in the replayed segment, expired or not (in no particular order).
     pub fn tombstones(&self) -> impl Iterator<Item = &Remove> {
         self.tombstones.iter()

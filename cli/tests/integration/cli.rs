@@ -42,6 +42,13 @@ fn inspect_json_has_the_contract_keys() {
     );
     // num_records is live rows: stats minus deletion vectors.
     assert_eq!(v["num_records"], 454);
+    // The loaded snapshot's memory estimate: at least the files' entries.
+    let memory = v["memory_bytes"].as_u64().unwrap();
+    let files = v["num_files"].as_u64().unwrap();
+    assert!(
+        files > 0 && memory > files * 192,
+        "{memory} bytes for {files} files"
+    );
     let text = ok(&["inspect", &conformance("basic-dv-with-checkpoint")]);
     assert!(text.contains("deletionVectors"));
 }

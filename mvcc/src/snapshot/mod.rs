@@ -247,6 +247,13 @@ impl Snapshot {
         self.state.num_files()
     }
 
+    /// An estimate of the memory this snapshot's state holds, by part (files, tombstones,
+    /// the rest). Snapshots derived by refresh share their file set's base, and each
+    /// reports it whole. Walks every file once.
+    pub fn memory_usage(&self) -> alluvium_txlog::memory::MemoryUsage {
+        self.state.memory_usage()
+    }
+
     /// Tombstones still within `delta.deletedFileRetentionDuration` of `now_ms`.
     pub fn unexpired_tombstones(&self, now_ms: i64) -> impl Iterator<Item = &Remove> {
         let cutoff = now_ms.saturating_sub(self.properties().deleted_file_retention_ms());
