@@ -607,6 +607,81 @@ fn refresh_reads_only_the_new_commits() {
     check(&mem, 1, 0);
 }
 
+/// A load reads the checkpoint `_last_checkpoint` names while it lists the log, and keeps
+/// that read only when the listing picks the same checkpoint (SPEC.md §8).
+#[test]
+fn the_hinted_checkpoint_is_read_while_the_log_is_listed() {
+    let (dir, _t) = table_with_checkpoint();
+    let log = dir.path().join("_delta_log");
+    let load = || {
+        let s = Table::open(dir.path().to_str().unwrap())
+            .unwrap()
+            .snapshot_at(VersionSpec::Latest)
+            .unwrap();
+        let m = crate::mvcc(&s);
+        assert_eq!(
+            digest(m.state()),
+            digest(&json_replay(m.store_ref(), s.version())),
+            "the load equals a replay of every commit"
+        );
+        s
+    };
+    // The hint names checkpoint 10, the listing picks it: one HEAD, one read, one listing.
+    let s = load();
+    let r = s.report();
+    assert_eq!(
+        (
+            r.list_calls,
+            r.head_calls,
+            r.checkpoint_files_read,
+            r.commits_read
+        ),
+        (1, 1, 1, 2),
+        "{r:?}"
+    );
+    assert_eq!((s.version(), s.checkpoint_version()), (12, Some(10)));
+
+    // A stale hint: checkpoint 5 is read meanwhile, but the listing finds 10, which is used.
+    let hint = std::fs::read(log.join("_last_checkpoint")).unwrap();
+    std::fs::write(log.join("_last_checkpoint"), b"{\"version\":5,\"size\":9}").unwrap();
+    let s = load();
+    let r = s.report();
+    assert_eq!((r.head_calls, r.checkpoint_files_read), (1, 1), "{r:?}");
+    assert_eq!((s.version(), s.checkpoint_version()), (12, Some(10)));
+
+    // The hint claims parts the checkpoint does not have: nothing is read early.
+    std::fs::write(
+        log.join("_last_checkpoint"),
+        b"{\"version\":10,\"size\":14,\"parts\":2}",
+    )
+    .unwrap();
+    let s = load();
+    let r = s.report();
+    assert_eq!((r.head_calls, r.checkpoint_files_read), (1, 1), "{r:?}");
+    assert_eq!(s.checkpoint_version(), Some(10));
+    // A part count no checkpoint has is not enumerated.
+    std::fs::write(
+        log.join("_last_checkpoint"),
+        b"{\"version\":10,\"size\":14,\"parts\":4000000000}",
+    )
+    .unwrap();
+    let s = load();
+    let r = s.report();
+    assert_eq!((r.head_calls, r.checkpoint_files_read), (0, 1), "{r:?}");
+    assert_eq!(s.checkpoint_version(), Some(10));
+
+    // The named checkpoint is damaged: the early read fails quietly, and the load reports
+    // and routes around it as before (checkpoint 5 and the commits after it).
+    std::fs::write(log.join("_last_checkpoint"), &hint).unwrap();
+    let cp = log.join("00000000000000000010.checkpoint.parquet");
+    let bytes = std::fs::read(&cp).unwrap();
+    std::fs::write(&cp, &bytes[..bytes.len() / 2]).unwrap();
+    let s = load();
+    let r = s.report();
+    assert_eq!(s.checkpoint_version(), Some(5), "{r:?}");
+    assert_eq!(r.skipped_checkpoints.len(), 1, "{r:?}");
+}
+
 /// `advance_to(v)` builds version v from an earlier snapshot by applying only the commits
 /// between (no checkpoint read) and equals a load of v; it never goes backwards or past the
 /// latest version.

@@ -1,6 +1,7 @@
 //! Loading a snapshot: hint, listing, segment, checkpoint (with fallback), commits, replay.
 //!
-//! 1. Read `_last_checkpoint` (a hint) and list the log from its version, or from 0.
+//! 1. Read `_last_checkpoint` (a hint) and list the log from its version, or from 0;
+//!    meanwhile read the checkpoint the hint names, kept if the listing confirms it.
 //! 2. Build the [`LogSegment`] for the target version. If the partial listing cannot build
 //!    it (the hint was stale, pointed at a missing checkpoint, or the target is older),
 //!    list from 0 and build again.
@@ -17,12 +18,16 @@ use std::time::Instant;
 use alluvium_storage::{ObjectStore, StoreRef};
 use alluvium_txlog::LogError;
 use alluvium_txlog::actions::{Action, CommitInfo};
-use alluvium_txlog::checkpoint::{CheckpointFiles, read_last_checkpoint, visit_checkpoint};
+use alluvium_txlog::checkpoint::{
+    CheckpointFiles, LastCheckpointHint, read_last_checkpoint, visit_checkpoint,
+};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::features::check_read_supported;
 use alluvium_txlog::log_compaction::compare_with_commits;
-use alluvium_txlog::log_path::{LogFile, LogFileKind, Version};
+use alluvium_txlog::log_path::{
+    CheckpointKind, LogFile, LogFileKind, Version, log_file_name, log_path,
+};
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::replay::{Replay, TableState};
@@ -86,12 +91,32 @@ pub(super) fn load_version(
     let root = TableRoot::new(store.root_uri());
     let hint =
         read_last_checkpoint(store.as_ref()).filter(|h| target.is_none_or(|t| h.version <= t));
-    let mut from = hint.map_or(0, |h| h.version);
+    let mut from = hint.as_ref().map_or(0, |h| h.version);
     // A load of a given version lists only up to it. Whether what is missing below it was
     // cleaned up (a later checkpoint stands in for it) or is a gap is told by the later
     // files, so before reporting a failure the log is listed whole, once.
     let mut until = target;
-    let mut listing = list(store.as_ref(), from, until, report)?;
+    // The checkpoint the hint names is read while the log is listed: the listing decides
+    // whether it is the one to use (the same files, and no newer complete checkpoint), and
+    // when it is, the load costs the longer of the two rather than their sum.
+    let (listed, (heads, mut early)) = match hint.as_ref() {
+        Some(h) => {
+            let (listed, early) = crate::par::join(
+                || list_log_range(store.as_ref(), from, until),
+                || hinted_checkpoint(store.as_ref(), &root, h),
+            );
+            let listed = listed.unwrap_or_else(|| {
+                Err(LogError::Invalid(
+                    "the log listing stopped unexpectedly".into(),
+                ))
+            });
+            (listed, early)
+        }
+        None => (list_log_range(store.as_ref(), from, until), (0, None)),
+    };
+    report.list_calls += 1;
+    report.head_calls += heads;
+    let mut listing = listed?;
     let mut excluded: Vec<Version> = Vec::new();
     // The error of the last checkpoint skipped: when nothing else can reconstruct the
     // version, it says more than "no checkpoint and version 0 is missing".
@@ -126,6 +151,15 @@ pub(super) fn load_version(
             Err(e) => return Err(checkpoint_error.unwrap_or(e).into()),
         };
         let mut segment = segment;
+        if let Some((files, replay)) = early.take()
+            && segment
+                .checkpoint
+                .as_ref()
+                .is_some_and(|cp| same_files(cp, &files))
+        {
+            report.checkpoint_files_read += u32::try_from(files.files.len()).unwrap_or(u32::MAX);
+            return replay_segment(store, root, segment, replay, report);
+        }
         let mut replay = Replay::new(root.clone());
         if let Some(cp) = segment.checkpoint.clone() {
             match visit_checkpoint(store.as_ref(), &cp, &mut replay) {
@@ -161,6 +195,68 @@ pub(super) fn load_version(
         }
         return replay_segment(store, root, segment, replay, report);
     }
+}
+
+/// Most parts a hinted multi-part checkpoint is looked up with before the listing.
+const MAX_HINTED_PARTS: u32 = 10_000;
+
+/// The checkpoint `_last_checkpoint` names, found with a HEAD per file (the classic file,
+/// or every part of a multi-part one) and read whole, with the number of HEADs made; no
+/// checkpoint when the hint names a V2 checkpoint (its file name is not derivable) or more
+/// than [`MAX_HINTED_PARTS`] parts, a file is absent or empty, or the read fails: the load
+/// then reads what the listing picks, and reports its failures, as it would have without
+/// the hint.
+fn hinted_checkpoint(
+    store: &dyn ObjectStore,
+    root: &TableRoot,
+    hint: &LastCheckpointHint,
+) -> (u32, Option<(CheckpointFiles, Replay)>) {
+    // The hint is untrusted input: a part count beyond any real checkpoint's is not
+    // enumerated (the listing finds such a checkpoint anyway).
+    let (kind, parts) = match (hint.v2_checkpoint.as_ref(), hint.parts) {
+        (None, None) => (CheckpointKind::Classic, 1),
+        (None, Some(parts)) if (1..=MAX_HINTED_PARTS).contains(&parts) => {
+            (CheckpointKind::MultiPart { part: 1, parts }, parts)
+        }
+        _ => return (0, None),
+    };
+    let mut heads = 0u32;
+    let mut files = Vec::new();
+    for part in 1..=parts {
+        heads += 1;
+        let k = match kind {
+            CheckpointKind::MultiPart { .. } => CheckpointKind::MultiPart { part, parts },
+            _ => CheckpointKind::Classic,
+        };
+        let path = log_path(&log_file_name(hint.version, &LogFileKind::Checkpoint(k)));
+        match store.head(&path) {
+            Ok(meta) if meta.size > 0 => files.push(meta),
+            _ => return (heads, None),
+        }
+    }
+    let checkpoint = CheckpointFiles {
+        version: hint.version,
+        kind,
+        files,
+    };
+    let mut replay = Replay::new(root.clone());
+    match visit_checkpoint(store, &checkpoint, &mut replay) {
+        Ok(()) => (heads, Some((checkpoint, replay))),
+        Err(_) => (heads, None),
+    }
+}
+
+/// Whether two descriptions of a checkpoint name the same files with the same sizes
+/// (modification times are left out: a listing and a HEAD may report them at different
+/// precisions).
+fn same_files(a: &CheckpointFiles, b: &CheckpointFiles) -> bool {
+    a.version == b.version
+        && a.kind == b.kind
+        && a.files.len() == b.files.len()
+        && a.files
+            .iter()
+            .zip(&b.files)
+            .all(|(x, y)| x.path == y.path && x.size == y.size)
 }
 
 /// The first complete checkpoint form of `failed`'s version, other than `failed`, that
