@@ -97,7 +97,7 @@ import subprocess
 import sys
 import time
 
-from timed_process import run_timed
+from timed_process import last_json, run_timed, vm_hwm_mib
 
 TS0 = dt_mod.datetime(2026, 1, 1, tzinfo=dt_mod.timezone.utc)
 OPS = ["delete_0.1pct", "delete_1row", "update_1pct", "merge_10k", "merge_1row"]
@@ -242,18 +242,6 @@ def deltars_child(op: str, path: str, n: int, source: str) -> None:
           flush=True)
 
 
-def vm_hwm_mib() -> float | None:
-    """Peak RSS of this process (VmHWM), MiB."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return None
-
-
 def run_deltars(op: str, path: str, n: int, source: str) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", op, path, str(n), source]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
@@ -287,17 +275,6 @@ def has_subcommand(binary: str, name: str) -> bool:
     """True when `binary name --help` succeeds (clap refuses an unknown subcommand)."""
     r = subprocess.run([binary, name, "--help"], capture_output=True, text=True)
     return r.returncode == 0
-
-
-def last_json(text: str) -> dict | None:
-    for line in reversed(text.strip().splitlines()):
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                return json.loads(line)
-            except ValueError:
-                return None
-    return None
 
 
 # ----------------------------------------------------------------------------------------------

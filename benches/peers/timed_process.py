@@ -1,4 +1,6 @@
-"""One whole-process run of a command, timed, with the command's own peak RSS.
+"""One whole-process run of a command, timed, with the command's own peak RSS; and the
+peak RSS of the calling process (`vm_hwm_mib`), for the peers' in-process figures; and the
+JSON line a command reports (`last_json`).
 
 Shared by the side-by-side scripts here. The command is started by a small launcher that
 runs under `python -S` (a few MiB): it forks, execs the command with its output in a file,
@@ -46,3 +48,28 @@ def run_timed(binary: str, args: list[str], out_file: str, extra_env: dict | Non
     with open(out_file, errors="replace") as fh:
         r["output"] = fh.read()
     return r
+
+
+def vm_hwm_mib() -> float | None:
+    """Peak RSS of this process (VmHWM), MiB."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return None
+
+
+def last_json(text: str) -> dict | None:
+    """The last line of `text` that starts with `{`, parsed (`None` if it does not parse):
+    the one-line JSON report a command prints after any progress output."""
+    for line in reversed(text.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
