@@ -78,6 +78,41 @@ pub(crate) fn key_hash(
     h.finish()
 }
 
+/// Computes the hashes a [`FileSet`] keys its entries by, away from the set: a checkpoint's
+/// decoding threads hash the actions they decode, so the one thread that applies them in
+/// order only looks them up. Equal to [`key_hash`] with the same hashing state and root.
+#[derive(Debug, Clone)]
+pub struct KeyHasher {
+    hashing: hashbrown::DefaultHashBuilder,
+    root: TableRoot,
+}
+
+impl KeyHasher {
+    pub(crate) fn new(hashing: hashbrown::DefaultHashBuilder, root: TableRoot) -> Self {
+        KeyHasher { hashing, root }
+    }
+
+    /// The key hash of a file action; 0 for the other actions (never looked up).
+    pub(crate) fn action_hash(&self, action: &crate::actions::Action) -> u64 {
+        use crate::actions::Action;
+        match action {
+            Action::Add(a) => key_hash(
+                &self.hashing,
+                &self.root,
+                &a.path,
+                a.deletion_vector.as_deref(),
+            ),
+            Action::Remove(r) => key_hash(
+                &self.hashing,
+                &self.root,
+                &r.path,
+                r.deletion_vector.as_deref(),
+            ),
+            _ => 0,
+        }
+    }
+}
+
 /// A masked base entry, identified exactly as the base stores it.
 #[derive(Debug, Clone)]
 struct Masked {

@@ -15,7 +15,7 @@ use crate::actions::{
     Action, Add, DeletionVectorDescriptor, DomainMetadata, Metadata, Protocol, Remove,
     SetTransaction,
 };
-use crate::file_set::{FileSet, key_hash};
+use crate::file_set::{FileSet, KeyHasher, key_hash};
 use crate::log_path::Version;
 use crate::path::TableRoot;
 use crate::{LogError, Result};
@@ -115,16 +115,43 @@ impl Replay {
     }
 
     fn apply_add(&mut self, add: Add) {
-        let (hashing, root) = (&self.hashing, &self.root);
-        let hash = key_hash(hashing, root, &add.path, add.deletion_vector.as_deref());
+        let hash = key_hash(
+            &self.hashing,
+            &self.root,
+            &add.path,
+            add.deletion_vector.as_deref(),
+        );
+        self.apply_hashed_add(hash, add);
+    }
+
+    fn apply_remove(&mut self, rm: Remove) {
+        let hash = key_hash(
+            &self.hashing,
+            &self.root,
+            &rm.path,
+            rm.deletion_vector.as_deref(),
+        );
+        self.apply_hashed_remove(hash, rm);
+    }
+
+    /// Applies one action whose key hash was computed by [`Replay::key_hasher`]'s hasher.
+    fn apply_hashed(&mut self, hash: u64, action: Action) {
+        match action {
+            Action::Add(add) => self.apply_hashed_add(hash, add),
+            Action::Remove(rm) => self.apply_hashed_remove(hash, rm),
+            other => self.apply(other),
+        }
+    }
+
+    fn apply_hashed_add(&mut self, hash: u64, add: Add) {
+        let root = &self.root;
         self.tombstones
             .remove(root, hash, (&add.path, add.deletion_vector.as_deref()));
         self.files.insert(root, hash, add);
     }
 
-    fn apply_remove(&mut self, rm: Remove) {
-        let (hashing, root) = (&self.hashing, &self.root);
-        let hash = key_hash(hashing, root, &rm.path, rm.deletion_vector.as_deref());
+    fn apply_hashed_remove(&mut self, hash: u64, rm: Remove) {
+        let root = &self.root;
         self.files
             .remove(root, hash, (&rm.path, rm.deletion_vector.as_deref()));
         self.tombstones.insert(root, hash, rm);
@@ -260,6 +287,21 @@ impl crate::checkpoint::ActionSink for Replay {
         self.apply_all(actions);
         Ok(())
     }
+
+    fn key_hasher(&self) -> Option<KeyHasher> {
+        Some(KeyHasher::new(self.hashing.clone(), self.root.clone()))
+    }
+
+    fn accept_hashed(&mut self, actions: Vec<Action>, hashes: Vec<u64>) -> Result<()> {
+        if hashes.len() != actions.len() {
+            self.apply_all(actions);
+            return Ok(());
+        }
+        for (hash, action) in hashes.into_iter().zip(actions) {
+            self.apply_hashed(hash, action);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -304,6 +346,52 @@ mod tests {
             configuration: HashMap::new(),
         }));
         r
+    }
+
+    /// Chunks hashed on decoding threads land where the sink's own hashing looks for them:
+    /// a later remove, applied without a hash, finds a file added with one, and a hashed
+    /// remove masks a hashed add of another spelling of the same path.
+    #[test]
+    fn hashed_chunks_are_keyed_as_the_sink_keys_them() {
+        use crate::checkpoint::ActionSink;
+        let mut r = base();
+        let hasher = r.key_hasher().expect("a replay hashes its keys");
+        let chunk = vec![
+            Action::Add(add("a")),
+            Action::Add(add("b%20c")),
+            Action::Add(Add {
+                deletion_vector: Some(Box::new(dv("x"))),
+                ..add("d")
+            }),
+            Action::Remove(remove("file:///t/b%20c")),
+        ];
+        let hashes = chunk.iter().map(|a| hasher.action_hash(a)).collect();
+        r.accept_hashed(chunk, hashes).unwrap();
+        r.apply(Action::Remove(remove("a")));
+        let state = r.finish(1).unwrap();
+        assert!(
+            state.file("a", None).is_none(),
+            "the plain remove found the add"
+        );
+        assert!(
+            state.file("b%20c", None).is_none(),
+            "the hashed remove found the add"
+        );
+        assert!(state.file("d", Some(&dv("x"))).is_some());
+        let paths: Vec<&str> = state.files().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["d"]);
+        assert_eq!(state.tombstones().count(), 2);
+    }
+
+    /// A chunk whose hashes do not line up with its actions is applied as if unhashed.
+    #[test]
+    fn a_short_hash_list_is_ignored() {
+        use crate::checkpoint::ActionSink;
+        let mut r = base();
+        r.accept_hashed(vec![Action::Add(add("a"))], vec![])
+            .unwrap();
+        r.apply(Action::Remove(remove("a")));
+        assert_eq!(r.finish(1).unwrap().files().count(), 0);
     }
 
     #[test]

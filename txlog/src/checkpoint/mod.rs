@@ -10,6 +10,7 @@ mod schema;
 mod thrift_check;
 mod writer;
 
+pub use crate::file_set::KeyHasher;
 pub use last_checkpoint::{
     LAST_CHECKPOINT_LIMIT, LastCheckpointHint, json_checksum, read_last_checkpoint,
     write_last_checkpoint,

@@ -22,6 +22,7 @@ use super::schema::{PARTITION_VALUES_PARSED, STATS_PARSED};
 use super::thrift_check;
 use crate::actions::*;
 use crate::commit::decode_commit;
+use crate::file_set::KeyHasher;
 use crate::log_path::{CheckpointFormat, CheckpointKind, DELTA_LOG_DIR, SIDECAR_DIR, Version};
 use crate::{LogError, Result};
 
@@ -66,6 +67,45 @@ pub trait ActionSink {
     /// # Errors
     /// Whatever the sink refuses; reading stops at the first error.
     fn accept(&mut self, actions: Vec<Action>) -> Result<()>;
+
+    /// The hasher of the sink's file keys, when it has keys to hash: the decoding threads
+    /// then hash each file action they decode and hand the hashes over with the chunk
+    /// ([`ActionSink::accept_hashed`]), so the sink's own thread, which applies the chunks
+    /// in order and is a load's serial step, only looks the keys up.
+    fn key_hasher(&self) -> Option<KeyHasher> {
+        None
+    }
+
+    /// Takes the next chunk with `hashes[i]`, [`ActionSink::key_hasher`]'s hash of
+    /// `actions[i]`. The default ignores the hashes.
+    ///
+    /// # Errors
+    /// As [`ActionSink::accept`].
+    fn accept_hashed(&mut self, actions: Vec<Action>, hashes: Vec<u64>) -> Result<()> {
+        let _ = hashes;
+        self.accept(actions)
+    }
+}
+
+/// A decoded chunk and, when the sink hashes keys, the hash of each of its actions (else
+/// empty).
+type Decoded = (Vec<Action>, Vec<u64>);
+
+/// Hashes what `actions` holds when there is a hasher (on the decoding thread).
+fn hashed(hasher: Option<&KeyHasher>, actions: Vec<Action>) -> Decoded {
+    let hashes = hasher.map_or_else(Vec::new, |h| {
+        actions.iter().map(|a| h.action_hash(a)).collect()
+    });
+    (actions, hashes)
+}
+
+/// Hands a decoded chunk to `sink`, with its hashes when it has them.
+fn hand(sink: &mut dyn ActionSink, (actions, hashes): Decoded) -> Result<()> {
+    if hashes.is_empty() {
+        sink.accept(actions)
+    } else {
+        sink.accept_hashed(actions, hashes)
+    }
 }
 
 impl ActionSink for Vec<Action> {
@@ -117,10 +157,11 @@ pub fn visit_parquet_actions(path: &str, data: Bytes, sink: &mut dyn ActionSink)
     };
     sink.expect(rows);
     let groups = metadata.metadata().num_row_groups();
+    let hasher = sink.key_hasher();
     let decode = |group: usize| {
         let mut out = Vec::new();
         guarded(&mut || decode_row_group(path, &data, &metadata, &mask, group, &mut out))?;
-        Ok(out)
+        Ok(hashed(hasher.as_ref(), out))
     };
     // One row group needs no pool: asking for the pool's size would start it (threads
     // spawned for nothing, in every short-lived process reading a small checkpoint).
@@ -131,7 +172,7 @@ pub fn visit_parquet_actions(path: &str, data: Bytes, sink: &mut dyn ActionSink)
     };
     if window == 1 {
         for group in 0..groups {
-            sink.accept(decode(group)?)?;
+            hand(sink, decode(group)?)?;
         }
         return Ok(());
     }
@@ -147,10 +188,10 @@ pub fn visit_parquet_actions(path: &str, data: Bytes, sink: &mut dyn ActionSink)
 fn pipeline(
     groups: usize,
     window: usize,
-    decode: &(dyn Fn(usize) -> Result<Vec<Action>> + Sync),
+    decode: &(dyn Fn(usize) -> Result<Decoded> + Sync),
     sink: &mut dyn ActionSink,
 ) -> Result<()> {
-    let decode_window = |start: usize| -> Vec<Result<Vec<Action>>> {
+    let decode_window = |start: usize| -> Vec<Result<Decoded>> {
         (start..groups.min(start + window))
             .into_par_iter()
             .map(decode)
@@ -170,7 +211,7 @@ fn pipeline(
             }
             current
                 .into_iter()
-                .try_for_each(|decoded| sink.accept(decoded?))
+                .try_for_each(|decoded| hand(sink, decoded?))
         });
         handed?;
         if !more {
@@ -578,13 +619,17 @@ fn visit_files(
         return visit_file(store, location, *json, sink);
     }
     let window = rayon::current_num_threads().max(1);
+    let hasher = sink.key_hasher();
     for group in files.chunks(window) {
-        let decoded: Vec<Result<Vec<Action>>> = group
+        let decoded: Vec<Result<Decoded>> = group
             .par_iter()
-            .map(|(location, json)| read_file(location, store.get_location(location)?, *json))
+            .map(|(location, json)| {
+                let actions = read_file(location, store.get_location(location)?, *json)?;
+                Ok(hashed(hasher.as_ref(), actions))
+            })
             .collect();
-        for actions in decoded {
-            sink.accept(actions?)?;
+        for chunk in decoded {
+            hand(sink, chunk?)?;
         }
     }
     Ok(())
@@ -614,6 +659,28 @@ impl ActionSink for SidecarSplitter<'_> {
         }
         self.inner.accept(actions)
     }
+
+    fn key_hasher(&self) -> Option<KeyHasher> {
+        self.inner.key_hasher()
+    }
+
+    fn accept_hashed(&mut self, actions: Vec<Action>, hashes: Vec<u64>) -> Result<()> {
+        if !actions.iter().any(|a| matches!(a, Action::Sidecar(_))) {
+            return self.inner.accept_hashed(actions, hashes);
+        }
+        let (actions, hashes): (Vec<Action>, Vec<u64>) = actions
+            .into_iter()
+            .zip(hashes)
+            .filter(|(a, _)| match a {
+                Action::Sidecar(s) => {
+                    self.sidecars.push(s.clone());
+                    false
+                }
+                _ => true,
+            })
+            .unzip();
+        self.inner.accept_hashed(actions, hashes)
+    }
 }
 
 /// Keeps only file actions: all a sidecar may contribute.
@@ -627,6 +694,19 @@ impl ActionSink for FileActionsOnly<'_> {
     fn accept(&mut self, mut actions: Vec<Action>) -> Result<()> {
         actions.retain(|a| matches!(a, Action::Add(_) | Action::Remove(_)));
         self.0.accept(actions)
+    }
+
+    fn key_hasher(&self) -> Option<KeyHasher> {
+        self.0.key_hasher()
+    }
+
+    fn accept_hashed(&mut self, actions: Vec<Action>, hashes: Vec<u64>) -> Result<()> {
+        let (actions, hashes): (Vec<Action>, Vec<u64>) = actions
+            .into_iter()
+            .zip(hashes)
+            .filter(|(a, _)| matches!(a, Action::Add(_) | Action::Remove(_)))
+            .unzip();
+        self.0.accept_hashed(actions, hashes)
     }
 }
 
@@ -1162,5 +1242,67 @@ mod tests {
         let data = txn_and_domains(&[None; 4], false);
         assert!(reads_root(&data, "domainMetadata"));
         assert_eq!(read_parquet_actions("x.parquet", data).unwrap().len(), 4);
+    }
+
+    /// A sink that checks every hash it is handed against its own hasher.
+    struct CheckHashes {
+        hasher: KeyHasher,
+        seen: Vec<String>,
+    }
+
+    impl ActionSink for CheckHashes {
+        fn accept(&mut self, _: Vec<Action>) -> Result<()> {
+            panic!("a hashing sink is handed hashes")
+        }
+        fn key_hasher(&self) -> Option<KeyHasher> {
+            Some(self.hasher.clone())
+        }
+        fn accept_hashed(&mut self, actions: Vec<Action>, hashes: Vec<u64>) -> Result<()> {
+            assert_eq!(actions.len(), hashes.len());
+            for (a, h) in actions.iter().zip(hashes) {
+                assert_eq!(self.hasher.action_hash(a), h, "{a:?}");
+                if let Action::Add(add) = a {
+                    self.seen.push(add.path.clone());
+                }
+            }
+            Ok(())
+        }
+    }
+
+    /// Taking out sidecar rows (and, from sidecars, everything but file actions) keeps
+    /// each hash beside its action.
+    #[test]
+    fn filtering_sinks_keep_hashes_beside_their_actions() {
+        let sidecar = |p: &str| {
+            Action::Sidecar(Sidecar {
+                path: p.into(),
+                size_in_bytes: 1,
+                modification_time: 1,
+                tags: None,
+            })
+        };
+        let add = |p: &str| Action::Add(Add::builder(p, 1, 1).build());
+        let chunk = vec![sidecar("s1"), add("a"), sidecar("s2"), add("b")];
+        let hasher = KeyHasher::new(
+            hashbrown::DefaultHashBuilder::default(),
+            crate::path::TableRoot::new("memory://"),
+        );
+        let hashes: Vec<u64> = chunk.iter().map(|a| hasher.action_hash(a)).collect();
+        let mut inner = CheckHashes {
+            hasher,
+            seen: Vec::new(),
+        };
+        let mut splitter = SidecarSplitter {
+            inner: &mut inner,
+            sidecars: Vec::new(),
+        };
+        splitter
+            .accept_hashed(chunk.clone(), hashes.clone())
+            .unwrap();
+        assert_eq!(splitter.sidecars.len(), 2);
+        FileActionsOnly(&mut inner)
+            .accept_hashed(chunk, hashes)
+            .unwrap();
+        assert_eq!(inner.seen, ["a", "b", "a", "b"]);
     }
 }
