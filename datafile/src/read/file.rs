@@ -8,6 +8,7 @@ use alluvium_txlog::path::resolve;
 use alluvium_txlog::schema::{ArrowStrings, DataType, PrimitiveType, StructField};
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
+use arrow_array::builder::BooleanBufferBuilder;
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, UInt64Array};
 use arrow_select::concat::concat_batches;
 use arrow_select::filter::{filter, filter_record_batch};
@@ -512,16 +513,21 @@ pub(super) fn view_hint(
 }
 
 /// The keep-mask of rows `offset..offset + len` of a file given its deleted rows.
+///
+/// The deleted rows are entered at `offset` rather than walked from the first: a file read
+/// in k batches would otherwise walk its deletion vector k times (a state table's files
+/// carry hundreds of thousands of deleted rows and are read a batch of 8,192 at a time).
 fn keep_mask(deleted: &RoaringTreemap, offset: u64, len: usize) -> BooleanArray {
-    let mut keep = vec![true; len];
-    for row in deleted
-        .iter()
-        .skip_while(|r| *r < offset)
-        .take_while(|r| *r < offset + len as u64)
-    {
-        keep[(row - offset) as usize] = false;
+    let end = offset.saturating_add(len as u64);
+    let mut keep = BooleanBufferBuilder::new(len);
+    keep.append_n(len, true);
+    let mut rows = deleted.iter();
+    rows.advance_to(offset);
+    for row in rows.take_while(|r| *r < end) {
+        // `offset <= row < end = offset + len`: the index is below `len`.
+        keep.set_bit((row - offset) as usize, false);
     }
-    BooleanArray::from(keep)
+    BooleanArray::new(keep.finish(), None)
 }
 
 /// The value of partition column `f` in `add` (looked up by its physical name under
@@ -570,5 +576,31 @@ mod tests {
             m.iter().map(Option::unwrap).collect::<Vec<_>>(),
             vec![true, false, false, true]
         );
+    }
+
+    /// Every window of a file, read batch after batch, gets exactly its own deleted rows,
+    /// also past the 2^32 boundary where a treemap changes bitmaps.
+    #[test]
+    fn keep_masks_of_consecutive_windows_match_the_deleted_rows() {
+        let base = (1u64 << 32) - 40;
+        let d: RoaringTreemap = [0u64, 3, 9, 10, 17, 31, 32, 63]
+            .into_iter()
+            .chain([base + 1, base + 39, base + 40, base + 41, base + 79])
+            .collect();
+        for (start, len) in [(0u64, 8usize), (8, 8), (16, 16), (32, 32), (64, 5)]
+            .into_iter()
+            .chain([(base, 40), (base + 40, 40), (base + 80, 3)])
+        {
+            let m = keep_mask(&d, start, len);
+            let expected: Vec<bool> = (start..start + len as u64)
+                .map(|r| !d.contains(r))
+                .collect();
+            assert_eq!(m.len(), len);
+            assert_eq!(
+                m.iter().map(Option::unwrap).collect::<Vec<_>>(),
+                expected,
+                "window {start}+{len}"
+            );
+        }
     }
 }
