@@ -11,7 +11,6 @@
 //!   with equal orders the one folded first stays.
 //! * The key is live (a row of `state/`) iff its latest event is an `UPSERT`.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -62,6 +61,10 @@ struct Winner {
 /// A key (its columns in the row format: equal keys, equal bytes; byte order = key order).
 pub(crate) type KeyRow = OwnedRow;
 
+/// A map by key. hashbrown's default hasher rather than std's SipHash: a sync hashes every
+/// event's key and every tombstone's, and SipHash was a tenth of a sync's time.
+pub(crate) type KeyMap<V> = hashbrown::HashMap<KeyRow, V>;
+
 /// Converts key columns to [`KeyRow`]s.
 pub(crate) fn key_converter(layout: &Layout) -> Result<RowConverter> {
     Ok(RowConverter::new(
@@ -78,7 +81,7 @@ pub(crate) struct ChunkFold {
     layout: Layout,
     converter: RowConverter,
     batches: Vec<RecordBatch>,
-    winners: HashMap<KeyRow, Winner>,
+    winners: KeyMap<Winner>,
     events: u64,
 }
 
@@ -88,7 +91,7 @@ impl ChunkFold {
             layout: layout.clone(),
             converter: key_converter(layout)?,
             batches: Vec::new(),
-            winners: HashMap::new(),
+            winners: KeyMap::new(),
             events: 0,
         })
     }
@@ -175,7 +178,8 @@ impl ChunkFold {
         if rows.is_empty() {
             return Ok(None);
         }
-        rows.sort_by(|a, b| a.0.cmp(b.0));
+        // Keys are distinct (they are the map's): no order among equals to keep.
+        rows.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut columns = self
             .converter
             .convert_rows(rows.iter().map(|(k, _)| k.row()))?;
@@ -192,7 +196,7 @@ impl ChunkFold {
     /// table's, then [`DELETE_FLAG`].
     pub(crate) fn state_source(
         &self,
-        tombstones: &HashMap<KeyRow, EventOrder>,
+        tombstones: &KeyMap<EventOrder>,
     ) -> Result<Option<RecordBatch>> {
         if self.winners.is_empty() {
             return Ok(None);
@@ -211,7 +215,8 @@ impl ChunkFold {
                 (k, w)
             })
             .collect();
-        rows.sort_by(|a, b| a.0.cmp(b.0));
+        // Keys are distinct (they are the map's): no order among equals to keep.
+        rows.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut columns = self
             .converter
             .convert_rows(rows.iter().map(|(k, _)| k.row()))?;
@@ -275,7 +280,7 @@ fn seqs(orders: impl Iterator<Item = EventOrder>) -> ArrayRef {
 pub(crate) fn orders_by_key(
     fold: &ChunkFold,
     batch: &RecordBatch,
-    into: &mut HashMap<KeyRow, EventOrder>,
+    into: &mut KeyMap<EventOrder>,
 ) -> Result<()> {
     let (layout, converter) = (&fold.layout, &fold.converter);
     let keys: Vec<ArrayRef> = layout

@@ -21,7 +21,6 @@
 //! A crash anywhere leaves at most tombstones that are already true of the log; the next
 //! sync re-reads the chunk from the recorded `txn` and applies it once.
 
-use std::collections::HashMap;
 
 use alluvium::Snapshot;
 use alluvium::{CmpOp, Expr, Literal};
@@ -32,7 +31,7 @@ use arrow_array::Array;
 
 use super::StateError;
 use super::StateStore;
-use super::fold::{ChunkFold, EventOrder, KeyRow, orders_by_key};
+use super::fold::{ChunkFold, EventOrder, KeyMap, orders_by_key};
 use super::layout::{DELETE_FLAG, EVENT_TIME, SEQ};
 use super::report::SyncReport;
 use crate::Result;
@@ -209,7 +208,7 @@ impl StateStore {
                 .execute(&WriteOptions::default())?;
         }
         let tombstones = if fold.keys() == 0 {
-            HashMap::new()
+            KeyMap::new()
         } else {
             self.read_tombstones(fold)?
         };
@@ -276,9 +275,9 @@ impl StateStore {
     }
 
     /// The tombstones of the fold's keys (and maybe of others), by key.
-    fn read_tombstones(&self, fold: &ChunkFold) -> Result<HashMap<KeyRow, EventOrder>> {
+    fn read_tombstones(&self, fold: &ChunkFold) -> Result<KeyMap<EventOrder>> {
         let snapshot = self.tombstones.snapshot()?;
-        let mut out = HashMap::new();
+        let mut out = KeyMap::new();
         if snapshot.num_files() == 0 {
             return Ok(out);
         }
