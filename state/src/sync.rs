@@ -21,7 +21,6 @@
 //! A crash anywhere leaves at most tombstones that are already true of the log; the next
 //! sync re-reads the chunk from the recorded `txn` and applies it once.
 
-
 use alluvium::Snapshot;
 use alluvium::{CmpOp, Expr, Literal};
 use alluvium_txlog::actions::Action;
