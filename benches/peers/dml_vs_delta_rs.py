@@ -97,7 +97,7 @@ import subprocess
 import sys
 import time
 
-from timed_process import last_json, run_timed, vm_hwm_mib
+from timed_process import last_json, run_child, run_timed, vm_hwm_mib
 
 TS0 = dt_mod.datetime(2026, 1, 1, tzinfo=dt_mod.timezone.utc)
 OPS = ["delete_0.1pct", "delete_1row", "update_1pct", "merge_10k", "merge_1row"]
@@ -243,14 +243,7 @@ def deltars_child(op: str, path: str, n: int, source: str) -> None:
 
 
 def run_deltars(op: str, path: str, n: int, source: str) -> dict:
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", op, path, str(n), source]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
-    if p.returncode != 0:
-        raise RuntimeError(f"delta-rs {op} failed (exit {p.returncode}): {p.stderr.strip()[-1500:]}")
-    for line in p.stdout.splitlines():
-        if line.startswith("CHILD "):
-            return json.loads(line[6:])
-    raise RuntimeError(f"delta-rs {op}: no result line; stderr: {p.stderr.strip()[-1500:]}")
+    return run_child(__file__, [op, path, str(n), source], f"delta-rs {op}", RUN_TIMEOUT_S)
 
 
 # ----------------------------------------------------------------------------------------------

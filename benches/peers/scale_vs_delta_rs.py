@@ -106,7 +106,7 @@ import subprocess
 import sys
 import time
 
-from timed_process import last_json, run_timed, vm_hwm_mib
+from timed_process import last_json, run_child, run_timed, vm_hwm_mib
 
 WORKLOADS = ["load_1m", "checkpoint_1m", "load_10k", "time_travel_v5", "state_sync"]
 TEN_MILLION = ["load_10m", "checkpoint_10m"]
@@ -235,14 +235,7 @@ def deltars_child(spec: dict) -> None:
 
 
 def run_deltars(spec: dict, timeout: float = RUN_TIMEOUT_S) -> dict:
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if p.returncode != 0:
-        raise RuntimeError(f"delta-rs {spec['kind']} failed (exit {p.returncode}): {p.stderr.strip()[-1500:]}")
-    for line in p.stdout.splitlines():
-        if line.startswith("CHILD "):
-            return json.loads(line[6:])
-    raise RuntimeError(f"delta-rs {spec['kind']}: no result line; stderr: {p.stderr.strip()[-1500:]}")
+    return run_child(__file__, [json.dumps(spec)], f"delta-rs {spec['kind']}", timeout)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -73,3 +73,17 @@ def last_json(text: str) -> dict | None:
             except ValueError:
                 return None
     return None
+
+
+def run_child(script: str, args: list[str], label: str, timeout: float) -> dict:
+    """Runs `script --child ARGS` under this interpreter (a peer measured in a fresh
+    process) and returns the JSON of its `CHILD ` line; a failure or a missing line raises,
+    naming `label` and the end of the child's stderr."""
+    cmd = [sys.executable, os.path.abspath(script), "--child", *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError(f"{label} failed (exit {p.returncode}): {p.stderr.strip()[-1500:]}")
+    for line in p.stdout.splitlines():
+        if line.startswith("CHILD "):
+            return json.loads(line[6:])
+    raise RuntimeError(f"{label}: no result line; stderr: {p.stderr.strip()[-1500:]}")
