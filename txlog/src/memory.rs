@@ -70,6 +70,11 @@ pub(crate) fn hash_table(capacity: usize, entry: usize) -> usize {
     )
 }
 
+/// The sum of the heap of a value's parts (saturating).
+fn sum(parts: &[usize]) -> usize {
+    parts.iter().fold(0, |n, b| n.saturating_add(*b))
+}
+
 /// Heap owned by a value beyond its inline size.
 pub(crate) trait HeapSize {
     /// Bytes of the heap blocks this value owns (not its own inline size).
@@ -125,30 +130,26 @@ impl HeapSize for DeletionVectorDescriptor {
 
 impl HeapSize for Add {
     fn heap_bytes(&self) -> usize {
-        [
+        sum(&[
             self.path.heap_bytes(),
             self.partition_values.heap_bytes(),
             self.stats.heap_bytes(),
             self.tags.heap_bytes(),
             self.deletion_vector.heap_bytes(),
             self.clustering_provider.heap_bytes(),
-        ]
-        .iter()
-        .fold(0, |n, b| n.saturating_add(*b))
+        ])
     }
 }
 
 impl HeapSize for Remove {
     fn heap_bytes(&self) -> usize {
-        [
+        sum(&[
             self.path.heap_bytes(),
             self.partition_values.heap_bytes(),
             self.stats.heap_bytes(),
             self.tags.heap_bytes(),
             self.deletion_vector.heap_bytes(),
-        ]
-        .iter()
-        .fold(0, |n, b| n.saturating_add(*b))
+        ])
     }
 }
 
@@ -161,16 +162,14 @@ impl HeapSize for Metadata {
                     .saturating_add(v.heap_bytes())
             },
         );
-        [
+        sum(&[
             self.id.heap_bytes(),
             self.name.heap_bytes(),
             self.description.heap_bytes(),
             self.schema_string.heap_bytes(),
             self.partition_columns.heap_bytes(),
             config,
-        ]
-        .iter()
-        .fold(0, |n, b| n.saturating_add(*b))
+        ])
     }
 }
 
