@@ -7,7 +7,7 @@
 //!    `delta.deletedFileRetentionDuration`; all file actions with `dataChange=false`.
 //! 2. Encode rows in batches of [`BATCH_ROWS`] into Parquet, file by file: a batch is a row
 //!    group, built and encoded on a task of its own, several in parallel, and appended in
-//!    order (the bytes are those of a sequential write).
+//!    order (the bytes do not depend on the number of threads).
 //! 3. Put each file atomically (a rename or a put-if-absent: never a torn file under a final
 //!    name), then read it back and check its row counts before reporting success. Only then
 //!    may the caller publish `_last_checkpoint`.
@@ -557,7 +557,7 @@ fn encode(schema: &SchemaRef, rows: &[Row<'_>], parsed: &Parsed) -> Result<Vec<u
     // The file writer the high-level writer sets up (schema, key-value metadata), driven a
     // row group at a time: each group's columns are built and encoded on its own task, a
     // window of them in parallel, and appended in order, so a checkpoint of a million
-    // files encodes on every core while the bytes stay those of a sequential write.
+    // files encodes on every core while its bytes stay the same for any pool size.
     let (mut writer, factory) = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props))
         .and_then(ArrowWriter::into_serialized_writer)
         .map_err(io)?;
@@ -938,10 +938,10 @@ mod tests {
         ];
         assert_eq!(read, expected);
     }
-    /// Row groups are encoded in parallel and appended in order: the file is the same
-    /// whatever the size of the pool, and reads back as the rows in order.
-    #[test]
-    fn the_bytes_do_not_depend_on_the_pool() {
+
+    /// A protocol, 2 × [`BATCH_ROWS`] + 77 adds with statistics and 10 removes: five row
+    /// groups (the protocol's, three of adds, the removes').
+    fn many_rows() -> (Protocol, Vec<Add>, Vec<Remove>) {
         let adds: Vec<Add> = (0..(BATCH_ROWS * 2 + 77))
             .map(|i| {
                 Add::builder(format!("part-{i:07}.parquet"), 100 + i as i64, 7)
@@ -960,7 +960,17 @@ mod tests {
             reader_features: None,
             writer_features: None,
         };
-        let mut rows = vec![Row::Protocol(&protocol)];
+        (protocol, adds, removes)
+    }
+
+    /// [`many_rows`] encoded as a V1 checkpoint file in a pool of `threads`.
+    fn encode_in_pool(
+        threads: usize,
+        protocol: &Protocol,
+        adds: &[Add],
+        removes: &[Remove],
+    ) -> Vec<u8> {
+        let mut rows = vec![Row::Protocol(protocol)];
         rows.extend(adds.iter().map(Row::Add));
         rows.extend(removes.iter().map(Row::Remove));
         let schema: SchemaRef = Arc::new(checkpoint_schema(
@@ -971,17 +981,26 @@ mod tests {
             partition: None,
             stats: None,
         };
-        let in_pool = |threads: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| encode(&schema, &rows, &parsed).unwrap())
-        };
-        let one = in_pool(1);
-        assert_eq!(one, in_pool(3), "the pool's size changed the bytes");
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| encode(&schema, &rows, &parsed).unwrap())
+    }
+
+    /// Row groups are encoded in parallel and appended in order: the file is the same
+    /// whatever the size of the pool, and reads back as the rows in order.
+    #[test]
+    fn the_bytes_do_not_depend_on_the_pool() {
+        let (protocol, adds, removes) = many_rows();
+        let one = encode_in_pool(1, &protocol, &adds, &removes);
+        assert_eq!(
+            one,
+            encode_in_pool(3, &protocol, &adds, &removes),
+            "the pool's size changed the bytes"
+        );
         let read = read_parquet_actions("x.parquet", Bytes::from(one)).unwrap();
-        assert_eq!(read.len(), rows.len());
+        assert_eq!(read.len(), 1 + adds.len() + removes.len());
         assert_eq!(read.first(), Some(&Action::Protocol(protocol.clone())));
         let read_adds: Vec<&Add> = read
             .iter()
@@ -1006,6 +1025,56 @@ mod tests {
                 .count(),
             removes.len()
         );
+    }
+
+    /// A file of several row groups decoded on a pool hands a hashing sink every chunk
+    /// with its hashes, each the sink's own hash of its action (SPEC.md §8: the decoding
+    /// threads hash, the replay thread only looks up).
+    #[test]
+    fn decoding_threads_hand_a_hashing_sink_its_hashes() {
+        use crate::checkpoint::{ActionSink, KeyHasher, visit_parquet_actions};
+        struct Hashed {
+            hasher: KeyHasher,
+            files: usize,
+            others: usize,
+        }
+        impl ActionSink for Hashed {
+            fn accept(&mut self, actions: Vec<Action>) -> Result<()> {
+                assert!(actions.is_empty(), "a chunk came without its hashes");
+                Ok(())
+            }
+            fn key_hasher(&self) -> Option<KeyHasher> {
+                Some(self.hasher.clone())
+            }
+            fn accept_hashed(&mut self, actions: Vec<Action>, hashes: Vec<u64>) -> Result<()> {
+                assert_eq!(actions.len(), hashes.len());
+                for (a, h) in actions.iter().zip(hashes) {
+                    assert_eq!(self.hasher.action_hash(a), h, "{a:?}");
+                    match a {
+                        Action::Add(_) | Action::Remove(_) => self.files += 1,
+                        _ => self.others += 1,
+                    }
+                }
+                Ok(())
+            }
+        }
+        let (protocol, adds, removes) = many_rows();
+        let bytes = Bytes::from(encode_in_pool(1, &protocol, &adds, &removes));
+        let mut sink = Hashed {
+            hasher: KeyHasher::new(
+                hashbrown::DefaultHashBuilder::default(),
+                crate::path::TableRoot::new("memory://"),
+            ),
+            files: 0,
+            others: 0,
+        };
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap()
+            .install(|| visit_parquet_actions("x.parquet", bytes, &mut sink))
+            .unwrap();
+        assert_eq!((sink.files, sink.others), (adds.len() + removes.len(), 1));
     }
 
     /// A row stays a tag and a pointer: the rows of a million-file checkpoint are held
