@@ -785,7 +785,7 @@ fn sidecar_location(main: &str, sidecar: &Sidecar) -> Result<(FileLocation, bool
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::sync::Arc;
 
     use arrow_array::{ArrayRef, Int64Array, StringArray, StructArray};
@@ -1244,15 +1244,34 @@ mod tests {
         assert_eq!(read_parquet_actions("x.parquet", data).unwrap().len(), 4);
     }
 
-    /// A sink that checks every hash it is handed against its own hasher.
-    struct CheckHashes {
+    /// A sink that checks every hash it is handed against its own hasher, refuses a
+    /// non-empty chunk handed without hashes, and keeps the paths of the adds and the
+    /// number of other actions it took.
+    pub(in crate::checkpoint) struct CheckHashes {
         hasher: KeyHasher,
-        seen: Vec<String>,
+        pub(in crate::checkpoint) seen: Vec<String>,
+        pub(in crate::checkpoint) removes: usize,
+        pub(in crate::checkpoint) others: usize,
+    }
+
+    impl CheckHashes {
+        pub(in crate::checkpoint) fn new() -> Self {
+            CheckHashes {
+                hasher: KeyHasher::new(
+                    hashbrown::DefaultHashBuilder::default(),
+                    crate::path::TableRoot::new("memory://"),
+                ),
+                seen: Vec::new(),
+                removes: 0,
+                others: 0,
+            }
+        }
     }
 
     impl ActionSink for CheckHashes {
-        fn accept(&mut self, _: Vec<Action>) -> Result<()> {
-            panic!("a hashing sink is handed hashes")
+        fn accept(&mut self, actions: Vec<Action>) -> Result<()> {
+            assert!(actions.is_empty(), "a chunk came without its hashes");
+            Ok(())
         }
         fn key_hasher(&self) -> Option<KeyHasher> {
             Some(self.hasher.clone())
@@ -1261,8 +1280,10 @@ mod tests {
             assert_eq!(actions.len(), hashes.len());
             for (a, h) in actions.iter().zip(hashes) {
                 assert_eq!(self.hasher.action_hash(a), h, "{a:?}");
-                if let Action::Add(add) = a {
-                    self.seen.push(add.path.clone());
+                match a {
+                    Action::Add(add) => self.seen.push(add.path.clone()),
+                    Action::Remove(_) => self.removes += 1,
+                    _ => self.others += 1,
                 }
             }
             Ok(())
@@ -1283,15 +1304,8 @@ mod tests {
         };
         let add = |p: &str| Action::Add(Add::builder(p, 1, 1).build());
         let chunk = vec![sidecar("s1"), add("a"), sidecar("s2"), add("b")];
-        let hasher = KeyHasher::new(
-            hashbrown::DefaultHashBuilder::default(),
-            crate::path::TableRoot::new("memory://"),
-        );
-        let hashes: Vec<u64> = chunk.iter().map(|a| hasher.action_hash(a)).collect();
-        let mut inner = CheckHashes {
-            hasher,
-            seen: Vec::new(),
-        };
+        let mut inner = CheckHashes::new();
+        let hashes: Vec<u64> = chunk.iter().map(|a| inner.hasher.action_hash(a)).collect();
         let mut splitter = SidecarSplitter {
             inner: &mut inner,
             sidecars: Vec::new(),

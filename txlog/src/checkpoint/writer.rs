@@ -1032,49 +1032,21 @@ mod tests {
     /// threads hash, the replay thread only looks up).
     #[test]
     fn decoding_threads_hand_a_hashing_sink_its_hashes() {
-        use crate::checkpoint::{ActionSink, KeyHasher, visit_parquet_actions};
-        struct Hashed {
-            hasher: KeyHasher,
-            files: usize,
-            others: usize,
-        }
-        impl ActionSink for Hashed {
-            fn accept(&mut self, actions: Vec<Action>) -> Result<()> {
-                assert!(actions.is_empty(), "a chunk came without its hashes");
-                Ok(())
-            }
-            fn key_hasher(&self) -> Option<KeyHasher> {
-                Some(self.hasher.clone())
-            }
-            fn accept_hashed(&mut self, actions: Vec<Action>, hashes: Vec<u64>) -> Result<()> {
-                assert_eq!(actions.len(), hashes.len());
-                for (a, h) in actions.iter().zip(hashes) {
-                    assert_eq!(self.hasher.action_hash(a), h, "{a:?}");
-                    match a {
-                        Action::Add(_) | Action::Remove(_) => self.files += 1,
-                        _ => self.others += 1,
-                    }
-                }
-                Ok(())
-            }
-        }
+        use crate::checkpoint::reader::tests::CheckHashes;
+        use crate::checkpoint::visit_parquet_actions;
         let (protocol, adds, removes) = many_rows();
         let bytes = Bytes::from(encode_in_pool(1, &protocol, &adds, &removes));
-        let mut sink = Hashed {
-            hasher: KeyHasher::new(
-                hashbrown::DefaultHashBuilder::default(),
-                crate::path::TableRoot::new("memory://"),
-            ),
-            files: 0,
-            others: 0,
-        };
+        let mut sink = CheckHashes::new();
         rayon::ThreadPoolBuilder::new()
             .num_threads(2)
             .build()
             .unwrap()
             .install(|| visit_parquet_actions("x.parquet", bytes, &mut sink))
             .unwrap();
-        assert_eq!((sink.files, sink.others), (adds.len() + removes.len(), 1));
+        assert_eq!(
+            (sink.seen.len(), sink.removes, sink.others),
+            (adds.len(), removes.len(), 1)
+        );
     }
 
     /// A row stays a tag and a pointer: the rows of a million-file checkpoint are held
