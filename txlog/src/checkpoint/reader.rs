@@ -152,15 +152,17 @@ pub fn visit_parquet_actions(path: &str, data: Bytes, sink: &mut dyn ActionSink)
         opened = Some(open_parquet(path, &data)?);
         Ok(())
     })?;
-    let Some((metadata, mask, rows)) = opened else {
+    let Some((metadata, masks, rows)) = opened else {
         return Ok(());
     };
     sink.expect(rows);
-    let groups = metadata.metadata().num_row_groups();
+    let groups = masks.len();
     let hasher = sink.key_hasher();
     let decode = |group: usize| {
         let mut out = Vec::new();
-        guarded(&mut || decode_row_group(path, &data, &metadata, &mask, group, &mut out))?;
+        if let Some(mask) = masks.get(group).and_then(Option::as_ref) {
+            guarded(&mut || decode_row_group(path, &data, &metadata, mask, group, &mut out))?;
+        }
         Ok(hashed(hasher.as_ref(), out))
     };
     // One row group needs no pool: asking for the pool's size would start it (threads
@@ -222,9 +224,13 @@ fn pipeline(
     }
 }
 
-/// Screens and opens a Parquet checkpoint file: its metadata, the projection of its action
-/// columns, and a bounded row-count hint.
-fn open_parquet(path: &str, data: &Bytes) -> Result<(ArrowReaderMetadata, ProjectionMask, usize)> {
+/// Screens and opens a Parquet checkpoint file: its metadata, for each row group the
+/// projection of the action columns it holds values of (`None` when it holds none: nothing
+/// to decode), and a bounded row-count hint.
+fn open_parquet(
+    path: &str,
+    data: &Bytes,
+) -> Result<(ArrowReaderMetadata, Vec<Option<ProjectionMask>>, usize)> {
     let corrupt = |e: &dyn std::fmt::Display| LogError::corrupt_checkpoint(path, e);
     // The parquet crate can spin or overflow its stack on hostile Thrift: screen what it
     // will decode first, and read through guarded readers.
@@ -259,7 +265,6 @@ fn open_parquet(path: &str, data: &Bytes) -> Result<(ArrowReaderMetadata, Projec
             &"no action columns (add, remove, metaData, protocol, ...) in the file",
         ));
     }
-    let roots = without_empty_roots(metadata.metadata(), roots);
     // The footer's row count only sizes allocations up front. Real checkpoints take tens of
     // bytes per row; capping the hint at one row per 16 bytes of file keeps a corrupt count
     // from reserving gigabytes (a failed allocation aborts the process) or a large multiple
@@ -267,8 +272,13 @@ fn open_parquet(path: &str, data: &Bytes) -> Result<(ArrowReaderMetadata, Projec
     let rows = usize::try_from(metadata.metadata().file_metadata().num_rows())
         .unwrap_or(0)
         .min(data.len() / 16);
-    let mask = ProjectionMask::roots(metadata.parquet_schema(), roots);
-    Ok((metadata, mask, rows))
+    let masks = (0..metadata.metadata().num_row_groups())
+        .map(|group| {
+            let held = roots_holding_values(metadata.metadata(), &roots, group);
+            (!held.is_empty()).then(|| ProjectionMask::roots(metadata.parquet_schema(), held))
+        })
+        .collect();
+    Ok((metadata, masks, rows))
 }
 
 /// `schema` with every `Utf8` field reached through structs alone read as `Utf8View`
@@ -302,38 +312,38 @@ fn with_string_views(schema: &arrow_schema::SchemaRef) -> Option<arrow_schema::S
     })
 }
 
-/// `roots` (top-level column indexes) less those that hold no value in any row: every
-/// column chunk of every leaf under them has statistics whose null count equals its value
-/// count. A checkpoint carries a column per action type, and most rows hold one action, so
-/// whole action types are often absent (no `remove` in a table that never deleted, no
-/// `txn`, no `domainMetadata`); skipping them avoids building and running their column
-/// readers. Every action has a required field (`path`, `id`, `minReaderVersion`, `appId`,
-/// `domain`), so a column whose leaves are all null holds no action. Chunks without
-/// statistics are read.
-fn without_empty_roots(metadata: &ParquetMetaData, roots: Vec<usize>) -> Vec<usize> {
+/// `roots` (top-level column indexes) less those that hold no value in row group `group`:
+/// every column chunk of the group under them has statistics whose null count equals its
+/// value count. A checkpoint carries a column per action type, and most rows hold one
+/// action, so whole action types are often absent from a row group or from the file (no
+/// `remove` in a table that never deleted, no `txn`; the metadata and protocol in a row
+/// group of their own, apart from the adds); skipping them avoids building and running
+/// their column readers. Every action has a required field (`path`, `id`,
+/// `minReaderVersion`, `appId`, `domain`), so a column whose leaves are all null holds no
+/// action. Chunks without statistics are read.
+fn roots_holding_values(metadata: &ParquetMetaData, roots: &[usize], group: usize) -> Vec<usize> {
     let schema = metadata.file_metadata().schema_descr();
-    let groups = metadata.row_groups();
+    let Some(g) = metadata.row_groups().get(group) else {
+        return roots.to_vec();
+    };
     let mut holds_values = vec![false; schema.root_schema().get_fields().len()];
     for leaf in 0..schema.num_columns() {
         let root = schema.get_column_root_idx(leaf);
         if holds_values.get(root).copied().unwrap_or(true) {
             continue;
         }
-        let all_null = |g: &parquet::file::metadata::RowGroupMetaData| {
-            let chunk = g.column(leaf);
-            chunk
-                .statistics()
-                .and_then(|s| s.null_count_opt())
-                .is_some_and(|nulls| i64::try_from(nulls).is_ok_and(|n| n == chunk.num_values()))
-        };
-        if !groups.iter().all(all_null)
-            && let Some(h) = holds_values.get_mut(root)
-        {
+        let chunk = g.column(leaf);
+        let all_null = chunk
+            .statistics()
+            .and_then(|s| s.null_count_opt())
+            .is_some_and(|nulls| i64::try_from(nulls).is_ok_and(|n| n == chunk.num_values()));
+        if !all_null && let Some(h) = holds_values.get_mut(root) {
             *h = true;
         }
     }
     roots
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|r| holds_values.get(*r).copied().unwrap_or(true))
         .collect()
 }
@@ -1157,23 +1167,50 @@ pub(super) mod tests {
     }
 
     /// A checkpoint of 4 rows in row groups of 2: `txn` in every row, `domainMetadata`
-    /// (domain, removed) in the rows `domains` names, null elsewhere.
+    /// (domain, removed) also in the rows `domains` names (a reader takes one action of a
+    /// row), null elsewhere.
     fn txn_and_domains(domains: &[Option<&str>], statistics: bool) -> Bytes {
+        txns_and_domains(&vec![true; domains.len()], domains, statistics)
+    }
+
+    /// 4 rows in row groups of 2: the first group holds a `txn` and a `domainMetadata`,
+    /// the second no action.
+    fn txn_domains_then_nothing() -> Bytes {
+        txns_and_domains(
+            &[true, false, false, false],
+            &[None, Some("d"), None, None],
+            true,
+        )
+    }
+
+    /// Rows in row groups of 2: a `txn` in the rows `txns` marks, a `domainMetadata` in the
+    /// rows `domains` names, null elsewhere.
+    fn txns_and_domains(txns: &[bool], domains: &[Option<&str>], statistics: bool) -> Bytes {
         use arrow_array::BooleanArray;
         use arrow_buffer::NullBuffer;
         use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
         let n = domains.len();
-        let txn = StructArray::from(vec![
-            (
-                Arc::new(Field::new("appId", DataType::Utf8, true)),
-                Arc::new(StringArray::from(vec!["a"; n])) as ArrayRef,
-            ),
-            (
-                Arc::new(Field::new("version", DataType::Int64, true)),
-                Arc::new(Int64Array::from((0..n as i64).collect::<Vec<_>>())) as ArrayRef,
-            ),
-        ]);
+        let txn = StructArray::try_new(
+            vec![
+                Field::new("appId", DataType::Utf8, true),
+                Field::new("version", DataType::Int64, true),
+            ]
+            .into(),
+            vec![
+                Arc::new(StringArray::from(
+                    txns.iter().map(|t| t.then_some("a")).collect::<Vec<_>>(),
+                )) as ArrayRef,
+                Arc::new(Int64Array::from(
+                    (0..n as i64)
+                        .zip(txns)
+                        .map(|(v, t)| t.then_some(v))
+                        .collect::<Vec<_>>(),
+                )),
+            ],
+            Some(NullBuffer::from(txns.to_vec())),
+        )
+        .unwrap();
         let present = NullBuffer::from(domains.iter().map(Option::is_some).collect::<Vec<_>>());
         let domain = StructArray::try_new(
             vec![
@@ -1215,13 +1252,22 @@ pub(super) mod tests {
         Bytes::from(buf)
     }
 
-    /// Whether the projection `open_parquet` builds reads column `root` (its first leaf).
-    fn reads_root(data: &Bytes, root: &str) -> bool {
-        let (metadata, mask, _) = open_parquet("x.parquet", data).unwrap();
+    /// For each row group, whether the projection `open_parquet` builds for it reads column
+    /// `root` (its first leaf); false for a group it does not decode at all.
+    fn reads_root_by_group(data: &Bytes, root: &str) -> Vec<bool> {
+        let (metadata, masks, _) = open_parquet("x.parquet", data).unwrap();
         let schema = metadata.metadata().file_metadata().schema_descr();
-        (0..schema.num_columns())
+        let leaf = (0..schema.num_columns())
             .find(|l| schema.get_column_root(*l).name() == root)
-            .is_some_and(|l| mask.leaf_included(l))
+            .unwrap();
+        masks
+            .iter()
+            .map(|m| m.as_ref().is_some_and(|m| m.leaf_included(leaf)))
+            .collect()
+    }
+
+    fn reads_root(data: &Bytes, root: &str) -> bool {
+        reads_root_by_group(data, root).contains(&true)
     }
 
     #[test]
@@ -1234,14 +1280,36 @@ pub(super) mod tests {
         assert_eq!(actions.len(), 4);
         assert!(actions.iter().all(|a| matches!(a, Action::Txn(_))));
 
-        // A domain in the second row group only: the column is read.
-        let data = txn_and_domains(&[None, None, None, Some("d")], true);
-        assert!(reads_root(&data, "domainMetadata"));
+        // A domain in the second row group only: the column is read there, and only there.
+        let data = txns_and_domains(
+            &[true, true, true, false],
+            &[None, None, None, Some("d")],
+            true,
+        );
+        assert_eq!(reads_root_by_group(&data, "domainMetadata"), [false, true]);
+        assert_eq!(reads_root_by_group(&data, "txn"), [true, true]);
+        let actions = read_parquet_actions("x.parquet", data).unwrap();
+        assert_eq!(actions.len(), 4);
+        assert!(matches!(&actions[3], Action::DomainMetadata(d) if d.domain == "d"));
 
         // Without statistics nothing is known to be null: every action column is read.
         let data = txn_and_domains(&[None; 4], false);
         assert!(reads_root(&data, "domainMetadata"));
         assert_eq!(read_parquet_actions("x.parquet", data).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn a_row_group_holding_no_action_is_not_decoded() {
+        // The first row group holds a txn and a domain, the second nothing at all (a writer
+        // may leave such a group): the second is skipped, the first read whole.
+        let data = txn_domains_then_nothing();
+        assert_eq!(reads_root_by_group(&data, "txn"), [true, false]);
+        assert_eq!(reads_root_by_group(&data, "domainMetadata"), [true, false]);
+        let actions = read_parquet_actions("x.parquet", data).unwrap();
+        assert!(matches!(
+            &actions[..],
+            [Action::Txn(_), Action::DomainMetadata(_)]
+        ));
     }
 
     /// A sink that checks every hash it is handed against its own hasher, refuses a
