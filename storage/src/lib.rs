@@ -38,6 +38,7 @@ mod blocking;
 #[cfg(any(test, feature = "testing"))]
 mod counting;
 mod counts;
+mod durable_write;
 mod error;
 #[cfg(any(test, feature = "testing"))]
 mod faulty;

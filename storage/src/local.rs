@@ -1,7 +1,7 @@
 //! A store on a local filesystem directory.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -115,11 +115,7 @@ impl LocalFsStore {
         let tmp = dir.join(crate::temp_name::temp_name(name));
         let write = || -> io::Result<()> {
             let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-            f.write_all(data)?;
-            if self.durable {
-                f.sync_all()?;
-            }
-            Ok(())
+            crate::durable_write::write_file(&mut f, data, self.durable)
         };
         if let Err(e) = write() {
             let _ = fs::remove_file(&tmp);
@@ -153,9 +149,7 @@ impl LocalFsStore {
             }
             Err(e) => return Err(StorageError::io("create", path.as_str(), e)),
         };
-        let written = f
-            .write_all(data)
-            .and_then(|()| if self.durable { f.sync_all() } else { Ok(()) });
+        let written = crate::durable_write::write_file(&mut f, data, self.durable);
         drop(f);
         if let Err(e) = written {
             let _ = fs::remove_file(&target);
