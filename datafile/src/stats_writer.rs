@@ -572,6 +572,12 @@ mod tests {
             let a = arrow_array::StringArray::from(values.clone());
             let want = aggregate::min_string(&a).zip(aggregate::max_string(&a));
             assert_eq!(string_bounds(&a), want, "{values:?}");
+            // A slice (offsets and nulls that start inside the buffers).
+            if len > 2 {
+                let s = a.slice(1, len - 2);
+                let want = aggregate::min_string(&s).zip(aggregate::max_string(&s));
+                assert_eq!(string_bounds(&s), want, "{:?}", &values[1..len - 1]);
+            }
         }
     }
 
