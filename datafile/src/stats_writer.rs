@@ -284,15 +284,26 @@ fn any_valid_nan<T: arrow_array::ArrowPrimitiveType>(
 /// The smallest and the largest non-null string of `a` in byte order (which is the order of
 /// `str` and of Unicode code points), in one pass, or `None` when all are null. The same
 /// answer as `arrow_arith`'s `min_string` and `max_string`, faster: most values are
-/// judged by an integer comparison of their first eight bytes, and only a value that ties
-/// with a bound there is compared whole.
+/// judged by integer comparisons of their first [`KEY_BYTES`] bytes with the bounds' (a
+/// value strictly between them is settled by two), and only a value that ties with a bound
+/// there is compared whole.
 fn string_bounds(a: &arrow_array::StringArray) -> Option<(&str, &str)> {
     let data = a.value_data();
+    let offsets = a.value_offsets();
     let nulls = a.nulls().filter(|n| n.null_count() > 0);
-    // The smallest and the largest string so far.
-    let mut bounds: Option<(Candidate, Candidate)> = None;
-    for (i, w) in a.value_offsets().windows(2).enumerate() {
-        if nulls.is_some_and(|n| n.is_null(i)) {
+    let valid = |i: usize| nulls.is_none_or(|n| n.is_valid(i));
+    let first = (0..a.len()).find(|&i| valid(i))?;
+    let at = |k: usize| {
+        offsets
+            .get(k)
+            .map_or(0, |&o| usize::try_from(o).unwrap_or(0))
+    };
+    let (start, end) = (at(first), at(first + 1));
+    // The smallest and the largest string so far, with their keys.
+    let mut lo: Candidate = (start, end, prefix_key(data, start, end));
+    let mut hi = lo;
+    for (i, w) in offsets.windows(2).enumerate().skip(first + 1) {
+        if !valid(i) {
             continue;
         }
         let (start, end) = (
@@ -300,50 +311,53 @@ fn string_bounds(a: &arrow_array::StringArray) -> Option<(&str, &str)> {
             usize::try_from(w[1]).unwrap_or(0),
         );
         let key = prefix_key(data, start, end);
-        let Some((lo, hi)) = bounds.as_mut() else {
-            bounds = Some(((start, end, key), (start, end, key)));
+        // Most strings fall strictly between the bounds' keys: two comparisons.
+        if key > lo.2 && key < hi.2 {
             continue;
-        };
+        }
         let v = data.get(start..end);
         if key < lo.2 || (key == lo.2 && v < data.get(lo.0..lo.1)) {
-            *lo = (start, end, key);
+            lo = (start, end, key);
         } else if key > hi.2 || (key == hi.2 && v > data.get(hi.0..hi.1)) {
-            *hi = (start, end, key);
+            hi = (start, end, key);
         }
     }
-    let ((ls, le, _), (hs, he, _)) = bounds?;
-    let text = |s: usize, e: usize| std::str::from_utf8(data.get(s..e)?).ok();
-    text(ls, le).zip(text(hs, he))
+    let text = |(s, e, _): Candidate| std::str::from_utf8(data.get(s..e)?).ok();
+    text(lo).zip(text(hi))
 }
 
 /// A string of a `StringArray`'s value buffer, `(start, end, prefix_key)`.
-type Candidate = (usize, usize, u64);
+type Candidate = (usize, usize, u128);
 
-/// The first eight bytes of the string at `data[start..end]` as a big-endian integer,
-/// zero-padded. When two strings' keys differ, the strings compare as their keys do: at
-/// the first byte where the keys differ the larger is a real byte of its string, so the
-/// other string either differs there by a smaller byte or ended before it (and is a
+/// Bytes of a string in its [`prefix_key`]: sixteen, so the short strings most columns hold
+/// (codes, names, categories that share an eight-byte stem) are ordered by their keys alone.
+const KEY_BYTES: usize = 16;
+
+/// The first [`KEY_BYTES`] bytes of the string at `data[start..end]` as a big-endian
+/// integer, zero-padded. When two strings' keys differ, the strings compare as their keys
+/// do: at the first byte where the keys differ the larger is a real byte of its string, so
+/// the other string either differs there by a smaller byte or ended before it (and is a
 /// prefix). Equal keys settle nothing (`"a"` and `"a\0"` share a key).
-fn prefix_key(data: &[u8], start: usize, end: usize) -> u64 {
+fn prefix_key(data: &[u8], start: usize, end: usize) -> u128 {
     let len = end.saturating_sub(start);
-    // One unaligned load when eight bytes are there to read, the bytes past the string
+    // One unaligned load when the key's bytes are there to read, the bytes past the string
     // masked off; a copy near the end of the buffer.
-    if let Some(chunk) = data.get(start..start + 8)
-        && let Ok(chunk) = <[u8; 8]>::try_from(chunk)
+    if let Some(chunk) = data.get(start..start + KEY_BYTES)
+        && let Ok(chunk) = <[u8; KEY_BYTES]>::try_from(chunk)
     {
-        let raw = u64::from_be_bytes(chunk);
-        return if len >= 8 {
+        let raw = u128::from_be_bytes(chunk);
+        return if len >= KEY_BYTES {
             raw
         } else {
-            raw & !(u64::MAX >> (len * 8))
+            raw & !(u128::MAX >> (len * 8))
         };
     }
-    let mut b = [0u8; 8];
-    let n = len.min(8);
+    let mut b = [0u8; KEY_BYTES];
+    let n = len.min(KEY_BYTES);
     if let Some(bytes) = data.get(start..start + n) {
         b[..n].copy_from_slice(bytes);
     }
-    u64::from_be_bytes(b)
+    u128::from_be_bytes(b)
 }
 
 #[cfg(test)]
@@ -533,8 +547,8 @@ mod tests {
 
     #[test]
     fn string_bounds_agree_with_arrow_min_and_max() {
-        // Values that tie on their first eight bytes, prefixes of each other, zero bytes
-        // (which tie with the key's padding), multi-byte characters.
+        // Values that tie on their first eight or sixteen bytes (the key's), prefixes of
+        // each other, zero bytes (which tie with the key's padding), multi-byte characters.
         let words = [
             "",
             "\0",
@@ -548,6 +562,14 @@ mod tests {
             "abcdefghi",
             "abcdefgz",
             "abcdefg",
+            "category-0000",
+            "category-0999",
+            "abcdefghijklmnop",
+            "abcdefghijklmnop\0",
+            "abcdefghijklmnopq",
+            "abcdefghijklmnoq",
+            "abcdefghijklmno",
+            "abcdefghijklmno\u{e9}",
             "é",
             "éa",
             "z",
