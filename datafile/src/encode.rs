@@ -12,7 +12,12 @@
 //! (plus the caller's side work, the statistics), anything smaller stays on the calling
 //! thread, where a few rows do not pay for waking the pool.
 //!
-//! The file's buffer is grown once per row group to the size of its column chunks (known
+//! A file is encoded into memory ([`FileOut::Memory`], uploaded whole by the caller) or,
+//! on stores that take a new file as its bytes come ([`ObjectStore::put_new_streaming`]:
+//! the local filesystem), straight into the store ([`FileOut::Stream`]): each row group
+//! goes to the file when it is closed, so no copy of the whole file is held or made.
+//!
+//! An in-memory file's buffer is grown once per row group to the size of its column chunks (known
 //! when they are closed) instead of doubling page by page: each doubling copied the whole
 //! file so far and faulted in fresh pages. A file that reaches a second row group is
 //! likely to grow to the target file size, so its buffer is then reserved once for that
@@ -20,7 +25,10 @@
 //! (about twice the file in memory for a moment), while an untouched reservation costs
 //! address space, not resident memory.
 
+use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use alluvium_storage::NewObjectWriter;
 
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{Field, SchemaRef};
@@ -62,9 +70,40 @@ impl RowGroup {
     }
 }
 
-/// One Parquet file being encoded into memory (see the module documentation).
+/// Where an encoded file's bytes go (see the module documentation).
+pub(crate) enum FileOut {
+    /// Held in memory, for the caller to upload whole.
+    Memory(Vec<u8>),
+    /// Written to the store as they come; the caller finishes the object.
+    Stream(Box<dyn NewObjectWriter>),
+}
+
+impl Write for FileOut {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            FileOut::Memory(v) => v.write(buf),
+            FileOut::Stream(w) => w.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            FileOut::Memory(v) => v.write_all(buf),
+            FileOut::Stream(w) => w.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            FileOut::Memory(v) => v.flush(),
+            FileOut::Stream(w) => w.flush(),
+        }
+    }
+}
+
+/// One Parquet file being encoded (see the module documentation).
 pub(crate) struct ParquetEncoder {
-    file: SerializedFileWriter<Vec<u8>>,
+    file: SerializedFileWriter<FileOut>,
     factory: ArrowRowGroupWriterFactory,
     schema: SchemaRef,
     /// How many leaf columns (column writers) each top-level field has, in order.
@@ -82,19 +121,21 @@ pub(crate) struct ParquetEncoder {
 impl ParquetEncoder {
     /// A file of `schema` written with `props`; `parallel` allows one task per column for
     /// big batches (see [`worth_parallel`]); `size_hint` is the size the file is closed at
-    /// (the target file size), used to reserve its buffer once it has a second row group.
+    /// (the target file size), used to reserve an in-memory buffer once it has a second row
+    /// group; the bytes go to `out`.
     pub(crate) fn try_new(
         schema: SchemaRef,
         props: WriterProperties,
         parallel: bool,
         size_hint: Option<usize>,
+        out: FileOut,
     ) -> Result<ParquetEncoder> {
         let max_rows = props.max_row_group_row_count();
         let max_bytes = props.max_row_group_bytes();
         // Built through `ArrowWriter` so the file gets what it would (the encoded Arrow
         // schema in the footer, the Parquet schema converted the same way).
-        let (file, factory) = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props))?
-            .into_serialized_writer()?;
+        let (file, factory) =
+            ArrowWriter::try_new(out, schema.clone(), Some(props))?.into_serialized_writer()?;
         let descr = file.schema_descr();
         let mut leaves_per_field = vec![0usize; schema.fields().len()];
         for leaf in 0..descr.num_columns() {
@@ -231,19 +272,20 @@ impl ParquetEncoder {
             .iter()
             .map(|c| usize::try_from(c.close().metadata.compressed_size()).unwrap_or(0))
             .sum();
-        let buffer = self.file.inner_mut();
-        // Room for this group (and the footer); at the second row group, room for the whole
-        // target size at once, plus one more group of this one's size: the file is closed
-        // once it reaches the target, so its last group carries it past.
-        let slack = size.saturating_add(FOOTER_RESERVE);
-        let mut wanted = buffer.len().saturating_add(slack);
-        if let Some(target) = self.size_hint
-            && self.row_groups == 1
-        {
-            wanted = wanted.max(target.min(MAX_TARGET_RESERVE).saturating_add(slack));
-        }
-        if buffer.capacity() < wanted {
-            buffer.reserve_exact(wanted - buffer.len());
+        if let FileOut::Memory(buffer) = self.file.inner_mut() {
+            // Room for this group (and the footer); at the second row group, room for the
+            // whole target size at once, plus one more group of this one's size: the file
+            // is closed once it reaches the target, so its last group carries it past.
+            let slack = size.saturating_add(FOOTER_RESERVE);
+            let mut wanted = buffer.len().saturating_add(slack);
+            if let Some(target) = self.size_hint
+                && self.row_groups == 1
+            {
+                wanted = wanted.max(target.min(MAX_TARGET_RESERVE).saturating_add(slack));
+            }
+            if buffer.capacity() < wanted {
+                buffer.reserve_exact(wanted - buffer.len());
+            }
         }
         self.row_groups += 1;
         let mut row_group = self.file.next_row_group()?;
@@ -254,11 +296,12 @@ impl ParquetEncoder {
         Ok(())
     }
 
-    /// Closes the last row group, writes the footer and returns the file's bytes.
+    /// Closes the last row group, writes the footer and returns where the file went: its
+    /// bytes, or the stream for the caller to finish.
     ///
     /// # Errors
     /// A failure closing a column or writing the footer.
-    pub(crate) fn finish(mut self) -> Result<Vec<u8>> {
+    pub(crate) fn finish(mut self) -> Result<FileOut> {
         self.flush()?;
         Ok(self.file.into_inner()?)
     }
@@ -404,7 +447,16 @@ mod tests {
         let props = WriterProperties::builder()
             .set_max_row_group_row_count(Some(100))
             .build();
-        ParquetEncoder::try_new(schema, props, false, size_hint).expect("encoder")
+        ParquetEncoder::try_new(schema, props, false, size_hint, FileOut::Memory(Vec::new()))
+            .expect("encoder")
+    }
+
+    /// The capacity of an in-memory encoder's buffer.
+    fn capacity(e: &ParquetEncoder) -> usize {
+        match e.file.inner() {
+            FileOut::Memory(v) => v.capacity(),
+            FileOut::Stream(_) => panic!("a streamed file has no buffer"),
+        }
     }
 
     fn rows(e: &mut ParquetEncoder, n: i64) {
@@ -423,18 +475,16 @@ mod tests {
         rows(&mut e, 100);
         rows(&mut e, 1);
         // One row group spliced: room for it alone, nowhere near the target.
-        assert!(e.file.inner().capacity() < target / 2);
+        assert!(capacity(&e) < target / 2);
         rows(&mut e, 100);
         // The second: room for the whole target, so the file never grows by doubling.
-        let reserved = e.file.inner().capacity();
+        let reserved = capacity(&e);
         assert!(reserved >= target, "{reserved} bytes reserved");
         rows(&mut e, 300);
-        assert_eq!(
-            e.file.inner().capacity(),
-            reserved,
-            "no growth below the target"
-        );
-        let bytes = e.finish().expect("finish");
+        assert_eq!(capacity(&e), reserved, "no growth below the target");
+        let FileOut::Memory(bytes) = e.finish().expect("finish") else {
+            panic!("an in-memory file came back streamed")
+        };
         assert!(!bytes.is_empty());
     }
 
@@ -442,9 +492,9 @@ mod tests {
     fn the_reservation_is_capped_and_needs_a_hint() {
         let mut huge = encoder(Some(usize::MAX));
         rows(&mut huge, 250);
-        assert!(huge.file.inner().capacity() <= MAX_TARGET_RESERVE + (1 << 20));
+        assert!(capacity(&huge) <= MAX_TARGET_RESERVE + (1 << 20));
         let mut none = encoder(None);
         rows(&mut none, 250);
-        assert!(none.file.inner().capacity() < 1 << 20);
+        assert!(capacity(&none) < 1 << 20);
     }
 }

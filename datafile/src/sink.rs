@@ -1,10 +1,14 @@
 //! Writing data files: Arrow batches to Parquet files under Hive-style partition
-//! directories, each with its statistics, uploaded as new files under unique names
+//! directories, each with its statistics, stored as new files under unique names
 //! ([`ObjectStore::put_new`]: no reader opens them before a commit names them).
 //!
-//! Memory is bounded by the files open at once (one per partition being written, each at
-//! most the target size) plus, on object stores, the closed files waiting to be uploaded
-//! (at most [`MAX_PENDING_UPLOAD_BYTES`], or one file), never by the size of the input.
+//! Where the store takes a new file as its bytes come ([`ObjectStore::put_new_streaming`]:
+//! the local filesystem), each row group goes to the file as soon as it is encoded, and an
+//! open file holds only its row group in progress. Elsewhere a file is encoded into memory
+//! and uploaded whole when it is closed. Memory is bounded by the files open at once (one
+//! per partition being written: a row group each when streamed, at most the target size
+//! otherwise) plus, on object stores, the closed files waiting to be uploaded (at most
+//! [`MAX_PENDING_UPLOAD_BYTES`], or one file), never by the size of the input.
 //!
 //! The columns of a big batch are encoded side by side on the current rayon pool, and the
 //! file's statistics folded alongside (the crate's `encode` module); the files are byte for byte
@@ -38,7 +42,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
-use crate::encode::ParquetEncoder;
+use crate::encode::{FileOut, ParquetEncoder};
 use crate::read::scan_fields;
 use crate::stats_writer::StatsCollector;
 use crate::{DataFileError, Result};
@@ -158,8 +162,9 @@ fn dictionary_choice(props: WriterProperties, first: &RecordBatch) -> Result<Wri
 /// the caller to commit (or to [`discard`]).
 ///
 /// Rows are grouped by partition value into one open file per partition; a file is closed
-/// when it reaches the target size. Each file's name is unique, and it is uploaded with
-/// [`ObjectStore::put_new`].
+/// when it reaches the target size. Each file's name is unique, and it is stored with
+/// [`ObjectStore::put_new_streaming`] where the store can take it so, with
+/// [`ObjectStore::put_new`] otherwise.
 pub struct FileSink<'a> {
     store: &'a dyn ObjectStore,
     table: StructType,
@@ -588,11 +593,21 @@ impl<'a> FileSink<'a> {
             } else {
                 format!("{dir}/{name}")
             };
+            // Straight into the store where it takes a file as it comes (the local
+            // filesystem); otherwise into memory, uploaded whole when closed.
+            let out = match self.store.fetches_concurrently() {
+                false => self
+                    .store
+                    .put_new_streaming(&StorePath::parse(key_path.clone())?, self.defer_names)?
+                    .map_or_else(|| FileOut::Memory(Vec::new()), FileOut::Stream),
+                true => FileOut::Memory(Vec::new()),
+            };
             let writer = ParquetEncoder::try_new(
                 self.physical_schema.clone(),
                 dictionary_choice(self.props.clone(), &physical)?,
                 self.parallel,
                 usize::try_from(self.target).ok(),
+                out,
             )?;
             let stats = StatsCollector::new(
                 &self.data_schema,
@@ -638,14 +653,20 @@ impl<'a> FileSink<'a> {
     }
 
     fn close(&mut self, file: OpenFile) -> Result<()> {
-        // `Bytes::from(Vec)` takes the buffer over: the file is not copied.
-        let bytes = bytes::Bytes::from(file.writer.finish()?);
-        let size = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
         let path = StorePath::parse(file.key.clone())?;
+        let (bytes, size) = match file.writer.finish()? {
+            // `Bytes::from(Vec)` takes the buffer over: the file is not copied.
+            FileOut::Memory(v) => {
+                let bytes = bytes::Bytes::from(v);
+                let size = bytes.len() as u64;
+                (Some(bytes), size)
+            }
+            FileOut::Stream(w) => (None, w.finish()?),
+        };
         let add = Add {
             path: encode_path(&file.key),
             partition_values: file.partition_values,
-            size,
+            size: i64::try_from(size).unwrap_or(i64::MAX),
             modification_time: self.store.now_ms(),
             data_change: self.data_change,
             stats: (!self.change_data).then(|| file.stats.to_json()),
@@ -654,6 +675,11 @@ impl<'a> FileSink<'a> {
             base_row_id: None,
             default_row_commit_version: None,
             clustering_provider: None,
+        };
+        let Some(bytes) = bytes else {
+            // Already in the store.
+            self.done.push(add);
+            return Ok(());
         };
         if !self.store.fetches_concurrently() {
             if self.defer_names {
@@ -736,6 +762,19 @@ impl<'a> FileSink<'a> {
         Ok((self.done, self.elapsed))
     }
 
+    /// The same sink cutting row groups at `rows` rows (instead of Parquet's 1Mi), so tests
+    /// reach several row groups per file with few rows.
+    #[cfg(test)]
+    fn row_groups_of(mut self, rows: usize) -> Self {
+        self.props = self
+            .props
+            .clone()
+            .into_builder()
+            .set_max_row_group_row_count(Some(rows))
+            .build();
+        self
+    }
+
     /// The same sink encoding every batch on the calling thread (the tests compare its
     /// files with the parallel path's).
     #[cfg(test)]
@@ -744,7 +783,8 @@ impl<'a> FileSink<'a> {
         self
     }
 
-    /// Gives up: deletes the files already uploaded (open and pending ones never were).
+    /// Gives up: deletes the files already stored (pending ones never were; an open file
+    /// streamed into the store removes itself when it is dropped, here or with the sink).
     pub fn abort(self) {
         discard(self.store, &self.done);
     }
@@ -766,7 +806,7 @@ pub fn discard(store: &dyn ObjectStore, adds: &[Add]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alluvium_storage::InMemoryStore;
+    use alluvium_storage::{InMemoryStore, ObjectStore};
     use alluvium_txlog::schema::{DataType, PrimitiveType};
     use arrow_array::{Int64Array, StringArray};
     use bytes::Bytes;
@@ -943,12 +983,30 @@ mod tests {
         target_size: Option<u64>,
         parallel: bool,
     ) -> (Vec<(Add, Bytes)>, Vec<RecordBatch>) {
-        let store = InMemoryStore::new();
+        write_wide_to(
+            &InMemoryStore::new(),
+            total,
+            batch_rows,
+            target_size,
+            parallel,
+            None,
+        )
+    }
+
+    /// [`write_wide`] into `store`, with row groups cut at `group_rows` rows if given.
+    fn write_wide_to(
+        store: &dyn ObjectStore,
+        total: i64,
+        batch_rows: i64,
+        target_size: Option<u64>,
+        parallel: bool,
+        group_rows: Option<usize>,
+    ) -> (Vec<(Add, Bytes)>, Vec<RecordBatch>) {
         let schema = wide_schema();
         let config = HashMap::new();
         let sink = FileSink::new(
             SinkTable {
-                store: &store,
+                store,
                 schema: &schema,
                 partition_columns: &[],
                 configuration: &config,
@@ -960,7 +1018,11 @@ mod tests {
             },
         )
         .unwrap();
-        let mut sink = if parallel { sink } else { sink.sequential() };
+        let sink = if parallel { sink } else { sink.sequential() };
+        let mut sink = match group_rows {
+            Some(rows) => sink.row_groups_of(rows),
+            None => sink,
+        };
         let logical = sink.logical_data_schema.clone();
         let batches: Vec<RecordBatch> = (0..total)
             .step_by(batch_rows as usize)
@@ -998,6 +1060,83 @@ mod tests {
             .build()
             .unwrap()
             .install(f)
+    }
+
+    #[test]
+    fn a_file_streamed_to_the_local_store_is_the_file_encoded_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let local = alluvium_storage::LocalFsStore::new(dir.path());
+        assert!(
+            local
+                .put_new_streaming(&StorePath::parse("probe").unwrap(), false)
+                .unwrap()
+                .is_some(),
+            "the local store streams new files"
+        );
+        // Several files closed at a small target size, each of several row groups, the
+        // first ones written to the store before their file is finished.
+        let (streamed, memory) = on_two_threads(|| {
+            let memory = InMemoryStore::new();
+            (
+                write_wide_to(&local, 100_000, 10_000, Some(512 << 10), true, Some(12_000)).0,
+                write_wide_to(
+                    &memory,
+                    100_000,
+                    10_000,
+                    Some(512 << 10),
+                    true,
+                    Some(12_000),
+                )
+                .0,
+            )
+        });
+        assert!(streamed.len() > 2, "{} files", streamed.len());
+        let first = SerializedFileReader::new(streamed[0].1.clone()).unwrap();
+        assert!(first.metadata().num_row_groups() > 2);
+        assert_eq!(streamed.len(), memory.len());
+        for ((s_add, s_bytes), (m_add, m_bytes)) in streamed.iter().zip(&memory) {
+            assert!(s_bytes == m_bytes, "{} and {}", s_add.path, m_add.path);
+            assert_eq!(s_add.size, m_add.size);
+            assert_eq!(s_add.size, s_bytes.len() as i64);
+            assert_eq!(s_add.stats, m_add.stats);
+        }
+        // Only the finished files are in the directory.
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        let mut want: Vec<String> = streamed.iter().map(|(a, _)| a.path.clone()).collect();
+        want.sort();
+        assert_eq!(names, want);
+    }
+
+    #[test]
+    fn an_abandoned_streamed_file_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let local = alluvium_storage::LocalFsStore::new(dir.path());
+        let schema = wide_schema();
+        let config = HashMap::new();
+        let sink = FileSink::new(
+            SinkTable {
+                store: &local,
+                schema: &schema,
+                partition_columns: &[],
+                configuration: &config,
+                column_mapping: ColumnMappingMode::None,
+            },
+            FileSinkOptions::default(),
+        )
+        .unwrap();
+        let mut sink = sink.row_groups_of(1_000);
+        let logical = sink.logical_data_schema.clone();
+        // More than one row group, so bytes reached the file before it was abandoned.
+        for start in (0..3_000).step_by(1_000) {
+            sink.write(&wide_batch(&logical, start, 1_000)).unwrap();
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        sink.abort();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

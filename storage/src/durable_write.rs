@@ -18,7 +18,7 @@ use std::io::{self, Write};
 
 /// Bytes copied between two write-out hints. Big enough that a hint costs nothing next to
 /// its copy, small enough that the device starts early.
-const CHUNK: usize = 4 << 20;
+pub(crate) const CHUNK: usize = 4 << 20;
 
 /// Writes `data` to `file` (positioned at its start) and, when `durable`, fsyncs it.
 ///
@@ -44,7 +44,7 @@ pub(crate) fn write_file(file: &mut File, data: &[u8], durable: bool) -> io::Res
 /// Asks the kernel to start writing `len` bytes at `offset` of `file` to the device, without
 /// waiting for them (a hint; the caller's fsync is what waits and reports).
 #[cfg(target_os = "linux")]
-fn start_write_out(file: &File, offset: usize, len: usize) {
+pub(crate) fn start_write_out(file: &File, offset: usize, len: usize) {
     use std::os::fd::AsRawFd;
     let (Ok(offset), Ok(len)) = (
         libc::off64_t::try_from(offset),
@@ -60,7 +60,7 @@ fn start_write_out(file: &File, offset: usize, len: usize) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn start_write_out(_file: &File, _offset: usize, _len: usize) {}
+pub(crate) fn start_write_out(_file: &File, _offset: usize, _len: usize) {}
 
 #[cfg(test)]
 mod tests {

@@ -44,6 +44,7 @@ mod error;
 mod faulty;
 pub mod ids;
 mod local;
+mod local_new_file;
 mod local_reach;
 mod location;
 mod memory;
@@ -74,6 +75,6 @@ pub use path::StorePath;
 pub use prefix::PrefixStore;
 #[cfg(feature = "object-store")]
 pub use remote::RemoteStore;
-pub use store::{ObjectMeta, ObjectStore, StoreRef};
+pub use store::{NewObjectWriter, ObjectMeta, ObjectStore, StoreRef};
 pub use temp_name::is_temp_name;
 pub use uri::{LocalRef, local_path, local_ref, remote_scheme};

@@ -8,8 +8,11 @@ use std::time::UNIX_EPOCH;
 
 use bytes::Bytes;
 
+use crate::local_new_file::LocalNewFile;
 use crate::no_follow::check_no_linked_dirs;
-use crate::{FileLocation, ObjectMeta, ObjectStore, Result, StorageError, StorePath};
+use crate::{
+    FileLocation, NewObjectWriter, ObjectMeta, ObjectStore, Result, StorageError, StorePath,
+};
 
 /// Objects at least this large are memory-mapped instead of copied into memory.
 const MMAP_THRESHOLD: u64 = 256 * 1024;
@@ -54,6 +57,11 @@ impl LocalFsStore {
         &self.root
     }
 
+    /// Whether writes are fsynced ([`with_durability`](Self::with_durability)).
+    pub fn is_durable(&self) -> bool {
+        self.durable
+    }
+
     fn full(&self, path: &StorePath) -> PathBuf {
         let mut p = self.root.clone();
         for seg in path.segments() {
@@ -68,7 +76,7 @@ impl LocalFsStore {
 
     /// Creates `dir` and any missing ancestors, fsyncing each new directory's parent so the
     /// new entries survive a crash.
-    fn create_dirs(&self, dir: &Path) -> Result<()> {
+    pub(crate) fn create_dirs(&self, dir: &Path) -> Result<()> {
         if dir.is_dir() {
             return Ok(());
         }
@@ -100,7 +108,7 @@ impl LocalFsStore {
         Ok(())
     }
 
-    fn sync_dir(&self, dir: &Path) -> Result<()> {
+    pub(crate) fn sync_dir(&self, dir: &Path) -> Result<()> {
         if !self.durable {
             return Ok(());
         }
@@ -343,6 +351,25 @@ impl ObjectStore for LocalFsStore {
 
     fn put_new_deferred(&self, path: &StorePath, data: Bytes) -> Result<()> {
         self.write_new(path, &data).map(|_| ())
+    }
+
+    fn put_new_streaming(
+        &self,
+        path: &StorePath,
+        defer_name_sync: bool,
+    ) -> Result<Option<Box<dyn NewObjectWriter>>> {
+        check_no_linked_dirs(&self.root, path)?;
+        let target = self.full(path);
+        let dir = target
+            .parent()
+            .map_or_else(|| self.root.clone(), Path::to_path_buf);
+        Ok(Some(Box::new(LocalNewFile::new(
+            self.clone(),
+            target,
+            dir,
+            path.to_string(),
+            !defer_name_sync,
+        ))))
     }
 
     fn sync_deferred(&self, paths: &[StorePath]) -> Result<()> {

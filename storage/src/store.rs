@@ -21,6 +21,21 @@ pub struct ObjectMeta {
     pub last_modified_ms: i64,
 }
 
+/// A new object being written piece by piece ([`ObjectStore::put_new_streaming`]).
+///
+/// Its [`std::io::Write`] side takes the object's bytes in order; nothing is visible as
+/// complete before [`finish`](NewObjectWriter::finish) returns.
+pub trait NewObjectWriter: std::io::Write + Send {
+    /// Completes the object: makes it durable as `put_new` (or `put_new_deferred`) would
+    /// and returns its size in bytes.
+    ///
+    /// # Errors
+    /// A failed write or sync. A failure before the object is in place removes what was
+    /// written; one after it (a directory sync) leaves the outcome unknown
+    /// ([`StorageError::is_definite`] is false).
+    fn finish(self: Box<Self>) -> Result<u64>;
+}
+
 /// A shared, dynamically typed store.
 pub type StoreRef = Arc<dyn ObjectStore>;
 
@@ -121,6 +136,30 @@ pub trait ObjectStore: Debug + Send + Sync + 'static {
     /// As [`put_new`](Self::put_new).
     fn put_new_deferred(&self, path: &StorePath, data: Bytes) -> Result<()> {
         self.put_new(path, data)
+    }
+
+    /// A writer that creates a new data file at `path` as its bytes come, for stores that
+    /// can (`None` for the others: the caller then buffers the file and calls
+    /// [`put_new`](Self::put_new)). Once [`NewObjectWriter::finish`] returns `Ok` the object
+    /// is what [`put_new`](Self::put_new) would have made of the same bytes, or
+    /// [`put_new_deferred`](Self::put_new_deferred) when `defer_name_sync`. A writer dropped
+    /// before `finish` removes what it wrote (best effort; a crash may leave a partial
+    /// object, which no commit names, as with `put_new`).
+    ///
+    /// Writing as the bytes come keeps a big file out of memory and lets the device start
+    /// on its first part while the rest is still being produced. The default is `None`.
+    ///
+    /// # Errors
+    /// A `path` the store refuses before writing. An existing object under `path` is
+    /// reported by the writer (as [`std::io::ErrorKind::AlreadyExists`]), at its first
+    /// write or its finish.
+    fn put_new_streaming(
+        &self,
+        path: &StorePath,
+        defer_name_sync: bool,
+    ) -> Result<Option<Box<dyn NewObjectWriter>>> {
+        let _ = (path, defer_name_sync);
+        Ok(None)
     }
 
     /// Makes durable the names of files written with

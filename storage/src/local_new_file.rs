@@ -1,0 +1,266 @@
+//! A new local data file written as its bytes come ([`ObjectStore::put_new_streaming`] of
+//! [`LocalFsStore`]).
+//!
+//! The file is created under its final name, as `put_new` creates it (no reader opens a data
+//! file before a commit names it), but only at the first write: a writer that never writes
+//! holds no descriptor, so an operation with thousands of partition files open at once
+//! does not run out of them before their bytes exist. Bytes go straight to the file, and
+//! on a durable store the write-out of each [`CHUNK`] is started as soon as it is copied
+//! (as [`crate::durable_write`] does for a whole file), so `finish` waits only for the
+//! tail. A writer dropped before `finish` removes its file.
+//!
+//! [`ObjectStore::put_new_streaming`]: crate::ObjectStore::put_new_streaming
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use crate::durable_write::{CHUNK, start_write_out};
+use crate::{LocalFsStore, NewObjectWriter, Result, StorageError};
+
+/// See the module documentation.
+#[derive(Debug)]
+pub(crate) struct LocalNewFile {
+    store: LocalFsStore,
+    /// The file's full path and its directory.
+    target: PathBuf,
+    dir: PathBuf,
+    /// The store path, for messages.
+    shown: String,
+    /// Open from the first write on.
+    file: Option<File>,
+    written: u64,
+    /// Bytes whose write-out was started.
+    hinted: u64,
+    /// Fsync the directory at `finish` (`put_new`), or leave it to the caller's
+    /// `sync_deferred` (`put_new_deferred`).
+    sync_name: bool,
+    /// The file is in place (or never was ours to remove).
+    kept: bool,
+}
+
+impl LocalNewFile {
+    pub(crate) fn new(
+        store: LocalFsStore,
+        target: PathBuf,
+        dir: PathBuf,
+        shown: String,
+        sync_name: bool,
+    ) -> LocalNewFile {
+        LocalNewFile {
+            store,
+            target,
+            dir,
+            shown,
+            file: None,
+            written: 0,
+            hinted: 0,
+            sync_name,
+            kept: false,
+        }
+    }
+
+    /// Creates the file (and its directories): at the first write, or at `finish`.
+    fn create(&self) -> io::Result<File> {
+        self.store
+            .create_dirs(&self.dir)
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&self.target)
+            .map_err(|e| io::Error::new(e.kind(), format!("create {}: {e}", self.shown)))
+    }
+
+    fn remove(&mut self) {
+        if !self.kept && self.file.take().is_some() {
+            let _ = fs::remove_file(&self.target);
+        }
+        self.kept = true;
+    }
+}
+
+impl Write for LocalNewFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.file.is_none() {
+            self.file = Some(self.create()?);
+        }
+        let Some(file) = self.file.as_mut() else {
+            return Err(io::Error::other("the file was not created"));
+        };
+        file.write_all(buf)
+            .map_err(|e| io::Error::new(e.kind(), format!("write {}: {e}", self.shown)))?;
+        let written = self.written + buf.len() as u64;
+        if self.store.is_durable() && written - self.hinted >= CHUNK as u64 {
+            if let (Ok(at), Ok(len)) = (
+                usize::try_from(self.hinted),
+                usize::try_from(written - self.hinted),
+            ) {
+                start_write_out(file, at, len);
+            }
+            self.hinted = written;
+        }
+        self.written = written;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        // Nothing is buffered here: every write went to the file.
+        Ok(())
+    }
+}
+
+impl NewObjectWriter for LocalNewFile {
+    fn finish(mut self: Box<Self>) -> Result<u64> {
+        // An empty object is still an object, as `put_new` of no bytes makes one.
+        if self.file.is_none() {
+            match self.create() {
+                Ok(file) => self.file = Some(file),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    return Err(StorageError::AlreadyExists {
+                        path: self.shown.clone(),
+                    });
+                }
+                Err(e) => return Err(StorageError::io("create", self.shown.clone(), e)),
+            }
+        }
+        let durable = self.store.is_durable();
+        let synced = match &self.file {
+            Some(file) if durable => file.sync_all(),
+            _ => Ok(()),
+        };
+        if let Err(e) = synced {
+            self.remove();
+            return Err(StorageError::io("fsync", self.shown.clone(), e));
+        }
+        self.kept = true;
+        self.file = None;
+        if self.sync_name {
+            // The file is in place now: a failed directory sync leaves its durability
+            // unknown.
+            self.store
+                .sync_dir(&self.dir)
+                .map_err(StorageError::into_ambiguous)?;
+        }
+        Ok(self.written)
+    }
+}
+
+impl Drop for LocalNewFile {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use bytes::Bytes;
+
+    use crate::{LocalFsStore, ObjectStore, StorePath};
+
+    fn p(s: &str) -> StorePath {
+        StorePath::parse(s).unwrap()
+    }
+
+    /// Bytes that differ at every offset, so a piece written twice, out of place or not at
+    /// all shows.
+    fn pattern(len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).to_le_bytes()[7])
+            .collect()
+    }
+
+    #[test]
+    fn a_streamed_file_reads_back_as_put_new_writes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let chunk = super::CHUNK;
+        for durable in [true, false] {
+            let store = LocalFsStore::new(dir.path()).with_durability(durable);
+            for (k, len) in [0, 1, chunk - 1, chunk + 1, 3 * chunk + 777]
+                .into_iter()
+                .enumerate()
+            {
+                let data = pattern(len);
+                let path = p(&format!("d={durable}/part-{k}.parquet"));
+                let mut w = store.put_new_streaming(&path, k % 2 == 0).unwrap().unwrap();
+                // Pieces of uneven sizes, some across a chunk boundary.
+                for piece in data.chunks(chunk / 3 + 5) {
+                    w.write_all(piece).unwrap();
+                }
+                assert_eq!(w.finish().unwrap(), len as u64);
+                assert!(store.get(&path).unwrap() == data, "{len} bytes");
+            }
+        }
+    }
+
+    #[test]
+    fn nothing_is_created_before_the_first_write_and_a_dropped_writer_removes_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFsStore::new(dir.path());
+        let idle = store
+            .put_new_streaming(&p("x=1/a.parquet"), false)
+            .unwrap()
+            .unwrap();
+        assert!(
+            !dir.path().join("x=1").exists(),
+            "no directory before a write"
+        );
+        drop(idle);
+        assert!(!dir.path().join("x=1").exists());
+
+        let mut w = store
+            .put_new_streaming(&p("x=2/b.parquet"), false)
+            .unwrap()
+            .unwrap();
+        w.write_all(b"partial").unwrap();
+        assert!(dir.path().join("x=2/b.parquet").exists());
+        drop(w);
+        assert!(
+            !dir.path().join("x=2/b.parquet").exists(),
+            "an unfinished file is removed"
+        );
+
+        // A writer finished without a write still makes its (empty) object.
+        let w = store
+            .put_new_streaming(&p("c.parquet"), false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(w.finish().unwrap(), 0);
+        assert_eq!(store.get(&p("c.parquet")).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn an_existing_name_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFsStore::new(dir.path());
+        store
+            .put_new(&p("part-1.parquet"), Bytes::from_static(b"theirs"))
+            .unwrap();
+        let mut w = store
+            .put_new_streaming(&p("part-1.parquet"), false)
+            .unwrap()
+            .unwrap();
+        let err = w.write_all(b"ours").unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists, "{err}");
+        assert!(err.to_string().contains("part-1.parquet"), "{err}");
+        drop(w);
+        assert_eq!(
+            store.get(&p("part-1.parquet")).unwrap(),
+            Bytes::from_static(b"theirs")
+        );
+        let w = store
+            .put_new_streaming(&p("part-1.parquet"), false)
+            .unwrap()
+            .unwrap();
+        assert!(
+            w.finish().is_err(),
+            "finishing without a write checks the name too"
+        );
+        assert_eq!(
+            store.get(&p("part-1.parquet")).unwrap(),
+            Bytes::from_static(b"theirs")
+        );
+    }
+}
