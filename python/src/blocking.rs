@@ -227,6 +227,13 @@ where
             (result, signal)
         })
     });
+    // A SIGINT that arrived after the last poll has not run its handler yet: run it now, as
+    // the other path does, so it is settled here (a finished operation's result wins) and
+    // not raised by Python just after the call returned, hiding a commit that landed.
+    let signal = match signal {
+        Some(signal) => Some(signal),
+        None => py.check_signals().err(),
+    };
     match (result, signal) {
         (Ok(value), _) => Ok(value),
         (Err(_), Some(signal)) => Err(signal),

@@ -146,6 +146,42 @@ def test_ctrl_c_under_the_programs_own_handler_runs_it_and_stops_optimize(table_
     assert fresh.count() == 400_000
 
 
+def test_a_ctrl_c_as_a_call_finishes_never_hides_its_commit(table_path):
+    # Under a handler of the program's own the call runs on a worker while this thread
+    # polls for Ctrl-C every 25 ms. A SIGINT that arrives after the last poll of a call that
+    # then finishes must be handled before the call returns: the call either stops (raises,
+    # nothing committed) or returns its result (its commit landed). The handler's exception
+    # raised just after a call that committed would tell the program the write failed.
+    # The source sends the signal from the worker, so it arrives while the call runs and
+    # (a short write) usually after its last poll.
+    alluvium.write_deltalake(table_path, pa.table({"id": pa.array([0], pa.int64())}))
+    calls = []
+
+    def handler(signum, frame):
+        calls.append(signum)
+        raise OwnInterrupt()
+
+    def source():
+        yield pa.record_batch({"id": pa.array([1], pa.int64())})
+        ctrl_c()
+        yield pa.record_batch({"id": pa.array([2], pa.int64())})
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        try:
+            alluvium.write_deltalake(table_path, source(), mode="append")
+            returned = True
+        except OwnInterrupt:
+            returned = False
+        finally:
+            settle()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert calls == [signal.SIGINT], "the program's handler ran once"
+    version = alluvium.DeltaTable(table_path).version()
+    assert version == (1 if returned else 0), f"returned {returned}, table at version {version}"
+
+
 def test_after_a_call_python_handles_ctrl_c_again(table_path):
     # The call's own SIGINT handler is gone once it returns: a Ctrl-C afterwards is
     # Python's, raised where Python raises it.
