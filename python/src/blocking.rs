@@ -48,11 +48,35 @@ pub(crate) fn remember_main_thread(py: Python<'_>) -> PyResult<()> {
     Ok(())
 }
 
+/// Builtins the checks before every call use, looked up once: `_thread.get_ident`,
+/// `_signal.getsignal` and `_signal.default_int_handler`. The C modules, not `threading`
+/// and `signal`: their Python wrappers cost tens of microseconds a call (an import, and
+/// `signal.getsignal` converting the handler to an enum through a caught exception), more
+/// than a short operation's own work.
+struct Builtins {
+    get_ident: Py<PyAny>,
+    getsignal: Py<PyAny>,
+    default_int_handler: Py<PyAny>,
+}
+
+static BUILTINS: pyo3::sync::PyOnceLock<Builtins> = pyo3::sync::PyOnceLock::new();
+
+fn builtins(py: Python<'_>) -> PyResult<&Builtins> {
+    BUILTINS.get_or_try_init(py, || {
+        let thread = py.import("_thread")?;
+        let signal = py.import("_signal")?;
+        Ok(Builtins {
+            get_ident: thread.getattr("get_ident")?.unbind(),
+            getsignal: signal.getattr("getsignal")?.unbind(),
+            default_int_handler: signal.getattr("default_int_handler")?.unbind(),
+        })
+    })
+}
+
 fn on_main_thread(py: Python<'_>) -> bool {
-    let current = py
-        .import("threading")
-        .and_then(|t| t.call_method0("get_ident"))
-        .and_then(|i| i.extract::<u64>());
+    let current = builtins(py)
+        .and_then(|b| b.get_ident.call0(py))
+        .and_then(|i| i.extract::<u64>(py));
     matches!((current, MAIN_THREAD.get()), (Ok(c), Some(m)) if c == *m)
 }
 
@@ -60,15 +84,12 @@ fn on_main_thread(py: Python<'_>) -> bool {
 /// (not a program's own handler, `SIG_IGN` or `SIG_DFL`).
 #[cfg(unix)]
 fn sigint_is_pythons_default(py: Python<'_>) -> bool {
-    let Ok(signal) = py.import("signal") else {
+    let Ok(b) = builtins(py) else {
         return false;
     };
-    match (
-        signal.getattr("getsignal").and_then(|g| g.call1((2,))),
-        signal.getattr("default_int_handler"),
-    ) {
-        (Ok(current), Ok(default)) => current.is(&default),
-        _ => false,
+    match b.getsignal.call1(py, (2,)) {
+        Ok(current) => current.is(&b.default_int_handler),
+        Err(_) => false,
     }
 }
 
