@@ -95,6 +95,14 @@ impl ObjectStore for PrefixStore {
     fn put_new_deferred(&self, path: &StorePath, data: Bytes) -> Result<()> {
         self.inner.put_new_deferred(&self.full(path), data)
     }
+    fn put_new_streaming(
+        &self,
+        path: &StorePath,
+        defer_name_sync: bool,
+    ) -> Result<Option<Box<dyn crate::NewObjectWriter>>> {
+        self.inner
+            .put_new_streaming(&self.full(path), defer_name_sync)
+    }
     fn sync_deferred(&self, paths: &[StorePath]) -> Result<()> {
         let full: Vec<StorePath> = paths.iter().map(|p| self.full(p)).collect();
         self.inner.sync_deferred(&full)
@@ -228,6 +236,25 @@ mod tests {
         view.delete(&p("part-1.parquet")).unwrap();
         assert!(root.get(&p("log/part-1.parquet")).is_err());
         assert_eq!(root.get(&p("logbook/x.json")).unwrap(), "beside");
+    }
+
+    /// A view over a store that streams new files streams them too, under its prefix.
+    #[test]
+    fn a_view_streams_new_files_under_its_prefix() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let root: StoreRef = Arc::new(crate::LocalFsStore::new(dir.path()));
+        let view = PrefixStore::new(root.clone(), "state");
+        let p = |s: &str| StorePath::parse(s).unwrap();
+        let mut w = view
+            .put_new_streaming(&p("part-1.parquet"), false)
+            .unwrap()
+            .expect("the local store streams");
+        w.write_all(b"streamed").unwrap();
+        assert_eq!(w.finish().unwrap(), 8);
+        assert_eq!(root.get(&p("state/part-1.parquet")).unwrap(), "streamed");
+        let memory = PrefixStore::new(Arc::new(InMemoryStore::new()), "state");
+        assert!(memory.put_new_streaming(&p("x"), false).unwrap().is_none());
     }
 
     /// An in-memory store that says it fetches concurrently and records the batches it is
