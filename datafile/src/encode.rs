@@ -13,13 +13,14 @@
 //! thread, where a few rows do not pay for waking the pool.
 //!
 //! A file is encoded into memory ([`FileOut::Memory`], uploaded whole by the caller) or,
-//! on stores that take a new file as its bytes come ([`ObjectStore::put_new_streaming`]:
-//! the local filesystem), straight into the store ([`FileOut::Stream`]): each row group
-//! goes to the file when it is closed, so no copy of the whole file is held or made.
+//! on stores that take a new file as its bytes come
+//! ([`alluvium_storage::ObjectStore::put_new_streaming`]: the local filesystem), straight
+//! into the store ([`FileOut::Stream`]): each row group goes to the file when it is closed,
+//! so no copy of the whole file is held or made.
 //!
-//! An in-memory file's buffer is grown once per row group to the size of its column chunks (known
-//! when they are closed) instead of doubling page by page: each doubling copied the whole
-//! file so far and faulted in fresh pages. A file that reaches a second row group is
+//! An in-memory file's buffer is grown once per row group to the size of its column chunks
+//! (known when they are closed) instead of doubling page by page: each doubling copied the
+//! whole file so far and faulted in fresh pages. A file that reaches a second row group is
 //! likely to grow to the target file size, so its buffer is then reserved once for that
 //! size: growing by doubling near the target held the old and the new buffer at once
 //! (about twice the file in memory for a moment), while an untouched reservation costs
