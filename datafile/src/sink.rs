@@ -975,6 +975,29 @@ mod tests {
         .unwrap()
     }
 
+    /// A sink of the [`wide_schema`] table (no partitions) into `store`.
+    fn wide_sink<'a>(
+        store: &'a dyn ObjectStore,
+        schema: &'a StructType,
+        config: &'a HashMap<String, String>,
+        target_size: Option<u64>,
+    ) -> FileSink<'a> {
+        FileSink::new(
+            SinkTable {
+                store,
+                schema,
+                partition_columns: &[],
+                configuration: config,
+                column_mapping: ColumnMappingMode::None,
+            },
+            FileSinkOptions {
+                target_size,
+                data_change: true,
+            },
+        )
+        .unwrap()
+    }
+
     /// The files (add action and bytes, in order) a sink writes from `batches` of
     /// `batch_rows` rows (`total` in all), in parallel or not, with the target size given.
     fn write_wide(
@@ -1002,22 +1025,8 @@ mod tests {
         parallel: bool,
         group_rows: Option<usize>,
     ) -> (Vec<(Add, Bytes)>, Vec<RecordBatch>) {
-        let schema = wide_schema();
-        let config = HashMap::new();
-        let sink = FileSink::new(
-            SinkTable {
-                store,
-                schema: &schema,
-                partition_columns: &[],
-                configuration: &config,
-                column_mapping: ColumnMappingMode::None,
-            },
-            FileSinkOptions {
-                target_size,
-                data_change: true,
-            },
-        )
-        .unwrap();
+        let (schema, config) = (wide_schema(), HashMap::new());
+        let sink = wide_sink(store, &schema, &config, target_size);
         let sink = if parallel { sink } else { sink.sequential() };
         let mut sink = match group_rows {
             Some(rows) => sink.row_groups_of(rows),
@@ -1115,20 +1124,8 @@ mod tests {
     fn an_abandoned_streamed_file_is_removed() {
         let dir = tempfile::tempdir().unwrap();
         let local = alluvium_storage::LocalFsStore::new(dir.path());
-        let schema = wide_schema();
-        let config = HashMap::new();
-        let sink = FileSink::new(
-            SinkTable {
-                store: &local,
-                schema: &schema,
-                partition_columns: &[],
-                configuration: &config,
-                column_mapping: ColumnMappingMode::None,
-            },
-            FileSinkOptions::default(),
-        )
-        .unwrap();
-        let mut sink = sink.row_groups_of(1_000);
+        let (schema, config) = (wide_schema(), HashMap::new());
+        let mut sink = wide_sink(&local, &schema, &config, None).row_groups_of(1_000);
         let logical = sink.logical_data_schema.clone();
         // More than one row group, so bytes reached the file before it was abandoned.
         for start in (0..3_000).step_by(1_000) {
@@ -1203,19 +1200,8 @@ mod tests {
         // (dictionary choice included), so replacing it changed nothing in the files.
         let (files, batches) = on_two_threads(|| write_wide(50_000, 10_000, None, true));
         let store = InMemoryStore::new();
-        let schema = wide_schema();
-        let config = HashMap::new();
-        let sink = FileSink::new(
-            SinkTable {
-                store: &store,
-                schema: &schema,
-                partition_columns: &[],
-                configuration: &config,
-                column_mapping: ColumnMappingMode::None,
-            },
-            FileSinkOptions::default(),
-        )
-        .unwrap();
+        let (schema, config) = (wide_schema(), HashMap::new());
+        let sink = wide_sink(&store, &schema, &config, None);
         let props = dictionary_choice(sink.props.clone(), &batches[0]).unwrap();
         let mut writer =
             ArrowWriter::try_new(Vec::new(), sink.physical_schema.clone(), Some(props)).unwrap();

@@ -62,19 +62,22 @@ pub(crate) fn start_write_out(file: &File, offset: usize, len: usize) {
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn start_write_out(_file: &File, _offset: usize, _len: usize) {}
 
+/// Bytes that differ at every offset of a chunk, so that a chunk written at the wrong
+/// place, twice or not at all shows (for the tests of local writes).
+#[cfg(test)]
+pub(crate) fn pattern(len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).to_le_bytes()[7])
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Read;
 
     use super::*;
 
-    /// Bytes that differ at every offset of a chunk, so that a chunk written at the wrong
-    /// place, twice or not at all shows.
-    fn pattern(len: usize) -> Vec<u8> {
-        (0..len)
-            .map(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).to_le_bytes()[7])
-            .collect()
-    }
+    use crate::durable_write::pattern;
 
     #[test]
     fn files_of_one_and_of_several_chunks_read_back_whole() {

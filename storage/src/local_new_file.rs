@@ -158,18 +158,11 @@ mod tests {
 
     use bytes::Bytes;
 
+    use crate::durable_write::pattern;
     use crate::{LocalFsStore, ObjectStore, StorePath};
 
     fn p(s: &str) -> StorePath {
         StorePath::parse(s).unwrap()
-    }
-
-    /// Bytes that differ at every offset, so a piece written twice, out of place or not at
-    /// all shows.
-    fn pattern(len: usize) -> Vec<u8> {
-        (0..len)
-            .map(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).to_le_bytes()[7])
-            .collect()
     }
 
     #[test]
