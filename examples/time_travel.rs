@@ -65,9 +65,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let rows = count(table.snapshot_at(VersionSpec::Version(v))?)?;
         println!("version {v}: {rows} rows");
     }
-    // ... or as of a time: the latest version committed at or before it.
+    // ... or as of a time: the latest version committed at or before it. Commit times are
+    // the commit files' modification times here, made strictly increasing (commits within
+    // one tick of the filesystem clock are dated a millisecond apart), so a time a second
+    // after the last commit selects it.
     let latest = table.snapshot()?;
-    let at = latest.timestamp_ms();
+    let at = latest.timestamp_ms() + 1000;
     let as_of = table.snapshot_at(VersionSpec::Timestamp(at))?;
     println!(
         "as of {}: version {}",
