@@ -28,6 +28,16 @@ alluvium-state = { path = "$ROOT/state" }
 
 # Its own workspace: not a member of alluvium's.
 [workspace]
+
+# The workspace's debug-info settings (line tables for its own code, none for
+# dependencies). Cargo's default for a crate outside the workspace is full debug info
+# everywhere: 390-425 MB per example binary, 8 GB for the set, which filled a CI disk.
+# Debug info does not change what the examples show, only how big they are.
+[profile.dev]
+debug = "line-tables-only"
+
+[profile.dev.package."*"]
+debug = false
 TOML
 echo "//! An embedder's crate: its examples are alluvium's." >"$CRATE/src/lib.rs"
 cp examples/*.rs state/examples/*.rs "$CRATE/examples/"
