@@ -38,8 +38,17 @@ const ACTION_COLUMNS: &[&str] = &[
     SIDECAR,
 ];
 
-/// Rows per decoded batch: large batches amortize per-batch work on big checkpoints.
+/// Rows per decoded batch: large batches amortize per-batch work on big checkpoints. A row
+/// group of fewer rows is read in one batch of its own size: the decoder reserves level and
+/// value buffers for a whole batch in every projected column, which for a small checkpoint
+/// (52 leaf columns, 100 rows) was megabytes zeroed and faulted in for kilobytes of data.
 const BATCH_SIZE: usize = 32 * 1024;
+
+/// The smallest checkpoint file whose strings are read as views ([`with_string_views`]).
+/// Views save one copy of every string, which pays on large files; the price is a second
+/// conversion of the Parquet schema to Arrow's (about as long as decoding the footer of a
+/// small checkpoint), which is most of a small file's decoding time.
+const STRING_VIEWS_MIN_BYTES: usize = 256 * 1024;
 
 /// The files of one complete checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +149,21 @@ pub fn read_parquet_actions(path: &str, data: Bytes) -> Result<Vec<Action>> {
 /// # Errors
 /// As [`read_parquet_actions`], and whatever `sink` refuses.
 pub fn visit_parquet_actions(path: &str, data: Bytes, sink: &mut dyn ActionSink) -> Result<()> {
+    let views = data.len() >= STRING_VIEWS_MIN_BYTES;
+    visit_parquet(path, data, sink, views)
+}
+
+/// [`read_parquet_actions`] with strings in structs read as views (`views`) or copied,
+/// whatever the file's size: both must decode the same actions.
+#[cfg(test)]
+pub(crate) fn read_parquet_actions_as(path: &str, data: Bytes, views: bool) -> Result<Vec<Action>> {
+    let mut out = Vec::new();
+    visit_parquet(path, data, &mut out, views)?;
+    Ok(out)
+}
+
+/// [`visit_parquet_actions`], reading strings in structs as views when `views`.
+fn visit_parquet(path: &str, data: Bytes, sink: &mut dyn ActionSink, views: bool) -> Result<()> {
     let guarded = |f: &mut dyn FnMut() -> Result<()>| match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(_) => Err(LogError::corrupt_checkpoint(
@@ -149,7 +173,7 @@ pub fn visit_parquet_actions(path: &str, data: Bytes, sink: &mut dyn ActionSink)
     };
     let mut opened = None;
     guarded(&mut || {
-        opened = Some(open_parquet(path, &data)?);
+        opened = Some(open_parquet(path, &data, views)?);
         Ok(())
     })?;
     let Some((metadata, masks, rows)) = opened else {
@@ -224,12 +248,13 @@ fn pipeline(
     }
 }
 
-/// Screens and opens a Parquet checkpoint file: its metadata, for each row group the
-/// projection of the action columns it holds values of (`None` when it holds none: nothing
-/// to decode), and a bounded row-count hint.
+/// Screens and opens a Parquet checkpoint file: its metadata (strings in structs read as
+/// views when `views`), for each row group the projection of the action columns it holds
+/// values of (`None` when it holds none: nothing to decode), and a bounded row-count hint.
 fn open_parquet(
     path: &str,
     data: &Bytes,
+    views: bool,
 ) -> Result<(ArrowReaderMetadata, Vec<Option<ProjectionMask>>, usize)> {
     let corrupt = |e: &dyn std::fmt::Display| LogError::corrupt_checkpoint(path, e);
     // The parquet crate can spin or overflow its stack on hostile Thrift: screen what it
@@ -243,8 +268,12 @@ fn open_parquet(
     thrift_check::check_page_headers(data, metadata.metadata()).map_err(|e| corrupt(&e))?;
     // Strings in structs are read as views into the decoded pages instead of being copied
     // into fresh offset buffers: every path and statistics string is copied once, into the
-    // action, instead of twice.
-    let metadata = match with_string_views(metadata.schema()) {
+    // action, instead of twice. Small files skip it (STRING_VIEWS_MIN_BYTES).
+    let views = match views {
+        true => with_string_views(metadata.schema()),
+        false => None,
+    };
+    let metadata = match views {
         Some(views) => ArrowReaderMetadata::try_new(
             metadata.metadata().clone(),
             ArrowReaderOptions::default().with_schema(views),
@@ -364,7 +393,7 @@ fn decode_row_group(
     )
     .with_projection(mask.clone())
     .with_row_groups(vec![group])
-    .with_batch_size(BATCH_SIZE)
+    .with_batch_size(batch_rows(metadata.metadata(), group))
     .build()
     .map_err(|e| corrupt(&e))?;
     for batch in reader {
@@ -372,6 +401,20 @@ fn decode_row_group(
         batch_actions(path, &batch, out)?;
     }
     Ok(())
+}
+
+/// Rows per batch for row group `group`: its row count when smaller than [`BATCH_SIZE`],
+/// else [`BATCH_SIZE`] (also when the count is zero or negative: the footer is untrusted,
+/// and a batch of one row would make a large group slow to read).
+fn batch_rows(metadata: &ParquetMetaData, group: usize) -> usize {
+    let rows = metadata
+        .row_groups()
+        .get(group)
+        .map_or(0, |g| usize::try_from(g.num_rows()).unwrap_or(0));
+    match rows {
+        0 => BATCH_SIZE,
+        rows => rows.min(BATCH_SIZE),
+    }
 }
 
 /// Pre-downcast views of the fields of a described column, in the order of its description.
@@ -1255,7 +1298,7 @@ pub(super) mod tests {
     /// For each row group, whether the projection `open_parquet` builds for it reads column
     /// `root` (its first leaf); false for a group it does not decode at all.
     fn reads_root_by_group(data: &Bytes, root: &str) -> Vec<bool> {
-        let (metadata, masks, _) = open_parquet("x.parquet", data).unwrap();
+        let (metadata, masks, _) = open_parquet("x.parquet", data, true).unwrap();
         let schema = metadata.metadata().file_metadata().schema_descr();
         let leaf = (0..schema.num_columns())
             .find(|l| schema.get_column_root(*l).name() == root)

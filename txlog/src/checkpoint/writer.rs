@@ -823,6 +823,7 @@ mod tests {
 
     use super::*;
     use crate::checkpoint::read_parquet_actions;
+    use crate::checkpoint::reader::read_parquet_actions_as;
 
     /// Every field the description of each action names survives encoding and decoding, so
     /// a field whose getter, setter, type or name is wrong (or missing on one side) fails
@@ -921,8 +922,7 @@ mod tests {
             partition: None,
             stats: None,
         };
-        let bytes = encode(&schema, &rows, &parsed).unwrap();
-        let read = read_parquet_actions("x.parquet", Bytes::from(bytes)).unwrap();
+        let bytes = Bytes::from(encode(&schema, &rows, &parsed).unwrap());
         let expected = vec![
             Action::CheckpointMetadata(checkpoint_metadata),
             Action::Protocol(protocol),
@@ -936,7 +936,11 @@ mod tests {
                 ..remove
             }),
         ];
-        assert_eq!(read, expected);
+        // Strings as views (large files) and copied (small ones) read the same.
+        for views in [true, false] {
+            let read = read_parquet_actions_as("x.parquet", bytes.clone(), views).unwrap();
+            assert_eq!(read, expected, "views: {views}");
+        }
     }
 
     /// A protocol, 2 × [`BATCH_ROWS`] + 77 adds with statistics and 10 removes: five row
