@@ -77,8 +77,6 @@ mod tests {
 
     use super::*;
 
-    use crate::durable_write::pattern;
-
     #[test]
     fn files_of_one_and_of_several_chunks_read_back_whole() {
         let dir = tempfile::tempdir().unwrap();

@@ -249,12 +249,12 @@ fn pipeline(
 }
 
 /// Screens and opens a Parquet checkpoint file: its metadata (strings in structs read as
-/// views when `views`), for each row group the projection of the action columns it holds
+/// views when `string_views`), for each row group the projection of the action columns it holds
 /// values of (`None` when it holds none: nothing to decode), and a bounded row-count hint.
 fn open_parquet(
     path: &str,
     data: &Bytes,
-    views: bool,
+    string_views: bool,
 ) -> Result<(ArrowReaderMetadata, Vec<Option<ProjectionMask>>, usize)> {
     let corrupt = |e: &dyn std::fmt::Display| LogError::corrupt_checkpoint(path, e);
     // The parquet crate can spin or overflow its stack on hostile Thrift: screen what it
@@ -269,7 +269,7 @@ fn open_parquet(
     // Strings in structs are read as views into the decoded pages instead of being copied
     // into fresh offset buffers: every path and statistics string is copied once, into the
     // action, instead of twice. Small files skip it (STRING_VIEWS_MIN_BYTES).
-    let views = match views {
+    let views = match string_views {
         true => with_string_views(metadata.schema()),
         false => None,
     };
@@ -1339,6 +1339,29 @@ pub(super) mod tests {
         let data = txn_and_domains(&[None; 4], false);
         assert!(reads_root(&data, "domainMetadata"));
         assert_eq!(read_parquet_actions("x.parquet", data).unwrap().len(), 4);
+    }
+
+    /// A group is read in one batch of its rows when it has fewer than a batch, and in
+    /// batches of [`BATCH_SIZE`] otherwise, also when its (untrusted) row count is zero or
+    /// negative: batches of one row would make such a group slow to read.
+    #[test]
+    fn a_batch_is_a_small_group_whole_and_never_below_the_batch_size_on_bad_counts() {
+        let data = txn_and_domains(&[None; 4], true);
+        let (metadata, _, _) = open_parquet("x.parquet", &data, false).unwrap();
+        let real = metadata.metadata();
+        // Four txn actions, written two to a row group.
+        assert_eq!(real.row_groups()[0].num_rows(), 2);
+        assert_eq!(batch_rows(real, 0), 2);
+        let with_rows = |n: i64| {
+            let group = real.row_groups()[0].clone().into_builder().set_num_rows(n);
+            ParquetMetaData::new(real.file_metadata().clone(), vec![group.build().unwrap()])
+        };
+        assert_eq!(batch_rows(&with_rows(100), 0), 100);
+        assert_eq!(batch_rows(&with_rows(10_000_000), 0), BATCH_SIZE);
+        assert_eq!(batch_rows(&with_rows(0), 0), BATCH_SIZE);
+        assert_eq!(batch_rows(&with_rows(-7), 0), BATCH_SIZE);
+        // A group the footer does not have.
+        assert_eq!(batch_rows(real, 5), BATCH_SIZE);
     }
 
     #[test]
