@@ -44,6 +44,7 @@ mod error;
 mod faulty;
 pub mod ids;
 mod local;
+mod local_list;
 mod local_new_file;
 mod local_reach;
 mod location;

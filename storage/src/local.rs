@@ -8,6 +8,7 @@ use std::time::UNIX_EPOCH;
 
 use bytes::Bytes;
 
+use crate::local_list::{ListError, list_files};
 use crate::local_new_file::LocalNewFile;
 use crate::no_follow::check_no_linked_dirs;
 use crate::{
@@ -417,36 +418,22 @@ impl ObjectStore for LocalFsStore {
     ) -> Result<Vec<ObjectMeta>> {
         let dir_path = self.dir_path(dir);
         let shown = dir.map_or("<root>", StorePath::as_str);
-        let entries = match fs::read_dir(&dir_path) {
-            Ok(e) => e,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(StorageError::io("list", shown, e)),
-        };
-        let mut out = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| StorageError::io("list", shown, e))?;
-            let Ok(name) = entry.file_name().into_string() else {
-                continue;
-            };
-            // Outside the range: skipped before its metadata is fetched (one stat each).
-            if name.as_str() < start || end.is_some_and(|end| name.as_str() >= end) {
-                continue;
-            }
-            let md = match entry.metadata() {
-                Ok(md) => md,
-                // Deleted between readdir and stat: it is simply not there.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(StorageError::io("stat", name, e)),
-            };
-            if !md.is_file() {
-                continue;
-            }
+        let listed = list_files(&dir_path, start, end).map_err(|e| match e {
+            ListError::Read(e) => StorageError::io("list", shown, e),
+            ListError::Stat { name, source } => StorageError::io("stat", name, source),
+        })?;
+        let mut out = Vec::with_capacity(listed.len());
+        for file in listed {
             let path = match dir {
-                Some(d) => d.join(&name),
-                None => StorePath::parse(name),
+                Some(d) => d.join(&file.name),
+                None => StorePath::parse(file.name),
             };
             if let Ok(path) = path {
-                out.push(Self::meta_of(path, &md));
+                out.push(ObjectMeta {
+                    path,
+                    size: file.size,
+                    last_modified_ms: file.modified_ms,
+                });
             }
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
