@@ -52,6 +52,13 @@ pub struct CommitSummary {
     /// `alluvium.iceberg.sync=true`), or why it failed; `None` when the table does not ask
     /// for it. A failed sync never fails the commit: the next sync catches up.
     pub iceberg_sync: StepOutcome<alluvium_iceberg::SyncReport>,
+    /// The table at the committed version, when it was built without reading the log (the
+    /// commit landed right after the version it read: the read snapshot advanced by the
+    /// committed actions, what a load of that version gives). `None` when the commit landed
+    /// after other commits, or read no snapshot: [`Table::snapshot`](crate::Table::snapshot)
+    /// then loads what is new. The handle's cache holds it too, so a later
+    /// `Table::snapshot` reads only the versions after it.
+    pub snapshot: Option<crate::Snapshot>,
 }
 
 impl CommitSummary {
@@ -62,6 +69,7 @@ impl CommitSummary {
             log_cleanup: post.log_cleanup,
             auto_compaction: None,
             iceberg_sync: post.iceberg_sync,
+            snapshot: None,
         }
     }
 }

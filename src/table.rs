@@ -262,6 +262,12 @@ impl Table {
         })
     }
 
+    /// Offers `snapshot` to the handle's cache, which keeps the newer of it and what it
+    /// holds.
+    pub(crate) fn publish_snapshot(&self, snapshot: Arc<alluvium_mvcc::Snapshot>) {
+        self.cache.publish(snapshot);
+    }
+
     /// The newest snapshot this handle has seen, without any I/O (`None` before the first
     /// load).
     pub(crate) fn cached_snapshot(&self) -> Option<Arc<alluvium_mvcc::Snapshot>> {

@@ -105,7 +105,7 @@ pub(crate) fn commit_files<'py>(
     let handle = table.get();
     let outcome = blocking::run(py, |_| {
         let outcome = handle.table.commit_files(adds, &options).py_err()?;
-        handle.reload_latest().py_err()?;
+        handle.after_commit(&outcome).py_err()?;
         Ok(outcome)
     })?;
     let d = PyDict::new(py);

@@ -156,7 +156,7 @@ pub(crate) fn merge_table<'py>(
             builder = builder.clause(c);
         }
         let done = builder.execute(&options).py_err()?;
-        handle.reload_latest().py_err()?;
+        handle.after_commit(&done.outcome).py_err()?;
         Ok(done)
     })?;
     metrics_dict(py, &done)

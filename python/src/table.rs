@@ -12,7 +12,8 @@ use std::sync::RwLock;
 
 use alluvium::{
     AppTransaction, CheckpointConfig, DmlOutcome, Expr, OptimizeOptions, RetryPolicy, ScanBuilder,
-    Snapshot, Table, VacuumMode, VacuumOptions, VersionSpec, WriteOptions, parse_expr,
+    Snapshot, Table, VacuumMode, VacuumOptions, VersionSpec, WriteOptions, WriteOutcome,
+    parse_expr,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -263,6 +264,20 @@ impl RawTable {
         self.set_loaded(latest);
         Ok(())
     }
+
+    /// Moves the handle to what `outcome` committed, as deltalake's handle does after its
+    /// own write: the snapshot the commit carried (no I/O: on an object store this saves a
+    /// listing and a read of the commit per call), or else the latest version loaded (a
+    /// commit that landed after others', or a skipped write).
+    pub(crate) fn after_commit(&self, outcome: &WriteOutcome) -> alluvium::Result<()> {
+        match outcome.report().and_then(|s| s.snapshot.clone()) {
+            Some(committed) => {
+                self.set_loaded(committed);
+                Ok(())
+            }
+            None => self.reload_latest(),
+        }
+    }
 }
 
 #[pymethods]
@@ -505,7 +520,7 @@ impl RawTable {
                     .delete(&Expr::lit(alluvium::Literal::Boolean(true)), &options),
             }
             .py_err()?;
-            self.reload_latest().py_err()?;
+            self.after_commit(&done.outcome).py_err()?;
             Ok(done)
         })?;
         metrics_dict(py, &done)
@@ -539,7 +554,7 @@ impl RawTable {
                 .table
                 .update(assignments, pred.as_ref(), &options)
                 .py_err()?;
-            self.reload_latest().py_err()?;
+            self.after_commit(&done.outcome).py_err()?;
             Ok(done)
         })?;
         metrics_dict(py, &done)

@@ -135,16 +135,20 @@ pub(crate) fn write_table(
                 }
             }
         };
-        Ok(match outcome {
-            WriteOutcome::Committed(summary) => Some(summary.version),
-            _ => None,
-        })
+        Ok(Some(outcome))
     })?;
     if let Some(h) = handle {
         let h = h.get();
-        blocking::run(py, |_| h.reload_latest().py_err())?;
+        match &written {
+            Some(outcome) => blocking::run(py, |_| h.after_commit(outcome).py_err())?,
+            // `mode="ignore"` on an existing table: nothing written.
+            None => blocking::run(py, |_| h.reload_latest().py_err())?,
+        }
     }
-    Ok(written)
+    Ok(written.and_then(|outcome| match outcome {
+        WriteOutcome::Committed(summary) => Some(summary.version),
+        WriteOutcome::Skipped { .. } => None,
+    }))
 }
 
 /// Creates an empty table at `uri` with `schema` (anything exporting `__arrow_c_schema__`);

@@ -55,11 +55,16 @@ impl Table {
             position,
             group,
         } = m;
+        // The group's version, when the group built it (a refresh may have gone further).
+        let committed = group
+            .snapshot
+            .as_ref()
+            .filter(|s| s.version() == report.version)
+            .map(|s| crate::Snapshot::from(s.clone()));
         if position != 0 {
-            return Ok(WriteOutcome::Committed(Box::new(CommitSummary::new(
-                report,
-                PostCommit::default(),
-            ))));
+            let mut summary = CommitSummary::new(report, PostCommit::default());
+            summary.snapshot = committed;
+            return Ok(WriteOutcome::Committed(Box::new(summary)));
         }
         // The group's version has the properties its members wrote under (a change would
         // have been a conflict), which the published snapshot carries.
@@ -84,6 +89,7 @@ impl Table {
             post.iceberg_sync = Some(self.iceberg_after_commit(report.version, before.as_ref()));
         }
         let mut summary = CommitSummary::new(report, post);
+        summary.snapshot = committed;
         if auto_compact {
             summary.auto_compaction = self.auto_compact(&group.adds);
         }

@@ -56,7 +56,7 @@ impl Table {
                     .cloned()
                     .or_else(|| self.cached_snapshot().map(|s| (*s).clone()))
             });
-        let commit = txn.commit()?;
+        let (commit, snapshot) = self.commit_publishing(txn)?;
         let mut post = match interval {
             Some(i) if !alluvium_compaction::checkpoint_due(i, commit.version) => {
                 PostCommit::default()
@@ -67,8 +67,30 @@ impl Table {
             post.iceberg_sync = Some(self.iceberg_after_commit(commit.version, held.as_ref()));
         }
         let mut summary = CommitSummary::new(commit, post);
+        summary.snapshot = snapshot;
         summary.auto_compaction = self.auto_compact(&adds);
         Ok(summary)
+    }
+
+    /// Commits `txn` and, when the commit could build the snapshot of its version without
+    /// reading the log ([`Transaction::commit_with_snapshot`]), publishes it to the handle's
+    /// cache and returns it: the post-commit policy and the next
+    /// [`Table::snapshot`](crate::Table::snapshot) then refresh from it (a listing) instead
+    /// of reading the commit back.
+    ///
+    /// # Errors
+    /// As [`Transaction::commit`].
+    pub(crate) fn commit_publishing(
+        &self,
+        txn: Transaction,
+    ) -> Result<(alluvium_mvcc::CommitReport, Option<crate::Snapshot>)> {
+        let (commit, snapshot) = txn.commit_with_snapshot()?;
+        let snapshot = snapshot.map(|s| {
+            let s = Arc::new(s);
+            self.publish_snapshot(s.clone());
+            crate::Snapshot::from(s)
+        });
+        Ok((commit, snapshot))
     }
 
     /// OPTIMIZE, then the post-commit policy at each version it committed (checkpoints and

@@ -213,13 +213,15 @@ impl Table {
         }
         let iceberg = alluvium_iceberg::sync_after_commit(&md.configuration);
         txn.set_metadata(md);
-        let commit = txn.commit()?;
+        let (commit, committed) = self.commit_publishing(txn)?;
         let mut post = self.post_commit(commit.version);
         if iceberg {
             post.iceberg_sync =
                 Some(self.iceberg_after_commit(commit.version, Some(snapshot.inner())));
         }
-        Ok(CommitSummary::new(commit, post))
+        let mut summary = CommitSummary::new(commit, post);
+        summary.snapshot = committed;
+        Ok(summary)
     }
 }
 

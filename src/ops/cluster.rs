@@ -119,13 +119,15 @@ impl Table {
             txn.set_protocol(protocol);
         }
         let iceberg = alluvium_iceberg::sync_after_commit(&snapshot.metadata().configuration);
-        let commit = txn.commit()?;
+        let (commit, committed) = self.commit_publishing(txn)?;
         let mut post = self.post_commit(commit.version);
         if iceberg {
             post.iceberg_sync =
                 Some(self.iceberg_after_commit(commit.version, Some(snapshot.inner())));
         }
-        Ok(CommitSummary::new(commit, post))
+        let mut summary = CommitSummary::new(commit, post);
+        summary.snapshot = committed;
+        Ok(summary)
     }
 
     /// The clustering columns of the latest version (logical names): `None` when the table

@@ -31,6 +31,7 @@ mod clustering;
 mod column_rules;
 mod columns;
 mod commit_files;
+mod commit_snapshot;
 mod conflicts;
 mod convert;
 mod count;

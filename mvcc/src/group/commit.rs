@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 use alluvium_storage::sync::Arc;
 
 use alluvium_txlog::actions::Action;
-use alluvium_txlog::log_path::commit_path;
 
 use super::{GroupSummary, MemberCommit, MemberOutcome, member};
 use crate::snapshot::{Snapshot, VersionedCache};
+use crate::transaction::commit::snapshot_after;
 use crate::transaction::{CommitReport, Transaction};
 use crate::{ConflictKind, MvccError, Result, RetryPolicy};
 
@@ -165,27 +165,13 @@ fn combine(
 }
 
 /// The table at the group's version: `base` advanced by the commit the group wrote, when
-/// it landed right after `base` (no commit file is read; only its time, where in-commit
-/// timestamps do not give it); else `base` refreshed from the log. `None` when that fails:
-/// the next writers then read the log themselves.
+/// it landed right after `base` ([`snapshot_after`]); else `base` refreshed from the log.
+/// `None` when that fails: the next writers then read the log themselves.
 fn next_snapshot(base: &Snapshot, report: &CommitReport, actions: Vec<Action>) -> Option<Snapshot> {
     if report.version != base.version() + 1 {
         return base.refresh().ok();
     }
-    let ict = actions.iter().find_map(|a| match a {
-        Action::CommitInfo(ci) => ci.in_commit_timestamp(),
-        _ => None,
-    });
-    let file_time = match ict {
-        Some(t) => t,
-        None => {
-            base.store()
-                .head(&commit_path(report.version))
-                .ok()?
-                .last_modified_ms
-        }
-    };
-    base.advance(actions, file_time).ok()
+    snapshot_after(base, report, actions)
 }
 
 /// Every live member committed: publishes the newest snapshot to the handle's cache and

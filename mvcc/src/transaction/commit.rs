@@ -19,6 +19,7 @@ use serde_json::Value;
 use super::conflict::{ReadWriteSet, check_winner, file_key};
 use super::row_ids::RowIds;
 use super::{CommitReport, Transaction};
+use crate::snapshot::Snapshot;
 use crate::{MvccError, Result};
 use alluvium_txlog::actions::{Add, DomainMetadata};
 use alluvium_txlog::row_tracking as rt;
@@ -431,6 +432,23 @@ impl Transaction {
         self.commit_returning_actions().map(|(r, _)| r)
     }
 
+    /// [`commit`](Self::commit), also returning the snapshot of the version it wrote when
+    /// that can be built without reading the log: the transaction read a snapshot and its
+    /// commit landed right after it (no concurrent commit came between). The snapshot is
+    /// the read one advanced by the committed actions (SPEC.md §35), equal to what a load
+    /// of that version gives; its commit time comes from the in-commit timestamp, or else
+    /// from one `head` of the commit file. `None` otherwise (a blind append, a commit
+    /// rebased over others, or a failed `head`): the caller then loads the table.
+    ///
+    /// # Errors
+    /// As [`commit`](Self::commit); the snapshot's failures only make it `None`.
+    pub fn commit_with_snapshot(self) -> Result<(CommitReport, Option<Snapshot>)> {
+        let base = self.base.clone();
+        let (report, actions) = self.commit_returning_actions()?;
+        let snapshot = base.and_then(|b| snapshot_after(&b, &report, actions));
+        Ok((report, snapshot))
+    }
+
     /// [`commit`](Self::commit), also returning the actions of the version it wrote (with
     /// the row ids and in-commit timestamp of the attempt that landed), so that the caller
     /// can advance its snapshot without reading the commit back.
@@ -700,4 +718,32 @@ fn backoff(d: Duration) {
 fn backoff(_: Duration) {
     // Under the model checker time does not pass: yield so other writers make progress.
     alluvium_storage::sync::yield_now();
+}
+
+/// The snapshot of the version `report` names, built from `base` and the `actions` that
+/// version holds, when it is the version right after `base` (no commit file is read; only
+/// its time, where in-commit timestamps do not give it). `None` when the commit landed
+/// after other commits, or when the commit file's time cannot be read.
+pub(crate) fn snapshot_after(
+    base: &Snapshot,
+    report: &CommitReport,
+    actions: Vec<Action>,
+) -> Option<Snapshot> {
+    if report.version != base.version() + 1 {
+        return None;
+    }
+    let ict = actions.iter().find_map(|a| match a {
+        Action::CommitInfo(ci) => ci.in_commit_timestamp(),
+        _ => None,
+    });
+    let file_time = match ict {
+        Some(t) => t,
+        None => {
+            base.store()
+                .head(&commit_path(report.version))
+                .ok()?
+                .last_modified_ms
+        }
+    };
+    base.advance(actions, file_time).ok()
 }

@@ -13,7 +13,7 @@
 //!    row tracking every attempt assigns the new files' row ids and commit versions
 //!    (`row_ids`, SPEC.md §27).
 
-mod commit;
+pub(crate) mod commit;
 pub(crate) mod conflict;
 mod report;
 mod row_ids;
