@@ -5,7 +5,9 @@ A ``DeltaTable`` holds one loaded version (the latest unless asked otherwise): r
 (``to_pyarrow_table``, ``scan``, ``files``, ``schema``, ...) see that version.
 Operations that write (``delete``, ``update``, ``merge``, ``optimize``, ...) are
 optimistic transactions on the table's latest version, checked against concurrent
-commits, after which the handle holds the version they committed. One handle may be
+commits, after which the handle holds the version they committed (built from what they
+wrote, without reading the log again; the latest version instead when another writer's
+commit came between). One handle may be
 shared by threads; every call that touches storage or decodes data releases the GIL.
 """
 
