@@ -162,6 +162,106 @@ pub(crate) fn read_parquet_actions_as(path: &str, data: Bytes, views: bool) -> R
     Ok(out)
 }
 
+/// How many actions of each kind a checkpoint file holds: adds, removes, and the rest.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ActionCounts {
+    pub adds: usize,
+    pub removes: usize,
+    pub other: usize,
+}
+
+impl std::ops::Add for ActionCounts {
+    type Output = ActionCounts;
+
+    fn add(self, o: ActionCounts) -> ActionCounts {
+        ActionCounts {
+            adds: self.adds + o.adds,
+            removes: self.removes + o.removes,
+            other: self.other + o.other,
+        }
+    }
+}
+
+/// Counts the actions of one Parquet checkpoint (or sidecar) file by kind: the file is
+/// screened, opened and every row group decoded to Arrow as
+/// [`visit_parquet_actions`] does (so a damaged page, footer or codec stream fails here as
+/// it would fail a reader), and each row is counted as the kind of action the decoder
+/// would make of it ([`Decoder::holds`]), without building the actions: the read-back
+/// check of a file just written (SPEC.md §9), where building and dropping a million `add`
+/// actions took more time than decoding them. Row groups are decoded in parallel on
+/// rayon's current pool.
+///
+/// # Errors
+/// As [`read_parquet_actions`], except for a field whose value is out of range for its
+/// action (such a row is counted; a reader refuses it).
+pub(crate) fn count_parquet_actions(path: &str, data: Bytes) -> Result<ActionCounts> {
+    let views = data.len() >= STRING_VIEWS_MIN_BYTES;
+    let guarded = |f: &mut dyn FnMut() -> Result<()>| match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(_) => Err(LogError::corrupt_checkpoint(
+            path,
+            "the Parquet decoder failed on this file",
+        )),
+    };
+    let mut opened = None;
+    guarded(&mut || {
+        opened = Some(open_parquet(path, &data, views)?);
+        Ok(())
+    })?;
+    let Some((metadata, masks, _)) = opened else {
+        return Ok(ActionCounts::default());
+    };
+    let count = |group: usize| -> Result<ActionCounts> {
+        let mut counts = ActionCounts::default();
+        if let Some(mask) = masks.get(group).and_then(Option::as_ref) {
+            guarded(&mut || {
+                read_row_group(path, &data, &metadata, mask, group, &mut |batch| {
+                    counts = counts + batch_counts(batch);
+                    Ok(())
+                })
+            })?;
+        }
+        Ok(counts)
+    };
+    // As for reading: one row group needs no pool (asking for it would start it).
+    if masks.len() <= 1 {
+        return (0..masks.len()).try_fold(ActionCounts::default(), |acc, g| Ok(acc + count(g)?));
+    }
+    (0..masks.len())
+        .into_par_iter()
+        .map(count)
+        .try_reduce(ActionCounts::default, |a, b| Ok(a + b))
+}
+
+/// The actions of `batch` by kind, as [`batch_actions`] would make them.
+fn batch_counts(batch: &RecordBatch) -> ActionCounts {
+    let add = Decoder::<Add>::of(batch);
+    let remove = Decoder::<Remove>::of(batch);
+    let metadata = Decoder::<Metadata>::of(batch);
+    let protocol = Decoder::<Protocol>::of(batch);
+    let txn = Decoder::<SetTransaction>::of(batch);
+    let domain = Decoder::<DomainMetadata>::of(batch);
+    let checkpoint_metadata = Decoder::<CheckpointMetadata>::of(batch);
+    let sidecar = Decoder::<Sidecar>::of(batch);
+    let mut c = ActionCounts::default();
+    for i in 0..batch.num_rows() {
+        if add.holds(i) {
+            c.adds += 1;
+        } else if remove.holds(i) {
+            c.removes += 1;
+        } else if metadata.holds(i)
+            || protocol.holds(i)
+            || txn.holds(i)
+            || domain.holds(i)
+            || checkpoint_metadata.holds(i)
+            || sidecar.holds(i)
+        {
+            c.other += 1;
+        }
+    }
+    c
+}
+
 /// [`visit_parquet_actions`], reading strings in structs as views when `views`.
 fn visit_parquet(path: &str, data: Bytes, sink: &mut dyn ActionSink, views: bool) -> Result<()> {
     let guarded = |f: &mut dyn FnMut() -> Result<()>| match catch_unwind(AssertUnwindSafe(f)) {
@@ -386,6 +486,20 @@ fn decode_row_group(
     group: usize,
     out: &mut Vec<Action>,
 ) -> Result<()> {
+    read_row_group(path, data, metadata, mask, group, &mut |batch| {
+        batch_actions(path, batch, out)
+    })
+}
+
+/// Decodes the Arrow batches of one row group into `each`.
+fn read_row_group(
+    path: &str,
+    data: &Bytes,
+    metadata: &ArrowReaderMetadata,
+    mask: &ProjectionMask,
+    group: usize,
+    each: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+) -> Result<()> {
     let corrupt = |e: &dyn std::fmt::Display| LogError::corrupt_checkpoint(path, e);
     let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
         thrift_check::GuardedBytes(data.clone()),
@@ -398,7 +512,7 @@ fn decode_row_group(
     .map_err(|e| corrupt(&e))?;
     for batch in reader {
         let batch = batch.map_err(|e| corrupt(&e))?;
-        batch_actions(path, &batch, out)?;
+        each(&batch)?;
     }
     Ok(())
 }
@@ -477,16 +591,18 @@ impl<'a, A: Described> Decoder<'a, A> {
         }
     }
 
-    /// The action in row `i`, if the row holds one (its column and key fields non-null).
+    /// Whether row `i` holds an action of this kind: its column and key fields non-null.
+    fn holds(&self, i: usize) -> bool {
+        self.column.valid(i)
+            && A::FIELDS
+                .iter()
+                .zip(&self.views)
+                .all(|(spec, view)| spec.presence != Presence::Key || view.present(i))
+    }
+
+    /// The action in row `i`, if the row holds one ([`Decoder::holds`]).
     fn decode(&self, path: &str, i: usize) -> Result<Option<A>> {
-        if !self.column.valid(i) {
-            return Ok(None);
-        }
-        let keys_present = A::FIELDS
-            .iter()
-            .zip(&self.views)
-            .all(|(spec, view)| spec.presence != Presence::Key || view.present(i));
-        if !keys_present {
+        if !self.holds(i) {
             return Ok(None);
         }
         let mut action = A::blank();

@@ -33,6 +33,7 @@ use rayon::prelude::*;
 
 use super::last_checkpoint::LastCheckpointHint;
 use super::layout::{Described, Kind, Spec};
+use super::reader::{ActionCounts, count_parquet_actions};
 use super::schema::{
     FileShape, PARTITION_VALUES_PARSED, STATS_PARSED, add_fields, checkpoint_schema,
 };
@@ -92,38 +93,17 @@ enum Row<'a> {
     Sidecar(Box<Sidecar>),
 }
 
-/// Counts of actions in a file, to validate what was written.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct Counts {
-    adds: usize,
-    removes: usize,
-    other: usize,
-}
-
-impl Counts {
-    fn of(rows: &[Row<'_>]) -> Counts {
-        let mut c = Counts::default();
-        for r in rows {
-            match r {
-                Row::Add(_) => c.adds += 1,
-                Row::Remove(_) => c.removes += 1,
-                _ => c.other += 1,
-            }
+/// The actions written into a file, by kind: what reading it back must count.
+fn counts_of(rows: &[Row<'_>]) -> ActionCounts {
+    let mut c = ActionCounts::default();
+    for r in rows {
+        match r {
+            Row::Add(_) => c.adds += 1,
+            Row::Remove(_) => c.removes += 1,
+            _ => c.other += 1,
         }
-        c
     }
-
-    fn of_actions(actions: &[Action]) -> Counts {
-        let mut c = Counts::default();
-        for a in actions {
-            match a {
-                Action::Add(_) => c.adds += 1,
-                Action::Remove(_) => c.removes += 1,
-                _ => c.other += 1,
-            }
-        }
-        c
-    }
+    c
 }
 
 /// Types of the optional parsed columns.
@@ -608,22 +588,12 @@ fn encode(schema: &SchemaRef, rows: &[Row<'_>], parsed: &Parsed) -> Result<Vec<u
     writer.into_inner().map_err(io)
 }
 
-impl super::reader::ActionSink for Counts {
-    fn accept(&mut self, actions: Vec<Action>) -> Result<()> {
-        let c = Counts::of_actions(&actions);
-        self.adds += c.adds;
-        self.removes += c.removes;
-        self.other += c.other;
-        Ok(())
-    }
-}
-
-/// Reads a written file back (streaming, so validation costs no more memory than a few row
-/// groups) and checks it holds exactly the expected actions.
-fn validate(store: &dyn ObjectStore, path: &StorePath, expected: Counts) -> Result<()> {
+/// Reads a written file back (every row group decoded, one at a time per thread, so
+/// validation costs no more memory than a few row groups) and checks it holds exactly the
+/// expected actions, counted by kind without building them.
+fn validate(store: &dyn ObjectStore, path: &StorePath, expected: ActionCounts) -> Result<()> {
     let bytes = store.get(path)?;
-    let mut got = Counts::default();
-    super::reader::visit_parquet_actions(path.as_str(), bytes, &mut got)?;
+    let got = count_parquet_actions(path.as_str(), bytes)?;
     if got != expected {
         let _ = store.delete(path);
         return Err(LogError::corrupt_checkpoint(
@@ -731,7 +701,7 @@ pub fn write_checkpoint(
                 let bytes = encode(&sidecar_schema, chunk, &parsed)?;
                 let len = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
                 store.put_if_absent(&path, bytes.into())?;
-                validate(store, &path, Counts::of(chunk))?;
+                validate(store, &path, counts_of(chunk))?;
                 size_in_bytes += len;
                 rows.push(Row::Sidecar(Box::new(Sidecar {
                     path: name,
@@ -755,7 +725,7 @@ pub fn write_checkpoint(
         let bytes = encode(&schema, &rows, &parsed)?;
         let len = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
         store.put_if_absent(&path, bytes.into())?;
-        validate(store, &path, Counts::of(&rows))?;
+        validate(store, &path, counts_of(&rows))?;
         size_in_bytes += len;
         v2_info = Some(
             serde_json::json!({"path": name, "sizeInBytes": len, "modificationTime": options.now_ms}),
@@ -791,7 +761,7 @@ pub fn write_checkpoint(
             size_in_bytes += i64::try_from(bytes.len()).unwrap_or(i64::MAX);
             // Atomic replace: a concurrent writer of the same version writes the same rows.
             store.put(&path, bytes.into())?;
-            validate(store, &path, Counts::of(rows))?;
+            validate(store, &path, counts_of(rows))?;
             files.push(path);
         }
         if parts > 1 {
@@ -941,6 +911,66 @@ mod tests {
             let read = read_parquet_actions_as("x.parquet", bytes.clone(), views).unwrap();
             assert_eq!(read, expected, "views: {views}");
         }
+        // The read-back check counts every kind as the decoder makes it.
+        assert_eq!(
+            count_parquet_actions("x.parquet", bytes).unwrap(),
+            ActionCounts {
+                adds: 1,
+                removes: 1,
+                other: 6
+            }
+        );
+    }
+
+    /// The read-back check (counting without building actions) agrees with decoding on a
+    /// file of five row groups, on a pool of one thread and of three, and fails where
+    /// reading fails: a truncated file, and a data page whose bytes were overwritten.
+    #[test]
+    fn counting_agrees_with_decoding_and_fails_where_reading_fails() {
+        let (protocol, adds, removes) = many_rows();
+        let bytes = Bytes::from(encode_in_pool(1, &protocol, &adds, &removes));
+        let read = read_parquet_actions("x.parquet", bytes.clone()).unwrap();
+        let decoded = ActionCounts {
+            adds: read.iter().filter(|a| matches!(a, Action::Add(_))).count(),
+            removes: read
+                .iter()
+                .filter(|a| matches!(a, Action::Remove(_)))
+                .count(),
+            other: read
+                .iter()
+                .filter(|a| !matches!(a, Action::Add(_) | Action::Remove(_)))
+                .count(),
+        };
+        assert_eq!(
+            decoded,
+            ActionCounts {
+                adds: adds.len(),
+                removes: removes.len(),
+                other: 1
+            }
+        );
+        for threads in [1, 3] {
+            let counted = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| count_parquet_actions("x.parquet", bytes.clone()).unwrap());
+            assert_eq!(counted, decoded, "threads: {threads}");
+        }
+        let truncated = bytes.slice(..bytes.len() - 100);
+        assert!(read_parquet_actions("x.parquet", truncated.clone()).is_err());
+        assert!(count_parquet_actions("x.parquet", truncated).is_err());
+        // Overwrite bytes in the middle of the file (inside the adds' data pages).
+        let mut damaged = bytes.to_vec();
+        let mid = damaged.len() / 2;
+        for b in &mut damaged[mid..mid + 64] {
+            *b = 0xA5;
+        }
+        let damaged = Bytes::from(damaged);
+        let reading = read_parquet_actions("x.parquet", damaged.clone());
+        let counting = count_parquet_actions("x.parquet", damaged);
+        assert!(reading.is_err(), "the damage went unnoticed by reading");
+        assert!(counting.is_err(), "the damage went unnoticed by counting");
     }
 
     /// A protocol, 2 × [`BATCH_ROWS`] + 77 adds with statistics and 10 removes: five row
