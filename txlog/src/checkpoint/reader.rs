@@ -196,25 +196,13 @@ impl std::ops::Add for ActionCounts {
 /// action (such a row is counted; a reader refuses it).
 pub(crate) fn count_parquet_actions(path: &str, data: Bytes) -> Result<ActionCounts> {
     let views = data.len() >= STRING_VIEWS_MIN_BYTES;
-    let guarded = |f: &mut dyn FnMut() -> Result<()>| match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(_) => Err(LogError::corrupt_checkpoint(
-            path,
-            "the Parquet decoder failed on this file",
-        )),
-    };
-    let mut opened = None;
-    guarded(&mut || {
-        opened = Some(open_parquet(path, &data, views)?);
-        Ok(())
-    })?;
-    let Some((metadata, masks, _)) = opened else {
+    let Some((metadata, masks, _)) = open_guarded(path, &data, views)? else {
         return Ok(ActionCounts::default());
     };
     let count = |group: usize| -> Result<ActionCounts> {
         let mut counts = ActionCounts::default();
         if let Some(mask) = masks.get(group).and_then(Option::as_ref) {
-            guarded(&mut || {
+            guarded(path, &mut || {
                 read_row_group(path, &data, &metadata, mask, group, &mut |batch| {
                     counts = counts + batch_counts(batch);
                     Ok(())
@@ -233,29 +221,53 @@ pub(crate) fn count_parquet_actions(path: &str, data: Bytes) -> Result<ActionCou
         .try_reduce(ActionCounts::default, |a, b| Ok(a + b))
 }
 
+/// The decoder of each action column of one batch.
+struct Decoders<'a> {
+    add: Decoder<'a, Add>,
+    remove: Decoder<'a, Remove>,
+    metadata: Decoder<'a, Metadata>,
+    protocol: Decoder<'a, Protocol>,
+    txn: Decoder<'a, SetTransaction>,
+    domain: Decoder<'a, DomainMetadata>,
+    checkpoint_metadata: Decoder<'a, CheckpointMetadata>,
+    sidecar: Decoder<'a, Sidecar>,
+}
+
+impl<'a> Decoders<'a> {
+    fn of(batch: &'a RecordBatch) -> Self {
+        Decoders {
+            add: Decoder::of(batch),
+            remove: Decoder::of(batch),
+            metadata: Decoder::of(batch),
+            protocol: Decoder::of(batch),
+            txn: Decoder::of(batch),
+            domain: Decoder::of(batch),
+            checkpoint_metadata: Decoder::of(batch),
+            sidecar: Decoder::of(batch),
+        }
+    }
+
+    /// Whether row `i` holds an action of a kind other than `add` and `remove`.
+    fn holds_other(&self, i: usize) -> bool {
+        self.metadata.holds(i)
+            || self.protocol.holds(i)
+            || self.txn.holds(i)
+            || self.domain.holds(i)
+            || self.checkpoint_metadata.holds(i)
+            || self.sidecar.holds(i)
+    }
+}
+
 /// The actions of `batch` by kind, as [`batch_actions`] would make them.
 fn batch_counts(batch: &RecordBatch) -> ActionCounts {
-    let add = Decoder::<Add>::of(batch);
-    let remove = Decoder::<Remove>::of(batch);
-    let metadata = Decoder::<Metadata>::of(batch);
-    let protocol = Decoder::<Protocol>::of(batch);
-    let txn = Decoder::<SetTransaction>::of(batch);
-    let domain = Decoder::<DomainMetadata>::of(batch);
-    let checkpoint_metadata = Decoder::<CheckpointMetadata>::of(batch);
-    let sidecar = Decoder::<Sidecar>::of(batch);
+    let d = Decoders::of(batch);
     let mut c = ActionCounts::default();
     for i in 0..batch.num_rows() {
-        if add.holds(i) {
+        if d.add.holds(i) {
             c.adds += 1;
-        } else if remove.holds(i) {
+        } else if d.remove.holds(i) {
             c.removes += 1;
-        } else if metadata.holds(i)
-            || protocol.holds(i)
-            || txn.holds(i)
-            || domain.holds(i)
-            || checkpoint_metadata.holds(i)
-            || sidecar.holds(i)
-        {
+        } else if d.holds_other(i) {
             c.other += 1;
         }
     }
@@ -264,19 +276,7 @@ fn batch_counts(batch: &RecordBatch) -> ActionCounts {
 
 /// [`visit_parquet_actions`], reading strings in structs as views when `views`.
 fn visit_parquet(path: &str, data: Bytes, sink: &mut dyn ActionSink, views: bool) -> Result<()> {
-    let guarded = |f: &mut dyn FnMut() -> Result<()>| match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(_) => Err(LogError::corrupt_checkpoint(
-            path,
-            "the Parquet decoder failed on this file",
-        )),
-    };
-    let mut opened = None;
-    guarded(&mut || {
-        opened = Some(open_parquet(path, &data, views)?);
-        Ok(())
-    })?;
-    let Some((metadata, masks, rows)) = opened else {
+    let Some((metadata, masks, rows)) = open_guarded(path, &data, views)? else {
         return Ok(());
     };
     sink.expect(rows);
@@ -285,7 +285,9 @@ fn visit_parquet(path: &str, data: Bytes, sink: &mut dyn ActionSink, views: bool
     let decode = |group: usize| {
         let mut out = Vec::new();
         if let Some(mask) = masks.get(group).and_then(Option::as_ref) {
-            guarded(&mut || decode_row_group(path, &data, &metadata, mask, group, &mut out))?;
+            guarded(path, &mut || {
+                decode_row_group(path, &data, &metadata, mask, group, &mut out)
+            })?;
         }
         Ok(hashed(hasher.as_ref(), out))
     };
@@ -304,6 +306,32 @@ fn visit_parquet(path: &str, data: Bytes, sink: &mut dyn ActionSink, views: bool
     }
     pipeline(groups, window, &decode, sink)
 }
+
+/// Runs `f`, reporting a panic inside the Parquet decoder (possible on hostile input in
+/// some versions of the crate) as corruption of `path` instead of unwinding.
+fn guarded(path: &str, f: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(_) => Err(LogError::corrupt_checkpoint(
+            path,
+            "the Parquet decoder failed on this file",
+        )),
+    }
+}
+
+/// [`open_parquet`] under [`guarded`]; `None` only if it neither returned nor failed.
+fn open_guarded(path: &str, data: &Bytes, views: bool) -> Result<Option<Opened>> {
+    let mut opened = None;
+    guarded(path, &mut || {
+        opened = Some(open_parquet(path, data, views)?);
+        Ok(())
+    })?;
+    Ok(opened)
+}
+
+/// What [`open_parquet`] gives: the file's metadata, the projection of each row group, and
+/// a row-count hint.
+type Opened = (ArrowReaderMetadata, Vec<Option<ProjectionMask>>, usize);
 
 /// Decodes `groups` row groups a window of `window` at a time on rayon's current pool while
 /// the calling thread hands the previous window to `sink` in order, so decoding overlaps
@@ -351,11 +379,7 @@ fn pipeline(
 /// Screens and opens a Parquet checkpoint file: its metadata (strings in structs read as
 /// views when `string_views`), for each row group the projection of the action columns it holds
 /// values of (`None` when it holds none: nothing to decode), and a bounded row-count hint.
-fn open_parquet(
-    path: &str,
-    data: &Bytes,
-    string_views: bool,
-) -> Result<(ArrowReaderMetadata, Vec<Option<ProjectionMask>>, usize)> {
+fn open_parquet(path: &str, data: &Bytes, string_views: bool) -> Result<Opened> {
     let corrupt = |e: &dyn std::fmt::Display| LogError::corrupt_checkpoint(path, e);
     // The parquet crate can spin or overflow its stack on hostile Thrift: screen what it
     // will decode first, and read through guarded readers.
@@ -665,21 +689,14 @@ fn store<A: Described>(
 
 /// Converts one record batch of checkpoint rows into actions.
 fn batch_actions(path: &str, batch: &RecordBatch, out: &mut Vec<Action>) -> Result<()> {
-    let add = Decoder::<Add>::of(batch);
+    let d = Decoders::of(batch);
     // The typed columns stand in for the JSON ones when a writer left those out.
-    let add_pv = add.column.map("partitionValues");
-    let add_pv_parsed = add.column.strukt(PARTITION_VALUES_PARSED);
-    let add_stats_parsed = add.column.strukt(STATS_PARSED);
-    let remove = Decoder::<Remove>::of(batch);
-    let metadata = Decoder::<Metadata>::of(batch);
-    let protocol = Decoder::<Protocol>::of(batch);
-    let txn = Decoder::<SetTransaction>::of(batch);
-    let domain = Decoder::<DomainMetadata>::of(batch);
-    let checkpoint_metadata = Decoder::<CheckpointMetadata>::of(batch);
-    let sidecar = Decoder::<Sidecar>::of(batch);
+    let add_pv = d.add.column.map("partitionValues");
+    let add_pv_parsed = d.add.column.strukt(PARTITION_VALUES_PARSED);
+    let add_stats_parsed = d.add.column.strukt(STATS_PARSED);
 
     for i in 0..batch.num_rows() {
-        if let Some(mut a) = add.decode(path, i)? {
+        if let Some(mut a) = d.add.decode(path, i)? {
             if !add_pv.is_valid(i) {
                 a.partition_values = parsed_partition_values(&add_pv_parsed, i);
             }
@@ -691,13 +708,13 @@ fn batch_actions(path: &str, batch: &RecordBatch, out: &mut Vec<Action>) -> Resu
             out.push(Action::Add(a));
             continue;
         }
-        let _found = remove.push(path, i, out)?
-            || metadata.push(path, i, out)?
-            || protocol.push(path, i, out)?
-            || txn.push(path, i, out)?
-            || domain.push(path, i, out)?
-            || checkpoint_metadata.push(path, i, out)?
-            || sidecar.push(path, i, out)?;
+        let _found = d.remove.push(path, i, out)?
+            || d.metadata.push(path, i, out)?
+            || d.protocol.push(path, i, out)?
+            || d.txn.push(path, i, out)?
+            || d.domain.push(path, i, out)?
+            || d.checkpoint_metadata.push(path, i, out)?
+            || d.sidecar.push(path, i, out)?;
     }
     Ok(())
 }
