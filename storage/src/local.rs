@@ -4,11 +4,10 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use bytes::Bytes;
 
-use crate::local_list::{ListError, list_files};
+use crate::local_list::{ListError, list_files, modified_ms};
 use crate::local_new_file::LocalNewFile;
 use crate::no_follow::check_no_linked_dirs;
 use crate::{
@@ -220,7 +219,7 @@ impl LocalFsStore {
         ObjectMeta {
             path,
             size: md.len(),
-            last_modified_ms: mtime_ms(md),
+            last_modified_ms: modified_ms(md),
         }
     }
 }
@@ -259,16 +258,6 @@ fn file_kind(ft: &fs::FileType) -> &'static str {
         "symbolic link"
     } else {
         "special file"
-    }
-}
-
-fn mtime_ms(md: &fs::Metadata) -> i64 {
-    match md.modified() {
-        Ok(t) => match t.duration_since(UNIX_EPOCH) {
-            Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
-            Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
-        },
-        Err(_) => 0,
     }
 }
 

@@ -57,6 +57,18 @@ fn millis(secs: i64, nanos: i64) -> i64 {
     i64::try_from(ms).unwrap_or(if ms < 0 { i64::MIN } else { i64::MAX })
 }
 
+/// A file's modification time in milliseconds since the Unix epoch, truncated toward zero
+/// on either side of it (0 where the platform does not record it).
+pub(crate) fn modified_ms(md: &std::fs::Metadata) -> i64 {
+    match md.modified() {
+        Ok(t) => match t.duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+            Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+        },
+        Err(_) => 0,
+    }
+}
+
 /// The regular files of `dir` whose names are in `[start, end)`, in no particular order.
 ///
 /// # Errors
@@ -157,17 +169,10 @@ pub(crate) fn list_files_portable(
         if !md.is_file() {
             continue;
         }
-        let modified_ms = match md.modified() {
-            Ok(t) => match t.duration_since(std::time::UNIX_EPOCH) {
-                Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
-                Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
-            },
-            Err(_) => 0,
-        };
         out.push(ListedFile {
             name,
             size: md.len(),
-            modified_ms,
+            modified_ms: modified_ms(&md),
         });
     }
     Ok(out)

@@ -196,13 +196,11 @@ impl std::ops::Add for ActionCounts {
 /// action (such a row is counted; a reader refuses it).
 pub(crate) fn count_parquet_actions(path: &str, data: Bytes) -> Result<ActionCounts> {
     let views = data.len() >= STRING_VIEWS_MIN_BYTES;
-    let Some((metadata, masks, _)) = open_guarded(path, &data, views)? else {
-        return Ok(ActionCounts::default());
-    };
+    let (metadata, masks, _) = guarded(path, || open_parquet(path, &data, views))?;
     let count = |group: usize| -> Result<ActionCounts> {
         let mut counts = ActionCounts::default();
         if let Some(mask) = masks.get(group).and_then(Option::as_ref) {
-            guarded(path, &mut || {
+            guarded(path, || {
                 read_row_group(path, &data, &metadata, mask, group, &mut |batch| {
                     counts = counts + batch_counts(batch);
                     Ok(())
@@ -276,16 +274,14 @@ fn batch_counts(batch: &RecordBatch) -> ActionCounts {
 
 /// [`visit_parquet_actions`], reading strings in structs as views when `views`.
 fn visit_parquet(path: &str, data: Bytes, sink: &mut dyn ActionSink, views: bool) -> Result<()> {
-    let Some((metadata, masks, rows)) = open_guarded(path, &data, views)? else {
-        return Ok(());
-    };
+    let (metadata, masks, rows) = guarded(path, || open_parquet(path, &data, views))?;
     sink.expect(rows);
     let groups = masks.len();
     let hasher = sink.key_hasher();
     let decode = |group: usize| {
         let mut out = Vec::new();
         if let Some(mask) = masks.get(group).and_then(Option::as_ref) {
-            guarded(path, &mut || {
+            guarded(path, || {
                 decode_row_group(path, &data, &metadata, mask, group, &mut out)
             })?;
         }
@@ -309,7 +305,7 @@ fn visit_parquet(path: &str, data: Bytes, sink: &mut dyn ActionSink, views: bool
 
 /// Runs `f`, reporting a panic inside the Parquet decoder (possible on hostile input in
 /// some versions of the crate) as corruption of `path` instead of unwinding.
-fn guarded(path: &str, f: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+fn guarded<T>(path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(_) => Err(LogError::corrupt_checkpoint(
@@ -317,16 +313,6 @@ fn guarded(path: &str, f: &mut dyn FnMut() -> Result<()>) -> Result<()> {
             "the Parquet decoder failed on this file",
         )),
     }
-}
-
-/// [`open_parquet`] under [`guarded`]; `None` only if it neither returned nor failed.
-fn open_guarded(path: &str, data: &Bytes, views: bool) -> Result<Option<Opened>> {
-    let mut opened = None;
-    guarded(path, &mut || {
-        opened = Some(open_parquet(path, data, views)?);
-        Ok(())
-    })?;
-    Ok(opened)
 }
 
 /// What [`open_parquet`] gives: the file's metadata, the projection of each row group, and
