@@ -50,7 +50,7 @@ fn bench(c: &mut Criterion) {
             let s = Table::open(&path).expect("open").snapshot().expect("load");
             let files: Vec<String> = s
                 .files()
-                .map(|f| resolve(&f.path, s.root()).expect("resolve").to_string())
+                .map(|f| resolve(f.path(), s.root()).expect("resolve").to_string())
                 .collect();
             assert_eq!(files.len() as u64, COMMITS * FILES_PER_COMMIT);
             files

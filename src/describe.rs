@@ -126,14 +126,13 @@ pub(crate) fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
     let mut size: u64 = 0;
     let mut dvs = 0;
     for f in snapshot.files() {
-        size = size.saturating_add(u64::try_from(f.size).unwrap_or(0));
-        let deleted = f.deletion_vector.as_ref().map_or(0, |d| d.cardinality);
-        if f.deletion_vector.is_some() {
+        size = size.saturating_add(u64::try_from(f.size()).unwrap_or(0));
+        let deleted = f.deletion_vector().map_or(0, |d| d.cardinality);
+        if f.deletion_vector().is_some() {
             dvs += 1;
         }
         let n = f
-            .stats
-            .as_deref()
+            .stats()
             .and_then(|s| serde_json::from_str::<RowCount>(s).ok())
             .and_then(|r| r.num_records);
         let live = n.map(|n| {
@@ -143,11 +142,11 @@ pub(crate) fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
                 .ok_or_else(|| match n < 0 {
                     true => format!(
                         "{}: numRecords is {n} (a row count cannot be negative)",
-                        f.path
+                        f.path()
                     ),
                     false => format!(
                         "{}: numRecords is {n} but its deletion vector deletes {deleted} rows",
-                        f.path
+                        f.path()
                     ),
                 })
         });

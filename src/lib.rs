@@ -151,7 +151,6 @@ pub use text_input::{column_list, iso_timestamp};
 pub use verify::{Finding, FindingKind, VerifyOptions, VerifyReport};
 // Predicates, actions and schemas:
 pub use alluvium_expr::{ArithOp, CmpOp, DateField, Expr, Function, Interval, Literal, parse_expr};
-pub use alluvium_txlog::Version;
 pub use alluvium_txlog::actions::{
     Add, AddBuilder, CommitInfo, DomainMetadata, Format, Metadata, OptStringMap, Protocol, Remove,
     SetTransaction,
@@ -161,6 +160,7 @@ pub use alluvium_txlog::schema::{
     DataType, EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, PrimitiveType, StructField, StructType,
     VARIANT_EXTENSION, arrow_schema,
 };
+pub use alluvium_txlog::{FileRef, Version};
 // Maintenance:
 pub use alluvium_compaction::optimize::Progress;
 pub use alluvium_compaction::{

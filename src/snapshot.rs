@@ -17,14 +17,14 @@ use std::sync::Arc;
 
 use alluvium_expr::{Expr, FileFilter};
 use alluvium_storage::{FileLocation, ObjectStore, StoreRef};
-use alluvium_txlog::Version;
-use alluvium_txlog::actions::{Add, CommitInfo, DomainMetadata, Metadata, Protocol, Remove};
+use alluvium_txlog::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Remove};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::memory::MemoryUsage;
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::replay::TableState;
 use alluvium_txlog::schema::StructType;
+use alluvium_txlog::{FileRef, Version};
 
 use crate::{Result, SnapshotReport, VersionSpec};
 
@@ -151,7 +151,7 @@ impl Snapshot {
     }
 
     /// The live files.
-    pub fn files(&self) -> impl Iterator<Item = &Add> {
+    pub fn files(&self) -> impl Iterator<Item = FileRef<'_>> {
         self.inner.files()
     }
 
@@ -164,12 +164,12 @@ impl Snapshot {
     /// # Errors
     /// [`Error::Expr`](crate::Error::Expr) when `filter` names a column the table does not
     /// have or does not type against the schema.
-    pub fn files_matching(&self, filter: &Expr) -> Result<Vec<&Add>> {
+    pub fn files_matching(&self, filter: &Expr) -> Result<Vec<FileRef<'_>>> {
         let predicate = self.inner.bind(filter)?;
         // The filter over the files directly (not the mvcc snapshot's `files_matching`,
         // which ties the files' lifetime to the predicate's): the adds outlive `predicate`.
         let files = FileFilter::new(&predicate).matching(self.inner.files());
-        Ok(files.map(|m| m.add).collect())
+        Ok(files.map(|m| m.file).collect())
     }
 
     /// Number of live files.

@@ -485,25 +485,25 @@ fn append_own_row(name: &str, root: &Path, batches: &[RecordBatch]) -> Result<St
 }
 
 fn check_assertions(name: &str, s: &Snapshot) -> Result<(), String> {
-    let live: BTreeSet<String> = s.files().map(|a| a.path.clone()).collect();
+    let live: BTreeSet<String> = s.files().map(|a| a.path().to_string()).collect();
     let fail = |m: String| Err(m);
     match name {
         "delete-re-add-same-file-different-transactions" => {
             if live != ["bar", "foo"].iter().map(|x| x.to_string()).collect() {
                 return fail(format!("live files {live:?}"));
             }
-            let readded = s.files().find(|a| a.path == "foo").unwrap();
-            if readded.modification_time != 1_700_000_000_000 {
+            let readded = s.files().find(|a| a.path() == "foo").unwrap();
+            if readded.modification_time() != 1_700_000_000_000 {
                 return fail(format!(
                     "foo modificationTime {}",
-                    readded.modification_time
+                    readded.modification_time()
                 ));
             }
         }
         "log-replay-special-characters-b" => {
             let decoded: Vec<String> = s
                 .files()
-                .map(|a| alluvium_txlog::path::percent_decode(&a.path).unwrap())
+                .map(|a| alluvium_txlog::path::percent_decode(a.path()).unwrap())
                 .collect();
             if decoded != ["special p@#h"] {
                 return fail(format!("live files {decoded:?}"));

@@ -294,7 +294,7 @@ fn load_once(table: &str, spec: VersionSpec, measure_memory: bool) -> Result<Loa
     let snapshot = open(table)?.snapshot_at(spec)?;
     let files: Vec<String> = snapshot
         .files()
-        .map(|f| resolve(&f.path, snapshot.root()).map(|l| l.to_string()))
+        .map(|f| resolve(f.path(), snapshot.root()).map(|l| l.to_string()))
         .collect::<std::result::Result<_, _>>()?;
     let report = snapshot.report();
     Ok(LoadRun {

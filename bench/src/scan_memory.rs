@@ -123,7 +123,7 @@ pub fn run(a: ScanMemoryArgs) -> Result<()> {
     let table_rows = ScanBuilder::new(snapshot.clone())
         .build()?
         .count_from_statistics();
-    let bytes: i64 = snapshot.files().map(|f| f.size).sum();
+    let bytes: i64 = snapshot.files().map(|f| f.size()).sum();
     let bin = a.alluvium.clone().map_or_else(sibling_binary, Ok)?;
     let started = Instant::now();
     let mut child = Command::new(&bin)

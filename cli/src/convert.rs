@@ -66,7 +66,7 @@ pub fn run(a: ConvertArgs) -> Result<()> {
     out.line(format!(
         "converted {} ({}{}) into a Delta table{partitioned}",
         count(files, "Parquet file"),
-        bytes(snapshot.files().map(|f| f.size.max(0) as u64).sum()),
+        bytes(snapshot.files().map(|f| f.size().max(0) as u64).sum()),
         rows.map(|r| format!(", {}", count(r, "row")))
             .unwrap_or_default()
     ))

@@ -6,7 +6,7 @@
 
 use std::io::Write;
 
-use alluvium::{Add, Error, Result, VersionSpec, iso_timestamp};
+use alluvium::{Error, FileRef, Result, VersionSpec, iso_timestamp};
 use clap::Args;
 use serde_json::{Map, Value, json};
 
@@ -33,14 +33,14 @@ pub struct FilesArgs {
 }
 
 /// A file's rows by its statistics (`numRecords`), when recorded.
-fn rows(add: &Add) -> Option<i64> {
+fn rows(add: FileRef<'_>) -> Option<i64> {
     add.num_records()
 }
 
 /// The partition values as `col=value/col=value` (NULL spelled `null`).
-fn partition_text(add: &Add) -> String {
+fn partition_text(add: FileRef<'_>) -> String {
     let mut parts: Vec<(String, String)> = add
-        .partition_values
+        .partition_values()
         .iter()
         .map(|(k, v)| {
             (
@@ -60,9 +60,9 @@ fn partition_text(add: &Add) -> String {
 pub fn run(a: FilesArgs) -> Result<()> {
     let spec = a.version.map_or(VersionSpec::Latest, VersionSpec::Version);
     let snapshot = open(&a.table)?.snapshot_at(spec)?;
-    let mut files: Vec<(String, &Add)> = snapshot
+    let mut files: Vec<(String, FileRef<'_>)> = snapshot
         .files()
-        .map(|f| snapshot.file_location(&f.path).map(|l| (l.to_string(), f)))
+        .map(|f| snapshot.file_location(f.path()).map(|l| (l.to_string(), f)))
         .collect::<std::result::Result<_, _>>()?;
     files.sort_by(|x, y| x.0.cmp(&y.0));
     let mut out = std::io::BufWriter::new(std::io::stdout());
@@ -74,16 +74,16 @@ pub fn run(a: FilesArgs) -> Result<()> {
         write!(out, "[").map_err(io)?;
         for (i, (path, add)) in files.iter().enumerate() {
             let partitions: Map<String, Value> = add
-                .partition_values
+                .partition_values()
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.map_or(Value::Null, |s| s.into())))
                 .collect();
             let o = json!({
                 "path": path,
-                "size": add.size,
-                "rows": rows(add),
-                "deleted_rows": add.deletion_vector.as_ref().map_or(0, |d| d.cardinality),
-                "modified": iso_timestamp(add.modification_time),
+                "size": add.size(),
+                "rows": rows(*add),
+                "deleted_rows": add.deletion_vector().map_or(0, |d| d.cardinality),
+                "modified": iso_timestamp(add.modification_time()),
                 "partition_values": partitions,
             });
             let sep = if i == 0 { "" } else { "," };
@@ -106,11 +106,11 @@ pub fn run(a: FilesArgs) -> Result<()> {
             writeln!(
                 out,
                 "{:>10}  {:>10}  {:>8}  {:<24}  {:<20}  {path}",
-                bytes(u64::try_from(add.size).unwrap_or(0)),
-                rows(add).map_or_else(|| "?".to_string(), |r| r.to_string()),
-                add.deletion_vector.as_ref().map_or(0, |d| d.cardinality),
-                iso_timestamp(add.modification_time),
-                escape_control(&partition_text(add)),
+                bytes(u64::try_from(add.size()).unwrap_or(0)),
+                rows(*add).map_or_else(|| "?".to_string(), |r| r.to_string()),
+                add.deletion_vector().map_or(0, |d| d.cardinality),
+                iso_timestamp(add.modification_time()),
+                escape_control(&partition_text(*add)),
             )
             .map_err(io)?;
         } else {

@@ -65,7 +65,7 @@ fn table_size(s: &alluvium::Snapshot) -> (usize, u64) {
     (
         s.num_files(),
         s.files()
-            .map(|f| u64::try_from(f.size).unwrap_or(0))
+            .map(|f| u64::try_from(f.size()).unwrap_or(0))
             .sum::<u64>(),
     )
 }

@@ -28,6 +28,7 @@ use std::time::Instant;
 use alluvium_datafile::{TableLayout, discard, rewrite_files};
 use alluvium_expr::{Expr, FileFilter, Predicate};
 use alluvium_mvcc::{ConflictKind, MvccError, Snapshot, Transaction};
+use alluvium_txlog::FileRef;
 use alluvium_txlog::actions::{Add, Remove};
 use rayon::prelude::*;
 use serde_json::json;
@@ -208,9 +209,9 @@ pub struct OptimizeReport {
 }
 
 /// The partition of a file.
-pub fn partition_key(add: &Add) -> PartitionKey {
+pub fn partition_key(add: FileRef<'_>) -> PartitionKey {
     let mut k: Vec<(String, Option<String>)> = add
-        .partition_values
+        .partition_values()
         .iter()
         .map(|(c, v)| (c.to_string(), v.map(str::to_string)))
         .collect();
@@ -267,7 +268,7 @@ pub fn plan(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<Plan> {
         .as_ref()
         .map(|f| partition_predicate(snapshot, f))
         .transpose()?;
-    let mut partitions: BTreeMap<PartitionKey, Vec<&Add>> = BTreeMap::new();
+    let mut partitions: BTreeMap<PartitionKey, Vec<FileRef<'_>>> = BTreeMap::new();
     let mut considered = 0;
     // The filter reads partition columns only: their values decide, no statistics are
     // parsed.
@@ -290,37 +291,37 @@ pub fn plan(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<Plan> {
     let mut bins = Vec::new();
     for (partition, mut files) in partitions {
         if !options.zorder_by.is_empty() {
-            files.sort_by(|a, b| a.path.cmp(&b.path));
+            files.sort_by(|a, b| a.path().cmp(b.path()));
             bins.push(Bin {
                 partition,
-                files: files.into_iter().cloned().collect(),
+                files: files.into_iter().map(|f| f.to_add()).collect(),
             });
             continue;
         }
-        let size = |a: &Add| u64::try_from(a.size).unwrap_or(0);
-        let mut candidates: Vec<&Add> = files
+        let size = |a: &FileRef<'_>| u64::try_from(a.size()).unwrap_or(0);
+        let mut candidates: Vec<FileRef<'_>> = files
             .into_iter()
-            .filter(|a| size(a) < target || a.deletion_vector.is_some())
+            .filter(|a| size(a) < target || a.deletion_vector().is_some())
             .collect();
-        candidates.sort_by(|a, b| size(a).cmp(&size(b)).then(a.path.cmp(&b.path)));
-        let mut current: Vec<&Add> = Vec::new();
+        candidates.sort_by(|a, b| size(a).cmp(&size(b)).then(a.path().cmp(b.path())));
+        let mut current: Vec<FileRef<'_>> = Vec::new();
         let mut current_bytes = 0u64;
-        let close = |current: &mut Vec<&Add>, bins: &mut Vec<Bin>| {
-            let worth = current.len() > 1 || current.iter().any(|a| a.deletion_vector.is_some());
+        let close = |current: &mut Vec<FileRef<'_>>, bins: &mut Vec<Bin>| {
+            let worth = current.len() > 1 || current.iter().any(|a| a.deletion_vector().is_some());
             if worth {
                 bins.push(Bin {
                     partition: partition.clone(),
-                    files: current.iter().map(|a| (*a).clone()).collect(),
+                    files: current.iter().map(|a| a.to_add()).collect(),
                 });
             }
             current.clear();
         };
         for add in candidates {
-            if !current.is_empty() && current_bytes + size(add) > target {
+            if !current.is_empty() && current_bytes + size(&add) > target {
                 close(&mut current, &mut bins);
                 current_bytes = 0;
             }
-            current_bytes += size(add);
+            current_bytes += size(&add);
             current.push(add);
         }
         close(&mut current, &mut bins);
@@ -374,14 +375,14 @@ fn clustering_plan(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<Opt
 
 /// Whether `add` was clustered by `columns` by this clustering implementation: marked with
 /// its provider and, when it carries the Z-cube tags, by the same columns.
-fn clustered_by(add: &Add, columns: &[String]) -> Option<bool> {
+fn clustered_by(add: FileRef<'_>, columns: &[String]) -> Option<bool> {
     use alluvium_txlog::clustering::{PROVIDER, ZCUBE_ZORDER_BY_TAG};
-    let provider = add.clustering_provider.as_deref()?;
+    let provider = add.clustering_provider()?;
     if provider != PROVIDER {
         return Some(false);
     }
     let by = add
-        .tags
+        .tags()
         .as_ref()
         .and_then(|t| t.get(ZCUBE_ZORDER_BY_TAG).flatten());
     Some(match by {
@@ -403,8 +404,8 @@ fn clustered_by(add: &Add, columns: &[String]) -> Option<bool> {
 fn cluster_bins(snapshot: &Snapshot, columns: Vec<String>, target: u64) -> Plan {
     let mut files: Vec<Add> = snapshot
         .files()
-        .filter(|a| clustered_by(a, &columns).is_none())
-        .cloned()
+        .filter(|a| clustered_by(*a, &columns).is_none())
+        .map(|f| f.to_add())
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let bins = if files.is_empty() {

@@ -39,13 +39,13 @@ use std::time::Instant;
 
 use alluvium_mvcc::{MvccError, Snapshot, Transaction, VersionSpec};
 use alluvium_storage::{FileLocation, StorePath, is_temp_name};
-use alluvium_txlog::actions::{Action, Add};
+use alluvium_txlog::actions::Action;
 use alluvium_txlog::commit::decode_commit;
 use alluvium_txlog::dv::DvLocation;
 use alluvium_txlog::log_path::{DELTA_LOG_DIR, SIDECAR_DIR, commit_path};
 use alluvium_txlog::path::{TableRoot, resolve};
 use alluvium_txlog::segment::{earliest_readable_version, list_log_from};
-use alluvium_txlog::{LogError, Version};
+use alluvium_txlog::{FileRef, LogError, Version};
 use rayon::prelude::*;
 use serde_json::json;
 
@@ -192,9 +192,9 @@ fn locate(path: &str, root: &TableRoot, out: &mut Vec<FileLocation>) {
     }
 }
 
-fn locate_add(add: &Add, root: &TableRoot, out: &mut Vec<FileLocation>) {
-    locate(&add.path, root, out);
-    if let Some(dv) = &add.deletion_vector {
+fn locate_add(add: FileRef<'_>, root: &TableRoot, out: &mut Vec<FileLocation>) {
+    locate(add.path(), root, out);
+    if let Some(dv) = &add.deletion_vector() {
         match dv.location() {
             Ok(DvLocation::Relative { path, .. }) => {
                 if let Ok(p) = StorePath::parse(path) {
@@ -250,7 +250,7 @@ fn protected_files(from: &Snapshot, latest: &Snapshot) -> Result<HashSet<String>
     for actions in commits {
         for a in actions? {
             match a {
-                Action::Add(add) => locate_add(&add, root, &mut locations),
+                Action::Add(add) => locate_add((&add).into(), root, &mut locations),
                 Action::Cdc(cdc) => locate(&cdc.path, root, &mut locations),
                 _ => {}
             }

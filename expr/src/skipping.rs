@@ -29,7 +29,8 @@ use serde_json::Value;
 
 use crate::CmpOp;
 use crate::bind::{BoundColumn, Predicate};
-use alluvium_txlog::actions::{Add, OptStringMap};
+use alluvium_txlog::FileRef;
+use alluvium_txlog::actions::OptStringMap;
 use alluvium_txlog::partition::parse_partition_value;
 use alluvium_txlog::scalar::Scalar;
 use alluvium_txlog::scalar::text::has_non_utc_offset;
@@ -97,17 +98,16 @@ impl<'p> FileFilter<'p> {
             .then_some(stats)
     }
 
-    /// Whether some predicate may match a row of `add` ([`keep`](Self::keep)).
-    pub fn may_match(&self, add: &Add) -> bool {
-        self.keep(&add.partition_values, add.stats.as_deref())
-            .is_some()
+    /// Whether some predicate may match a row of `file` ([`keep`](Self::keep)).
+    pub fn may_match(&self, file: FileRef<'_>) -> bool {
+        self.keep(file.partition_values(), file.stats()).is_some()
     }
 
     /// The files of `files` a predicate may match, in order, each with the statistics
     /// parsed to judge it.
     pub fn matching<'a, I>(&self, files: I) -> FileMatches<'a, 'p, I::IntoIter>
     where
-        I: IntoIterator<Item = &'a Add>,
+        I: IntoIterator<Item = FileRef<'a>>,
     {
         FileMatches {
             filter: self.clone(),
@@ -116,11 +116,11 @@ impl<'p> FileFilter<'p> {
     }
 }
 
-/// A file kept by a [`FileFilter`]: its `add` and the statistics parsed to judge it.
+/// A file kept by a [`FileFilter`]: the file and the statistics parsed to judge it.
 #[derive(Debug, Clone)]
 pub struct FileMatch<'a> {
-    /// The file's log entry.
-    pub add: &'a Add,
+    /// The file.
+    pub file: FileRef<'a>,
     /// Its statistics as far as the filter's predicates need them ([`StatsNeeded::parse`]).
     pub stats: Option<FileStats>,
 }
@@ -130,7 +130,7 @@ impl FileMatch<'_> {
     /// for a predicate whose columns the filter's predicate reads too).
     pub fn summary(&self) -> FileSummary<'_> {
         FileSummary {
-            partition_values: &self.add.partition_values,
+            partition_values: self.file.partition_values(),
             stats: self.stats.as_ref(),
         }
     }
@@ -138,21 +138,18 @@ impl FileMatch<'_> {
 
 /// The files a [`FileFilter`] keeps: see [`FileFilter::matching`].
 #[derive(Debug, Clone)]
-pub struct FileMatches<'a, 'p, I: Iterator<Item = &'a Add>> {
+pub struct FileMatches<'a, 'p, I: Iterator<Item = FileRef<'a>>> {
     filter: FileFilter<'p>,
     files: I,
 }
 
-impl<'a, I: Iterator<Item = &'a Add>> Iterator for FileMatches<'a, '_, I> {
+impl<'a, I: Iterator<Item = FileRef<'a>>> Iterator for FileMatches<'a, '_, I> {
     type Item = FileMatch<'a>;
 
     fn next(&mut self) -> Option<FileMatch<'a>> {
-        for add in self.files.by_ref() {
-            if let Some(stats) = self
-                .filter
-                .keep(&add.partition_values, add.stats.as_deref())
-            {
-                return Some(FileMatch { add, stats });
+        for file in self.files.by_ref() {
+            if let Some(stats) = self.filter.keep(file.partition_values(), file.stats()) {
+                return Some(FileMatch { file, stats });
             }
         }
         None
@@ -486,6 +483,7 @@ fn stats_cmp(c: &BoundColumn, op: CmpOp, lit: &Scalar, file: &FileSummary<'_>) -
 mod tests {
     use super::*;
     use crate::{bind, parse_expr};
+    use alluvium_txlog::actions::Add;
     use alluvium_txlog::column_mapping::ColumnMappingMode;
     use alluvium_txlog::schema::StructType;
 
@@ -612,25 +610,26 @@ mod tests {
                 .map(|a| a.path.as_str())
                 .collect();
             let filter_ = FileFilter::new(&pred);
-            let kept: Vec<FileMatch<'_>> = filter_.matching(&files).collect();
-            let paths: Vec<&str> = kept.iter().map(|m| m.add.path.as_str()).collect();
+            let kept: Vec<FileMatch<'_>> =
+                filter_.matching(files.iter().map(FileRef::from)).collect();
+            let paths: Vec<&str> = kept.iter().map(|m| m.file.path()).collect();
             assert_eq!(paths, expected, "{filter}");
             assert!(
                 !expected.is_empty() && expected.len() < files.len(),
                 "{filter}"
             );
             for m in &kept {
-                assert!(filter_.may_match(m.add), "{filter}");
-                let full = m.add.stats.as_deref().and_then(FileStats::parse);
+                assert!(filter_.may_match(m.file), "{filter}");
+                let full = m.file.stats().and_then(FileStats::parse);
                 let full = FileSummary {
-                    partition_values: &m.add.partition_values,
+                    partition_values: m.file.partition_values(),
                     stats: full.as_ref().filter(|_| !partition_only),
                 };
                 assert_eq!(
                     all_match(&pred, &m.summary()),
                     all_match(&pred, &full),
                     "{filter} on {}",
-                    m.add.path
+                    m.file.path()
                 );
             }
         }
@@ -647,12 +646,17 @@ mod tests {
             .collect();
         let any = FileFilter::any_of(&preds);
         for a in &files {
-            let one_by_one = preds.iter().any(|p| FileFilter::new(p).may_match(a));
+            let one_by_one = preds.iter().any(|p| FileFilter::new(p).may_match(a.into()));
             // The row count is parsed for `p = 'b'` too: an empty file matches nothing.
             let empty = a.stats.as_deref() == Some(r#"{"numRecords":0}"#);
-            assert_eq!(any.may_match(a), one_by_one && !empty, "{}", a.path);
+            assert_eq!(any.may_match(a.into()), one_by_one && !empty, "{}", a.path);
         }
-        assert_eq!(FileFilter::any_of(&[]).matching(&files).count(), 0);
+        assert_eq!(
+            FileFilter::any_of(&[])
+                .matching(files.iter().map(FileRef::from))
+                .count(),
+            0
+        );
     }
 
     #[test]

@@ -121,9 +121,9 @@ pub fn check(store: StoreRef) -> Result<Vec<Disagreement>> {
                 }
             }
         }
-        let want: BTreeMap<String, &alluvium_txlog::actions::Add> = delta
+        let want: BTreeMap<String, alluvium_txlog::FileRef<'_>> = delta
             .files()
-            .map(|a| (iceberg_path(&location, &a.path), a))
+            .map(|a| (iceberg_path(&location, a.path()), a))
             .collect();
         let (have_paths, want_paths): (BTreeSet<&String>, BTreeSet<&String>) =
             (data.keys().collect(), want.keys().collect());
@@ -141,15 +141,17 @@ pub fn check(store: StoreRef) -> Result<Vec<Disagreement>> {
         }
         for (p, add) in &want {
             if let Some((size, rows)) = data.get(p) {
-                if *size != add.size {
+                if *size != add.size() {
                     say(
                         p,
-                        format!("version {v}: Iceberg says {size} bytes, Delta {}", add.size),
+                        format!(
+                            "version {v}: Iceberg says {size} bytes, Delta {}",
+                            add.size()
+                        ),
                     );
                 }
                 let stats_rows = add
-                    .stats
-                    .as_deref()
+                    .stats()
                     .and_then(FileStats::parse)
                     .and_then(|s| s.num_records);
                 if let Some(n) = stats_rows
@@ -161,7 +163,7 @@ pub fn check(store: StoreRef) -> Result<Vec<Disagreement>> {
                     );
                 }
             }
-            match (&add.deletion_vector, deletes.get(p)) {
+            match (&add.deletion_vector(), deletes.get(p)) {
                 (None, None) => {}
                 (Some(dv), Some((file, rows, size))) => {
                     if *rows != dv.cardinality {

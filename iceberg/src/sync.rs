@@ -24,11 +24,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use alluvium_datafile::read::footer_row_count;
 use alluvium_mvcc::{Snapshot, VersionSpec};
 use alluvium_storage::{ObjectStore, StorePath, StoreRef};
-use alluvium_txlog::Version;
-use alluvium_txlog::actions::Add;
 use alluvium_txlog::dv::read_deletion_vector;
 use alluvium_txlog::path::percent_decode;
 use alluvium_txlog::stats::FileStats;
+use alluvium_txlog::{FileRef, Version};
 use bytes::Bytes;
 use md5::{Digest, Md5};
 use serde_json::{Value, json};
@@ -140,7 +139,7 @@ pub fn sync_from(
             report.data_files = target.num_files();
             report.delete_files = target
                 .files()
-                .filter(|a| a.deletion_vector.is_some())
+                .filter(|a| a.deletion_vector().is_some())
                 .count();
             report
         };
@@ -449,11 +448,11 @@ impl<'a> State<'a> {
         let schema_json = self.schema_json(schema_id);
 
         // The diff of live files: (path, DV id) before and after.
-        let before: HashMap<&str, &Add> = previous
-            .map(|p| p.files().map(|a| (a.path.as_str(), a)).collect())
+        let before: HashMap<&str, FileRef<'_>> = previous
+            .map(|p| p.files().map(|a| (a.path(), a)).collect())
             .unwrap_or_default();
-        let after: HashMap<&str, &Add> = snap.files().map(|a| (a.path.as_str(), a)).collect();
-        let dv_id = |a: &Add| a.deletion_vector.as_ref().map(|d| d.unique_id());
+        let after: HashMap<&str, FileRef<'_>> = snap.files().map(|a| (a.path(), a)).collect();
+        let dv_id = |a: FileRef<'_>| a.deletion_vector().map(|d| d.unique_id());
         let mut added_data = Vec::new();
         let mut added_deletes = Vec::new();
         let mut removed_data: HashSet<String> = HashSet::new();
@@ -462,18 +461,18 @@ impl<'a> State<'a> {
         for (path, add) in &after {
             let old = before.get(path);
             if old.is_none() {
-                let file = self.data_file(version, snap, add, &converted, &spec)?;
+                let file = self.data_file(version, snap, *add, &converted, &spec)?;
                 summary.added_records += file.record_count;
                 added_data.push(file);
             }
-            let old_dv = old.and_then(|o| dv_id(o));
-            if old_dv != dv_id(add) {
+            let old_dv = old.and_then(|o| dv_id(*o));
+            if old_dv != dv_id(*add) {
                 if let (Some(o), Some(_)) = (old, &old_dv) {
-                    removed_deletes.insert(self.delete_file_path(o));
+                    removed_deletes.insert(self.delete_file_path(*o));
                     summary.removed_delete_files += 1;
                 }
-                if add.deletion_vector.is_some() {
-                    let file = self.delete_file(version, snap, add, &spec)?;
+                if add.deletion_vector().is_some() {
+                    let file = self.delete_file(version, snap, *add, &spec)?;
                     summary.added_position_deletes += file.record_count;
                     added_deletes.push(file);
                 }
@@ -482,13 +481,15 @@ impl<'a> State<'a> {
         for (path, old) in &before {
             if !after.contains_key(path) {
                 removed_data.insert(self.file_path(path));
-                summary.deleted_records += match records_of(old) {
+                summary.deleted_records += match records_of(*old) {
                     Some(n) => n,
                     // As the entry counted it; a file already gone counts 0.
-                    None => previous.and_then(|p| footer_rows(p, old).ok()).unwrap_or(0),
+                    None => previous
+                        .and_then(|p| footer_rows(p, *old).ok())
+                        .unwrap_or(0),
                 };
-                if old.deletion_vector.is_some() {
-                    removed_deletes.insert(self.delete_file_path(old));
+                if old.deletion_vector().is_some() {
+                    removed_deletes.insert(self.delete_file_path(*old));
                     summary.removed_delete_files += 1;
                 }
             }
@@ -613,9 +614,9 @@ impl<'a> State<'a> {
             (false, true) => "delete",
             _ => "overwrite",
         };
-        let dvs: Vec<&Add> = snap
+        let dvs: Vec<FileRef<'_>> = snap
             .files()
-            .filter(|a| a.deletion_vector.is_some())
+            .filter(|a| a.deletion_vector().is_some())
             .collect();
         // The parent's total plus this version's change: parsing every file's statistics
         // again would make a one-commit sync cost as much as the table is large.
@@ -640,7 +641,7 @@ impl<'a> State<'a> {
         };
         let total_deletes: i64 = dvs
             .iter()
-            .filter_map(|a| a.deletion_vector.as_ref())
+            .filter_map(|a| a.deletion_vector())
             .map(|d| d.cardinality)
             .sum();
         let summary_json = json!({
@@ -872,23 +873,19 @@ impl<'a> State<'a> {
         &self,
         version: Version,
         snap: &Snapshot,
-        add: &Add,
+        add: FileRef<'_>,
         converted: &Converted,
         spec: &PartitionSpec,
     ) -> Result<DataFile> {
         let partition = partition_tuple(version, add, spec)?;
-        let stats = add
-            .stats
-            .as_deref()
-            .and_then(FileStats::parse)
-            .unwrap_or_default();
+        let stats = add.stats().and_then(FileStats::parse).unwrap_or_default();
         // Readers skip a file whose record_count is 0 without opening it: without Delta
         // statistics, the count comes from the file's Parquet footer.
         let records = match stats.num_records {
             Some(n) => n.max(0),
             None => footer_rows(snap, add).map_err(|reason| IcebergError::Convert {
                 version,
-                path: add.path.clone(),
+                path: add.path().to_string(),
                 reason,
             })?,
         };
@@ -920,10 +917,10 @@ impl<'a> State<'a> {
         }
         Ok(DataFile {
             content: Content::Data,
-            file_path: self.file_path(&add.path),
+            file_path: self.file_path(add.path()),
             partition,
             record_count: records,
-            file_size_in_bytes: add.size,
+            file_size_in_bytes: add.size(),
             value_counts,
             null_value_counts: null_counts,
             lower_bounds: lower,
@@ -933,17 +930,17 @@ impl<'a> State<'a> {
     }
 
     /// Where the delete file of `add`'s deletion vector lives, relative to the root.
-    fn delete_file_rel(&self, add: &Add) -> String {
+    fn delete_file_rel(&self, add: FileRef<'_>) -> String {
         let dv = add
-            .deletion_vector
+            .deletion_vector()
             .as_ref()
             .map(|d| d.unique_id())
             .unwrap_or_default();
-        let key = md5_hex(&[self.file_path(&add.path).as_bytes(), dv.as_bytes()]);
+        let key = md5_hex(&[self.file_path(add.path()).as_bytes(), dv.as_bytes()]);
         format!("{METADATA_DIR}/dv-{key}.parquet")
     }
 
-    fn delete_file_path(&self, add: &Add) -> String {
+    fn delete_file_path(&self, add: FileRef<'_>) -> String {
         format!("{}/{}", self.location, self.delete_file_rel(add))
     }
 
@@ -951,17 +948,17 @@ impl<'a> State<'a> {
         &self,
         version: Version,
         snap: &Snapshot,
-        add: &Add,
+        add: FileRef<'_>,
         spec: &PartitionSpec,
     ) -> Result<DataFile> {
-        let Some(dv) = add.deletion_vector.as_deref() else {
+        let Some(dv) = add.deletion_vector() else {
             return Err(IcebergError::Convert {
                 version,
-                path: add.path.clone(),
+                path: add.path().to_string(),
                 reason: "no deletion vector".into(),
             });
         };
-        let data_path = self.file_path(&add.path);
+        let data_path = self.file_path(add.path());
         let bitmap = read_deletion_vector(snap.store_ref(), dv)?;
         let bytes = position_delete_file(&data_path, &bitmap)?;
         let rel = self.delete_file_rel(add);
@@ -1140,9 +1137,9 @@ fn check_promotions(current: &Value, next: &Value) -> Result<()> {
 }
 
 /// The row count in a data file's Parquet footer (the footer alone is read).
-fn footer_rows(snap: &Snapshot, add: &Add) -> std::result::Result<i64, String> {
-    let location = snap.file_location(&add.path).map_err(|e| e.to_string())?;
-    let rows = footer_row_count(snap.store_ref(), &location, u64::try_from(add.size).ok())
+fn footer_rows(snap: &Snapshot, add: FileRef<'_>) -> std::result::Result<i64, String> {
+    let location = snap.file_location(add.path()).map_err(|e| e.to_string())?;
+    let rows = footer_row_count(snap.store_ref(), &location, u64::try_from(add.size()).ok())
         .map_err(|e| e.to_string())?;
     i64::try_from(rows).map_err(|_| format!("{rows} rows do not fit a long"))
 }
@@ -1156,9 +1153,8 @@ fn push(m: &mut Value, key: &str, v: Value) {
 }
 
 /// `numRecords` of a file's statistics, if it has them.
-fn records_of(a: &Add) -> Option<i64> {
-    a.stats
-        .as_deref()
+fn records_of(a: FileRef<'_>) -> Option<i64> {
+    a.stats()
         .and_then(FileStats::parse)
         .and_then(|s| s.num_records)
 }
@@ -1185,16 +1181,16 @@ fn ice_type_of(v: &Value) -> Option<crate::schema::IceType> {
     })
 }
 
-fn partition_tuple(version: Version, add: &Add, spec: &PartitionSpec) -> Result<Vec<Datum>> {
+fn partition_tuple(version: Version, add: FileRef<'_>, spec: &PartitionSpec) -> Result<Vec<Datum>> {
     spec.fields
         .iter()
         .map(|f| {
-            let text = add.partition_values.get(&f.value_key).flatten();
+            let text = add.partition_values().get(&f.value_key).flatten();
             f.value(text)
                 .map(|(d, _)| d)
                 .map_err(|reason| IcebergError::Convert {
                     version,
-                    path: add.path.clone(),
+                    path: add.path().to_string(),
                     reason,
                 })
         })

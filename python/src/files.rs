@@ -153,7 +153,7 @@ pub(crate) fn discard_files(
         let now = handle.table.store().now_ms();
         let kept: HashSet<String> = latest
             .files()
-            .map(|a| a.path.as_str())
+            .map(|a| a.path())
             .chain(latest.unexpired_tombstones(now).map(|r| r.path.as_str()))
             .filter_map(|p| latest.file_location(p).ok())
             .map(|l| l.as_str().to_string())

@@ -359,7 +359,7 @@ impl RawTable {
         let filter = parse(filter.as_deref())?;
         blocking::run(py, move |_| {
             let paths: Vec<String> = match filter {
-                None => s.files().map(|a| a.path.clone()).collect(),
+                None => s.files().map(|a| a.path().to_string()).collect(),
                 Some(f) => ScanBuilder::new(s.clone())
                     .with_columns(Vec::<String>::new())
                     .with_filter(f)
@@ -383,11 +383,11 @@ impl RawTable {
     /// time, statistics, deletion vector).
     fn add_actions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let s = self.loaded()?;
-        let mut adds: Vec<&alluvium::Add> = s.files().collect();
-        adds.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut adds: Vec<alluvium::FileRef<'_>> = s.files().collect();
+        adds.sort_by(|a, b| a.path().cmp(b.path()));
         let list = PyList::empty(py);
         for a in adds {
-            list.append(from_serialize(py, a)?)?;
+            list.append(from_serialize(py, &a.to_add())?)?;
         }
         Ok(list)
     }

@@ -342,7 +342,7 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
     for v in window_start..rebuilt_from {
         if let Ok(s) = t.snapshot_at(VersionSpec::Version(v)) {
             for a in s.files() {
-                check_file(store, v, &a.path, a.size)?;
+                check_file(store, v, a.path(), a.size())?;
             }
         }
     }
@@ -385,8 +385,8 @@ pub(crate) fn check(store: &Arc<SimStore>, model: &Model, now_ms: i64) -> Result
                     .files()
                     .map(|a| {
                         (
-                            a.path.clone(),
-                            a.deletion_vector.as_ref().map(|d| format!("{d:?}")),
+                            a.path().to_string(),
+                            a.deletion_vector().map(|d| format!("{d:?}")),
                         )
                     })
                     .collect();

@@ -146,10 +146,10 @@ impl Table {
             .properties()
             .target_file_size()
             .unwrap_or(alluvium_compaction::optimize::DEFAULT_OPTIMIZE_TARGET);
-        let written: BTreeSet<_> = adds.iter().map(partition_key).collect();
+        let written: BTreeSet<_> = adds.iter().map(|a| partition_key(a.into())).collect();
         let mut small: std::collections::BTreeMap<_, usize> = Default::default();
         for f in snapshot.files() {
-            if u64::try_from(f.size).unwrap_or(0) < target {
+            if u64::try_from(f.size()).unwrap_or(0) < target {
                 let key = partition_key(f);
                 if written.contains(&key) {
                     *small.entry(key).or_default() += 1;

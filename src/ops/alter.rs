@@ -197,9 +197,9 @@ impl Table {
         if backfill {
             txn.set_discard_on_failure(false);
             let mut backfilled = 0u64;
-            for a in snapshot.files().filter(|a| a.base_row_id.is_none()) {
+            for a in snapshot.files().filter(|a| a.base_row_id().is_none()) {
                 txn.read_file(a);
-                let mut a = a.clone();
+                let mut a = a.to_add();
                 a.data_change = false;
                 txn.add_file(a);
                 backfilled += 1;

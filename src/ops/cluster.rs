@@ -78,10 +78,10 @@ impl Table {
                 continue;
             }
             for add in snapshot.files() {
-                if !has_stats_for(add.stats.as_deref(), path) {
+                if !has_stats_for(add.stats(), path) {
                     return Err(Error::InvalidArgument(format!(
                         "cluster by: data file {} has no statistics for `{name}`; every file must have them before `{name}` can be a clustering column",
-                        add.path
+                        add.path()
                     )));
                 }
             }

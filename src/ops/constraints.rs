@@ -60,12 +60,12 @@ impl Table {
         txn.read_whole_table();
         for add in snapshot.files() {
             txn.read_file(add);
-            for b in crate::read::scan::read_whole_file(&snapshot, add)? {
+            for b in crate::read::scan::read_whole_file(&snapshot, &add.to_add())? {
                 if let Some(r) = first_violation(&predicate, &b)? {
                     return Err(Error::ConstraintViolation {
                         constraint: name.trim().to_ascii_lowercase(),
                         expression: expression.to_string(),
-                        row: format!("{} (existing, in {})", row::render(&b, r), add.path),
+                        row: format!("{} (existing, in {})", row::render(&b, r), add.path()),
                     });
                 }
             }

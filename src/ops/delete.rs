@@ -95,15 +95,15 @@ fn stage_delete(
     // Files are skipped also through generated partition columns of the predicate's columns.
     let prune = crate::read::scan::generated::pruning_predicate(&pred, snapshot);
     let now = table.store().now_ms();
-    let mut whole: Vec<&Add> = Vec::new();
-    let mut partial: Vec<&Add> = Vec::new();
+    let mut whole: Vec<Add> = Vec::new();
+    let mut partial: Vec<Add> = Vec::new();
     // The statistics parsed for `prune` cover `pred`'s columns too (`prune` is `pred` and
     // what it implies), so they judge `all_match` as a parse for `pred` would.
     for m in snapshot.inner().files_matching(&prune) {
         if all_match(&pred, &m.summary()) {
-            whole.push(m.add);
+            whole.push(m.file.to_add());
         } else {
-            partial.push(m.add);
+            partial.push(m.file.to_add());
         }
     }
     // Change data feed, copy-on-write: rewriting part of a file needs cdc files, and a
@@ -136,12 +136,12 @@ fn stage_delete(
         removed_whole += 1;
     }
     // Finding the matching rows reads only the predicate's columns, files in parallel.
-    let find = |a: &&Add| -> Result<Option<FileDeletes>> {
+    let find = |a: &Add| -> Result<Option<FileDeletes>> {
         let mut positions = RoaringTreemap::new();
         for (_, rows) in plan.read_file_with_positions(a)? {
             positions.extend(rows.values().iter().copied());
         }
-        Ok((!positions.is_empty()).then(|| FileDeletes::new((*a).clone(), positions)))
+        Ok((!positions.is_empty()).then(|| FileDeletes::new(a.clone(), positions)))
     };
     // One file (a point delete) is read on this thread: the pool is not started for it.
     let found: Vec<Result<Option<FileDeletes>>> = if partial.len() < 2 {

@@ -303,7 +303,7 @@ pub(crate) fn check_adds(
     );
     let live: HashSet<String> = snapshot
         .files()
-        .map(|a| canonical_path(&a.path, root).into_owned())
+        .map(|a| canonical_path(a.path(), root).into_owned())
         .collect();
     let mut seen: HashSet<String> = HashSet::new();
     for add in adds {

@@ -26,7 +26,8 @@ use std::collections::{HashMap, HashSet};
 
 use crate::Snapshot;
 use alluvium_mvcc::{Transaction, VersionSpec};
-use alluvium_txlog::actions::{Add, Metadata, Protocol, Remove};
+use alluvium_txlog::FileRef;
+use alluvium_txlog::actions::{Metadata, Protocol, Remove};
 use alluvium_txlog::clustering::{self, clustering_columns};
 use alluvium_txlog::dv::read_deletion_vector_bitmap;
 use alluvium_txlog::features::upgrade_protocol;
@@ -47,10 +48,10 @@ use crate::{Error, Result, Table};
 const MISSING_SHOWN: usize = 100;
 
 /// A logical file's key in log replay: canonical path and deletion-vector id.
-fn key(snapshot: &Snapshot, add: &Add) -> (String, Option<String>) {
+fn key(snapshot: &Snapshot, add: FileRef<'_>) -> (String, Option<String>) {
     (
-        canonical_path(&add.path, snapshot.root()).into_owned(),
-        add.deletion_vector.as_ref().map(|d| d.unique_id()),
+        canonical_path(add.path(), snapshot.root()).into_owned(),
+        add.deletion_vector().map(|d| d.unique_id()),
     )
 }
 
@@ -140,20 +141,20 @@ fn restored_metadata(latest: &Snapshot, target: &Snapshot) -> Metadata {
 
 /// Whether the file and deletion vector of `add` (a file of `target`) can still be read;
 /// `Some(description)` of what is missing when not.
-fn missing(target: &Snapshot, add: &Add) -> Option<String> {
+fn missing(target: &Snapshot, add: FileRef<'_>) -> Option<String> {
     let store = target.store().as_ref();
-    let exists = match resolve(&add.path, target.root()) {
+    let exists = match resolve(add.path(), target.root()) {
         Ok(location) => crate::verify::file_size(store, &location).is_ok(),
         Err(_) => false,
     };
     if !exists {
-        return Some(add.path.clone());
+        return Some(add.path().to_string());
     }
-    if let Some(dv) = add.deletion_vector.as_deref()
+    if let Some(dv) = add.deletion_vector()
         && let Err(e) = read_deletion_vector_bitmap(store, dv)
         && e.is_not_found()
     {
-        return Some(format!("the deletion vector of {}", add.path));
+        return Some(format!("the deletion vector of {}", add.path()));
     }
     None
 }
@@ -188,19 +189,19 @@ impl Table {
             latest.files().map(|a| key(&latest, a)).collect();
         let wanted: HashSet<(String, Option<String>)> =
             target.files().map(|a| key(&target, a)).collect();
-        let to_add: Vec<&Add> = target
+        let to_add: Vec<FileRef<'_>> = target
             .files()
-            .filter(|a| !live.contains(&key(&target, a)))
+            .filter(|a| !live.contains(&key(&target, *a)))
             .collect();
-        let to_remove: Vec<&Add> = latest
+        let to_remove: Vec<FileRef<'_>> = latest
             .files()
-            .filter(|a| !wanted.contains(&key(&latest, a)))
+            .filter(|a| !wanted.contains(&key(&latest, *a)))
             .collect();
         let gone: Vec<String> = self.run(|| {
             use rayon::prelude::*;
             to_add
                 .par_iter()
-                .filter_map(|a| missing(&target, a))
+                .filter_map(|a| missing(&target, *a))
                 .collect()
         });
         if !gone.is_empty() {
@@ -213,7 +214,7 @@ impl Table {
             });
         }
 
-        let size = |adds: &[&Add]| adds.iter().map(|a| a.size.max(0)).sum::<i64>();
+        let size = |adds: &[FileRef<'_>]| adds.iter().map(|a| a.size().max(0)).sum::<i64>();
         let mut txn = Transaction::new(latest.inner(), "RESTORE");
         match to {
             VersionSpec::Timestamp(ms) => {
@@ -236,7 +237,7 @@ impl Table {
             txn.remove_file(Remove::from_add(a, now, true));
         }
         for a in &to_add {
-            let mut a = (*a).clone();
+            let mut a = a.to_add();
             a.data_change = true;
             txn.add_file(a);
         }
@@ -247,7 +248,7 @@ impl Table {
         txn.set_metric("numOfFilesAfterRestore", target.num_files());
         txn.set_metric(
             "tableSizeAfterRestore",
-            target.files().map(|a| a.size.max(0)).sum::<i64>(),
+            target.files().map(|a| a.size().max(0)).sum::<i64>(),
         );
 
         let protocol = merged_protocol(latest.protocol(), target.protocol());

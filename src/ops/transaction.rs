@@ -16,7 +16,7 @@ use alluvium_txlog::actions::{Add, DomainMetadata, Metadata, Remove};
 use crate::commit::AppTransaction;
 use crate::ops::create::check_properties;
 use crate::report::CommitSummary;
-use crate::{Result, Table};
+use crate::{FileRef, Result, Table};
 
 /// A transaction on one table, started by [`Table::transaction`]. Nothing is visible to
 /// readers until [`commit`](Self::commit). Data files written by
@@ -131,7 +131,8 @@ impl Transaction {
 
     /// Stages the removal of a live file of the snapshot (`dataChange=true`), and records it
     /// as read: a concurrent commit that removes it too makes this one conflict.
-    pub fn remove_file(&mut self, add: &Add) {
+    pub fn remove_file<'a>(&mut self, add: impl Into<FileRef<'a>>) {
+        let add = add.into();
         self.txn.read_file(add);
         let now = self.table.store().now_ms();
         self.txn.remove_file(Remove::from_add(add, now, true));

@@ -11,12 +11,11 @@ use std::path::PathBuf;
 use crate::Snapshot;
 use alluvium_datafile::read::partition_value;
 use alluvium_storage::{FileLocation, ObjectStore, local_ref};
-use alluvium_txlog::LogError;
-use alluvium_txlog::actions::Add;
 use alluvium_txlog::dv::{DvLocation, read_deletion_vector_bitmap};
 use alluvium_txlog::path::resolve;
 use alluvium_txlog::schema::StructField;
 use alluvium_txlog::stats::FileStats;
+use alluvium_txlog::{FileRef, LogError};
 
 use super::{Finding, FindingKind, VerifyReport};
 
@@ -39,8 +38,8 @@ pub(super) struct FileChecks {
 pub(super) fn check_files(snapshot: &Snapshot, report: &mut VerifyReport) -> FileChecks {
     let mut out = FileChecks::default();
     let store = snapshot.store().as_ref();
-    let mut adds: Vec<&Add> = snapshot.files().collect();
-    adds.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut adds: Vec<FileRef<'_>> = snapshot.files().collect();
+    adds.sort_by(|a, b| a.path().cmp(b.path()));
     let partitions = snapshot.partition_columns();
     let schema = snapshot.schema();
     let partition_fields: Vec<&StructField> = schema
@@ -60,33 +59,31 @@ pub(super) fn check_files(snapshot: &Snapshot, report: &mut VerifyReport) -> Fil
         {
             report.findings.push(Finding::new(
                 FindingKind::InvalidPartitionValue,
-                add.path.as_str(),
+                add.path(),
                 e.to_string(),
             ));
         }
-        match resolve(&add.path, snapshot.root()) {
+        match resolve(add.path(), snapshot.root()) {
             Ok(location) => check_file(store, add, &location, report),
             Err(e) => report.findings.push(Finding::new(
                 FindingKind::MissingFile,
-                add.path.as_str(),
+                add.path(),
                 format!("the path cannot be resolved: {e}"),
             )),
         }
-        if add.deletion_vector.is_some()
+        if add.deletion_vector().is_some()
             && let Some(last) = check_deletion_vector(store, add, report)
         {
-            out.dv_last_row.insert(add.path.clone(), last);
+            out.dv_last_row.insert(add.path().to_string(), last);
         }
         if report.findings.len() > before {
-            out.damaged.insert(add.path.clone());
+            out.damaged.insert(add.path().to_string());
         }
         // Not damage to the data: the deep check still reads the file and compares.
-        if let Some(why) = add.stats.as_deref().and_then(impossible_stats) {
-            report.findings.push(Finding::new(
-                FindingKind::ImpossibleStats,
-                add.path.as_str(),
-                why,
-            ));
+        if let Some(why) = add.stats().and_then(impossible_stats) {
+            report
+                .findings
+                .push(Finding::new(FindingKind::ImpossibleStats, add.path(), why));
         }
     }
     out
@@ -207,16 +204,16 @@ pub(crate) fn file_size(store: &dyn ObjectStore, location: &FileLocation) -> Res
 
 fn check_file(
     store: &dyn ObjectStore,
-    add: &Add,
+    add: FileRef<'_>,
     location: &FileLocation,
     report: &mut VerifyReport,
 ) {
     match file_size(store, location) {
-        Ok(size) if i64::try_from(size).ok() == Some(add.size) => {}
+        Ok(size) if i64::try_from(size).ok() == Some(add.size()) => {}
         Ok(size) => report.findings.push(Finding::new(
             FindingKind::FileSizeMismatch,
             location.as_str(),
-            format!("is {size} bytes; the log records {}", add.size),
+            format!("is {size} bytes; the log records {}", add.size()),
         )),
         Err(finding) => report.findings.push(finding),
     }
@@ -226,15 +223,15 @@ fn check_file(
 /// row it deletes when it could be read.
 fn check_deletion_vector(
     store: &dyn ObjectStore,
-    add: &Add,
+    add: FileRef<'_>,
     report: &mut VerifyReport,
 ) -> Option<u64> {
-    let dv = add.deletion_vector.as_deref()?;
+    let dv = add.deletion_vector()?;
     report.deletion_vectors_checked += 1;
     let location = match dv.location() {
         Ok(DvLocation::Relative { path, .. }) => path,
         Ok(DvLocation::Absolute { uri, .. }) => uri,
-        Ok(DvLocation::Inline(_)) | Err(_) => format!("{} (inline deletion vector)", add.path),
+        Ok(DvLocation::Inline(_)) | Err(_) => format!("{} (inline deletion vector)", add.path()),
     };
     let bitmap = match read_deletion_vector_bitmap(store, dv) {
         Ok(b) => b,
@@ -242,7 +239,7 @@ fn check_deletion_vector(
             report.findings.push(Finding::new(
                 FindingKind::MissingDeletionVector,
                 location,
-                format!("the deletion vector of {} is missing: {e}", add.path),
+                format!("the deletion vector of {} is missing: {e}", add.path()),
             ));
             return None;
         }
@@ -250,7 +247,7 @@ fn check_deletion_vector(
             report.findings.push(Finding::new(
                 FindingKind::CorruptDeletionVector,
                 location,
-                format!("the deletion vector of {}: {}", add.path, describe(&e)),
+                format!("the deletion vector of {}: {}", add.path(), describe(&e)),
             ));
             return None;
         }
@@ -261,7 +258,7 @@ fn check_deletion_vector(
             location.clone(),
             format!(
                 "the deletion vector of {} holds {} row(s); its descriptor says {}",
-                add.path,
+                add.path(),
                 bitmap.len(),
                 dv.cardinality
             ),
@@ -270,17 +267,19 @@ fn check_deletion_vector(
     let last = bitmap.max()?;
     // Every read of the file rejects a deletion vector naming a row it does not have.
     let rows = add
-        .stats
-        .as_deref()
+        .stats()
         .and_then(FileStats::parse)
         .and_then(|s| s.num_records)
         .and_then(|n| u64::try_from(n).ok());
     if let Some(rows) = rows
         && last >= rows
     {
-        report
-            .findings
-            .push(out_of_range(&add.path, last, rows, "its statistics record"));
+        report.findings.push(out_of_range(
+            add.path(),
+            last,
+            rows,
+            "its statistics record",
+        ));
     }
     Some(last)
 }

@@ -504,10 +504,10 @@ fn differences(checkpoint: &TableState, replayed: &TableState) -> Vec<String> {
             .map(|a| {
                 (
                     (
-                        a.path.clone(),
-                        a.deletion_vector.as_ref().map(|d| d.unique_id()),
+                        a.path().to_string(),
+                        a.deletion_vector().map(|d| d.unique_id()),
                     ),
-                    a.size,
+                    a.size(),
                 )
             })
             .collect()

@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::Snapshot;
 use alluvium_datafile::StatsCollector;
-use alluvium_txlog::actions::Add;
+use alluvium_txlog::FileRef;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::scalar::Scalar;
 use alluvium_txlog::schema::{DataType, StructField, StructType};
@@ -40,19 +40,19 @@ pub(super) fn check_stats(
             .collect(),
     );
     let mode = snapshot.column_mapping();
-    let mut adds: Vec<&Add> = snapshot.files().collect();
-    adds.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut adds: Vec<FileRef<'_>> = snapshot.files().collect();
+    adds.sort_by(|a, b| a.path().cmp(b.path()));
     for add in adds {
-        if skip.contains(&add.path) {
+        if skip.contains(add.path()) {
             continue;
         }
-        let recorded = add.stats.as_deref().and_then(FileStats::parse);
-        let dv_last = dv_last_row.get(&add.path).copied();
+        let recorded = add.stats().and_then(FileStats::parse);
+        let dv_last = dv_last_row.get(add.path()).copied();
         // Read even without statistics to compare: a file of the right size may still
         // not be one every read can decode.
-        let unreadable = |e: String| Finding::new(FindingKind::UnreadableDataFile, &add.path, e);
+        let unreadable = |e: String| Finding::new(FindingKind::UnreadableDataFile, add.path(), e);
         // The whole physical file: statistics do not see deletion vectors.
-        let mut physical = add.clone();
+        let mut physical = add.to_add();
         physical.deletion_vector = None;
         let batches = match crate::read::scan::read_whole_file(snapshot, &physical) {
             Ok(b) => b,
@@ -67,7 +67,7 @@ pub(super) fn check_stats(
             && last >= rows
         {
             report.findings.push(super::files::out_of_range(
-                &add.path,
+                add.path(),
                 last,
                 rows,
                 "read whole",
@@ -101,7 +101,7 @@ pub(super) fn check_stats(
         if !wrong.is_empty() {
             report.findings.push(Finding::new(
                 FindingKind::StatsMismatch,
-                &add.path,
+                add.path(),
                 wrong.join("; "),
             ));
         }

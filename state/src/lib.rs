@@ -490,12 +490,11 @@ fn live_rows(snapshot: &alluvium::Snapshot) -> u64 {
         .files()
         .map(|a| {
             let n = a
-                .stats
-                .as_deref()
+                .stats()
                 .and_then(FileStats::parse)
                 .and_then(|s| s.num_records)
                 .unwrap_or(0);
-            let gone = a.deletion_vector.as_ref().map_or(0, |d| d.cardinality);
+            let gone = a.deletion_vector().map_or(0, |d| d.cardinality);
             (n - gone).max(0) as u64
         })
         .sum()

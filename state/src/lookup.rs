@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use alluvium::Snapshot;
 use alluvium::{Expr, FileLocation, StorePath, StoreRef};
-use alluvium_txlog::actions::Add;
+use alluvium_txlog::FileRef;
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use arrow::compute::kernels::boolean::or;
 use arrow::compute::kernels::cmp::{eq, gt_eq, lt_eq};
@@ -186,7 +186,7 @@ impl Lookup<'_> {
         let mut out = Vec::new();
         // Only the statistics of the key columns are parsed, not every column's.
         for add in snapshot.files_matching(filter)? {
-            let location = snapshot.file_location(&add.path)?;
+            let location = snapshot.file_location(add.path())?;
             let FileLocation::Table(path) = location else {
                 return Ok(None);
             };
@@ -197,12 +197,12 @@ impl Lookup<'_> {
 
     fn read_file(
         &self,
-        add: &Add,
+        add: FileRef<'_>,
         path: StorePath,
         first_keys: &ArrayRef,
     ) -> Result<Vec<RecordBatch>> {
         let store = self.snapshot.store().clone();
-        let size = u64::try_from(add.size).unwrap_or(0);
+        let size = u64::try_from(add.size()).unwrap_or(0);
         let reader = RangeReader {
             store: store.clone(),
             path: path.clone(),
@@ -278,7 +278,7 @@ impl Lookup<'_> {
         }
         // Rows a deletion vector removes are taken out of the selection itself, so the
         // reader never returns them (no position bookkeeping after the read).
-        if let Some(dv) = &add.deletion_vector {
+        if let Some(dv) = &add.deletion_vector() {
             let deleted = cached(&self.cache.dvs, &format!("{dv:?}"), || {
                 let bitmap = alluvium_txlog::dv::read_deletion_vector(store.as_ref(), dv)?;
                 Ok(Arc::new(bitmap.iter().collect::<Vec<u64>>()))

@@ -58,7 +58,7 @@ impl StateStore {
         let mut doomed = Vec::new();
         let mut partitions: BTreeMap<String, bool> = BTreeMap::new();
         for add in log.files() {
-            let Some(Some(date)) = add.partition_values.get(EVENT_DATE) else {
+            let Some(Some(date)) = add.partition_values().get(EVENT_DATE) else {
                 continue;
             };
             // Dates are `YYYY-MM-DD`: text order is date order.
@@ -66,12 +66,12 @@ impl StateStore {
             if date >= cutoff_text {
                 continue;
             }
-            let keep = unsynced.contains(&add.path);
+            let keep = unsynced.contains(add.path());
             let clean = partitions.entry(date).or_insert(true);
             if keep {
                 *clean = false;
             } else {
-                doomed.push(add.clone());
+                doomed.push(add);
             }
         }
         let kept: BTreeSet<String> = partitions
@@ -88,7 +88,7 @@ impl StateStore {
         report.files_removed = doomed.len() as u64;
         report.events_removed = doomed
             .iter()
-            .filter_map(|a| a.stats.as_deref().and_then(FileStats::parse))
+            .filter_map(|a| a.stats().and_then(FileStats::parse))
             .filter_map(|s| s.num_records)
             .map(|n| n.max(0) as u64)
             .sum();

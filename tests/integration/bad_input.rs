@@ -249,7 +249,7 @@ fn missing_data_file_is_named() {
         .unwrap()
         .snapshot()
         .unwrap();
-    let victim = s.files().next().unwrap().path.clone();
+    let victim = s.files().next().unwrap().path().to_string();
     let decoded = alluvium_txlog::path::percent_decode(&victim).unwrap();
     fs::remove_file(t.join(&decoded)).unwrap();
     let e = ScanBuilder::new(s)
@@ -297,12 +297,12 @@ fn invalid_partition_value_is_typed() {
         .snapshot()
         .unwrap();
     let part = s.partition_columns()[0].clone();
-    let add = s.files().next().unwrap().clone();
+    let add = s.files().next().unwrap();
     let p = log(&t, "00000000000000000000.json");
     let text = fs::read_to_string(&p).unwrap();
     let old = format!(
         "\"{part}\":\"{}\"",
-        add.partition_values.get(&part).unwrap().unwrap()
+        add.partition_values().get(&part).unwrap().unwrap()
     );
     assert!(text.contains(&old), "{old}");
     fs::write(

@@ -85,12 +85,12 @@ fn digest(s: &TableState) -> Digest {
             .files()
             .map(|a| {
                 (
-                    a.path.clone(),
+                    a.path().to_string(),
                     (
-                        a.size,
-                        a.stats.clone(),
-                        a.partition_values.0.clone(),
-                        a.deletion_vector.as_ref().map(|d| d.unique_id()),
+                        a.size(),
+                        a.stats().map(str::to_string),
+                        a.partition_values().0.clone(),
+                        a.deletion_vector().map(|d| d.unique_id()),
                     ),
                 )
             })
@@ -703,7 +703,7 @@ fn advance_to_builds_a_later_version_from_the_commits_between() {
         alluvium_mvcc::Snapshot::load(base.store().clone(), VersionSpec::Version(target)).unwrap();
     let paths = |s: &alluvium_mvcc::Snapshot| {
         s.files()
-            .map(|a| a.path.clone())
+            .map(|a| a.path().to_string())
             .collect::<BTreeSet<String>>()
     };
     assert_eq!(advanced.version(), target);

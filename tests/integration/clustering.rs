@@ -71,7 +71,7 @@ fn sorted_ids(t: &Table) -> Vec<i64> {
 }
 
 fn files(t: &Table) -> Vec<Add> {
-    let mut f: Vec<Add> = t.snapshot().unwrap().files().cloned().collect();
+    let mut f: Vec<Add> = t.snapshot().unwrap().files().map(|f| f.to_add()).collect();
     f.sort_by(|a, b| a.path.cmp(&b.path));
     f
 }

@@ -860,10 +860,10 @@ fn delete_and_update_skip_files_through_generated_partition_columns() {
         .snapshot()
         .unwrap()
         .files()
-        .find(|a| a.partition_values.get("d") == Some(Some("2022-01-08")))
+        .find(|a| a.partition_values().get("d") == Some(Some("2022-01-08")))
         .unwrap()
-        .path
-        .clone();
+        .path()
+        .to_string();
     let decoded = first.replace("%3A", ":").replace("%20", " ");
     std::fs::write(loc.join(&decoded), b"not parquet").unwrap();
     t.update_str(

@@ -295,8 +295,8 @@ fn row_tracking_needs_row_counts_and_assigns_ids() {
     t.commit_files(vec![a], &append()).unwrap();
     let snap = t.snapshot().unwrap();
     let f = snap.files().next().unwrap();
-    assert_eq!(f.base_row_id, Some(0));
-    assert_eq!(f.default_row_commit_version, Some(1));
+    assert_eq!(f.base_row_id(), Some(0));
+    assert_eq!(f.default_row_commit_version(), Some(1));
 }
 
 /// Statistics and partition values name physical columns under column mapping.

@@ -39,7 +39,7 @@ fn seen(s: &Snapshot) -> Seen {
         files: s
             .files()
             .map(|a| {
-                let mut a = a.clone();
+                let mut a = a.to_add();
                 a.data_change = false;
                 (a.path.clone(), a)
             })
@@ -99,7 +99,7 @@ fn every_operation_carries_the_snapshot_a_load_of_its_version_gives() {
             .as_ref()
             .unwrap()
             .files()
-            .any(|a| a.deletion_vector.is_some()),
+            .any(|a| a.deletion_vector().is_some()),
         "the DELETE wrote a deletion vector"
     );
     check(&t, "delete with a deletion vector", dml(&out));

@@ -50,8 +50,8 @@ fn compact(t: &Table, base: &Snapshot, p: &str) -> alluvium::Result<()> {
     let now = 1;
     for add in base
         .files()
-        .filter(|a| a.partition_values.get("p") == Some(Some(p)))
-        .cloned()
+        .filter(|a| a.partition_values().get("p") == Some(Some(p)))
+        .map(|a| a.to_add())
         .collect::<Vec<_>>()
     {
         txn.read_file(&add);
@@ -211,8 +211,8 @@ fn a_blind_remove_of_a_removed_file_is_delete_delete() {
     t.delete_str("p = 'x'", &WriteOptions::default()).unwrap();
     let x = s
         .files()
-        .find(|a| a.partition_values.get("p") == Some(Some("x")))
-        .cloned()
+        .find(|a| a.partition_values().get("p") == Some(Some("x")))
+        .map(|f| f.to_add())
         .unwrap();
     let mut txn = Transaction::new(&crate::mvcc(&s), "DELETE");
     txn.remove_file(Remove::from_add(&x, 1, true));
@@ -320,8 +320,8 @@ fn a_rewrite_of_files_not_live_at_its_read_version_is_refused() {
     let fresh = t.snapshot().unwrap();
     let stale = old
         .files()
-        .find(|a| a.partition_values.get("p") == Some(Some("x")))
-        .cloned()
+        .find(|a| a.partition_values().get("p") == Some(Some("x")))
+        .map(|f| f.to_add())
         .unwrap();
     let mut txn = Transaction::new(&crate::mvcc(&fresh), "OPTIMIZE");
     txn.read_file(&stale);

@@ -139,7 +139,7 @@ pub fn has_dv(t: &Table) -> bool {
     t.snapshot()
         .unwrap()
         .files()
-        .any(|a| a.deletion_vector.is_some())
+        .any(|a| a.deletion_vector().is_some())
 }
 
 /// A MERGE source of `(id, k, v, op)` rows.

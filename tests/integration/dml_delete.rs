@@ -119,7 +119,7 @@ fn metric(r: &alluvium::CommitSummary, k: &str) -> u64 {
 #[test]
 fn dv_delete_writes_the_remove_add_pair_and_one_dv_file() {
     let t = dv_table();
-    let before: Vec<Add> = t.snapshot().unwrap().files().cloned().collect();
+    let before: Vec<Add> = t.snapshot().unwrap().files().map(|f| f.to_add()).collect();
     let r = delete(&t, "id = 3 OR id = 7 OR id = 15");
     assert_eq!(metric(&r, "numDeletedRows"), 3);
     assert_eq!(metric(&r, "numDeletionVectorsAdded"), 2);
@@ -437,7 +437,7 @@ fn dv_delete_and_optimize_of_the_same_file_never_resurrect_rows() {
         t.snapshot()
             .unwrap()
             .files()
-            .any(|a| a.deletion_vector.is_some()),
+            .any(|a| a.deletion_vector().is_some()),
         "the stale rewrite did not replace the DV'd file"
     );
 }
@@ -448,7 +448,7 @@ fn optimize_purges_deletion_vectors() {
     delete(&t, "id = 3 OR id = 15");
     t.optimize(&OptimizeOptions::default()).unwrap();
     let snap = t.snapshot().unwrap();
-    assert!(snap.files().all(|a| a.deletion_vector.is_none()));
+    assert!(snap.files().all(|a| a.deletion_vector().is_none()));
     assert_eq!(common::sorted_ids(&t), ids_without(0..20, &[3, 15]));
 }
 
@@ -483,7 +483,7 @@ fn vacuum_keeps_referenced_dv_files_and_removes_the_rest() {
         .snapshot()
         .unwrap()
         .files()
-        .find_map(|a| a.deletion_vector.clone())
+        .find_map(|a| a.deletion_vector().cloned())
         .unwrap();
     let live_path = match live_dv.location().unwrap() {
         alluvium_txlog::dv::DvLocation::Relative { path, .. } => path,
@@ -535,7 +535,7 @@ fn spark_written_dv_tables_accept_delete_and_read_back() {
         // Every DV of the new version reads back.
         let snap = t.snapshot().unwrap();
         for a in snap.files() {
-            if let Some(dv) = &a.deletion_vector {
+            if let Some(dv) = &a.deletion_vector() {
                 read_deletion_vector(t.store().as_ref(), dv).unwrap();
             }
         }
@@ -676,7 +676,7 @@ fn positions_stay_physical_across_batches_and_an_existing_dv() {
     // The second DELETE reads past the first DV: its positions are still physical.
     let r = delete(&t, "id = 70001 OR id = 149999 OR id = 70000");
     assert_eq!(metric(&r, "numDeletedRows"), 2);
-    let add = t.snapshot().unwrap().files().next().unwrap().clone();
+    let add = t.snapshot().unwrap().files().next().unwrap().to_add();
     let bitmap =
         read_deletion_vector(t.store().as_ref(), add.deletion_vector.as_deref().unwrap()).unwrap();
     assert_eq!(
@@ -723,10 +723,10 @@ fn a_file_without_statistics_gets_num_records_from_its_footer() {
     t.append([batch(0..10)], &WriteOptions::default()).unwrap();
     // Re-register the file under a new name without statistics (as some writers leave it).
     let snap = t.snapshot().unwrap();
-    let old = snap.files().next().unwrap().clone();
+    let old = snap.files().next().unwrap().to_add();
     let bytes = t
         .store()
-        .get(&StorePath::parse(old.path.as_str()).unwrap())
+        .get(&StorePath::parse(&old.path).unwrap())
         .unwrap();
     t.store()
         .put(&StorePath::parse("nostats.parquet").unwrap(), bytes)
@@ -760,7 +760,7 @@ fn overwrite_with_a_filter_deletes_through_dvs_on_dv_tables() {
         } else {
             table_with(&HashMap::new())
         };
-        let before: Vec<Add> = t.snapshot().unwrap().files().cloned().collect();
+        let before: Vec<Add> = t.snapshot().unwrap().files().map(|f| f.to_add()).collect();
         let partial = before
             .iter()
             .find(|a| {
@@ -825,12 +825,11 @@ fn small_dvs_go_inline_and_larger_ones_to_a_file() {
             .unwrap()
             .files()
             .find(|a| {
-                a.stats
-                    .as_deref()
+                a.stats()
                     .unwrap_or("")
                     .contains(&format!(r#""minValues":{{"id":{min_id}"#))
             })
-            .and_then(|a| a.deletion_vector.as_deref().cloned())
+            .and_then(|a| a.deletion_vector().cloned())
     };
     let defaults = WriteOptions::default();
     t.delete_str("id = 3 OR id = 105", &defaults).unwrap();

@@ -423,15 +423,15 @@ fn a_one_row_upsert_reads_one_target_file_and_a_pure_insert_reads_none() {
             .snapshot()
             .unwrap()
             .files()
-            .map(|a| a.path.clone())
+            .map(|a| a.path().to_string())
             .collect();
         let owner = live
             .iter()
             .find(|p| {
                 // The file of id 555: the sixth append.
                 let snap = t.snapshot().unwrap();
-                let a = snap.files().find(|a| &a.path == *p).unwrap();
-                a.stats.as_deref().unwrap().contains("\"id\":500")
+                let a = snap.files().find(|a| a.path() == *p).unwrap();
+                a.stats().unwrap().contains("\"id\":500")
             })
             .cloned()
             .unwrap();
@@ -804,7 +804,7 @@ fn spark_written_dv_tables_accept_update_and_merge() {
         t.snapshot()
             .unwrap()
             .files()
-            .any(|a| a.deletion_vector.is_some())
+            .any(|a| a.deletion_vector().is_some())
     );
     t.update_str(
         "value = value * 10",
@@ -838,7 +838,7 @@ fn spark_written_dv_tables_accept_update_and_merge() {
     // (no cache) reads the same rows.
     let snap = t.snapshot().unwrap();
     for a in snap.files() {
-        if let Some(dv) = &a.deletion_vector {
+        if let Some(dv) = &a.deletion_vector() {
             alluvium_txlog::dv::read_deletion_vector(t.store().as_ref(), dv).unwrap();
         }
     }

@@ -164,7 +164,7 @@ fn updating_the_partition_column_moves_rows_between_partitions() {
         .snapshot()
         .unwrap()
         .files()
-        .filter(|a| a.partition_values.get("k").flatten() == Some("z"))
+        .filter(|a| a.partition_values().get("k").flatten() == Some("z"))
         .count();
     assert!(z >= 1);
 }

@@ -184,7 +184,13 @@ fn a_corrupt_data_file_inside_optimize_is_corrupt() {
     let t = table_on(store.clone());
     t.append([batch(&[3], "x")], &WriteOptions::default())
         .unwrap();
-    let victim = t.snapshot().unwrap().files().next().cloned().unwrap();
+    let victim = t
+        .snapshot()
+        .unwrap()
+        .files()
+        .next()
+        .map(|f| f.to_add())
+        .unwrap();
     store
         .put(
             &alluvium::StorePath::parse(victim.path.as_str()).unwrap(),

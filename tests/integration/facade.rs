@@ -104,10 +104,11 @@ fn every_snapshot_accessor_returns_a_type_the_facade_exports() {
     let _: &alluvium::Protocol = s.protocol();
     let metadata: &alluvium::Metadata = s.metadata();
     let _: &alluvium::Format = &metadata.format;
-    let files: Vec<&alluvium::Add> = s.files().collect();
+    let files: Vec<alluvium::FileRef<'_>> = s.files().collect();
     assert_eq!(files.len(), s.num_files());
-    let _: Option<&alluvium::DeletionVectorDescriptor> = files[0].deletion_vector.as_deref();
-    let _: &alluvium::OptStringMap = &files[0].partition_values;
+    let _: Option<&alluvium::DeletionVectorDescriptor> = files[0].deletion_vector();
+    let _: &alluvium::OptStringMap = files[0].partition_values();
+    let _: alluvium::Add = files[0].to_add();
     let _: Vec<&alluvium::Remove> = s.unexpired_tombstones(0).collect();
     let state: &alluvium::TableState = s.state();
     let apps: &HashMap<String, alluvium::SetTransaction> = state.app_transactions();
@@ -239,7 +240,7 @@ fn per_file_reads_skipping_and_prefix_stores_are_public_api() {
 
     // Data skipping: only the file whose statistics may hold 10..=12.
     let filter = alluvium::parse_expr("id >= 10 AND id <= 12").unwrap();
-    let matching: Vec<&alluvium::Add> = snapshot.files_matching(&filter).unwrap();
+    let matching: Vec<alluvium::FileRef<'_>> = snapshot.files_matching(&filter).unwrap();
     assert_eq!(matching.len(), 1);
     let everything = alluvium::parse_expr("id > 0").unwrap();
     assert_eq!(snapshot.files_matching(&everything).unwrap().len(), 3);

@@ -649,7 +649,13 @@ fn the_published_snapshot_is_the_one_a_fresh_load_gives() {
         let files = |s: &alluvium::Snapshot| {
             let mut f: Vec<(String, Option<i64>, Option<i64>)> = s
                 .files()
-                .map(|a| (a.path.clone(), a.base_row_id, a.default_row_commit_version))
+                .map(|a| {
+                    (
+                        a.path().to_string(),
+                        a.base_row_id(),
+                        a.default_row_commit_version(),
+                    )
+                })
                 .collect();
             f.sort();
             f

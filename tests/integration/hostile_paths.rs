@@ -154,8 +154,8 @@ fn file_of(t: &Table, p: &str) -> String {
         .snapshot()
         .unwrap()
         .files()
-        .filter(|f| f.path.starts_with(&format!("p={p}/")))
-        .map(|f| f.path.clone())
+        .filter(|f| f.path().starts_with(&format!("p={p}/")))
+        .map(|f| f.path().to_string())
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
     files[0].clone()
@@ -165,7 +165,11 @@ fn file_of(t: &Table, p: &str) -> String {
 /// (the same file for a reader that resolves `to`, as another engine may write it).
 fn respell(t: &Table, from: &str, to: &str) {
     let snapshot = t.snapshot().unwrap();
-    let add = snapshot.files().find(|f| f.path == from).unwrap().clone();
+    let add = snapshot
+        .files()
+        .find(|f| f.path() == from)
+        .unwrap()
+        .to_add();
     let now = t.store().now_ms();
     let remove = Remove::from_add(&add, now, false);
     let mut moved = add.clone();

@@ -139,7 +139,7 @@ fn each_synced_version_lists_exactly_its_files_with_deletion_vectors_as_position
         let s = t.snapshot_at(VersionSpec::Version(*v)).unwrap();
         let want: BTreeSet<String> = s
             .files()
-            .map(|a| format!("{}/{}", root.display(), a.path))
+            .map(|a| format!("{}/{}", root.display(), a.path()))
             .collect();
         assert_eq!(
             live.data.keys().cloned().collect::<BTreeSet<_>>(),
@@ -149,8 +149,8 @@ fn each_synced_version_lists_exactly_its_files_with_deletion_vectors_as_position
         let dvs: BTreeMap<String, i64> = s
             .files()
             .filter_map(|a| {
-                let dv = a.deletion_vector.as_ref()?;
-                Some((format!("{}/{}", root.display(), a.path), dv.cardinality))
+                let dv = a.deletion_vector()?;
+                Some((format!("{}/{}", root.display(), a.path()), dv.cardinality))
             })
             .collect();
         assert_eq!(

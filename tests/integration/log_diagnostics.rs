@@ -158,7 +158,7 @@ fn describe_names_a_file_with_a_negative_row_count() {
         .snapshot()
         .unwrap()
         .files()
-        .map(|a| a.path.clone())
+        .map(|a| a.path().to_string())
         .find(|p| problem.contains(p.as_str()));
     assert!(file.is_some(), "{problem}");
 }

@@ -173,7 +173,7 @@ fn filters_select_partitions_and_budgets_split_commits() {
 
     // Partition b in several commits: a budget below one bin's bytes commits bin by bin,
     // and a tiny target makes several bins.
-    let sizes: Vec<i64> = t.snapshot().unwrap().files().map(|f| f.size).collect();
+    let sizes: Vec<i64> = t.snapshot().unwrap().files().map(|f| f.size()).collect();
     let target = u64::try_from(sizes.iter().max().unwrap() * 3).unwrap();
     let r = t
         .optimize(
@@ -209,7 +209,7 @@ fn an_interrupted_optimize_keeps_whole_groups_and_leaves_no_file() {
     assert_eq!(e.kind(), alluvium::ErrorKind::Interrupted, "{e}");
     assert_eq!(t.snapshot().unwrap().version(), v);
     assert_eq!(data_files(store.as_ref()), files_before);
-    let sizes: Vec<i64> = t.snapshot().unwrap().files().map(|f| f.size).collect();
+    let sizes: Vec<i64> = t.snapshot().unwrap().files().map(|f| f.size()).collect();
     let target = u64::try_from(sizes.iter().max().unwrap() * 3).unwrap();
     // Interrupted while the one commit group is being rewritten: the bins already
     // rewritten are dropped with their files.
@@ -261,7 +261,7 @@ fn an_interrupted_optimize_keeps_whole_groups_and_leaves_no_file() {
         .snapshot()
         .unwrap()
         .files()
-        .map(|a| a.path.clone())
+        .map(|a| a.path().to_string())
         .collect();
     for f in data_files(store.as_ref()) {
         assert!(
@@ -297,7 +297,7 @@ fn zorder_makes_point_filters_prune_on_every_column() {
     let before_counts: Vec<usize> = probes.iter().map(|f| scanned(&t, f)).collect();
     assert!(before_counts.iter().all(|c| *c >= 38), "{before_counts:?}");
 
-    let total: i64 = t.snapshot().unwrap().files().map(|f| f.size).sum();
+    let total: i64 = t.snapshot().unwrap().files().map(|f| f.size()).sum();
     let r = t
         .optimize(
             &OptimizeOptions::default()
@@ -362,7 +362,7 @@ fn optimize_and_concurrent_appends_both_commit() {
         })
         .collect();
     let o = Table::open_local(&path, false).unwrap();
-    let sizes: Vec<i64> = o.snapshot().unwrap().files().map(|f| f.size).collect();
+    let sizes: Vec<i64> = o.snapshot().unwrap().files().map(|f| f.size()).collect();
     let mut optimized = 0;
     for _ in 0..3 {
         let r = o
@@ -409,7 +409,7 @@ fn vacuum_deletes_only_what_no_retained_version_needs() {
         .snapshot()
         .unwrap()
         .files()
-        .map(|f| f.path.clone())
+        .map(|f| f.path().to_string())
         .collect();
     assert_eq!(data_files(store.as_ref()).len(), 8);
     // An orphan (a writer that died before committing) and files VACUUM must never touch.
@@ -591,7 +591,7 @@ fn optimize_applies_deletion_vectors_and_keeps_every_live_row() {
         let t = Table::open(path.to_str().unwrap()).unwrap();
         let before = t.snapshot().unwrap();
         assert!(
-            before.files().any(|f| f.deletion_vector.is_some()),
+            before.files().any(|f| f.deletion_vector().is_some()),
             "{name}: expected files with deletion vectors"
         );
         let expected = all_rows(before.clone());
@@ -599,7 +599,7 @@ fn optimize_applies_deletion_vectors_and_keeps_every_live_row() {
         assert!(report.files_removed > 0, "{name}: {report:?}");
         let after = t.snapshot().unwrap();
         assert!(
-            after.files().all(|f| f.deletion_vector.is_none()),
+            after.files().all(|f| f.deletion_vector().is_none()),
             "{name}: a deletion vector survived OPTIMIZE"
         );
         assert_eq!(all_rows(after), expected, "{name}: rows changed");

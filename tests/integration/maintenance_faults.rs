@@ -96,7 +96,7 @@ fn build(setup: &Setup) -> Vec<(i64, i64)> {
 fn run(t: &Table, op: Op, setup: &Setup) -> alluvium::Result<()> {
     match op {
         Op::Optimize => {
-            let largest = t.snapshot()?.files().map(|f| f.size).max().unwrap_or(1);
+            let largest = t.snapshot()?.files().map(|f| f.size()).max().unwrap_or(1);
             t.optimize(
                 &OptimizeOptions::default()
                     .with_target_size(u64::try_from(largest * 4).unwrap_or(1))

@@ -54,7 +54,7 @@ fn stored(dir: &tempfile::TempDir, t: &Table) -> Vec<StoredFile> {
     let s = t.snapshot().unwrap();
     s.files()
         .map(|a| {
-            let path = alluvium_txlog::path::percent_decode(&a.path).unwrap();
+            let path = alluvium_txlog::path::percent_decode(a.path()).unwrap();
             let bytes = std::fs::read(dir.path().join("t").join(path)).unwrap();
             let schema = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes))
                 .unwrap()
@@ -70,7 +70,7 @@ fn stored(dir: &tempfile::TempDir, t: &Table) -> Vec<StoredFile> {
                     )
                 })
                 .collect();
-            (cols, FileStats::parse(a.stats.as_deref().unwrap()).unwrap())
+            (cols, FileStats::parse(a.stats().unwrap()).unwrap())
         })
         .collect()
 }

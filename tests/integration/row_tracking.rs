@@ -67,7 +67,7 @@ fn tracked_rows(t: &Table) -> BTreeMap<i64, (i64, i64)> {
 }
 
 fn live_adds(t: &Table) -> Vec<Add> {
-    let mut v: Vec<Add> = t.snapshot().unwrap().files().cloned().collect();
+    let mut v: Vec<Add> = t.snapshot().unwrap().files().map(|f| f.to_add()).collect();
     v.sort_by_key(|a| a.base_row_id);
     v
 }
@@ -197,10 +197,10 @@ fn a_retried_commit_rebases_ids_over_the_winner_and_takes_the_landed_version() {
     let snap = t.snapshot().unwrap();
     let ours = snap
         .files()
-        .find(|a| a.path == "not-read-by-this-test.parquet")
+        .find(|a| a.path() == "not-read-by-this-test.parquet")
         .unwrap();
-    assert_eq!(ours.base_row_id, Some(13));
-    assert_eq!(ours.default_row_commit_version, Some(3));
+    assert_eq!(ours.base_row_id(), Some(13));
+    assert_eq!(ours.default_row_commit_version(), Some(3));
     assert_eq!(mark(&t), Some(17));
 }
 
@@ -340,8 +340,8 @@ fn enabling_on_a_table_with_files_backfills_their_ids() {
     assert!(snap.protocol().has_writer_feature("domainMetadata"));
     assert_eq!(snap.num_files(), 2);
     for a in snap.files() {
-        assert!(a.base_row_id.is_some(), "{} not backfilled", a.path);
-        assert_eq!(a.default_row_commit_version, Some(v));
+        assert!(a.base_row_id().is_some(), "{} not backfilled", a.path());
+        assert_eq!(a.default_row_commit_version(), Some(v));
     }
     assert_eq!(mark(&t), Some(9));
     let rows = tracked_rows(&t);
@@ -412,8 +412,8 @@ fn eight_concurrent_writers_never_share_a_row_id() {
         let v = a.default_row_commit_version.unwrap();
         let at = t.snapshot_at(alluvium::VersionSpec::Version(v as u64));
         let prev = t.snapshot_at(alluvium::VersionSpec::Version(v as u64 - 1));
-        assert!(at.unwrap().files().any(|x| x.path == a.path));
-        assert!(!prev.unwrap().files().any(|x| x.path == a.path));
+        assert!(at.unwrap().files().any(|x| x.path() == a.path));
+        assert!(!prev.unwrap().files().any(|x| x.path() == a.path));
     }
 }
 

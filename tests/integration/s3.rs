@@ -206,7 +206,7 @@ fn create_append_delete_checkpoint_optimize_vacuum() {
         .snapshot()
         .unwrap()
         .files()
-        .map(|a| a.path.to_string())
+        .map(|a| a.path().to_string())
         .collect();
     assert_eq!(data_files(table.store().as_ref()), live);
     assert!(live.is_disjoint(&before) || before.is_empty());
@@ -358,7 +358,7 @@ fn iceberg_sync_on_s3() {
             .snapshot_at(alluvium::VersionSpec::Version(v))
             .unwrap()
             .files()
-            .map(|a| format!("{location}/{}", a.path))
+            .map(|a| format!("{location}/{}", a.path()))
             .collect();
         assert_eq!(live, want, "version {v}");
     }

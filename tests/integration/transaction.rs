@@ -101,7 +101,7 @@ fn a_conflict_surfaces_with_its_kind() {
         .unwrap();
     let mut a = t.transaction("REWRITE").unwrap();
     let mut b = t.transaction("REWRITE").unwrap();
-    let file = a.snapshot().files().next().cloned().unwrap();
+    let file = a.snapshot().files().next().map(|f| f.to_add()).unwrap();
     a.remove_file(&file);
     b.remove_file(&file);
     b.commit().unwrap();

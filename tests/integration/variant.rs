@@ -208,7 +208,7 @@ fn append_delete_and_optimize_on_a_variant_table_with(dvs: bool) {
         t.snapshot()
             .unwrap()
             .files()
-            .any(|a| a.deletion_vector.is_some()),
+            .any(|a| a.deletion_vector().is_some()),
         dvs
     );
     let mut kept: Vec<String> = doubled
@@ -234,7 +234,7 @@ fn append_delete_and_optimize_on_a_variant_table_with(dvs: bool) {
         t.snapshot()
             .unwrap()
             .files()
-            .all(|a| a.deletion_vector.is_none())
+            .all(|a| a.deletion_vector().is_none())
     );
     assert_eq!(json_rows(&t), kept);
     let protocol = t.snapshot().unwrap().protocol().clone();
@@ -526,7 +526,7 @@ fn deletes_and_optimize_on_a_geospatial_table() {
             .snapshot()
             .unwrap()
             .files()
-            .any(|a| a.deletion_vector.is_some());
+            .any(|a| a.deletion_vector().is_some());
         assert_eq!(has_dv, dvs);
         let check = |t: &Table, what: &str| {
             let out = ScanBuilder::new(t.snapshot().unwrap())
@@ -559,7 +559,7 @@ fn deletes_and_optimize_on_a_geospatial_table() {
         t.optimize(&OptimizeOptions::default()).unwrap();
         let snap = t.snapshot().unwrap();
         assert_eq!(snap.num_files(), 1, "dvs={dvs}");
-        assert!(snap.files().all(|a| a.deletion_vector.is_none()));
+        assert!(snap.files().all(|a| a.deletion_vector().is_none()));
         assert!(snap.protocol().has_reader_feature("geospatial"));
         check(&t, "after OPTIMIZE");
     }

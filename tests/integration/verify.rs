@@ -166,8 +166,8 @@ fn in_memory_tables_are_verified_too() {
         .files()
         .next()
         .unwrap()
-        .path
-        .clone();
+        .path()
+        .to_string();
     use alluvium_storage::ObjectStore;
     store.delete(&StorePath::parse(path).unwrap()).unwrap();
     store

@@ -441,7 +441,7 @@ fn deep_reads_files_without_statistics_too() {
         .snapshot()
         .unwrap()
         .files()
-        .map(|a| root.join(&a.path))
+        .map(|a| root.join(a.path()))
         .next()
         .unwrap();
     let size = std::fs::metadata(&data).unwrap().len() as usize;

@@ -26,7 +26,7 @@ fn table(schema_json: &str) -> (tempfile::TempDir, Table) {
 fn file_schema(dir: &tempfile::TempDir, t: &Table) -> Arc<Schema> {
     let s = t.snapshot().unwrap();
     let add = s.files().next().unwrap();
-    let bytes = std::fs::read(dir.path().join("t").join(&add.path)).unwrap();
+    let bytes = std::fs::read(dir.path().join("t").join(add.path())).unwrap();
     ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes))
         .unwrap()
         .schema()

@@ -84,7 +84,7 @@ pub fn data_file(root: &Path) -> PathBuf {
         .unwrap()
         .snapshot()
         .unwrap();
-    let mut paths: Vec<String> = snapshot.files().map(|a| a.path.clone()).collect();
+    let mut paths: Vec<String> = snapshot.files().map(|a| a.path().to_string()).collect();
     paths.sort();
     root.join(&paths[0])
 }

@@ -6,6 +6,10 @@
 //! therefore copies only the overlay, not the base: that is what makes incremental refresh
 //! cost proportional to the new commits (SPEC.md §8).
 //!
+//! The base's layout is the set's [`Frozen`] type: live files keep theirs as columns
+//! ([`crate::file_columns`]), tombstones as a [`Slab`] of structs. The overlay is always a
+//! slab: it holds the few entries of the commits since the base was built.
+//!
 //! Invariants:
 //! 1. Every masked key is present in the base.
 //! 2. A key present in the overlay is masked in the base if the base has it, so iteration
@@ -24,6 +28,15 @@ use crate::path::{TableRoot, canonical_path};
 pub(crate) trait FileKeyed {
     fn key_path(&self) -> &str;
     fn key_dv(&self) -> Option<&DeletionVectorDescriptor>;
+}
+
+impl<T: FileKeyed> FileKeyed for &T {
+    fn key_path(&self) -> &str {
+        (*self).key_path()
+    }
+    fn key_dv(&self) -> Option<&DeletionVectorDescriptor> {
+        (*self).key_dv()
+    }
 }
 
 impl FileKeyed for Add {
@@ -155,7 +168,7 @@ impl Masked {
 /// Invariant: `index` holds exactly the positions `0..entries.len()`, each under the hash
 /// stored with its entry.
 #[derive(Debug, Clone)]
-struct Slab<T> {
+pub(crate) struct Slab<T> {
     entries: Vec<(u64, T)>,
     index: HashTable<usize>,
 }
@@ -177,7 +190,7 @@ impl<T> Slab<T> {
         }
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
@@ -239,7 +252,7 @@ impl<T> Slab<T> {
         self.entries.swap_remove(i);
     }
 
-    fn iter(&self) -> impl Iterator<Item = &(u64, T)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &(u64, T)> {
         self.entries.iter()
     }
 
@@ -273,38 +286,133 @@ impl<T: HeapSize> Slab<T> {
     }
 }
 
+/// The frozen layout of a [`FileSet`]'s base: built once from entries, then shared and
+/// only read.
+pub(crate) trait Frozen: Default {
+    /// The entries the overlay holds (and the set is given).
+    type Item: FileKeyed + Clone;
+    /// How an entry of the set is read, from the base or the overlay.
+    type Ref<'a>: FileKeyed + Copy + From<&'a Self::Item>
+    where
+        Self: 'a;
+    /// Number of entries.
+    fn len(&self) -> usize;
+    /// The entry at `i`.
+    fn get(&self, i: usize) -> Option<Self::Ref<'_>>;
+    /// The position of the entry with this hash satisfying `eq`.
+    fn find(&self, hash: u64, eq: impl Fn(Self::Ref<'_>) -> bool) -> Option<usize>;
+    /// Every entry with its hash, in order.
+    fn entries(&self) -> impl Iterator<Item = (u64, Self::Ref<'_>)>;
+    /// An empty base with room for `n` entries.
+    fn with_capacity(n: usize) -> Self;
+    /// Room for `n` more entries.
+    fn reserve_more(&mut self, n: usize);
+    /// Appends a copy of `entry`, whose key is not present, under `hash`; false (nothing
+    /// appended) when the base can hold no more.
+    fn push_ref(&mut self, hash: u64, entry: Self::Ref<'_>) -> bool;
+    /// Appends the overlay's entries, none of whose keys is present; gives them back when
+    /// the base can hold no more (and then holds none of them).
+    fn append(&mut self, overlay: Slab<Self::Item>) -> Result<(), Slab<Self::Item>>;
+    /// Gives back spare room.
+    fn shrink(&mut self);
+    /// The heap the base holds ([`crate::memory`]).
+    fn heap_bytes(&self) -> usize;
+}
+
+impl<T: FileKeyed + Clone> Frozen for Slab<T>
+where
+    T: HeapSize,
+{
+    type Item = T;
+    type Ref<'a>
+        = &'a T
+    where
+        T: 'a;
+
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn get(&self, i: usize) -> Option<&T> {
+        Slab::get(self, i)
+    }
+
+    fn find(&self, hash: u64, eq: impl Fn(&T) -> bool) -> Option<usize> {
+        Slab::find(self, hash, eq)
+    }
+
+    fn entries(&self) -> impl Iterator<Item = (u64, &T)> {
+        self.entries.iter().map(|(h, t)| (*h, t))
+    }
+
+    fn with_capacity(n: usize) -> Self {
+        Slab::with_capacity(n)
+    }
+
+    fn reserve_more(&mut self, n: usize) {
+        self.reserve(n);
+    }
+
+    fn push_ref(&mut self, hash: u64, entry: &T) -> bool {
+        self.push(hash, entry.clone());
+        true
+    }
+
+    fn append(&mut self, overlay: Slab<T>) -> Result<(), Slab<T>> {
+        // An empty base without the room takes the overlay whole; one reserved for a load
+        // keeps its room.
+        if self.entries.is_empty() && self.entries.capacity() < overlay.len() {
+            *self = overlay;
+            return Ok(());
+        }
+        self.reserve(overlay.len());
+        for (h, t) in overlay.entries {
+            self.push(h, t);
+        }
+        Ok(())
+    }
+
+    fn shrink(&mut self) {
+        self.trim();
+    }
+
+    fn heap_bytes(&self) -> usize {
+        Slab::heap_bytes(self)
+    }
+}
+
 /// A layered set of file entries (see the module docs).
 #[derive(Debug, Clone)]
-pub(crate) struct FileSet<T> {
-    base: Arc<Slab<T>>,
-    overlay: Slab<T>,
+pub(crate) struct FileSet<B: Frozen> {
+    base: Arc<B>,
+    overlay: Slab<B::Item>,
     masked: HashTable<Masked>,
 }
 
-impl<T> Default for FileSet<T> {
+impl<B: Frozen> Default for FileSet<B> {
     fn default() -> Self {
         FileSet {
-            base: Arc::new(Slab::default()),
+            base: Arc::new(B::default()),
             overlay: Slab::default(),
             masked: HashTable::new(),
         }
     }
 }
 
-impl<T: FileKeyed + Clone> FileSet<T> {
+impl<B: Frozen> FileSet<B> {
     fn find_base(
         &self,
         root: &TableRoot,
         hash: u64,
         key: (&str, Option<&DeletionVectorDescriptor>),
-    ) -> Option<&T> {
+    ) -> Option<B::Ref<'_>> {
         self.base
             .find(hash, |t| key_eq(root, (t.key_path(), t.key_dv()), key))
             .and_then(|i| self.base.get(i))
             .filter(|t| !self.is_masked(hash, t))
     }
 
-    fn is_masked(&self, hash: u64, t: &T) -> bool {
+    fn is_masked<K: FileKeyed>(&self, hash: u64, t: &K) -> bool {
         !self.masked.is_empty()
             && self
                 .masked
@@ -312,9 +420,14 @@ impl<T: FileKeyed + Clone> FileSet<T> {
                 .is_some()
     }
 
-    /// Reserves room in the overlay.
+    /// Reserves room for `n` more entries: in the base when nothing shares it (the
+    /// entries will move there, see [`absorb_overlay`](Self::absorb_overlay)), else in
+    /// the overlay.
     pub(crate) fn reserve(&mut self, n: usize) {
-        self.overlay.reserve(n);
+        match Arc::get_mut(&mut self.base) {
+            Some(base) if self.masked.is_empty() => base.reserve_more(n),
+            _ => self.overlay.reserve(n),
+        }
     }
 
     /// The entry with this key.
@@ -323,15 +436,16 @@ impl<T: FileKeyed + Clone> FileSet<T> {
         root: &TableRoot,
         hash: u64,
         key: (&str, Option<&DeletionVectorDescriptor>),
-    ) -> Option<&T> {
+    ) -> Option<B::Ref<'_>> {
         self.overlay
             .find(hash, |t| key_eq(root, (t.key_path(), t.key_dv()), key))
             .and_then(|i| self.overlay.get(i))
+            .map(B::Ref::from)
             .or_else(|| self.find_base(root, hash, key))
     }
 
     /// Inserts or replaces the entry with `item`'s key.
-    pub(crate) fn insert(&mut self, root: &TableRoot, hash: u64, item: T) {
+    pub(crate) fn insert(&mut self, root: &TableRoot, hash: u64, item: B::Item) {
         let key = (item.key_path(), item.key_dv());
         if let Some(i) = self
             .overlay
@@ -341,7 +455,7 @@ impl<T: FileKeyed + Clone> FileSet<T> {
             return;
         }
         if let Some(old) = self.find_base(root, hash, key) {
-            let m = Masked::of(hash, old);
+            let m = Masked::of(hash, &old);
             self.masked.insert_unique(hash, m, |m| m.hash);
         }
         self.overlay.push(hash, item);
@@ -363,7 +477,7 @@ impl<T: FileKeyed + Clone> FileSet<T> {
             return true;
         }
         if let Some(old) = self.find_base(root, hash, key) {
-            let m = Masked::of(hash, old);
+            let m = Masked::of(hash, &old);
             self.masked.insert_unique(hash, m, |m| m.hash);
             return true;
         }
@@ -371,20 +485,20 @@ impl<T: FileKeyed + Clone> FileSet<T> {
     }
 
     /// Every entry, in no particular order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = B::Ref<'_>> {
         let masking = !self.masked.is_empty();
         self.base
-            .iter()
+            .entries()
             .filter(move |(h, t)| !masking || !self.is_masked(*h, t))
-            .chain(self.overlay.iter())
             .map(|(_, t)| t)
+            .chain(self.overlay.iter().map(|(_, t)| B::Ref::from(t)))
     }
 
     /// The heap this set holds ([`crate::memory`]): the base (whole, though other sets
     /// may share it), the overlay and the mask.
     pub(crate) fn heap_bytes(&self) -> usize
     where
-        T: HeapSize,
+        B::Item: HeapSize,
     {
         let masked = self.masked.iter().fold(
             hash_table(self.masked.capacity(), std::mem::size_of::<Masked>()),
@@ -395,7 +509,7 @@ impl<T: FileKeyed + Clone> FileSet<T> {
                 )
             },
         );
-        block(std::mem::size_of::<Slab<T>>() + 16)
+        block(std::mem::size_of::<B>() + 16)
             .saturating_add(self.base.heap_bytes())
             .saturating_add(self.overlay.heap_bytes())
             .saturating_add(masked)
@@ -406,30 +520,62 @@ impl<T: FileKeyed + Clone> FileSet<T> {
         self.base.len() - self.masked.len() + self.overlay.len()
     }
 
+    /// Moves the overlay into the base in place when nothing else shares the base and no
+    /// base entry is masked: a load builds its base a chunk at a time this way, so that the
+    /// entries of a large checkpoint never all exist as overlay structs at once. Returns
+    /// whether it moved them.
+    pub(crate) fn absorb_overlay(&mut self) -> bool {
+        if self.overlay.is_empty() || !self.masked.is_empty() {
+            return false;
+        }
+        let Some(base) = Arc::get_mut(&mut self.base) else {
+            return false;
+        };
+        match base.append(std::mem::take(&mut self.overlay)) {
+            Ok(()) => true,
+            Err(overlay) => {
+                self.overlay = overlay;
+                false
+            }
+        }
+    }
+
+    /// Number of entries in the overlay.
+    pub(crate) fn overlay_len(&self) -> usize {
+        self.overlay.len()
+    }
+
     /// Folds the overlay into a new base when it has grown to a quarter of the base (or the
     /// base is empty), so lookups and iteration stay cheap; otherwise keeps sharing.
     pub(crate) fn freeze(&mut self) {
         if self.overlay.is_empty() && self.masked.is_empty() {
+            if let Some(base) = Arc::get_mut(&mut self.base) {
+                base.shrink();
+            }
             return;
         }
-        if self.base.is_empty() && self.masked.is_empty() {
-            let mut overlay = std::mem::take(&mut self.overlay);
-            overlay.trim();
-            self.base = Arc::new(overlay);
+        if self.absorb_overlay() {
+            if let Some(base) = Arc::get_mut(&mut self.base) {
+                base.shrink();
+            }
             return;
         }
         if (self.overlay.len() + self.masked.len()) * 4 < self.base.len() {
             return;
         }
-        let mut merged: Slab<T> = Slab::with_capacity(self.len());
-        for (h, t) in self
-            .base
-            .iter()
-            .filter(|(h, t)| !self.is_masked(*h, t))
-            .chain(self.overlay.iter())
-        {
-            merged.push(*h, t.clone());
+        let mut merged = B::with_capacity(self.len());
+        let mut complete = true;
+        for (h, t) in self.base.entries().filter(|(h, t)| !self.is_masked(*h, t)) {
+            complete = complete && merged.push_ref(h, t);
         }
+        for (h, t) in self.overlay.iter() {
+            complete = complete && merged.push_ref(*h, B::Ref::from(t));
+        }
+        if !complete {
+            // The entries do not fit one base: keep the layers, which still answer right.
+            return;
+        }
+        merged.shrink();
         self.base = Arc::new(merged);
         self.overlay = Slab::default();
         self.masked = HashTable::new();
@@ -439,15 +585,52 @@ impl<T: FileKeyed + Clone> FileSet<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::FileRef;
+    use crate::file_columns::FileColumns;
 
     fn add(path: &str, size: i64) -> Add {
         Add::builder(path, size, 0).build()
     }
 
-    fn sizes(s: &FileSet<Add>) -> Vec<(String, i64)> {
-        let mut v: Vec<(String, i64)> = s.iter().map(|a| (a.path.clone(), a.size)).collect();
+    /// A base layout of live files: its entries read as [`FileRef`]s.
+    trait Layout: Frozen<Item = Add> + std::fmt::Debug + Clone {
+        fn view<'a>(r: Self::Ref<'a>) -> FileRef<'a>
+        where
+            Self: 'a;
+    }
+
+    impl Layout for Slab<Add> {
+        fn view<'a>(r: &'a Add) -> FileRef<'a>
+        where
+            Self: 'a,
+        {
+            r.into()
+        }
+    }
+
+    impl Layout for FileColumns {
+        fn view<'a>(r: FileRef<'a>) -> FileRef<'a>
+        where
+            Self: 'a,
+        {
+            r
+        }
+    }
+
+    fn sizes<B: Layout>(s: &FileSet<B>) -> Vec<(String, i64)> {
+        let mut v: Vec<(String, i64)> = s
+            .iter()
+            .map(|a| {
+                let f = B::view(a);
+                (f.path().to_string(), f.size())
+            })
+            .collect();
         v.sort();
         v
+    }
+
+    fn size_at<B: Layout>(s: &FileSet<B>, root: &TableRoot, hash: u64, p: &str) -> Option<i64> {
+        s.get(root, hash, (p, None)).map(|r| B::view(r).size())
     }
 
     /// A load reserves for its checkpoint's rows and then applies the commits after it; the
@@ -456,14 +639,22 @@ mod tests {
     fn the_frozen_base_gives_back_the_room_a_late_add_doubled() {
         let root = TableRoot::new("memory://");
         let hashing = hashbrown::DefaultHashBuilder::default();
-        let mut s: FileSet<Add> = FileSet::default();
+        let mut s: FileSet<Slab<Add>> = FileSet::default();
         s.reserve(1000);
-        for i in 0..1001 {
+        assert!(
+            s.base.entries.capacity() >= 1000,
+            "an unshared base is reserved"
+        );
+        for i in 0..1000 {
             let a = add(&format!("f{i}"), i);
             s.insert(&root, key_hash(&hashing, &root, &a.path, None), a);
         }
+        assert!(s.absorb_overlay());
+        let a = add("late", 0);
+        s.insert(&root, key_hash(&hashing, &root, &a.path, None), a);
+        assert!(s.absorb_overlay());
         assert!(
-            s.overlay.entries.capacity() >= 2000,
+            s.base.entries.capacity() >= 2000,
             "the late add doubled the room"
         );
         s.freeze();
@@ -477,10 +668,15 @@ mod tests {
 
     #[test]
     fn overlay_shadows_masks_and_shares_the_base() {
+        shadows_masks_and_shares::<Slab<Add>>();
+        shadows_masks_and_shares::<FileColumns>();
+    }
+
+    fn shadows_masks_and_shares<B: Layout>() {
         let root = TableRoot::new("memory://");
         let hashing = hashbrown::DefaultHashBuilder::default();
         let h = |p: &str| key_hash(&hashing, &root, p, None);
-        let mut base = FileSet::default();
+        let mut base: FileSet<B> = FileSet::default();
         for (p, s) in [
             ("a", 1),
             ("b", 2),
@@ -513,7 +709,7 @@ mod tests {
         next.freeze(); // small overlay: still shared
         assert!(Arc::ptr_eq(&base.base, &next.base));
         assert_eq!(next.len(), 100);
-        assert_eq!(next.get(&root, h("a"), ("a", None)).unwrap().size, 11);
+        assert_eq!(size_at(&next, &root, h("a"), "a").unwrap(), 11);
         assert!(next.get(&root, h("b"), ("b", None)).is_none());
         let expected: Vec<(String, i64)> = [
             ("a", 11),
@@ -534,7 +730,7 @@ mod tests {
             .collect();
         assert_eq!(got, expected);
         assert_eq!(sizes(&base).len(), 100, "the original is untouched");
-        assert_eq!(base.get(&root, h("a"), ("a", None)).unwrap().size, 1);
+        assert_eq!(size_at(&base, &root, h("a"), "a").unwrap(), 1);
         // A large overlay folds into a new base with the same contents.
         for i in 0..30 {
             let p = format!("n{i}");
@@ -544,18 +740,22 @@ mod tests {
         assert!(!Arc::ptr_eq(&base.base, &next.base));
         assert_eq!(next.len(), 130);
         assert!(next.masked.is_empty() && next.overlay.is_empty());
-        assert_eq!(next.get(&root, h("a"), ("a", None)).unwrap().size, 11);
+        assert_eq!(size_at(&next, &root, h("a"), "a").unwrap(), 11);
     }
 
     #[test]
     fn random_operations_match_a_map_model() {
+        random_operations::<Slab<Add>>();
+        random_operations::<FileColumns>();
+    }
+
+    fn random_operations<B: Layout>() {
         let root = TableRoot::new("memory://");
         let hashing = hashbrown::DefaultHashBuilder::default();
         let h = |p: &str| key_hash(&hashing, &root, p, None);
         let mut model: std::collections::BTreeMap<String, i64> = Default::default();
-        let mut set: FileSet<Add> = FileSet::default();
-        let mut snapshots: Vec<(FileSet<Add>, std::collections::BTreeMap<String, i64>)> =
-            Vec::new();
+        let mut set: FileSet<B> = FileSet::default();
+        let mut snapshots: Vec<(FileSet<B>, std::collections::BTreeMap<String, i64>)> = Vec::new();
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         for step in 0..5000i64 {
             x ^= x << 13;
@@ -585,7 +785,7 @@ mod tests {
             assert_eq!(sizes(set), expected);
             assert_eq!(set.len(), model.len());
             for (k, v) in model {
-                assert_eq!(set.get(&root, h(k), (k, None)).map(|a| a.size), Some(*v));
+                assert_eq!(size_at(set, &root, h(k), k), Some(*v));
             }
         }
     }

@@ -18,7 +18,8 @@
 //! * [`dv`]: deletion vectors ("Deletion Vectors");
 //! * [`log_path`], [`segment`], [`checkpoint`]: log files, listing and checkpoints;
 //!   [`log_compaction`]: a log compaction file checked against its commits;
-//! * [`replay`]: action reconciliation; [`memory`]: what a replayed state holds;
+//! * [`replay`]: action reconciliation, with [`FileRef`] the view of a live file;
+//!   [`memory`]: what a replayed state holds;
 //! * [`table`]: table configuration: the protocol gate ([`features`]), table properties
 //!   ([`properties`]), and the rules of column mapping, row tracking, Iceberg compatibility,
 //!   clustering and type widening (the old paths, such as [`features`], are re-exports);
@@ -40,6 +41,8 @@ pub mod commit;
 pub mod commit_range;
 pub mod dv;
 mod error;
+mod file_columns;
+mod file_ref;
 mod file_set;
 pub mod log_compaction;
 pub mod log_path;
@@ -55,6 +58,7 @@ pub mod table;
 pub mod void;
 
 pub use error::{FeatureSide, LogError, Result};
+pub use file_ref::FileRef;
 // The table-configuration modules live under `table/`; their old paths stay valid.
 pub use table::{
     clustering, column_mapping, features, iceberg_compat, properties, row_tracking, type_widening,

@@ -11,16 +11,21 @@
 
 use std::collections::HashMap;
 
+use crate::FileRef;
 use crate::actions::{
     Action, Add, DeletionVectorDescriptor, DomainMetadata, Metadata, Protocol, Remove,
     SetTransaction,
 };
-use crate::file_set::{FileSet, KeyHasher, key_hash};
+use crate::file_columns::FileColumns;
+use crate::file_set::{FileSet, KeyHasher, Slab, key_hash};
 use crate::log_path::Version;
 use crate::path::TableRoot;
 use crate::{LogError, Result};
 
 type Hashing = hashbrown::DefaultHashBuilder;
+
+/// Overlay entries a replay moves into its columns at once ([`FileSet::absorb_overlay`]).
+const ABSORB_CHUNK: usize = 1 << 14;
 
 /// The reconciled state of the table at one version.
 #[derive(Debug, Clone)]
@@ -28,8 +33,8 @@ pub struct TableState {
     version: Version,
     protocol: Protocol,
     metadata: Metadata,
-    files: FileSet<Add>,
-    tombstones: FileSet<Remove>,
+    files: FileSet<FileColumns>,
+    tombstones: FileSet<Slab<Remove>>,
     txns: HashMap<String, SetTransaction>,
     domains: HashMap<String, DomainMetadata>,
     root: TableRoot,
@@ -41,8 +46,8 @@ pub struct TableState {
 pub struct Replay {
     protocol: Option<Protocol>,
     metadata: Option<Metadata>,
-    files: FileSet<Add>,
-    tombstones: FileSet<Remove>,
+    files: FileSet<FileColumns>,
+    tombstones: FileSet<Slab<Remove>>,
     txns: HashMap<String, SetTransaction>,
     domains: HashMap<String, DomainMetadata>,
     root: TableRoot,
@@ -139,6 +144,11 @@ impl Replay {
         self.tombstones
             .remove(root, hash, (&add.path, add.deletion_vector.as_deref()));
         self.files.insert(root, hash, add);
+        // A load moves its adds into the columns a chunk at a time, so that a large
+        // checkpoint's files never all exist as structs at once.
+        if self.files.overlay_len() >= ABSORB_CHUNK {
+            self.files.absorb_overlay();
+        }
     }
 
     fn apply_hashed_remove(&mut self, hash: u64, rm: Remove) {
@@ -198,8 +208,8 @@ impl TableState {
         &self.root
     }
 
-    /// The live files (in no particular order).
-    pub fn files(&self) -> impl Iterator<Item = &Add> {
+    /// The live files (in no particular order), each read through a [`FileRef`].
+    pub fn files(&self) -> impl Iterator<Item = FileRef<'_>> {
         self.files.iter()
     }
 
@@ -253,7 +263,7 @@ impl TableState {
     }
 
     /// The live add with this path and deletion vector, if any.
-    pub fn file(&self, path: &str, dv: Option<&DeletionVectorDescriptor>) -> Option<&Add> {
+    pub fn file(&self, path: &str, dv: Option<&DeletionVectorDescriptor>) -> Option<FileRef<'_>> {
         let hash = key_hash(&self.hashing, &self.root, path, dv);
         self.files.get(&self.root, hash, (path, dv))
     }
@@ -369,7 +379,7 @@ mod tests {
             "the hashed remove found the add"
         );
         assert!(state.file("d", Some(&dv("x"))).is_some());
-        let paths: Vec<&str> = state.files().map(|f| f.path.as_str()).collect();
+        let paths: Vec<&str> = state.files().map(|f| f.path()).collect();
         assert_eq!(paths, ["d"]);
         assert_eq!(state.tombstones().count(), 2);
     }
@@ -387,7 +397,7 @@ mod tests {
             .unwrap();
         r.apply(Action::Remove(remove("a")));
         let state = r.finish(1).unwrap();
-        let paths: Vec<&str> = state.files().map(|f| f.path.as_str()).collect();
+        let paths: Vec<&str> = state.files().map(|f| f.path()).collect();
         assert_eq!(paths, ["b"]);
     }
 
@@ -402,7 +412,7 @@ mod tests {
         r.apply(Action::Add(again));
         let s = r.finish(3).unwrap();
         assert_eq!(s.num_files(), 2);
-        assert_eq!(s.file("a", None).unwrap().modification_time, 99);
+        assert_eq!(s.file("a", None).unwrap().modification_time(), 99);
         assert_eq!(s.tombstones().count(), 0);
     }
 

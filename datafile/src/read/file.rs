@@ -1,11 +1,11 @@
 //! Reading one data file with a [`ReadPlan`].
 
-use alluvium_txlog::LogError;
 use alluvium_txlog::actions::Add;
 use alluvium_txlog::dv::read_deletion_vector;
 use alluvium_txlog::partition::parse_partition_value;
 use alluvium_txlog::path::resolve;
 use alluvium_txlog::schema::{ArrowStrings, DataType, PrimitiveType, StructField};
+use alluvium_txlog::{FileRef, LogError};
 use arrow_array::builder::BooleanBufferBuilder;
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
@@ -537,27 +537,28 @@ fn keep_mask(deleted: &RoaringTreemap, offset: u64, len: usize) -> BooleanArray 
 /// # Errors
 /// A data-file error naming `add`'s path when the value is absent or the column is not
 /// primitive; [`LogError::InvalidPartitionValue`] when the text is not a value of the type.
-pub fn partition_value(
-    add: &Add,
+pub fn partition_value<'a>(
+    add: impl Into<FileRef<'a>>,
     f: &StructField,
     mode: alluvium_txlog::column_mapping::ColumnMappingMode,
 ) -> Result<alluvium_txlog::scalar::Scalar> {
+    let add = add.into();
     let key = mode.physical_name(f);
-    let raw = add.partition_values.get(key).or_else(|| {
-        add.partition_values
+    let raw = add.partition_values().get(key).or_else(|| {
+        add.partition_values()
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(key))
             .map(|(_, v)| v)
     });
     let Some(raw) = raw else {
         return Err(file_error(
-            &add.path,
+            add.path(),
             format!("no partition value for partition column `{}`", f.name),
         ));
     };
     let DataType::Primitive(ty) = f.data_type else {
         return Err(file_error(
-            &add.path,
+            add.path(),
             format!("partition column `{}` is not of a primitive type", f.name),
         ));
     };

@@ -9,13 +9,13 @@ use std::sync::Arc;
 
 use alluvium_expr::{Expr, FileFilter, FileMatches, Predicate};
 use alluvium_storage::{ObjectStore, RequestCounts, StoreRef};
-use alluvium_txlog::Version;
-use alluvium_txlog::actions::{Add, CommitInfo, DomainMetadata, Metadata, Protocol, Remove};
+use alluvium_txlog::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Remove};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::properties::TableProperties;
 use alluvium_txlog::replay::TableState;
 use alluvium_txlog::schema::StructType;
+use alluvium_txlog::{FileRef, Version};
 
 pub use cache::{Versioned, VersionedCache};
 pub use timestamps::{CommitTimestamp, commit_timestamps};
@@ -212,7 +212,7 @@ impl Snapshot {
     }
 
     /// The live files.
-    pub fn files(&self) -> impl Iterator<Item = &Add> {
+    pub fn files(&self) -> impl Iterator<Item = FileRef<'_>> {
         self.state.files()
     }
 
@@ -238,7 +238,7 @@ impl Snapshot {
     pub fn files_matching<'a>(
         &'a self,
         pred: &'a Predicate,
-    ) -> FileMatches<'a, 'a, impl Iterator<Item = &'a Add>> {
+    ) -> FileMatches<'a, 'a, impl Iterator<Item = FileRef<'a>>> {
         FileFilter::new(pred).matching(self.files())
     }
 

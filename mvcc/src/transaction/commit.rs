@@ -169,12 +169,12 @@ impl Transaction {
                 .collect();
             if let Some(a) = base
                 .files()
-                .find(|a| a.base_row_id.is_none() && !replaced.contains(a.path.as_str()))
+                .find(|a| a.base_row_id().is_none() && !replaced.contains(a.path()))
             {
                 return Err(MvccError::InvalidOperation(format!(
                     "enabling row tracking at version {}: live file {} has no baseRowId and is not backfilled",
                     base.version() + 1,
-                    a.path
+                    a.path()
                 )));
             }
         }

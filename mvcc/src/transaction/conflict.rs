@@ -125,7 +125,7 @@ pub(crate) fn check_winner(
                 if !add.data_change {
                     continue;
                 }
-                if txn.whole_table || txn.changes_metadata || read.may_match(add) {
+                if txn.whole_table || txn.changes_metadata || read.may_match(add.into()) {
                     return Err(conflict(
                         ConflictKind::ConcurrentAppend,
                         version,

@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use alluvium_expr::Predicate;
 use alluvium_storage::{RequestCounts, StoreRef};
+use alluvium_txlog::FileRef;
 use alluvium_txlog::actions::{
     Add, Cdc, DomainMetadata, Metadata, Protocol, Remove, SetTransaction,
 };
@@ -217,9 +218,10 @@ impl Transaction {
     }
 
     /// Records that the transaction read this file (it must still exist at commit).
-    pub fn read_file(&mut self, add: &Add) {
+    pub fn read_file<'a>(&mut self, file: impl Into<FileRef<'a>>) {
+        let file = file.into();
         self.read_files
-            .push((add.path.clone(), add.deletion_vector.as_deref().cloned()));
+            .push((file.path().to_string(), file.deletion_vector().cloned()));
     }
 
     /// The version last committed by `app_id` (idempotent writes), recorded as read so that

@@ -336,7 +336,7 @@ impl MergePlan {
             Pruning::Nothing => Vec::new(),
             Pruning::All => {
                 txn.read_predicate(Predicate::Const(Some(true)));
-                snapshot.files().cloned().collect()
+                snapshot.files().map(|f| f.to_add()).collect()
             }
             Pruning::Where(e) => {
                 let p = bind(
@@ -348,7 +348,7 @@ impl MergePlan {
                 let files = snapshot
                     .inner()
                     .files_matching(&p)
-                    .map(|m| m.add.clone())
+                    .map(|m| m.file.to_add())
                     .collect();
                 txn.read_predicate(p);
                 files

@@ -140,7 +140,7 @@ impl UpdatePlan {
             snapshot
                 .inner()
                 .files_matching(&prune)
-                .map(|m| m.add.clone())
+                .map(|m| m.file.to_add())
                 .collect(),
         );
     }

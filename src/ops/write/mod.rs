@@ -343,7 +343,7 @@ fn remove_matching(
     let candidates: Vec<Add> = snapshot
         .inner()
         .files_matching(pred)
-        .map(|m| m.add.clone())
+        .map(|m| m.file.to_add())
         .collect();
     // Copied rows keep their row ids and commit versions (row tracking).
     let layout = crate::read::scan::rewrite_layout(snapshot);

@@ -39,21 +39,21 @@ pub(super) fn delete_matching_with_dvs(
     let mut deleted: u64 = 0;
     let mut deletes = Vec::new();
     for m in snapshot.inner().files_matching(pred) {
-        let add = m.add;
-        txn.read_file(add);
+        let add = m.file.to_add();
+        txn.read_file(&add);
         if all_match(pred, &m.summary()) {
-            deleted += live_rows(&plan, add)?;
-            let mut r = Remove::from_add(add, now, true);
+            deleted += live_rows(&plan, &add)?;
+            let mut r = Remove::from_add(&add, now, true);
             r.stats = add.stats.clone();
             txn.remove_file(r);
             continue;
         }
         let mut positions = RoaringTreemap::new();
-        for (_, rows) in plan.read_file_with_positions(add)? {
+        for (_, rows) in plan.read_file_with_positions(&add)? {
             positions.extend(rows.values().iter().copied());
         }
         if !positions.is_empty() {
-            deletes.push(FileDeletes::new(add.clone(), positions));
+            deletes.push(FileDeletes::new(add, positions));
         }
     }
     // Deletion vectors need no change-data files: readers derive the deleted rows from

@@ -263,7 +263,7 @@ impl ChangesBuilder {
                 planned
                     .tasks
                     .into_iter()
-                    .filter(|t| files.may_match(&t.file))
+                    .filter(|t| files.may_match((&t.file).into()))
                     .collect()
             }
             None => planned.tasks,

@@ -28,7 +28,7 @@ use alluvium_txlog::table::TableConfiguration;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 
-use crate::{Error, Result};
+use crate::{Error, FileRef, Result};
 
 /// Reads one file task of a scan ([`Scan::file_tasks`]): its non-empty batches in file
 /// order, of the scan's schema. Memory holds that one file's rows.
@@ -114,8 +114,8 @@ impl Snapshot {
     /// # Errors
     /// A missing or unreadable data file, a corrupt deletion vector, or a column that
     /// cannot be read as its type; each names the file.
-    pub fn read_whole_file(&self, add: &Add) -> Result<Vec<RecordBatch>> {
-        read_whole_file(self, add)
+    pub fn read_whole_file<'a>(&self, file: impl Into<FileRef<'a>>) -> Result<Vec<RecordBatch>> {
+        read_whole_file(self, &file.into().to_add())
     }
 }
 
@@ -244,9 +244,9 @@ impl ScanBuilder {
             Some(p) => snapshot
                 .inner()
                 .files_matching(p)
-                .map(|m| m.add.clone())
+                .map(|m| m.file.to_add())
                 .collect(),
-            None => snapshot.files().cloned().collect(),
+            None => snapshot.files().map(|f| f.to_add()).collect(),
         };
         files.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(Scan {

@@ -1066,7 +1066,7 @@ fn a_point_lookup_fetches_only_the_pages_that_may_hold_the_key() {
     let snapshot = store.state_table().snapshot().unwrap();
     let files: Vec<_> = snapshot.files().collect();
     assert_eq!(files.len(), 1);
-    let size = files[0].size as u64;
+    let size = files[0].size() as u64;
     // Warm the footer cache, then look up another key.
     assert_eq!(
         store.get(&keys(&[10]), StateAt::Latest).unwrap().num_rows(),

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::maps::{OptStringMap, opt_map};
+use crate::FileRef;
 use crate::dv::DeletionVectorDescriptor;
 
 fn default_true() -> bool {
@@ -89,14 +90,13 @@ impl Add {
     /// The file's physical row count from its statistics (`numRecords`), if they have one
     /// (only that field is decoded).
     pub fn num_records(&self) -> Option<i64> {
-        crate::stats::FileStats::parse_columns(self.stats.as_deref()?, &[])?.num_records
+        FileRef::from(self).num_records()
     }
 
     /// The rows of the file that are live: [`num_records`](Self::num_records) minus its
     /// deletion vector's cardinality; `None` without a row count.
     pub fn live_rows(&self) -> Option<i64> {
-        let deleted = self.deletion_vector.as_ref().map_or(0, |d| d.cardinality);
-        Some(self.num_records()?.saturating_sub(deleted).max(0))
+        FileRef::from(self).live_rows()
     }
 }
 
@@ -217,19 +217,24 @@ pub struct Remove {
 impl Remove {
     /// The tombstone that removes `add` at `deletion_timestamp`, carrying the add's metadata
     /// as Spark does (so conflict checks and VACUUM have what they need).
-    pub fn from_add(add: &Add, deletion_timestamp: i64, data_change: bool) -> Remove {
+    pub fn from_add<'a>(
+        add: impl Into<FileRef<'a>>,
+        deletion_timestamp: i64,
+        data_change: bool,
+    ) -> Remove {
+        let add = add.into();
         Remove {
-            path: add.path.clone(),
+            path: add.path().to_string(),
             deletion_timestamp: Some(deletion_timestamp),
             data_change,
             extended_file_metadata: Some(true),
-            partition_values: Some(add.partition_values.clone()),
-            size: Some(add.size),
+            partition_values: Some(add.partition_values().clone()),
+            size: Some(add.size()),
             stats: None,
-            tags: add.tags.clone(),
-            deletion_vector: add.deletion_vector.clone(),
-            base_row_id: add.base_row_id,
-            default_row_commit_version: add.default_row_commit_version,
+            tags: add.tags().cloned(),
+            deletion_vector: add.deletion_vector().cloned().map(Box::new),
+            base_row_id: add.base_row_id(),
+            default_row_commit_version: add.default_row_commit_version(),
         }
     }
 }
