@@ -55,6 +55,14 @@ impl Texts {
         self.text.reserve(bytes);
     }
 
+    /// Room for `bytes` more now; when that needs a new allocation, room for `times` as
+    /// many (`times` chunks of this size are expected).
+    fn grow_for(&mut self, bytes: usize, times: usize) {
+        if self.text.capacity() - self.text.len() < bytes {
+            self.text.reserve(bytes.saturating_mul(times));
+        }
+    }
+
     fn shrink(&mut self) {
         self.text.shrink_to_fit();
         self.ends.shrink_to_fit();
@@ -230,16 +238,17 @@ impl FileColumns {
             },
             None => NO_EXTRA,
         };
+        let stats = file.stats();
         self.hashes.push(hash);
         self.paths.push(file.path());
-        self.stats.push(file.stats().unwrap_or(""));
+        self.stats.push(stats.unwrap_or(""));
         self.sizes.push(file.size());
         self.modification_times.push(file.modification_time());
         let mut flags = 0;
         if file.data_change() {
             flags |= DATA_CHANGE;
         }
-        if file.stats().is_some() {
+        if stats.is_some() {
             flags |= HAS_STATS;
         }
         self.flags.push(flags);
@@ -257,6 +266,12 @@ impl FileColumns {
     /// at most one entry per row, so its codes fit in `u32` as rows do.
     fn intern(&mut self, values: &OptStringMap) -> u32 {
         use std::hash::BuildHasher;
+        // Files come in runs of one partition (every file, in an unpartitioned table).
+        if let Some(&last) = self.partitions.last()
+            && self.partition_maps.get(last as usize) == Some(values)
+        {
+            return last;
+        }
         let hash = self.hashing.hash_one(values);
         let maps = &self.partition_maps;
         if let Some(&code) = self
@@ -384,17 +399,30 @@ impl Frozen for FileColumns {
         self.push(hash, entry)
     }
 
-    fn append(&mut self, overlay: Slab<Add>) -> Result<(), Slab<Add>> {
+    fn absorb(&mut self, overlay: &mut Slab<Add>) -> bool {
         // Checked up front, so that no push below fails half-way (rows and extras both
         // stay under the bound when the sum does).
         if self.hashes.len().saturating_add(overlay.len()) >= NO_EXTRA as usize {
-            return Err(overlay);
+            return false;
         }
         self.reserve(overlay.len());
+        // The text arenas grow by what this chunk holds, times the rows still reserved
+        // for: a load reserves rows for its checkpoint, so its arenas are allocated about
+        // once instead of doubling (and copying) a dozen times.
+        let coming = self.hashes.capacity() - self.hashes.len();
+        let (mut paths, mut stats) = (0usize, 0usize);
+        for (_, a) in overlay.iter() {
+            paths += a.path.len();
+            stats += a.stats.as_ref().map_or(0, String::len);
+        }
+        let chunks = (coming / overlay.len().max(1)).max(1);
+        self.paths.grow_for(paths, chunks);
+        self.stats.grow_for(stats, chunks);
         for (h, add) in overlay.iter() {
             self.push(*h, FileRef::from(add));
         }
-        Ok(())
+        overlay.clear();
+        true
     }
 
     fn shrink(&mut self) {

@@ -252,6 +252,12 @@ impl<T> Slab<T> {
         self.entries.swap_remove(i);
     }
 
+    /// Removes every entry, keeping the room.
+    pub(crate) fn clear(&mut self) {
+        self.entries.clear();
+        self.index.clear();
+    }
+
     pub(crate) fn iter(&self) -> impl Iterator<Item = &(u64, T)> {
         self.entries.iter()
     }
@@ -310,9 +316,10 @@ pub(crate) trait Frozen: Default {
     /// Appends a copy of `entry`, whose key is not present, under `hash`; false (nothing
     /// appended) when the base can hold no more.
     fn push_ref(&mut self, hash: u64, entry: Self::Ref<'_>) -> bool;
-    /// Appends the overlay's entries, none of whose keys is present; gives them back when
-    /// the base can hold no more (and then holds none of them).
-    fn append(&mut self, overlay: Slab<Self::Item>) -> Result<(), Slab<Self::Item>>;
+    /// Moves the overlay's entries, none of whose keys is present, into the base, leaving
+    /// the overlay empty with its room (a load fills it again); false, changing nothing,
+    /// when the base can hold no more.
+    fn absorb(&mut self, overlay: &mut Slab<Self::Item>) -> bool;
     /// Gives back spare room.
     fn shrink(&mut self);
     /// The heap the base holds ([`crate::memory`]).
@@ -358,18 +365,19 @@ where
         true
     }
 
-    fn append(&mut self, overlay: Slab<T>) -> Result<(), Slab<T>> {
+    fn absorb(&mut self, overlay: &mut Slab<T>) -> bool {
         // An empty base without the room takes the overlay whole; one reserved for a load
         // keeps its room.
         if self.entries.is_empty() && self.entries.capacity() < overlay.len() {
-            *self = overlay;
-            return Ok(());
+            std::mem::swap(self, overlay);
+            return true;
         }
         self.reserve(overlay.len());
-        for (h, t) in overlay.entries {
+        for (h, t) in overlay.entries.drain(..) {
             self.push(h, t);
         }
-        Ok(())
+        overlay.index.clear();
+        true
     }
 
     fn shrink(&mut self) {
@@ -531,13 +539,7 @@ impl<B: Frozen> FileSet<B> {
         let Some(base) = Arc::get_mut(&mut self.base) else {
             return false;
         };
-        match base.append(std::mem::take(&mut self.overlay)) {
-            Ok(()) => true,
-            Err(overlay) => {
-                self.overlay = overlay;
-                false
-            }
-        }
+        base.absorb(&mut self.overlay)
     }
 
     /// Number of entries in the overlay.
