@@ -36,7 +36,16 @@ struct Texts {
 }
 
 impl Texts {
-    fn push(&mut self, s: &str) {
+    /// Appends `s`. When the arena must grow and `rows` are expected in all, it grows to
+    /// what they need at the average so far, so a load reserved for its rows copies its
+    /// arena about once instead of at every doubling.
+    fn push(&mut self, s: &str, rows: usize) {
+        let need = self.text.len() + s.len();
+        if need > self.text.capacity() {
+            let per_row = need / (self.ends.len() + 1);
+            let want = per_row.saturating_mul(rows.max(self.ends.len() + 1)) + per_row;
+            self.text.reserve(want.max(need) - self.text.len());
+        }
         self.text.push_str(s);
         self.ends.push(self.text.len());
     }
@@ -240,8 +249,9 @@ impl FileColumns {
         };
         let stats = file.stats();
         self.hashes.push(hash);
-        self.paths.push(file.path());
-        self.stats.push(stats.unwrap_or(""));
+        let expected = self.hashes.capacity();
+        self.paths.push(file.path(), expected);
+        self.stats.push(stats.unwrap_or(""), expected);
         self.sizes.push(file.size());
         self.modification_times.push(file.modification_time());
         let mut flags = 0;
@@ -397,6 +407,20 @@ impl Frozen for FileColumns {
 
     fn push_ref(&mut self, hash: u64, entry: FileRef<'_>) -> bool {
         self.push(hash, entry)
+    }
+
+    fn insert_new(
+        &mut self,
+        hash: u64,
+        item: Add,
+        same: impl Fn(FileRef<'_>, &Add) -> bool,
+    ) -> Result<(), Add> {
+        if self.find_row(hash, |f| same(f, &item)).is_some()
+            || !self.push(hash, FileRef::from(&item))
+        {
+            return Err(item);
+        }
+        Ok(())
     }
 
     fn absorb(&mut self, overlay: &mut Slab<Add>) -> bool {

@@ -316,6 +316,14 @@ pub(crate) trait Frozen: Default {
     /// Appends a copy of `entry`, whose key is not present, under `hash`; false (nothing
     /// appended) when the base can hold no more.
     fn push_ref(&mut self, hash: u64, entry: Self::Ref<'_>) -> bool;
+    /// Appends `item` under `hash` unless an entry with that hash satisfies `same` (or the
+    /// base can hold no more), in which case it gives `item` back.
+    fn insert_new(
+        &mut self,
+        hash: u64,
+        item: Self::Item,
+        same: impl Fn(Self::Ref<'_>, &Self::Item) -> bool,
+    ) -> Result<(), Self::Item>;
     /// Moves the overlay's entries, none of whose keys is present, into the base, leaving
     /// the overlay empty with its room (a load fills it again); false, changing nothing,
     /// when the base can hold no more.
@@ -363,6 +371,14 @@ where
     fn push_ref(&mut self, hash: u64, entry: &T) -> bool {
         self.push(hash, entry.clone());
         true
+    }
+
+    fn insert_new(&mut self, hash: u64, item: T, same: impl Fn(&T, &T) -> bool) -> Result<(), T> {
+        if self.find(hash, |t| same(t, &item)).is_some() {
+            return Err(item);
+        }
+        self.push(hash, item);
+        Ok(())
     }
 
     fn absorb(&mut self, overlay: &mut Slab<T>) -> bool {
@@ -454,6 +470,24 @@ impl<B: Frozen> FileSet<B> {
 
     /// Inserts or replaces the entry with `item`'s key.
     pub(crate) fn insert(&mut self, root: &TableRoot, hash: u64, item: B::Item) {
+        // Nothing shares the base and nothing shadows or masks it (a load, mostly): a new
+        // key goes straight into the base, found absent and placed in one visit of its
+        // index.
+        let item = match Arc::get_mut(&mut self.base) {
+            Some(base) if self.overlay.is_empty() && self.masked.is_empty() => {
+                match base.insert_new(hash, item, |t, item| {
+                    key_eq(
+                        root,
+                        (t.key_path(), t.key_dv()),
+                        (item.key_path(), item.key_dv()),
+                    )
+                }) {
+                    Ok(()) => return,
+                    Err(item) => item,
+                }
+            }
+            _ => item,
+        };
         let key = (item.key_path(), item.key_dv());
         if let Some(i) = self
             .overlay
@@ -647,14 +681,12 @@ mod tests {
             s.base.entries.capacity() >= 1000,
             "an unshared base is reserved"
         );
-        for i in 0..1000 {
+        // New keys go straight into an unshared base.
+        for i in 0..1001 {
             let a = add(&format!("f{i}"), i);
             s.insert(&root, key_hash(&hashing, &root, &a.path, None), a);
         }
-        assert!(s.absorb_overlay());
-        let a = add("late", 0);
-        s.insert(&root, key_hash(&hashing, &root, &a.path, None), a);
-        assert!(s.absorb_overlay());
+        assert_eq!(s.overlay.len(), 0);
         assert!(
             s.base.entries.capacity() >= 2000,
             "the late add doubled the room"
