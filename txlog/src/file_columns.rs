@@ -20,7 +20,7 @@
 use hashbrown::HashTable;
 
 use crate::FileRef;
-use crate::actions::{Add, DeletionVectorDescriptor, OptStringMap};
+use crate::actions::{Action, Add, DeletionVectorDescriptor, OptStringMap};
 use crate::file_set::{Frozen, Slab};
 use crate::memory::{HeapSize, block, hash_table};
 
@@ -231,10 +231,21 @@ impl FileColumns {
     /// columns unchanged, when they already hold the most rows they can (invariant 4).
     fn push(&mut self, hash: u64, file: FileRef<'_>) -> bool {
         let row = self.hashes.len();
-        let Ok(row32) = u32::try_from(row) else {
+        if !self.push_unindexed(hash, file) {
             return false;
-        };
-        if row32 == u32::MAX {
+        }
+        let hashes = &self.hashes;
+        // `push_unindexed` checked that the row number fits.
+        self.index.insert_unique(hash, row as u32, |&i| {
+            hashes.get(i as usize).copied().unwrap_or_default()
+        });
+        true
+    }
+
+    /// [`push`](Self::push) without the index: a chunk's columns, only ever iterated.
+    fn push_unindexed(&mut self, hash: u64, file: FileRef<'_>) -> bool {
+        let row = self.hashes.len();
+        if u32::try_from(row).is_err() || row >= NO_EXTRA as usize {
             return false;
         }
         let extra = match Extras::of(file) {
@@ -265,10 +276,6 @@ impl FileColumns {
         let code = self.intern(file.partition_values());
         self.partitions.push(code);
         self.extra.push(extra);
-        let hashes = &self.hashes;
-        self.index.insert_unique(hash, row32, |&i| {
-            hashes.get(i as usize).copied().unwrap_or_default()
-        });
         true
     }
 
@@ -376,6 +383,10 @@ impl Frozen for FileColumns {
         self.hashes.len()
     }
 
+    fn to_item(entry: FileRef<'_>) -> Add {
+        entry.to_add()
+    }
+
     fn get(&self, row: usize) -> Option<FileRef<'_>> {
         let row = u32::try_from(row)
             .ok()
@@ -455,6 +466,77 @@ impl Frozen for FileColumns {
 
     fn heap_bytes(&self) -> usize {
         self.heap()
+    }
+}
+
+/// A chunk [`AddChunk::pack`] gives back: its actions and their hashes.
+pub(crate) type Unpacked = (Vec<Action>, Vec<u64>);
+
+/// The adds of one decoded chunk, packed into columns on the thread that decoded them (the
+/// strings copied once, the structs freed where they were allocated), each with its key
+/// hash, for a replay to copy into its own columns: see [`KeyHasher::packing_adds`].
+///
+/// [`KeyHasher::packing_adds`]: crate::file_set::KeyHasher::packing_adds
+#[derive(Debug, Default)]
+pub struct AddChunk {
+    columns: FileColumns,
+}
+
+impl AddChunk {
+    /// Packs the adds of `actions` (`hashes[i]` the key hash of `actions[i]`) and returns
+    /// the other actions, in order; gives both back when the chunk has a remove (whose
+    /// order among the adds matters), holds no add or is too large.
+    pub(crate) fn pack(
+        actions: Vec<Action>,
+        hashes: Vec<u64>,
+    ) -> std::result::Result<(AddChunk, Vec<Action>), Unpacked> {
+        let adds = actions
+            .iter()
+            .filter(|a| matches!(a, Action::Add(_)))
+            .count();
+        if adds == 0
+            || adds >= NO_EXTRA as usize
+            || hashes.len() != actions.len()
+            || actions.iter().any(|a| matches!(a, Action::Remove(_)))
+        {
+            return Err((actions, hashes));
+        }
+        let mut columns = FileColumns::default();
+        columns.hashes.reserve(adds);
+        let mut others = Vec::new();
+        for (hash, action) in hashes.into_iter().zip(actions) {
+            match action {
+                // Below the bound, checked above: the push succeeds.
+                Action::Add(add) => {
+                    columns.push_unindexed(hash, FileRef::from(&add));
+                }
+                other => others.push(other),
+            }
+        }
+        Ok((AddChunk { columns }, others))
+    }
+
+    /// The adds as actions, for a sink that does not take them packed.
+    pub(crate) fn into_actions(self) -> (Vec<Action>, Vec<u64>) {
+        self.columns
+            .entries()
+            .map(|(h, f)| (Action::Add(f.to_add()), h))
+            .unzip()
+    }
+
+    /// The adds with their hashes, in order.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (u64, FileRef<'_>)> {
+        self.columns.entries()
+    }
+
+    /// Number of adds.
+    pub fn len(&self) -> usize {
+        self.columns.hashes.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.columns.hashes.is_empty()
     }
 }
 

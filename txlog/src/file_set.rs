@@ -98,11 +98,28 @@ pub(crate) fn key_hash(
 pub struct KeyHasher {
     hashing: hashbrown::DefaultHashBuilder,
     root: TableRoot,
+    packs_adds: bool,
 }
 
 impl KeyHasher {
     pub(crate) fn new(hashing: hashbrown::DefaultHashBuilder, root: TableRoot) -> Self {
-        KeyHasher { hashing, root }
+        KeyHasher {
+            hashing,
+            root,
+            packs_adds: false,
+        }
+    }
+
+    /// The same hasher, also asking the decoding threads to pack the adds of chunks
+    /// without removes into columns ([`AddChunk`]).
+    pub(crate) fn packing_adds(mut self) -> Self {
+        self.packs_adds = true;
+        self
+    }
+
+    /// Whether the sink takes adds packed ([`KeyHasher::packing_adds`]).
+    pub(crate) fn packs_adds(&self) -> bool {
+        self.packs_adds
     }
 
     /// The key hash of a file action; 0 for the other actions (never looked up).
@@ -303,6 +320,8 @@ pub(crate) trait Frozen: Default {
         Self: 'a;
     /// Number of entries.
     fn len(&self) -> usize;
+    /// An owned copy of an entry.
+    fn to_item(entry: Self::Ref<'_>) -> Self::Item;
     /// The entry at `i`.
     fn get(&self, i: usize) -> Option<Self::Ref<'_>>;
     /// The position of the entry with this hash satisfying `eq`.
@@ -346,6 +365,10 @@ where
 
     fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    fn to_item(entry: &T) -> T {
+        entry.clone()
     }
 
     fn get(&self, i: usize) -> Option<&T> {
@@ -501,6 +524,31 @@ impl<B: Frozen> FileSet<B> {
             self.masked.insert_unique(hash, m, |m| m.hash);
         }
         self.overlay.push(hash, item);
+    }
+
+    /// Inserts or replaces the entry with `entry`'s key, copying it: a new key straight
+    /// into an unshared, unmasked base (how a load applies the adds its decoding threads
+    /// packed), else as [`insert`](Self::insert) does.
+    pub(crate) fn insert_copy(&mut self, root: &TableRoot, hash: u64, entry: B::Ref<'_>) {
+        if self.overlay.is_empty()
+            && self.masked.is_empty()
+            && let Some(base) = Arc::get_mut(&mut self.base)
+        {
+            let key = (entry.key_path(), entry.key_dv());
+            if base
+                .find(hash, |t| key_eq(root, (t.key_path(), t.key_dv()), key))
+                .is_none()
+                && base.push_ref(hash, entry)
+            {
+                return;
+            }
+        }
+        self.insert(root, hash, B::to_item(entry));
+    }
+
+    /// Whether the set is empty.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Removes the entry with this key; returns whether there was one.

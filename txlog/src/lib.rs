@@ -58,6 +58,7 @@ pub mod table;
 pub mod void;
 
 pub use error::{FeatureSide, LogError, Result};
+pub use file_columns::AddChunk;
 pub use file_ref::FileRef;
 // The table-configuration modules live under `table/`; their old paths stay valid.
 pub use table::{

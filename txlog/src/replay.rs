@@ -16,7 +16,7 @@ use crate::actions::{
     Action, Add, DeletionVectorDescriptor, DomainMetadata, Metadata, Protocol, Remove,
     SetTransaction,
 };
-use crate::file_columns::FileColumns;
+use crate::file_columns::{AddChunk, FileColumns};
 use crate::file_set::{FileSet, KeyHasher, Slab, key_hash};
 use crate::log_path::Version;
 use crate::path::TableRoot;
@@ -290,7 +290,21 @@ impl crate::checkpoint::ActionSink for Replay {
     }
 
     fn key_hasher(&self) -> Option<KeyHasher> {
-        Some(KeyHasher::new(self.hashing.clone(), self.root.clone()))
+        Some(KeyHasher::new(self.hashing.clone(), self.root.clone()).packing_adds())
+    }
+
+    fn accept_packed(&mut self, adds: AddChunk, others: Vec<Action>) -> Result<()> {
+        // No remove among `others`: only file actions interact, so the adds may follow.
+        self.apply_all(others);
+        let root = &self.root;
+        for (hash, file) in adds.entries() {
+            if !self.tombstones.is_empty() {
+                self.tombstones
+                    .remove(root, hash, (file.path(), file.deletion_vector()));
+            }
+            self.files.insert_copy(root, hash, file);
+        }
+        Ok(())
     }
 
     fn accept_hashed(&mut self, actions: Vec<Action>, hashes: Vec<u64>) -> Result<()> {
@@ -382,6 +396,71 @@ mod tests {
         let paths: Vec<&str> = state.files().map(|f| f.path()).collect();
         assert_eq!(paths, ["d"]);
         assert_eq!(state.tombstones().count(), 2);
+    }
+
+    /// Adds packed on decoding threads replay as the same actions applied one by one
+    /// (the oracle): across chunks, after tombstones of earlier chunks, with a duplicate
+    /// key in one chunk (the later add wins), with other actions among them, and next to a
+    /// chunk with removes, which is not packed (its order matters).
+    #[test]
+    fn packed_chunks_replay_as_their_actions() {
+        use crate::checkpoint::ActionSink;
+        let chunks: Vec<Vec<Action>> = vec![
+            vec![Action::Remove(remove("t1")), Action::Add(add("a"))],
+            vec![
+                Action::Add(add("t1")),
+                Action::Txn(SetTransaction {
+                    app_id: "app".into(),
+                    version: 3,
+                    last_updated: None,
+                }),
+                Action::Add(Add {
+                    deletion_vector: Some(Box::new(dv("x"))),
+                    ..add("d")
+                }),
+                Action::Add(Add {
+                    size: 7,
+                    ..add("a")
+                }),
+                Action::Add(Add {
+                    size: 8,
+                    ..add("a")
+                }),
+                Action::Add(add("file:///t/e")),
+            ],
+        ];
+        let mut packed = base();
+        let mut oracle = base();
+        let hasher = packed.key_hasher().expect("a replay hashes its keys");
+        assert!(hasher.packs_adds());
+        let mut packs = 0;
+        for chunk in chunks {
+            oracle.apply_all(chunk.clone());
+            let hashes: Vec<u64> = chunk.iter().map(|a| hasher.action_hash(a)).collect();
+            match AddChunk::pack(chunk, hashes) {
+                Ok((adds, others)) => {
+                    packs += 1;
+                    packed.accept_packed(adds, others).unwrap();
+                }
+                Err((actions, hashes)) => packed.accept_hashed(actions, hashes).unwrap(),
+            }
+        }
+        assert_eq!(packs, 1, "only the chunk without removes is packed");
+        let (packed, oracle) = (packed.finish(1).unwrap(), oracle.finish(1).unwrap());
+        let sorted = |s: &TableState| {
+            let mut v: Vec<Add> = s.files().map(FileRef::to_add).collect();
+            v.sort_by(|a, b| a.path.cmp(&b.path));
+            v
+        };
+        assert_eq!(sorted(&packed), sorted(&oracle));
+        assert_eq!(packed.file("a", None).map(|f| f.size()), Some(8));
+        assert_eq!(packed.tombstones().count(), oracle.tombstones().count());
+        assert_eq!(
+            packed.tombstones().count(),
+            0,
+            "the re-add ended the tombstone"
+        );
+        assert_eq!(packed.app_transactions().len(), 1);
     }
 
     /// A chunk whose hashes do not line up with its actions is applied whole, as if

@@ -22,6 +22,7 @@ use super::schema::{PARTITION_VALUES_PARSED, STATS_PARSED};
 use super::thrift_check;
 use crate::actions::*;
 use crate::commit::decode_commit;
+use crate::file_columns::AddChunk;
 use crate::file_set::KeyHasher;
 use crate::log_path::{CheckpointFormat, CheckpointKind, DELTA_LOG_DIR, SIDECAR_DIR, Version};
 use crate::{LogError, Result};
@@ -94,26 +95,53 @@ pub trait ActionSink {
         let _ = hashes;
         self.accept(actions)
     }
+
+    /// Takes the next chunk when its hasher packs adds ([`KeyHasher`]): the chunk's adds,
+    /// packed on the decoding thread, and its other actions in order (never a remove, so
+    /// the adds may be applied after them). The default unpacks them for
+    /// [`ActionSink::accept_hashed`].
+    ///
+    /// # Errors
+    /// As [`ActionSink::accept`].
+    fn accept_packed(&mut self, adds: AddChunk, others: Vec<Action>) -> Result<()> {
+        let (mut actions, mut hashes) = adds.into_actions();
+        if !others.is_empty() {
+            hashes.extend(others.iter().map(|_| 0));
+            actions.extend(others);
+        }
+        self.accept_hashed(actions, hashes)
+    }
 }
 
-/// A decoded chunk and, when the sink hashes keys, the hash of each of its actions (else
-/// empty).
-type Decoded = (Vec<Action>, Vec<u64>);
+/// A decoded chunk: its actions and, when the sink hashes keys, the hash of each (else
+/// empty); or, when the sink takes adds packed, its adds packed and its other actions.
+enum Decoded {
+    Actions(Vec<Action>, Vec<u64>),
+    Packed(Box<AddChunk>, Vec<Action>),
+}
 
-/// Hashes what `actions` holds when there is a hasher (on the decoding thread).
+/// Hashes what `actions` holds when there is a hasher, and packs the adds when it asks for
+/// that (on the decoding thread).
 fn hashed(hasher: Option<&KeyHasher>, actions: Vec<Action>) -> Decoded {
-    let hashes = hasher.map_or_else(Vec::new, |h| {
-        actions.iter().map(|a| h.action_hash(a)).collect()
-    });
-    (actions, hashes)
+    let Some(h) = hasher else {
+        return Decoded::Actions(actions, Vec::new());
+    };
+    let hashes: Vec<u64> = actions.iter().map(|a| h.action_hash(a)).collect();
+    if !h.packs_adds() {
+        return Decoded::Actions(actions, hashes);
+    }
+    match AddChunk::pack(actions, hashes) {
+        Ok((adds, others)) => Decoded::Packed(Box::new(adds), others),
+        Err((actions, hashes)) => Decoded::Actions(actions, hashes),
+    }
 }
 
 /// Hands a decoded chunk to `sink`, with its hashes when it has them.
-fn hand(sink: &mut dyn ActionSink, (actions, hashes): Decoded) -> Result<()> {
-    if hashes.is_empty() {
-        sink.accept(actions)
-    } else {
-        sink.accept_hashed(actions, hashes)
+fn hand(sink: &mut dyn ActionSink, decoded: Decoded) -> Result<()> {
+    match decoded {
+        Decoded::Actions(actions, hashes) if hashes.is_empty() => sink.accept(actions),
+        Decoded::Actions(actions, hashes) => sink.accept_hashed(actions, hashes),
+        Decoded::Packed(adds, others) => sink.accept_packed(*adds, others),
     }
 }
 
@@ -836,6 +864,18 @@ impl ActionSink for SidecarSplitter<'_> {
         self.inner.key_hasher()
     }
 
+    fn accept_packed(&mut self, adds: AddChunk, mut others: Vec<Action>) -> Result<()> {
+        others.retain(|a| {
+            if let Action::Sidecar(s) = a {
+                self.sidecars.push(s.clone());
+                false
+            } else {
+                true
+            }
+        });
+        self.inner.accept_packed(adds, others)
+    }
+
     fn accept_hashed(&mut self, actions: Vec<Action>, hashes: Vec<u64>) -> Result<()> {
         if !actions.iter().any(|a| matches!(a, Action::Sidecar(_))) {
             return self.inner.accept_hashed(actions, hashes);
@@ -879,6 +919,10 @@ impl ActionSink for FileActionsOnly<'_> {
             .filter(|(a, _)| matches!(a, Action::Add(_) | Action::Remove(_)))
             .unzip();
         self.0.accept_hashed(actions, hashes)
+    }
+
+    fn accept_packed(&mut self, adds: AddChunk, _others: Vec<Action>) -> Result<()> {
+        self.0.accept_packed(adds, Vec::new())
     }
 }
 
