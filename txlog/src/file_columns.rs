@@ -21,8 +21,9 @@ use hashbrown::HashTable;
 
 use crate::FileRef;
 use crate::actions::{Action, Add, DeletionVectorDescriptor, OptStringMap};
-use crate::file_set::{Frozen, Slab};
+use crate::file_set::{FileSet, Frozen, Slab, key_eq};
 use crate::memory::{HeapSize, block, hash_table};
+use crate::path::TableRoot;
 
 const DATA_CHANGE: u8 = 1;
 const HAS_STATS: u8 = 2;
@@ -62,6 +63,29 @@ impl Texts {
     fn reserve(&mut self, rows: usize, bytes: usize) {
         self.ends.reserve(rows);
         self.text.reserve(bytes);
+    }
+
+    /// Appends every string of `other`; grows as [`push`](Self::push) does.
+    fn extend(&mut self, other: &Texts, rows: usize) {
+        let offset = self.text.len();
+        let need = offset + other.text.len();
+        if need > self.text.capacity() {
+            let per_row = need / (self.ends.len() + other.ends.len()).max(1);
+            let want = per_row.saturating_mul(rows) + other.text.len();
+            self.text.reserve(want.max(need) - offset);
+        }
+        self.text.push_str(&other.text);
+        self.ends.extend(other.ends.iter().map(|e| e + offset));
+    }
+
+    /// Keeps the first `rows` strings.
+    fn truncate(&mut self, rows: usize) {
+        let end = match rows.checked_sub(1) {
+            Some(last) => self.ends.get(last).copied().unwrap_or(0),
+            None => 0,
+        };
+        self.text.truncate(end);
+        self.ends.truncate(rows);
     }
 
     /// Room for `bytes` more now; when that needs a new allocation, room for `times` as
@@ -240,6 +264,91 @@ impl FileColumns {
             hashes.get(i as usize).copied().unwrap_or_default()
         });
         true
+    }
+
+    /// Appends every row of `chunk` (columns built by [`AddChunk::pack`], without an
+    /// index) and indexes them. A row whose key (`same`) is already present, in this base
+    /// or earlier in the chunk, undoes the whole append and returns false, leaving the
+    /// rows to be inserted one by one (a key is then replaced, which columns cannot do in
+    /// place); so does a chunk that would pass the row bound.
+    fn append_chunk(
+        &mut self,
+        chunk: &FileColumns,
+        same: impl Fn(FileRef<'_>, FileRef<'_>) -> bool,
+    ) -> bool {
+        let before = self.hashes.len();
+        let extras_before = self.extras.len();
+        if before.saturating_add(chunk.hashes.len()) >= NO_EXTRA as usize {
+            return false;
+        }
+        let expected = self.hashes.capacity().max(before + chunk.hashes.len());
+        self.hashes.extend_from_slice(&chunk.hashes);
+        self.paths.extend(&chunk.paths, expected);
+        self.stats.extend(&chunk.stats, expected);
+        self.sizes.extend_from_slice(&chunk.sizes);
+        self.modification_times
+            .extend_from_slice(&chunk.modification_times);
+        self.flags.extend_from_slice(&chunk.flags);
+        let codes: Vec<u32> = chunk
+            .partition_maps
+            .iter()
+            .map(|m| self.intern(m))
+            .collect();
+        self.partitions.extend(
+            chunk
+                .partitions
+                .iter()
+                .map(|&c| codes.get(c as usize).copied().unwrap_or_default()),
+        );
+        // Below the row bound (checked above), so below `NO_EXTRA` too.
+        let shift = extras_before as u32;
+        self.extras.extend(chunk.extras.iter().cloned());
+        self.extra.extend(
+            chunk
+                .extra
+                .iter()
+                .map(|&e| if e == NO_EXTRA { NO_EXTRA } else { e + shift }),
+        );
+        let hashes = &self.hashes;
+        self.index.reserve(chunk.hashes.len(), |&i| {
+            hashes.get(i as usize).copied().unwrap_or_default()
+        });
+        for row in before..self.hashes.len() {
+            let hash = self.hashes.get(row).copied().unwrap_or_default();
+            let this = FileRef::from(Row {
+                columns: self,
+                row: row as u32,
+            });
+            if self.find_row(hash, |f| same(f, this)).is_some() {
+                self.undo_append(before, extras_before, row);
+                return false;
+            }
+            let hashes = &self.hashes;
+            self.index.insert_unique(hash, row as u32, |&i| {
+                hashes.get(i as usize).copied().unwrap_or_default()
+            });
+        }
+        true
+    }
+
+    /// Undoes an [`append_chunk`](Self::append_chunk) that had indexed the rows
+    /// `before..indexed`. Partition maps it added stay in the dictionary, unused.
+    fn undo_append(&mut self, before: usize, extras_before: usize, indexed: usize) {
+        for row in before..indexed {
+            let hash = self.hashes.get(row).copied().unwrap_or_default();
+            if let Ok(e) = self.index.find_entry(hash, |&i| i as usize == row) {
+                e.remove();
+            }
+        }
+        self.hashes.truncate(before);
+        self.paths.truncate(before);
+        self.stats.truncate(before);
+        self.sizes.truncate(before);
+        self.modification_times.truncate(before);
+        self.flags.truncate(before);
+        self.partitions.truncate(before);
+        self.extra.truncate(before);
+        self.extras.truncate(extras_before);
     }
 
     /// [`push`](Self::push) without the index: a chunk's columns, only ever iterated.
@@ -524,6 +633,15 @@ impl AddChunk {
             .unzip()
     }
 
+    /// Moves every add into `base`, all or none ([`FileColumns::append_chunk`]).
+    pub(crate) fn append_to(
+        &self,
+        base: &mut FileColumns,
+        same: impl Fn(FileRef<'_>, FileRef<'_>) -> bool,
+    ) -> bool {
+        base.append_chunk(&self.columns, same)
+    }
+
     /// The adds with their hashes, in order.
     pub(crate) fn entries(&self) -> impl Iterator<Item = (u64, FileRef<'_>)> {
         self.columns.entries()
@@ -537,6 +655,24 @@ impl AddChunk {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.columns.hashes.is_empty()
+    }
+}
+
+impl FileSet<FileColumns> {
+    /// Inserts a chunk of adds whose keys are all new in one append to an unshared,
+    /// unmasked base; false, inserting nothing, when the base is shared or masked or a key
+    /// is already present (the caller then inserts them one by one).
+    pub(crate) fn insert_chunk(&mut self, root: &TableRoot, chunk: &AddChunk) -> bool {
+        let Some(base) = self.unshared_base() else {
+            return false;
+        };
+        chunk.append_to(base, |a, b| {
+            key_eq(
+                root,
+                (a.path(), a.deletion_vector()),
+                (b.path(), b.deletion_vector()),
+            )
+        })
     }
 }
 
@@ -659,6 +795,87 @@ mod tests {
             "partition values are interned: {} distinct maps",
             c.partition_maps.len()
         );
+    }
+
+    /// Invariants 1 and 2: every column has a row per hash, and the index holds exactly
+    /// the rows, each under its own hash.
+    fn assert_consistent(c: &FileColumns) {
+        let n = c.hashes.len();
+        for len in [
+            c.paths.ends.len(),
+            c.stats.ends.len(),
+            c.sizes.len(),
+            c.modification_times.len(),
+            c.flags.len(),
+            c.partitions.len(),
+            c.extra.len(),
+        ] {
+            assert_eq!(len, n);
+        }
+        assert_eq!(c.index.len(), n, "the index holds exactly the rows");
+        for (row, &h) in c.hashes.iter().enumerate() {
+            assert!(
+                c.index.find(h, |&i| i as usize == row).is_some(),
+                "row {row}"
+            );
+        }
+    }
+
+    /// A chunk of new keys is appended whole; one with a key already in the base, or
+    /// twice in itself, is undone, leaving the base as it was (rows, index, extras).
+    #[test]
+    fn a_chunk_appends_whole_or_not_at_all() {
+        let root = TableRoot::new("file:///t");
+        let hashing = hashbrown::DefaultHashBuilder::default();
+        let mut rng = Rng(7);
+        let chunk_of = |rng: &mut Rng, names: &[&str]| {
+            let actions: Vec<Action> = names
+                .iter()
+                .map(|p| {
+                    // Keys by path alone: a deletion vector would make a distinct key.
+                    let mut a = random_add(rng, p.to_string());
+                    a.deletion_vector = None;
+                    Action::Add(a)
+                })
+                .collect();
+            let hashes = actions
+                .iter()
+                .map(|a| match a {
+                    Action::Add(a) => {
+                        key_hash(&hashing, &root, &a.path, a.deletion_vector.as_deref())
+                    }
+                    _ => 0,
+                })
+                .collect();
+            AddChunk::pack(actions, hashes).map(|(c, _)| c).unwrap()
+        };
+        let same = |a: FileRef<'_>, b: FileRef<'_>| {
+            key_eq(
+                &root,
+                (a.path(), a.deletion_vector()),
+                (b.path(), b.deletion_vector()),
+            )
+        };
+        let mut base = FileColumns::default();
+        let first = chunk_of(&mut rng, &["a", "b", "c"]);
+        assert!(first.append_to(&mut base, same));
+        let before: Vec<Add> = base.entries().map(|(_, f)| f.to_add()).collect();
+        let extras = base.extras.len();
+        for names in [&["d", "b", "e"][..], &["f", "g", "f"][..]] {
+            let chunk = chunk_of(&mut rng, names);
+            assert!(!chunk.append_to(&mut base, same), "{names:?}");
+            assert_consistent(&base);
+            let after: Vec<Add> = base.entries().map(|(_, f)| f.to_add()).collect();
+            assert_eq!(after, before, "{names:?}");
+            assert_eq!(base.extras.len(), extras);
+        }
+        let fresh = chunk_of(&mut rng, &["x", "y"]);
+        let mut want = before.clone();
+        want.extend(fresh.entries().map(|(_, f)| f.to_add()));
+        assert!(fresh.append_to(&mut base, same));
+        assert_consistent(&base);
+        let got: Vec<Add> = base.entries().map(|(_, f)| f.to_add()).collect();
+        assert_eq!(got, want);
     }
 
     /// Log replay over the columnar base agrees with replay over one struct per file (the

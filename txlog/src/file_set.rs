@@ -546,6 +546,15 @@ impl<B: Frozen> FileSet<B> {
         self.insert(root, hash, B::to_item(entry));
     }
 
+    /// The base, when nothing shares it and nothing shadows or masks it: entries may then
+    /// be added to it in place.
+    pub(crate) fn unshared_base(&mut self) -> Option<&mut B> {
+        if !self.overlay.is_empty() || !self.masked.is_empty() {
+            return None;
+        }
+        Arc::get_mut(&mut self.base)
+    }
+
     /// Whether the set is empty.
     pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
