@@ -150,7 +150,31 @@ impl Snapshot {
         self.inner.metadata()
     }
 
-    /// The live files.
+    /// The live files, in no particular order. Each is read through a [`FileRef`]: its
+    /// path, size, statistics, partition values and deletion vector where the snapshot
+    /// keeps them (as columns, not one struct per file), and [`FileRef::to_add`] for the
+    /// `add` action itself, built on demand.
+    ///
+    /// ```
+    /// # fn main() -> alluvium::Result<()> {
+    /// use std::sync::Arc;
+    /// use alluvium::arrow::array::{Int64Array, RecordBatch};
+    /// use alluvium::arrow::datatypes::{DataType, Field, Schema};
+    /// use alluvium::{Table, WriteOptions};
+    ///
+    /// let table = Table::in_memory();
+    /// let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
+    /// table.create(&schema, &[], [("delta.appendOnly", "true")])?;
+    /// let ids = Int64Array::from(vec![1, 2, 3]);
+    /// let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids)]).unwrap();
+    /// table.append([batch], &WriteOptions::default())?;
+    /// let snapshot = table.snapshot()?;
+    /// let rows: i64 = snapshot.files().filter_map(|f| f.num_records()).sum();
+    /// assert_eq!(rows, 3);
+    /// let add: alluvium::Add = snapshot.files().next().unwrap().to_add();
+    /// assert!(add.path.ends_with(".parquet"));
+    /// # Ok(()) }
+    /// ```
     pub fn files(&self) -> impl Iterator<Item = FileRef<'_>> {
         self.inner.files()
     }
