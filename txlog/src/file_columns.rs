@@ -331,6 +331,30 @@ impl FileColumns {
         true
     }
 
+    /// Indexes every row of columns built without an index; false, at the first key
+    /// already indexed (the caller drops the index).
+    fn index_all(&mut self, same: &impl Fn(FileRef<'_>, FileRef<'_>) -> bool) -> bool {
+        let hashes = &self.hashes;
+        self.index.reserve(hashes.len(), |&i| {
+            hashes.get(i as usize).copied().unwrap_or_default()
+        });
+        for row in 0..self.hashes.len() {
+            let hash = self.hashes.get(row).copied().unwrap_or_default();
+            let this = FileRef::from(Row {
+                columns: self,
+                row: row as u32,
+            });
+            if self.find_row(hash, |f| same(f, this)).is_some() {
+                return false;
+            }
+            let hashes = &self.hashes;
+            self.index.insert_unique(hash, row as u32, |&i| {
+                hashes.get(i as usize).copied().unwrap_or_default()
+            });
+        }
+        true
+    }
+
     /// Undoes an [`append_chunk`](Self::append_chunk) that had indexed the rows
     /// `before..indexed`. Partition maps it added stay in the dictionary, unused.
     fn undo_append(&mut self, before: usize, extras_before: usize, indexed: usize) {
@@ -633,13 +657,35 @@ impl AddChunk {
             .unzip()
     }
 
-    /// Moves every add into `base`, all or none ([`FileColumns::append_chunk`]).
+    /// Moves every add into `base`, all or none ([`FileColumns::append_chunk`]); gives
+    /// the chunk back when none. An empty base that was reserved for no more rows than
+    /// the chunk holds (a load of one chunk) takes the chunk's columns as they are.
     pub(crate) fn append_to(
-        &self,
+        self,
         base: &mut FileColumns,
         same: impl Fn(FileRef<'_>, FileRef<'_>) -> bool,
-    ) -> bool {
-        base.append_chunk(&self.columns, same)
+    ) -> std::result::Result<(), AddChunk> {
+        if base.hashes.is_empty()
+            && base.extras.is_empty()
+            && base.partition_maps.is_empty()
+            && self.columns.hashes.len() >= base.hashes.capacity()
+        {
+            let index = std::mem::take(&mut base.index);
+            *base = self.columns;
+            base.index = index;
+            if base.index_all(&same) {
+                return Ok(());
+            }
+            base.index.clear();
+            return Err(AddChunk {
+                columns: std::mem::take(base),
+            });
+        }
+        if base.append_chunk(&self.columns, same) {
+            Ok(())
+        } else {
+            Err(self)
+        }
     }
 
     /// The adds with their hashes, in order.
@@ -660,11 +706,15 @@ impl AddChunk {
 
 impl FileSet<FileColumns> {
     /// Inserts a chunk of adds whose keys are all new in one append to an unshared,
-    /// unmasked base; false, inserting nothing, when the base is shared or masked or a key
-    /// is already present (the caller then inserts them one by one).
-    pub(crate) fn insert_chunk(&mut self, root: &TableRoot, chunk: &AddChunk) -> bool {
+    /// unmasked base; gives the chunk back, inserting nothing, when the base is shared or
+    /// masked or a key is already present (the caller then inserts them one by one).
+    pub(crate) fn insert_chunk(
+        &mut self,
+        root: &TableRoot,
+        chunk: AddChunk,
+    ) -> std::result::Result<(), AddChunk> {
         let Some(base) = self.unshared_base() else {
-            return false;
+            return Err(chunk);
         };
         chunk.append_to(base, |a, b| {
             key_eq(
@@ -858,12 +908,21 @@ mod tests {
         };
         let mut base = FileColumns::default();
         let first = chunk_of(&mut rng, &["a", "b", "c"]);
-        assert!(first.append_to(&mut base, same));
+        // An empty base takes a first chunk as it is, unless a key repeats in it.
+        let twice = chunk_of(&mut rng, &["a", "z", "a"]);
+        let Err(twice) = twice.append_to(&mut base, same) else {
+            panic!("a chunk with a repeated key is refused");
+        };
+        assert_eq!(twice.len(), 3, "the chunk comes back whole");
+        assert_eq!(base.hashes.len(), 0);
+        assert_consistent(&base);
+        assert!(first.append_to(&mut base, same).is_ok());
+        assert_consistent(&base);
         let before: Vec<Add> = base.entries().map(|(_, f)| f.to_add()).collect();
         let extras = base.extras.len();
         for names in [&["d", "b", "e"][..], &["f", "g", "f"][..]] {
             let chunk = chunk_of(&mut rng, names);
-            assert!(!chunk.append_to(&mut base, same), "{names:?}");
+            assert!(chunk.append_to(&mut base, same).is_err(), "{names:?}");
             assert_consistent(&base);
             let after: Vec<Add> = base.entries().map(|(_, f)| f.to_add()).collect();
             assert_eq!(after, before, "{names:?}");
@@ -872,7 +931,7 @@ mod tests {
         let fresh = chunk_of(&mut rng, &["x", "y"]);
         let mut want = before.clone();
         want.extend(fresh.entries().map(|(_, f)| f.to_add()));
-        assert!(fresh.append_to(&mut base, same));
+        assert!(fresh.append_to(&mut base, same).is_ok());
         assert_consistent(&base);
         let got: Vec<Add> = base.entries().map(|(_, f)| f.to_add()).collect();
         assert_eq!(got, want);

@@ -298,9 +298,14 @@ impl crate::checkpoint::ActionSink for Replay {
         self.apply_all(others);
         let root = &self.root;
         // With no tombstone to end, the chunk usually goes into the columns whole.
-        if self.tombstones.is_empty() && self.files.insert_chunk(root, &adds) {
-            return Ok(());
-        }
+        let adds = if self.tombstones.is_empty() {
+            match self.files.insert_chunk(root, adds) {
+                Ok(()) => return Ok(()),
+                Err(adds) => adds,
+            }
+        } else {
+            adds
+        };
         for (hash, file) in adds.entries() {
             if !self.tombstones.is_empty() {
                 self.tombstones
