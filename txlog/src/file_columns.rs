@@ -612,7 +612,8 @@ pub(crate) type Unpacked = (Vec<Action>, Vec<u64>);
 /// [`KeyHasher::packing_adds`]: crate::file_set::KeyHasher::packing_adds
 #[derive(Debug, Default)]
 pub struct AddChunk {
-    columns: FileColumns,
+    /// Boxed: the chunk travels between threads and through results by value.
+    columns: Box<FileColumns>,
 }
 
 impl AddChunk {
@@ -646,7 +647,12 @@ impl AddChunk {
                 other => others.push(other),
             }
         }
-        Ok((AddChunk { columns }, others))
+        Ok((
+            AddChunk {
+                columns: Box::new(columns),
+            },
+            others,
+        ))
     }
 
     /// The adds as actions, for a sink that does not take them packed.
@@ -671,14 +677,14 @@ impl AddChunk {
             && self.columns.hashes.len() >= base.hashes.capacity()
         {
             let index = std::mem::take(&mut base.index);
-            *base = self.columns;
+            *base = *self.columns;
             base.index = index;
             if base.index_all(&same) {
                 return Ok(());
             }
             base.index.clear();
             return Err(AddChunk {
-                columns: std::mem::take(base),
+                columns: Box::new(std::mem::take(base)),
             });
         }
         if base.append_chunk(&self.columns, same) {

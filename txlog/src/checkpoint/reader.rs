@@ -117,7 +117,7 @@ pub trait ActionSink {
 /// empty); or, when the sink takes adds packed, its adds packed and its other actions.
 enum Decoded {
     Actions(Vec<Action>, Vec<u64>),
-    Packed(Box<AddChunk>, Vec<Action>),
+    Packed(AddChunk, Vec<Action>),
 }
 
 /// Hashes what `actions` holds when there is a hasher, and packs the adds when it asks for
@@ -131,7 +131,7 @@ fn hashed(hasher: Option<&KeyHasher>, actions: Vec<Action>) -> Decoded {
         return Decoded::Actions(actions, hashes);
     }
     match AddChunk::pack(actions, hashes) {
-        Ok((adds, others)) => Decoded::Packed(Box::new(adds), others),
+        Ok((adds, others)) => Decoded::Packed(adds, others),
         Err((actions, hashes)) => Decoded::Actions(actions, hashes),
     }
 }
@@ -141,7 +141,7 @@ fn hand(sink: &mut dyn ActionSink, decoded: Decoded) -> Result<()> {
     match decoded {
         Decoded::Actions(actions, hashes) if hashes.is_empty() => sink.accept(actions),
         Decoded::Actions(actions, hashes) => sink.accept_hashed(actions, hashes),
-        Decoded::Packed(adds, others) => sink.accept_packed(*adds, others),
+        Decoded::Packed(adds, others) => sink.accept_packed(adds, others),
     }
 }
 
