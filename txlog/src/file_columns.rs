@@ -309,50 +309,41 @@ impl FileColumns {
                 .iter()
                 .map(|&e| if e == NO_EXTRA { NO_EXTRA } else { e + shift }),
         );
-        let hashes = &self.hashes;
-        self.index.reserve(chunk.hashes.len(), |&i| {
-            hashes.get(i as usize).copied().unwrap_or_default()
-        });
-        for row in before..self.hashes.len() {
-            let hash = self.hashes.get(row).copied().unwrap_or_default();
-            let this = FileRef::from(Row {
-                columns: self,
-                row: row as u32,
-            });
-            if self.find_row(hash, |f| same(f, this)).is_some() {
+        match self.index_from(before, &same) {
+            Ok(()) => true,
+            Err(row) => {
                 self.undo_append(before, extras_before, row);
-                return false;
+                false
             }
-            let hashes = &self.hashes;
-            self.index.insert_unique(hash, row as u32, |&i| {
-                hashes.get(i as usize).copied().unwrap_or_default()
-            });
         }
-        true
     }
 
-    /// Indexes every row of columns built without an index; false, at the first key
-    /// already indexed (the caller drops the index).
-    fn index_all(&mut self, same: &impl Fn(FileRef<'_>, FileRef<'_>) -> bool) -> bool {
+    /// Indexes the rows from `from` on (appended without an index); `Err(row)` at the
+    /// first whose key (`same`) is already indexed, the rows before it indexed.
+    fn index_from(
+        &mut self,
+        from: usize,
+        same: &impl Fn(FileRef<'_>, FileRef<'_>) -> bool,
+    ) -> std::result::Result<(), usize> {
         let hashes = &self.hashes;
-        self.index.reserve(hashes.len(), |&i| {
+        self.index.reserve(hashes.len() - from, |&i| {
             hashes.get(i as usize).copied().unwrap_or_default()
         });
-        for row in 0..self.hashes.len() {
+        for row in from..self.hashes.len() {
             let hash = self.hashes.get(row).copied().unwrap_or_default();
             let this = FileRef::from(Row {
                 columns: self,
                 row: row as u32,
             });
             if self.find_row(hash, |f| same(f, this)).is_some() {
-                return false;
+                return Err(row);
             }
             let hashes = &self.hashes;
             self.index.insert_unique(hash, row as u32, |&i| {
                 hashes.get(i as usize).copied().unwrap_or_default()
             });
         }
-        true
+        Ok(())
     }
 
     /// Undoes an [`append_chunk`](Self::append_chunk) that had indexed the rows
@@ -679,7 +670,7 @@ impl AddChunk {
             let index = std::mem::take(&mut base.index);
             *base = *self.columns;
             base.index = index;
-            if base.index_all(&same) {
+            if base.index_from(0, &same).is_ok() {
                 return Ok(());
             }
             base.index.clear();
