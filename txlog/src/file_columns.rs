@@ -29,6 +29,16 @@ const DATA_CHANGE: u8 = 1;
 const HAS_STATS: u8 = 2;
 const NO_EXTRA: u32 = u32::MAX;
 
+/// Gives back a vector's spare room when it exceeds an eighth of its length, as [`Slab`]'s
+/// own trim does: a load over-reserves for its checkpoint's rows and that room is worth
+/// returning, while a base that only grew by a few rows keeps its room rather than copying
+/// its columns on every freeze.
+fn trim<T>(v: &mut Vec<T>) {
+    if v.capacity() - v.len() > v.len() / 8 {
+        v.shrink_to_fit();
+    }
+}
+
 /// Strings of one column, back to back in one arena.
 #[derive(Debug, Clone, Default)]
 struct Texts {
@@ -60,11 +70,6 @@ impl Texts {
         self.text.get(start..end).unwrap_or("")
     }
 
-    fn reserve(&mut self, rows: usize, bytes: usize) {
-        self.ends.reserve(rows);
-        self.text.reserve(bytes);
-    }
-
     /// Appends every string of `other`; grows as [`push`](Self::push) does.
     fn extend(&mut self, other: &Texts, rows: usize) {
         let offset = self.text.len();
@@ -88,17 +93,12 @@ impl Texts {
         self.ends.truncate(rows);
     }
 
-    /// Room for `bytes` more now; when that needs a new allocation, room for `times` as
-    /// many (`times` chunks of this size are expected).
-    fn grow_for(&mut self, bytes: usize, times: usize) {
-        if self.text.capacity() - self.text.len() < bytes {
-            self.text.reserve(bytes.saturating_mul(times));
-        }
-    }
-
     fn shrink(&mut self) {
-        self.text.shrink_to_fit();
-        self.ends.shrink_to_fit();
+        // As `trim`, for the arena.
+        if self.text.capacity() - self.text.len() > self.text.len() / 8 {
+            self.text.shrink_to_fit();
+        }
+        trim(&mut self.ends);
     }
 
     fn heap_bytes(&self) -> usize {
@@ -225,8 +225,8 @@ impl<'a> Row<'a> {
 impl FileColumns {
     fn reserve(&mut self, rows: usize) {
         self.hashes.reserve(rows);
-        self.paths.reserve(rows, 0);
-        self.stats.reserve(rows, 0);
+        self.paths.ends.reserve(rows);
+        self.stats.ends.reserve(rows);
         self.sizes.reserve(rows);
         self.modification_times.reserve(rows);
         self.flags.reserve(rows);
@@ -430,19 +430,19 @@ impl FileColumns {
         code
     }
 
-    /// Gives back spare room (a load reserves for its checkpoint's rows; a refresh that
-    /// rebuilds the base reserves for what it merges).
+    /// Gives back spare room beyond an eighth ([`trim`]): a load reserves for its
+    /// checkpoint's rows; a refresh that rebuilds the base reserves for what it merges.
     fn shrink_all(&mut self) {
-        self.hashes.shrink_to_fit();
+        trim(&mut self.hashes);
         self.paths.shrink();
         self.stats.shrink();
-        self.sizes.shrink_to_fit();
-        self.modification_times.shrink_to_fit();
-        self.flags.shrink_to_fit();
-        self.partitions.shrink_to_fit();
-        self.partition_maps.shrink_to_fit();
-        self.extra.shrink_to_fit();
-        self.extras.shrink_to_fit();
+        trim(&mut self.sizes);
+        trim(&mut self.modification_times);
+        trim(&mut self.flags);
+        trim(&mut self.partitions);
+        trim(&mut self.partition_maps);
+        trim(&mut self.extra);
+        trim(&mut self.extras);
     }
 
     /// The heap the columns hold ([`crate::memory`]).
@@ -565,18 +565,6 @@ impl Frozen for FileColumns {
             return false;
         }
         self.reserve(overlay.len());
-        // The text arenas grow by what this chunk holds, times the rows still reserved
-        // for: a load reserves rows for its checkpoint, so its arenas are allocated about
-        // once instead of doubling (and copying) a dozen times.
-        let coming = self.hashes.capacity() - self.hashes.len();
-        let (mut paths, mut stats) = (0usize, 0usize);
-        for (_, a) in overlay.iter() {
-            paths += a.path.len();
-            stats += a.stats.as_ref().map_or(0, String::len);
-        }
-        let chunks = (coming / overlay.len().max(1)).max(1);
-        self.paths.grow_for(paths, chunks);
-        self.stats.grow_for(stats, chunks);
         for (h, add) in overlay.iter() {
             self.push(*h, FileRef::from(add));
         }

@@ -434,6 +434,10 @@ pub(crate) struct FileSet<B: Frozen> {
     base: Arc<B>,
     overlay: Slab<B::Item>,
     masked: HashTable<Masked>,
+    /// The base was reserved for a load ([`FileSet::reserve`]): the next freeze gives
+    /// back what the load did not use. A base that grew in place without a reservation
+    /// keeps its room: trimming it at every freeze would copy it every time it grows.
+    reserved: bool,
 }
 
 impl<B: Frozen> Default for FileSet<B> {
@@ -442,6 +446,7 @@ impl<B: Frozen> Default for FileSet<B> {
             base: Arc::new(B::default()),
             overlay: Slab::default(),
             masked: HashTable::new(),
+            reserved: false,
         }
     }
 }
@@ -467,13 +472,15 @@ impl<B: Frozen> FileSet<B> {
                 .is_some()
     }
 
-    /// Reserves room for `n` more entries: in the base when nothing shares it (the
-    /// entries will move there, see [`absorb_overlay`](Self::absorb_overlay)), else in
-    /// the overlay.
+    /// Reserves room for `n` more entries: in the base when new keys go there
+    /// ([`unshared_base`](Self::unshared_base)), else in the overlay.
     pub(crate) fn reserve(&mut self, n: usize) {
-        match Arc::get_mut(&mut self.base) {
-            Some(base) if self.masked.is_empty() => base.reserve_more(n),
-            _ => self.overlay.reserve(n),
+        match self.unshared_base() {
+            Some(base) => {
+                base.reserve_more(n);
+                self.reserved = true;
+            }
+            None => self.overlay.reserve(n),
         }
     }
 
@@ -496,20 +503,18 @@ impl<B: Frozen> FileSet<B> {
         // Nothing shares the base and nothing shadows or masks it (a load, mostly): a new
         // key goes straight into the base, found absent and placed in one visit of its
         // index.
-        let item = match Arc::get_mut(&mut self.base) {
-            Some(base) if self.overlay.is_empty() && self.masked.is_empty() => {
-                match base.insert_new(hash, item, |t, item| {
-                    key_eq(
-                        root,
-                        (t.key_path(), t.key_dv()),
-                        (item.key_path(), item.key_dv()),
-                    )
-                }) {
-                    Ok(()) => return,
-                    Err(item) => item,
-                }
-            }
-            _ => item,
+        let item = match self.unshared_base() {
+            Some(base) => match base.insert_new(hash, item, |t, item| {
+                key_eq(
+                    root,
+                    (t.key_path(), t.key_dv()),
+                    (item.key_path(), item.key_dv()),
+                )
+            }) {
+                Ok(()) => return,
+                Err(item) => item,
+            },
+            None => item,
         };
         let key = (item.key_path(), item.key_dv());
         if let Some(i) = self
@@ -530,10 +535,7 @@ impl<B: Frozen> FileSet<B> {
     /// into an unshared, unmasked base (how a load applies the adds its decoding threads
     /// packed), else as [`insert`](Self::insert) does.
     pub(crate) fn insert_copy(&mut self, root: &TableRoot, hash: u64, entry: B::Ref<'_>) {
-        if self.overlay.is_empty()
-            && self.masked.is_empty()
-            && let Some(base) = Arc::get_mut(&mut self.base)
-        {
+        if let Some(base) = self.unshared_base() {
             let key = (entry.key_path(), entry.key_dv());
             if base
                 .find(hash, |t| key_eq(root, (t.key_path(), t.key_dv()), key))
@@ -620,9 +622,9 @@ impl<B: Frozen> FileSet<B> {
     }
 
     /// Moves the overlay into the base in place when nothing else shares the base and no
-    /// base entry is masked: a load builds its base a chunk at a time this way, so that the
-    /// entries of a large checkpoint never all exist as overlay structs at once. Returns
-    /// whether it moved them.
+    /// base entry is masked (entries added while another snapshot shared the base, which
+    /// has since been dropped): cheaper than building a new base. Returns whether it moved
+    /// them.
     pub(crate) fn absorb_overlay(&mut self) -> bool {
         if self.overlay.is_empty() || !self.masked.is_empty() {
             return false;
@@ -633,22 +635,13 @@ impl<B: Frozen> FileSet<B> {
         base.absorb(&mut self.overlay)
     }
 
-    /// Number of entries in the overlay.
-    pub(crate) fn overlay_len(&self) -> usize {
-        self.overlay.len()
-    }
-
     /// Folds the overlay into a new base when it has grown to a quarter of the base (or the
     /// base is empty), so lookups and iteration stay cheap; otherwise keeps sharing.
     pub(crate) fn freeze(&mut self) {
-        if self.overlay.is_empty() && self.masked.is_empty() {
-            if let Some(base) = Arc::get_mut(&mut self.base) {
-                base.shrink();
-            }
-            return;
-        }
-        if self.absorb_overlay() {
-            if let Some(base) = Arc::get_mut(&mut self.base) {
+        if (self.overlay.is_empty() && self.masked.is_empty()) || self.absorb_overlay() {
+            if std::mem::take(&mut self.reserved)
+                && let Some(base) = Arc::get_mut(&mut self.base)
+            {
                 base.shrink();
             }
             return;
@@ -672,6 +665,7 @@ impl<B: Frozen> FileSet<B> {
         self.base = Arc::new(merged);
         self.overlay = Slab::default();
         self.masked = HashTable::new();
+        self.reserved = false;
     }
 }
 
@@ -755,6 +749,26 @@ mod tests {
             "{}",
             s.base.entries.capacity()
         );
+    }
+
+    /// A base that grows in place without a reservation (a replay continued from a state
+    /// it owns) is not trimmed, and so not copied, at every freeze.
+    #[test]
+    fn an_unreserved_base_keeps_its_room_through_freezes() {
+        let root = TableRoot::new("memory://");
+        let hashing = hashbrown::DefaultHashBuilder::default();
+        let mut s: FileSet<Slab<Add>> = FileSet::default();
+        for i in 0..101 {
+            let a = add(&format!("f{i}"), i);
+            s.insert(&root, key_hash(&hashing, &root, &a.path, None), a);
+        }
+        let room = s.base.entries.capacity();
+        assert!(
+            room - 101 > 101 / 8,
+            "doubling left room a trim would return"
+        );
+        s.freeze();
+        assert_eq!(s.base.entries.capacity(), room);
     }
 
     #[test]

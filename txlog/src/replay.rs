@@ -24,9 +24,6 @@ use crate::{LogError, Result};
 
 type Hashing = hashbrown::DefaultHashBuilder;
 
-/// Overlay entries a replay moves into its columns at once ([`FileSet::absorb_overlay`]).
-const ABSORB_CHUNK: usize = 1 << 14;
-
 /// The reconciled state of the table at one version.
 #[derive(Debug, Clone)]
 pub struct TableState {
@@ -144,11 +141,6 @@ impl Replay {
         self.tombstones
             .remove(root, hash, (&add.path, add.deletion_vector.as_deref()));
         self.files.insert(root, hash, add);
-        // A load moves its adds into the columns a chunk at a time, so that a large
-        // checkpoint's files never all exist as structs at once.
-        if self.files.overlay_len() >= ABSORB_CHUNK {
-            self.files.absorb_overlay();
-        }
     }
 
     fn apply_hashed_remove(&mut self, hash: u64, rm: Remove) {
