@@ -122,14 +122,19 @@ pub(crate) struct Extras {
 
 impl Extras {
     fn of(file: FileRef<'_>) -> Option<Extras> {
-        let e = Extras {
+        Extras {
             tags: file.tags().cloned(),
             deletion_vector: file.deletion_vector().cloned(),
             base_row_id: file.base_row_id(),
             default_row_commit_version: file.default_row_commit_version(),
             clustering_provider: file.clustering_provider().map(str::to_string),
-        };
-        (e != Extras::default()).then_some(e)
+        }
+        .nonempty()
+    }
+
+    /// These fields, or `None` when the file has none of them (and needs no slot).
+    pub(crate) fn nonempty(self) -> Option<Extras> {
+        (self != Extras::default()).then_some(self)
     }
 
     fn heap_bytes(&self) -> usize {
@@ -138,6 +143,21 @@ impl Extras {
             .saturating_add(self.deletion_vector.heap_bytes())
             .saturating_add(self.clustering_provider.heap_bytes())
     }
+}
+
+/// One add's fields, borrowed from wherever they lie (an `Add`, or a checkpoint's Arrow
+/// columns, see [`AddChunk::push_fields`]), with its partition map already interned.
+#[derive(Debug)]
+pub(crate) struct AddFields<'a> {
+    pub(crate) path: &'a str,
+    pub(crate) size: i64,
+    pub(crate) modification_time: i64,
+    pub(crate) data_change: bool,
+    pub(crate) stats: Option<&'a str>,
+    /// The code [`AddChunk::partition_code`] gave the file's partition values.
+    pub(crate) partition: u32,
+    /// The rare fields, `None` when the file has none of them.
+    pub(crate) extras: Option<Extras>,
 }
 
 /// Live files as columns (see the module docs).
@@ -368,11 +388,28 @@ impl FileColumns {
 
     /// [`push`](Self::push) without the index: a chunk's columns, only ever iterated.
     fn push_unindexed(&mut self, hash: u64, file: FileRef<'_>) -> bool {
+        let partition = self.intern(file.partition_values());
+        let fields = AddFields {
+            path: file.path(),
+            size: file.size(),
+            modification_time: file.modification_time(),
+            data_change: file.data_change(),
+            stats: file.stats(),
+            partition,
+            extras: Extras::of(file),
+        };
+        self.push_fields(hash, fields)
+    }
+
+    /// Appends one add given field by field, without the index. Returns false, leaving the
+    /// columns unchanged but for an interned partition map, when they already hold the most
+    /// rows they can (invariant 4).
+    fn push_fields(&mut self, hash: u64, fields: AddFields<'_>) -> bool {
         let row = self.hashes.len();
         if u32::try_from(row).is_err() || row >= NO_EXTRA as usize {
             return false;
         }
-        let extra = match Extras::of(file) {
+        let extra = match fields.extras {
             Some(e) => match u32::try_from(self.extras.len()) {
                 Ok(i) if i != NO_EXTRA => {
                     self.extras.push(e);
@@ -382,36 +419,42 @@ impl FileColumns {
             },
             None => NO_EXTRA,
         };
-        let stats = file.stats();
         self.hashes.push(hash);
         let expected = self.hashes.capacity();
-        self.paths.push(file.path(), expected);
-        self.stats.push(stats.unwrap_or(""), expected);
-        self.sizes.push(file.size());
-        self.modification_times.push(file.modification_time());
+        self.paths.push(fields.path, expected);
+        self.stats.push(fields.stats.unwrap_or(""), expected);
+        self.sizes.push(fields.size);
+        self.modification_times.push(fields.modification_time);
         let mut flags = 0;
-        if file.data_change() {
+        if fields.data_change {
             flags |= DATA_CHANGE;
         }
-        if stats.is_some() {
+        if fields.stats.is_some() {
             flags |= HAS_STATS;
         }
         self.flags.push(flags);
-        let code = self.intern(file.partition_values());
-        self.partitions.push(code);
+        self.partitions.push(fields.partition);
         self.extra.push(extra);
         true
+    }
+
+    /// The code of the last row's partition map when `same` holds for it: files come in
+    /// runs of one partition (every file, in an unpartitioned table), and a decoder that
+    /// compares its row with that map in place builds no map for the run.
+    fn repeated_partition(&self, same: impl FnOnce(&OptStringMap) -> bool) -> Option<u32> {
+        let &last = self.partitions.last()?;
+        self.partition_maps
+            .get(last as usize)
+            .is_some_and(same)
+            .then_some(last)
     }
 
     /// The code of `values` in the partition dictionary, added if new. The dictionary has
     /// at most one entry per row, so its codes fit in `u32` as rows do.
     fn intern(&mut self, values: &OptStringMap) -> u32 {
         use std::hash::BuildHasher;
-        // Files come in runs of one partition (every file, in an unpartitioned table).
-        if let Some(&last) = self.partitions.last()
-            && self.partition_maps.get(last as usize) == Some(values)
-        {
-            return last;
+        if let Some(code) = self.repeated_partition(|m| m == values) {
+            return code;
         }
         let hash = self.hashing.hash_one(values);
         let maps = &self.partition_maps;
@@ -634,6 +677,26 @@ impl AddChunk {
         ))
     }
 
+    /// The code to give [`AddFields::partition`] for the next add: the previous add's when
+    /// `same` holds for its map (nothing built), else that of `build()`'s map, interned.
+    pub(crate) fn partition_code(
+        &mut self,
+        same: impl FnOnce(&OptStringMap) -> bool,
+        build: impl FnOnce() -> OptStringMap,
+    ) -> u32 {
+        match self.columns.repeated_partition(same) {
+            Some(code) => code,
+            None => self.columns.intern(&build()),
+        }
+    }
+
+    /// Appends one add read field by field under its key hash `hash` (a checkpoint decoder
+    /// builds no `Add` for it); false, appending nothing, when the chunk already holds the
+    /// most rows a set can.
+    pub(crate) fn push_fields(&mut self, hash: u64, fields: AddFields<'_>) -> bool {
+        self.columns.push_fields(hash, fields)
+    }
+
     /// The adds as actions, for a sink that does not take them packed.
     pub(crate) fn into_actions(self) -> (Vec<Action>, Vec<u64>) {
         self.columns
@@ -711,33 +774,32 @@ impl FileSet<FileColumns> {
     }
 }
 
+/// Random adds for tests of this layout and of the checkpoint decoder that packs into it.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::file_set::{FileSet, key_hash};
-    use crate::path::TableRoot;
+pub(crate) mod testing {
+    use crate::actions::{Add, DeletionVectorDescriptor, OptStringMap};
 
     /// A small deterministic generator (xorshift), so that failures reproduce.
-    struct Rng(u64);
+    pub(crate) struct Rng(pub(crate) u64);
 
     impl Rng {
-        fn next(&mut self) -> u64 {
+        pub(crate) fn next(&mut self) -> u64 {
             self.0 ^= self.0 << 13;
             self.0 ^= self.0 >> 7;
             self.0 ^= self.0 << 17;
             self.0
         }
 
-        fn below(&mut self, n: u64) -> u64 {
+        pub(crate) fn below(&mut self, n: u64) -> u64 {
             self.next() % n
         }
 
-        fn chance(&mut self, one_in: u64) -> bool {
+        pub(crate) fn chance(&mut self, one_in: u64) -> bool {
             self.below(one_in) == 0
         }
     }
 
-    fn dv(rng: &mut Rng) -> DeletionVectorDescriptor {
+    pub(crate) fn dv(rng: &mut Rng) -> DeletionVectorDescriptor {
         DeletionVectorDescriptor {
             storage_type: if rng.chance(2) { "u" } else { "i" }.into(),
             path_or_inline_dv: format!("dv{}", rng.below(3)),
@@ -750,7 +812,7 @@ mod tests {
     /// An add with every field the log allows, each present or absent at random: partition
     /// values with NULLs and empty strings, statistics absent, empty or with nulls, tags
     /// (empty ones too), deletion vectors, row tracking and clustering.
-    fn random_add(rng: &mut Rng, path: String) -> Add {
+    pub(crate) fn random_add(rng: &mut Rng, path: String) -> Add {
         let mut a = Add::builder(path, rng.below(1 << 40) as i64, rng.next() as i64 >> 1)
             .data_change(rng.chance(2))
             .build();
@@ -792,6 +854,14 @@ mod tests {
         }
         a
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::*;
+    use super::*;
+    use crate::file_set::{FileSet, key_hash};
+    use crate::path::TableRoot;
 
     fn by_key(files: impl Iterator<Item = Add>) -> Vec<Add> {
         let mut v: Vec<Add> = files.collect();

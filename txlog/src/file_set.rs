@@ -126,20 +126,15 @@ impl KeyHasher {
     pub(crate) fn action_hash(&self, action: &crate::actions::Action) -> u64 {
         use crate::actions::Action;
         match action {
-            Action::Add(a) => key_hash(
-                &self.hashing,
-                &self.root,
-                &a.path,
-                a.deletion_vector.as_deref(),
-            ),
-            Action::Remove(r) => key_hash(
-                &self.hashing,
-                &self.root,
-                &r.path,
-                r.deletion_vector.as_deref(),
-            ),
+            Action::Add(a) => self.file_hash(&a.path, a.deletion_vector.as_deref()),
+            Action::Remove(r) => self.file_hash(&r.path, r.deletion_vector.as_deref()),
             _ => 0,
         }
+    }
+
+    /// The key hash of the file at `path` with deletion vector `dv`.
+    pub(crate) fn file_hash(&self, path: &str, dv: Option<&DeletionVectorDescriptor>) -> u64 {
+        key_hash(&self.hashing, &self.root, path, dv)
     }
 }
 

@@ -161,6 +161,31 @@ impl<'a> MapCol<'a> {
     pub(crate) fn is_valid(&self, i: usize) -> bool {
         self.0.as_ref().is_some_and(|(map, _, _)| map.is_valid(i))
     }
+
+    /// Whether [`MapCol::get`] of row `i` would equal `expected`, read in place (no map
+    /// built).
+    pub(crate) fn holds_exactly(&self, i: usize, expected: &OptStringMap) -> bool {
+        let Some((map, keys, values)) = self.0.as_ref() else {
+            return false;
+        };
+        let offsets = map.value_offsets();
+        let (Some(&start), Some(&end)) = (offsets.get(i), offsets.get(i + 1)) else {
+            return false;
+        };
+        if map.is_null(i) {
+            return false;
+        }
+        let mut want = expected.0.iter();
+        for j in start as usize..end as usize {
+            // `get` skips entries without a key.
+            let Some(k) = keys.get(j) else { continue };
+            match want.next() {
+                Some((wk, wv)) if wk == k && wv.as_deref() == values.get(j) => {}
+                _ => return false,
+            }
+        }
+        want.next().is_none()
+    }
 }
 
 /// An `array<string>` column.

@@ -22,7 +22,7 @@ use super::schema::{PARTITION_VALUES_PARSED, STATS_PARSED};
 use super::thrift_check;
 use crate::actions::*;
 use crate::commit::decode_commit;
-use crate::file_columns::AddChunk;
+use crate::file_columns::{AddChunk, AddFields, Extras};
 use crate::file_set::KeyHasher;
 use crate::log_path::{CheckpointFormat, CheckpointKind, DELTA_LOG_DIR, SIDECAR_DIR, Version};
 use crate::{LogError, Result};
@@ -273,6 +273,17 @@ impl<'a> Decoders<'a> {
         }
     }
 
+    /// Pushes the action in row `i` onto `out` when it is of a kind other than `add` and
+    /// `remove`; whether there was one.
+    fn push_other(&self, path: &str, i: usize, out: &mut Vec<Action>) -> Result<bool> {
+        Ok(self.metadata.push(path, i, out)?
+            || self.protocol.push(path, i, out)?
+            || self.txn.push(path, i, out)?
+            || self.domain.push(path, i, out)?
+            || self.checkpoint_metadata.push(path, i, out)?
+            || self.sidecar.push(path, i, out)?)
+    }
+
     /// Whether row `i` holds an action of a kind other than `add` and `remove`.
     fn holds_other(&self, i: usize) -> bool {
         self.metadata.holds(i)
@@ -306,14 +317,9 @@ fn visit_parquet(path: &str, data: Bytes, sink: &mut dyn ActionSink, views: bool
     sink.expect(rows);
     let groups = masks.len();
     let hasher = sink.key_hasher();
-    let decode = |group: usize| {
-        let mut out = Vec::new();
-        if let Some(mask) = masks.get(group).and_then(Option::as_ref) {
-            guarded(path, || {
-                decode_row_group(path, &data, &metadata, mask, group, &mut out)
-            })?;
-        }
-        Ok(hashed(hasher.as_ref(), out))
+    let decode = |group: usize| match masks.get(group).and_then(Option::as_ref) {
+        Some(mask) => decode_group(path, &data, &metadata, mask, group, hasher.as_ref()),
+        None => Ok(hashed(hasher.as_ref(), Vec::new())),
     };
     // One row group needs no pool: asking for the pool's size would start it (threads
     // spawned for nothing, in every short-lived process reading a small checkpoint).
@@ -703,13 +709,17 @@ fn store<A: Described>(
 
 /// Converts one record batch of checkpoint rows into actions.
 fn batch_actions(path: &str, batch: &RecordBatch, out: &mut Vec<Action>) -> Result<()> {
-    let d = Decoders::of(batch);
+    decode_rows(path, &Decoders::of(batch), batch.num_rows(), out)
+}
+
+/// Converts the first `rows` rows of a batch, through its decoders `d`, into actions.
+fn decode_rows(path: &str, d: &Decoders<'_>, rows: usize, out: &mut Vec<Action>) -> Result<()> {
     // The typed columns stand in for the JSON ones when a writer left those out.
     let add_pv = d.add.column.map("partitionValues");
     let add_pv_parsed = d.add.column.strukt(PARTITION_VALUES_PARSED);
     let add_stats_parsed = d.add.column.strukt(STATS_PARSED);
 
-    for i in 0..batch.num_rows() {
+    for i in 0..rows {
         if let Some(mut a) = d.add.decode(path, i)? {
             if !add_pv.is_valid(i) {
                 a.partition_values = parsed_partition_values(&add_pv_parsed, i);
@@ -722,15 +732,231 @@ fn batch_actions(path: &str, batch: &RecordBatch, out: &mut Vec<Action>) -> Resu
             out.push(Action::Add(a));
             continue;
         }
-        let _found = d.remove.push(path, i, out)?
-            || d.metadata.push(path, i, out)?
-            || d.protocol.push(path, i, out)?
-            || d.txn.push(path, i, out)?
-            || d.domain.push(path, i, out)?
-            || d.checkpoint_metadata.push(path, i, out)?
-            || d.sidecar.push(path, i, out)?;
+        let _found = d.remove.push(path, i, out)? || d.push_other(path, i, out)?;
     }
     Ok(())
+}
+
+/// The `add` fields [`AddCols`] reads, in the order of `add`'s description
+/// ([`Described::FIELDS`] of [`Add`]); a test checks that the two agree, so a field added to
+/// the description cannot be left out of packed decoding unnoticed.
+const PACKED_ADD_FIELDS: [&str; 11] = [
+    "path",
+    "partitionValues",
+    "size",
+    "modificationTime",
+    "dataChange",
+    "tags",
+    "deletionVector",
+    "baseRowId",
+    "defaultRowCommitVersion",
+    "clusteringProvider",
+    "stats",
+];
+
+/// The `add` columns of one batch, read straight into an [`AddChunk`]: a load of a
+/// million-file checkpoint then builds (and frees) no `Add`, no path and no statistics
+/// string per file, only the chunk's arenas. What a row decodes to is what [`decode_rows`]
+/// makes of it, field for field (the tests compare the two on every kind of field).
+struct AddCols<'a> {
+    path: StrCol<'a>,
+    partition_values: MapCol<'a>,
+    size: IntCol<'a>,
+    modification_time: IntCol<'a>,
+    data_change: BoolCol<'a>,
+    tags: MapCol<'a>,
+    deletion_vector: DvCols<'a>,
+    base_row_id: IntCol<'a>,
+    default_row_commit_version: IntCol<'a>,
+    clustering_provider: StrCol<'a>,
+    stats: StrCol<'a>,
+    partition_values_parsed: StructCol<'a>,
+    stats_parsed: StructCol<'a>,
+}
+
+impl<'a> AddCols<'a> {
+    fn of(add: &StructCol<'a>) -> Self {
+        let [
+            path,
+            pv,
+            size,
+            time,
+            change,
+            tags,
+            dv,
+            row_id,
+            row_version,
+            clustering,
+            stats,
+        ] = PACKED_ADD_FIELDS;
+        AddCols {
+            path: add.string(path),
+            partition_values: add.map(pv),
+            size: add.int(size),
+            modification_time: add.int(time),
+            data_change: add.boolean(change),
+            tags: add.map(tags),
+            deletion_vector: DvCols::of(&add.strukt(dv)),
+            base_row_id: add.int(row_id),
+            default_row_commit_version: add.int(row_version),
+            clustering_provider: add.string(clustering),
+            stats: add.string(stats),
+            partition_values_parsed: add.strukt(PARTITION_VALUES_PARSED),
+            stats_parsed: add.strukt(STATS_PARSED),
+        }
+    }
+
+    /// Packs the add of row `i`, a row that holds one ([`Decoder::holds`]), into `chunk`
+    /// under its key hash.
+    fn pack(&self, path: &str, i: usize, hasher: &KeyHasher, chunk: &mut AddChunk) -> Result<()> {
+        let Some(size) = self.size.get(i) else {
+            return Err(LogError::corrupt_checkpoint(
+                path,
+                format!("{ADD} without size at row {i}"),
+            ));
+        };
+        let parsed_stats;
+        let stats = match self.stats.get(i) {
+            Some(s) => Some(s),
+            None if self.stats_parsed.valid(i) => {
+                parsed_stats = self
+                    .stats_parsed
+                    .0
+                    .map(|s| serde_json::Value::Object(struct_json(s, i)).to_string());
+                parsed_stats.as_deref()
+            }
+            None => None,
+        };
+        let partition = if self.partition_values.is_valid(i) {
+            chunk.partition_code(
+                |m| self.partition_values.holds_exactly(i, m),
+                || self.partition_values.get(i).unwrap_or_default(),
+            )
+        } else {
+            chunk.partition_code(
+                |_| false,
+                || parsed_partition_values(&self.partition_values_parsed, i),
+            )
+        };
+        let extras = Extras {
+            tags: self.tags.get(i),
+            deletion_vector: self.deletion_vector.get(i),
+            base_row_id: self.base_row_id.get(i),
+            default_row_commit_version: self.default_row_commit_version.get(i),
+            clustering_provider: self.clustering_provider.get(i).map(str::to_string),
+        }
+        .nonempty();
+        let file = self.path.get(i).unwrap_or_default();
+        let dv = extras.as_ref().and_then(|e| e.deletion_vector.as_ref());
+        let hash = hasher.file_hash(file, dv);
+        let fields = AddFields {
+            path: file,
+            size,
+            modification_time: self.modification_time.get(i).unwrap_or(0),
+            data_change: self.data_change.get(i).unwrap_or(false),
+            stats,
+            partition,
+            extras,
+        };
+        if chunk.push_fields(hash, fields) {
+            Ok(())
+        } else {
+            Err(LogError::corrupt_checkpoint(
+                path,
+                "more adds in one row group than a table state can hold",
+            ))
+        }
+    }
+}
+
+/// A row group decoded for a sink whose hasher packs adds ([`KeyHasher::packs_adds`]).
+enum Packing {
+    /// The adds packed straight from the Arrow columns, and the other actions in order: no
+    /// remove so far, so the adds may be applied after the others.
+    Packed(AddChunk, Vec<Action>),
+    /// Every action in order: the group holds a remove, whose order among the adds matters.
+    Plain(Vec<Action>),
+}
+
+impl Packing {
+    fn new() -> Self {
+        Packing::Packed(AddChunk::default(), Vec::new())
+    }
+
+    /// Decodes one batch of the group.
+    fn batch(&mut self, path: &str, batch: &RecordBatch, hasher: &KeyHasher) -> Result<()> {
+        let d = Decoders::of(batch);
+        let rows = batch.num_rows();
+        if let Packing::Packed(adds, others) = self
+            && (0..rows).any(|i| d.remove.holds(i) && !d.add.holds(i))
+        {
+            // What was packed holds no remove, so its adds may go before its others.
+            let (mut actions, _) = std::mem::take(adds).into_actions();
+            actions.append(others);
+            *self = Packing::Plain(actions);
+        }
+        match self {
+            Packing::Plain(out) => decode_rows(path, &d, rows, out),
+            Packing::Packed(adds, others) => {
+                let cols = AddCols::of(&d.add.column);
+                for i in 0..rows {
+                    if d.add.holds(i) {
+                        cols.pack(path, i, hasher, adds)?;
+                    } else {
+                        d.push_other(path, i, others)?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The decoded group, as the sink takes it.
+    fn finish(self, hasher: &KeyHasher) -> Decoded {
+        match self {
+            Packing::Packed(adds, others) if !adds.is_empty() => Decoded::Packed(adds, others),
+            Packing::Packed(_, actions) | Packing::Plain(actions) => hashed(Some(hasher), actions),
+        }
+    }
+}
+
+/// Decodes row group `group` (projected by `mask`) for `hasher`'s sink: packed when it
+/// packs adds, else as actions with their hashes (if it has a hasher).
+fn decode_group(
+    path: &str,
+    data: &Bytes,
+    metadata: &ArrowReaderMetadata,
+    mask: &ProjectionMask,
+    group: usize,
+    hasher: Option<&KeyHasher>,
+) -> Result<Decoded> {
+    guarded(path, || match hasher.filter(|h| h.packs_adds()) {
+        Some(h) => {
+            let mut packing = Packing::new();
+            read_row_group(path, data, metadata, mask, group, &mut |batch| {
+                packing.batch(path, batch, h)
+            })?;
+            Ok(packing.finish(h))
+        }
+        None => {
+            let mut out = Vec::new();
+            decode_row_group(path, data, metadata, mask, group, &mut out)?;
+            Ok(hashed(hasher, out))
+        }
+    })
+}
+
+/// Decodes a whole Parquet checkpoint file on this thread for `hasher`'s sink (one file of
+/// several decoded in parallel): each row group as [`decode_group`] decodes it, in order.
+fn decode_parquet(path: &str, data: Bytes, hasher: &KeyHasher) -> Result<Vec<Decoded>> {
+    let views = data.len() >= STRING_VIEWS_MIN_BYTES;
+    let (metadata, masks, _) = guarded(path, || open_parquet(path, &data, views))?;
+    masks
+        .iter()
+        .enumerate()
+        .filter_map(|(group, mask)| Some((group, mask.as_ref()?)))
+        .map(|(group, mask)| decode_group(path, &data, &metadata, mask, group, Some(hasher)))
+        .collect()
 }
 
 fn parsed_partition_values(parsed: &StructCol<'_>, i: usize) -> OptStringMap {
@@ -821,15 +1047,25 @@ fn visit_files(
     let window = rayon::current_num_threads().max(1);
     let hasher = sink.key_hasher();
     for group in files.chunks(window) {
-        let decoded: Vec<Result<Decoded>> = group
+        let decoded: Vec<Result<Vec<Decoded>>> = group
             .par_iter()
             .map(|(location, json)| {
-                let actions = read_file(location, store.get_location(location)?, *json)?;
-                Ok(hashed(hasher.as_ref(), actions))
+                let data = store.get_location(location)?;
+                match hasher.as_ref().filter(|h| h.packs_adds()) {
+                    Some(h) if !*json && !data.is_empty() => {
+                        decode_parquet(&location.to_string(), data, h)
+                    }
+                    _ => Ok(vec![hashed(
+                        hasher.as_ref(),
+                        read_file(location, data, *json)?,
+                    )]),
+                }
             })
             .collect();
-        for chunk in decoded {
-            hand(sink, chunk?)?;
+        for chunks in decoded {
+            for chunk in chunks? {
+                hand(sink, chunk)?;
+            }
         }
     }
     Ok(())
@@ -1585,6 +1821,105 @@ pub(super) mod tests {
             }
             Ok(())
         }
+    }
+
+    /// A sink whose hasher packs adds: keeps every add with its hash and every other
+    /// action, each in order, checks every hash, and counts the chunks that came packed.
+    pub(in crate::checkpoint) struct Packs {
+        hasher: KeyHasher,
+        pub(in crate::checkpoint) adds: Vec<(u64, Add)>,
+        pub(in crate::checkpoint) others: Vec<Action>,
+        pub(in crate::checkpoint) packed: usize,
+    }
+
+    impl Packs {
+        pub(in crate::checkpoint) fn new() -> Self {
+            Packs {
+                hasher: CheckHashes::new().hasher.packing_adds(),
+                adds: Vec::new(),
+                others: Vec::new(),
+                packed: 0,
+            }
+        }
+
+        /// `batches` decoded as one row group, handed over as a load's decoding thread
+        /// hands it.
+        pub(in crate::checkpoint) fn take_group(&mut self, batches: &[RecordBatch]) {
+            let h = self.hasher.clone();
+            let mut packing = Packing::new();
+            for b in batches {
+                packing.batch("x.parquet", b, &h).unwrap();
+            }
+            hand(self, packing.finish(&h)).unwrap();
+        }
+
+        /// A whole file decoded on this thread, as each of several parts is.
+        pub(in crate::checkpoint) fn take_file(&mut self, data: Bytes) {
+            let h = self.hasher.clone();
+            for decoded in decode_parquet("x.parquet", data, &h).unwrap() {
+                hand(self, decoded).unwrap();
+            }
+        }
+
+        /// The actions as plain decoding gives them, split as this sink keeps them (hashed
+        /// by its hasher).
+        pub(in crate::checkpoint) fn split(&self, actions: Vec<Action>) -> Packs {
+            let mut plain = Packs {
+                hasher: self.hasher.clone(),
+                ..Packs::new()
+            };
+            for a in actions {
+                match a {
+                    Action::Add(add) => {
+                        let h = self
+                            .hasher
+                            .file_hash(&add.path, add.deletion_vector.as_deref());
+                        plain.adds.push((h, add));
+                    }
+                    other => plain.others.push(other),
+                }
+            }
+            plain
+        }
+    }
+
+    impl ActionSink for Packs {
+        fn accept(&mut self, actions: Vec<Action>) -> Result<()> {
+            assert!(actions.is_empty(), "a chunk came without its hashes");
+            Ok(())
+        }
+        fn key_hasher(&self) -> Option<KeyHasher> {
+            Some(self.hasher.clone())
+        }
+        fn accept_hashed(&mut self, actions: Vec<Action>, hashes: Vec<u64>) -> Result<()> {
+            assert_eq!(actions.len(), hashes.len());
+            for (a, h) in actions.into_iter().zip(hashes) {
+                assert_eq!(self.hasher.action_hash(&a), h, "{a:?}");
+                match a {
+                    Action::Add(add) => self.adds.push((h, add)),
+                    other => self.others.push(other),
+                }
+            }
+            Ok(())
+        }
+        fn accept_packed(&mut self, adds: AddChunk, others: Vec<Action>) -> Result<()> {
+            self.packed += 1;
+            for (h, f) in adds.entries() {
+                assert_eq!(self.hasher.file_hash(f.path(), f.deletion_vector()), h);
+                self.adds.push((h, f.to_add()));
+            }
+            assert!(!others.iter().any(|a| matches!(a, Action::Remove(_))));
+            self.others.extend(others);
+            Ok(())
+        }
+    }
+
+    /// The packing decoder reads the fields `add`'s description names, in its order: a
+    /// field added to the description and not to [`AddCols`] fails here.
+    #[test]
+    fn the_packing_decoder_reads_every_described_add_field() {
+        let described: Vec<&str> = Add::FIELDS.iter().map(|s| s.name).collect();
+        assert_eq!(described, PACKED_ADD_FIELDS);
     }
 
     /// Taking out sidecar rows (and, from sidecars, everything but file actions) keeps

@@ -1096,6 +1096,106 @@ mod tests {
         );
     }
 
+    /// Random adds (every field present or absent), removes and a protocol in several row
+    /// groups: a sink that takes adds packed gets, through the parallel pipeline and from a
+    /// file decoded whole (one part of several), the adds with their hashes and the other
+    /// actions that plain decoding reads, each in order.
+    #[test]
+    fn packed_decoding_reads_what_action_decoding_reads() {
+        use crate::checkpoint::reader::tests::Packs;
+        use crate::checkpoint::visit_parquet_actions;
+        use crate::file_columns::testing::{Rng, random_add};
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let adds: Vec<Add> = (0..BATCH_ROWS + 700)
+            .map(|i| random_add(&mut rng, format!("p/part-{i}.parquet")))
+            .collect();
+        let removes: Vec<Remove> = adds
+            .iter()
+            .step_by(97)
+            .map(|a| Remove::from_add(a, 5, false))
+            .collect();
+        let (protocol, _, _) = many_rows();
+        let bytes = Bytes::from(encode_in_pool(1, &protocol, &adds, &removes));
+        let mut piped = Packs::new();
+        let plain = piped.split(read_parquet_actions("x.parquet", bytes.clone()).unwrap());
+        assert_eq!(plain.adds.len(), adds.len());
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap()
+            .install(|| visit_parquet_actions("x.parquet", bytes.clone(), &mut piped))
+            .unwrap();
+        let mut whole = piped.split(Vec::new());
+        whole.take_file(bytes);
+        for (how, got) in [("pipeline", &piped), ("whole file", &whole)] {
+            // Two groups of adds packed; the removes' group comes as actions.
+            assert_eq!(got.packed, 2, "{how}");
+            if let Some((g, p)) = got.adds.iter().zip(&plain.adds).find(|(g, p)| g != p) {
+                panic!("{how}: the adds differ: {g:?} against {p:?}");
+            }
+            assert_eq!(got.adds.len(), plain.adds.len(), "{how}");
+            assert_eq!(got.others, plain.others, "{how}");
+        }
+    }
+
+    /// A row group packs its adds until a batch holds a remove; from there the group comes
+    /// as actions, the adds packed so far first (they hold no remove, so they may go before
+    /// the others), and reads as plain decoding reads it.
+    #[test]
+    fn a_group_packs_until_a_batch_holds_a_remove() {
+        use crate::checkpoint::reader::tests::Packs;
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        let (protocol, adds, removes) = many_rows();
+        let schema: SchemaRef = Arc::new(checkpoint_schema(
+            FileShape::V1,
+            add_fields(true, None, None),
+        ));
+        let parsed = Parsed {
+            partition: None,
+            stats: None,
+        };
+        let file = |rows: Vec<Row<'_>>| Bytes::from(encode(&schema, &rows, &parsed).unwrap());
+        let first = file(
+            std::iter::once(Row::Protocol(&protocol))
+                .chain(adds.iter().take(100).map(|a| Row::Add(a.into())))
+                .collect(),
+        );
+        let second = file(
+            removes
+                .iter()
+                .map(Row::Remove)
+                .chain(adds.iter().skip(100).take(50).map(|a| Row::Add(a.into())))
+                .collect(),
+        );
+        let batches = |data: &Bytes| -> Vec<RecordBatch> {
+            ParquetRecordBatchReaderBuilder::try_new(data.clone())
+                .unwrap()
+                .build()
+                .unwrap()
+                .map(|b| b.unwrap())
+                .collect()
+        };
+        let mut packed = Packs::new();
+        packed.take_group(&batches(&first));
+        assert_eq!(packed.packed, 1);
+        let plain = packed.split(read_parquet_actions("x.parquet", first.clone()).unwrap());
+        assert!(packed.adds == plain.adds && packed.others == plain.others);
+
+        let mut switched = packed.split(Vec::new());
+        let both: Vec<RecordBatch> = batches(&first)
+            .into_iter()
+            .chain(batches(&second))
+            .collect();
+        switched.take_group(&both);
+        assert_eq!(switched.packed, 0, "a group with a remove comes as actions");
+        let mut actions = read_parquet_actions("x.parquet", first).unwrap();
+        actions.extend(read_parquet_actions("x.parquet", second).unwrap());
+        let plain = switched.split(actions);
+        assert_eq!(switched.adds.len(), 150);
+        assert!(switched.adds == plain.adds, "the adds differ");
+        assert_eq!(switched.others, plain.others);
+    }
+
     /// A row stays a tag and a reference (a file of the state is a pointer to its columns
     /// and a row number): the rows of a million-file checkpoint are held whole while it
     /// is written, so a row the size of an action costs 150 MB there.
