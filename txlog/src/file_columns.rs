@@ -345,25 +345,41 @@ impl FileColumns {
         from: usize,
         same: &impl Fn(FileRef<'_>, FileRef<'_>) -> bool,
     ) -> std::result::Result<(), usize> {
-        let hashes = &self.hashes;
-        self.index.reserve(hashes.len() - from, |&i| {
-            hashes.get(i as usize).copied().unwrap_or_default()
-        });
+        // The index is taken out while it is filled, so that one probe per row both looks
+        // for the key among the rows (borrowed whole) and finds the slot for the new one:
+        // on a million-file load this loop runs on the replay thread alone.
+        let mut index = std::mem::take(&mut self.index);
+        let hash_of = |&i: &u32| self.hashes.get(i as usize).copied().unwrap_or_default();
+        index.reserve(self.hashes.len() - from, hash_of);
+        let mut indexed = Ok(());
         for row in from..self.hashes.len() {
             let hash = self.hashes.get(row).copied().unwrap_or_default();
             let this = FileRef::from(Row {
                 columns: self,
                 row: row as u32,
             });
-            if self.find_row(hash, |f| same(f, this)).is_some() {
-                return Err(row);
+            let existing = |&i: &u32| {
+                self.hashes.get(i as usize) == Some(&hash)
+                    && same(
+                        FileRef::from(Row {
+                            columns: self,
+                            row: i,
+                        }),
+                        this,
+                    )
+            };
+            match index.entry(hash, existing, hash_of) {
+                hashbrown::hash_table::Entry::Occupied(_) => {
+                    indexed = Err(row);
+                    break;
+                }
+                hashbrown::hash_table::Entry::Vacant(slot) => {
+                    slot.insert(row as u32);
+                }
             }
-            let hashes = &self.hashes;
-            self.index.insert_unique(hash, row as u32, |&i| {
-                hashes.get(i as usize).copied().unwrap_or_default()
-            });
         }
-        Ok(())
+        self.index = index;
+        indexed
     }
 
     /// Undoes an [`append_chunk`](Self::append_chunk) that had indexed the rows
