@@ -65,6 +65,31 @@ pub(crate) type KeyRow = OwnedRow;
 /// event's key and every tombstone's, and SipHash was a tenth of a sync's time.
 pub(crate) type KeyMap<V> = hashbrown::HashMap<KeyRow, V>;
 
+/// `rows` sorted by key. Keys are distinct (a map's), so there is no order among equals
+/// to keep.
+///
+/// A key's row encoding orders as its bytes do, and so do its first eight bytes read as a
+/// big-endian integer (zero-padded: a shorter key then compares as its bytes do against a
+/// longer one, or ties): the sort compares those integers, held beside the rows, and reads
+/// the rows themselves, scattered over the heap, only on a tie. Comparing the rows for every
+/// step of a 100,000-key sort was the largest part of a sync.
+pub(crate) fn sorted_by_key<'k, T>(rows: Vec<(&'k KeyRow, T)>) -> Vec<(&'k KeyRow, T)> {
+    fn prefix(key: &KeyRow) -> u64 {
+        let row = key.row();
+        let bytes: &[u8] = row.as_ref();
+        let mut head = [0u8; 8];
+        let n = bytes.len().min(8);
+        if let (Some(to), Some(from)) = (head.get_mut(..n), bytes.get(..n)) {
+            to.copy_from_slice(from);
+        }
+        u64::from_be_bytes(head)
+    }
+    let mut keyed: Vec<(u64, &KeyRow, T)> =
+        rows.into_iter().map(|(k, t)| (prefix(k), k, t)).collect();
+    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+    keyed.into_iter().map(|(_, k, t)| (k, t)).collect()
+}
+
 /// Converts key columns to [`KeyRow`]s.
 pub(crate) fn key_converter(layout: &Layout) -> Result<RowConverter> {
     Ok(RowConverter::new(
@@ -173,13 +198,11 @@ impl ChunkFold {
     /// The tombstones this chunk writes: the keys whose latest event is a DELETE, with its
     /// order (schema of `tombstones/`), sorted by key.
     pub(crate) fn deletes(&self) -> Result<Option<RecordBatch>> {
-        let mut rows: Vec<(&KeyRow, &Winner)> =
-            self.winners.iter().filter(|(_, w)| w.delete).collect();
+        let rows: Vec<(&KeyRow, &Winner)> = self.winners.iter().filter(|(_, w)| w.delete).collect();
         if rows.is_empty() {
             return Ok(None);
         }
-        // Keys are distinct (they are the map's): no order among equals to keep.
-        rows.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let rows = sorted_by_key(rows);
         let mut columns = self
             .converter
             .convert_rows(rows.iter().map(|(k, _)| k.row()))?;
@@ -201,7 +224,7 @@ impl ChunkFold {
         if self.winners.is_empty() {
             return Ok(None);
         }
-        let mut rows: Vec<(&KeyRow, Winner)> = self
+        let rows: Vec<(&KeyRow, Winner)> = self
             .winners
             .iter()
             .map(|(k, w)| {
@@ -215,8 +238,7 @@ impl ChunkFold {
                 (k, w)
             })
             .collect();
-        // Keys are distinct (they are the map's): no order among equals to keep.
-        rows.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let rows = sorted_by_key(rows);
         let mut columns = self
             .converter
             .convert_rows(rows.iter().map(|(k, _)| k.row()))?;
@@ -311,4 +333,59 @@ pub(crate) fn orders_by_key(
             .or_insert(o);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int64Array, StringArray};
+    use arrow_schema::DataType;
+
+    /// The integer prefix orders keys as their rows do: string keys sharing prefixes, of
+    /// every length around eight bytes, nulls, and a second key column that decides ties.
+    #[test]
+    fn sorting_by_the_integer_prefix_is_sorting_by_the_row() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let n = 3_000;
+        let strings: Vec<Option<String>> = (0..n)
+            .map(|_| {
+                (next() % 20 != 0).then(|| {
+                    let len = (next() % 12) as usize;
+                    (0..len)
+                        .map(|_| ['a', 'b', '\0', 'é'][next() as usize % 4])
+                        .collect()
+                })
+            })
+            .collect();
+        let ints: Vec<Option<i64>> = (0..n)
+            .map(|_| (next() % 10 != 0).then(|| (next() % 7) as i64 - 3))
+            .collect();
+        let converter = RowConverter::new(vec![
+            SortField::new(DataType::Utf8),
+            SortField::new(DataType::Int64),
+        ])
+        .unwrap();
+        let rows = converter
+            .convert_columns(&[
+                Arc::new(StringArray::from(strings)) as ArrayRef,
+                Arc::new(Int64Array::from(ints)) as ArrayRef,
+            ])
+            .unwrap();
+        let mut keys: Vec<KeyRow> = rows.iter().map(|r| r.owned()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        // Shuffled, each with its position in key order.
+        let mut shuffled: Vec<(&KeyRow, usize)> = keys.iter().zip(0..).collect();
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, next() as usize % (i + 1));
+        }
+        let sorted = sorted_by_key(shuffled);
+        assert!(sorted.iter().map(|(_, i)| *i).eq(0..keys.len()));
+    }
 }
