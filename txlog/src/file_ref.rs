@@ -154,14 +154,6 @@ impl<'a> FileRef<'a> {
         Some(self.num_records()?.saturating_sub(deleted).max(0))
     }
 
-    /// The `add` itself when the file is held as one (not as a row of columns).
-    pub(crate) fn as_add(&self) -> Option<&'a Add> {
-        match self.0 {
-            Inner::Add(a) => Some(a),
-            Inner::Row(_) => None,
-        }
-    }
-
     /// The `add` action that made the file live, as an owned value.
     pub fn to_add(self) -> Add {
         match self.0 {

@@ -90,6 +90,24 @@ pub(crate) trait Described: Sized + 'static {
     fn into_action(self) -> Action;
 }
 
+/// The names of `add`'s fields, in the order of its description ([`Described::FIELDS`]):
+/// the checkpoint decoder that packs adds into a state's columns and the encoder of a
+/// state's files read and write them through [`crate::FileRef`], without an `Add`, and
+/// destructure this list to name them (a test checks it against the description).
+pub(crate) const ADD_FIELDS: [&str; 11] = [
+    "path",
+    "partitionValues",
+    "size",
+    "modificationTime",
+    "dataChange",
+    "tags",
+    "deletionVector",
+    "baseRowId",
+    "defaultRowCommitVersion",
+    "clusteringProvider",
+    "stats",
+];
+
 const fn spec<A>(name: &'static str, kind: Kind<A>) -> Spec<A> {
     Spec {
         name,

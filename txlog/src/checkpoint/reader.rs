@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use std::marker::PhantomData;
 
 use super::columns::{BoolCol, IntCol, MapCol, StrCol, StrListCol, StructCol};
-use super::layout::{Described, Kind, Presence, Spec};
+use super::layout::{ADD_FIELDS, Described, Kind, Presence, Spec};
 use super::parsed_values::{partition_text, struct_json};
 use super::schema::{PARTITION_VALUES_PARSED, STATS_PARSED};
 use super::thrift_check;
@@ -737,23 +737,6 @@ fn decode_rows(path: &str, d: &Decoders<'_>, rows: usize, out: &mut Vec<Action>)
     Ok(())
 }
 
-/// The `add` fields [`AddCols`] reads, in the order of `add`'s description
-/// ([`Described::FIELDS`] of [`Add`]); a test checks that the two agree, so a field added to
-/// the description cannot be left out of packed decoding unnoticed.
-const PACKED_ADD_FIELDS: [&str; 11] = [
-    "path",
-    "partitionValues",
-    "size",
-    "modificationTime",
-    "dataChange",
-    "tags",
-    "deletionVector",
-    "baseRowId",
-    "defaultRowCommitVersion",
-    "clusteringProvider",
-    "stats",
-];
-
 /// The `add` columns of one batch, read straight into an [`AddChunk`]: a load of a
 /// million-file checkpoint then builds (and frees) no `Add`, no path and no statistics
 /// string per file, only the chunk's arenas. What a row decodes to is what [`decode_rows`]
@@ -788,7 +771,7 @@ impl<'a> AddCols<'a> {
             row_version,
             clustering,
             stats,
-        ] = PACKED_ADD_FIELDS;
+        ] = ADD_FIELDS;
         AddCols {
             path: add.string(path),
             partition_values: add.map(pv),
@@ -1914,12 +1897,13 @@ pub(super) mod tests {
         }
     }
 
-    /// The packing decoder reads the fields `add`'s description names, in its order: a
-    /// field added to the description and not to [`AddCols`] fails here.
+    /// The packing decoder and the encoder of a state's files read and write the fields
+    /// `add`'s description names, in its order: a field added to the description and not
+    /// to [`ADD_FIELDS`] (which both destructure) fails here.
     #[test]
     fn the_packing_decoder_reads_every_described_add_field() {
         let described: Vec<&str> = Add::FIELDS.iter().map(|s| s.name).collect();
-        assert_eq!(described, PACKED_ADD_FIELDS);
+        assert_eq!(described, ADD_FIELDS);
     }
 
     /// Taking out sidecar rows (and, from sidecars, everything but file actions) keeps

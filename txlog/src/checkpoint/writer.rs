@@ -15,7 +15,6 @@
 //! Multi-part parts hold the rows whose path hashes (CRC-32, stable across processes) to
 //! them, so two writers racing on the same version write identical parts.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use alluvium_storage::{ObjectStore, StorePath};
@@ -33,7 +32,7 @@ use parquet::file::properties::WriterProperties;
 use rayon::prelude::*;
 
 use super::last_checkpoint::LastCheckpointHint;
-use super::layout::{Described, Kind, Spec};
+use super::layout::{ADD_FIELDS, Described, Kind, Spec};
 use super::reader::{ActionCounts, count_parquet_actions};
 use super::schema::{
     FileShape, PARTITION_VALUES_PARSED, STATS_PARSED, add_fields, checkpoint_schema,
@@ -299,7 +298,7 @@ fn sub_fields(t: &DataType) -> Fields {
 
 /// The typed `partitionValues_parsed` of the adds.
 fn partition_parsed(
-    adds: &[&Add],
+    adds: &[FileRef<'_>],
     t: &DataType,
     cols: &[(String, PrimitiveType)],
 ) -> Result<ArrayRef> {
@@ -308,7 +307,7 @@ fn partition_parsed(
     for ((name, ty), field) in cols.iter().zip(fields.iter()) {
         let values: Vec<Scalar> = adds
             .iter()
-            .map(|a| parse_partition_value(name, a.partition_values.get(name).flatten(), *ty))
+            .map(|a| parse_partition_value(name, a.partition_values().get(name).flatten(), *ty))
             .collect::<Result<_>>()?;
         children.push(scalars_to_array(&values, field.data_type())?);
     }
@@ -318,7 +317,7 @@ fn partition_parsed(
 /// The typed `stats_parsed` of the adds, decoded from their JSON statistics. `None` when
 /// some statistics do not fit the table's types (e.g. written before a type change): the
 /// JSON statistics remain authoritative then.
-fn stats_parsed(adds: &[&Add], t: &DataType) -> Option<ArrayRef> {
+fn stats_parsed(adds: &[FileRef<'_>], t: &DataType) -> Option<ArrayRef> {
     let fields = sub_fields(t);
     let schema = Arc::new(arrow_schema::Schema::new(fields.clone()));
     let mut decoder = arrow_json::ReaderBuilder::new(schema)
@@ -327,7 +326,7 @@ fn stats_parsed(adds: &[&Add], t: &DataType) -> Option<ArrayRef> {
         .ok()?;
     let mut text = Vec::with_capacity(adds.len() * 64);
     for a in adds {
-        text.extend_from_slice(a.stats.as_deref().unwrap_or("{}").as_bytes());
+        text.extend_from_slice(a.stats().unwrap_or("{}").as_bytes());
         text.push(b'\n');
     }
     decoder.decode(&text).ok()?;
@@ -335,7 +334,7 @@ fn stats_parsed(adds: &[&Add], t: &DataType) -> Option<ArrayRef> {
     if batch.num_rows() != adds.len() {
         return None;
     }
-    let valid: Vec<bool> = adds.iter().map(|a| a.stats.is_some()).collect();
+    let valid: Vec<bool> = adds.iter().map(|a| a.stats().is_some()).collect();
     StructArray::try_new(
         fields,
         batch.columns().to_vec(),
@@ -402,12 +401,16 @@ fn action_column<A: Described>(data_type: &DataType, items: &[Option<&A>]) -> Re
 }
 
 /// The `add` column: the described fields plus the typed parsed columns the table asks for.
-fn add_column(data_type: &DataType, a: &[Option<&Add>], parsed: &Parsed) -> Result<ArrayRef> {
+fn add_column(
+    data_type: &DataType,
+    a: &[Option<FileRef<'_>>],
+    parsed: &Parsed,
+) -> Result<ArrayRef> {
     let n = a.len();
     if a.iter().all(Option::is_none) {
         return Ok(new_null_array(data_type, n));
     }
-    let adds_only: Vec<&Add> = a.iter().flatten().copied().collect();
+    let adds_only: Vec<FileRef<'_>> = a.iter().flatten().copied().collect();
     let fields = sub_fields(data_type);
     let mut children = Vec::with_capacity(fields.len());
     for f in fields.iter() {
@@ -422,10 +425,63 @@ fn add_column(data_type: &DataType, a: &[Option<&Add>], parsed: &Parsed) -> Resu
                 }
                 _ => new_null_array(f.data_type(), n),
             },
-            _ => encode_field(Add::FIELDS, f, a)?,
+            _ => add_field(f, a)?,
         });
     }
     structure(&fields, children, a.iter().map(Option::is_some).collect())
+}
+
+/// The column of `add` field `field` for the files `files` (one per row, `None` on rows
+/// of other actions), read through their accessors: the state keeps its files as columns,
+/// and a million-file checkpoint then builds no `Add` per file. Each field is written as
+/// `add`'s description writes it (the tests compare the bytes with those of the adds
+/// encoded through the description).
+fn add_field(field: &Field, files: &[Option<FileRef<'_>>]) -> Result<ArrayRef> {
+    let [
+        path,
+        pv,
+        size,
+        time,
+        change,
+        tags,
+        dv,
+        row_id,
+        row_version,
+        clustering,
+        stats,
+    ] = ADD_FIELDS;
+    let name = field.name().as_str();
+    let each = || files.iter().map(Option::as_ref);
+    Ok(match name {
+        n if n == path => strings(each().map(|f| f.map(|f| f.path()))),
+        n if n == pv => {
+            map_array(each().map(|f| f.map(|f| f.partition_values().iter().collect())))?
+        }
+        n if n == size => longs(each().map(|f| f.map(|f| f.size()))),
+        n if n == time => longs(each().map(|f| f.map(|f| f.modification_time()))),
+        // Checkpoints hold the state, not changes: every file action says so.
+        n if n == change => bools(each().map(|f| f.map(|_| false))),
+        n if n == tags => {
+            map_array(each().map(|f| f.and_then(|f| f.tags()).map(|t| t.iter().collect())))?
+        }
+        n if n == dv => {
+            let dvs: Vec<Option<&DeletionVectorDescriptor>> = each()
+                .map(|f| f.and_then(|f| f.deletion_vector()))
+                .collect();
+            dv_array(&sub_fields(field.data_type()), &dvs)?
+        }
+        n if n == row_id => longs(each().map(|f| f.and_then(|f| f.base_row_id()))),
+        n if n == row_version => {
+            longs(each().map(|f| f.and_then(|f| f.default_row_commit_version())))
+        }
+        n if n == clustering => strings(each().map(|f| f.and_then(|f| f.clustering_provider()))),
+        n if n == stats => strings(each().map(|f| f.and_then(|f| f.stats()))),
+        _ => {
+            return Err(LogError::Invalid(format!(
+                "unexpected checkpoint field {name}"
+            )));
+        }
+    })
 }
 
 fn column(name: &str, data_type: &DataType, rows: &[Row<'_>], parsed: &Parsed) -> Result<ArrayRef> {
@@ -436,19 +492,13 @@ fn column(name: &str, data_type: &DataType, rows: &[Row<'_>], parsed: &Parsed) -
             &pick(rows, |r| if let Row::Txn(x) = r { Some(*x) } else { None }),
         ),
         ADD => {
-            // The state keeps its files as columns: a row group's adds become structs for
-            // the time it takes to encode them.
-            let owned: Vec<Option<Cow<'_, Add>>> = rows
+            let adds: Vec<Option<FileRef<'_>>> = rows
                 .iter()
                 .map(|r| match r {
-                    Row::Add(f) => Some(
-                        f.as_add()
-                            .map_or_else(|| Cow::Owned(f.to_add()), Cow::Borrowed),
-                    ),
+                    Row::Add(f) => Some(*f),
                     _ => None,
                 })
                 .collect();
-            let adds: Vec<Option<&Add>> = owned.iter().map(|a| a.as_deref()).collect();
             add_column(t, &adds, parsed)
         }
         REMOVE => action_column(
@@ -1289,6 +1339,33 @@ mod tests {
             })
             .collect();
         assert!(read == want, "the checkpoint reads back otherwise");
+    }
+
+    /// The encoder of a state's files writes, field for field, what `add`'s description
+    /// writes through its getters (the description stays the one statement of how an `add`
+    /// is stored): random adds with every field present or absent, mixed with rows of
+    /// another action.
+    #[test]
+    fn the_add_encoder_writes_what_the_description_writes() {
+        use crate::file_columns::testing::{Rng, random_add};
+        let mut rng = Rng(0x5851_F42D_4C95_7F2D);
+        let adds: Vec<Add> = (0..2000)
+            .map(|i| random_add(&mut rng, format!("part-{i}.parquet")))
+            .collect();
+        let items: Vec<Option<&Add>> = adds
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (i % 7 != 3).then_some(a))
+            .collect();
+        let files: Vec<Option<FileRef<'_>>> = items.iter().map(|a| a.map(FileRef::from)).collect();
+        let add_type = DataType::Struct(add_fields(true, None, None));
+        let parsed = Parsed {
+            partition: None,
+            stats: None,
+        };
+        let from_files = add_column(&add_type, &files, &parsed).unwrap();
+        let described = described(Add::FIELDS, &add_type, &items).unwrap();
+        assert_eq!(from_files.as_ref(), described.as_ref());
     }
 
     /// A row stays a tag and a reference (a file of the state is a pointer to its columns
