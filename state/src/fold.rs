@@ -73,7 +73,7 @@ pub(crate) type KeyMap<V> = hashbrown::HashMap<KeyRow, V>;
 /// longer one, or ties): the sort compares those integers, held beside the rows, and reads
 /// the rows themselves, scattered over the heap, only on a tie. Comparing the rows for every
 /// step of a 100,000-key sort was the largest part of a sync.
-pub(crate) fn sorted_by_key<'k, T>(rows: Vec<(&'k KeyRow, T)>) -> Vec<(&'k KeyRow, T)> {
+pub(crate) fn sorted_by_key<T>(rows: Vec<(&KeyRow, T)>) -> Vec<(&KeyRow, T)> {
     fn prefix(key: &KeyRow) -> u64 {
         let row = key.row();
         let bytes: &[u8] = row.as_ref();
