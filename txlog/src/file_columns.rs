@@ -244,6 +244,17 @@ impl<'a> Row<'a> {
 
 impl FileColumns {
     fn reserve(&mut self, rows: usize) {
+        self.reserve_rows(rows);
+        let hashes = &self.hashes;
+        self.index.reserve(rows, |&i| {
+            hashes.get(i as usize).copied().unwrap_or_default()
+        });
+    }
+
+    /// Room for `rows` more rows in every column, not in the index (a chunk has none).
+    /// Text arenas grow on their first push to what the reserved rows need at that row's
+    /// size ([`Texts::push`]).
+    fn reserve_rows(&mut self, rows: usize) {
         self.hashes.reserve(rows);
         self.paths.ends.reserve(rows);
         self.stats.ends.reserve(rows);
@@ -252,10 +263,6 @@ impl FileColumns {
         self.flags.reserve(rows);
         self.partitions.reserve(rows);
         self.extra.reserve(rows);
-        let hashes = &self.hashes;
-        self.index.reserve(rows, |&i| {
-            hashes.get(i as usize).copied().unwrap_or_default()
-        });
     }
 
     /// The row with this hash satisfying `eq`.
@@ -706,6 +713,12 @@ impl AddChunk {
         }
     }
 
+    /// Room for `rows` more adds, so that a decoder packing a batch grows its columns
+    /// once, not at every doubling.
+    pub(crate) fn reserve(&mut self, rows: usize) {
+        self.columns.reserve_rows(rows);
+    }
+
     /// Appends one add read field by field under its key hash `hash` (a checkpoint decoder
     /// builds no `Add` for it); false, appending nothing, when the chunk already holds the
     /// most rows a set can.
@@ -722,17 +735,19 @@ impl AddChunk {
     }
 
     /// Moves every add into `base`, all or none ([`FileColumns::append_chunk`]); gives
-    /// the chunk back when none. An empty base that was reserved for no more rows than
-    /// the chunk holds (a load of one chunk) takes the chunk's columns as they are.
+    /// the chunk back when none. An empty base that was reserved for about as many rows
+    /// as the chunk holds (a load of one chunk: the reservation counts the checkpoint's
+    /// other rows too, hence the sixteenth of slack) takes the chunk's columns as they are.
     pub(crate) fn append_to(
         self,
         base: &mut FileColumns,
         same: impl Fn(FileRef<'_>, FileRef<'_>) -> bool,
     ) -> std::result::Result<(), AddChunk> {
+        let rows = self.columns.hashes.len();
         if base.hashes.is_empty()
             && base.extras.is_empty()
             && base.partition_maps.is_empty()
-            && self.columns.hashes.len() >= base.hashes.capacity()
+            && rows.saturating_add(rows / 16) >= base.hashes.capacity()
         {
             let index = std::mem::take(&mut base.index);
             *base = *self.columns;

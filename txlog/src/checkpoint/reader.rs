@@ -821,14 +821,29 @@ impl<'a> AddCols<'a> {
                 || parsed_partition_values(&self.partition_values_parsed, i),
             )
         };
-        let extras = Extras {
-            tags: self.tags.get(i),
-            deletion_vector: self.deletion_vector.get(i),
-            base_row_id: self.base_row_id.get(i),
-            default_row_commit_version: self.default_row_commit_version.get(i),
-            clustering_provider: self.clustering_provider.get(i).map(str::to_string),
-        }
-        .nonempty();
+        let tags = self.tags.get(i);
+        let deletion_vector = self.deletion_vector.get(i);
+        let base_row_id = self.base_row_id.get(i);
+        let default_row_commit_version = self.default_row_commit_version.get(i);
+        let clustering_provider = self.clustering_provider.get(i);
+        // Most files have none of these: build (and drop) no side-table entry for them.
+        let extras = match (
+            &tags,
+            &deletion_vector,
+            base_row_id,
+            default_row_commit_version,
+            clustering_provider,
+        ) {
+            (None, None, None, None, None) => None,
+            _ => Extras {
+                tags,
+                deletion_vector,
+                base_row_id,
+                default_row_commit_version,
+                clustering_provider: clustering_provider.map(str::to_string),
+            }
+            .nonempty(),
+        };
         let file = self.path.get(i).unwrap_or_default();
         let dv = extras.as_ref().and_then(|e| e.deletion_vector.as_ref());
         let hash = hasher.file_hash(file, dv);
@@ -881,6 +896,7 @@ impl Packing {
         match self {
             Packing::Plain(out) => decode_rows(path, &d, rows, out),
             Packing::Packed(adds, others) => {
+                adds.reserve(rows);
                 let cols = AddCols::of(&d.add.column);
                 for i in 0..rows {
                     if d.add.holds(i) {
