@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use std::marker::PhantomData;
 
 use super::columns::{BoolCol, IntCol, MapCol, StrCol, StrListCol, StructCol};
-use super::layout::{ADD_FIELDS, Described, Kind, Presence, Spec};
+use super::layout::{Described, Kind, Presence, Spec};
 use super::parsed_values::{partition_text, struct_json};
 use super::schema::{PARTITION_VALUES_PARSED, STATS_PARSED};
 use super::thrift_check;
@@ -759,31 +759,19 @@ struct AddCols<'a> {
 
 impl<'a> AddCols<'a> {
     fn of(add: &StructCol<'a>) -> Self {
-        let [
-            path,
-            pv,
-            size,
-            time,
-            change,
-            tags,
-            dv,
-            row_id,
-            row_version,
-            clustering,
-            stats,
-        ] = ADD_FIELDS;
+        use super::layout::add_field::*;
         AddCols {
-            path: add.string(path),
-            partition_values: add.map(pv),
-            size: add.int(size),
-            modification_time: add.int(time),
-            data_change: add.boolean(change),
-            tags: add.map(tags),
-            deletion_vector: DvCols::of(&add.strukt(dv)),
-            base_row_id: add.int(row_id),
-            default_row_commit_version: add.int(row_version),
-            clustering_provider: add.string(clustering),
-            stats: add.string(stats),
+            path: add.string(PATH),
+            partition_values: add.map(PARTITION_VALUES),
+            size: add.int(SIZE),
+            modification_time: add.int(MODIFICATION_TIME),
+            data_change: add.boolean(DATA_CHANGE),
+            tags: add.map(TAGS),
+            deletion_vector: DvCols::of(&add.strukt(DELETION_VECTOR)),
+            base_row_id: add.int(BASE_ROW_ID),
+            default_row_commit_version: add.int(DEFAULT_ROW_COMMIT_VERSION),
+            clustering_provider: add.string(CLUSTERING_PROVIDER),
+            stats: add.string(STATS),
             partition_values_parsed: add.strukt(PARTITION_VALUES_PARSED),
             stats_parsed: add.strukt(STATS_PARSED),
         }
@@ -1914,10 +1902,11 @@ pub(super) mod tests {
     }
 
     /// The packing decoder and the encoder of a state's files read and write the fields
-    /// `add`'s description names, in its order: a field added to the description and not
-    /// to [`ADD_FIELDS`] (which both destructure) fails here.
+    /// `add`'s description names: a field added to the description and not to
+    /// [`ADD_FIELDS`] fails here.
     #[test]
     fn the_packing_decoder_reads_every_described_add_field() {
+        use crate::checkpoint::layout::ADD_FIELDS;
         let described: Vec<&str> = Add::FIELDS.iter().map(|s| s.name).collect();
         assert_eq!(described, ADD_FIELDS);
     }

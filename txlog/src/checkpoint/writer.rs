@@ -32,7 +32,7 @@ use parquet::file::properties::WriterProperties;
 use rayon::prelude::*;
 
 use super::last_checkpoint::LastCheckpointHint;
-use super::layout::{ADD_FIELDS, Described, Kind, Spec};
+use super::layout::{Described, Kind, Spec};
 use super::reader::{ActionCounts, count_parquet_actions};
 use super::schema::{
     FileShape, PARTITION_VALUES_PARSED, STATS_PARSED, add_fields, checkpoint_schema,
@@ -437,45 +437,31 @@ fn add_column(
 /// `add`'s description writes it (the tests compare the bytes with those of the adds
 /// encoded through the description).
 fn add_field(field: &Field, files: &[Option<FileRef<'_>>]) -> Result<ArrayRef> {
-    let [
-        path,
-        pv,
-        size,
-        time,
-        change,
-        tags,
-        dv,
-        row_id,
-        row_version,
-        clustering,
-        stats,
-    ] = ADD_FIELDS;
+    use super::layout::add_field::*;
     let name = field.name().as_str();
     let each = || files.iter().map(Option::as_ref);
     Ok(match name {
-        n if n == path => strings(each().map(|f| f.map(|f| f.path()))),
-        n if n == pv => {
+        PATH => strings(each().map(|f| f.map(|f| f.path()))),
+        PARTITION_VALUES => {
             map_array(each().map(|f| f.map(|f| f.partition_values().iter().collect())))?
         }
-        n if n == size => longs(each().map(|f| f.map(|f| f.size()))),
-        n if n == time => longs(each().map(|f| f.map(|f| f.modification_time()))),
+        SIZE => longs(each().map(|f| f.map(|f| f.size()))),
+        MODIFICATION_TIME => longs(each().map(|f| f.map(|f| f.modification_time()))),
         // Checkpoints hold the state, not changes: every file action says so.
-        n if n == change => bools(each().map(|f| f.map(|_| false))),
-        n if n == tags => {
-            map_array(each().map(|f| f.and_then(|f| f.tags()).map(|t| t.iter().collect())))?
-        }
-        n if n == dv => {
+        DATA_CHANGE => bools(each().map(|f| f.map(|_| false))),
+        TAGS => map_array(each().map(|f| f.and_then(|f| f.tags()).map(|t| t.iter().collect())))?,
+        DELETION_VECTOR => {
             let dvs: Vec<Option<&DeletionVectorDescriptor>> = each()
                 .map(|f| f.and_then(|f| f.deletion_vector()))
                 .collect();
             dv_array(&sub_fields(field.data_type()), &dvs)?
         }
-        n if n == row_id => longs(each().map(|f| f.and_then(|f| f.base_row_id()))),
-        n if n == row_version => {
+        BASE_ROW_ID => longs(each().map(|f| f.and_then(|f| f.base_row_id()))),
+        DEFAULT_ROW_COMMIT_VERSION => {
             longs(each().map(|f| f.and_then(|f| f.default_row_commit_version())))
         }
-        n if n == clustering => strings(each().map(|f| f.and_then(|f| f.clustering_provider()))),
-        n if n == stats => strings(each().map(|f| f.and_then(|f| f.stats()))),
+        CLUSTERING_PROVIDER => strings(each().map(|f| f.and_then(|f| f.clustering_provider()))),
+        STATS => strings(each().map(|f| f.and_then(|f| f.stats()))),
         _ => {
             return Err(LogError::Invalid(format!(
                 "unexpected checkpoint field {name}"
@@ -947,14 +933,7 @@ mod tests {
             Row::Add((&add).into()),
             Row::Remove(&remove),
         ];
-        let schema: SchemaRef = Arc::new(checkpoint_schema(
-            FileShape::V2,
-            add_fields(true, None, None),
-        ));
-        let parsed = Parsed {
-            partition: None,
-            stats: None,
-        };
+        let (schema, parsed) = plain(FileShape::V2);
         let bytes = Bytes::from(encode(&schema, &rows, &parsed).unwrap());
         let expected = vec![
             Action::CheckpointMetadata(checkpoint_metadata),
@@ -1036,6 +1015,17 @@ mod tests {
         assert!(counting.is_err(), "the damage went unnoticed by counting");
     }
 
+    /// The schema of a checkpoint file of `shape` with JSON statistics and no typed
+    /// columns, and the typed columns it asks for (none).
+    fn plain(shape: FileShape) -> (SchemaRef, Parsed) {
+        let schema = Arc::new(checkpoint_schema(shape, add_fields(true, None, None)));
+        let parsed = Parsed {
+            partition: None,
+            stats: None,
+        };
+        (schema, parsed)
+    }
+
     /// A protocol, 2 × [`BATCH_ROWS`] + 77 adds with statistics and 10 removes: five row
     /// groups (the protocol's, three of adds, the removes').
     fn many_rows() -> (Protocol, Vec<Add>, Vec<Remove>) {
@@ -1070,14 +1060,7 @@ mod tests {
         let mut rows = vec![Row::Protocol(protocol)];
         rows.extend(adds.iter().map(|a| Row::Add(a.into())));
         rows.extend(removes.iter().map(Row::Remove));
-        let schema: SchemaRef = Arc::new(checkpoint_schema(
-            FileShape::V1,
-            add_fields(true, None, None),
-        ));
-        let parsed = Parsed {
-            partition: None,
-            stats: None,
-        };
+        let (schema, parsed) = plain(FileShape::V1);
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
@@ -1196,14 +1179,7 @@ mod tests {
         use crate::checkpoint::reader::tests::Packs;
         use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
         let (protocol, adds, removes) = many_rows();
-        let schema: SchemaRef = Arc::new(checkpoint_schema(
-            FileShape::V1,
-            add_fields(true, None, None),
-        ));
-        let parsed = Parsed {
-            partition: None,
-            stats: None,
-        };
+        let (schema, parsed) = plain(FileShape::V1);
         let file = |rows: Vec<Row<'_>>| Bytes::from(encode(&schema, &rows, &parsed).unwrap());
         let first = file(
             std::iter::once(Row::Protocol(&protocol))
