@@ -90,9 +90,10 @@ pub(crate) trait Described: Sized + 'static {
     fn into_action(self) -> Action;
 }
 
-/// The names of `add`'s fields. The checkpoint decoder that packs adds into a state's
-/// columns and the encoder of a state's files read and write them through
-/// [`crate::FileRef`], without an `Add`, by these names.
+/// The names of `add`'s fields, spelled once: `add`'s description names its fields by
+/// these, and so do the checkpoint decoder that packs adds into a state's columns and the
+/// encoder of a state's files, which read and write them through [`crate::FileRef`]
+/// without an `Add`.
 pub(crate) mod add_field {
     pub(crate) const PATH: &str = "path";
     pub(crate) const PARTITION_VALUES: &str = "partitionValues";
@@ -174,19 +175,22 @@ impl Described for Add {
     const COLUMN: &'static str = ADD;
     const FIELDS: &'static [Spec<Add>] = &[
         key(
-            "path",
+            add_field::PATH,
             Kind::Str(|a| Some(&a.path), |a, v| a.path = v.to_string()),
         ),
         spec(
-            "partitionValues",
+            add_field::PARTITION_VALUES,
             Kind::Map(
                 |a| Some(pairs(&a.partition_values)),
                 |a, v| a.partition_values = v,
             ),
         ),
-        required("size", Kind::Long(|a| Some(a.size), |a, v| a.size = v)),
+        required(
+            add_field::SIZE,
+            Kind::Long(|a| Some(a.size), |a, v| a.size = v),
+        ),
         spec(
-            "modificationTime",
+            add_field::MODIFICATION_TIME,
             Kind::Long(
                 |a| Some(a.modification_time),
                 |a, v| a.modification_time = v,
@@ -194,33 +198,33 @@ impl Described for Add {
         ),
         // Checkpoints hold the state, not changes: every file action says so.
         spec(
-            "dataChange",
+            add_field::DATA_CHANGE,
             Kind::Bool(|_| Some(false), |a, v| a.data_change = v),
         ),
         spec(
-            "tags",
+            add_field::TAGS,
             Kind::Map(|a| a.tags.as_ref().map(pairs), |a, v| a.tags = Some(v)),
         ),
         spec(
-            "deletionVector",
+            add_field::DELETION_VECTOR,
             Kind::Dv(
                 |a| a.deletion_vector.as_deref(),
                 |a, v| a.deletion_vector = Some(Box::new(v)),
             ),
         ),
         spec(
-            "baseRowId",
+            add_field::BASE_ROW_ID,
             Kind::Long(|a| a.base_row_id, |a, v| a.base_row_id = Some(v)),
         ),
         spec(
-            "defaultRowCommitVersion",
+            add_field::DEFAULT_ROW_COMMIT_VERSION,
             Kind::Long(
                 |a| a.default_row_commit_version,
                 |a, v| a.default_row_commit_version = Some(v),
             ),
         ),
         spec(
-            "clusteringProvider",
+            add_field::CLUSTERING_PROVIDER,
             Kind::Str(
                 |a| a.clustering_provider.as_deref(),
                 |a, v| a.clustering_provider = Some(v.to_string()),
@@ -229,7 +233,7 @@ impl Described for Add {
         Spec {
             written: Written::WhenJsonStats,
             ..spec(
-                "stats",
+                add_field::STATS,
                 Kind::Str(|a| a.stats.as_deref(), |a, v| a.stats = Some(v.to_string())),
             )
         },

@@ -715,7 +715,7 @@ fn batch_actions(path: &str, batch: &RecordBatch, out: &mut Vec<Action>) -> Resu
 /// Converts the first `rows` rows of a batch, through its decoders `d`, into actions.
 fn decode_rows(path: &str, d: &Decoders<'_>, rows: usize, out: &mut Vec<Action>) -> Result<()> {
     // The typed columns stand in for the JSON ones when a writer left those out.
-    let add_pv = d.add.column.map("partitionValues");
+    let add_pv = d.add.column.map(super::layout::add_field::PARTITION_VALUES);
     let add_pv_parsed = d.add.column.strukt(PARTITION_VALUES_PARSED);
     let add_stats_parsed = d.add.column.strukt(STATS_PARSED);
 

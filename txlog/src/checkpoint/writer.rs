@@ -434,8 +434,8 @@ fn add_column(
 /// The column of `add` field `field` for the files `files` (one per row, `None` on rows
 /// of other actions), read through their accessors: the state keeps its files as columns,
 /// and a million-file checkpoint then builds no `Add` per file. Each field is written as
-/// `add`'s description writes it (the tests compare the bytes with those of the adds
-/// encoded through the description).
+/// `add`'s description writes it (a test compares the column with the one the
+/// description's getters make of the same adds).
 fn add_field(field: &Field, files: &[Option<FileRef<'_>>]) -> Result<ArrayRef> {
     use super::layout::add_field::*;
     let name = field.name().as_str();
