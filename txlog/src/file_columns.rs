@@ -1023,6 +1023,47 @@ mod tests {
         assert_eq!(got, want);
     }
 
+    /// An empty base reserved for a checkpoint's rows adopts a chunk of its adds as it is
+    /// (no copy of the arenas) when the reservation exceeds the chunk by no more than a
+    /// sixteenth (the footer's count includes the protocol and metadata rows), and copies
+    /// the chunk into its own room when it was reserved for many more (later chunks follow).
+    #[test]
+    fn an_empty_base_adopts_a_chunk_that_nearly_fills_its_reservation() {
+        let root = TableRoot::new("file:///t");
+        let hashing = hashbrown::DefaultHashBuilder::default();
+        let mut rng = Rng(11);
+        let same = |a: FileRef<'_>, b: FileRef<'_>| {
+            key_eq(
+                &root,
+                (a.path(), a.deletion_vector()),
+                (b.path(), b.deletion_vector()),
+            )
+        };
+        let chunk = |rng: &mut Rng| {
+            let mut c = AddChunk::default();
+            c.reserve(1000);
+            for i in 0..1000 {
+                let a = random_add(rng, format!("f{i}"));
+                let hash = key_hash(&hashing, &root, &a.path, a.deletion_vector.as_deref());
+                assert!(c.columns.push_unindexed(hash, FileRef::from(&a)));
+            }
+            c
+        };
+        for (reserved, adopted) in [(1002, true), (1062, true), (1100, false), (40_000, false)] {
+            let c = chunk(&mut rng);
+            let arena = c.columns.paths.text.as_ptr();
+            let mut base = FileColumns::with_capacity(reserved);
+            assert!(c.append_to(&mut base, same).is_ok());
+            assert_consistent(&base);
+            assert_eq!(base.len(), 1000);
+            assert_eq!(
+                base.paths.text.as_ptr() == arena,
+                adopted,
+                "reserved for {reserved}"
+            );
+        }
+    }
+
     /// Log replay over the columnar base agrees with replay over one struct per file (the
     /// layout it replaced, kept here as the oracle): random adds, re-adds with and without
     /// deletion vectors, removes, and freezes at random points, with snapshots taken along
