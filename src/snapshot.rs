@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use alluvium_expr::{Expr, FileFilter};
+use alluvium_expr::Expr;
 use alluvium_storage::{FileLocation, ObjectStore, StoreRef};
 use alluvium_txlog::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Remove};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
@@ -190,10 +190,11 @@ impl Snapshot {
     /// have or does not type against the schema.
     pub fn files_matching(&self, filter: &Expr) -> Result<Vec<FileRef<'_>>> {
         let predicate = self.inner.bind(filter)?;
-        // The filter over the files directly (not the mvcc snapshot's `files_matching`,
-        // which ties the files' lifetime to the predicate's): the adds outlive `predicate`.
-        let files = FileFilter::new(&predicate).matching(self.inner.files());
-        Ok(files.map(|m| m.file).collect())
+        Ok(self
+            .inner
+            .files_matching(&predicate)
+            .map(|m| m.file)
+            .collect())
     }
 
     /// Number of live files.

@@ -10,6 +10,7 @@ mod changes;
 mod maintenance;
 mod scan;
 mod scan_memory;
+mod skip;
 mod state;
 mod write_rows;
 
@@ -83,6 +84,10 @@ enum BenchCommand {
     /// Write `--rows` generated rows (4 columns) as a new table in one commit, `--repeat`
     /// times: the Rust side of the Python package's write comparison.
     Write(write_rows::WriteRowsArgs),
+    /// Data skipping over a loaded snapshot: the first `files_matching` of `--filter`
+    /// (building the typed statistics columns), the queries after it, and the same
+    /// judgement file by file, `--repeat` times each.
+    Skip(skip::SkipBenchArgs),
 }
 
 /// Arguments of `bench gen-log`.
@@ -460,6 +465,7 @@ fn run() -> Result<ExitCode> {
         BenchCommand::Changes(a) => changes::run(a),
         BenchCommand::State(a) => state::run(a),
         BenchCommand::Write(a) => write_rows::run(a),
+        BenchCommand::Skip(a) => skip::run(a),
         BenchCommand::Load(a) => {
             if a.repeat == 0 {
                 return Err(Error::InvalidArgument("--repeat must be at least 1".into()));

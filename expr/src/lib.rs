@@ -68,7 +68,8 @@ pub use function::Function;
 pub use interval::Interval;
 pub use parse::{MAX_EXPR_DEPTH, parse_expr};
 pub use skipping::{
-    FileFilter, FileMatch, FileMatches, FileSummary, StatsNeeded, all_match, may_match,
+    FileFilter, FileMatch, FileMatches, FileSummary, StateMatches, StatsNeeded, all_match,
+    may_match,
 };
 pub use suggest::nearest as nearest_name;
 pub use typing::{arith_result_type, common_type};

@@ -376,27 +376,41 @@ fn a_replayed_file_set_is_judged_as_its_adds() {
         configuration: HashMap::new(),
     }));
     let mut live: HashMap<String, Add> = HashMap::new();
-    for i in 0..1_500 {
-        let file = random_file(&mut rng);
-        let mut pv = OptStringMap::default();
-        pv.insert("p", file.p.clone());
-        let path = format!("f{}.parquet", i % 1_200);
-        let mut add = Add::builder(path.clone(), 100, 1)
-            .partition_values(pv)
-            .build();
-        add.stats = stats(&file, &mut rng);
-        if rng.random_range(0..10) == 0 {
-            replay.apply(Action::Remove(Remove::from_add(&add, 2, true)));
-            live.remove(&path);
-        } else {
-            replay.apply(Action::Add(add.clone()));
-            live.insert(path, add);
+    let mut random_commit = |replay: &mut Replay, files: usize, rng: &mut StdRng| {
+        for _ in 0..files {
+            let file = random_file(rng);
+            let mut pv = OptStringMap::default();
+            pv.insert("p", file.p.clone());
+            let path = format!("f{}.parquet", rng.random_range(0..1_200));
+            let mut add = Add::builder(path.clone(), 100, 1)
+                .partition_values(pv)
+                .build();
+            add.stats = stats(&file, rng);
+            if rng.random_range(0..10) == 0 {
+                replay.apply(Action::Remove(Remove::from_add(&add, 2, true)));
+                live.remove(&path);
+            } else {
+                replay.apply(Action::Add(add.clone()));
+                live.insert(path, add);
+            }
         }
-    }
-    let state = replay.finish(1).unwrap();
-    assert_eq!(state.files().count(), live.len());
+    };
+    random_commit(&mut replay, 1_500, &mut rng);
+    let loaded = replay.finish(1).unwrap();
+    // The same files judged again after a refresh: the loaded files are the shared base,
+    // some removed or replaced (masked), the new ones an overlay.
+    let mut replay = Replay::from_state(loaded.clone());
+    random_commit(&mut replay, 120, &mut rng);
+    let refreshed = replay.finish(2).unwrap();
+    assert_eq!(refreshed.files().count(), live.len());
+    let batches = refreshed.file_batches(&[]);
+    assert_eq!(batches.len(), 2, "a base and an overlay");
+    assert!(
+        (0..batches[0].len()).any(|i| batches[0].file(i).is_none()),
+        "masked rows"
+    );
     let (mut kept, mut skipped) = (0, 0);
-    for _ in 0..200 {
+    for round in 0..200 {
         let text = random_predicate(&mut rng, 2);
         let expr = parse_expr(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
         let pred = at_statement_time(NOW, || {
@@ -404,10 +418,24 @@ fn a_replayed_file_set_is_judged_as_its_adds() {
         })
         .unwrap_or_else(|e| panic!("{text}: {e}"));
         let filter = FileFilter::new(&pred);
-        let mut from_state: Vec<(String, Option<FileStats>)> = filter
-            .matching(state.files())
-            .map(|m| (m.file.path().to_string(), m.stats))
+        // Judged over the state's columns at once, and file by file.
+        let state = if round % 2 == 0 { &refreshed } else { &loaded };
+        let columnar: Vec<(String, Option<FileStats>)> = filter
+            .matching_in(state)
+            .map(|m| (m.file.path().to_string(), m.stats().cloned()))
             .collect();
+        let by_file: Vec<(String, Option<FileStats>)> = filter
+            .matching(state.files())
+            .map(|m| (m.file.path().to_string(), m.stats().cloned()))
+            .collect();
+        assert!(
+            columnar == by_file,
+            "{text}: judged otherwise over the columns"
+        );
+        if round % 2 == 1 {
+            continue;
+        }
+        let mut from_state = columnar;
         let mut from_adds: Vec<(String, Option<FileStats>)> = live
             .values()
             .filter_map(|a| {

@@ -24,6 +24,7 @@ use crate::actions::{Action, Add, DeletionVectorDescriptor, OptStringMap};
 use crate::file_set::{FileSet, Frozen, Slab, key_eq};
 use crate::memory::{HeapSize, block, hash_table};
 use crate::path::TableRoot;
+use crate::stats::{ColumnKey, StatsColumns};
 
 const DATA_CHANGE: u8 = 1;
 const HAS_STATS: u8 = 2;
@@ -176,6 +177,44 @@ pub(crate) struct FileColumns {
     extras: Vec<Extras>,
     index: HashTable<u32>,
     hashing: hashbrown::DefaultHashBuilder,
+    /// The rows' statistics as typed columns, built on demand ([`Self::stats_columns`]).
+    typed: TypedStats,
+}
+
+/// A [`FileColumns`]' statistics as typed columns, for the columns predicates have asked
+/// for so far, covering a prefix of the rows (rows are only appended, and the one
+/// truncation, [`FileColumns::undo_append`], forgets the cache). A copy of the columns
+/// starts without it: it is rebuilt on demand.
+#[derive(Debug, Default)]
+struct TypedStats(std::sync::Mutex<StatsColumns>);
+
+impl Clone for TypedStats {
+    fn clone(&self) -> Self {
+        TypedStats::default()
+    }
+}
+
+impl TypedStats {
+    /// Drops the cache if it covers rows at or past `rows` (which are being removed).
+    fn forget_beyond(&mut self, rows: usize) {
+        let cache = self
+            .0
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if cache.len() > rows {
+            *cache = StatsColumns::default();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, StatsColumns> {
+        // The columns are consistent between calls (`cover` does not panic part-way
+        // through in any way that matters: a poisoned cache is rebuilt below).
+        self.0.lock().unwrap_or_else(|poisoned| {
+            let mut guard = poisoned.into_inner();
+            *guard = StatsColumns::default();
+            guard
+        })
+    }
 }
 
 /// One row of a [`FileColumns`], read through [`FileRef`].
@@ -398,6 +437,7 @@ impl FileColumns {
                 e.remove();
             }
         }
+        self.typed.forget_beyond(before);
         self.hashes.truncate(before);
         self.paths.truncate(before);
         self.stats.truncate(before);
@@ -498,6 +538,30 @@ impl FileColumns {
 
     /// Gives back spare room beyond an eighth ([`trim`]): a load reserves for its
     /// checkpoint's rows; a refresh that rebuilds the base reserves for what it merges.
+    /// The rows' statistics as typed columns holding at least `columns`, covering every
+    /// row: built on first use, extended for new columns and new rows, and kept for the
+    /// next caller (every snapshot sharing these columns).
+    pub(crate) fn stats_columns(&self, columns: &[ColumnKey<'_>]) -> StatsColumns {
+        let mut typed = self.typed.lock();
+        typed.cover(self.hashes.len(), |i| self.row_stats(i), columns);
+        typed.clone()
+    }
+
+    fn row_stats(&self, row: usize) -> Option<&str> {
+        let flags = self.flags.get(row).copied().unwrap_or(0);
+        (flags & HAS_STATS != 0).then(|| self.stats.get(row))
+    }
+
+    /// The partition-value code of every row, indexing [`Self::partition_maps`].
+    pub(crate) fn partition_codes(&self) -> &[u32] {
+        &self.partitions
+    }
+
+    /// The distinct partition-value maps.
+    pub(crate) fn partition_maps(&self) -> &[OptStringMap] {
+        &self.partition_maps
+    }
+
     fn shrink_all(&mut self) {
         trim(&mut self.hashes);
         self.paths.shrink();
@@ -539,6 +603,7 @@ impl FileColumns {
             vec(&self.extra),
             extras,
             hash_table(self.index.capacity(), 4),
+            self.typed.lock().heap_bytes(),
         ]
         .iter()
         .fold(0usize, |n, b| n.saturating_add(*b))
@@ -582,6 +647,10 @@ impl Frozen for FileColumns {
             .ok()
             .filter(|&r| (r as usize) < self.hashes.len())?;
         Some(FileRef::from(Row { columns: self, row }))
+    }
+
+    fn hash_at(&self, row: usize) -> Option<u64> {
+        self.hashes.get(row).copied()
     }
 
     fn find(&self, hash: u64, eq: impl Fn(FileRef<'_>) -> bool) -> Option<usize> {

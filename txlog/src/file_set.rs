@@ -319,6 +319,8 @@ pub(crate) trait Frozen: Default {
     fn to_item(entry: Self::Ref<'_>) -> Self::Item;
     /// The entry at `i`.
     fn get(&self, i: usize) -> Option<Self::Ref<'_>>;
+    /// The hash of the entry at `i`.
+    fn hash_at(&self, i: usize) -> Option<u64>;
     /// The position of the entry with this hash satisfying `eq`.
     fn find(&self, hash: u64, eq: impl Fn(Self::Ref<'_>) -> bool) -> Option<usize>;
     /// Every entry with its hash, in order.
@@ -368,6 +370,10 @@ where
 
     fn get(&self, i: usize) -> Option<&T> {
         Slab::get(self, i)
+    }
+
+    fn hash_at(&self, i: usize) -> Option<u64> {
+        self.entries.get(i).map(|(h, _)| *h)
     }
 
     fn find(&self, hash: u64, eq: impl Fn(&T) -> bool) -> Option<usize> {
@@ -578,6 +584,26 @@ impl<B: Frozen> FileSet<B> {
             return true;
         }
         false
+    }
+
+    /// The base, every entry of it, masked or not ([`Self::live_base_entry`] tells).
+    pub(crate) fn base(&self) -> &B {
+        &self.base
+    }
+
+    /// The base's entry at `i`, unless it is masked (gone from this set).
+    pub(crate) fn live_base_entry(&self, i: usize) -> Option<B::Ref<'_>> {
+        let t = self.base.get(i)?;
+        if self.masked.is_empty() {
+            return Some(t);
+        }
+        let hash = self.base.hash_at(i)?;
+        (!self.is_masked(hash, &t)).then_some(t)
+    }
+
+    /// The overlay's entries, in [`Self::iter`] order (which yields them after the base's).
+    pub(crate) fn overlay(&self) -> impl ExactSizeIterator<Item = &B::Item> {
+        self.overlay.entries.iter().map(|(_, t)| t)
     }
 
     /// Every entry, in no particular order.

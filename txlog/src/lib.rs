@@ -18,7 +18,8 @@
 //! * [`dv`]: deletion vectors ("Deletion Vectors");
 //! * [`log_path`], [`segment`], [`checkpoint`]: log files, listing and checkpoints;
 //!   [`log_compaction`]: a log compaction file checked against its commits;
-//! * [`replay`]: action reconciliation, with [`FileRef`] the view of a live file;
+//! * [`replay`]: action reconciliation, with [`FileRef`] the view of a live file and
+//!   [`file_batch`] the live files in batches with typed statistics;
 //!   [`memory`]: what a replayed state holds;
 //! * [`table`]: table configuration: the protocol gate ([`features`]), table properties
 //!   ([`properties`]), and the rules of column mapping, row tracking, Iceberg compatibility,
@@ -41,6 +42,7 @@ pub mod commit;
 pub mod commit_range;
 pub mod dv;
 mod error;
+pub mod file_batch;
 mod file_columns;
 mod file_ref;
 mod file_set;
@@ -58,6 +60,7 @@ pub mod table;
 pub mod void;
 
 pub use error::{FeatureSide, LogError, Result};
+pub use file_batch::FileBatch;
 pub use file_columns::AddChunk;
 pub use file_ref::FileRef;
 // The table-configuration modules live under `table/`; their old paths stay valid.

@@ -16,10 +16,12 @@ use crate::actions::{
     Action, Add, DeletionVectorDescriptor, DomainMetadata, Metadata, Protocol, Remove,
     SetTransaction,
 };
+use crate::file_batch::FileBatch;
 use crate::file_columns::{AddChunk, FileColumns};
 use crate::file_set::{FileSet, KeyHasher, Slab, key_hash};
 use crate::log_path::Version;
 use crate::path::TableRoot;
+use crate::stats::ColumnKey;
 use crate::{LogError, Result};
 
 type Hashing = hashbrown::DefaultHashBuilder;
@@ -203,6 +205,14 @@ impl TableState {
     /// The live files (in no particular order), each read through a [`FileRef`].
     pub fn files(&self) -> impl Iterator<Item = FileRef<'_>> {
         self.files.iter()
+    }
+
+    /// The live files in batches with their statistics as typed columns holding at least
+    /// `columns` ([`crate::file_batch`]): together, in order, they are
+    /// [`files`](Self::files). The typed statistics of the files loaded with the state are
+    /// built on first use and kept for later calls.
+    pub fn file_batches(&self, columns: &[ColumnKey<'_>]) -> Vec<FileBatch<'_>> {
+        crate::file_batch::batches(&self.files, columns)
     }
 
     /// Number of live files.

@@ -11,12 +11,14 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+mod columns;
 mod encode;
 
+pub use columns::{BoundValues, Bounds, ColumnKey, StatsColumn, StatsColumns};
 pub use encode::{ColumnStats, STRING_PREFIX_LENGTH, encode_stats};
 
 use crate::scalar::Scalar;
-use crate::scalar::text::{parse_date, parse_naive_timestamp, parse_timestamp};
+use crate::scalar::text::{has_non_utc_offset, parse_date, parse_naive_timestamp, parse_timestamp};
 use crate::schema::PrimitiveType;
 
 /// Parsed statistics of one file.
@@ -127,6 +129,57 @@ pub fn stat_scalar(v: &Value, ty: PrimitiveType) -> Option<Scalar> {
         | PrimitiveType::Void
         | PrimitiveType::Variant => None,
     }
+}
+
+/// Which end of a column's values a statistic bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// `minValues`: no value is below it.
+    Min,
+    /// `maxValues`: no value is above it.
+    Max,
+}
+
+/// A statistics bound as data skipping may trust it: [`stat_scalar`], widened where
+/// writers are known to store bounds inexactly, so the result still encloses every value.
+///
+/// * Timestamps are truncated to milliseconds: a maximum gets +999 µs. A bound written
+///   with an offset other than UTC (Spark has truncated such offsets to whole minutes)
+///   moves a further minute outwards.
+/// * Decimals travel as binary floating point: both ends move outwards by a relative
+///   margin of 1e-9 (and 1e-9 absolute).
+///
+/// Other types come back as [`stat_scalar`] gives them. String maxima may be truncated
+/// prefixes; that is the comparison's concern (a value that extends the maximum is not
+/// above it), as is NaN in float columns (statistics omit it).
+pub fn trusted_bound(v: &Value, ty: PrimitiveType, end: Bound) -> Option<Scalar> {
+    let s = stat_scalar(v, ty)?;
+    Some(match s {
+        Scalar::Timestamp(t) | Scalar::TimestampNtz(t) => {
+            let offset_margin = if v.as_str().is_some_and(has_non_utc_offset) {
+                60_000_000
+            } else {
+                0
+            };
+            let t = match end {
+                Bound::Max => t.saturating_add(999 + offset_margin),
+                Bound::Min => t.saturating_sub(offset_margin),
+            };
+            if ty == PrimitiveType::Timestamp {
+                Scalar::Timestamp(t)
+            } else {
+                Scalar::TimestampNtz(t)
+            }
+        }
+        Scalar::Double(d) if matches!(ty, PrimitiveType::Decimal(..)) => {
+            let margin = d.abs() * 1e-9 + 1e-9;
+            Scalar::Double(match end {
+                Bound::Max => d + margin,
+                Bound::Min => d - margin,
+            })
+        }
+        s => s,
+    })
 }
 
 /// The selective stats decoder of [`FileStats::parse_columns`].

@@ -7,7 +7,7 @@ mod version_text;
 
 use std::sync::Arc;
 
-use alluvium_expr::{Expr, FileFilter, FileMatches, Predicate};
+use alluvium_expr::{Expr, FileFilter, Predicate, StateMatches};
 use alluvium_storage::{ObjectStore, RequestCounts, StoreRef};
 use alluvium_txlog::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Remove};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
@@ -232,14 +232,13 @@ impl Snapshot {
     }
 
     /// The live files `pred` may match, in [`files`](Self::files) order, each with the
-    /// statistics parsed to judge it: data skipping on partition values and statistics,
-    /// parsing only the statistics the predicate reads ([`FileFilter`]). A file is dropped
-    /// only when no row of it can satisfy `pred`.
-    pub fn files_matching<'a>(
-        &'a self,
-        pred: &'a Predicate,
-    ) -> FileMatches<'a, 'a, impl Iterator<Item = FileRef<'a>>> {
-        FileFilter::new(pred).matching(self.files())
+    /// statistics that judge it: data skipping on partition values and statistics, over
+    /// all the files at once ([`FileFilter::matching_in`]). The statistics of the columns
+    /// `pred` reads are parsed into typed columns once per loaded file set and kept, so
+    /// later queries of this snapshot, and of snapshots refreshed from it, parse only the
+    /// files added since. A file is dropped only when no row of it can satisfy `pred`.
+    pub fn files_matching(&self, pred: &Predicate) -> StateMatches<'_> {
+        FileFilter::new(pred).matching_in(&self.state)
     }
 
     /// Number of live files.

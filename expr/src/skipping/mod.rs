@@ -24,18 +24,19 @@
 //! prunes.
 
 use std::cmp::Ordering;
-
-use serde_json::Value;
+use std::sync::{Arc, OnceLock};
 
 use crate::CmpOp;
 use crate::bind::{BoundColumn, Predicate};
-use alluvium_txlog::FileRef;
 use alluvium_txlog::actions::OptStringMap;
 use alluvium_txlog::partition::parse_partition_value;
+use alluvium_txlog::replay::TableState;
 use alluvium_txlog::scalar::Scalar;
-use alluvium_txlog::scalar::text::has_non_utc_offset;
 use alluvium_txlog::schema::PrimitiveType;
-use alluvium_txlog::stats::{FileStats, stat_scalar};
+use alluvium_txlog::stats::{Bound, FileStats, trusted_bound};
+use alluvium_txlog::{FileBatch, FileRef};
+
+mod columnar;
 
 /// What skipping knows about one file.
 #[derive(Debug, Clone, Copy)]
@@ -103,6 +104,28 @@ impl<'p> FileFilter<'p> {
         self.keep(file.partition_values(), file.stats()).is_some()
     }
 
+    /// The live files of `state` a predicate may match, in [`TableState::files`] order:
+    /// what [`matching`](Self::matching) keeps of `state.files()`, judged over all the
+    /// files at once ([`columnar`]) from the typed statistics columns the state keeps
+    /// ([`TableState::file_batches`]), so that no statistics JSON is parsed per query once
+    /// the state has the predicates' columns. A kept file's statistics are parsed when a
+    /// caller asks for them ([`FileMatch::stats`]).
+    pub fn matching_in<'a>(&self, state: &'a TableState) -> StateMatches<'a> {
+        let tops = self.needed.columns.as_deref();
+        let keys = columnar::stats_keys(self.preds, tops.unwrap_or(&[]));
+        let batches = state.file_batches(&keys);
+        let kept = batches
+            .iter()
+            .map(|b| columnar::Rows::new(b, tops).may_match(self.preds))
+            .collect();
+        StateMatches {
+            batches,
+            kept,
+            at: (0, 0),
+            columns: tops.map(|t| t.iter().map(|c| c.to_string()).collect()),
+        }
+    }
+
     /// The files of `files` a predicate may match, in order, each with the statistics
     /// parsed to judge it.
     pub fn matching<'a, I>(&self, files: I) -> FileMatches<'a, 'p, I::IntoIter>
@@ -116,22 +139,79 @@ impl<'p> FileFilter<'p> {
     }
 }
 
-/// A file kept by a [`FileFilter`]: the file and the statistics parsed to judge it.
+/// A file kept by a [`FileFilter`]: the file and the statistics that judge it.
 #[derive(Debug, Clone)]
 pub struct FileMatch<'a> {
     /// The file.
     pub file: FileRef<'a>,
-    /// Its statistics as far as the filter's predicates need them ([`StatsNeeded::parse`]).
-    pub stats: Option<FileStats>,
+    /// Its statistics as far as the filter's predicates need them, parsed on first use
+    /// unless judging the file parsed them already.
+    stats: OnceLock<Option<FileStats>>,
+    /// The top-level columns to parse them for (`None`: no statistics are needed).
+    columns: Option<Arc<[String]>>,
 }
 
 impl FileMatch<'_> {
+    /// The file's statistics as far as the filter's predicates need them
+    /// ([`StatsNeeded::parse`]): `None` when none are needed, or they are absent or do not
+    /// parse.
+    pub fn stats(&self) -> Option<&FileStats> {
+        self.stats
+            .get_or_init(|| {
+                let columns: Vec<&str> = self
+                    .columns
+                    .as_deref()?
+                    .iter()
+                    .map(String::as_str)
+                    .collect();
+                FileStats::parse_columns(self.file.stats()?, &columns)
+            })
+            .as_ref()
+    }
+
     /// What skipping knows about the file, to judge it further (e.g. with [`all_match`]
     /// for a predicate whose columns the filter's predicate reads too).
     pub fn summary(&self) -> FileSummary<'_> {
         FileSummary {
             partition_values: self.file.partition_values(),
-            stats: self.stats.as_ref(),
+            stats: self.stats(),
+        }
+    }
+}
+
+/// The live files of a state a [`FileFilter`] keeps: see [`FileFilter::matching_in`].
+#[derive(Debug)]
+pub struct StateMatches<'a> {
+    batches: Vec<FileBatch<'a>>,
+    /// Per batch, per row: kept.
+    kept: Vec<Vec<bool>>,
+    /// The next (batch, row) to look at.
+    at: (usize, usize),
+    columns: Option<Arc<[String]>>,
+}
+
+impl<'a> Iterator for StateMatches<'a> {
+    type Item = FileMatch<'a>;
+
+    fn next(&mut self) -> Option<FileMatch<'a>> {
+        loop {
+            let (b, r) = self.at;
+            let (batch, kept) = (self.batches.get(b)?, self.kept.get(b)?);
+            let Some(&keep) = kept.get(r) else {
+                self.at = (b + 1, 0);
+                continue;
+            };
+            self.at = (b, r + 1);
+            if !keep {
+                continue;
+            }
+            if let Some(file) = batch.file(r) {
+                return Some(FileMatch {
+                    file,
+                    stats: OnceLock::new(),
+                    columns: self.columns.clone(),
+                });
+            }
         }
     }
 }
@@ -149,7 +229,11 @@ impl<'a, I: Iterator<Item = FileRef<'a>>> Iterator for FileMatches<'a, '_, I> {
     fn next(&mut self) -> Option<FileMatch<'a>> {
         for file in self.files.by_ref() {
             if let Some(stats) = self.filter.keep(file.partition_values(), file.stats()) {
-                return Some(FileMatch { file, stats });
+                return Some(FileMatch {
+                    file,
+                    stats: OnceLock::from(stats),
+                    columns: None,
+                });
             }
         }
         None
@@ -323,12 +407,17 @@ fn eval(p: &Predicate, file: &FileSummary<'_>) -> Tri {
 /// The exact value of a partition column in this file (`None` for data columns or values
 /// that do not parse, which then count as unknown).
 fn partition_value(c: &BoundColumn, file: &FileSummary<'_>) -> Option<Scalar> {
+    partition_value_in(c, file.partition_values)
+}
+
+/// [`partition_value`] from a file's partition values.
+fn partition_value_in(c: &BoundColumn, partition_values: &OptStringMap) -> Option<Scalar> {
     if !c.partition {
         return None;
     }
     let key = c.physical_path.first()?;
-    let raw = file.partition_values.get(key).or_else(|| {
-        file.partition_values
+    let raw = partition_values.get(key).or_else(|| {
+        partition_values
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(key))
             .map(|(_, v)| v)
@@ -382,8 +471,12 @@ fn null_possibilities(c: &BoundColumn, file: &FileSummary<'_>) -> (bool, bool) {
     else {
         return (true, true);
     };
-    let nulls = stats.null_count(&c.physical_path);
-    let records = stats.num_records;
+    null_facts(stats.null_count(&c.physical_path), stats.num_records)
+}
+
+/// (may have null rows, may have non-null rows) from a column's null count and the file's
+/// row count, each `None` when unknown.
+fn null_facts(nulls: Option<i64>, records: Option<i64>) -> (bool, bool) {
     let may_null = nulls != Some(0);
     let all_null = matches!((nulls, records), (Some(n), Some(r)) if n == r);
     (may_null, !all_null)
@@ -391,6 +484,12 @@ fn null_possibilities(c: &BoundColumn, file: &FileSummary<'_>) -> (bool, bool) {
 
 fn column_tri(c: &BoundColumn, file: &FileSummary<'_>) -> Tri {
     let (may_null, non_null) = null_possibilities(c, file);
+    boolean_tri(may_null, non_null)
+}
+
+/// What a boolean data column may be, from its null possibilities: any non-null value
+/// may be either.
+fn boolean_tri(may_null: bool, non_null: bool) -> Tri {
     Tri {
         t: non_null,
         f: non_null,
@@ -398,41 +497,19 @@ fn column_tri(c: &BoundColumn, file: &FileSummary<'_>) -> Tri {
     }
 }
 
-/// Bounds of a data column: (min, max), each widened as described in the module docs.
+/// Bounds of a data column: (min, max), each widened as described in the module docs
+/// ([`trusted_bound`]).
 fn bounds(
     c: &BoundColumn,
     ty: PrimitiveType,
     stats: &FileStats,
 ) -> (Option<Scalar>, Option<Scalar>) {
-    let widen = |v: &Value, is_max: bool| -> Option<Scalar> {
-        let s = stat_scalar(v, ty)?;
-        Some(match (s, ty) {
-            (Scalar::Timestamp(t), _) | (Scalar::TimestampNtz(t), _) => {
-                let offset_margin = if v.as_str().is_some_and(has_non_utc_offset) {
-                    60_000_000
-                } else {
-                    0
-                };
-                let t = if is_max {
-                    t.saturating_add(999 + offset_margin)
-                } else {
-                    t.saturating_sub(offset_margin)
-                };
-                if ty == PrimitiveType::Timestamp {
-                    Scalar::Timestamp(t)
-                } else {
-                    Scalar::TimestampNtz(t)
-                }
-            }
-            (Scalar::Double(d), PrimitiveType::Decimal(..)) => {
-                let margin = d.abs() * 1e-9 + 1e-9;
-                Scalar::Double(if is_max { d + margin } else { d - margin })
-            }
-            (s, _) => s,
-        })
-    };
-    let min = stats.min(&c.physical_path).and_then(|v| widen(v, false));
-    let max = stats.max(&c.physical_path).and_then(|v| widen(v, true));
+    let min = stats
+        .min(&c.physical_path)
+        .and_then(|v| trusted_bound(v, ty, Bound::Min));
+    let max = stats
+        .max(&c.physical_path)
+        .and_then(|v| trusted_bound(v, ty, Bound::Max));
     (min, max)
 }
 
@@ -455,18 +532,36 @@ fn stats_cmp(c: &BoundColumn, op: CmpOp, lit: &Scalar, file: &FileSummary<'_>) -
     }
     let Some(stats) = file.stats else { return ANY };
     let (min, mut max) = bounds(c, ty, stats);
-    if matches!(ty, PrimitiveType::Float | PrimitiveType::Double) {
-        // NaN rows are absent from statistics yet compare above every number: for a float
-        // column the true upper bound is unknown.
+    if no_upper_bound(ty) {
         max = None;
     }
     let cmp_min = min.as_ref().and_then(|m| m.compare(lit));
     let cmp_max = max.as_ref().and_then(|m| m.compare(lit));
+    let all_lt = max.as_ref().is_some_and(|m| above_max(lit, m));
+    cmp_tri(op, may_null, cmp_min, cmp_max, all_lt, lit)
+}
+
+/// NaN rows are absent from statistics yet compare above every number: for a float
+/// column the true upper bound is unknown.
+fn no_upper_bound(ty: PrimitiveType) -> bool {
+    matches!(ty, PrimitiveType::Float | PrimitiveType::Double)
+}
+
+/// What `column op lit` may be over a file's non-null values, from how its bounds compare
+/// with `lit` (`None`: unknown) and whether `lit` is above the maximum for certain
+/// ([`above_max`]); NULL is possible when the file may hold nulls.
+fn cmp_tri(
+    op: CmpOp,
+    may_null: bool,
+    cmp_min: Option<Ordering>,
+    cmp_max: Option<Ordering>,
+    all_lt: bool,
+    lit: &Scalar,
+) -> Tri {
     let is_string = matches!(lit, Scalar::String(_));
     // Facts about every non-null value v of the file.
     let all_gt = cmp_min == Some(Ordering::Greater);
     let all_ge = matches!(cmp_min, Some(Ordering::Greater | Ordering::Equal));
-    let all_lt = max.as_ref().is_some_and(|m| above_max(lit, m));
     let all_le = all_lt || (cmp_max == Some(Ordering::Equal) && !is_string);
     let (t, f) = match op {
         CmpOp::Eq => (!(all_gt || all_lt), !(all_ge && all_le)),
