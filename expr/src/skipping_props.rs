@@ -344,7 +344,9 @@ fn skipping_never_drops_a_matching_row() {
 /// (which holds them as columns, with a few removed and re-added) are judged as their `add`
 /// actions are (one struct per file, the layout the state held before, kept here as the
 /// oracle): for random predicates of the whole language, the same files are kept, each with
-/// the same statistics parsed.
+/// the same statistics parsed. The state's judgement over its typed statistics columns
+/// ([`FileFilter::matching_in`]) equals the file-by-file one, on the loaded state and on one
+/// refreshed from it (its base shared, some rows masked, new files in the overlay).
 #[test]
 fn a_replayed_file_set_is_judged_as_its_adds() {
     use std::collections::HashMap;

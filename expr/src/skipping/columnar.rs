@@ -124,25 +124,29 @@ impl<'b> Rows<'b> {
                 }
                 v
             }
-            Predicate::Column(c) => self.by_partition(
-                c,
-                |v| {
-                    Tri::exact(match v {
-                        Scalar::Boolean(b) => Some(b),
-                        _ => None,
-                    })
-                },
-                |i| {
-                    let (may_null, non_null) = self.null_possibilities(c, i);
-                    boolean_tri(may_null, non_null)
-                },
-            ),
+            Predicate::Column(c) => {
+                let column = self.column(c);
+                self.by_partition(
+                    c,
+                    |v| {
+                        Tri::exact(match v {
+                            Scalar::Boolean(b) => Some(b),
+                            _ => None,
+                        })
+                    },
+                    |i| {
+                        let (may_null, non_null) = self.null_possibilities(c, column, i);
+                        boolean_tri(may_null, non_null)
+                    },
+                )
+            }
             Predicate::IsNull { column: c, negated } => {
+                let column = self.column(c);
                 let mut v = self.by_partition(
                     c,
                     |v| Tri::exact(Some(v.is_null())),
                     |i| {
-                        let (nulls, non_nulls) = self.null_possibilities(c, i);
+                        let (nulls, non_nulls) = self.null_possibilities(c, column, i);
                         Tri {
                             t: nulls,
                             f: non_nulls,
@@ -216,14 +220,18 @@ impl<'b> Rows<'b> {
             .collect()
     }
 
-    /// [`null_possibilities`](super::null_possibilities) of row `i`.
-    fn null_possibilities(&self, c: &BoundColumn, i: usize) -> (bool, bool) {
+    /// [`null_possibilities`](super::null_possibilities) of row `i`, with `column` the
+    /// statistics of `c` ([`Self::column`]).
+    fn null_possibilities(
+        &self,
+        c: &BoundColumn,
+        column: Option<&StatsColumn>,
+        i: usize,
+    ) -> (bool, bool) {
         if !self.present(i) || c.primitive() == Some(PrimitiveType::Variant) {
             return (true, true);
         }
-        let nulls = self
-            .column(c)
-            .and_then(|col| col.null_count.get(i).copied().flatten());
+        let nulls = column.and_then(|col| col.null_count.get(i).copied().flatten());
         null_facts(nulls, self.stats().num_records(i))
     }
 
@@ -236,7 +244,7 @@ impl<'b> Rows<'b> {
         lit: &Scalar,
         i: usize,
     ) -> Tri {
-        let (may_null, non_null) = self.null_possibilities(c, i);
+        let (may_null, non_null) = self.null_possibilities(c, column, i);
         let Some(ty) = c.primitive() else { return ANY };
         if !non_null {
             return Tri {

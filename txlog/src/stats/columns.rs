@@ -165,6 +165,33 @@ impl Bounds {
         })
     }
 
+    /// Moves `other`'s rows after these (same representation; `other` is left empty).
+    fn append(&mut self, other: &mut Bounds) {
+        match (&mut self.values, &mut other.values) {
+            (BoundValues::Long(a), BoundValues::Long(b))
+            | (BoundValues::Timestamp(a), BoundValues::Timestamp(b))
+            | (BoundValues::TimestampNtz(a), BoundValues::TimestampNtz(b)) => a.append(b),
+            (BoundValues::Date(a), BoundValues::Date(b)) => a.append(b),
+            (BoundValues::Double(a), BoundValues::Double(b)) => a.append(b),
+            (
+                BoundValues::String { text, ends },
+                BoundValues::String {
+                    text: more,
+                    ends: more_ends,
+                },
+            ) => {
+                let offset = text.len();
+                text.push_str(more);
+                ends.extend(more_ends.iter().map(|e| e + offset));
+                more.clear();
+                more_ends.clear();
+            }
+            // Columns are built from one template, so representations always agree.
+            _ => {}
+        }
+        self.valid.append(&mut other.valid);
+    }
+
     fn heap_bytes(&self) -> usize {
         use crate::memory::block;
         let values = match &self.values {
@@ -214,6 +241,13 @@ impl StatsColumn {
     /// The type its bounds were read as (`None`: a nested type, without bounds).
     pub fn ty(&self) -> Option<PrimitiveType> {
         self.ty
+    }
+
+    /// Moves `other`'s rows after these (a column of the same path and type).
+    fn append(&mut self, other: &mut StatsColumn) {
+        self.min.append(&mut other.min);
+        self.max.append(&mut other.max);
+        self.null_count.append(&mut other.null_count);
     }
 
     fn is(&self, path: &[String], ty: Option<PrimitiveType>) -> bool {
@@ -298,11 +332,12 @@ impl StatsColumns {
 
     /// Extends these statistics to rows `0..rows` and to every column of `columns`, where
     /// `stats(i)` is row `i`'s `stats` JSON: parses only what is not yet held (new columns
-    /// for the rows already held, every column for the new rows).
+    /// for the rows already held, every column for the new rows), in parallel parts on
+    /// rayon's current pool.
     pub(crate) fn cover<'s>(
         &mut self,
         rows: usize,
-        stats: impl Fn(usize) -> Option<&'s str>,
+        stats: impl Fn(usize) -> Option<&'s str> + Sync,
         columns: &[ColumnKey<'_>],
     ) {
         let held = self.len();
@@ -313,35 +348,23 @@ impl StatsColumns {
             }
         }
         if !new.is_empty() {
-            let names = top_names(new.iter());
-            let tops: Vec<&str> = names.iter().map(String::as_str).collect();
-            for c in &mut new {
-                c.null_count.reserve(held);
-            }
-            for i in 0..held {
-                let parsed = stats(i).and_then(|s| FileStats::parse_columns(s, &tops));
-                for c in &mut new {
-                    c.push(parsed.as_ref());
-                }
+            let part = parse_rows(0..held, &stats, &new);
+            for (c, mut p) in new.iter_mut().zip(part.columns) {
+                c.append(&mut p);
             }
             self.columns.extend(new.into_iter().map(Arc::new));
         }
         if rows > held {
-            let names = top_names(self.columns.iter().map(|c| &**c));
-            let tops: Vec<&str> = names.iter().map(String::as_str).collect();
-            let present = Arc::make_mut(&mut self.present);
-            let num_records = Arc::make_mut(&mut self.num_records);
-            let mut columns: Vec<&mut StatsColumn> =
-                self.columns.iter_mut().map(Arc::make_mut).collect();
-            present.reserve(rows - held);
-            num_records.reserve(rows - held);
-            for i in held..rows {
-                let parsed = stats(i).and_then(|s| FileStats::parse_columns(s, &tops));
-                present.push(parsed.is_some());
-                num_records.push(parsed.as_ref().and_then(|p| p.num_records));
-                for c in &mut columns {
-                    c.push(parsed.as_ref());
-                }
+            let empty: Vec<StatsColumn> = self
+                .columns
+                .iter()
+                .map(|c| StatsColumn::new(&c.path, c.ty))
+                .collect();
+            let part = parse_rows(held..rows, &stats, &empty);
+            Arc::make_mut(&mut self.present).extend(part.present);
+            Arc::make_mut(&mut self.num_records).extend(part.num_records);
+            for (c, mut p) in self.columns.iter_mut().zip(part.columns) {
+                Arc::make_mut(c).append(&mut p);
             }
         }
     }
@@ -356,6 +379,67 @@ impl StatsColumns {
             |n, c| n.saturating_add(c.heap_bytes()),
         )
     }
+}
+
+/// Rows parsed for some columns: what [`parse_rows`] gives back.
+struct Part {
+    present: Vec<bool>,
+    num_records: Vec<Option<i64>>,
+    columns: Vec<StatsColumn>,
+}
+
+/// Rows per part parsed on one thread: large enough that a part's own work outweighs
+/// handing it out and appending it.
+const PART_ROWS: usize = 1 << 15;
+
+/// The statistics of rows `range` for columns shaped as `empty` (empty columns), parsed in
+/// parts of [`PART_ROWS`] on rayon's current pool and appended in row order.
+fn parse_rows<'s>(
+    range: std::ops::Range<usize>,
+    stats: &(impl Fn(usize) -> Option<&'s str> + Sync),
+    empty: &[StatsColumn],
+) -> Part {
+    use rayon::prelude::*;
+    let names = top_names(empty.iter());
+    let tops: Vec<&str> = names.iter().map(String::as_str).collect();
+    let parse = |part: std::ops::Range<usize>| {
+        let mut out = Part {
+            present: Vec::with_capacity(part.len()),
+            num_records: Vec::with_capacity(part.len()),
+            columns: empty.to_vec(),
+        };
+        for i in part {
+            let parsed = stats(i).and_then(|s| FileStats::parse_columns(s, &tops));
+            out.present.push(parsed.is_some());
+            out.num_records
+                .push(parsed.as_ref().and_then(|p| p.num_records));
+            for c in &mut out.columns {
+                c.push(parsed.as_ref());
+            }
+        }
+        out
+    };
+    if range.len() <= PART_ROWS {
+        return parse(range);
+    }
+    let starts: Vec<usize> = range.clone().step_by(PART_ROWS).collect();
+    let parts: Vec<Part> = starts
+        .into_par_iter()
+        .map(|start| parse(start..(start + PART_ROWS).min(range.end)))
+        .collect();
+    let mut whole = Part {
+        present: Vec::with_capacity(range.len()),
+        num_records: Vec::with_capacity(range.len()),
+        columns: empty.to_vec(),
+    };
+    for mut part in parts {
+        whole.present.append(&mut part.present);
+        whole.num_records.append(&mut part.num_records);
+        for (c, p) in whole.columns.iter_mut().zip(&mut part.columns) {
+            c.append(p);
+        }
+    }
+    whole
 }
 
 /// The top-level names of `columns`' paths, each once.
@@ -473,6 +557,52 @@ mod tests {
             (Some("a"), Some("c"), None)
         );
         assert!(whole.column(&p("s"), Some(PrimitiveType::Long)).is_none());
+    }
+
+    /// Rows parsed in parallel parts land in row order, strings included, whether the
+    /// rows are new or a column is added for rows already held.
+    #[test]
+    fn parts_append_in_row_order() {
+        let rows = 2 * PART_ROWS + 123;
+        let json: Vec<Option<String>> = (0..rows)
+            .map(|i| {
+                (i % 7 != 3).then(|| {
+                    format!(
+                        r#"{{"numRecords":{i},"minValues":{{"x":{i},"s":"v{i}"}},"nullCount":{{"x":{}}}}}"#,
+                        i % 5
+                    )
+                })
+            })
+            .collect();
+        let (x, s) = (p("x"), p("s"));
+        let keys = [
+            (&x[..], Some(PrimitiveType::Long)),
+            (&s[..], Some(PrimitiveType::String)),
+        ];
+        let whole = StatsColumns::build(json.iter().map(Option::as_deref), &keys);
+        let mut grown = StatsColumns::default();
+        grown.cover(PART_ROWS + 5, |i| json[i].as_deref(), &keys[..1]);
+        grown.cover(rows, |i| json[i].as_deref(), &keys);
+        for built in [&whole, &grown] {
+            let (cx, cs) = (
+                built.column(&x, Some(PrimitiveType::Long)).unwrap(),
+                built.column(&s, Some(PrimitiveType::String)).unwrap(),
+            );
+            for i in 0..rows {
+                let has = i % 7 != 3;
+                let n = i64::try_from(i).unwrap();
+                assert_eq!(built.present(i), has, "{i}");
+                assert_eq!(built.num_records(i), has.then_some(n), "{i}");
+                assert_eq!(cx.min.get(i), has.then_some(Scalar::Long(n)), "{i}");
+                assert_eq!(cx.null_count[i], has.then_some(n % 5), "{i}");
+                assert_eq!(
+                    cs.min.str(i),
+                    has.then(|| format!("v{i}")).as_deref(),
+                    "{i}"
+                );
+                assert_eq!(cs.max.get(i), None);
+            }
+        }
     }
 
     /// A view taken before the columns grow keeps what it held: growth copies a shared
