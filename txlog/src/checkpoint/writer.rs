@@ -653,6 +653,31 @@ fn validate(store: &dyn ObjectStore, path: &StorePath, expected: ActionCounts) -
     Ok(())
 }
 
+/// Runs `write` for every item on rayon's current pool, a window of as many items as the
+/// pool has threads at a time (so no more files than that are encoded and held at once),
+/// and gives back the results in the items' order: the parts of a multi-part checkpoint
+/// and the sidecars of a V2 one are encoded, stored and read back side by side, each
+/// file's own row groups encoding in parallel within it. The first error is returned;
+/// files written by then are harmless (no hint or main file names them).
+fn in_windows<T: Sync, R: Send>(
+    items: &[T],
+    write: impl Fn(&T) -> Result<R> + Sync,
+) -> Result<Vec<R>> {
+    let window = rayon::current_num_threads().max(1);
+    let mut out = Vec::with_capacity(items.len());
+    for chunk in items.chunks(window) {
+        let written: Vec<Result<R>> = if chunk.len() == 1 {
+            chunk.iter().map(&write).collect()
+        } else {
+            chunk.par_iter().map(&write).collect()
+        };
+        for w in written {
+            out.push(w?);
+        }
+    }
+    Ok(out)
+}
+
 /// Live files from which the sort for the checkpoint runs in parallel.
 const PARALLEL_SORT_MIN: usize = 1 << 16;
 
@@ -744,13 +769,17 @@ pub fn write_checkpoint(
             let file_rows: Vec<Row<'_>> = file_rows().collect();
             let sidecar_schema: SchemaRef =
                 Arc::new(checkpoint_schema(FileShape::Sidecar, add.clone()));
-            for chunk in file_rows.chunks(per) {
+            let chunks: Vec<&[Row<'_>]> = file_rows.chunks(per).collect();
+            let written = in_windows(&chunks, |chunk| {
                 let name = format!("{}.parquet", alluvium_storage::ids::new_uuid());
                 let path = StorePath::parse(format!("{DELTA_LOG_DIR}/{SIDECAR_DIR}/{name}"))?;
                 let bytes = encode(&sidecar_schema, chunk, &parsed)?;
                 let len = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
                 store.put_if_absent(&path, bytes.into())?;
                 validate(store, &path, counts_of(chunk))?;
+                Ok((name, len, path))
+            })?;
+            for (name, len, path) in written {
                 size_in_bytes += len;
                 rows.push(Row::Sidecar(Box::new(Sidecar {
                     path: name,
@@ -795,7 +824,8 @@ pub fn write_checkpoint(
             let h = crc32fast::hash(canonical_path(path, root).as_bytes()) as usize;
             buckets[if parts == 1 { 0 } else { h % parts }].push(row);
         }
-        for (i, rows) in buckets.iter().enumerate() {
+        let numbered: Vec<(usize, &Vec<Row<'_>>)> = buckets.iter().enumerate().collect();
+        let written = in_windows(&numbered, |&(i, rows)| {
             let kind = if parts == 1 {
                 LogFileKind::Checkpoint(CheckpointKind::Classic)
             } else {
@@ -807,10 +837,14 @@ pub fn write_checkpoint(
             };
             let path = log_path(&log_file_name(version, &kind));
             let bytes = encode(&schema, rows, &parsed)?;
-            size_in_bytes += i64::try_from(bytes.len()).unwrap_or(i64::MAX);
+            let len = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
             // Atomic replace: a concurrent writer of the same version writes the same rows.
             store.put(&path, bytes.into())?;
             validate(store, &path, counts_of(rows))?;
+            Ok((len, path))
+        })?;
+        for (len, path) in written {
+            size_in_bytes += len;
             files.push(path);
         }
         if parts > 1 {
@@ -1028,6 +1062,50 @@ mod tests {
 
     /// A protocol, 2 × [`BATCH_ROWS`] + 77 adds with statistics and 10 removes: five row
     /// groups (the protocol's, three of adds, the removes').
+    /// The parts and sidecars of a checkpoint are written side by side (each item waits,
+    /// for a bounded time, until another is in flight, as two stores' puts overlap), come
+    /// back in the items' order, and the first error is the answer.
+    #[test]
+    fn files_are_written_side_by_side_and_kept_in_order() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::time::{Duration, Instant};
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        let (in_flight, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let items: Vec<usize> = (0..8).collect();
+        let out = pool
+            .install(|| {
+                in_windows(&items, |&i| {
+                    let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    let started = Instant::now();
+                    while in_flight.load(Ordering::SeqCst) < 2
+                        && most.load(Ordering::SeqCst) < 2
+                        && started.elapsed() < Duration::from_secs(5)
+                    {
+                        std::thread::yield_now();
+                    }
+                    in_flight.fetch_sub(1, Ordering::SeqCst);
+                    Ok(i * 10)
+                })
+            })
+            .unwrap();
+        assert_eq!(out, (0..8).map(|i| i * 10).collect::<Vec<_>>());
+        assert!(most.load(Ordering::SeqCst) >= 2, "one file at a time");
+        let failed = pool.install(|| {
+            in_windows(&items, |&i| {
+                if i == 5 {
+                    Err(LogError::Invalid("part 5".into()))
+                } else {
+                    Ok(i)
+                }
+            })
+        });
+        assert!(matches!(failed, Err(LogError::Invalid(m)) if m == "part 5"));
+    }
+
     fn many_rows() -> (Protocol, Vec<Add>, Vec<Remove>) {
         let adds: Vec<Add> = (0..(BATCH_ROWS * 2 + 77))
             .map(|i| {
