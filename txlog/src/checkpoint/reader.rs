@@ -1022,10 +1022,13 @@ fn visit_file(
 
 /// Streams several files into `sink` in order: one file alone is decoded row group by row
 /// group in parallel; several are decoded in parallel a window at a time, so memory stays
-/// bounded by a few files, not by the checkpoint.
+/// bounded by a few files, not by the checkpoint. `sizes` is the files' bytes in all, when
+/// known: the sink is told once, before the first actions, how many rows they scale to
+/// ([`expected_rows`]).
 fn visit_files(
     store: &dyn ObjectStore,
     files: &[(FileLocation, bool)],
+    sizes: Option<u64>,
     sink: &mut dyn ActionSink,
 ) -> Result<()> {
     if let [(location, json)] = files {
@@ -1033,29 +1036,59 @@ fn visit_files(
     }
     let window = rayon::current_num_threads().max(1);
     let hasher = sink.key_hasher();
+    let mut first = true;
     for group in files.chunks(window) {
-        let decoded: Vec<Result<Vec<Decoded>>> = group
+        let decoded: Vec<Result<(Vec<Decoded>, usize)>> = group
             .par_iter()
             .map(|(location, json)| {
                 let data = store.get_location(location)?;
-                match hasher.as_ref().filter(|h| h.packs_adds()) {
+                let bytes = data.len();
+                let chunks = match hasher.as_ref().filter(|h| h.packs_adds()) {
                     Some(h) if !*json && !data.is_empty() => {
-                        decode_parquet(&location.to_string(), data, h)
+                        decode_parquet(&location.to_string(), data, h)?
                     }
-                    _ => Ok(vec![hashed(
-                        hasher.as_ref(),
-                        read_file(location, data, *json)?,
-                    )]),
-                }
+                    _ => vec![hashed(hasher.as_ref(), read_file(location, data, *json)?)],
+                };
+                Ok((chunks, bytes))
             })
             .collect();
-        for chunks in decoded {
-            for chunk in chunks? {
+        let decoded: Vec<(Vec<Decoded>, usize)> = decoded.into_iter().collect::<Result<_>>()?;
+        if std::mem::take(&mut first) {
+            sink.expect(expected_rows(&decoded, sizes));
+        }
+        for (chunks, _) in decoded {
+            for chunk in chunks {
                 hand(sink, chunk)?;
             }
         }
     }
     Ok(())
+}
+
+/// The rows a multi-file checkpoint holds in all, estimated from its first files (`seen`:
+/// each file's chunks and bytes) and the bytes of all of them (`total`, when known): the
+/// rows seen, scaled by the bytes. Its parts are written alike, so the estimate is close;
+/// the sink reserves for it once instead of doubling its columns part after part, and
+/// gives back what a high estimate left unused when it freezes.
+fn expected_rows(seen: &[(Vec<Decoded>, usize)], total: Option<u64>) -> usize {
+    let rows: usize = seen
+        .iter()
+        .flat_map(|(chunks, _)| chunks)
+        .map(|c| match c {
+            Decoded::Actions(actions, _) => actions.len(),
+            Decoded::Packed(adds, others) => adds.len() + others.len(),
+        })
+        .sum();
+    let bytes: usize = seen.iter().map(|(_, b)| *b).sum();
+    match total.and_then(|t| usize::try_from(t).ok()) {
+        Some(total) if bytes > 0 && total > bytes => {
+            let scaled = (rows as f64) * (total as f64) / (bytes as f64);
+            // At most a hundred rows per stored byte: a size that lies cannot make the
+            // reservation absurd.
+            (scaled as usize).min(total.saturating_mul(100))
+        }
+        _ => rows,
+    }
 }
 
 /// Passes everything but sidecar actions on, and keeps those.
@@ -1177,7 +1210,8 @@ pub fn visit_checkpoint(
         inner: sink,
         sidecars: Vec::new(),
     };
-    visit_files(store, &files, &mut splitter)?;
+    let sizes = checkpoint.files.iter().map(|m| m.size).sum();
+    visit_files(store, &files, Some(sizes), &mut splitter)?;
     let sidecars = std::mem::take(&mut splitter.sidecars);
     if sidecars.is_empty() {
         return Ok(());
@@ -1191,7 +1225,11 @@ pub fn visit_checkpoint(
         .iter()
         .map(|s| sidecar_location(&main, s))
         .collect::<Result<_>>()?;
-    visit_files(store, &files, &mut FileActionsOnly(sink))
+    let sizes = sidecars
+        .iter()
+        .map(|s| u64::try_from(s.size_in_bytes).ok())
+        .sum::<Option<u64>>();
+    visit_files(store, &files, sizes, &mut FileActionsOnly(sink))
 }
 
 /// Reads all actions of a complete checkpoint, including the file actions of its sidecars.
@@ -1939,5 +1977,84 @@ pub(super) mod tests {
             .accept_hashed(chunk, hashes)
             .unwrap();
         assert_eq!(inner.seen, ["a", "b", "a", "b"]);
+    }
+
+    /// A checkpoint of several parts is read into a state that holds no more than one read
+    /// from a single file: the load reserves once, for the rows the first parts scale to,
+    /// instead of doubling its columns part after part (and keeping the room).
+    #[test]
+    fn a_multi_part_load_holds_what_a_single_file_load_holds() {
+        use std::collections::HashMap;
+
+        use crate::actions::{Format, Metadata, Protocol};
+        use crate::checkpoint::{CheckpointOptions, write_checkpoint};
+        use crate::path::TableRoot;
+        use crate::replay::Replay;
+        use alluvium_storage::{InMemoryStore, ObjectStore};
+
+        let root = TableRoot::new("memory:///t");
+        let mut replay = Replay::new(root.clone());
+        replay.apply(Action::Protocol(Protocol {
+            min_reader_version: 1,
+            min_writer_version: 2,
+            reader_features: None,
+            writer_features: None,
+        }));
+        replay.apply(Action::Metadata(Metadata {
+            id: "t".into(),
+            name: None,
+            description: None,
+            format: Format::default(),
+            schema_string: r#"{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}}]}"#.into(),
+            partition_columns: Vec::new(),
+            created_time: None,
+            configuration: HashMap::new(),
+        }));
+        for i in 0..20_000 {
+            let mut add = Add::builder(format!("part-{i:05}.parquet"), 100 + i, 1).build();
+            add.stats = Some(format!(r#"{{"numRecords":1,"minValues":{{"x":{i}}}}}"#));
+            replay.apply(Action::Add(add));
+        }
+        let state = replay.finish(3).unwrap();
+        let files_held = |part_size: Option<usize>| {
+            let store = InMemoryStore::new();
+            let written = write_checkpoint(
+                &store,
+                &state,
+                &CheckpointOptions {
+                    part_size,
+                    now_ms: 0,
+                },
+            )
+            .unwrap();
+            let checkpoint = CheckpointFiles {
+                version: 3,
+                kind: if written.files.len() > 1 {
+                    CheckpointKind::MultiPart {
+                        part: 1,
+                        parts: u32::try_from(written.files.len()).unwrap(),
+                    }
+                } else {
+                    CheckpointKind::Classic
+                },
+                files: written
+                    .files
+                    .iter()
+                    .map(|p| store.head(p).unwrap())
+                    .collect(),
+            };
+            let mut loaded = Replay::new(root.clone());
+            visit_checkpoint(&store, &checkpoint, &mut loaded).unwrap();
+            let loaded = loaded.finish(3).unwrap();
+            assert_eq!(loaded.num_files(), 20_000);
+            (written.files.len(), loaded.memory_usage().files)
+        };
+        let (one, single) = files_held(None);
+        let (parts, multi) = files_held(Some(1_500));
+        assert_eq!((one, parts), (1, 14));
+        assert!(
+            multi * 100 <= single * 105,
+            "{parts} parts hold {multi} bytes, one file {single}"
+        );
     }
 }
