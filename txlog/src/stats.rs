@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 mod columns;
 mod encode;
 
-pub use columns::{BoundValues, Bounds, ColumnKey, StatsColumn, StatsColumns};
+pub use columns::{BoundValues, Bounds, ColumnKey, Counts, StatsColumn, StatsColumns};
 pub use encode::{ColumnStats, STRING_PREFIX_LENGTH, encode_stats};
 
 use crate::scalar::Scalar;

@@ -231,7 +231,7 @@ impl<'b> Rows<'b> {
         if !self.present(i) || c.primitive() == Some(PrimitiveType::Variant) {
             return (true, true);
         }
-        let nulls = column.and_then(|col| col.null_count.get(i).copied().flatten());
+        let nulls = column.and_then(|col| col.null_count.get(i));
         null_facts(nulls, self.stats().num_records(i))
     }
 
