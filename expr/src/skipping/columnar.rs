@@ -300,7 +300,7 @@ fn compare_bound(b: &Bounds, i: usize, lit: &Scalar) -> Option<Ordering> {
         // is one, else as floating point.
         BoundValues::Long(v) => {
             let a = *v.get(i)?;
-            match integer(lit) {
+            match lit.as_i128() {
                 Some(x) => Some(i128::from(a).cmp(&x)),
                 None => (a as f64).partial_cmp(&lit.as_f64()?),
             }
@@ -324,17 +324,6 @@ fn compare_bound(b: &Bounds, i: usize, lit: &Scalar) -> Option<Ordering> {
         },
         _ => None,
     }
-}
-
-/// An integer literal's value (the integer kinds [`Scalar::compare`] compares exactly).
-fn integer(lit: &Scalar) -> Option<i128> {
-    Some(match lit {
-        Scalar::Byte(v) => i128::from(*v),
-        Scalar::Short(v) => i128::from(*v),
-        Scalar::Integer(v) => i128::from(*v),
-        Scalar::Long(v) => i128::from(*v),
-        _ => return None,
-    })
 }
 
 #[cfg(test)]

@@ -100,7 +100,9 @@ impl Scalar {
         })
     }
 
-    fn as_i128(&self) -> Option<i128> {
+    /// The value of an integer scalar (byte, short, integer, long): the kinds
+    /// [`compare`](Self::compare) compares exactly as integers.
+    pub fn as_i128(&self) -> Option<i128> {
         Some(match self {
             Scalar::Byte(v) => i128::from(*v),
             Scalar::Short(v) => i128::from(*v),
