@@ -16,6 +16,9 @@
 //! 3. `partitions[i]` indexes `partition_maps`; `extra[i]` is [`NO_EXTRA`] or indexes
 //!    `extras`; `partition_lookup` holds exactly the indexes of `partition_maps`.
 //! 4. Rows number fewer than `u32::MAX` (a builder refuses more, see [`FileColumns::push`]).
+//! 5. The typed statistics cache covers a prefix of the rows, row `i` holding what row `i`'s
+//!    statistics parse to ([`crate::stats::StatsColumns`]): rows are only appended, and
+//!    the one truncation drops the cache.
 
 use hashbrown::HashTable;
 
@@ -207,8 +210,8 @@ impl TypedStats {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, StatsColumns> {
-        // The columns are consistent between calls (`cover` does not panic part-way
-        // through in any way that matters: a poisoned cache is rebuilt below).
+        // A panic inside `cover` (none is expected) could leave the columns of unequal
+        // lengths: a poisoned cache is dropped, to be rebuilt on demand.
         self.0.lock().unwrap_or_else(|poisoned| {
             let mut guard = poisoned.into_inner();
             *guard = StatsColumns::default();
@@ -536,8 +539,6 @@ impl FileColumns {
         code
     }
 
-    /// Gives back spare room beyond an eighth ([`trim`]): a load reserves for its
-    /// checkpoint's rows; a refresh that rebuilds the base reserves for what it merges.
     /// The rows' statistics as typed columns holding at least `columns`, covering every
     /// row: built on first use, extended for new columns and new rows, and kept for the
     /// next caller (every snapshot sharing these columns).
@@ -562,6 +563,8 @@ impl FileColumns {
         &self.partition_maps
     }
 
+    /// Gives back spare room beyond an eighth ([`trim`]): a load reserves for its
+    /// checkpoint's rows; a refresh that rebuilds the base reserves for what it merges.
     fn shrink_all(&mut self) {
         trim(&mut self.hashes);
         self.paths.shrink();
