@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use alluvium_txlog::actions::{Action, Add, Format, Metadata, OptStringMap, Protocol, Remove};
 use alluvium_txlog::path::TableRoot;
 use alluvium_txlog::replay::{Replay, TableState};
+use alluvium_txlog::schema::PrimitiveType;
 
 /// Bytes currently allocated (requested sizes, no allocator overhead).
 static LIVE: AtomicIsize = AtomicIsize::new(0);
@@ -94,9 +95,12 @@ fn state(files: usize, removes: usize) -> TableState {
 #[test]
 fn the_estimate_brackets_what_the_state_really_holds() {
     for (files, removes) in [(0, 0), (1, 0), (1_000, 10), (50_000, 5_000)] {
-        // Built and dropped once first, so that lazily initialised process state is not
-        // charged to the measured one.
-        drop(state(files, removes));
+        // Built (and its typed statistics, which start the thread pool) and dropped once
+        // first, so that lazily initialised process state is not charged to the measured
+        // one.
+        let warm = state(files, removes);
+        drop(warm.file_batches(&[(&["id".to_string()][..], Some(PrimitiveType::Long))]));
+        drop(warm);
         let before = LIVE.load(Ordering::Relaxed);
         let s = state(files, removes);
         let held = usize::try_from(LIVE.load(Ordering::Relaxed) - before).unwrap()
@@ -116,6 +120,23 @@ fn the_estimate_brackets_what_the_state_really_holds() {
             assert!(
                 usage.files > usage.tombstones && usage.files > usage.other,
                 "{usage:?}"
+            );
+        }
+        // The typed statistics a filtered query leaves with the files count too.
+        let id = ["id".to_string()];
+        drop(s.file_batches(&[(&id[..], Some(PrimitiveType::Long))]));
+        let held = usize::try_from(LIVE.load(Ordering::Relaxed) - before).unwrap()
+            + std::mem::size_of::<TableState>();
+        let typed = s.memory_usage();
+        assert!(
+            typed.total() >= held && typed.total() <= held + held / 2 + 4096,
+            "{files} files with typed statistics: estimate {} for {held} bytes allocated",
+            typed.total()
+        );
+        if files >= 1_000 {
+            assert!(
+                typed.files > usage.files + 20 * files,
+                "{typed:?} {usage:?}"
             );
         }
         drop(s);

@@ -420,14 +420,26 @@ impl StatsColumns {
         }
     }
 
-    /// The heap these columns hold.
+    /// The heap these columns hold: each shared part's block (its two counts and the
+    /// value) and what the values own. A part shared with another view is counted whole
+    /// by each.
     pub(crate) fn heap_bytes(&self) -> usize {
         use crate::memory::block;
+        use std::mem::size_of;
+        // An `Arc`'s block: the strong and weak counts, then the value.
+        let arc = |value: usize| block(2 * size_of::<usize>() + value);
         self.columns.iter().fold(
-            block(self.present.capacity())
+            arc(size_of::<Vec<bool>>())
+                .saturating_add(block(self.present.capacity()))
+                .saturating_add(arc(size_of::<Counts>()))
                 .saturating_add(self.num_records.heap_bytes())
-                .saturating_add(block(self.columns.capacity() * 8)),
-            |n, c| n.saturating_add(c.heap_bytes()),
+                .saturating_add(block(
+                    self.columns.capacity() * size_of::<Arc<StatsColumn>>(),
+                )),
+            |n, c| {
+                n.saturating_add(arc(size_of::<StatsColumn>()))
+                    .saturating_add(c.heap_bytes())
+            },
         )
     }
 }
