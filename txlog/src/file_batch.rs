@@ -109,3 +109,91 @@ pub(crate) fn batches<'a>(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use crate::actions::{Action, Format, Metadata, Protocol};
+    use crate::path::TableRoot;
+    use crate::replay::{Replay, TableState};
+    use crate::schema::PrimitiveType;
+
+    fn state(files: usize) -> TableState {
+        let mut replay = Replay::new(TableRoot::new("memory:///t"));
+        replay.apply(Action::Protocol(Protocol {
+            min_reader_version: 1,
+            min_writer_version: 2,
+            reader_features: None,
+            writer_features: None,
+        }));
+        replay.apply(Action::Metadata(Metadata {
+            id: "t".into(),
+            name: None,
+            description: None,
+            format: Format::default(),
+            schema_string: r#"{"type":"struct","fields":[]}"#.into(),
+            partition_columns: Vec::new(),
+            created_time: None,
+            configuration: HashMap::new(),
+        }));
+        for i in 0..files {
+            let mut add = crate::actions::Add::builder(format!("f{i}.parquet"), 1, 1).build();
+            add.stats = Some(format!(
+                r#"{{"numRecords":{i},"minValues":{{"a":{i},"b":{},"c":"s{i}"}}}}"#,
+                i + 1
+            ));
+            replay.apply(Action::Add(add));
+        }
+        replay.finish(1).unwrap()
+    }
+
+    /// Queries of one state from many tasks of a small pool at once (each typed parse
+    /// itself running on that pool) all see their columns whole, and the state keeps
+    /// every column asked for: no query holds the others up while it parses, and none of
+    /// them hangs.
+    #[test]
+    fn concurrent_queries_see_whole_columns_and_every_column_is_kept() {
+        let s = state(70_000);
+        let names = [
+            vec!["a".to_string()],
+            vec!["b".to_string()],
+            vec!["c".to_string()],
+        ];
+        let types = [
+            PrimitiveType::Long,
+            PrimitiveType::Long,
+            PrimitiveType::String,
+        ];
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        use rayon::prelude::*;
+        let seen: Vec<bool> = pool.install(|| {
+            (0..12usize)
+                .into_par_iter()
+                .map(|q| {
+                    let k = q % 3;
+                    let batches = s.file_batches(&[(&names[k][..], Some(types[k]))]);
+                    let stats = batches[0].stats();
+                    let col = stats.column(&names[k], Some(types[k])).unwrap();
+                    stats.len() == 70_000
+                        && (0..70_000)
+                            .step_by(997)
+                            .all(|i| col.min.is_valid(i) && stats.num_records(i) == Some(i as i64))
+                })
+                .collect()
+        });
+        assert!(seen.iter().all(|ok| *ok), "{seen:?}");
+        // Each query's columns were merged into the kept ones, whatever the order in
+        // which they finished: a batch that asks for none still holds all three.
+        let kept = s.file_batches(&[]);
+        for (n, t) in names.iter().zip(types) {
+            assert!(
+                kept[0].stats().column(n, Some(t)).is_some(),
+                "{n:?} not kept"
+            );
+        }
+    }
+}

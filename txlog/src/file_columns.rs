@@ -210,8 +210,8 @@ impl TypedStats {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, StatsColumns> {
-        // A panic inside `cover` (none is expected) could leave the columns of unequal
-        // lengths: a poisoned cache is dropped, to be rebuilt on demand.
+        // Only a copy and a store run under the lock; were it poisoned all the same, the
+        // cache is dropped, to be rebuilt on demand.
         self.0.lock().unwrap_or_else(|poisoned| {
             let mut guard = poisoned.into_inner();
             *guard = StatsColumns::default();
@@ -542,10 +542,16 @@ impl FileColumns {
     /// The rows' statistics as typed columns holding at least `columns`, covering every
     /// row: built on first use, extended for new columns and new rows, and kept for the
     /// next caller (every snapshot sharing these columns).
+    ///
+    /// The lock is held only to copy and to store (the copy shares the columns): the
+    /// parse runs on rayon's pool, and a lock held across it could deadlock a worker that,
+    /// waiting for its parts, takes up another query of these rows. Two queries that
+    /// extend at once both parse, and both their columns are kept.
     pub(crate) fn stats_columns(&self, columns: &[ColumnKey<'_>]) -> StatsColumns {
-        let mut typed = self.typed.lock();
+        let mut typed = self.typed.lock().clone();
         typed.cover(self.hashes.len(), |i| self.row_stats(i), columns);
-        typed.clone()
+        self.typed.lock().merge(&typed);
+        typed
     }
 
     fn row_stats(&self, row: usize) -> Option<&str> {

@@ -381,6 +381,22 @@ impl StatsColumns {
         self.columns.iter().find(|c| c.is(path, ty)).map(|c| &**c)
     }
 
+    /// Takes in what `other` (an extension of a copy of these) holds beyond these: all of
+    /// it when it has more rows, else the columns these lack. Rows only grow while nothing
+    /// else reads them, so two extensions made at once have the same rows and differ only
+    /// in their columns: each query's columns end up kept.
+    pub(crate) fn merge(&mut self, other: &StatsColumns) {
+        if other.len() > self.len() {
+            *self = other.clone();
+        } else if other.len() == self.len() {
+            for c in &other.columns {
+                if self.column(&c.path, c.ty).is_none() {
+                    self.columns.push(Arc::clone(c));
+                }
+            }
+        }
+    }
+
     /// Extends these statistics to rows `0..rows` and to every column of `columns`, where
     /// `stats(i)` is row `i`'s `stats` JSON: parses only what is not yet held (new columns
     /// for the rows already held, every column for the new rows), in parallel parts on
@@ -666,6 +682,34 @@ mod tests {
                 assert_eq!(cs.max.get(i), None);
             }
         }
+    }
+
+    /// Two extensions of one copy made at once keep both their columns; one with more
+    /// rows is taken whole.
+    #[test]
+    fn merging_keeps_the_columns_of_both_extensions() {
+        let (x, s) = (p("x"), p("s"));
+        let (kx, ks) = (
+            (&x[..], Some(PrimitiveType::Long)),
+            (&s[..], Some(PrimitiveType::String)),
+        );
+        let mut kept = StatsColumns::default();
+        kept.cover(2, |i| STATS[i], &[kx]);
+        let (mut one, mut two) = (kept.clone(), kept.clone());
+        one.cover(2, |i| STATS[i], &[ks]);
+        two.cover(2, |i| STATS[i], &[kx]);
+        kept.merge(&one);
+        kept.merge(&two);
+        assert!(kept.column(&x, kx.1).is_some() && kept.column(&s, ks.1).is_some());
+        assert_eq!(kept.len(), 2);
+        let mut longer = StatsColumns::default();
+        longer.cover(STATS.len(), |i| STATS[i], &[kx]);
+        kept.merge(&longer);
+        assert_eq!(kept.len(), STATS.len());
+        // A shorter one (a copy from before the rows grew) changes nothing.
+        kept.merge(&one);
+        assert_eq!(kept.len(), STATS.len());
+        assert!(kept.column(&s, ks.1).is_none());
     }
 
     /// A view taken before the columns grow keeps what it held: growth copies a shared
