@@ -1054,7 +1054,7 @@ fn visit_files(
             .collect();
         let decoded: Vec<(Vec<Decoded>, usize)> = decoded.into_iter().collect::<Result<_>>()?;
         if std::mem::take(&mut first) {
-            sink.expect(expected_rows(&decoded, sizes));
+            sink.expect(expected_rows(&decoded, sizes, files.len()));
         }
         for (chunks, _) in decoded {
             for chunk in chunks {
@@ -1065,27 +1065,40 @@ fn visit_files(
     Ok(())
 }
 
-/// The rows a multi-file checkpoint holds in all, estimated from its first files (`seen`:
-/// each file's chunks and bytes) and the bytes of all of them (`total`, when known): the
-/// rows seen, scaled by the bytes. Its parts are written alike, so the estimate is close;
-/// the sink reserves for it once instead of doubling its columns part after part, and
-/// gives back what a high estimate left unused when it freezes.
-fn expected_rows(seen: &[(Vec<Decoded>, usize)], total: Option<u64>) -> usize {
-    let rows: usize = seen
+/// The rows a multi-file checkpoint of `files` files holds in all, estimated from its first
+/// files (`seen`: each file's chunks and bytes) and the bytes of all of them (`total`, when
+/// known): the rows seen, scaled by the bytes. Its parts are written alike, so the estimate
+/// is close; the sink reserves for it once instead of doubling its columns part after part,
+/// and gives back what a high estimate left unused when it freezes.
+///
+/// A sidecar's size comes from the table's bytes and may lie: the estimate never exceeds
+/// the most rows one file seen holds times the number of files, so a lie cannot reserve
+/// more than real parts of that many files would need (a failed allocation aborts).
+fn expected_rows(seen: &[(Vec<Decoded>, usize)], total: Option<u64>, files: usize) -> usize {
+    let per_file: Vec<usize> = seen
         .iter()
-        .flat_map(|(chunks, _)| chunks)
-        .map(|c| match c {
-            Decoded::Actions(actions, _) => actions.len(),
-            Decoded::Packed(adds, others) => adds.len() + others.len(),
+        .map(|(chunks, _)| {
+            chunks
+                .iter()
+                .map(|c| match c {
+                    Decoded::Actions(actions, _) => actions.len(),
+                    Decoded::Packed(adds, others) => adds.len() + others.len(),
+                })
+                .sum()
         })
-        .sum();
+        .collect();
+    let rows: usize = per_file.iter().sum();
     let bytes: usize = seen.iter().map(|(_, b)| *b).sum();
+    let most = per_file
+        .iter()
+        .max()
+        .copied()
+        .unwrap_or(0)
+        .saturating_mul(files);
     match total.and_then(|t| usize::try_from(t).ok()) {
         Some(total) if bytes > 0 && total > bytes => {
             let scaled = (rows as f64) * (total as f64) / (bytes as f64);
-            // At most a hundred rows per stored byte: a size that lies cannot make the
-            // reservation absurd.
-            (scaled as usize).min(total.saturating_mul(100))
+            (scaled as usize).clamp(rows, most.max(rows))
         }
         _ => rows,
     }
@@ -1977,6 +1990,31 @@ pub(super) mod tests {
             .accept_hashed(chunk, hashes)
             .unwrap();
         assert_eq!(inner.seen, ["a", "b", "a", "b"]);
+    }
+
+    /// The estimate scales the rows seen by the bytes, and a size that lies (a sidecar's
+    /// `sizeInBytes` is the table's word) reserves no more than that many real parts.
+    #[test]
+    fn the_row_estimate_scales_by_bytes_and_a_lying_size_is_capped() {
+        let part = |rows: usize, bytes: usize| {
+            let adds = (0..rows)
+                .map(|i| Action::Add(Add::builder(format!("f{i}"), 1, 1).build()))
+                .collect();
+            (vec![Decoded::Actions(adds, Vec::new())], bytes)
+        };
+        let seen = [part(100, 1_000), part(80, 800)];
+        assert_eq!(expected_rows(&seen, Some(9_000), 10), 900);
+        assert_eq!(expected_rows(&seen, None, 10), 180);
+        assert_eq!(
+            expected_rows(&seen, Some(1_000), 10),
+            180,
+            "never below what was seen"
+        );
+        assert_eq!(
+            expected_rows(&seen, Some(u64::MAX), 10),
+            1_000,
+            "ten parts of 100"
+        );
     }
 
     /// A checkpoint of several parts is read into a state that holds no more than one read
