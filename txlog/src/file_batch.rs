@@ -112,31 +112,12 @@ pub(crate) fn batches<'a>(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
-    use crate::actions::{Action, Format, Metadata, Protocol};
-    use crate::path::TableRoot;
-    use crate::replay::{Replay, TableState};
+    use crate::actions::Action;
+    use crate::replay::{TableState, replay_with_schema};
     use crate::schema::PrimitiveType;
 
     fn state(files: usize) -> TableState {
-        let mut replay = Replay::new(TableRoot::new("memory:///t"));
-        replay.apply(Action::Protocol(Protocol {
-            min_reader_version: 1,
-            min_writer_version: 2,
-            reader_features: None,
-            writer_features: None,
-        }));
-        replay.apply(Action::Metadata(Metadata {
-            id: "t".into(),
-            name: None,
-            description: None,
-            format: Format::default(),
-            schema_string: r#"{"type":"struct","fields":[]}"#.into(),
-            partition_columns: Vec::new(),
-            created_time: None,
-            configuration: HashMap::new(),
-        }));
+        let mut replay = replay_with_schema("memory:///t", r#"{"type":"struct","fields":[]}"#);
         for i in 0..files {
             let mut add = crate::actions::Add::builder(format!("f{i}.parquet"), 1, 1).build();
             add.stats = Some(format!(

@@ -330,10 +330,34 @@ impl crate::checkpoint::ActionSink for Replay {
     }
 }
 
+/// A replay of a table at `root` whose first two actions were a protocol (reader 1,
+/// writer 2) and a metadata with `schema` and no partition columns: the start the tests of
+/// this crate's replay, checkpoints and batches share.
+#[cfg(test)]
+pub(crate) fn replay_with_schema(root: &str, schema: &str) -> Replay {
+    let mut r = Replay::new(TableRoot::new(root));
+    r.apply(Action::Protocol(Protocol {
+        min_reader_version: 1,
+        min_writer_version: 2,
+        reader_features: None,
+        writer_features: None,
+    }));
+    r.apply(Action::Metadata(Metadata {
+        id: "id".into(),
+        name: None,
+        description: None,
+        format: crate::actions::Format::default(),
+        schema_string: schema.into(),
+        partition_columns: vec![],
+        created_time: None,
+        configuration: HashMap::new(),
+    }));
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actions::Format;
 
     fn add(path: &str) -> Add {
         Add::builder(path, 1, 1).build()
@@ -354,24 +378,7 @@ mod tests {
     }
 
     fn base() -> Replay {
-        let mut r = Replay::new(TableRoot::new("file:///t"));
-        r.apply(Action::Protocol(Protocol {
-            min_reader_version: 1,
-            min_writer_version: 2,
-            reader_features: None,
-            writer_features: None,
-        }));
-        r.apply(Action::Metadata(Metadata {
-            id: "id".into(),
-            name: None,
-            description: None,
-            format: Format::default(),
-            schema_string: "{}".into(),
-            partition_columns: vec![],
-            created_time: None,
-            configuration: HashMap::new(),
-        }));
-        r
+        replay_with_schema("file:///t", "{}")
     }
 
     /// Chunks hashed on decoding threads land where the sink's own hashing looks for them:

@@ -2022,32 +2022,16 @@ pub(super) mod tests {
     /// instead of doubling its columns part after part (and keeping the room).
     #[test]
     fn a_multi_part_load_holds_what_a_single_file_load_holds() {
-        use std::collections::HashMap;
-
-        use crate::actions::{Format, Metadata, Protocol};
         use crate::checkpoint::{CheckpointOptions, write_checkpoint};
         use crate::path::TableRoot;
-        use crate::replay::Replay;
+        use crate::replay::{Replay, replay_with_schema};
         use alluvium_storage::{InMemoryStore, ObjectStore};
 
         let root = TableRoot::new("memory:///t");
-        let mut replay = Replay::new(root.clone());
-        replay.apply(Action::Protocol(Protocol {
-            min_reader_version: 1,
-            min_writer_version: 2,
-            reader_features: None,
-            writer_features: None,
-        }));
-        replay.apply(Action::Metadata(Metadata {
-            id: "t".into(),
-            name: None,
-            description: None,
-            format: Format::default(),
-            schema_string: r#"{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}}]}"#.into(),
-            partition_columns: Vec::new(),
-            created_time: None,
-            configuration: HashMap::new(),
-        }));
+        let mut replay = replay_with_schema(
+            root.as_str(),
+            r#"{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}}]}"#,
+        );
         for i in 0..20_000 {
             let mut add = Add::builder(format!("part-{i:05}.parquet"), 100 + i, 1).build();
             add.stats = Some(format!(r#"{{"numRecords":1,"minValues":{{"x":{i}}}}}"#));
