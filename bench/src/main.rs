@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use alluvium::mvcc::MvccError;
-use alluvium::storage::RequestCounts;
+use alluvium::storage::{FileLocation, RequestCounts};
 use alluvium::txlog::path::resolve;
 use alluvium::{Error, Result, VersionSpec, WriteOptions};
 use alluvium_bench::synthetic;
@@ -297,9 +297,9 @@ struct LoadRun {
 /// query engine needs before planning. Dropping the snapshot is part of the run.
 fn load_once(table: &str, spec: VersionSpec, measure_memory: bool) -> Result<LoadRun> {
     let snapshot = open(table)?.snapshot_at(spec)?;
-    let files: Vec<String> = snapshot
+    let files: Vec<FileLocation> = snapshot
         .files()
-        .map(|f| resolve(f.path(), snapshot.root()).map(|l| l.to_string()))
+        .map(|f| resolve(f.path(), snapshot.root()))
         .collect::<std::result::Result<_, _>>()?;
     let report = snapshot.report();
     Ok(LoadRun {

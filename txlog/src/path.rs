@@ -139,6 +139,14 @@ pub fn resolve(raw: &str, root: &TableRoot) -> Result<FileLocation> {
         path: raw.to_string(),
         reason,
     };
+    // Nearly every path is a plain relative one (no escapes, no scheme, no leading `/`): it
+    // is the object key as written, and one scan says so. Scans and loads resolve every
+    // live file, so this is on their path once per file.
+    if !raw.starts_with('/') && memchr::memchr2(b'%', b':', raw.as_bytes()).is_none() {
+        return StorePath::parse(raw)
+            .map(FileLocation::Table)
+            .map_err(|e| bad(e.to_string()));
+    }
     let decoded = if raw.contains('%') {
         percent_decode(raw).map_err(bad)?
     } else {
