@@ -59,10 +59,24 @@ impl Texts {
         if need > self.text.capacity() {
             let per_row = need / (self.ends.len() + 1);
             let want = per_row.saturating_mul(rows.max(self.ends.len() + 1)) + per_row;
-            self.text.reserve(want.max(need) - self.text.len());
+            self.grow(need, want, rows > self.ends.len());
         }
         self.text.push_str(s);
         self.ends.push(self.text.len());
+    }
+
+    /// Makes room for `need` bytes in all: exactly `want` (at least `need`) while the
+    /// expected rows cover the arena's rows (`estimated`), since `reserve` would at least double
+    /// the arena (a load whose later statistics are a little longer than its first ones
+    /// would ask for 270 MB where 140 MB hold them); by doubling once the estimate is
+    /// used up, so that rows beyond it cost amortised constant time.
+    fn grow(&mut self, need: usize, want: usize, estimated: bool) {
+        let additional = want.max(need) - self.text.len();
+        if estimated {
+            self.text.reserve_exact(additional);
+        } else {
+            self.text.reserve(additional);
+        }
     }
 
     fn get(&self, i: usize) -> &str {
@@ -81,7 +95,7 @@ impl Texts {
         if need > self.text.capacity() {
             let per_row = need / (self.ends.len() + other.ends.len()).max(1);
             let want = per_row.saturating_mul(rows) + other.text.len();
-            self.text.reserve(want.max(need) - offset);
+            self.grow(need, want, rows >= self.ends.len() + other.ends.len());
         }
         self.text.push_str(&other.text);
         self.ends.extend(other.ends.iter().map(|e| e + offset));
@@ -979,6 +993,36 @@ mod tests {
                 .cmp(&(&b.path, b.deletion_vector.as_ref().map(|d| d.unique_id())))
         });
         v
+    }
+
+    /// An arena grows to its estimate exactly while rows are still expected (a later,
+    /// slightly longer chunk does not double it), and by doubling past the estimate.
+    #[test]
+    fn arenas_grow_to_their_estimate_not_to_double() {
+        let chunk = |s: &str| {
+            let mut c = Texts::default();
+            for _ in 0..10 {
+                c.push(s, 10);
+            }
+            c
+        };
+        let mut t = Texts::default();
+        // 4 bytes a row, 20 rows expected: 80 plus the chunk's 40.
+        t.extend(&chunk("aaaa"), 20);
+        assert_eq!(t.text.capacity(), 120);
+        // 130 bytes needed: 6 a row, 20 rows: 120 plus the chunk's 90, not 2 x 120.
+        t.extend(&chunk("aaaaaaaaa"), 20);
+        assert_eq!(t.text.capacity(), 210);
+        assert_eq!(t.get(10), "aaaaaaaaa");
+        // Past the estimate, pushes grow the arena geometrically.
+        let mut reallocations = 0;
+        for _ in 0..1000 {
+            let before = t.text.capacity();
+            t.push("bbbbbbbbbbbbbbbb", 20);
+            reallocations += usize::from(t.text.capacity() != before);
+        }
+        assert!(reallocations < 20, "{reallocations} reallocations");
+        assert_eq!(t.ends.len(), 1020);
     }
 
     /// Every field of every add comes back from the columns as it went in.
