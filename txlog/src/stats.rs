@@ -304,7 +304,61 @@ mod select {
         }
     }
 
-    /// An optional per-column object, keeping the columns named.
+    /// A JSON value read as `serde_json::Value` reads it (`deserialize_any`: numbers parsed,
+    /// so one out of `f64`'s range fails as it does there) but not built. `IgnoredAny`
+    /// only skips a number's digits, so a column not asked for could hold a value that
+    /// makes the full parse fail while the selective one succeeded.
+    struct Checked;
+
+    impl<'de> Deserialize<'de> for Checked {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(Checked)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Checked {
+        type Value = Checked;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Checked, D::Error> {
+            Checked::deserialize(d)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut q: A) -> Result<Checked, A::Error> {
+            while q.next_element::<Checked>()?.is_some() {}
+            Ok(Checked)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Checked, A::Error> {
+            while m.next_key::<Checked>()?.is_some() {
+                m.next_value::<Checked>()?;
+            }
+            Ok(Checked)
+        }
+    }
+
+    /// An optional per-column object, keeping the columns named; the others are checked
+    /// as the full parse's `Value` would read them ([`Checked`]), not built.
     struct Columns<'c>(&'c [&'c str]);
 
     impl<'de> DeserializeSeed<'de> for Columns<'_> {
@@ -335,7 +389,7 @@ mod select {
                     let v: Value = m.next_value()?;
                     out.insert(key.into_owned(), v);
                 } else {
-                    m.next_value::<IgnoredAny>()?;
+                    m.next_value::<Checked>()?;
                 }
             }
             Ok(Some(out))
@@ -377,6 +431,11 @@ mod tests {
             r#"[null]"#,
             r#"{}"#,
             r#"  {"nullCount":{"s":{"t":0}}}  "#,
+            // A number beyond f64 in a column not asked for fails the full parse, so it
+            // fails the selective one (found by the `partition_and_stats` fuzz target).
+            r#"{"minValues":{"a":1,"s":{"t":1e999}},"maxValues":{"a":2}}"#,
+            r#"{"nullCount":{"a":0,"z":[-1e400]}}"#,
+            r#"{"numRecords":1,"extra":1e999}"#,
         ];
         for json in cases {
             for columns in [&["a"][..], &["b", "s"], &["ab"], &[], &["a", "b", "s", "z"]] {
