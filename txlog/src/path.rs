@@ -99,13 +99,20 @@ fn canonical_absolute(decoded: &str) -> Option<String> {
     }
 }
 
+/// Whether `raw` is a plain relative path (no `%` escape, no scheme, no leading `/`), as
+/// nearly every action path is: it is then its own decoded, canonical form and object key,
+/// and one scan says so. The fast paths of [`canonical_path`] and [`resolve`] both rest on
+/// this one rule, so that a file's identity in replay and its location cannot disagree.
+fn is_plain_relative(raw: &str) -> bool {
+    !raw.starts_with('/') && memchr::memchr2(b'%', b':', raw.as_bytes()).is_none()
+}
+
 /// The canonical form of an action path, used as the file identity in log replay: the
 /// decoded relative path, or the canonical absolute URI (made relative when it points inside
 /// the table root). Cheap (no allocation) for relative paths without escapes.
 pub fn canonical_path<'a>(raw: &'a str, root: &TableRoot) -> Cow<'a, str> {
-    // Nearly every path is a plain relative one: no escapes, no scheme, no leading `/`.
-    // One scan settles that; this runs for every action of every load.
-    if !raw.starts_with('/') && memchr::memchr2(b'%', b':', raw.as_bytes()).is_none() {
+    // This runs for every action of every load.
+    if is_plain_relative(raw) {
         return Cow::Borrowed(raw);
     }
     let decoded: Cow<'a, str> = if raw.contains('%') {
@@ -139,10 +146,8 @@ pub fn resolve(raw: &str, root: &TableRoot) -> Result<FileLocation> {
         path: raw.to_string(),
         reason,
     };
-    // Nearly every path is a plain relative one (no escapes, no scheme, no leading `/`): it
-    // is the object key as written, and one scan says so. Scans and loads resolve every
-    // live file, so this is on their path once per file.
-    if !raw.starts_with('/') && memchr::memchr2(b'%', b':', raw.as_bytes()).is_none() {
+    // Scans and loads resolve every live file, so this is on their path once per file.
+    if is_plain_relative(raw) {
         return StorePath::parse(raw)
             .map(FileLocation::Table)
             .map_err(|e| bad(e.to_string()));
