@@ -133,7 +133,7 @@ pub(crate) fn describe(snapshot: &Snapshot) -> Result<TableDescription> {
         }
         let n = f
             .stats()
-            .and_then(|s| serde_json::from_str::<RowCount>(s).ok())
+            .and_then(|s| serde_json::from_str::<RowCount>(&s).ok())
             .and_then(|r| r.num_records);
         let live = n.map(|n| {
             u64::try_from(n)

@@ -152,6 +152,7 @@ pub fn check(store: StoreRef) -> Result<Vec<Disagreement>> {
                 }
                 let stats_rows = add
                     .stats()
+                    .as_deref()
                     .and_then(FileStats::parse)
                     .and_then(|s| s.num_records);
                 if let Some(n) = stats_rows

@@ -878,7 +878,11 @@ impl<'a> State<'a> {
         spec: &PartitionSpec,
     ) -> Result<DataFile> {
         let partition = partition_tuple(version, add, spec)?;
-        let stats = add.stats().and_then(FileStats::parse).unwrap_or_default();
+        let stats = add
+            .stats()
+            .as_deref()
+            .and_then(FileStats::parse)
+            .unwrap_or_default();
         // Readers skip a file whose record_count is 0 without opening it: without Delta
         // statistics, the count comes from the file's Parquet footer.
         let records = match stats.num_records {
@@ -1155,6 +1159,7 @@ fn push(m: &mut Value, key: &str, v: Value) {
 /// `numRecords` of a file's statistics, if it has them.
 fn records_of(a: FileRef<'_>) -> Option<i64> {
     a.stats()
+        .as_deref()
         .and_then(FileStats::parse)
         .and_then(|s| s.num_records)
 }

@@ -78,7 +78,7 @@ impl Table {
                 continue;
             }
             for add in snapshot.files() {
-                if !has_stats_for(add.stats(), path) {
+                if !has_stats_for(add.stats().as_deref(), path) {
                     return Err(Error::InvalidArgument(format!(
                         "cluster by: data file {} has no statistics for `{name}`; every file must have them before `{name}` can be a clustering column",
                         add.path()

@@ -80,7 +80,7 @@ pub(super) fn check_files(snapshot: &Snapshot, report: &mut VerifyReport) -> Fil
             out.damaged.insert(add.path().to_string());
         }
         // Not damage to the data: the deep check still reads the file and compares.
-        if let Some(why) = add.stats().and_then(impossible_stats) {
+        if let Some(why) = add.stats().as_deref().and_then(impossible_stats) {
             report
                 .findings
                 .push(Finding::new(FindingKind::ImpossibleStats, add.path(), why));
@@ -268,6 +268,7 @@ fn check_deletion_vector(
     // Every read of the file rejects a deletion vector naming a row it does not have.
     let rows = add
         .stats()
+        .as_deref()
         .and_then(FileStats::parse)
         .and_then(|s| s.num_records)
         .and_then(|n| u64::try_from(n).ok());

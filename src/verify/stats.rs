@@ -46,7 +46,7 @@ pub(super) fn check_stats(
         if skip.contains(add.path()) {
             continue;
         }
-        let recorded = add.stats().and_then(FileStats::parse);
+        let recorded = add.stats().as_deref().and_then(FileStats::parse);
         let dv_last = dv_last_row.get(add.path()).copied();
         // Read even without statistics to compare: a file of the right size may still
         // not be one every read can decode.

@@ -30,7 +30,7 @@ pub(crate) fn overlap(snapshot: &Snapshot, key: &str) -> usize {
     let mut events: Vec<(Scalar, bool)> = Vec::new();
     for add in snapshot.files() {
         let bounds = prim.and_then(|p| {
-            let stats = add.stats().and_then(FileStats::parse)?;
+            let stats = add.stats().as_deref().and_then(FileStats::parse)?;
             let lo = stat_scalar(stats.min(&path)?, p)?;
             let hi = stat_scalar(stats.max(&path)?, p)?;
             Some((lo, hi))

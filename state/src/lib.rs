@@ -491,6 +491,7 @@ fn live_rows(snapshot: &alluvium::Snapshot) -> u64 {
         .map(|a| {
             let n = a
                 .stats()
+                .as_deref()
                 .and_then(FileStats::parse)
                 .and_then(|s| s.num_records)
                 .unwrap_or(0);

@@ -88,7 +88,7 @@ impl StateStore {
         report.files_removed = doomed.len() as u64;
         report.events_removed = doomed
             .iter()
-            .filter_map(|a| a.stats().and_then(FileStats::parse))
+            .filter_map(|a| a.stats().as_deref().and_then(FileStats::parse))
             .filter_map(|s| s.num_records)
             .map(|n| n.max(0) as u64)
             .sum();

@@ -88,7 +88,7 @@ fn digest(s: &TableState) -> Digest {
                     a.path().to_string(),
                     (
                         a.size(),
-                        a.stats().map(str::to_string),
+                        a.stats().map(std::borrow::Cow::into_owned),
                         a.partition_values().0.clone(),
                         a.deletion_vector().map(|d| d.unique_id()),
                     ),

@@ -826,7 +826,7 @@ fn small_dvs_go_inline_and_larger_ones_to_a_file() {
             .files()
             .find(|a| {
                 a.stats()
-                    .unwrap_or("")
+                    .unwrap_or_default()
                     .contains(&format!(r#""minValues":{{"id":{min_id}"#))
             })
             .and_then(|a| a.deletion_vector().cloned())

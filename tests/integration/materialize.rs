@@ -70,7 +70,7 @@ fn stored(dir: &tempfile::TempDir, t: &Table) -> Vec<StoredFile> {
                     )
                 })
                 .collect();
-            (cols, FileStats::parse(a.stats().unwrap()).unwrap())
+            (cols, FileStats::parse(&a.stats().unwrap()).unwrap())
         })
         .collect()
 }

@@ -20,6 +20,8 @@
 //!    statistics parse to ([`crate::stats::StatsColumns`]): rows are only appended, and
 //!    the one truncation drops the cache.
 
+use std::borrow::Cow;
+
 use hashbrown::HashTable;
 
 use crate::FileRef;
@@ -28,105 +30,12 @@ use crate::file_set::{FileSet, Frozen, Slab, key_eq};
 use crate::memory::{HeapSize, block, hash_table};
 use crate::path::TableRoot;
 use crate::stats::{ColumnKey, StatsColumns};
+use crate::stats_text::StatsTexts;
+use crate::texts::{Texts, trim};
 
 const DATA_CHANGE: u8 = 1;
 const HAS_STATS: u8 = 2;
 const NO_EXTRA: u32 = u32::MAX;
-
-/// Gives back a vector's spare room when it exceeds an eighth of its length, as [`Slab`]'s
-/// own trim does: a load over-reserves for its checkpoint's rows and that room is worth
-/// returning, while a base that only grew by a few rows keeps its room rather than copying
-/// its columns on every freeze.
-fn trim<T>(v: &mut Vec<T>) {
-    if v.capacity() - v.len() > v.len() / 8 {
-        v.shrink_to_fit();
-    }
-}
-
-/// Strings of one column, back to back in one arena.
-#[derive(Debug, Clone, Default)]
-struct Texts {
-    text: String,
-    ends: Vec<usize>,
-}
-
-impl Texts {
-    /// Appends `s`. When the arena must grow and `rows` are expected in all, it grows to
-    /// what they need at the average so far, so a load reserved for its rows copies its
-    /// arena about once instead of at every doubling.
-    fn push(&mut self, s: &str, rows: usize) {
-        let need = self.text.len() + s.len();
-        if need > self.text.capacity() {
-            let per_row = need / (self.ends.len() + 1);
-            let want = per_row.saturating_mul(rows.max(self.ends.len() + 1)) + per_row;
-            self.grow(need, want, rows > self.ends.len());
-        }
-        self.text.push_str(s);
-        self.ends.push(self.text.len());
-    }
-
-    /// Makes room for `need` bytes in all: exactly `want` (at least `need`) while the
-    /// expected rows cover the arena's rows (`estimated`), since `reserve` would at least double
-    /// the arena (a load whose later statistics are a little longer than its first ones
-    /// would ask for 270 MB where 140 MB hold them); by doubling once the estimate is
-    /// used up, so that rows beyond it cost amortised constant time.
-    fn grow(&mut self, need: usize, want: usize, estimated: bool) {
-        let additional = want.max(need) - self.text.len();
-        if estimated {
-            self.text.reserve_exact(additional);
-        } else {
-            self.text.reserve(additional);
-        }
-    }
-
-    fn get(&self, i: usize) -> &str {
-        let start = match i.checked_sub(1) {
-            Some(p) => self.ends.get(p).copied().unwrap_or(0),
-            None => 0,
-        };
-        let end = self.ends.get(i).copied().unwrap_or(start);
-        self.text.get(start..end).unwrap_or("")
-    }
-
-    /// Appends every string of `other`; grows as [`push`](Self::push) does.
-    fn extend(&mut self, other: &Texts, rows: usize) {
-        let offset = self.text.len();
-        let need = offset + other.text.len();
-        if need > self.text.capacity() {
-            let per_row = need / (self.ends.len() + other.ends.len()).max(1);
-            let want = per_row.saturating_mul(rows) + other.text.len();
-            self.grow(need, want, rows >= self.ends.len() + other.ends.len());
-        }
-        self.text.push_str(&other.text);
-        self.ends.extend(other.ends.iter().map(|e| e + offset));
-    }
-
-    /// Keeps the first `rows` strings.
-    fn truncate(&mut self, rows: usize) {
-        let end = match rows.checked_sub(1) {
-            Some(last) => self.ends.get(last).copied().unwrap_or(0),
-            None => 0,
-        };
-        self.text.truncate(end);
-        self.ends.truncate(rows);
-    }
-
-    fn shrink(&mut self) {
-        // As `trim`, for the arena.
-        if self.text.capacity() - self.text.len() > self.text.len() / 8 {
-            self.text.shrink_to_fit();
-        }
-        trim(&mut self.ends);
-    }
-
-    fn heap_bytes(&self) -> usize {
-        block(self.text.capacity()).saturating_add(block(
-            self.ends
-                .capacity()
-                .saturating_mul(std::mem::size_of::<usize>()),
-        ))
-    }
-}
 
 /// The fields few files have, kept apart so that the others pay 4 bytes for them.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -183,7 +92,7 @@ pub(crate) struct AddFields<'a> {
 pub(crate) struct FileColumns {
     hashes: Vec<u64>,
     paths: Texts,
-    stats: Texts,
+    stats: StatsTexts,
     sizes: Vec<i64>,
     modification_times: Vec<i64>,
     flags: Vec<u8>,
@@ -276,8 +185,17 @@ impl<'a> Row<'a> {
         self.flags() & DATA_CHANGE != 0
     }
 
-    pub(crate) fn stats(&self) -> Option<&'a str> {
+    pub(crate) fn stats(&self) -> Option<Cow<'a, str>> {
         (self.flags() & HAS_STATS != 0).then(|| self.columns.stats.get(self.row as usize))
+    }
+
+    /// Appends the statistics to `out`; false, appending nothing, when there are none.
+    pub(crate) fn write_stats(&self, out: &mut String) -> bool {
+        let has = self.flags() & HAS_STATS != 0;
+        if has {
+            self.columns.stats.write_to(self.row as usize, out);
+        }
+        has
     }
 
     pub(crate) fn partition_values(&self) -> &'a OptStringMap {
@@ -312,8 +230,8 @@ impl FileColumns {
     /// size ([`Texts::push`]).
     fn reserve_rows(&mut self, rows: usize) {
         self.hashes.reserve(rows);
-        self.paths.ends.reserve(rows);
-        self.stats.ends.reserve(rows);
+        self.paths.reserve_rows(rows);
+        self.stats.reserve_rows(rows);
         self.sizes.reserve(rows);
         self.modification_times.reserve(rows);
         self.flags.reserve(rows);
@@ -469,12 +387,13 @@ impl FileColumns {
     /// [`push`](Self::push) without the index: a chunk's columns, only ever iterated.
     fn push_unindexed(&mut self, hash: u64, file: FileRef<'_>) -> bool {
         let partition = self.intern(file.partition_values());
+        let stats = file.stats();
         let fields = AddFields {
             path: file.path(),
             size: file.size(),
             modification_time: file.modification_time(),
             data_change: file.data_change(),
-            stats: file.stats(),
+            stats: stats.as_deref(),
             partition,
             extras: Extras::of(file),
         };
@@ -568,7 +487,7 @@ impl FileColumns {
         typed
     }
 
-    fn row_stats(&self, row: usize) -> Option<&str> {
+    fn row_stats(&self, row: usize) -> Option<Cow<'_, str>> {
         let flags = self.flags.get(row).copied().unwrap_or(0);
         (flags & HAS_STATS != 0).then(|| self.stats.get(row))
     }
@@ -643,7 +562,7 @@ impl Row<'_> {
             size: self.size(),
             modification_time: self.modification_time(),
             data_change: self.data_change(),
-            stats: self.stats().map(str::to_string),
+            stats: self.stats().map(Cow::into_owned),
             tags: extras.and_then(|e| e.tags.clone()),
             deletion_vector: extras.and_then(|e| e.deletion_vector.clone()).map(Box::new),
             base_row_id: extras.and_then(|e| e.base_row_id),
@@ -995,36 +914,6 @@ mod tests {
         v
     }
 
-    /// An arena grows to its estimate exactly while rows are still expected (a later,
-    /// slightly longer chunk does not double it), and by doubling past the estimate.
-    #[test]
-    fn arenas_grow_to_their_estimate_not_to_double() {
-        let chunk = |s: &str| {
-            let mut c = Texts::default();
-            for _ in 0..10 {
-                c.push(s, 10);
-            }
-            c
-        };
-        let mut t = Texts::default();
-        // 4 bytes a row, 20 rows expected: 80 plus the chunk's 40.
-        t.extend(&chunk("aaaa"), 20);
-        assert_eq!(t.text.capacity(), 120);
-        // 130 bytes needed: 6 a row, 20 rows: 120 plus the chunk's 90, not 2 x 120.
-        t.extend(&chunk("aaaaaaaaa"), 20);
-        assert_eq!(t.text.capacity(), 210);
-        assert_eq!(t.get(10), "aaaaaaaaa");
-        // Past the estimate, pushes grow the arena geometrically.
-        let mut reallocations = 0;
-        for _ in 0..1000 {
-            let before = t.text.capacity();
-            t.push("bbbbbbbbbbbbbbbb", 20);
-            reallocations += usize::from(t.text.capacity() != before);
-        }
-        assert!(reallocations < 20, "{reallocations} reallocations");
-        assert_eq!(t.ends.len(), 1020);
-    }
-
     /// Every field of every add comes back from the columns as it went in.
     #[test]
     fn rows_give_back_the_adds_they_were_built_from() {
@@ -1042,7 +931,7 @@ mod tests {
             let row = c.get(i).unwrap();
             assert_eq!(&row.to_add(), a, "row {i}");
             assert_eq!(row.path(), a.path);
-            assert_eq!(row.stats(), a.stats.as_deref());
+            assert_eq!(row.stats().as_deref(), a.stats.as_deref());
             assert_eq!(row.deletion_vector(), a.deletion_vector.as_deref());
             assert_eq!(c.find(i as u64, |f| f.path() == a.path), Some(i));
         }
@@ -1060,8 +949,8 @@ mod tests {
     fn assert_consistent(c: &FileColumns) {
         let n = c.hashes.len();
         for len in [
-            c.paths.ends.len(),
-            c.stats.ends.len(),
+            c.paths.len(),
+            c.stats.len(),
             c.sizes.len(),
             c.modification_times.len(),
             c.flags.len(),
@@ -1173,13 +1062,13 @@ mod tests {
         };
         for (reserved, adopted) in [(1002, true), (1062, true), (1100, false), (40_000, false)] {
             let c = chunk(&mut rng);
-            let arena = c.columns.paths.text.as_ptr();
+            let arena = c.columns.paths.as_ptr();
             let mut base = FileColumns::with_capacity(reserved);
             assert!(c.append_to(&mut base, same).is_ok());
             assert_consistent(&base);
             assert_eq!(base.len(), 1000);
             assert_eq!(
-                base.paths.text.as_ptr() == arena,
+                base.paths.as_ptr() == arena,
                 adopted,
                 "reserved for {reserved}"
             );

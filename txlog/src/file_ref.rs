@@ -9,6 +9,8 @@
 //! Contract: every accessor returns what the file's `add` action says, exactly as replay
 //! reconciled it: `to_add()` of a file equals the `add` that made it live.
 
+use std::borrow::Cow;
+
 use crate::actions::{Add, DeletionVectorDescriptor, OptStringMap};
 use crate::file_columns::Row;
 
@@ -85,11 +87,21 @@ impl<'a> FileRef<'a> {
         }
     }
 
-    /// The file's statistics JSON ([`crate::stats`]), if it has any.
-    pub fn stats(&self) -> Option<&'a str> {
+    /// The file's statistics JSON ([`crate::stats`]), if it has any: borrowed, or rebuilt
+    /// from the shape and values the state keeps (byte for byte the text of the `add`).
+    pub fn stats(&self) -> Option<Cow<'a, str>> {
         match self.0 {
-            Inner::Add(a) => a.stats.as_deref(),
+            Inner::Add(a) => a.stats.as_deref().map(Cow::Borrowed),
             Inner::Row(r) => r.stats(),
+        }
+    }
+
+    /// Appends the file's statistics JSON to `out`, as [`stats`](Self::stats) gives it,
+    /// without an allocation of its own; false, appending nothing, when it has none.
+    pub fn write_stats(&self, out: &mut String) -> bool {
+        match self.0 {
+            Inner::Add(a) => a.stats.as_deref().map(|s| out.push_str(s)).is_some(),
+            Inner::Row(r) => r.write_stats(out),
         }
     }
 
@@ -144,7 +156,7 @@ impl<'a> FileRef<'a> {
     /// The file's physical row count from its statistics (`numRecords`), if they have one
     /// (only that field is decoded).
     pub fn num_records(&self) -> Option<i64> {
-        crate::stats::FileStats::parse_columns(self.stats()?, &[])?.num_records
+        crate::stats::FileStats::parse_columns(&self.stats()?, &[])?.num_records
     }
 
     /// The file's live rows: [`num_records`](Self::num_records) minus its deletion vector's

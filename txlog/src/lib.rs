@@ -56,7 +56,11 @@ pub mod scalar;
 pub mod schema;
 pub mod segment;
 pub mod stats;
+mod stats_text;
+#[doc(hidden)]
+pub use stats_text::shaped_round_trip;
 pub mod table;
+mod texts;
 pub mod void;
 
 pub use error::{FeatureSide, LogError, Result};

@@ -101,7 +101,19 @@ impl<'p> FileFilter<'p> {
 
     /// Whether some predicate may match a row of `file` ([`keep`](Self::keep)).
     pub fn may_match(&self, file: FileRef<'_>) -> bool {
-        self.keep(file.partition_values(), file.stats()).is_some()
+        self.keep_file(file).is_some()
+    }
+
+    /// [`keep`](Self::keep) for a live file: its statistics text is only asked for
+    /// (rebuilt, for a file the state keeps as columns) when a predicate reads them.
+    fn keep_file(&self, file: FileRef<'_>) -> Option<Option<FileStats>> {
+        let text = self
+            .needed
+            .columns
+            .is_some()
+            .then(|| file.stats())
+            .flatten();
+        self.keep(file.partition_values(), text.as_deref())
     }
 
     /// The live files of `state` a predicate may match, in [`TableState::files`] order:
@@ -164,7 +176,7 @@ impl FileMatch<'_> {
                     .iter()
                     .map(String::as_str)
                     .collect();
-                FileStats::parse_columns(self.file.stats()?, &columns)
+                FileStats::parse_columns(&self.file.stats()?, &columns)
             })
             .as_ref()
     }
@@ -228,7 +240,7 @@ impl<'a, I: Iterator<Item = FileRef<'a>>> Iterator for FileMatches<'a, '_, I> {
 
     fn next(&mut self) -> Option<FileMatch<'a>> {
         for file in self.files.by_ref() {
-            if let Some(stats) = self.filter.keep(file.partition_values(), file.stats()) {
+            if let Some(stats) = self.filter.keep_file(file) {
                 return Some(FileMatch {
                     file,
                     stats: OnceLock::from(stats),
@@ -715,7 +727,7 @@ mod tests {
             );
             for m in &kept {
                 assert!(filter_.may_match(m.file), "{filter}");
-                let full = m.file.stats().and_then(FileStats::parse);
+                let full = m.file.stats().as_deref().and_then(FileStats::parse);
                 let full = FileSummary {
                     partition_values: m.file.partition_values(),
                     stats: full.as_ref().filter(|_| !partition_only),

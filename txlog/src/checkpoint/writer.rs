@@ -246,6 +246,22 @@ fn strings<'a>(items: impl Iterator<Item = Option<&'a str>>) -> ArrayRef {
     Arc::new(b.finish())
 }
 
+/// The statistics column: each text written straight into the builder's buffer through one
+/// scratch string, not rebuilt into a string of its own.
+fn stats_strings<'a>(files: impl Iterator<Item = Option<&'a FileRef<'a>>>) -> ArrayRef {
+    let mut b = StringBuilder::new();
+    let mut text = String::new();
+    for f in files {
+        text.clear();
+        if f.is_some_and(|f| f.write_stats(&mut text)) {
+            b.append_value(&text);
+        } else {
+            b.append_null();
+        }
+    }
+    Arc::new(b.finish())
+}
+
 fn longs(items: impl Iterator<Item = Option<i64>>) -> ArrayRef {
     let mut b = Int64Builder::new();
     for i in items {
@@ -324,12 +340,14 @@ fn stats_parsed(adds: &[FileRef<'_>], t: &DataType) -> Option<ArrayRef> {
         .with_batch_size(adds.len().max(1))
         .build_decoder()
         .ok()?;
-    let mut text = Vec::with_capacity(adds.len() * 64);
+    let mut text = String::with_capacity(adds.len() * 64);
     for a in adds {
-        text.extend_from_slice(a.stats().unwrap_or("{}").as_bytes());
-        text.push(b'\n');
+        if !a.write_stats(&mut text) {
+            text.push_str("{}");
+        }
+        text.push('\n');
     }
-    decoder.decode(&text).ok()?;
+    decoder.decode(text.as_bytes()).ok()?;
     let batch = decoder.flush().ok()??;
     if batch.num_rows() != adds.len() {
         return None;
@@ -461,7 +479,7 @@ fn add_field(field: &Field, files: &[Option<FileRef<'_>>]) -> Result<ArrayRef> {
             longs(each().map(|f| f.and_then(|f| f.default_row_commit_version())))
         }
         CLUSTERING_PROVIDER => strings(each().map(|f| f.and_then(|f| f.clustering_provider()))),
-        STATS => strings(each().map(|f| f.and_then(|f| f.stats()))),
+        STATS => stats_strings(each()),
         _ => {
             return Err(LogError::Invalid(format!(
                 "unexpected checkpoint field {name}"

@@ -401,10 +401,10 @@ impl StatsColumns {
     /// `stats(i)` is row `i`'s `stats` JSON: parses only what is not yet held (new columns
     /// for the rows already held, every column for the new rows), in parallel parts on
     /// rayon's current pool.
-    pub(crate) fn cover<'s>(
+    pub(crate) fn cover<S: AsRef<str>>(
         &mut self,
         rows: usize,
-        stats: impl Fn(usize) -> Option<&'s str> + Sync,
+        stats: impl Fn(usize) -> Option<S> + Sync,
         columns: &[ColumnKey<'_>],
     ) {
         let held = self.len();
@@ -473,9 +473,9 @@ const PART_ROWS: usize = 1 << 15;
 
 /// The statistics of rows `range` for columns shaped as `empty` (empty columns), parsed in
 /// parts of [`PART_ROWS`] on rayon's current pool and appended in row order.
-fn parse_rows<'s>(
+fn parse_rows<S: AsRef<str>>(
     range: std::ops::Range<usize>,
-    stats: &(impl Fn(usize) -> Option<&'s str> + Sync),
+    stats: &(impl Fn(usize) -> Option<S> + Sync),
     empty: &[StatsColumn],
 ) -> Part {
     use rayon::prelude::*;
@@ -488,7 +488,11 @@ fn parse_rows<'s>(
             columns: empty.to_vec(),
         };
         for i in part {
-            let parsed = stats(i).and_then(|s| FileStats::parse_columns(s, &tops));
+            let text = stats(i);
+            let parsed = text
+                .as_ref()
+                .map(AsRef::as_ref)
+                .and_then(|s| FileStats::parse_columns(s, &tops));
             out.present.push(parsed.is_some());
             out.num_records
                 .push(parsed.as_ref().and_then(|p| p.num_records));
