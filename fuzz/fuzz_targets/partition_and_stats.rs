@@ -10,6 +10,8 @@
 //! * `escape_partition_dir_value` / `partition_dir_segment` never panic, their output holds
 //!   no `/`, and unescaping gives the value back;
 //! * `FileStats::parse`, its lookups and `stat_scalar` on every value never panic;
+//! * statistics kept as shapes and values (the columnar file set's statistics column) read
+//!   back exactly: the text, and its lines as rows of one column;
 //! * `FileStats::parse_columns` gives exactly `FileStats::parse` restricted to the columns
 //!   kept (none, fixed names, and each column the full parse found), `None` for the same
 //!   inputs.
@@ -20,9 +22,10 @@ use alluvium_txlog::partition::{
     partition_dir_segment, serialize_partition_value,
 };
 use alluvium_txlog::scalar::Scalar;
-use alluvium_txlog::schema::{DataType, PrimitiveType, arrow_type};
-use alluvium_txlog::stats::{FileStats, stat_scalar};
 use alluvium_txlog::scalar::text::has_non_utc_offset;
+use alluvium_txlog::schema::{DataType, PrimitiveType, arrow_type};
+use alluvium_txlog::shaped_round_trip;
+use alluvium_txlog::stats::{FileStats, stat_scalar};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -152,7 +155,10 @@ fn check_stats(text: &str, all: &[PrimitiveType]) {
     let full = FileStats::parse(text);
     let mut found: Vec<String> = Vec::new();
     if let Some(f) = &full {
-        for map in [&f.min_values, &f.max_values, &f.null_count].into_iter().flatten() {
+        for map in [&f.min_values, &f.max_values, &f.null_count]
+            .into_iter()
+            .flatten()
+        {
             found.extend(map.keys().take(2).cloned());
         }
     }
@@ -203,4 +209,13 @@ fuzz_target!(|data: &[u8]| {
     let _ = has_non_utc_offset(&text);
     check_hive(&text);
     check_stats(&text, &all);
+    check_shapes(&text);
 });
+
+/// The statistics column gives back every text it was given, whole and line by line.
+fn check_shapes(text: &str) {
+    let whole = [text];
+    assert_eq!(shaped_round_trip(&whole), whole);
+    let lines: Vec<&str> = text.split('\n').collect();
+    assert_eq!(shaped_round_trip(&lines), lines);
+}
