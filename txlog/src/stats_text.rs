@@ -45,18 +45,26 @@ const MAX_SHAPE_BYTES: usize = 4 << 20;
 /// them keeps its later texts whole.
 const PROBE_ROWS: u32 = 64;
 
+/// An interned shape: its text, with a NUL at each hole, and the holes' offsets.
+#[derive(Debug, Clone)]
+struct Shape {
+    text: Box<str>,
+    /// Below [`MAX_SHAPE_BYTES`], so `u32`.
+    holes: Box<[u32]>,
+}
+
 /// Statistics texts as shapes and values (see the module docs).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct StatsTexts {
     codes: Vec<u32>,
     values: Texts,
-    shapes: Vec<Box<str>>,
+    shapes: Vec<Shape>,
     lookup: HashTable<u32>,
     shape_bytes: usize,
     hashing: hashbrown::DefaultHashBuilder,
-    /// The shape of the last row pushed with one, tried first for the next (files come in
-    /// runs of one shape), with the offsets of its holes.
-    last: Option<(u32, Vec<usize>)>,
+    /// The shape of the last row pushed with one, tried first for the next: files come in
+    /// runs of one shape.
+    last: Option<u32>,
     /// Scratch for cutting a text of a new shape.
     scratch: (String, String),
     /// Rows pushed and rows that needed a cut, up to [`PROBE_ROWS`] pushes.
@@ -82,14 +90,14 @@ impl StatsTexts {
         if self.probe.0 < PROBE_ROWS {
             self.probe.0 += 1;
         }
-        if let Some((code, holes)) = &self.last
-            && let Some(shape) = self.shapes.get(*code as usize)
+        if let Some(code) = self.last
+            && let Some(shape) = self.shapes.get(code as usize)
         {
             let (_, values) = &mut self.scratch;
             values.clear();
-            if fill(shape, holes, text, values) {
+            if fill(shape, text, values) {
                 self.values.push(values, rows);
-                self.codes.push(*code);
+                self.codes.push(code);
                 return;
             }
         }
@@ -110,21 +118,10 @@ impl StatsTexts {
             self.values.push(text, rows);
         } else {
             self.values.push(&values, rows);
-            self.remember(code);
+            self.last = Some(code);
         }
         self.codes.push(code);
         self.scratch = (shape, values);
-    }
-
-    /// Makes `code` the shape tried first.
-    fn remember(&mut self, code: u32) {
-        if self.last.as_ref().is_some_and(|(c, _)| *c == code) {
-            return;
-        }
-        let holes = self.shapes.get(code as usize).map_or_else(Vec::new, |s| {
-            memchr::memchr_iter(HOLE, s.as_bytes()).collect()
-        });
-        self.last = Some((code, holes));
     }
 
     /// The code of `shape`, added if new; [`RAW`] when new and the shapes are full.
@@ -133,7 +130,7 @@ impl StatsTexts {
         let hash = self.hashing.hash_one(shape);
         let shapes = &self.shapes;
         if let Some(&code) = self.lookup.find(hash, |&c| {
-            shapes.get(c as usize).map(|s| &**s) == Some(shape)
+            shapes.get(c as usize).map(|s| &*s.text) == Some(shape)
         }) {
             return code;
         }
@@ -143,11 +140,18 @@ impl StatsTexts {
         if code == RAW || self.shape_bytes.saturating_add(shape.len()) > MAX_SHAPE_BYTES {
             return RAW;
         }
-        self.shapes.push(shape.into());
+        self.shapes.push(Shape {
+            text: shape.into(),
+            holes: memchr::memchr_iter(HOLE, shape.as_bytes())
+                .map(|h| h as u32)
+                .collect(),
+        });
         self.shape_bytes += shape.len();
         let (shapes, hashing) = (&self.shapes, &self.hashing);
         self.lookup.insert_unique(hash, code, |&c| {
-            shapes.get(c as usize).map_or(0, |s| hashing.hash_one(&**s))
+            shapes
+                .get(c as usize)
+                .map_or(0, |s| hashing.hash_one(&*s.text))
         });
         code
     }
@@ -159,7 +163,7 @@ impl StatsTexts {
         match self.shapes.get(code as usize) {
             None => Cow::Borrowed(values),
             Some(shape) => {
-                let mut out = String::with_capacity(shape.len() + values.len());
+                let mut out = String::new();
                 join(shape, values, &mut out);
                 Cow::Owned(out)
             }
@@ -178,7 +182,7 @@ impl StatsTexts {
 
     /// Appends every row of `other`, `rows` rows expected in all.
     pub(crate) fn extend(&mut self, other: &StatsTexts, rows: usize) {
-        let codes: Vec<u32> = other.shapes.iter().map(|s| self.intern(s)).collect();
+        let codes: Vec<u32> = other.shapes.iter().map(|s| self.intern(&s.text)).collect();
         let recode = |c: u32| codes.get(c as usize).copied().unwrap_or(RAW);
         let all_kept = other.codes.iter().all(|&c| c == RAW || recode(c) != RAW);
         if all_kept {
@@ -199,13 +203,8 @@ impl StatsTexts {
                 }
             }
         }
-        if let Some(last) = other
-            .last
-            .as_ref()
-            .map(|(c, _)| recode(*c))
-            .filter(|&c| c != RAW)
-        {
-            self.remember(last);
+        if let Some(last) = other.last.map(recode).filter(|&c| c != RAW) {
+            self.last = Some(last);
         }
     }
 
@@ -231,8 +230,11 @@ impl StatsTexts {
 
     pub(crate) fn heap_bytes(&self) -> usize {
         let shapes = self.shapes.iter().fold(
-            block(self.shapes.capacity() * std::mem::size_of::<Box<str>>()),
-            |n, s| n.saturating_add(block(s.len())),
+            block(self.shapes.capacity() * std::mem::size_of::<Shape>()),
+            |n, s| {
+                n.saturating_add(block(s.text.len()))
+                    .saturating_add(block(s.holes.len() * std::mem::size_of::<u32>()))
+            },
         );
         [
             block(self.codes.capacity() * std::mem::size_of::<u32>()),
@@ -268,14 +270,29 @@ pub fn shaped_round_trip(texts: &[&str]) -> Vec<String> {
 }
 
 /// Appends `shape` with its holes filled by `values` (NUL-separated) to `out`.
-fn join(shape: &str, values: &str, out: &mut String) {
-    let mut values = values.split(HOLE_CHAR);
-    for (k, segment) in shape.split(HOLE_CHAR).enumerate() {
-        if k > 0 {
-            out.push_str(values.next().unwrap_or(""));
-        }
-        out.push_str(segment);
+///
+/// The segments come from the shape's hole offsets; a value ends at the next NUL, found by
+/// a plain loop (values are a few bytes), and the last one at the end of `values`. A
+/// checkpoint of a million files runs this once a file.
+fn join(shape: &Shape, values: &str, out: &mut String) {
+    out.reserve(shape.text.len() + values.len());
+    let v = values.as_bytes();
+    let (mut from, mut at) = (0usize, 0usize);
+    for (k, &hole) in shape.holes.iter().enumerate() {
+        let hole = hole as usize;
+        out.push_str(shape.text.get(from..hole).unwrap_or_default());
+        let end = if k + 1 == shape.holes.len() {
+            v.len()
+        } else {
+            v.get(at..)
+                .and_then(|r| r.iter().position(|&b| b == HOLE))
+                .map_or(v.len(), |n| at + n)
+        };
+        out.push_str(values.get(at..end).unwrap_or_default());
+        at = end + 1;
+        from = hole + 1;
     }
+    out.push_str(shape.text.get(from..).unwrap_or_default());
 }
 
 fn is_space(b: u8) -> bool {
@@ -392,13 +409,38 @@ fn cut(text: &str, shape: &mut String, values: &mut String) -> bool {
     }
 }
 
+/// The index of the first `stop` (not NUL) at or after `start`; `None` when a NUL comes
+/// first or there is none. Eight bytes at a time: `(x - 1) & !x & 0x80` marks a zero byte
+/// exactly at the lowest one marked (a borrow only reaches bytes above it).
+fn bare_until(text: &[u8], start: usize, stop: u8) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut i = start;
+    while let Some(chunk) = text.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().ok()?);
+        let found = zero_bytes(x) | zero_bytes(x ^ (ONES * u64::from(stop)));
+        if found != 0 {
+            let n = i + (found.trailing_zeros() / 8) as usize;
+            return (text.get(n) == Some(&stop)).then_some(n);
+        }
+        i += 8;
+    }
+    let n = i + text
+        .get(i..)?
+        .iter()
+        .position(|&b| b == stop || b == HOLE)?;
+    (text.get(n) == Some(&stop)).then_some(n)
+}
+
 /// Reads `text` as an instance of `shape`, whose holes are at `holes`, appending its
 /// values to `values`; false when it is not one (`values` then holds some of them).
-fn fill(shape: &str, holes: &[usize], text: &str, values: &mut String) -> bool {
-    let (s, b) = (shape.as_bytes(), text.as_bytes());
+fn fill(shape: &Shape, text: &str, values: &mut String) -> bool {
+    let (s, b) = (shape.text.as_bytes(), text.as_bytes());
     let mut at = 0;
     let mut from = 0;
-    for (k, &hole) in holes.iter().enumerate() {
+    for (k, &hole) in shape.holes.iter().enumerate() {
+        let hole = hole as usize;
         let Some(segment) = s.get(from..hole) else {
             return false;
         };
@@ -406,7 +448,13 @@ fn fill(shape: &str, holes: &[usize], text: &str, values: &mut String) -> bool {
             return false;
         }
         at += segment.len();
-        let Some(end) = value_end(b, at) else {
+        // A bare value runs to the next segment's first byte, found eight bytes at a time;
+        // whatever it holds, the segment's comparison below checks the split.
+        let end = match s.get(hole + 1) {
+            Some(&stop) if stop != HOLE && b.get(at) != Some(&b'"') => bare_until(b, at, stop),
+            _ => value_end(b, at),
+        };
+        let Some(end) = end else {
             return false;
         };
         let Some(value) = text.get(at..end) else {
@@ -548,6 +596,28 @@ mod tests {
         let uniform = round_trip(&refs);
         assert!(!uniform.whole);
         assert!(uniform.codes.iter().all(|&c| c != RAW));
+    }
+
+    /// The word-at-a-time search finds the first stop byte, and fails at a NUL before it,
+    /// at every position within and across eight-byte words.
+    #[test]
+    fn bare_values_end_at_the_first_stop() {
+        for len in 0..20 {
+            for at in 0..=len {
+                let mut text = vec![b'7'; len];
+                if at < len {
+                    text[at] = b',';
+                }
+                text.extend_from_slice(b",x");
+                assert_eq!(bare_until(&text, 0, b','), Some(at.min(len)), "{len} {at}");
+                if at < len {
+                    text[at] = HOLE;
+                    assert_eq!(bare_until(&text, 0, b','), None, "{len} {at}");
+                }
+            }
+        }
+        assert_eq!(bare_until(b"123", 0, b','), None);
+        assert_eq!(bare_until(b"12}3", 1, b'}'), Some(2));
     }
 
     /// Past the shape budget, texts of new shapes are kept whole, and an extend recodes
