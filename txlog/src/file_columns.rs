@@ -3,15 +3,15 @@
 //! One `Add` per file costs a 184-byte struct and two or three heap blocks (path,
 //! statistics, partition values), each with an allocator header and rounding: about 430
 //! bytes per file, and as many frees when the snapshot is dropped. Here every field is a
-//! column: paths and statistics are slices of one text arena each, sizes and times are
-//! plain vectors, partition values are interned (a table has far fewer distinct partitions
-//! than files, and a file's map is one 4-byte code), and the rare fields (tags, deletion
-//! vectors, row tracking, clustering) live in a side table that only files having them
-//! index. A file costs its text plus about 50 bytes.
+//! column: paths are slices of one text arena ([`crate::texts`]), statistics are a shape
+//! shared by many files plus each file's values ([`crate::stats_text`]), sizes and times
+//! are plain vectors, partition values are interned (a table has far fewer distinct
+//! partitions than files, and a file's map is one 4-byte code), and the rare fields (tags,
+//! deletion vectors, row tracking, clustering) live in a side table that only files having
+//! them index. A file costs its path and statistics values plus about 55 bytes.
 //!
 //! Invariants:
-//! 1. Every column has one entry per row; text column `c`'s row `i` is
-//!    `c.text[c.ends[i - 1]..c.ends[i]]` (from 0 for the first row), on char boundaries.
+//! 1. Every column has one entry per row.
 //! 2. `index` holds exactly the rows `0..len`, each under the hash stored with it.
 //! 3. `partitions[i]` indexes `partition_maps`; `extra[i]` is [`NO_EXTRA`] or indexes
 //!    `extras`; `partition_lookup` holds exactly the indexes of `partition_maps`.
@@ -387,7 +387,9 @@ impl FileColumns {
     /// [`push`](Self::push) without the index: a chunk's columns, only ever iterated.
     fn push_unindexed(&mut self, hash: u64, file: FileRef<'_>) -> bool {
         let partition = self.intern(file.partition_values());
-        let stats = file.stats();
+        let row = file.as_row();
+        // A row's statistics are copied as kept (`push_stats`), not rebuilt here.
+        let stats = if row.is_some() { None } else { file.stats() };
         let fields = AddFields {
             path: file.path(),
             size: file.size(),
@@ -397,13 +399,19 @@ impl FileColumns {
             partition,
             extras: Extras::of(file),
         };
-        self.push_fields(hash, fields)
+        self.push_stats(hash, fields, row)
     }
 
     /// Appends one add given field by field, without the index. Returns false, leaving the
     /// columns unchanged but for an interned partition map, when they already hold the most
     /// rows they can (invariant 4).
     fn push_fields(&mut self, hash: u64, fields: AddFields<'_>) -> bool {
+        self.push_stats(hash, fields, None)
+    }
+
+    /// [`push_fields`](Self::push_fields), the statistics taken from `fields`, or copied
+    /// from `source`, a row of other columns, when given.
+    fn push_stats(&mut self, hash: u64, fields: AddFields<'_>, source: Option<Row<'_>>) -> bool {
         let row = self.hashes.len();
         if u32::try_from(row).is_err() || row >= NO_EXTRA as usize {
             return false;
@@ -421,14 +429,24 @@ impl FileColumns {
         self.hashes.push(hash);
         let expected = self.hashes.capacity();
         self.paths.push(fields.path, expected);
-        self.stats.push(fields.stats.unwrap_or(""), expected);
+        let has_stats = match source {
+            Some(r) => {
+                self.stats
+                    .push_copy(&r.columns.stats, r.row as usize, expected);
+                r.flags() & HAS_STATS != 0
+            }
+            None => {
+                self.stats.push(fields.stats.unwrap_or(""), expected);
+                fields.stats.is_some()
+            }
+        };
         self.sizes.push(fields.size);
         self.modification_times.push(fields.modification_time);
         let mut flags = 0;
         if fields.data_change {
             flags |= DATA_CHANGE;
         }
-        if fields.stats.is_some() {
+        if has_stats {
             flags |= HAS_STATS;
         }
         self.flags.push(flags);
@@ -488,8 +506,11 @@ impl FileColumns {
     }
 
     fn row_stats(&self, row: usize) -> Option<Cow<'_, str>> {
-        let flags = self.flags.get(row).copied().unwrap_or(0);
-        (flags & HAS_STATS != 0).then(|| self.stats.get(row))
+        Row {
+            columns: self,
+            row: row as u32,
+        }
+        .stats()
     }
 
     /// The partition-value code of every row, indexing [`Self::partition_maps`].

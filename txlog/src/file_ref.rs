@@ -105,6 +105,15 @@ impl<'a> FileRef<'a> {
         }
     }
 
+    /// The row of a state's columns this file is, if it is one: for a copy into other
+    /// columns that takes the row's fields as they are kept.
+    pub(crate) fn as_row(&self) -> Option<Row<'a>> {
+        match self.0 {
+            Inner::Add(_) => None,
+            Inner::Row(r) => Some(r),
+        }
+    }
+
     /// Partition column (physical name) -> serialized value; `None` values are NULL.
     pub fn partition_values(&self) -> &'a OptStringMap {
         match self.0 {

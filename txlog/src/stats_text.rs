@@ -190,22 +190,62 @@ impl StatsTexts {
             self.codes.extend(other.codes.iter().map(|&c| recode(c)));
         } else {
             // Some shapes did not fit here: those rows are kept whole.
-            let mut text = String::new();
             for (row, &c) in other.codes.iter().enumerate() {
-                if c != RAW && recode(c) != RAW {
-                    self.values.push(other.values.get(row), rows);
-                    self.codes.push(recode(c));
-                } else {
-                    text.clear();
-                    other.write_to(row, &mut text);
-                    self.values.push(&text, rows);
-                    self.codes.push(RAW);
-                }
+                self.push_recoded(other, row, recode(c), rows);
             }
         }
         if let Some(last) = other.last.map(recode).filter(|&c| c != RAW) {
             self.last = Some(last);
         }
+    }
+
+    /// Appends row `row` of `from`, `rows` rows expected in all: its values as they are,
+    /// under this column's code for its shape, without rebuilding and cutting the text again
+    /// (a freeze that rebuilds a base copies every row this way). A row kept whole there is
+    /// kept whole here.
+    pub(crate) fn push_copy(&mut self, from: &StatsTexts, row: usize, rows: usize) {
+        let Some(shape) = from
+            .codes
+            .get(row)
+            .and_then(|&c| from.shapes.get(c as usize))
+        else {
+            self.values.push(from.values.get(row), rows);
+            self.codes.push(RAW);
+            return;
+        };
+        let code = match self.last {
+            // Runs of one shape: compared with the last one, not hashed.
+            Some(c)
+                if self
+                    .shapes
+                    .get(c as usize)
+                    .is_some_and(|s| s.text == shape.text) =>
+            {
+                c
+            }
+            _ => self.intern(&shape.text),
+        };
+        self.push_recoded(from, row, code, rows);
+        if code != RAW {
+            self.last = Some(code);
+        }
+    }
+
+    /// Appends row `row` of `from` under `code`, this column's code for the row's shape;
+    /// [`RAW`] (the row was kept whole there, or its shape is new here and there is no room
+    /// for it) rebuilds the text and keeps it whole.
+    fn push_recoded(&mut self, from: &StatsTexts, row: usize, code: u32, rows: usize) {
+        if code != RAW {
+            self.values.push(from.values.get(row), rows);
+            self.codes.push(code);
+            return;
+        }
+        let mut text = std::mem::take(&mut self.scratch.0);
+        text.clear();
+        from.write_to(row, &mut text);
+        self.values.push(&text, rows);
+        self.codes.push(RAW);
+        self.scratch.0 = text;
     }
 
     /// Number of rows.
@@ -618,6 +658,42 @@ mod tests {
         }
         assert_eq!(bare_until(b"123", 0, b','), None);
         assert_eq!(bare_until(b"12}3", 1, b'}'), Some(2));
+    }
+
+    /// Rows copied one by one into another column come back exactly, keep their shapes
+    /// (recoded into the new dictionary) and stay whole where they were whole; past the
+    /// new column's shape budget they are rebuilt and kept whole.
+    #[test]
+    fn copied_rows_keep_their_shapes() {
+        let texts = [
+            r#"{"a":1,"b":"x"}"#,
+            r#"{"a":2,"b":"y"}"#,
+            "{\"a\":\"unterminated",
+            r#"{"c":[1,2]}"#,
+            r#"{"a":3,"b":"z"}"#,
+            "",
+        ];
+        let from = round_trip(&texts);
+        let mut to = StatsTexts::default();
+        to.push(r#"{"c":[7,8]}"#, 8);
+        for row in 0..texts.len() {
+            to.push_copy(&from, row, 8);
+        }
+        for (i, t) in texts.iter().enumerate() {
+            assert_eq!(to.get(i + 1), *t, "row {i}");
+            assert_eq!(to.codes[i + 1] == RAW, from.codes[i] == RAW, "row {i}");
+        }
+        assert_eq!(to.shapes.len(), 2);
+        assert_eq!(to.codes[4], to.codes[0]);
+
+        let mut full = StatsTexts::default();
+        let wide = format!("{{\"{}\":1}}", "k".repeat(MAX_SHAPE_BYTES));
+        full.push(&wide, 2);
+        assert_eq!(full.codes, vec![RAW]);
+        full.shape_bytes = MAX_SHAPE_BYTES;
+        full.push_copy(&from, 0, 2);
+        assert_eq!(full.codes[1], RAW);
+        assert_eq!(full.get(1), texts[0]);
     }
 
     /// Past the shape budget, texts of new shapes are kept whole, and an extend recodes

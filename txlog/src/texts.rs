@@ -6,7 +6,8 @@
 
 use crate::memory::block;
 
-/// Gives back a vector's spare room when it exceeds an eighth of its length, as [`Slab`]'s
+/// Gives back a vector's spare room when it exceeds an eighth of its length, as
+/// [`Slab`](crate::file_set::Slab)'s
 /// own trim does: a load over-reserves for its checkpoint's rows and that room is worth
 /// returning, while a base that only grew by a few rows keeps its room rather than copying
 /// its columns on every freeze.
