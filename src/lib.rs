@@ -171,9 +171,9 @@ pub use alluvium_txlog::checkpoint::CheckpointOutput;
 pub use alluvium_txlog::dv::DeletionVectorDescriptor;
 // Storage:
 pub use alluvium_storage::{
-    FileLocation, InMemoryStore, LocalFsStore, ObjectMeta, ObjectStore, PrefixStore,
-    PutIfAbsentSupport, REMOTE_SCHEMES, RequestCounts, StorageOptions, StorePath, StoreRef,
-    local_path, remote_scheme,
+    FileLocation, FileLocationRef, InMemoryStore, LocalFsStore, ObjectMeta, ObjectStore,
+    PrefixStore, PutIfAbsentSupport, REMOTE_SCHEMES, RequestCounts, StorageOptions, StorePath,
+    StorePathRef, StoreRef, local_path, remote_scheme,
 };
 // Errors (the lower layers' types are those the variants of `Error` wrap):
 pub use alluvium_compaction::MaintenanceError;

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use alluvium_expr::Expr;
-use alluvium_storage::{FileLocation, ObjectStore, StoreRef};
+use alluvium_storage::{FileLocation, FileLocationRef, ObjectStore, StoreRef};
 use alluvium_txlog::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Remove};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::memory::MemoryUsage;
@@ -106,6 +106,27 @@ impl Snapshot {
     /// escapes the table root.
     pub fn file_location(&self, path: &str) -> Result<FileLocation> {
         Ok(self.inner.file_location(path)?)
+    }
+
+    /// [`file_location`](Self::file_location) borrowing `path` where it can: a plain
+    /// relative path (nearly every one) is validated, not copied. For planning over many
+    /// files, where an owned location per file costs an allocation each.
+    ///
+    /// ```no_run
+    /// # fn main() -> alluvium::Result<()> {
+    /// let snapshot = alluvium::Table::open("/data/events")?.snapshot()?;
+    /// let locations = snapshot
+    ///     .files()
+    ///     .map(|f| snapshot.file_location_ref(f.path()))
+    ///     .collect::<alluvium::Result<Vec<_>>>()?;
+    /// println!("{} files, the first at {:?}", locations.len(), locations.first());
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`file_location`](Self::file_location).
+    pub fn file_location_ref<'a>(&self, path: &'a str) -> Result<FileLocationRef<'a>> {
+        Ok(self.inner.file_location_ref(path)?)
     }
 
     /// The version.

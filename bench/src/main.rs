@@ -21,8 +21,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use alluvium::mvcc::MvccError;
-use alluvium::storage::{FileLocation, RequestCounts};
-use alluvium::txlog::path::resolve;
+use alluvium::storage::{FileLocation, FileLocationRef, RequestCounts};
 use alluvium::{Error, Result, VersionSpec, WriteOptions};
 use alluvium_bench::synthetic;
 use alluvium_cli::{open, open_with_fsync, outln};
@@ -265,6 +264,11 @@ pub struct LoadArgs {
     /// Number of timed loads.
     #[arg(long, default_value_t = 10)]
     repeat: usize,
+    /// Resolve each file to an owned location (`Snapshot::file_location`, one allocation
+    /// per file) instead of a borrowed one (`file_location_ref`): the measure before the
+    /// borrowed form existed.
+    #[arg(long)]
+    owned_locations: bool,
 }
 
 /// Median, min and max of durations in milliseconds.
@@ -293,18 +297,28 @@ struct LoadRun {
     memory: Option<alluvium::MemoryUsage>,
 }
 
-/// Opens the table, loads the snapshot and resolves every live file's location: what a
-/// query engine needs before planning. Dropping the snapshot is part of the run.
-fn load_once(table: &str, spec: VersionSpec, measure_memory: bool) -> Result<LoadRun> {
+/// Opens the table, loads the snapshot and resolves every live file's location (borrowed
+/// from the snapshot, or owned with `owned`), all held at once: what a query engine needs
+/// before planning. Dropping the snapshot is part of the run.
+fn load_once(table: &str, spec: VersionSpec, measure_memory: bool, owned: bool) -> Result<LoadRun> {
     let snapshot = open(table)?.snapshot_at(spec)?;
-    let files: Vec<FileLocation> = snapshot
-        .files()
-        .map(|f| resolve(f.path(), snapshot.root()))
-        .collect::<std::result::Result<_, _>>()?;
+    let files = if owned {
+        let files: Vec<FileLocation> = snapshot
+            .files()
+            .map(|f| snapshot.file_location(f.path()))
+            .collect::<std::result::Result<_, _>>()?;
+        files.len()
+    } else {
+        let files: Vec<FileLocationRef<'_>> = snapshot
+            .files()
+            .map(|f| snapshot.file_location_ref(f.path()))
+            .collect::<std::result::Result<_, _>>()?;
+        files.len()
+    };
     let report = snapshot.report();
     Ok(LoadRun {
         version: snapshot.version(),
-        files: files.len(),
+        files,
         list_calls: report.list_calls,
         snapshot_ms: report.load_micros as f64 / 1000.0,
         requests: report.requests,
@@ -472,14 +486,14 @@ fn run() -> Result<ExitCode> {
             }
             let spec = a.version.map_or(VersionSpec::Latest, VersionSpec::Version);
             // One untimed warm-up load: page cache and allocator, as every peer gets.
-            let first = load_once(&a.table, spec, true)?;
+            let first = load_once(&a.table, spec, true, a.owned_locations)?;
             let mut times = Vec::with_capacity(a.repeat);
             let mut snapshot_times = Vec::with_capacity(a.repeat);
             let mut list_calls = 0;
             let mut requests = first.requests;
             for _ in 0..a.repeat {
                 let started = Instant::now();
-                let run = load_once(&a.table, spec, false)?;
+                let run = load_once(&a.table, spec, false, a.owned_locations)?;
                 times.push(started.elapsed().as_secs_f64() * 1000.0);
                 snapshot_times.push(run.snapshot_ms);
                 list_calls = list_calls.max(run.list_calls);

@@ -62,7 +62,11 @@ pub fn run(a: FilesArgs) -> Result<()> {
     let snapshot = open(&a.table)?.snapshot_at(spec)?;
     let mut files: Vec<(String, FileRef<'_>)> = snapshot
         .files()
-        .map(|f| snapshot.file_location(f.path()).map(|l| (l.to_string(), f)))
+        .map(|f| {
+            snapshot
+                .file_location_ref(f.path())
+                .map(|l| (l.to_string(), f))
+        })
         .collect::<std::result::Result<_, _>>()?;
     files.sort_by(|x, y| x.0.cmp(&y.0));
     let mut out = std::io::BufWriter::new(std::io::stdout());

@@ -155,7 +155,7 @@ pub(crate) fn discard_files(
             .files()
             .map(|a| a.path())
             .chain(latest.unexpired_tombstones(now).map(|r| r.path.as_str()))
-            .filter_map(|p| latest.file_location(p).ok())
+            .filter_map(|p| latest.file_location_ref(p).ok())
             .map(|l| l.as_str().to_string())
             .collect();
         let mut targets: Vec<StorePath> = Vec::with_capacity(paths.len());

@@ -372,7 +372,7 @@ impl RawTable {
             };
             let mut out = Vec::with_capacity(paths.len());
             for p in paths {
-                out.push(s.file_location(&p).py_err()?.as_str().to_string());
+                out.push(s.file_location_ref(&p).py_err()?.as_str().to_string());
             }
             out.sort();
             Ok(out)

@@ -69,10 +69,10 @@ pub use error::{Result, StorageError};
 #[cfg(any(test, feature = "testing"))]
 pub use faulty::{Fault, FaultyStore};
 pub use local::LocalFsStore;
-pub use location::FileLocation;
+pub use location::{FileLocation, FileLocationRef};
 pub use memory::InMemoryStore;
 pub use options::{PutIfAbsentSupport, REMOTE_SCHEMES, StorageOptions};
-pub use path::StorePath;
+pub use path::{StorePath, StorePathRef};
 pub use prefix::PrefixStore;
 #[cfg(feature = "object-store")]
 pub use remote::RemoteStore;

@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use alluvium_storage::{FileLocation, LocalRef, StorePath, local_ref};
+use alluvium_storage::{FileLocation, FileLocationRef, LocalRef, StorePathRef, local_ref};
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 
 use crate::{LogError, Result};
@@ -141,6 +141,16 @@ pub fn canonical_path<'a>(raw: &'a str, root: &TableRoot) -> Cow<'a, str> {
 /// [`LogError::InvalidAction`] if the path does not decode to UTF-8 or is a relative path
 /// that escapes the table root (such files are never read or deleted).
 pub fn resolve(raw: &str, root: &TableRoot) -> Result<FileLocation> {
+    resolve_ref(raw, root).map(FileLocationRef::into_owned)
+}
+
+/// [`resolve`] without copying: a plain relative path (nearly every action path) is
+/// validated and borrowed, and only a path that needs decoding or re-rooting is built
+/// anew. Both forms come from this one function, so they cannot disagree.
+///
+/// # Errors
+/// As [`resolve`].
+pub fn resolve_ref<'a>(raw: &'a str, root: &TableRoot) -> Result<FileLocationRef<'a>> {
     let bad = |reason: String| LogError::InvalidAction {
         action: "add",
         path: raw.to_string(),
@@ -148,8 +158,8 @@ pub fn resolve(raw: &str, root: &TableRoot) -> Result<FileLocation> {
     };
     // Scans and loads resolve every live file, so this is on their path once per file.
     if is_plain_relative(raw) {
-        return StorePath::parse(raw)
-            .map(FileLocation::Table)
+        return StorePathRef::parse(raw)
+            .map(FileLocationRef::Table)
             .map_err(|e| bad(e.to_string()));
     }
     let decoded = if raw.contains('%') {
@@ -162,20 +172,21 @@ pub fn resolve(raw: &str, root: &TableRoot) -> Result<FileLocation> {
         if let Some(rel) = abs
             .strip_prefix(root.as_str())
             .and_then(|r| r.strip_prefix('/'))
-            && let Ok(p) = StorePath::parse(rel)
+            && let Ok(p) = StorePathRef::parse(rel.to_string())
         {
-            return Ok(FileLocation::Table(p));
+            return Ok(FileLocationRef::Table(p));
         }
-        return Ok(FileLocation::External(abs));
+        return Ok(FileLocationRef::External(Cow::Owned(abs)));
     }
-    StorePath::parse(decoded)
-        .map(FileLocation::Table)
+    StorePathRef::parse(decoded)
+        .map(FileLocationRef::Table)
         .map_err(|e| bad(e.to_string()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alluvium_storage::StorePath;
 
     fn root() -> TableRoot {
         TableRoot::new("file:///data/t")
@@ -245,5 +256,42 @@ mod tests {
             resolve("file://otherhost/x", &r).unwrap(),
             FileLocation::External("file://otherhost/x".into())
         );
+    }
+
+    #[test]
+    fn borrowed_locations_are_the_owned_ones_without_a_copy() {
+        let r = root();
+        // Plain relative paths are borrowed: the location's text is the action's.
+        for raw in [
+            "part-0.parquet",
+            "x=1/y=a b/part-0.parquet",
+            "deep/er/p.parquet",
+        ] {
+            let loc = resolve_ref(raw, &r).unwrap();
+            assert!(matches!(loc, FileLocationRef::Table(_)), "{raw}");
+            assert_eq!(loc.as_str().as_ptr(), raw.as_ptr(), "{raw} was copied");
+        }
+        // Every form resolves, or fails, as the owned resolution does.
+        for raw in [
+            "part-0.parquet",
+            "region=US%252FEast/part-0.parquet",
+            "file:///data/t/a/b.parquet",
+            "file:/data/t/a%20b.parquet",
+            "/elsewhere/x",
+            "s3://bucket/x.parquet",
+            "file://otherhost/x",
+            "../outside.parquet",
+            "a/%2E%2E/%2E%2E/x",
+            "a//b",
+            "",
+            "a/./b",
+            "%FF",
+        ] {
+            match (resolve_ref(raw, &r), resolve(raw, &r)) {
+                (Ok(b), Ok(o)) => assert_eq!(b.into_owned(), o, "{raw}"),
+                (Err(b), Err(o)) => assert_eq!(b.to_string(), o.to_string(), "{raw}"),
+                (b, o) => panic!("{raw}: borrowed {b:?}, owned {o:?}"),
+            }
+        }
     }
 }

@@ -147,6 +147,17 @@ impl Snapshot {
         Ok(alluvium_txlog::path::resolve(path, &self.root)?)
     }
 
+    /// [`file_location`](Self::file_location) borrowing `path` where it can.
+    ///
+    /// # Errors
+    /// As [`file_location`](Self::file_location).
+    pub fn file_location_ref<'a>(
+        &self,
+        path: &'a str,
+    ) -> crate::Result<alluvium_storage::FileLocationRef<'a>> {
+        Ok(alluvium_txlog::path::resolve_ref(path, &self.root)?)
+    }
+
     /// The version.
     pub fn version(&self) -> Version {
         self.state.version()
