@@ -302,17 +302,18 @@ struct LoadRun {
 /// before planning. Dropping the snapshot is part of the run.
 fn load_once(table: &str, spec: VersionSpec, measure_memory: bool, owned: bool) -> Result<LoadRun> {
     let snapshot = open(table)?.snapshot_at(spec)?;
+    // Sized once: collecting through `Result` would grow the vector by doubling.
     let files = if owned {
-        let files: Vec<FileLocation> = snapshot
-            .files()
-            .map(|f| snapshot.file_location(f.path()))
-            .collect::<std::result::Result<_, _>>()?;
+        let mut files: Vec<FileLocation> = Vec::with_capacity(snapshot.num_files());
+        for f in snapshot.files() {
+            files.push(snapshot.file_location(f.path())?);
+        }
         files.len()
     } else {
-        let files: Vec<FileLocationRef<'_>> = snapshot
-            .files()
-            .map(|f| snapshot.file_location_ref(f.path()))
-            .collect::<std::result::Result<_, _>>()?;
+        let mut files: Vec<FileLocationRef<'_>> = Vec::with_capacity(snapshot.num_files());
+        for f in snapshot.files() {
+            files.push(snapshot.file_location_ref(f.path())?);
+        }
         files.len()
     };
     let report = snapshot.report();
