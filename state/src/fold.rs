@@ -68,26 +68,34 @@ pub(crate) type KeyMap<V> = hashbrown::HashMap<KeyRow, V>;
 /// `rows` sorted by key. Keys are distinct (a map's), so there is no order among equals
 /// to keep.
 ///
-/// A key's row encoding orders as its bytes do, and so do its first eight bytes read as a
+/// A key's row encoding orders as its bytes do, and so do its first sixteen bytes read as a
 /// big-endian integer (zero-padded: a shorter key then compares as its bytes do against a
 /// longer one, or ties): the sort compares those integers, held beside the rows, and reads
 /// the rows themselves, scattered over the heap, only on a tie. Comparing the rows for every
-/// step of a 100,000-key sort was the largest part of a sync.
+/// step of a 100,000-key sort was the largest part of a sync. Sixteen, not eight: an `Int64`
+/// key's row is nine bytes (a validity byte, then the value), so eight left its lowest byte
+/// to the tie-break, and keys of one 256-value block (most of a batch's keys, over a dense
+/// key range) compared through their rows after all.
 pub(crate) fn sorted_by_key<T>(rows: Vec<(&KeyRow, T)>) -> Vec<(&KeyRow, T)> {
-    fn prefix(key: &KeyRow) -> u64 {
-        let row = key.row();
-        let bytes: &[u8] = row.as_ref();
-        let mut head = [0u8; 8];
-        let n = bytes.len().min(8);
-        if let (Some(to), Some(from)) = (head.get_mut(..n), bytes.get(..n)) {
-            to.copy_from_slice(from);
-        }
-        u64::from_be_bytes(head)
-    }
-    let mut keyed: Vec<(u64, &KeyRow, T)> =
-        rows.into_iter().map(|(k, t)| (prefix(k), k, t)).collect();
+    let mut keyed: Vec<(u128, &KeyRow, T)> = rows
+        .into_iter()
+        .map(|(k, t)| (key_prefix(k), k, t))
+        .collect();
     keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
     keyed.into_iter().map(|(_, k, t)| (k, t)).collect()
+}
+
+/// The first sixteen bytes of `key`'s row as a big-endian integer, zero-padded: the sort
+/// key of [`sorted_by_key`].
+fn key_prefix(key: &KeyRow) -> u128 {
+    let row = key.row();
+    let bytes: &[u8] = row.as_ref();
+    let mut head = [0u8; 16];
+    let n = bytes.len().min(16);
+    if let (Some(to), Some(from)) = (head.get_mut(..n), bytes.get(..n)) {
+        to.copy_from_slice(from);
+    }
+    u128::from_be_bytes(head)
 }
 
 /// Converts key columns to [`KeyRow`]s.
@@ -153,6 +161,9 @@ impl ChunkFold {
         let op = op.as_string::<i32>();
         let b = u32::try_from(self.batches.len())
             .map_err(|_| Error::InvalidArgument("too many batches in a sync chunk".into()))?;
+        // Room for every key of the batch at once: growing a map of a 100,000-event batch
+        // step by step rehashed it about seventeen times.
+        self.winners.reserve(n);
         for i in 0..n {
             let order = EventOrder {
                 time_us: time.value(i),
@@ -342,7 +353,8 @@ mod tests {
     use arrow_schema::DataType;
 
     /// The integer prefix orders keys as their rows do: string keys sharing prefixes, of
-    /// every length around eight bytes, nulls, and a second key column that decides ties.
+    /// every length around eight and sixteen bytes, nulls, and a second key column that
+    /// decides ties.
     #[test]
     fn sorting_by_the_integer_prefix_is_sorting_by_the_row() {
         let mut seed = 0x2545_F491_4F6C_DD1Du64;
@@ -356,10 +368,13 @@ mod tests {
         let strings: Vec<Option<String>> = (0..n)
             .map(|_| {
                 (next() % 20 != 0).then(|| {
-                    let len = (next() % 12) as usize;
-                    (0..len)
-                        .map(|_| ['a', 'b', '\0', 'é'][next() as usize % 4])
-                        .collect()
+                    // A run of `a`s (many keys share their first eight or sixteen row
+                    // bytes), then a short random tail.
+                    let run = (next() % 24) as usize;
+                    let tail = (next() % 4) as usize;
+                    let mut v: String = "a".repeat(run);
+                    v.extend((0..tail).map(|_| ['a', 'b', '\0', 'é'][next() as usize % 4]));
+                    v
                 })
             })
             .collect();
@@ -387,5 +402,29 @@ mod tests {
         }
         let sorted = sorted_by_key(shuffled);
         assert!(sorted.iter().map(|(_, i)| *i).eq(0..keys.len()));
+    }
+
+    /// Distinct single-column integer keys (the common key) never tie on the prefix, so
+    /// their sort never reads the rows; keys one apart included.
+    #[test]
+    fn integer_keys_sort_on_the_prefix_alone() {
+        let converter = RowConverter::new(vec![SortField::new(DataType::Int64)]).unwrap();
+        let ids: Vec<i64> = (-300..300)
+            .chain([i64::MIN, i64::MAX, 1 << 40, (1 << 40) + 1])
+            .collect();
+        let rows = converter
+            .convert_columns(&[Arc::new(Int64Array::from(ids.clone())) as ArrayRef])
+            .unwrap();
+        let keys: Vec<KeyRow> = rows.iter().map(|r| r.owned()).collect();
+        let mut prefixes: Vec<u128> = keys.iter().map(key_prefix).collect();
+        prefixes.sort_unstable();
+        prefixes.dedup();
+        assert_eq!(
+            prefixes.len(),
+            keys.len(),
+            "two integer keys share a prefix"
+        );
+        let sorted = sorted_by_key(keys.iter().zip(ids.iter()).collect());
+        assert!(sorted.windows(2).all(|w| w[0].1 < w[1].1));
     }
 }
