@@ -19,6 +19,20 @@ fn bits_per_column(columns: usize) -> u32 {
     u32::try_from((128 / columns.max(1)).min(32)).unwrap_or(32)
 }
 
+/// The first sixteen bytes of a row as two big-endian integers, zero-padded: rows that
+/// differ there order as these pairs do. Two `u64`s rather than a `u128`, whose 16-byte
+/// alignment would make each sort entry 32 bytes instead of 24.
+fn row_prefix(bytes: &[u8]) -> [u64; 2] {
+    let mut head = [0u8; 16];
+    let n = bytes.len().min(16);
+    if let (Some(to), Some(from)) = (head.get_mut(..n), bytes.get(..n)) {
+        to.copy_from_slice(from);
+    }
+    let (hi, lo) = head.split_at(8);
+    let word = |b: &[u8]| u64::from_be_bytes(b.try_into().unwrap_or([0; 8]));
+    [word(hi), word(lo)]
+}
+
 /// The dense rank of every row of `column`, spread over the 32-bit range.
 fn spread_ranks(column: &ArrayRef) -> Result<Vec<u32>> {
     let converter = RowConverter::new(vec![SortField::new(column.data_type().clone())])
@@ -26,15 +40,28 @@ fn spread_ranks(column: &ArrayRef) -> Result<Vec<u32>> {
     let rows = converter
         .convert_columns(std::slice::from_ref(column))
         .map_err(|e| DataFileError::InvalidArgument(format!("cannot Z-order this column: {e}")))?;
-    let mut order: Vec<usize> = (0..rows.num_rows()).collect();
-    order.sort_unstable_by(|a, b| rows.row(*a).cmp(&rows.row(*b)));
+    // Sorted by the rows' first sixteen bytes as an integer, held beside each index, and by
+    // the rows themselves only on a tie: a row orders as its bytes do, and so does that
+    // zero-padded prefix. Comparing rows (a `memcmp` each) for every step of a
+    // million-row sort was most of a Z-order's time; an integer or timestamp column's rows
+    // (nine bytes) never tie on the prefix unless equal.
+    let mut order: Vec<([u64; 2], usize)> = (0..rows.num_rows())
+        .map(|i| (row_prefix(rows.row(i).as_ref()), i))
+        .collect();
+    order.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| rows.row(a.1).cmp(&rows.row(b.1)))
+    });
     let mut dense = vec![0u64; rows.num_rows()];
     let mut rank = 0u64;
-    for (i, w) in order.iter().enumerate() {
-        if i > 0 && rows.row(order[i - 1]) != rows.row(*w) {
-            rank += 1;
+    for (i, &(head, w)) in order.iter().enumerate() {
+        if i > 0 {
+            let (prev_head, prev) = order[i - 1];
+            if prev_head != head || rows.row(prev) != rows.row(w) {
+                rank += 1;
+            }
         }
-        dense[*w] = rank;
+        dense[w] = rank;
     }
     let distinct = rank + 1;
     // Spread ranks 0..distinct over 0..2^32 so that each column uses its high bits.
@@ -97,6 +124,7 @@ mod tests {
     use std::sync::Arc;
 
     use arrow_array::{Int64Array, StringArray};
+    use arrow_schema::DataType;
 
     use super::*;
 
@@ -125,6 +153,47 @@ mod tests {
         let n: ArrayRef = Arc::new(Int64Array::from(vec![-5, 100, 0]));
         let r = spread_ranks(&n).unwrap();
         assert!(r[0] < r[2] && r[2] < r[1]);
+    }
+
+    /// Dense ranks through the prefix sort are those of a plain sort of the rows: strings
+    /// sharing prefixes, of every length around sixteen bytes, duplicates and nulls.
+    #[test]
+    fn ranks_are_those_of_a_plain_sort_of_the_rows() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let values: Vec<Option<String>> = (0..4_000)
+            .map(|_| {
+                (next() % 25 != 0).then(|| {
+                    // A run of `a`s (so that many rows share their first sixteen row
+                    // bytes), then a short random tail.
+                    let run = (next() % 24) as usize;
+                    let tail = (next() % 3) as usize;
+                    let mut v: String = "a".repeat(run);
+                    v.extend((0..tail).map(|_| ['a', 'b', '\0'][next() as usize % 3]));
+                    v
+                })
+            })
+            .collect();
+        let column: ArrayRef = Arc::new(StringArray::from(values));
+        let ranks = spread_ranks(&column).unwrap();
+        let converter = RowConverter::new(vec![SortField::new(DataType::Utf8)]).unwrap();
+        let rows = converter
+            .convert_columns(std::slice::from_ref(&column))
+            .unwrap();
+        for i in 0..rows.num_rows() {
+            for j in (i + 1..rows.num_rows()).step_by(7) {
+                assert_eq!(
+                    ranks[i].cmp(&ranks[j]),
+                    rows.row(i).cmp(&rows.row(j)),
+                    "rows {i} and {j}"
+                );
+            }
+        }
     }
 
     #[test]
