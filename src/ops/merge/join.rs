@@ -134,6 +134,12 @@ fn key_of(t: &[String], s: &[String], scope: &Scope) -> Result<Option<KeyPair>> 
 pub(crate) struct SourceIndex {
     converter: RowConverter,
     map: KeyMap,
+    /// The source rows of one key as a chain: the map holds a key's first row, and
+    /// `next[row]` the key's next row after `row` ([`END`] after the last), in row order.
+    /// One vector for the whole source, where a list per key cost an allocation per
+    /// distinct key to build and a free per key to drop (a quarter of a 100,000-row
+    /// MERGE's time).
+    next: Vec<u32>,
     /// Indexes of source rows with no NULL key (all rows when there are no keys).
     keyed_rows: Vec<u32>,
     keys: Vec<KeyPair>,
@@ -156,11 +162,14 @@ fn key_columns(
         .collect()
 }
 
-/// Source rows by key. One 64-bit integer key (the common `t.id = s.id`) is hashed as
-/// the integer itself; any other key list by its arrow-row encoding.
+/// The end of a chain of source rows ([`SourceIndex`]'s `next`).
+const END: u32 = u32::MAX;
+
+/// The first source row of each key. One 64-bit integer key (the common `t.id = s.id`) is
+/// hashed as the integer itself; any other key list by its arrow-row encoding.
 enum KeyMap {
-    Int(HashMap<i64, Vec<u32>>, KeyFilter),
-    Rows(HashMap<Box<[u8]>, Vec<u32>>),
+    Int(HashMap<i64, u32>, KeyFilter),
+    Rows(HashMap<Box<[u8]>, u32>),
     /// No keys: nothing to hash (an empty key list has no row encoding to look up).
     NoKeys,
 }
@@ -214,12 +223,26 @@ impl KeyMap {
         }
     }
 
-    fn lists(&self) -> Box<dyn Iterator<Item = &Vec<u32>> + '_> {
+    fn first_rows(&self) -> Box<dyn Iterator<Item = u32> + '_> {
         match self {
-            KeyMap::Int(m, _) => Box::new(m.values()),
-            KeyMap::Rows(m) => Box::new(m.values()),
+            KeyMap::Int(m, _) => Box::new(m.values().copied()),
+            KeyMap::Rows(m) => Box::new(m.values().copied()),
             KeyMap::NoKeys => Box::new(std::iter::empty()),
         }
+    }
+}
+
+/// Records source row `row` under `key` while rows are visited last to first: `row`
+/// becomes the key's first row, ahead of the one seen before (a later row).
+fn chain_in<K: std::hash::Hash + Eq>(
+    map: &mut HashMap<K, u32>,
+    next: &mut [u32],
+    key: K,
+    row: u32,
+) {
+    let later = map.insert(key, row).unwrap_or(END);
+    if let Some(n) = next.get_mut(row as usize) {
+        *n = later;
     }
 }
 
@@ -249,44 +272,55 @@ impl SourceIndex {
         let mut keyed_rows = Vec::new();
         let row_index = |i: usize| {
             u32::try_from(i).map_err(|_| {
-                Error::InvalidArgument("a MERGE source holds at most 2^32 rows".into())
+                Error::InvalidArgument("a MERGE source holds fewer than 2^32 rows".into())
             })
         };
+        let n = source.num_rows();
+        // Row indexes are u32 and END is not one.
+        if n > END as usize {
+            return Err(Error::InvalidArgument(
+                "a MERGE source holds fewer than 2^32 rows".into(),
+            ));
+        }
+        // Rows are chained last to first, so each key's chain runs in row order.
+        let mut next = vec![END; if keys.is_empty() { 0 } else { n }];
         let map = if keys.is_empty() {
-            for i in 0..source.num_rows() {
+            for i in 0..n {
                 keyed_rows.push(row_index(i)?);
             }
             KeyMap::NoKeys
         } else if let Some(ints) = single_int(&cols) {
-            let mut map: HashMap<i64, Vec<u32>> = HashMap::new();
-            for i in 0..source.num_rows() {
+            let mut map: HashMap<i64, u32> = HashMap::with_capacity(n);
+            for i in (0..n).rev() {
                 if ints.is_null(i) {
                     continue;
                 }
                 let idx = row_index(i)?;
                 keyed_rows.push(idx);
-                map.entry(ints.value(i)).or_default().push(idx);
+                chain_in(&mut map, &mut next, ints.value(i), idx);
             }
             let filter = KeyFilter::new(map.keys());
             KeyMap::Int(map, filter)
         } else {
             let rows = converter.convert_columns(&cols)?;
-            let mut map: HashMap<Box<[u8]>, Vec<u32>> = HashMap::new();
-            for i in 0..source.num_rows() {
+            let mut map: HashMap<Box<[u8]>, u32> = HashMap::with_capacity(n);
+            for i in (0..n).rev() {
                 if !null_free(&cols, i) {
                     continue;
                 }
                 let idx = row_index(i)?;
                 keyed_rows.push(idx);
-                map.entry(Box::from(rows.row(i).as_ref()))
-                    .or_default()
-                    .push(idx);
+                chain_in(&mut map, &mut next, Box::from(rows.row(i).as_ref()), idx);
             }
             KeyMap::Rows(map)
         };
+        if !keys.is_empty() {
+            keyed_rows.reverse();
+        }
         Ok(SourceIndex {
             converter,
             map,
+            next,
             keyed_rows,
             keys: keys.to_vec(),
         })
@@ -304,7 +338,7 @@ impl SourceIndex {
 
     /// One source row of each distinct key.
     pub(crate) fn representatives(&self) -> impl Iterator<Item = u32> + '_ {
-        self.map.lists().filter_map(|v| v.first().copied())
+        self.map.first_rows()
     }
 
     /// Source rows whose keys are all non-NULL.
@@ -318,10 +352,13 @@ impl SourceIndex {
     pub(crate) fn probe(&self, target: &RecordBatch) -> Result<(Vec<u32>, Vec<u32>)> {
         let (mut t_rows, mut s_rows) = (Vec::new(), Vec::new());
         let cols = key_columns(target, &self.keys, |k| k.target)?;
-        let mut pair = |i: usize, list: &Vec<u32>| {
-            for &j in list {
+        let next = &self.next;
+        let mut pair = |i: usize, first: u32| {
+            let mut j = first;
+            while j != END {
                 t_rows.push(i as u32);
                 s_rows.push(j);
+                j = next.get(j as usize).copied().unwrap_or(END);
             }
         };
         match &self.map {
@@ -334,14 +371,14 @@ impl SourceIndex {
                 let lookup = |v: i64| filter.may_hold(v).then(|| map.get(&v)).flatten();
                 if ints.null_count() == 0 {
                     for (i, v) in ints.values().iter().enumerate() {
-                        if let Some(list) = lookup(*v) {
-                            pair(i, list);
+                        if let Some(&first) = lookup(*v) {
+                            pair(i, first);
                         }
                     }
                 } else {
                     for (i, v) in ints.iter().enumerate() {
-                        if let Some(list) = v.and_then(lookup) {
-                            pair(i, list);
+                        if let Some(&first) = v.and_then(lookup) {
+                            pair(i, first);
                         }
                     }
                 }
@@ -353,8 +390,8 @@ impl SourceIndex {
                     if !null_free(&cols, i) {
                         continue;
                     }
-                    if let Some(list) = map.get(rows.row(i).as_ref()) {
-                        pair(i, list);
+                    if let Some(&first) = map.get(rows.row(i).as_ref()) {
+                        pair(i, first);
                     }
                 }
             }
@@ -455,15 +492,33 @@ mod tests {
     fn other_keys_pair_through_their_row_encoding() {
         let source = one_column(
             "k",
-            Arc::new(StringArray::from(vec![Some("a"), None, Some("b")])),
+            Arc::new(StringArray::from(vec![
+                Some("a"),
+                None,
+                Some("b"),
+                Some("a"),
+                Some("b"),
+                Some("a"),
+            ])),
         );
         let index = SourceIndex::build(&source, &key(ArrowType::Utf8)).unwrap();
         assert!(matches!(index.map, KeyMap::Rows(_)));
+        assert_eq!(index.keyed_rows(), &[0, 2, 3, 4, 5]);
+        assert_eq!(index.distinct_keys(), 2);
+        let mut firsts: Vec<u32> = index.representatives().collect();
+        firsts.sort_unstable();
+        assert_eq!(firsts, [0, 2]);
         let target = one_column(
             "k",
-            Arc::new(StringArray::from(vec![None, Some("b"), Some("c")])),
+            Arc::new(StringArray::from(vec![
+                None,
+                Some("b"),
+                Some("c"),
+                Some("a"),
+            ])),
         );
+        // A key's source rows pair in row order.
         let (t, s) = index.probe(&target).unwrap();
-        assert_eq!((t, s), (vec![1], vec![2]));
+        assert_eq!((t, s), (vec![1, 1, 3, 3, 3], vec![2, 4, 0, 3, 5]));
     }
 }
