@@ -18,8 +18,11 @@ use arrow_array::types::{Int64Type, TimestampMicrosecondType};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, TimestampMicrosecondArray,
 };
-use arrow_row::{OwnedRow, RowConverter, SortField};
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use arrow_row::{OwnedRow, Row, RowConverter, Rows, SortField};
 use arrow_schema::{Field, Schema};
+use hashbrown::{DefaultHashBuilder, Equivalent, HashTable};
 
 use super::layout::{DELETE_FLAG, EVENT_TIME, Layout, OP, OP_DELETE, SEQ};
 use crate::Result;
@@ -65,6 +68,23 @@ pub(crate) type KeyRow = OwnedRow;
 /// event's key and every tombstone's, and SipHash was a tenth of a sync's time.
 pub(crate) type KeyMap<V> = hashbrown::HashMap<KeyRow, V>;
 
+/// A borrowed key, to look up a [`KeyMap`] without making an owned key: it hashes as the
+/// owned row does (both hash the row's bytes) and equals it when the bytes are equal.
+#[derive(Clone, Copy)]
+pub(crate) struct KeyRef<'a>(pub Row<'a>);
+
+impl Hash for KeyRef<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl Equivalent<KeyRow> for KeyRef<'_> {
+    fn equivalent(&self, key: &KeyRow) -> bool {
+        self.0 == key.row()
+    }
+}
+
 /// `rows` sorted by key. Keys are distinct (a map's), so there is no order among equals
 /// to keep.
 ///
@@ -76,20 +96,19 @@ pub(crate) type KeyMap<V> = hashbrown::HashMap<KeyRow, V>;
 /// key's row is nine bytes (a validity byte, then the value), so eight left its lowest byte
 /// to the tie-break, and keys of one 256-value block (most of a batch's keys, over a dense
 /// key range) compared through their rows after all.
-pub(crate) fn sorted_by_key<T>(rows: Vec<(&KeyRow, T)>) -> Vec<(&KeyRow, T)> {
-    let mut keyed: Vec<(u128, &KeyRow, T)> = rows
+pub(crate) fn sorted_by_key<'a, T>(rows: Vec<(Row<'a>, T)>) -> Vec<(Row<'a>, T)> {
+    let mut keyed: Vec<(u128, Row<'a>, T)> = rows
         .into_iter()
         .map(|(k, t)| (key_prefix(k), k, t))
         .collect();
-    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
     keyed.into_iter().map(|(_, k, t)| (k, t)).collect()
 }
 
 /// The first sixteen bytes of `key`'s row as a big-endian integer, zero-padded: the sort
 /// key of [`sorted_by_key`].
-fn key_prefix(key: &KeyRow) -> u128 {
-    let row = key.row();
-    let bytes: &[u8] = row.as_ref();
+fn key_prefix(key: Row<'_>) -> u128 {
+    let bytes: &[u8] = key.as_ref();
     let mut head = [0u8; 16];
     let n = bytes.len().min(16);
     if let (Some(to), Some(from)) = (head.get_mut(..n), bytes.get(..n)) {
@@ -114,8 +133,21 @@ pub(crate) struct ChunkFold {
     layout: Layout,
     converter: RowConverter,
     batches: Vec<RecordBatch>,
-    winners: KeyMap<Winner>,
+    /// The key rows of each batch, in `batches` order.
+    keys: Vec<Rows>,
+    /// The latest event of each key, found by the bytes of its key: those of the winner's
+    /// own row in `keys` (every event of a key has the same). No owned key is made per
+    /// event: making one (an allocation) and dropping the map (a free per key) were a
+    /// fifth of a sync's time.
+    winners: HashTable<Winner>,
+    hashing: DefaultHashBuilder,
     events: u64,
+}
+
+/// The key row of `w` among `keys`.
+fn key_of<'a>(keys: &'a [Rows], w: &Winner) -> Option<Row<'a>> {
+    let rows = keys.get(w.batch as usize)?;
+    (w.row < u32::try_from(rows.num_rows()).unwrap_or(u32::MAX)).then(|| rows.row(w.row as usize))
 }
 
 impl ChunkFold {
@@ -124,7 +156,9 @@ impl ChunkFold {
             layout: layout.clone(),
             converter: key_converter(layout)?,
             batches: Vec::new(),
-            winners: KeyMap::new(),
+            keys: Vec::new(),
+            winners: HashTable::new(),
+            hashing: DefaultHashBuilder::default(),
             events: 0,
         })
     }
@@ -161,9 +195,20 @@ impl ChunkFold {
         let op = op.as_string::<i32>();
         let b = u32::try_from(self.batches.len())
             .map_err(|_| Error::InvalidArgument("too many batches in a sync chunk".into()))?;
+        self.keys.push(rows);
+        let Self {
+            keys,
+            winners,
+            hashing,
+            ..
+        } = self;
+        let hash_of = |w: &Winner| key_of(keys, w).map_or(0, |k| hashing.hash_one(k));
         // Room for every key of the batch at once: growing a map of a 100,000-event batch
         // step by step rehashed it about seventeen times.
-        self.winners.reserve(n);
+        winners.reserve(n, hash_of);
+        let Some(rows) = keys.last() else {
+            return Ok(());
+        };
         for i in 0..n {
             let order = EventOrder {
                 time_us: time.value(i),
@@ -179,14 +224,18 @@ impl ChunkFold {
                 batch: b,
                 row: i as u32,
             };
-            self.winners
-                .entry(rows.row(i).owned())
-                .and_modify(|cur| {
+            let key = rows.row(i);
+            let hash = hashing.hash_one(key);
+            match winners.find_mut(hash, |cur| key_of(keys, cur) == Some(key)) {
+                Some(cur) => {
                     if order > cur.order {
                         *cur = w;
                     }
-                })
-                .or_insert(w);
+                }
+                None => {
+                    winners.insert_unique(hash, w, hash_of);
+                }
+            }
         }
         self.events += n as u64;
         self.batches.push(batch);
@@ -196,27 +245,37 @@ impl ChunkFold {
     /// The first key column's distinct values among the folded keys (for pruning reads of
     /// the tombstones), as one array.
     pub(crate) fn first_key_values(&self) -> Result<ArrayRef> {
-        let rows: Vec<_> = self.winners.keys().map(|k| k.row()).collect();
+        let rows: Vec<Row<'_>> = self
+            .winners
+            .iter()
+            .filter_map(|w| key_of(&self.keys, w))
+            .collect();
         let cols = self.converter.convert_rows(rows)?;
         Ok(cols[0].clone())
     }
 
     /// Whether the fold has an event of `key`.
-    pub(crate) fn contains(&self, key: &KeyRow) -> bool {
-        self.winners.contains_key(key)
+    pub(crate) fn contains(&self, key: Row<'_>) -> bool {
+        let hash = self.hashing.hash_one(key);
+        self.winners
+            .find(hash, |w| key_of(&self.keys, w) == Some(key))
+            .is_some()
     }
 
     /// The tombstones this chunk writes: the keys whose latest event is a DELETE, with its
     /// order (schema of `tombstones/`), sorted by key.
     pub(crate) fn deletes(&self) -> Result<Option<RecordBatch>> {
-        let rows: Vec<(&KeyRow, &Winner)> = self.winners.iter().filter(|(_, w)| w.delete).collect();
+        let rows: Vec<(Row<'_>, &Winner)> = self
+            .winners
+            .iter()
+            .filter(|w| w.delete)
+            .filter_map(|w| Some((key_of(&self.keys, w)?, w)))
+            .collect();
         if rows.is_empty() {
             return Ok(None);
         }
         let rows = sorted_by_key(rows);
-        let mut columns = self
-            .converter
-            .convert_rows(rows.iter().map(|(k, _)| k.row()))?;
+        let mut columns = self.converter.convert_rows(rows.iter().map(|(k, _)| *k))?;
         columns.push(times(rows.iter().map(|(_, w)| w.order)));
         columns.push(seqs(rows.iter().map(|(_, w)| w.order)));
         Ok(Some(RecordBatch::try_new(
@@ -235,24 +294,23 @@ impl ChunkFold {
         if self.winners.is_empty() {
             return Ok(None);
         }
-        let rows: Vec<(&KeyRow, Winner)> = self
+        let rows: Vec<(Row<'_>, Winner)> = self
             .winners
             .iter()
-            .map(|(k, w)| {
+            .filter_map(|w| {
+                let k = key_of(&self.keys, w)?;
                 let mut w = *w;
-                if let Some(t) = tombstones.get(k)
+                if let Some(t) = tombstones.get(&KeyRef(k))
                     && *t >= w.order
                 {
                     w.order = *t;
                     w.delete = true;
                 }
-                (k, w)
+                Some((k, w))
             })
             .collect();
         let rows = sorted_by_key(rows);
-        let mut columns = self
-            .converter
-            .convert_rows(rows.iter().map(|(k, _)| k.row()))?;
+        let mut columns = self.converter.convert_rows(rows.iter().map(|(k, _)| *k))?;
         let picks: Vec<(usize, usize)> = rows
             .iter()
             .map(|(_, w)| (w.batch as usize, w.row as usize))
@@ -331,17 +389,20 @@ pub(crate) fn orders_by_key(
             time_us: time.value(i),
             seq: seq.value(i),
         };
-        let key = rows.row(i).owned();
-        if !fold.contains(&key) {
+        let key = rows.row(i);
+        if !fold.contains(key) {
             continue;
         }
-        into.entry(key)
-            .and_modify(|cur| {
+        match into.get_mut(&KeyRef(key)) {
+            Some(cur) => {
                 if o > *cur {
                     *cur = o;
                 }
-            })
-            .or_insert(o);
+            }
+            None => {
+                into.insert(key.owned(), o);
+            }
+        }
     }
     Ok(())
 }
@@ -396,7 +457,7 @@ mod tests {
         keys.sort_unstable();
         keys.dedup();
         // Shuffled, each with its position in key order.
-        let mut shuffled: Vec<(&KeyRow, usize)> = keys.iter().zip(0..).collect();
+        let mut shuffled: Vec<(Row<'_>, usize)> = keys.iter().map(|k| k.row()).zip(0..).collect();
         for i in (1..shuffled.len()).rev() {
             shuffled.swap(i, next() as usize % (i + 1));
         }
@@ -416,7 +477,7 @@ mod tests {
             .convert_columns(&[Arc::new(Int64Array::from(ids.clone())) as ArrayRef])
             .unwrap();
         let keys: Vec<KeyRow> = rows.iter().map(|r| r.owned()).collect();
-        let mut prefixes: Vec<u128> = keys.iter().map(key_prefix).collect();
+        let mut prefixes: Vec<u128> = keys.iter().map(|k| key_prefix(k.row())).collect();
         prefixes.sort_unstable();
         prefixes.dedup();
         assert_eq!(
@@ -424,7 +485,7 @@ mod tests {
             keys.len(),
             "two integer keys share a prefix"
         );
-        let sorted = sorted_by_key(keys.iter().zip(ids.iter()).collect());
+        let sorted = sorted_by_key(keys.iter().map(|k| k.row()).zip(ids.iter()).collect());
         assert!(sorted.windows(2).all(|w| w[0].1 < w[1].1));
     }
 }
