@@ -358,8 +358,16 @@ impl RawTable {
         let s = self.loaded()?;
         let filter = parse(filter.as_deref())?;
         blocking::run(py, move |_| {
-            let paths: Vec<String> = match filter {
-                None => s.files().map(|a| a.path().to_string()).collect(),
+            // Each path resolved where it lies (borrowed): one string per file, the one
+            // handed to Python.
+            let located = |p: &str| -> PyResult<String> {
+                Ok(s.file_location_ref(p).py_err()?.as_str().to_string())
+            };
+            let mut out = match filter {
+                None => s
+                    .files()
+                    .map(|a| located(a.path()))
+                    .collect::<PyResult<Vec<String>>>()?,
                 Some(f) => ScanBuilder::new(s.clone())
                     .with_columns(Vec::<String>::new())
                     .with_filter(f)
@@ -367,13 +375,9 @@ impl RawTable {
                     .py_err()?
                     .files()
                     .iter()
-                    .map(|a| a.path.clone())
-                    .collect(),
+                    .map(|a| located(&a.path))
+                    .collect::<PyResult<Vec<String>>>()?,
             };
-            let mut out = Vec::with_capacity(paths.len());
-            for p in paths {
-                out.push(s.file_location_ref(&p).py_err()?.as_str().to_string());
-            }
             out.sort();
             Ok(out)
         })
