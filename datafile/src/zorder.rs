@@ -28,9 +28,8 @@ fn row_prefix(bytes: &[u8]) -> [u64; 2] {
     if let (Some(to), Some(from)) = (head.get_mut(..n), bytes.get(..n)) {
         to.copy_from_slice(from);
     }
-    let (hi, lo) = head.split_at(8);
-    let word = |b: &[u8]| u64::from_be_bytes(b.try_into().unwrap_or([0; 8]));
-    [word(hi), word(lo)]
+    let v = u128::from_be_bytes(head);
+    [(v >> 64) as u64, v as u64]
 }
 
 /// The dense rank of every row of `column`, spread over the 32-bit range.
