@@ -76,6 +76,6 @@ pub use path::{StorePath, StorePathRef};
 pub use prefix::PrefixStore;
 #[cfg(feature = "object-store")]
 pub use remote::RemoteStore;
-pub use store::{NewObjectWriter, ObjectMeta, ObjectStore, StoreRef};
+pub use store::{NewObjectWriter, ObjectMeta, ObjectStore, Publish, StoreRef};
 pub use temp_name::is_temp_name;
 pub use uri::{LocalRef, local_path, local_ref, remote_scheme};

@@ -362,6 +362,28 @@ impl ObjectStore for LocalFsStore {
         ))))
     }
 
+    /// Stages the object under a hidden temporary name beside `path` and, at `finish`,
+    /// fsyncs it, renames or links it into place and fsyncs the directory, as `put` and
+    /// `put_if_absent` do with a buffered object.
+    fn put_staged(
+        &self,
+        path: &StorePath,
+        publish: crate::Publish,
+    ) -> Result<Option<Box<dyn NewObjectWriter>>> {
+        check_no_linked_dirs(&self.root, path)?;
+        let target = self.full(path);
+        let dir = target
+            .parent()
+            .map_or_else(|| self.root.clone(), Path::to_path_buf);
+        Ok(Some(Box::new(LocalNewFile::staged(
+            self.clone(),
+            target,
+            dir,
+            path.to_string(),
+            publish,
+        ))))
+    }
+
     fn sync_deferred(&self, paths: &[StorePath]) -> Result<()> {
         let mut dirs: Vec<PathBuf> = paths
             .iter()

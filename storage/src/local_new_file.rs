@@ -9,20 +9,27 @@
 //! (as [`crate::durable_write`] does for a whole file), so `finish` waits only for the
 //! tail. A writer dropped before `finish` removes its file.
 //!
+//! The same writer stages an object for [`ObjectStore::put_staged`]: the bytes then go to a
+//! hidden temporary name beside the target (as `put` and `put_if_absent` write theirs), and
+//! `finish`, once the content is durable, renames it over the target or links it to a
+//! free target name, then makes the name durable. Readers see the object whole or not at
+//! all, as with the buffered puts.
+//!
 //! [`ObjectStore::put_new_streaming`]: crate::ObjectStore::put_new_streaming
+//! [`ObjectStore::put_staged`]: crate::ObjectStore::put_staged
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::durable_write::{CHUNK, start_write_out};
-use crate::{LocalFsStore, NewObjectWriter, Result, StorageError};
+use crate::{LocalFsStore, NewObjectWriter, Publish, Result, StorageError};
 
 /// See the module documentation.
 #[derive(Debug)]
 pub(crate) struct LocalNewFile {
     store: LocalFsStore,
-    /// The file's full path and its directory.
+    /// The full path of the file written (the temporary name when staged) and its directory.
     target: PathBuf,
     dir: PathBuf,
     /// The store path, for messages.
@@ -37,6 +44,8 @@ pub(crate) struct LocalNewFile {
     sync_name: bool,
     /// The file is in place (or never was ours to remove).
     kept: bool,
+    /// For a staged object: its final full path, and how it takes that name.
+    publish: Option<(PathBuf, Publish)>,
 }
 
 impl LocalNewFile {
@@ -57,7 +66,26 @@ impl LocalNewFile {
             hinted: 0,
             sync_name,
             kept: false,
+            publish: None,
         }
+    }
+
+    /// A writer that stages the object at `target` under a temporary name in `dir` and
+    /// publishes it at `finish` (see the module docs).
+    pub(crate) fn staged(
+        store: LocalFsStore,
+        target: PathBuf,
+        dir: PathBuf,
+        shown: String,
+        publish: Publish,
+    ) -> LocalNewFile {
+        let name = target
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let temp = dir.join(crate::temp_name::temp_name(&name));
+        let mut file = LocalNewFile::new(store, temp, dir, shown, true);
+        file.publish = Some((target, publish));
+        file
     }
 
     /// Creates the file (and its directories): at the first write, or at `finish`.
@@ -133,8 +161,11 @@ impl NewObjectWriter for LocalNewFile {
             self.remove();
             return Err(StorageError::io("fsync", self.shown.clone(), e));
         }
-        self.kept = true;
         self.file = None;
+        if let Some((target, publish)) = self.publish.take() {
+            self.publish_at(&target, publish)?;
+        }
+        self.kept = true;
         if self.sync_name {
             // The file is in place now: a failed directory sync leaves its durability
             // unknown.
@@ -143,6 +174,38 @@ impl NewObjectWriter for LocalNewFile {
                 .map_err(StorageError::into_ambiguous)?;
         }
         Ok(self.written)
+    }
+}
+
+impl LocalNewFile {
+    /// Gives the staged file (closed, its content durable) its final name, as `put` or
+    /// `put_if_absent` do. The temporary name is gone afterwards, whatever the outcome.
+    fn publish_at(&mut self, target: &std::path::Path, publish: Publish) -> Result<()> {
+        let placed = match publish {
+            Publish::Replace => fs::rename(&self.target, target),
+            Publish::IfAbsent => {
+                let linked = fs::hard_link(&self.target, target);
+                let _ = fs::remove_file(&self.target);
+                linked
+            }
+        };
+        match placed {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                // The rename failed (the temporary file is still there) or the link did
+                // (already removed): either way nothing was published.
+                let _ = fs::remove_file(&self.target);
+                self.kept = true;
+                Err(match e.kind() {
+                    io::ErrorKind::AlreadyExists if publish == Publish::IfAbsent => {
+                        StorageError::AlreadyExists {
+                            path: self.shown.clone(),
+                        }
+                    }
+                    _ => StorageError::io("publish", self.shown.clone(), e),
+                })
+            }
+        }
     }
 }
 
@@ -159,7 +222,7 @@ mod tests {
     use bytes::Bytes;
 
     use crate::durable_write::pattern;
-    use crate::{LocalFsStore, ObjectStore, StorePath};
+    use crate::{LocalFsStore, ObjectStore, Publish, StorageError, StorePath};
 
     fn p(s: &str) -> StorePath {
         StorePath::parse(s).unwrap()
@@ -254,6 +317,89 @@ mod tests {
         assert_eq!(
             store.get(&p("part-1.parquet")).unwrap(),
             Bytes::from_static(b"theirs")
+        );
+    }
+
+    /// Every entry of `dir` (temporary names included).
+    fn entries(dir: &std::path::Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_staged_object_appears_whole_at_finish_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let chunk = super::CHUNK;
+        for durable in [true, false] {
+            let store = LocalFsStore::new(dir.path()).with_durability(durable);
+            for publish in [Publish::Replace, Publish::IfAbsent] {
+                for (k, len) in [0, 1, 3 * chunk + 777].into_iter().enumerate() {
+                    let data = pattern(len);
+                    let path = p(&format!("_delta_log/{durable}-{publish:?}-{k}.parquet"));
+                    let mut w = store.put_staged(&path, publish).unwrap().unwrap();
+                    for piece in data.chunks(chunk / 3 + 5) {
+                        w.write_all(piece).unwrap();
+                        assert!(
+                            store.head(&path).is_err(),
+                            "nothing is visible under the name before finish"
+                        );
+                    }
+                    assert_eq!(w.finish().unwrap(), len as u64);
+                    assert!(store.get(&path).unwrap() == data, "{len} bytes");
+                }
+            }
+        }
+        let names = entries(&dir.path().join("_delta_log"));
+        assert_eq!(names.len(), 12, "{names:?}");
+        assert!(!names.iter().any(|n| crate::is_temp_name(n)), "{names:?}");
+    }
+
+    #[test]
+    fn a_staged_replace_keeps_the_old_object_until_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFsStore::new(dir.path());
+        let path = p("_delta_log/00000000000000000010.checkpoint.parquet");
+        store.put(&path, Bytes::from_static(b"old")).unwrap();
+        let mut w = store.put_staged(&path, Publish::Replace).unwrap().unwrap();
+        w.write_all(b"new bytes").unwrap();
+        assert_eq!(store.get(&path).unwrap(), Bytes::from_static(b"old"));
+        assert_eq!(w.finish().unwrap(), 9);
+        assert_eq!(store.get(&path).unwrap(), Bytes::from_static(b"new bytes"));
+        assert_eq!(
+            entries(&dir.path().join("_delta_log")),
+            vec!["00000000000000000010.checkpoint.parquet".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_staged_put_if_absent_refuses_a_taken_name_and_a_dropped_writer_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFsStore::new(dir.path());
+        let path = p("_delta_log/_sidecars/a.parquet");
+        store.put(&path, Bytes::from_static(b"theirs")).unwrap();
+        let mut w = store.put_staged(&path, Publish::IfAbsent).unwrap().unwrap();
+        w.write_all(b"ours").unwrap();
+        let err = w.finish().unwrap_err();
+        assert!(matches!(err, StorageError::AlreadyExists { .. }), "{err:?}");
+        assert!(err.to_string().contains("a.parquet"), "{err}");
+        assert_eq!(store.get(&path).unwrap(), Bytes::from_static(b"theirs"));
+
+        let other = p("_delta_log/_sidecars/b.parquet");
+        let mut w = store
+            .put_staged(&other, Publish::IfAbsent)
+            .unwrap()
+            .unwrap();
+        w.write_all(b"partial").unwrap();
+        drop(w);
+        assert!(store.head(&other).is_err());
+        assert_eq!(
+            entries(&dir.path().join("_delta_log/_sidecars")),
+            vec!["a.parquet".to_string()],
+            "neither refused nor dropped writers leave their staged bytes"
         );
     }
 }

@@ -103,6 +103,13 @@ impl ObjectStore for PrefixStore {
         self.inner
             .put_new_streaming(&self.full(path), defer_name_sync)
     }
+    fn put_staged(
+        &self,
+        path: &StorePath,
+        publish: crate::Publish,
+    ) -> Result<Option<Box<dyn crate::NewObjectWriter>>> {
+        self.inner.put_staged(&self.full(path), publish)
+    }
     fn sync_deferred(&self, paths: &[StorePath]) -> Result<()> {
         let full: Vec<StorePath> = paths.iter().map(|p| self.full(p)).collect();
         self.inner.sync_deferred(&full)
@@ -240,7 +247,7 @@ mod tests {
 
     /// A view over a store that streams new files streams them too, under its prefix.
     #[test]
-    fn a_view_streams_new_files_under_its_prefix() {
+    fn a_view_streams_new_and_staged_files_under_its_prefix() {
         use std::io::Write;
         let dir = tempfile::tempdir().unwrap();
         let root: StoreRef = Arc::new(crate::LocalFsStore::new(dir.path()));
@@ -255,6 +262,21 @@ mod tests {
         assert_eq!(root.get(&p("state/part-1.parquet")).unwrap(), "streamed");
         let memory = PrefixStore::new(Arc::new(InMemoryStore::new()), "state");
         assert!(memory.put_new_streaming(&p("x"), false).unwrap().is_none());
+
+        // Staged objects too.
+        let mut w = view
+            .put_staged(&p("_delta_log/c.parquet"), crate::Publish::IfAbsent)
+            .unwrap()
+            .expect("the local store stages");
+        w.write_all(b"staged").unwrap();
+        assert_eq!(w.finish().unwrap(), 6);
+        assert_eq!(root.get(&p("state/_delta_log/c.parquet")).unwrap(), "staged");
+        assert!(
+            memory
+                .put_staged(&p("x"), crate::Publish::Replace)
+                .unwrap()
+                .is_none()
+        );
     }
 
     /// An in-memory store that says it fetches concurrently and records the batches it is

@@ -21,19 +21,34 @@ pub struct ObjectMeta {
     pub last_modified_ms: i64,
 }
 
-/// A new object being written piece by piece ([`ObjectStore::put_new_streaming`]).
+/// A new object being written piece by piece ([`ObjectStore::put_new_streaming`],
+/// [`ObjectStore::put_staged`]).
 ///
 /// Its [`std::io::Write`] side takes the object's bytes in order; nothing is visible as
 /// complete before [`finish`](NewObjectWriter::finish) returns.
 pub trait NewObjectWriter: std::io::Write + Send {
-    /// Completes the object: makes it durable as `put_new` (or `put_new_deferred`) would
-    /// and returns its size in bytes.
+    /// Completes the object as the call that made the writer promises (durable as `put_new`,
+    /// `put_new_deferred`, `put` or `put_if_absent` would make it) and returns its size in
+    /// bytes.
     ///
     /// # Errors
-    /// A failed write or sync. A failure before the object is in place removes what was
-    /// written; one after it (a directory sync) leaves the outcome unknown
+    /// A failed write or sync; [`StorageError::AlreadyExists`] for a staged
+    /// [`Publish::IfAbsent`] whose name was taken. A failure before the object is in place
+    /// removes what was written; one after it (a directory sync) leaves the outcome unknown
     /// ([`StorageError::is_definite`] is false).
     fn finish(self: Box<Self>) -> Result<u64>;
+}
+
+/// How an object written through [`ObjectStore::put_staged`] takes its name when its writer
+/// finishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Publish {
+    /// Create or atomically replace the object, as [`ObjectStore::put`].
+    Replace,
+    /// Create the object only if no object has the name, as
+    /// [`ObjectStore::put_if_absent`] (with its mutual exclusion).
+    IfAbsent,
 }
 
 /// A shared, dynamically typed store.
@@ -159,6 +174,31 @@ pub trait ObjectStore: Debug + Send + Sync + 'static {
         defer_name_sync: bool,
     ) -> Result<Option<Box<dyn NewObjectWriter>>> {
         let _ = (path, defer_name_sync);
+        Ok(None)
+    }
+
+    /// A writer that stages an object as its bytes come and publishes it under `path` whole
+    /// when it finishes, as [`put`](Self::put) ([`Publish::Replace`]) or
+    /// [`put_if_absent`](Self::put_if_absent) ([`Publish::IfAbsent`]) would publish the
+    /// same bytes, for stores that can (`None` for the others: the caller then buffers the
+    /// object and calls the put). Unlike [`put_new_streaming`](Self::put_new_streaming),
+    /// the object keeps the store's atomic visibility: no reader sees anything under `path`
+    /// before [`NewObjectWriter::finish`] publishes it. A writer dropped before `finish`
+    /// removes what it staged (best effort; a crash may leave the staged bytes under a name
+    /// readers ignore, as a crash inside a put does).
+    ///
+    /// This is for large objects readers find by listing (checkpoints): the object never
+    /// needs to be held whole in memory. The default is `None`.
+    ///
+    /// # Errors
+    /// A `path` the store refuses before writing. A taken name under
+    /// [`Publish::IfAbsent`] is reported by `finish`.
+    fn put_staged(
+        &self,
+        path: &StorePath,
+        publish: Publish,
+    ) -> Result<Option<Box<dyn NewObjectWriter>>> {
+        let _ = (path, publish);
         Ok(None)
     }
 
