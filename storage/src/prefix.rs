@@ -270,7 +270,10 @@ mod tests {
             .expect("the local store stages");
         w.write_all(b"staged").unwrap();
         assert_eq!(w.finish().unwrap(), 6);
-        assert_eq!(root.get(&p("state/_delta_log/c.parquet")).unwrap(), "staged");
+        assert_eq!(
+            root.get(&p("state/_delta_log/c.parquet")).unwrap(),
+            "staged"
+        );
         assert!(
             memory
                 .put_staged(&p("x"), crate::Publish::Replace)

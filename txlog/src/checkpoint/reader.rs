@@ -1,6 +1,7 @@
 //! Reading checkpoint files: classic and multi-part Parquet, UUID-named V2 checkpoints in
 //! JSON or Parquet, and their sidecar files.
 
+use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use alluvium_storage::{FileLocation, ObjectMeta, ObjectStore, StorePath};
@@ -222,19 +223,113 @@ impl std::ops::Add for ActionCounts {
 /// # Errors
 /// As [`read_parquet_actions`], except for a field whose value is out of range for its
 /// action (such a row is counted; a reader refuses it).
+#[cfg(test)]
 pub(crate) fn count_parquet_actions(path: &str, data: Bytes) -> Result<ActionCounts> {
-    let views = data.len() >= STRING_VIEWS_MIN_BYTES;
-    let (metadata, masks, _) = guarded(path, || open_parquet(path, &data, views))?;
+    let len = data.len() as u64;
+    count_parquet_actions_ranged(path, len, &|range: Range<u64>| match (
+        usize::try_from(range.start),
+        usize::try_from(range.end),
+    ) {
+        (Ok(start), Ok(end)) if start <= end && end <= data.len() => Ok(data.slice(start..end)),
+        _ => Err(LogError::corrupt_checkpoint(
+            path,
+            format!("byte range {range:?} is outside the {len}-byte file"),
+        )),
+    })
+}
+
+/// The footer bytes fetched first by [`count_parquet_actions_ranged`]: a checkpoint's
+/// footer is a few kilobytes per row group, so one read nearly always holds it.
+const FOOTER_GUESS: u64 = 256 * 1024;
+
+/// [`count_parquet_actions`] of a file of `file_len` bytes read a range at a time through
+/// `fetch` (byte offsets, end exclusive): the footer, then each row group's column chunks
+/// on its own, so checking a file just written holds a few row groups in memory, never the
+/// file. A file no longer than [`FOOTER_GUESS`] is read once, whole. Every page header is
+/// screened before it is decoded, as for a whole file.
+///
+/// # Errors
+/// As [`count_parquet_actions`]; a row group whose chunks lie outside the file is corrupt;
+/// `fetch`'s errors are returned as they are.
+pub(crate) fn count_parquet_actions_ranged(
+    path: &str,
+    file_len: u64,
+    fetch: &(dyn Fn(Range<u64>) -> Result<Bytes> + Sync),
+) -> Result<ActionCounts> {
+    let corrupt = |e: &dyn std::fmt::Display| LogError::corrupt_checkpoint(path, e);
+    // "PAR1", the footer's length and "PAR1" again, at least.
+    if file_len < 12 {
+        return Err(corrupt(&format_args!(
+            "{file_len} bytes is too short for a Parquet file"
+        )));
+    }
+    let guess = file_len.min(FOOTER_GUESS);
+    let mut tail = fetch(file_len - guess..file_len)?;
+    let footer_len = match tail.last_chunk::<8>() {
+        Some(t) if &t[4..] == b"PAR1" => {
+            u64::from(u32::from_le_bytes([t[0], t[1], t[2], t[3]])) + 8
+        }
+        _ => return Err(corrupt(&"no Parquet footer at the end of the file")),
+    };
+    if footer_len > file_len - 4 {
+        return Err(corrupt(&format_args!(
+            "a {footer_len}-byte footer does not fit in a {file_len}-byte file"
+        )));
+    }
+    if footer_len > guess {
+        tail = fetch(file_len - footer_len..file_len)?;
+    }
+    let start = file_len - tail.len() as u64;
+    // A small file was read whole by the first read: its row groups come from those bytes.
+    let whole = (start == 0).then(|| tail.clone());
+    let footer = thrift_check::GuardedBytes::range(start, tail, file_len);
+    let views = usize::try_from(file_len).is_ok_and(|n| n >= STRING_VIEWS_MIN_BYTES);
+    let (metadata, masks, _) = guarded(path, || open_footer(path, &footer, views))?;
+    drop(footer);
     let count = |group: usize| -> Result<ActionCounts> {
         let mut counts = ActionCounts::default();
-        if let Some(mask) = masks.get(group).and_then(Option::as_ref) {
-            guarded(path, || {
-                read_row_group(path, &data, &metadata, mask, group, &mut |batch| {
-                    counts = counts + batch_counts(batch);
-                    Ok(())
-                })
-            })?;
+        let (Some(mask), Some(rg)) = (
+            masks.get(group).and_then(Option::as_ref),
+            metadata.metadata().row_groups().get(group),
+        ) else {
+            return Ok(counts);
+        };
+        // The bytes of every column chunk of the group.
+        let mut span: Option<Range<u64>> = None;
+        for c in rg.columns() {
+            let (begin, size) = c.byte_range();
+            let end = begin
+                .checked_add(size)
+                .filter(|&e| e <= file_len)
+                .ok_or_else(|| {
+                    corrupt(&format_args!(
+                        "row group {group} has a column chunk past the end of the file"
+                    ))
+                })?;
+            span = Some(match span {
+                Some(s) => s.start.min(begin)..s.end.max(end),
+                None => begin..end,
+            });
         }
+        let Some(span) = span else {
+            return Ok(counts);
+        };
+        let bytes = match &whole {
+            Some(all) => match (usize::try_from(span.start), usize::try_from(span.end)) {
+                (Ok(a), Ok(b)) => all.slice(a..b),
+                _ => fetch(span.clone())?,
+            },
+            None => fetch(span.clone())?,
+        };
+        thrift_check::check_chunk_page_headers(&bytes, span.start, rg.columns())
+            .map_err(|e| corrupt(&e))?;
+        let source = thrift_check::GuardedBytes::range(span.start, bytes, file_len);
+        guarded(path, || {
+            read_row_group_from(path, &source, &metadata, mask, group, &mut |batch| {
+                counts = counts + batch_counts(batch);
+                Ok(())
+            })
+        })?;
         Ok(counts)
     };
     // As for reading: one row group needs no pool (asking for it would start it).
@@ -400,16 +495,32 @@ fn pipeline(
 /// views when `string_views`), for each row group the projection of the action columns it holds
 /// values of (`None` when it holds none: nothing to decode), and a bounded row-count hint.
 fn open_parquet(path: &str, data: &Bytes, string_views: bool) -> Result<Opened> {
+    let opened = open_footer(
+        path,
+        &thrift_check::GuardedBytes::whole(data.clone()),
+        string_views,
+    )?;
+    thrift_check::check_page_headers(data, opened.0.metadata())
+        .map_err(|e| LogError::corrupt_checkpoint(path, e))?;
+    Ok(opened)
+}
+
+/// [`open_parquet`] from the footer alone: `source` holds at least the file's last bytes
+/// (its `FileMetaData` and the eight bytes after it). The page headers are left for the
+/// caller to screen before decoding ([`thrift_check::check_chunk_page_headers`]).
+fn open_footer(
+    path: &str,
+    source: &thrift_check::GuardedBytes,
+    string_views: bool,
+) -> Result<Opened> {
+    use parquet::file::reader::Length;
     let corrupt = |e: &dyn std::fmt::Display| LogError::corrupt_checkpoint(path, e);
     // The parquet crate can spin or overflow its stack on hostile Thrift: screen what it
     // will decode first, and read through guarded readers.
-    thrift_check::check_footer(data).map_err(|e| corrupt(&e))?;
-    let metadata = ArrowReaderMetadata::load(
-        &thrift_check::GuardedBytes(data.clone()),
-        ArrowReaderOptions::default(),
-    )
-    .map_err(|e| corrupt(&e))?;
-    thrift_check::check_page_headers(data, metadata.metadata()).map_err(|e| corrupt(&e))?;
+    thrift_check::check_footer(source.bytes()).map_err(|e| corrupt(&e))?;
+    let metadata = ArrowReaderMetadata::load(source, ArrowReaderOptions::default())
+        .map_err(|e| corrupt(&e))?;
+    let file_len = usize::try_from(source.len()).unwrap_or(usize::MAX);
     // Strings in structs are read as views into the decoded pages instead of being copied
     // into fresh offset buffers: every path and statistics string is copied once, into the
     // action, instead of twice. Small files skip it (STRING_VIEWS_MIN_BYTES).
@@ -444,7 +555,7 @@ fn open_parquet(path: &str, data: &Bytes, string_views: bool) -> Result<Opened> 
     // of the input.
     let rows = usize::try_from(metadata.metadata().file_metadata().num_rows())
         .unwrap_or(0)
-        .min(data.len() / 16);
+        .min(file_len / 16);
     let masks = (0..metadata.metadata().num_row_groups())
         .map(|group| {
             let held = roots_holding_values(metadata.metadata(), &roots, group);
@@ -535,7 +646,7 @@ fn decode_row_group(
     })
 }
 
-/// Decodes the Arrow batches of one row group into `each`.
+/// Decodes the Arrow batches of one row group of a whole file into `each`.
 fn read_row_group(
     path: &str,
     data: &Bytes,
@@ -544,16 +655,27 @@ fn read_row_group(
     group: usize,
     each: &mut dyn FnMut(&RecordBatch) -> Result<()>,
 ) -> Result<()> {
+    let source = thrift_check::GuardedBytes::whole(data.clone());
+    read_row_group_from(path, &source, metadata, mask, group, each)
+}
+
+/// [`read_row_group`] from `source`, which holds at least the row group's column chunks.
+fn read_row_group_from(
+    path: &str,
+    source: &thrift_check::GuardedBytes,
+    metadata: &ArrowReaderMetadata,
+    mask: &ProjectionMask,
+    group: usize,
+    each: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+) -> Result<()> {
     let corrupt = |e: &dyn std::fmt::Display| LogError::corrupt_checkpoint(path, e);
-    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
-        thrift_check::GuardedBytes(data.clone()),
-        metadata.clone(),
-    )
-    .with_projection(mask.clone())
-    .with_row_groups(vec![group])
-    .with_batch_size(batch_rows(metadata.metadata(), group))
-    .build()
-    .map_err(|e| corrupt(&e))?;
+    let reader =
+        ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), metadata.clone())
+            .with_projection(mask.clone())
+            .with_row_groups(vec![group])
+            .with_batch_size(batch_rows(metadata.metadata(), group))
+            .build()
+            .map_err(|e| corrupt(&e))?;
     for batch in reader {
         let batch = batch.map_err(|e| corrupt(&e))?;
         each(&batch)?;
@@ -1482,10 +1604,11 @@ pub(super) mod tests {
         assert!(
             corrupt_reason(read_parquet_actions("x.parquet", file.clone())).contains("field 6")
         );
-        let reader = ParquetRecordBatchReaderBuilder::try_new(thrift_check::GuardedBytes(file))
-            .unwrap()
-            .build()
-            .unwrap();
+        let reader =
+            ParquetRecordBatchReaderBuilder::try_new(thrift_check::GuardedBytes::whole(file))
+                .unwrap()
+                .build()
+                .unwrap();
         let error = reader.into_iter().find_map(|b| b.err()).unwrap();
         assert!(error.to_string().contains("end of the file"), "{error}");
     }

@@ -31,7 +31,7 @@
 use std::io::Read;
 
 use bytes::Bytes;
-use parquet::file::metadata::ParquetMetaData;
+use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
 /// The `parquet` release whose Thrift decoder the field tables were checked against.
 #[cfg_attr(not(test), allow(dead_code))]
@@ -487,11 +487,64 @@ impl Walker<'_> {
 
 /// A checkpoint's bytes for the `parquet` crate, whose readers fail on a second read at end
 /// of file rather than let a page-header skip run on past it.
-pub(crate) struct GuardedBytes(pub(crate) Bytes);
+///
+/// It holds the whole file, or one range of it (a footer, a row group) read on its own: a
+/// read outside the range fails, so the crate's readers can only decode what was fetched.
+#[derive(Clone)]
+pub(crate) struct GuardedBytes {
+    data: Bytes,
+    /// The offset of `data` in the file.
+    start: u64,
+    /// The file's length.
+    file_len: u64,
+}
+
+impl GuardedBytes {
+    /// A whole file.
+    pub(crate) fn whole(data: Bytes) -> GuardedBytes {
+        let file_len = data.len() as u64;
+        GuardedBytes {
+            data,
+            start: 0,
+            file_len,
+        }
+    }
+
+    /// The bytes at `start` of a file of `file_len` bytes (the caller read them from there,
+    /// so `start + data.len() <= file_len`).
+    pub(crate) fn range(start: u64, data: Bytes, file_len: u64) -> GuardedBytes {
+        GuardedBytes {
+            data,
+            start,
+            file_len,
+        }
+    }
+
+    /// The bytes held.
+    pub(crate) fn bytes(&self) -> &Bytes {
+        &self.data
+    }
+
+    /// The position in `data` of file offset `at`, if the range holds it (its end included).
+    fn local(&self, at: u64) -> Option<usize> {
+        at.checked_sub(self.start)
+            .and_then(|i| usize::try_from(i).ok())
+            .filter(|&i| i <= self.data.len())
+    }
+
+    fn outside(&self, at: u64) -> parquet::errors::ParquetError {
+        parquet::errors::ParquetError::EOF(format!(
+            "read at offset {at} outside the {} bytes read at offset {} of a {}-byte file",
+            self.data.len(),
+            self.start,
+            self.file_len
+        ))
+    }
+}
 
 impl parquet::file::reader::Length for GuardedBytes {
     fn len(&self) -> u64 {
-        self.0.len() as u64
+        self.file_len
     }
 }
 
@@ -499,21 +552,21 @@ impl parquet::file::reader::ChunkReader for GuardedBytes {
     type T = GuardedReader;
 
     fn get_read(&self, start: u64) -> parquet::errors::Result<GuardedReader> {
-        match usize::try_from(start).ok().filter(|&s| s <= self.0.len()) {
-            Some(s) => Ok(GuardedReader {
-                data: self.0.clone(),
-                pos: s,
+        match self.local(start) {
+            Some(pos) => Ok(GuardedReader {
+                data: self.data.clone(),
+                pos,
                 at_eof: false,
             }),
-            None => Err(parquet::errors::ParquetError::EOF(format!(
-                "read at offset {start} of a {}-byte file",
-                self.0.len()
-            ))),
+            None => Err(self.outside(start)),
         }
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
-        self.0.get_bytes(start, length)
+        match self.local(start) {
+            Some(pos) => self.data.get_bytes(pos as u64, length),
+            None => Err(self.outside(start)),
+        }
     }
 }
 
@@ -571,12 +624,30 @@ pub(crate) fn check_footer(data: &[u8]) -> Result<(), String> {
 /// on by each header's `compressed_page_size`). Chunks whose layout that reader rejects anyway
 /// (out of range, inconsistent sizes) are not followed further.
 pub(crate) fn check_page_headers(data: &[u8], metadata: &ParquetMetaData) -> Result<(), String> {
-    for column in metadata.row_groups().iter().flat_map(|rg| rg.columns()) {
+    check_chunk_page_headers(
+        data,
+        0,
+        metadata.row_groups().iter().flat_map(|rg| rg.columns()),
+    )
+}
+
+/// [`check_page_headers`] for the column chunks `columns`, in `data` read at offset `base`
+/// of the file (one row group's bytes). Chunks that do not start inside `data` are not
+/// followed.
+pub(crate) fn check_chunk_page_headers<'a>(
+    data: &[u8],
+    base: u64,
+    columns: impl IntoIterator<Item = &'a ColumnChunkMetaData>,
+) -> Result<(), String> {
+    for column in columns {
         let start = column
             .dictionary_page_offset()
             .unwrap_or_else(|| column.data_page_offset());
-        let (Ok(mut offset), Ok(mut remaining)) = (
-            usize::try_from(start),
+        let (Some(mut offset), Ok(mut remaining)) = (
+            u64::try_from(start)
+                .ok()
+                .and_then(|s| s.checked_sub(base))
+                .and_then(|s| usize::try_from(s).ok()),
             usize::try_from(column.compressed_size()),
         ) else {
             continue;
@@ -585,7 +656,10 @@ pub(crate) fn check_page_headers(data: &[u8], metadata: &ParquetMetaData) -> Res
             let mut w = Walker::new(&data[offset..]);
             let compressed = w
                 .strukt(PAGE_HEADER, MAX_DEPTH, Some(COMPRESSED_PAGE_SIZE))
-                .map_err(|e| format!("malformed page header at offset {offset}: {e}"))?;
+                .map_err(|e| {
+                    let at = base.saturating_add(offset as u64);
+                    format!("malformed page header at offset {at}: {e}")
+                })?;
             let Some(rest) = remaining.checked_sub(w.pos) else {
                 break;
             };
@@ -766,7 +840,7 @@ mod tests {
     fn guarded_readers_fail_after_end_of_file() {
         use parquet::file::reader::ChunkReader;
 
-        let file = GuardedBytes(Bytes::from_static(b"abc"));
+        let file = GuardedBytes::whole(Bytes::from_static(b"abc"));
         let mut r = file.get_read(1).unwrap();
         let mut buf = [0u8; 4];
         assert_eq!(r.read(&mut buf).unwrap(), 2);
@@ -776,6 +850,20 @@ mod tests {
         assert_eq!(r.read(&mut []).unwrap(), 0);
         assert!(file.get_read(4).is_err());
         assert_eq!(file.get_bytes(0, 2).unwrap(), "ab");
+
+        // A range of a larger file serves reads inside it only.
+        use parquet::file::reader::Length;
+        let part = GuardedBytes::range(10, Bytes::from_static(b"xyz"), 20);
+        assert_eq!(part.len(), 20);
+        assert_eq!(part.get_bytes(11, 2).unwrap(), "yz");
+        assert!(part.get_bytes(9, 1).is_err());
+        assert!(part.get_bytes(12, 2).is_err());
+        assert!(part.get_read(14).is_err());
+        let mut r = part.get_read(12).unwrap();
+        assert_eq!(r.read(&mut buf).unwrap(), 1);
+        assert_eq!(buf[0], b'z');
+        assert_eq!(r.read(&mut buf).unwrap(), 0);
+        assert!(r.read(&mut buf).is_err());
     }
 
     #[test]

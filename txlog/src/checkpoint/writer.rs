@@ -15,25 +15,27 @@
 //! Multi-part parts hold the rows whose path hashes (CRC-32, stable across processes) to
 //! them, so two writers racing on the same version write identical parts.
 
+use std::ops::Range;
 use std::sync::Arc;
 
-use alluvium_storage::{ObjectStore, StorePath};
+use alluvium_storage::{ObjectStore, Publish, StorePath};
 use arrow_array::builder::{
     BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, MapBuilder, MapFieldNames,
     StringBuilder,
 };
-use arrow_array::{ArrayRef, RecordBatch, StructArray, new_null_array};
+use arrow_array::{ArrayRef, StructArray, new_null_array};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, Fields, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_writer::compute_leaves;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
 
 use super::last_checkpoint::LastCheckpointHint;
 use super::layout::{Described, Kind, Spec};
-use super::reader::{ActionCounts, count_parquet_actions};
+use super::reader::{ActionCounts, count_parquet_actions_ranged};
 use super::schema::{
     FileShape, PARTITION_VALUES_PARSED, STATS_PARSED, add_fields, checkpoint_schema,
 };
@@ -94,10 +96,11 @@ enum Row<'a> {
     Sidecar(Box<Sidecar>),
 }
 
-/// The actions written into a file, by kind: what reading it back must count.
-fn counts_of(rows: &[Row<'_>]) -> ActionCounts {
+/// The actions written into a file of `rows` (in order, [`encode`]), by kind: what reading
+/// it back must count.
+fn counts_of(rows: &[&[Row<'_>]]) -> ActionCounts {
     let mut c = ActionCounts::default();
-    for r in rows {
+    for r in rows.iter().flat_map(|part| part.iter()) {
         match r {
             Row::Add(_) => c.adds += 1,
             Row::Remove(_) => c.removes += 1,
@@ -571,16 +574,40 @@ fn column(name: &str, data_type: &DataType, rows: &[Row<'_>], parsed: &Parsed) -
     }
 }
 
-/// Encodes rows into one Parquet file, batch by batch (homogeneous batches: file actions of
-/// one kind, or non-file actions).
-fn encode(schema: &SchemaRef, rows: &[Row<'_>], parsed: &Parsed) -> Result<Vec<u8>> {
-    let props = WriterProperties::builder()
+/// Leaf columns whose values differ from row to row (a path, a file's statistics, a
+/// deletion vector's location): a dictionary cannot shrink them, so they are written plain
+/// instead of the encoder building a dictionary for every row group only to give it up
+/// (on the 1M-file table that made the file 3% larger, the encoding slower and its memory
+/// higher).
+const DISTINCT_COLUMNS: &[&[&str]] = &[
+    &[ADD, "path"],
+    &[ADD, "stats"],
+    &[ADD, "deletionVector", "pathOrInlineDv"],
+    &[REMOVE, "path"],
+    &[REMOVE, "deletionVector", "pathOrInlineDv"],
+];
+
+/// Encodes rows into one Parquet file written to `sink` as it is made, batch by batch
+/// (homogeneous batches: file actions of one kind, or non-file actions), and gives `sink`
+/// back. The file's rows are the slices of `rows` one after the other (so the caller
+/// need not copy its vectors of rows into one); a row group never spans two slices.
+fn encode<W: std::io::Write + Send>(
+    schema: &SchemaRef,
+    rows: &[&[Row<'_>]],
+    parsed: &Parsed,
+    sink: W,
+) -> Result<W> {
+    let mut props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_created_by(crate::ENGINE.into())
         // Row groups of one batch: the encoder buffers no more than a batch, and readers
         // can decode row groups in parallel.
-        .set_max_row_group_row_count(Some(BATCH_ROWS))
-        .build();
+        .set_max_row_group_row_count(Some(BATCH_ROWS));
+    for column in DISTINCT_COLUMNS {
+        let path = ColumnPath::new(column.iter().map(|s| (*s).to_string()).collect());
+        props = props.set_column_dictionary_enabled(path, false);
+    }
+    let props = props.build();
     let io = |e: parquet::errors::ParquetError| {
         LogError::Invalid(format!("cannot encode checkpoint: {e}"))
     };
@@ -591,46 +618,60 @@ fn encode(schema: &SchemaRef, rows: &[Row<'_>], parsed: &Parsed) -> Result<Vec<u
         _ => 0,
     };
     let mut groups: Vec<&[Row<'_>]> = Vec::new();
-    let mut start = 0;
-    while start < rows.len() {
-        let k = kind(&rows[start]);
-        let mut end = start;
-        while end < rows.len() && end - start < BATCH_ROWS && kind(&rows[end]) == k {
-            end += 1;
+    for rows in rows {
+        let mut start = 0;
+        while start < rows.len() {
+            let k = kind(&rows[start]);
+            let mut end = start;
+            while end < rows.len() && end - start < BATCH_ROWS && kind(&rows[end]) == k {
+                end += 1;
+            }
+            groups.push(&rows[start..end]);
+            start = end;
         }
-        groups.push(&rows[start..end]);
-        start = end;
     }
     // The file writer the high-level writer sets up (schema, key-value metadata), driven a
     // row group at a time: each group's columns are built and encoded on its own task, a
     // window of them in parallel, and appended in order, so a checkpoint of a million
     // files encodes on every core while its bytes stay the same for any pool size.
-    let (mut writer, factory) = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props))
+    let (mut writer, factory) = ArrowWriter::try_new(sink, schema.clone(), Some(props))
         .and_then(ArrowWriter::into_serialized_writer)
         .map_err(io)?;
     let encode_group = |(index, group): (usize, &&[Row<'_>])| -> Result<_> {
-        let columns: Vec<ArrayRef> = schema
-            .fields()
-            .iter()
-            .map(|f| column(f.name(), f.data_type(), group, parsed))
-            .collect::<Result<_>>()?;
-        let batch = RecordBatch::try_new(schema.clone(), columns)?;
-        let mut writers = factory.create_column_writers(index).map_err(io)?;
-        let mut leaves_of = writers.iter_mut();
-        for (field, array) in schema.fields().iter().zip(batch.columns()) {
-            for leaf in compute_leaves(field, array).map_err(io)? {
-                let Some(w) = leaves_of.next() else {
+        let mut writers = factory
+            .create_column_writers(index)
+            .map_err(io)?
+            .into_iter();
+        let mut closed = Vec::with_capacity(writers.len());
+        // A column at a time, each leaf's writer closed as soon as it has its values: a
+        // group holds one column's values and one leaf's encoder at a time, not all of them
+        // (its encoded chunks are all it keeps).
+        for field in schema.fields() {
+            let array = column(field.name(), field.data_type(), group, parsed)?;
+            if array.len() != group.len() || array.data_type() != field.data_type() {
+                return Err(LogError::Invalid(format!(
+                    "cannot encode checkpoint: column {} was built as {} values of type {}",
+                    field.name(),
+                    array.len(),
+                    array.data_type()
+                )));
+            }
+            for leaf in compute_leaves(field, &array).map_err(io)? {
+                let Some(mut w) = writers.next() else {
                     return Err(LogError::Invalid(
                         "cannot encode checkpoint: more leaf columns than writers".into(),
                     ));
                 };
                 w.write(&leaf).map_err(io)?;
+                closed.push(w.close().map_err(io)?);
             }
         }
-        writers
-            .into_iter()
-            .map(|w| w.close().map_err(io))
-            .collect::<Result<Vec<_>>>()
+        if writers.next().is_some() {
+            return Err(LogError::Invalid(
+                "cannot encode checkpoint: fewer leaf columns than writers".into(),
+            ));
+        }
+        Ok(closed)
     };
     let window = if groups.len() > 1 {
         rayon::current_num_threads().max(1)
@@ -655,20 +696,74 @@ fn encode(schema: &SchemaRef, rows: &[Row<'_>], parsed: &Parsed) -> Result<Vec<u
     writer.into_inner().map_err(io)
 }
 
-/// Reads a written file back (every row group decoded, one at a time per thread, so
-/// validation costs no more memory than a few row groups) and checks it holds exactly the
-/// expected actions, counted by kind without building them.
-fn validate(store: &dyn ObjectStore, path: &StorePath, expected: ActionCounts) -> Result<()> {
-    let bytes = store.get(path)?;
-    let got = count_parquet_actions(path.as_str(), bytes)?;
-    if got != expected {
-        let _ = store.delete(path);
-        return Err(LogError::corrupt_checkpoint(
+/// Encodes `rows` into the file at `path` and publishes it as `publish` says, streaming the
+/// bytes to the store as they are encoded where it can take them so (the file is never
+/// held whole), else buffering them for one put; then checks it ([`validate`]). Returns
+/// the file's size.
+fn write_file(
+    store: &dyn ObjectStore,
+    path: &StorePath,
+    publish: Publish,
+    schema: &SchemaRef,
+    rows: &[&[Row<'_>]],
+    parsed: &Parsed,
+) -> Result<u64> {
+    let len = match store.put_staged(path, publish)? {
+        // A failed encode drops the writer, which removes what it staged.
+        Some(writer) => encode(schema, rows, parsed, writer)?.finish()?,
+        None => {
+            let bytes = encode(schema, rows, parsed, Vec::new())?;
+            let len = bytes.len() as u64;
+            match publish {
+                Publish::IfAbsent => store.put_if_absent(path, bytes.into())?,
+                _ => store.put(path, bytes.into())?,
+            }
+            len
+        }
+    };
+    validate(store, path, len, counts_of(rows))?;
+    Ok(len)
+}
+
+/// Reads a written file back and checks it is `len` bytes long and holds exactly the
+/// expected actions, counted by kind without building them. Every row group is decoded,
+/// read on its own by range (one at a time per thread), so the check holds a few row
+/// groups in memory, not the file. A file that fails the check is removed.
+fn validate(
+    store: &dyn ObjectStore,
+    path: &StorePath,
+    len: u64,
+    expected: ActionCounts,
+) -> Result<()> {
+    let stored = store.head(path)?.size;
+    let checked = if stored == len {
+        let fetch = |range: Range<u64>| store.get_range(path, range).map_err(LogError::from);
+        count_parquet_actions_ranged(path.as_str(), len, &fetch).and_then(|got| {
+            if got == expected {
+                Ok(())
+            } else {
+                Err(LogError::corrupt_checkpoint(
+                    path.as_str(),
+                    format!("read back {got:?}, wrote {expected:?}"),
+                ))
+            }
+        })
+    } else {
+        Err(LogError::corrupt_checkpoint(
             path.as_str(),
-            format!("read back {got:?}, wrote {expected:?}; the file was removed"),
-        ));
+            format!("{stored} bytes are stored, {len} were written"),
+        ))
+    };
+    match checked {
+        Err(LogError::CorruptCheckpoint { path: p, reason }) => {
+            let _ = store.delete(path);
+            Err(LogError::CorruptCheckpoint {
+                path: p,
+                reason: format!("{reason}; the file was removed"),
+            })
+        }
+        other => other,
     }
-    Ok(())
 }
 
 /// Runs `write` for every item on rayon's current pool, a window of as many items as the
@@ -694,6 +789,15 @@ fn in_windows<T: Sync, R: Send>(
         }
     }
     Ok(out)
+}
+
+/// The path a file action row names (`""` for other rows).
+fn row_path<'r>(row: &'r Row<'_>) -> &'r str {
+    match row {
+        Row::Add(a) => a.path(),
+        Row::Remove(r) => r.path.as_str(),
+        _ => "",
+    }
 }
 
 /// Live files from which the sort for the checkpoint runs in parallel.
@@ -738,14 +842,8 @@ pub fn write_checkpoint(
     meta_rows.extend(txns.into_iter().map(Row::Txn));
     meta_rows.extend(domains.into_iter().map(Row::Domain));
 
-    // File actions, sorted so that output is deterministic.
-    let mut adds: Vec<FileRef<'_>> = state.files().collect();
-    // A large set sorts on every core; a small one without starting a thread pool.
-    if adds.len() >= PARALLEL_SORT_MIN {
-        adds.par_sort_by(|a, b| a.path().cmp(b.path()));
-    } else {
-        adds.sort_by(|a, b| a.path().cmp(b.path()));
-    }
+    // File actions, sorted so that output is deterministic: the adds, then the removes,
+    // as rows of one vector (it is what every file's rows are taken from, not copied).
     let cutoff = options
         .now_ms
         .saturating_sub(props.deleted_file_retention_ms());
@@ -759,13 +857,18 @@ pub fn write_checkpoint(
         })
         .collect();
     removes.sort_by(|a, b| a.path.cmp(&b.path));
-    let num_adds = adds.len();
-    let file_rows = || {
-        adds.iter()
-            .map(|a| Row::Add(*a))
-            .chain(removes.iter().map(Row::Remove))
-    };
-    let total = meta_rows.len() + num_adds + removes.len();
+    let num_adds = state.num_files();
+    let mut file_rows: Vec<Row<'_>> = Vec::with_capacity(num_adds + removes.len());
+    file_rows.extend(state.files().map(Row::Add));
+    let by_path = |a: &Row<'_>, b: &Row<'_>| row_path(a).cmp(row_path(b));
+    // A large set sorts on every core; a small one without starting a thread pool.
+    if file_rows.len() >= PARALLEL_SORT_MIN {
+        file_rows.par_sort_by(by_path);
+    } else {
+        file_rows.sort_by(by_path);
+    }
+    file_rows.extend(removes.iter().map(Row::Remove));
+    let total = meta_rows.len() + file_rows.len();
     let v2 = state
         .protocol()
         .supports_reader_feature(&crate::table::TableFeature::V2Checkpoint);
@@ -783,19 +886,23 @@ pub fn write_checkpoint(
             tags: None,
         }))];
         rows.extend(meta_rows);
+        let mut inline: &[Row<'_>] = &file_rows;
         if let Some(per) = split {
-            let file_rows: Vec<Row<'_>> = file_rows().collect();
             let sidecar_schema: SchemaRef =
                 Arc::new(checkpoint_schema(FileShape::Sidecar, add.clone()));
             let chunks: Vec<&[Row<'_>]> = file_rows.chunks(per).collect();
             let written = in_windows(&chunks, |chunk| {
                 let name = format!("{}.parquet", alluvium_storage::ids::new_uuid());
                 let path = StorePath::parse(format!("{DELTA_LOG_DIR}/{SIDECAR_DIR}/{name}"))?;
-                let bytes = encode(&sidecar_schema, chunk, &parsed)?;
-                let len = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
-                store.put_if_absent(&path, bytes.into())?;
-                validate(store, &path, counts_of(chunk))?;
-                Ok((name, len, path))
+                let len = write_file(
+                    store,
+                    &path,
+                    Publish::IfAbsent,
+                    &sidecar_schema,
+                    &[chunk],
+                    &parsed,
+                )?;
+                Ok((name, i64::try_from(len).unwrap_or(i64::MAX), path))
             })?;
             for (name, len, path) in written {
                 size_in_bytes += len;
@@ -807,8 +914,7 @@ pub fn write_checkpoint(
                 })));
                 sidecars.push(path);
             }
-        } else {
-            rows.extend(file_rows());
+            inline = &[];
         }
         let uuid = alluvium_storage::ids::new_uuid().to_string();
         let kind = LogFileKind::Checkpoint(CheckpointKind::Uuid {
@@ -818,10 +924,15 @@ pub fn write_checkpoint(
         let name = log_file_name(version, &kind);
         let path = log_path(&name);
         let schema: SchemaRef = Arc::new(checkpoint_schema(FileShape::V2, add));
-        let bytes = encode(&schema, &rows, &parsed)?;
-        let len = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
-        store.put_if_absent(&path, bytes.into())?;
-        validate(store, &path, counts_of(&rows))?;
+        let len = write_file(
+            store,
+            &path,
+            Publish::IfAbsent,
+            &schema,
+            &[&rows, inline],
+            &parsed,
+        )?;
+        let len = i64::try_from(len).unwrap_or(i64::MAX);
         size_in_bytes += len;
         v2_info = Some(
             serde_json::json!({"path": name, "sizeInBytes": len, "modificationTime": options.now_ms}),
@@ -830,19 +941,26 @@ pub fn write_checkpoint(
     } else {
         let schema: SchemaRef = Arc::new(checkpoint_schema(FileShape::V1, add));
         let parts = split.map_or(1, |per| total.div_ceil(per).max(1));
-        let mut buckets: Vec<Vec<Row<'_>>> = (0..parts).map(|_| Vec::new()).collect();
-        buckets[0].extend(meta_rows);
-        for row in file_rows() {
-            let path = match &row {
-                Row::Add(a) => a.path(),
-                Row::Remove(r) => r.path.as_str(),
-                _ => "",
-            };
+        // One part holds every row: its file is the two vectors in turn. Several hold the
+        // rows whose canonical path hashes to them (moved out of the one vector).
+        let buckets: Vec<Vec<Row<'_>>> = if parts == 1 {
+            vec![meta_rows, file_rows]
+        } else {
+            let mut buckets: Vec<Vec<Row<'_>>> = (0..parts).map(|_| Vec::new()).collect();
+            buckets[0].extend(meta_rows);
             let root = state.root();
-            let h = crc32fast::hash(canonical_path(path, root).as_bytes()) as usize;
-            buckets[if parts == 1 { 0 } else { h % parts }].push(row);
-        }
-        let numbered: Vec<(usize, &Vec<Row<'_>>)> = buckets.iter().enumerate().collect();
+            for row in file_rows {
+                let h = crc32fast::hash(canonical_path(row_path(&row), root).as_bytes()) as usize;
+                buckets[h % parts].push(row);
+            }
+            buckets
+        };
+        let part_rows: Vec<Vec<&[Row<'_>]>> = if parts == 1 {
+            vec![buckets.iter().map(Vec::as_slice).collect()]
+        } else {
+            buckets.iter().map(|b| vec![b.as_slice()]).collect()
+        };
+        let numbered: Vec<(usize, &Vec<&[Row<'_>]>)> = part_rows.iter().enumerate().collect();
         let written = in_windows(&numbered, |&(i, rows)| {
             let kind = if parts == 1 {
                 LogFileKind::Checkpoint(CheckpointKind::Classic)
@@ -854,12 +972,9 @@ pub fn write_checkpoint(
                 })
             };
             let path = log_path(&log_file_name(version, &kind));
-            let bytes = encode(&schema, rows, &parsed)?;
-            let len = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
             // Atomic replace: a concurrent writer of the same version writes the same rows.
-            store.put(&path, bytes.into())?;
-            validate(store, &path, counts_of(rows))?;
-            Ok((len, path))
+            let len = write_file(store, &path, Publish::Replace, &schema, rows, &parsed)?;
+            Ok((i64::try_from(len).unwrap_or(i64::MAX), path))
         })?;
         for (len, path) in written {
             size_in_bytes += len;
@@ -894,7 +1009,7 @@ mod tests {
 
     use super::*;
     use crate::checkpoint::read_parquet_actions;
-    use crate::checkpoint::reader::read_parquet_actions_as;
+    use crate::checkpoint::reader::{count_parquet_actions, read_parquet_actions_as};
 
     /// Every field the description of each action names survives encoding and decoding, so
     /// a field whose getter, setter, type or name is wrong (or missing on one side) fails
@@ -986,7 +1101,7 @@ mod tests {
             Row::Remove(&remove),
         ];
         let (schema, parsed) = plain(FileShape::V2);
-        let bytes = Bytes::from(encode(&schema, &rows, &parsed).unwrap());
+        let bytes = Bytes::from(encode(&schema, &[&rows], &parsed, Vec::new()).unwrap());
         let expected = vec![
             Action::CheckpointMetadata(checkpoint_metadata),
             Action::Protocol(protocol),
@@ -1161,7 +1276,7 @@ mod tests {
             .num_threads(threads)
             .build()
             .unwrap()
-            .install(|| encode(&schema, &rows, &parsed).unwrap())
+            .install(|| encode(&schema, &[&rows], &parsed, Vec::new()).unwrap())
     }
 
     /// Row groups are encoded in parallel and appended in order: the file is the same
@@ -1276,7 +1391,9 @@ mod tests {
         use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
         let (protocol, adds, removes) = many_rows();
         let (schema, parsed) = plain(FileShape::V1);
-        let file = |rows: Vec<Row<'_>>| Bytes::from(encode(&schema, &rows, &parsed).unwrap());
+        let file = |rows: Vec<Row<'_>>| {
+            Bytes::from(encode(&schema, &[&rows], &parsed, Vec::new()).unwrap())
+        };
         let first = file(
             std::iter::once(Row::Protocol(&protocol))
                 .chain(adds.iter().take(100).map(|a| Row::Add(a.into())))
@@ -1289,7 +1406,7 @@ mod tests {
                 .chain(adds.iter().skip(100).take(50).map(|a| Row::Add(a.into())))
                 .collect(),
         );
-        let batches = |data: &Bytes| -> Vec<RecordBatch> {
+        let batches = |data: &Bytes| -> Vec<arrow_array::RecordBatch> {
             ParquetRecordBatchReaderBuilder::try_new(data.clone())
                 .unwrap()
                 .build()
@@ -1304,7 +1421,7 @@ mod tests {
         assert!(packed.adds == plain.adds && packed.others == plain.others);
 
         let mut switched = packed.split(Vec::new());
-        let both: Vec<RecordBatch> = batches(&first)
+        let both: Vec<arrow_array::RecordBatch> = batches(&first)
             .into_iter()
             .chain(batches(&second))
             .collect();
@@ -1395,7 +1512,7 @@ mod tests {
         ));
         let encoded = |files: &[FileRef<'_>]| {
             let rows: Vec<Row<'_>> = files.iter().map(|f| Row::Add(*f)).collect();
-            encode(&schema, &rows, &parsed).unwrap()
+            encode(&schema, &[&rows], &parsed, Vec::new()).unwrap()
         };
         let bytes = encoded(&from_columns);
         assert!(bytes == encoded(&from_structs), "the checkpoints differ");
@@ -1447,5 +1564,214 @@ mod tests {
     fn a_row_is_a_tag_and_a_reference() {
         assert!(std::mem::size_of::<Row<'_>>() <= 24);
         assert!(std::mem::size_of::<FileRef<'_>>() <= 16);
+    }
+
+    /// A local store that records how each file is read and written: whole reads, the
+    /// longest ranged read, and staged writes (offered only when `stages`); with `damage`,
+    /// ranged reads come back with that file offset's byte flipped.
+    #[derive(Debug)]
+    struct Watched {
+        inner: alluvium_storage::LocalFsStore,
+        stages: bool,
+        damage: Option<u64>,
+        whole_reads: std::sync::atomic::AtomicU64,
+        ranged_reads: std::sync::atomic::AtomicU64,
+        longest_range: std::sync::atomic::AtomicU64,
+        staged: std::sync::atomic::AtomicU64,
+    }
+
+    impl Watched {
+        fn new(dir: &std::path::Path, stages: bool, damage: Option<u64>) -> Watched {
+            Watched {
+                inner: alluvium_storage::LocalFsStore::new(dir),
+                stages,
+                damage,
+                whole_reads: Default::default(),
+                ranged_reads: Default::default(),
+                longest_range: Default::default(),
+                staged: Default::default(),
+            }
+        }
+    }
+
+    impl ObjectStore for Watched {
+        fn root_uri(&self) -> String {
+            self.inner.root_uri()
+        }
+        fn get(&self, path: &StorePath) -> alluvium_storage::Result<Bytes> {
+            self.whole_reads
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.inner.get(path)
+        }
+        fn get_range(
+            &self,
+            path: &StorePath,
+            range: Range<u64>,
+        ) -> alluvium_storage::Result<Bytes> {
+            self.ranged_reads
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.longest_range.fetch_max(
+                range.end - range.start,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+            let bytes = self.inner.get_range(path, range.clone())?;
+            match self.damage.filter(|d| range.contains(d)) {
+                Some(d) => {
+                    let mut v = bytes.to_vec();
+                    v[(d - range.start) as usize] ^= 0xFF;
+                    Ok(v.into())
+                }
+                None => Ok(bytes),
+            }
+        }
+        fn head(&self, path: &StorePath) -> alluvium_storage::Result<alluvium_storage::ObjectMeta> {
+            self.inner.head(path)
+        }
+        fn put_if_absent(&self, path: &StorePath, data: Bytes) -> alluvium_storage::Result<()> {
+            self.inner.put_if_absent(path, data)
+        }
+        fn put(&self, path: &StorePath, data: Bytes) -> alluvium_storage::Result<()> {
+            self.inner.put(path, data)
+        }
+        fn put_staged(
+            &self,
+            path: &StorePath,
+            publish: Publish,
+        ) -> alluvium_storage::Result<Option<Box<dyn alluvium_storage::NewObjectWriter>>> {
+            if !self.stages {
+                return Ok(None);
+            }
+            self.staged
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.inner.put_staged(path, publish)
+        }
+        fn list_dir_from(
+            &self,
+            dir: Option<&StorePath>,
+            start: &str,
+        ) -> alluvium_storage::Result<Vec<alluvium_storage::ObjectMeta>> {
+            self.inner.list_dir_from(dir, start)
+        }
+        fn list_tree(
+            &self,
+            dir: Option<&StorePath>,
+        ) -> alluvium_storage::Result<Vec<alluvium_storage::ObjectMeta>> {
+            self.inner.list_tree(dir)
+        }
+        fn delete(&self, path: &StorePath) -> alluvium_storage::Result<()> {
+            self.inner.delete(path)
+        }
+    }
+
+    /// A checkpoint file goes to a store that stages writes as it is encoded, and is checked
+    /// by reading its footer and then one row group at a time, never the whole file; a store
+    /// that cannot stage gets the same bytes in one put. Both publish atomically: no
+    /// temporary name is left behind.
+    #[test]
+    fn a_file_is_streamed_to_the_store_and_checked_a_row_group_at_a_time() {
+        let (protocol, adds, removes) = many_rows();
+        let mut rows = vec![Row::Protocol(&protocol)];
+        rows.extend(adds.iter().map(|a| Row::Add(a.into())));
+        rows.extend(removes.iter().map(Row::Remove));
+        let (schema, parsed) = plain(FileShape::V1);
+        let expected = encode(&schema, &[&rows], &parsed, Vec::new()).unwrap();
+        let path = StorePath::parse("_delta_log/00000000000000000010.checkpoint.parquet").unwrap();
+        for stages in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Watched::new(dir.path(), stages, None);
+            for publish in [Publish::Replace, Publish::IfAbsent] {
+                let _ = store.delete(&path);
+                let len = write_file(&store, &path, publish, &schema, &[&rows], &parsed).unwrap();
+                assert_eq!(len, expected.len() as u64);
+                assert!(
+                    store.inner.get(&path).unwrap() == expected,
+                    "stages: {stages}, {publish:?}: other bytes were stored"
+                );
+            }
+            let load = std::sync::atomic::Ordering::Relaxed;
+            assert_eq!(store.staged.load(load), if stages { 2 } else { 0 });
+            assert_eq!(
+                store.whole_reads.load(load),
+                0,
+                "the check read the whole file"
+            );
+            let longest = store.longest_range.load(load);
+            assert!(
+                longest > 0 && longest < expected.len() as u64 / 2,
+                "the longest read was {longest} of {} bytes",
+                expected.len()
+            );
+            let names: Vec<String> = std::fs::read_dir(dir.path().join("_delta_log"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            assert_eq!(names, vec![path.file_name().to_string()]);
+        }
+        // A small file is read back in one read.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Watched::new(dir.path(), true, None);
+        let small = &rows[..20];
+        write_file(&store, &path, Publish::Replace, &schema, &[small], &parsed).unwrap();
+        let load = std::sync::atomic::Ordering::Relaxed;
+        assert_eq!(store.ranged_reads.load(load), 1);
+        assert_eq!(store.whole_reads.load(load), 0);
+    }
+
+    /// A file that does not read back as written (a byte of a data page, or of the footer,
+    /// changed on the way back) fails the checkpoint as corrupt and is removed, staged or
+    /// not.
+    #[test]
+    fn a_file_that_reads_back_damaged_is_removed() {
+        let (protocol, adds, removes) = many_rows();
+        let mut rows = vec![Row::Protocol(&protocol)];
+        rows.extend(adds.iter().map(|a| Row::Add(a.into())));
+        rows.extend(removes.iter().map(Row::Remove));
+        let (schema, parsed) = plain(FileShape::V1);
+        let len = encode(&schema, &[&rows], &parsed, Vec::new())
+            .unwrap()
+            .len() as u64;
+        let path = StorePath::parse("_delta_log/00000000000000000010.checkpoint.parquet").unwrap();
+        for stages in [true, false] {
+            for at in [len / 2, len - 20] {
+                let dir = tempfile::tempdir().unwrap();
+                let store = Watched::new(dir.path(), stages, Some(at));
+                let err = write_file(&store, &path, Publish::Replace, &schema, &[&rows], &parsed)
+                    .unwrap_err();
+                assert!(
+                    matches!(&err, LogError::CorruptCheckpoint { reason, .. } if reason.ends_with("the file was removed")),
+                    "stages: {stages}, at {at}: {err}"
+                );
+                assert!(store.head(&path).is_err(), "the damaged file was left");
+            }
+        }
+    }
+
+    /// Paths and statistics are written plain; columns that repeat values (partition
+    /// values here) keep their dictionary.
+    #[test]
+    fn distinct_columns_are_written_without_a_dictionary() {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let (protocol, adds, removes) = many_rows();
+        let mut rows = vec![Row::Protocol(&protocol)];
+        rows.extend(adds.iter().map(|a| Row::Add(a.into())));
+        rows.extend(removes.iter().map(Row::Remove));
+        let (schema, parsed) = plain(FileShape::V1);
+        let bytes = Bytes::from(encode(&schema, &[&rows], &parsed, Vec::new()).unwrap());
+        let reader = SerializedFileReader::new(bytes).unwrap();
+        let mut seen = 0;
+        for group in reader.metadata().row_groups() {
+            for column in group.columns() {
+                let path = column.column_path().parts().join(".");
+                let distinct = DISTINCT_COLUMNS.iter().any(|c| c.join(".") == path);
+                let dictionary = column.dictionary_page_offset().is_some();
+                if distinct {
+                    assert!(!dictionary, "{path} has a dictionary");
+                    seen += 1;
+                } else if path == "add.size" && column.num_values() > 1000 {
+                    assert!(dictionary, "{path} lost its dictionary");
+                }
+            }
+        }
+        assert!(seen >= 5 * 3, "{seen}");
     }
 }
