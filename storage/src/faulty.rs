@@ -18,8 +18,11 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
-use crate::sync::{AtomicBool, AtomicU64, Ordering};
-use crate::{FileLocation, ObjectMeta, ObjectStore, Result, StorageError, StorePath, StoreRef};
+use crate::sync::{Arc, AtomicBool, AtomicU64, Ordering};
+use crate::{
+    FileLocation, NewObjectWriter, ObjectMeta, ObjectStore, Publish, Result, StorageError,
+    StorePath, StoreRef,
+};
 
 /// Which fault to inject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +51,14 @@ impl Fault {
 #[derive(Debug)]
 pub struct FaultyStore {
     inner: StoreRef,
+    /// Shared with the staged writers the store hands out, whose publishing is an
+    /// operation of the same plan.
+    plan: Arc<Plan>,
+}
+
+/// The fault plan and what it has counted.
+#[derive(Debug)]
+struct Plan {
     at: u64,
     fault: Fault,
     count: AtomicU64,
@@ -60,11 +71,13 @@ impl FaultyStore {
     pub fn new(inner: StoreRef, at: u64, fault: Fault) -> Self {
         FaultyStore {
             inner,
-            at,
-            fault,
-            count: AtomicU64::new(0),
-            dead: AtomicBool::new(false),
-            kind: io::ErrorKind::Other,
+            plan: Arc::new(Plan {
+                at,
+                fault,
+                count: AtomicU64::new(0),
+                dead: AtomicBool::new(false),
+                kind: io::ErrorKind::Other,
+            }),
         }
     }
 
@@ -72,21 +85,41 @@ impl FaultyStore {
     /// proves nothing happened ([`StorageError::is_definite`]) with the faults that have no
     /// effect ([`Fault::ErrorBefore`], [`Fault::CrashBefore`]), as a real store would.
     #[must_use]
-    pub fn with_error_kind(mut self, kind: io::ErrorKind) -> Self {
-        self.kind = kind;
-        self
+    pub fn with_error_kind(self, kind: io::ErrorKind) -> Self {
+        let plan = Plan {
+            at: self.plan.at,
+            fault: self.plan.fault,
+            count: AtomicU64::new(self.plan.count.load(Ordering::SeqCst)),
+            dead: AtomicBool::new(self.plan.dead.load(Ordering::SeqCst)),
+            kind,
+        };
+        FaultyStore {
+            inner: self.inner,
+            plan: Arc::new(plan),
+        }
     }
 
     /// Operations performed so far.
     pub fn operations(&self) -> u64 {
-        self.count.load(Ordering::SeqCst)
+        self.plan.count.load(Ordering::SeqCst)
     }
 
     /// Whether the simulated process has crashed.
     pub fn crashed(&self) -> bool {
-        self.dead.load(Ordering::SeqCst)
+        self.plan.dead.load(Ordering::SeqCst)
     }
 
+    fn injected(&self, op: &'static str, path: &str) -> StorageError {
+        self.plan.injected(op, path)
+    }
+
+    /// Runs `f` under the fault plan.
+    fn run<T>(&self, op: &'static str, path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.plan.run(op, path, f)
+    }
+}
+
+impl Plan {
     fn injected(&self, op: &'static str, path: &str) -> StorageError {
         StorageError::Io {
             op,
@@ -95,7 +128,6 @@ impl FaultyStore {
         }
     }
 
-    /// Runs `f` under the fault plan.
     fn run<T>(&self, op: &'static str, path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
         if self.dead.load(Ordering::SeqCst) {
             return Err(self.injected(op, path));
@@ -120,6 +152,35 @@ impl FaultyStore {
                 Err(self.injected(op, path))
             }
         }
+    }
+}
+
+/// A staged object of the inner store whose publishing (`finish`) is one operation of the
+/// plan: failed before it takes effect (the staged bytes dropped, nothing published) or
+/// after it. Its writes fail once the simulated process has crashed.
+struct FaultyStaged {
+    inner: Box<dyn NewObjectWriter>,
+    plan: Arc<Plan>,
+    path: String,
+}
+
+impl io::Write for FaultyStaged {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.plan.dead.load(Ordering::SeqCst) {
+            return Err(io::Error::new(self.plan.kind, "injected fault"));
+        }
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl NewObjectWriter for FaultyStaged {
+    fn finish(self: Box<Self>) -> Result<u64> {
+        let FaultyStaged { inner, plan, path } = *self;
+        plan.run("put_staged", &path, || inner.finish())
     }
 }
 
@@ -167,6 +228,25 @@ impl ObjectStore for FaultyStore {
         self.run("put_new", path.as_str(), || {
             self.inner.put_new_deferred(path, data)
         })
+    }
+
+    /// Staged through the inner store; the publish at `finish` is the operation (starting
+    /// to stage has no effect a reader or a crash could see).
+    fn put_staged(
+        &self,
+        path: &StorePath,
+        publish: Publish,
+    ) -> Result<Option<Box<dyn NewObjectWriter>>> {
+        if self.crashed() {
+            return Err(self.injected("put_staged", path.as_str()));
+        }
+        Ok(self.inner.put_staged(path, publish)?.map(|inner| {
+            Box::new(FaultyStaged {
+                inner,
+                plan: self.plan.clone(),
+                path: path.to_string(),
+            }) as Box<dyn NewObjectWriter>
+        }))
     }
 
     /// One operation for the whole sync (one per directory on a local store, but a fault
@@ -264,5 +344,44 @@ mod tests {
         assert!(f.put(&p("d"), Bytes::new()).is_err());
         assert!(f.get(&p("a")).is_err() && f.crashed());
         assert!(inner.head(&p("d")).is_err(), "no effect");
+    }
+
+    /// Publishing a staged object is one operation of the plan: a fault before it leaves
+    /// nothing (not even the staged bytes), one after it leaves the object published; a
+    /// crashed process can neither stage nor write.
+    #[test]
+    fn a_staged_publish_is_one_operation() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let inner: StoreRef = Arc::new(crate::LocalFsStore::new(dir.path()));
+        let staged = |f: &FaultyStore, name: &str| {
+            let mut w = f
+                .put_staged(&p(name), Publish::Replace)
+                .unwrap()
+                .expect("the local store stages");
+            w.write_all(b"bytes").unwrap();
+            w.finish()
+        };
+        let f = FaultyStore::new(inner.clone(), 1, Fault::ErrorBefore);
+        assert!(staged(&f, "a").is_err());
+        assert!(inner.head(&p("a")).is_err(), "no effect");
+        assert_eq!(f.operations(), 1);
+        assert_eq!(staged(&f, "a").unwrap(), 5, "the next operation runs");
+
+        let f = FaultyStore::new(inner.clone(), 1, Fault::ErrorAfter);
+        assert!(staged(&f, "b").is_err());
+        assert_eq!(inner.get(&p("b")).unwrap(), "bytes", "the effect happened");
+
+        let f = FaultyStore::new(inner.clone(), 1, Fault::CrashBefore);
+        let mut w = f.put_staged(&p("c"), Publish::IfAbsent).unwrap().unwrap();
+        w.write_all(b"x").unwrap();
+        assert!(w.finish().is_err() && f.crashed());
+        assert!(inner.head(&p("c")).is_err());
+        assert!(f.put_staged(&p("d"), Publish::IfAbsent).is_err());
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(!names.iter().any(|n| crate::is_temp_name(n)), "{names:?}");
     }
 }
