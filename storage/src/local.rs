@@ -117,6 +117,17 @@ impl LocalFsStore {
             .map_err(|e| StorageError::io("fsync directory", dir.display().to_string(), e))
     }
 
+    /// The full path a write of `path` goes to and its directory, once `path` is known not
+    /// to pass through a linked directory.
+    fn write_target(&self, path: &StorePath) -> Result<(PathBuf, PathBuf)> {
+        check_no_linked_dirs(&self.root, path)?;
+        let target = self.full(path);
+        let dir = target
+            .parent()
+            .map_or_else(|| self.root.clone(), Path::to_path_buf);
+        Ok((target, dir))
+    }
+
     /// Writes `data` to a fresh hidden temporary file in `dir` and fsyncs it.
     fn write_temp(&self, dir: &Path, name: &str, data: &[u8]) -> Result<PathBuf> {
         self.create_dirs(dir)?;
@@ -138,11 +149,7 @@ impl LocalFsStore {
     /// directory. A failed write removes what it wrote; a crash may leave a partial file,
     /// which no commit names.
     fn write_new(&self, path: &StorePath, data: &[u8]) -> Result<PathBuf> {
-        check_no_linked_dirs(&self.root, path)?;
-        let target = self.full(path);
-        let dir = target
-            .parent()
-            .map_or_else(|| self.root.clone(), Path::to_path_buf);
+        let (target, dir) = self.write_target(path)?;
         self.create_dirs(&dir)?;
         let mut f = match OpenOptions::new()
             .write(true)
@@ -312,11 +319,7 @@ impl ObjectStore for LocalFsStore {
     }
 
     fn put_if_absent(&self, path: &StorePath, data: Bytes) -> Result<()> {
-        check_no_linked_dirs(&self.root, path)?;
-        let target = self.full(path);
-        let dir = target
-            .parent()
-            .map_or_else(|| self.root.clone(), Path::to_path_buf);
+        let (target, dir) = self.write_target(path)?;
         let tmp = self.write_temp(&dir, path.file_name(), &data)?;
         let linked = fs::hard_link(&tmp, &target);
         let _ = fs::remove_file(&tmp);
@@ -348,11 +351,7 @@ impl ObjectStore for LocalFsStore {
         path: &StorePath,
         defer_name_sync: bool,
     ) -> Result<Option<Box<dyn NewObjectWriter>>> {
-        check_no_linked_dirs(&self.root, path)?;
-        let target = self.full(path);
-        let dir = target
-            .parent()
-            .map_or_else(|| self.root.clone(), Path::to_path_buf);
+        let (target, dir) = self.write_target(path)?;
         Ok(Some(Box::new(LocalNewFile::new(
             self.clone(),
             target,
@@ -370,11 +369,7 @@ impl ObjectStore for LocalFsStore {
         path: &StorePath,
         publish: crate::Publish,
     ) -> Result<Option<Box<dyn NewObjectWriter>>> {
-        check_no_linked_dirs(&self.root, path)?;
-        let target = self.full(path);
-        let dir = target
-            .parent()
-            .map_or_else(|| self.root.clone(), Path::to_path_buf);
+        let (target, dir) = self.write_target(path)?;
         Ok(Some(Box::new(LocalNewFile::staged(
             self.clone(),
             target,
@@ -399,11 +394,7 @@ impl ObjectStore for LocalFsStore {
     }
 
     fn put(&self, path: &StorePath, data: Bytes) -> Result<()> {
-        check_no_linked_dirs(&self.root, path)?;
-        let target = self.full(path);
-        let dir = target
-            .parent()
-            .map_or_else(|| self.root.clone(), Path::to_path_buf);
+        let (target, dir) = self.write_target(path)?;
         let tmp = self.write_temp(&dir, path.file_name(), &data)?;
         if let Err(e) = fs::rename(&tmp, &target) {
             let _ = fs::remove_file(&tmp);
