@@ -267,20 +267,15 @@ impl FileColumns {
         true
     }
 
-    /// Appends every row of `chunk` (columns built by [`AddChunk::pack`], without an
-    /// index) and indexes them. A row whose key (`same`) is already present, in this base
-    /// or earlier in the chunk, undoes the whole append and returns false, leaving the
-    /// rows to be inserted one by one (a key is then replaced, which columns cannot do in
-    /// place); so does a chunk that would pass the row bound.
-    fn append_chunk(
-        &mut self,
-        chunk: &FileColumns,
-        same: impl Fn(FileRef<'_>, FileRef<'_>) -> bool,
-    ) -> bool {
+    /// Appends every row of `chunk` to the columns without indexing them; the row and the
+    /// side-table length before them, for [`index_from`](Self::index_from) and
+    /// [`undo_append`](Self::undo_append). `None`, leaving the columns unchanged, for a
+    /// chunk that would pass the row bound (invariant 4).
+    fn append_unindexed(&mut self, chunk: &FileColumns) -> Option<(usize, usize)> {
         let before = self.hashes.len();
         let extras_before = self.extras.len();
         if before.saturating_add(chunk.hashes.len()) >= NO_EXTRA as usize {
-            return false;
+            return None;
         }
         let expected = self.hashes.capacity().max(before + chunk.hashes.len());
         self.hashes.extend_from_slice(&chunk.hashes);
@@ -310,14 +305,34 @@ impl FileColumns {
                 .iter()
                 .map(|&e| if e == NO_EXTRA { NO_EXTRA } else { e + shift }),
         );
-        match self.index_from(before, &same) {
-            Ok(()) => true,
-            Err(()) => {
-                let end = self.hashes.len();
-                self.undo_append(before, extras_before, end);
-                false
-            }
+        Some((before, extras_before))
+    }
+
+    /// Indexes the rows [`append_unindexed`](Self::append_unindexed) appended from
+    /// `start` on. When a key is already present (in the rows before, or twice among these)
+    /// the rows are taken out again, columns and index as before them, and given back as
+    /// adds with their hashes, in order, to be inserted one by one.
+    fn index_appended(
+        &mut self,
+        start: (usize, usize),
+        same: impl Fn(FileRef<'_>, FileRef<'_>) -> bool,
+    ) -> std::result::Result<(), Vec<(u64, Add)>> {
+        if self.index_from(start.0, &same).is_ok() {
+            return Ok(());
         }
+        let end = self.hashes.len();
+        let adds = (start.0..end)
+            .map(|row| {
+                let hash = self.hashes.get(row).copied().unwrap_or_default();
+                let file = FileRef::from(Row {
+                    columns: self,
+                    row: row as u32,
+                });
+                (hash, file.to_add())
+            })
+            .collect();
+        self.undo_append(start.0, start.1, end);
+        Err(adds)
     }
 
     /// Indexes the rows from `from` on (appended without an index); `Err(())` when a row's
@@ -771,15 +786,34 @@ impl AddChunk {
             .unzip()
     }
 
-    /// Moves every add into `base`, all or none ([`FileColumns::append_chunk`]); gives
-    /// the chunk back when none. An empty base that was reserved for about as many rows
-    /// as the chunk holds (a load of one chunk: the reservation counts the checkpoint's
-    /// other rows too, hence the sixteenth of slack) takes the chunk's columns as they are.
+    /// [`append_unindexed_to`](Self::append_unindexed_to) and then
+    /// [`FileColumns::index_appended`], for one chunk: every add moved into `base` and
+    /// indexed, or none (a key already present, in `base` or twice in the chunk; a chunk
+    /// past the row bound), the adds then given back with their hashes, in order.
+    #[cfg(test)]
     pub(crate) fn append_to(
         self,
         base: &mut FileColumns,
         same: impl Fn(FileRef<'_>, FileRef<'_>) -> bool,
-    ) -> std::result::Result<(), AddChunk> {
+    ) -> std::result::Result<(), Vec<(u64, Add)>> {
+        match self.append_unindexed_to(base) {
+            Ok(start) => base.index_appended(start, same),
+            Err(chunk) => Err(chunk
+                .entries()
+                .map(|(hash, file)| (hash, file.to_add()))
+                .collect()),
+        }
+    }
+
+    /// Moves every add into `base` without indexing them (the caller indexes them later,
+    /// with the rows of other chunks, through [`FileSet::index_appended`], before anything
+    /// else reads or changes `base`): where they start in `base`. Gives the chunk back,
+    /// moving nothing, when `base` cannot hold it. An empty base reserved for about as many
+    /// rows takes the chunk's columns as they are (as [`append_to`](Self::append_to)).
+    pub(crate) fn append_unindexed_to(
+        self,
+        base: &mut FileColumns,
+    ) -> std::result::Result<(usize, usize), AddChunk> {
         let rows = self.columns.hashes.len();
         if base.hashes.is_empty()
             && base.extras.is_empty()
@@ -789,19 +823,9 @@ impl AddChunk {
             let index = std::mem::take(&mut base.index);
             *base = *self.columns;
             base.index = index;
-            if base.index_from(0, &same).is_ok() {
-                return Ok(());
-            }
-            base.index.clear();
-            return Err(AddChunk {
-                columns: Box::new(std::mem::take(base)),
-            });
+            return Ok((0, 0));
         }
-        if base.append_chunk(&self.columns, same) {
-            Ok(())
-        } else {
-            Err(self)
-        }
+        base.append_unindexed(&self.columns).ok_or(self)
     }
 
     /// The adds with their hashes, in order.
@@ -821,18 +845,37 @@ impl AddChunk {
 }
 
 impl FileSet<FileColumns> {
-    /// Inserts a chunk of adds whose keys are all new in one append to an unshared,
-    /// unmasked base; gives the chunk back, inserting nothing, when the base is shared or
-    /// masked or a key is already present (the caller then inserts them one by one).
-    pub(crate) fn insert_chunk(
+    /// Moves a chunk of adds into an unshared, unmasked base without indexing them
+    /// ([`AddChunk::append_unindexed_to`]): where they start, for
+    /// [`index_appended`](Self::index_appended), which must come before anything else reads
+    /// or changes the set. Gives the chunk back when the base is shared or masked or cannot
+    /// hold it.
+    pub(crate) fn append_unindexed(
+        &mut self,
+        chunk: AddChunk,
+    ) -> std::result::Result<(usize, usize), AddChunk> {
+        match self.unshared_base() {
+            Some(base) => chunk.append_unindexed_to(base),
+            None => Err(chunk),
+        }
+    }
+
+    /// Indexes every row appended without an index since `start` (one fill for the rows of
+    /// many chunks walks the index table with fewer cache misses than one per chunk); when
+    /// a key among them is already present, takes them out again and gives them back as
+    /// adds with their hashes, in order, for the caller to insert one by one.
+    ///
+    /// The base is unshared and unmasked since [`append_unindexed`](Self::append_unindexed)
+    /// (nothing may come between the two), so it is found here.
+    pub(crate) fn index_appended(
         &mut self,
         root: &TableRoot,
-        chunk: AddChunk,
-    ) -> std::result::Result<(), AddChunk> {
+        start: (usize, usize),
+    ) -> std::result::Result<(), Vec<(u64, Add)>> {
         let Some(base) = self.unshared_base() else {
-            return Err(chunk);
+            return Ok(());
         };
-        chunk.append_to(base, |a, b| {
+        base.index_appended(start, |a, b| {
             key_eq(
                 root,
                 (a.path(), a.deletion_vector()),

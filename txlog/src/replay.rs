@@ -51,7 +51,18 @@ pub struct Replay {
     domains: HashMap<String, DomainMetadata>,
     root: TableRoot,
     hashing: Hashing,
+    /// Where the rows of the checkpoint chunks appended to the file set but not yet indexed
+    /// start, and how many there are ([`Replay::index_pending`]).
+    unindexed: Option<(usize, usize)>,
+    unindexed_rows: usize,
 }
+
+/// Rows of packed checkpoint chunks appended before the file set's index is filled for all
+/// of them at once. The fill walks the index table in bucket order
+/// (`file_columns::insertion_order`): for a chunk of 32 Ki rows into a table of a million
+/// files nearly every insert still lands on a cache line of its own, for 256 Ki rows eight
+/// share one. The rows are in the columns already, so waiting costs no memory.
+const INDEX_BATCH_ROWS: usize = 256 * 1024;
 
 impl Replay {
     /// An empty replay for a table at `root`.
@@ -65,6 +76,8 @@ impl Replay {
             domains: HashMap::new(),
             root,
             hashing: Hashing::default(),
+            unindexed: None,
+            unindexed_rows: 0,
         }
     }
 
@@ -79,6 +92,25 @@ impl Replay {
             domains: state.domains,
             root: state.root,
             hashing: state.hashing,
+            unindexed: None,
+            unindexed_rows: 0,
+        }
+    }
+
+    /// Indexes the chunk rows appended without an index. Every use of the file set other
+    /// than appending such a chunk comes after this (the index must hold every row), so it
+    /// is the first step of each. A key among the rows that was already present takes them
+    /// out again, and they are inserted one by one, in order, as a chunk with a known key
+    /// always was.
+    fn index_pending(&mut self) {
+        let Some(start) = self.unindexed.take() else {
+            return;
+        };
+        self.unindexed_rows = 0;
+        if let Err(adds) = self.files.index_appended(&self.root, start) {
+            for (hash, add) in adds {
+                self.apply_hashed_add(hash, add);
+            }
         }
     }
 
@@ -139,6 +171,7 @@ impl Replay {
     }
 
     fn apply_hashed_add(&mut self, hash: u64, add: Add) {
+        self.index_pending();
         let root = &self.root;
         self.tombstones
             .remove(root, hash, (&add.path, add.deletion_vector.as_deref()));
@@ -146,6 +179,7 @@ impl Replay {
     }
 
     fn apply_hashed_remove(&mut self, hash: u64, rm: Remove) {
+        self.index_pending();
         let root = &self.root;
         self.files
             .remove(root, hash, (&rm.path, rm.deletion_vector.as_deref()));
@@ -157,6 +191,7 @@ impl Replay {
     /// # Errors
     /// [`LogError::MissingAction`] if no protocol or no metaData was seen.
     pub fn finish(mut self, version: Version) -> Result<TableState> {
+        self.index_pending();
         self.files.freeze();
         self.tombstones.freeze();
         let protocol = self.protocol.ok_or(LogError::MissingAction {
@@ -298,16 +333,26 @@ impl crate::checkpoint::ActionSink for Replay {
     fn accept_packed(&mut self, adds: AddChunk, others: Vec<Action>) -> Result<()> {
         // No remove among `others`: only file actions interact, so the adds may follow.
         self.apply_all(others);
-        let root = &self.root;
-        // With no tombstone to end, the chunk usually goes into the columns whole.
+        // With no tombstone to end, the chunk usually goes into the columns whole, indexed
+        // with the chunks after it.
         let adds = if self.tombstones.is_empty() {
-            match self.files.insert_chunk(root, adds) {
-                Ok(()) => return Ok(()),
+            let rows = adds.len();
+            match self.files.append_unindexed(adds) {
+                Ok(start) => {
+                    self.unindexed.get_or_insert(start);
+                    self.unindexed_rows += rows;
+                    if self.unindexed_rows >= INDEX_BATCH_ROWS {
+                        self.index_pending();
+                    }
+                    return Ok(());
+                }
                 Err(adds) => adds,
             }
         } else {
             adds
         };
+        self.index_pending();
+        let root = &self.root;
         for (hash, file) in adds.entries() {
             if !self.tombstones.is_empty() {
                 self.tombstones
@@ -505,6 +550,9 @@ mod tests {
             };
             packed.accept_packed(adds, others).unwrap();
         }
+        // A remove after the chunks finds a file of theirs (the rows are indexed first).
+        oracle.apply(Action::Remove(remove("d")));
+        packed.apply(Action::Remove(remove("d")));
         let (packed, oracle) = (packed.finish(1).unwrap(), oracle.finish(1).unwrap());
         let sorted = |s: &TableState| {
             let mut v: Vec<(String, i64)> = s
@@ -515,7 +563,8 @@ mod tests {
             v
         };
         assert_eq!(sorted(&packed), sorted(&oracle));
-        assert_eq!(packed.num_files(), 9);
+        assert_eq!(packed.num_files(), 8);
+        assert!(packed.file("d", None).is_none());
         assert_eq!(packed.file("b", None).map(|f| f.size()), Some(7));
         assert_eq!(packed.file("h", None).map(|f| f.size()), Some(10));
         assert_eq!(packed.file("g", None).map(|f| f.size()), Some(8));
