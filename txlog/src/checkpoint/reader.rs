@@ -238,6 +238,20 @@ pub(crate) fn count_parquet_actions(path: &str, data: Bytes) -> Result<ActionCou
     })
 }
 
+/// [`count_ranged`] for the writer's tests, with their own first-read size.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::*;
+
+    pub(crate) fn count_with_guess(
+        file_len: u64,
+        fetch: &(dyn Fn(Range<u64>) -> Result<Bytes> + Sync),
+        guess: u64,
+    ) -> Result<ActionCounts> {
+        count_ranged("x.parquet", file_len, fetch, guess)
+    }
+}
+
 /// The footer bytes fetched first by [`count_parquet_actions_ranged`]: a checkpoint's
 /// footer is a few kilobytes per row group, so one read nearly always holds it.
 const FOOTER_GUESS: u64 = 256 * 1024;
@@ -256,6 +270,17 @@ pub(crate) fn count_parquet_actions_ranged(
     file_len: u64,
     fetch: &(dyn Fn(Range<u64>) -> Result<Bytes> + Sync),
 ) -> Result<ActionCounts> {
+    count_ranged(path, file_len, fetch, FOOTER_GUESS)
+}
+
+/// [`count_parquet_actions_ranged`] whose first read takes the last `guess` bytes (a test
+/// makes the guess small, to read a footer that does not fit in it).
+fn count_ranged(
+    path: &str,
+    file_len: u64,
+    fetch: &(dyn Fn(Range<u64>) -> Result<Bytes> + Sync),
+    guess: u64,
+) -> Result<ActionCounts> {
     let corrupt = |e: &dyn std::fmt::Display| LogError::corrupt_checkpoint(path, e);
     // "PAR1", the footer's length and "PAR1" again, at least.
     if file_len < 12 {
@@ -263,7 +288,7 @@ pub(crate) fn count_parquet_actions_ranged(
             "{file_len} bytes is too short for a Parquet file"
         )));
     }
-    let guess = file_len.min(FOOTER_GUESS);
+    let guess = file_len.min(guess.max(8));
     let mut tail = fetch(file_len - guess..file_len)?;
     let footer_len = match tail.last_chunk::<8>() {
         Some(t) if &t[4..] == b"PAR1" => {

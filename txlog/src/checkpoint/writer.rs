@@ -1717,6 +1717,49 @@ mod tests {
         assert_eq!(store.whole_reads.load(load), 0);
     }
 
+    /// A footer longer than the first read is read again whole, and the count is the same
+    /// as from one read; a footer length that cannot fit in the file is corrupt.
+    #[test]
+    fn a_footer_longer_than_the_first_read_is_read_again() {
+        use crate::checkpoint::reader::tests_support::count_with_guess;
+        let (protocol, adds, removes) = many_rows();
+        let bytes = Bytes::from(encode_in_pool(1, &protocol, &adds, &removes));
+        let reads = std::sync::Mutex::new(Vec::new());
+        let fetch = |r: Range<u64>| -> Result<Bytes> {
+            reads.lock().unwrap().push(r.clone());
+            Ok(bytes.slice(r.start as usize..r.end as usize))
+        };
+        let len = bytes.len() as u64;
+        let expected = ActionCounts {
+            adds: adds.len(),
+            removes: removes.len(),
+            other: 1,
+        };
+        assert_eq!(count_with_guess(len, &fetch, 64).unwrap(), expected);
+        let reads = std::mem::take(&mut *reads.lock().unwrap());
+        assert_eq!(reads[0], len - 64..len, "{reads:?}");
+        let footer_len = u64::from(u32::from_le_bytes(
+            bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap(),
+        )) + 8;
+        assert!(footer_len > 64);
+        assert_eq!(reads[1], len - footer_len..len, "{reads:?}");
+        assert_eq!(
+            reads.len(),
+            2 + 5,
+            "the footer twice, then the five row groups"
+        );
+
+        // A footer length past the file's start.
+        let mut lying = bytes.to_vec();
+        let n = lying.len();
+        lying[n - 8..n - 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        let lying = Bytes::from(lying);
+        let fetch =
+            |r: Range<u64>| -> Result<Bytes> { Ok(lying.slice(r.start as usize..r.end as usize)) };
+        let err = count_with_guess(len, &fetch, 64).unwrap_err();
+        assert!(err.to_string().contains("does not fit"), "{err}");
+    }
+
     /// A file that does not read back as written (a byte of a data page, or of the footer,
     /// changed on the way back) fails the checkpoint as corrupt and is removed, staged or
     /// not.
