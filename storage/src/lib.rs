@@ -39,6 +39,7 @@ mod blocking;
 mod counting;
 mod counts;
 mod durable_write;
+mod early_sync;
 mod error;
 #[cfg(any(test, feature = "testing"))]
 mod faulty;

@@ -5,9 +5,10 @@
 //! file before a commit names it), but only at the first write: a writer that never writes
 //! holds no descriptor, so an operation with thousands of partition files open at once
 //! does not run out of them before their bytes exist. Bytes go straight to the file, and
-//! on a durable store the write-out of each [`CHUNK`] is started as soon as it is copied
-//! (as [`crate::durable_write`] does for a whole file), so `finish` waits only for the
-//! tail. A writer dropped before `finish` removes its file.
+//! on a durable store every [`CHUNK`] copied is made durable in the background while the
+//! writer goes on ([`crate::early_sync`]), or, when a sync is still in flight, its
+//! write-out is started (as [`crate::durable_write`] does for a whole file), so `finish`
+//! waits only for the tail. A writer dropped before `finish` removes its file.
 //!
 //! The same writer stages an object for [`ObjectStore::put_staged`]: the bytes then go to a
 //! hidden temporary name beside the target (as `put` and `put_if_absent` write theirs), and
@@ -23,6 +24,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::durable_write::{CHUNK, start_write_out};
+use crate::early_sync::EarlySync;
 use crate::{LocalFsStore, NewObjectWriter, Publish, Result, StorageError};
 
 /// See the module documentation.
@@ -39,6 +41,8 @@ pub(crate) struct LocalNewFile {
     written: u64,
     /// Bytes whose write-out was started.
     hinted: u64,
+    /// Background syncs of the bytes written so far.
+    early: EarlySync,
     /// Fsync the directory at `finish` (`put_new`), or leave it to the caller's
     /// `sync_deferred` (`put_new_deferred`).
     sync_name: bool,
@@ -64,6 +68,7 @@ impl LocalNewFile {
             file: None,
             written: 0,
             hinted: 0,
+            early: EarlySync::default(),
             sync_name,
             kept: false,
             publish: None,
@@ -120,10 +125,14 @@ impl Write for LocalNewFile {
             .map_err(|e| io::Error::new(e.kind(), format!("write {}: {e}", self.shown)))?;
         let written = self.written + buf.len() as u64;
         if self.store.is_durable() && written - self.hinted >= CHUNK as u64 {
-            if let (Ok(at), Ok(len)) = (
-                usize::try_from(self.hinted),
-                usize::try_from(written - self.hinted),
-            ) {
+            // A sync started now writes these pages out too; otherwise start their write-out.
+            let syncing = self.early.after_write(file, written);
+            if !syncing
+                && let (Ok(at), Ok(len)) = (
+                    usize::try_from(self.hinted),
+                    usize::try_from(written - self.hinted),
+                )
+            {
                 start_write_out(file, at, len);
             }
             self.hinted = written;
@@ -154,7 +163,7 @@ impl NewObjectWriter for LocalNewFile {
         }
         let durable = self.store.is_durable();
         let synced = match &self.file {
-            Some(file) if durable => file.sync_all(),
+            Some(file) if durable => self.early.finish().and_then(|()| file.sync_all()),
             _ => Ok(()),
         };
         if let Err(e) = synced {
@@ -318,6 +327,40 @@ mod tests {
             store.get(&p("part-1.parquet")).unwrap(),
             Bytes::from_static(b"theirs")
         );
+    }
+
+    #[test]
+    fn a_failed_early_sync_fails_the_file_and_removes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        for staged in [false, true] {
+            let store = LocalFsStore::new(dir.path());
+            let name = format!("part-{staged}.parquet");
+            let target = dir.path().join(&name);
+            let mut w = if staged {
+                super::LocalNewFile::staged(
+                    store.clone(),
+                    target.clone(),
+                    dir.path().to_path_buf(),
+                    name.clone(),
+                    Publish::Replace,
+                )
+            } else {
+                super::LocalNewFile::new(
+                    store.clone(),
+                    target.clone(),
+                    dir.path().to_path_buf(),
+                    name.clone(),
+                    true,
+                )
+            };
+            w.write_all(&pattern(super::CHUNK + 1)).unwrap();
+            w.early.fail_with(std::io::Error::other("device gone"));
+            let err = crate::NewObjectWriter::finish(Box::new(w)).unwrap_err();
+            assert!(err.to_string().contains("device gone"), "{err}");
+            assert!(err.to_string().contains(&name), "{err}");
+            assert!(store.head(&p(&name)).is_err(), "nothing published");
+            assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+        }
     }
 
     /// Every entry of `dir` (temporary names included).
