@@ -43,5 +43,7 @@ pub use read::{
     variants_as_json_schema,
 };
 pub use rewrite::rewrite_files;
-pub use sink::{DEFAULT_TARGET_FILE_SIZE, FileSink, FileSinkOptions, SinkTable, discard};
+pub use sink::{
+    DEFAULT_TARGET_FILE_SIZE, FileSink, FileSinkOptions, ROW_GROUP_ROWS, SinkTable, discard,
+};
 pub use stats_writer::StatsCollector;

@@ -99,6 +99,17 @@ pub const CHANGE_DATA_DIR: &str = "_change_data";
 /// Default target size of a data file.
 pub const DEFAULT_TARGET_FILE_SIZE: u64 = 128 * 1024 * 1024;
 
+/// Most rows in one row group of a data file (Parquet's writer default is 1Mi).
+///
+/// A row group's column chunks are held in memory until it closes and only then go to the
+/// file, so a smaller group bounds what an open file holds and lets a local file be made
+/// durable in the background while later groups are encoded (the storage crate's early
+/// syncs), instead of all at its close: measured on the test VM, a 1M-row write with fsync
+/// took 68 ms in one group, 59–64 ms in groups of 256 Ki rows, and 56–58 ms in groups of
+/// this size. It is also the unit readers split a file into for parallel scans (DuckDB
+/// writes groups of 122,880 rows).
+pub const ROW_GROUP_ROWS: usize = 128 * 1024;
+
 struct OpenFile {
     writer: ParquetEncoder,
     stats: StatsCollector,
@@ -419,6 +430,7 @@ impl<'a> FileSink<'a> {
         let (codec, codec_name) = compression(configuration);
         let mut props = WriterProperties::builder()
             .set_compression(codec)
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
             .set_created_by(alluvium_txlog::ENGINE.into());
         if let Some(rows) = data_page_row_limit(configuration) {
             // The writer checks the limit between write batches: batches no larger than it.
@@ -1118,6 +1130,23 @@ mod tests {
         let mut want: Vec<String> = streamed.iter().map(|(a, _)| a.path.clone()).collect();
         want.sort();
         assert_eq!(names, want);
+    }
+
+    #[test]
+    fn row_groups_hold_at_most_the_row_group_rows() {
+        let store = InMemoryStore::new();
+        let total = 2 * ROW_GROUP_ROWS as i64 + 1_000;
+        let (files, _) = write_wide_to(&store, total, 65_536, None, true, None);
+        assert_eq!(files.len(), 1);
+        let reader = SerializedFileReader::new(files[0].1.clone()).unwrap();
+        let groups: Vec<i64> = reader
+            .metadata()
+            .row_groups()
+            .iter()
+            .map(|g| g.num_rows())
+            .collect();
+        let full = ROW_GROUP_ROWS as i64;
+        assert_eq!(groups, vec![full, full, 1_000]);
     }
 
     #[test]
