@@ -31,6 +31,7 @@
 
 mod encode;
 mod error;
+mod min_max;
 pub mod read;
 pub mod rewrite;
 pub mod sink;

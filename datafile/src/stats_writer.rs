@@ -31,6 +31,7 @@ use alluvium_txlog::schema::{DataType, PrimitiveType, StructField, StructType};
 use alluvium_txlog::stats::{ColumnStats, encode_stats};
 
 use crate::Result;
+use crate::min_max::{Fold, min_max};
 use alluvium_expr::leaf_array;
 
 /// Characters kept of string bounds (the rule lives with the stats codec in txlog).
@@ -204,12 +205,30 @@ enum Bounds {
 }
 
 fn bounds(arr: &ArrayRef, ty: PrimitiveType) -> Bounds {
+    // Without nulls, one pass finds the bounds and any NaN (`min_max`); with nulls, a NaN
+    // scan that skips null slots, then `arrow_arith`'s two passes.
     macro_rules! prim {
-        ($t:ty, $wrap:expr) => {{
+        ($t:ty, $wrap:expr) => {
+            prim!($t, $wrap, |_| false, |_| false)
+        };
+        ($t:ty, $wrap:expr, $is_nan:expr) => {
+            prim!($t, $wrap, $is_nan, |a| any_valid_nan(a, $is_nan))
+        };
+        ($t:ty, $wrap:expr, $is_nan:expr, $valid_nan:expr) => {{
             let a = arr.as_primitive::<$t>();
-            match (aggregate::min(a), aggregate::max(a)) {
-                (Some(lo), Some(hi)) => Bounds::Some($wrap(lo), $wrap(hi)),
-                _ => Bounds::None,
+            if a.null_count() == 0 {
+                match min_max(a.values(), $is_nan) {
+                    Fold::Bounds(lo, hi) => Bounds::Some($wrap(lo), $wrap(hi)),
+                    Fold::Nan => Bounds::Unusable,
+                    Fold::Empty => Bounds::None,
+                }
+            } else if $valid_nan(a) {
+                Bounds::Unusable
+            } else {
+                match (aggregate::min(a), aggregate::max(a)) {
+                    (Some(lo), Some(hi)) => Bounds::Some($wrap(lo), $wrap(hi)),
+                    _ => Bounds::None,
+                }
             }
         }};
     }
@@ -218,18 +237,8 @@ fn bounds(arr: &ArrayRef, ty: PrimitiveType) -> Bounds {
         (_, ArrowType::Int16) => prim!(Int16Type, |v: i16| Scalar::Long(i64::from(v))),
         (_, ArrowType::Int32) => prim!(Int32Type, |v: i32| Scalar::Long(i64::from(v))),
         (_, ArrowType::Int64) => prim!(Int64Type, Scalar::Long),
-        (_, ArrowType::Float32) => {
-            if any_valid_nan(arr.as_primitive::<Float32Type>(), f32::is_nan) {
-                return Bounds::Unusable;
-            }
-            prim!(Float32Type, Scalar::Float)
-        }
-        (_, ArrowType::Float64) => {
-            if any_valid_nan(arr.as_primitive::<Float64Type>(), f64::is_nan) {
-                return Bounds::Unusable;
-            }
-            prim!(Float64Type, Scalar::Double)
-        }
+        (_, ArrowType::Float32) => prim!(Float32Type, Scalar::Float, f32::is_nan),
+        (_, ArrowType::Float64) => prim!(Float64Type, Scalar::Double, f64::is_nan),
         (PrimitiveType::Decimal(p, s), ArrowType::Decimal128(_, _)) => {
             prim!(Decimal128Type, |v: i128| Scalar::Decimal {
                 value: v,
