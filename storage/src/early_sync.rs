@@ -31,8 +31,9 @@ use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 
-/// Bytes written since the last early sync before another is started.
-pub(crate) const EARLY_SYNC_BYTES: u64 = 4 << 20;
+/// Bytes written since the last early sync before another is started: the write-out
+/// hint's chunk, so a chunk not covered by a sync gets the hint instead.
+pub(crate) const EARLY_SYNC_BYTES: u64 = crate::durable_write::CHUNK as u64;
 
 /// Most early syncs in flight in the process at once.
 pub(crate) const MAX_IN_FLIGHT: usize = 4;
@@ -142,11 +143,28 @@ impl EarlySync {
 #[cfg(test)]
 mod tests {
     use std::io::Write;
+    use std::time::{Duration, Instant};
 
     use super::*;
 
+    /// Whether a sync starts at `written` within a few seconds of asking again: another
+    /// test (the limit's) may hold every process slot for a moment, which only a refusal
+    /// for another reason outlasts.
+    fn starts(early: &mut EarlySync, file: &File, written: u64) -> bool {
+        let give_up = Instant::now() + Duration::from_secs(5);
+        loop {
+            if early.after_write(file, written) {
+                return true;
+            }
+            if Instant::now() > give_up {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     #[test]
-    fn syncs_start_once_per_step_and_one_at_a_time() {
+    fn syncs_start_once_per_step_written() {
         let dir = tempfile::tempdir().unwrap();
         let mut file = File::create_new(dir.path().join("f")).unwrap();
         let mut early = EarlySync::default();
@@ -157,16 +175,47 @@ mod tests {
             "not a step yet"
         );
         file.write_all(&[7u8]).unwrap();
-        assert!(early.after_write(&file, EARLY_SYNC_BYTES), "a step written");
         assert!(
-            !early.after_write(&file, EARLY_SYNC_BYTES + 1),
-            "nothing new since the last start"
+            starts(&mut early, &file, EARLY_SYNC_BYTES),
+            "a step written"
         );
         early.finish().unwrap();
+        assert!(
+            !early.after_write(&file, 2 * EARLY_SYNC_BYTES - 1),
+            "less than a step since the last start"
+        );
         file.write_all(&vec![7u8; step]).unwrap();
-        assert!(early.after_write(&file, 2 * EARLY_SYNC_BYTES));
+        assert!(starts(&mut early, &file, 2 * EARLY_SYNC_BYTES));
         early.finish().unwrap();
         assert!(early.in_flight.is_none());
+    }
+
+    #[test]
+    fn no_sync_starts_while_one_is_in_flight() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = File::create_new(dir.path().join("f")).unwrap();
+        let mut early = EarlySync::default();
+        // A sync that ends only when the test lets it, or after two seconds (so that an
+        // `after_write` that waited for it, instead of declining, fails the test rather than
+        // hanging it).
+        let (release, wait) = std::sync::mpsc::channel::<()>();
+        early.in_flight = Some(std::thread::spawn(move || {
+            let _ = wait.recv_timeout(Duration::from_secs(2));
+            Ok(())
+        }));
+        assert!(
+            !early.after_write(&file, 3 * EARLY_SYNC_BYTES),
+            "a sync is in flight"
+        );
+        release.send(()).unwrap();
+        while early.in_flight.as_ref().is_some_and(|h| !h.is_finished()) {
+            std::thread::yield_now();
+        }
+        assert!(
+            starts(&mut early, &file, 3 * EARLY_SYNC_BYTES),
+            "and then one starts"
+        );
+        early.finish().unwrap();
     }
 
     #[test]
@@ -176,7 +225,7 @@ mod tests {
         let (_read, write) = std::io::pipe().unwrap();
         let file = File::from(std::os::fd::OwnedFd::from(write));
         let mut early = EarlySync::default();
-        assert!(early.after_write(&file, EARLY_SYNC_BYTES));
+        assert!(starts(&mut early, &file, EARLY_SYNC_BYTES));
         assert!(
             early.finish().is_err(),
             "the error reaches the closing step"
