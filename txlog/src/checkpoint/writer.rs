@@ -1261,6 +1261,14 @@ mod tests {
         (protocol, adds, removes)
     }
 
+    /// The protocol, then the adds, then the removes, as checkpoint rows.
+    fn rows_of<'a>(protocol: &'a Protocol, adds: &'a [Add], removes: &'a [Remove]) -> Vec<Row<'a>> {
+        let mut rows = vec![Row::Protocol(protocol)];
+        rows.extend(adds.iter().map(|a| Row::Add(a.into())));
+        rows.extend(removes.iter().map(Row::Remove));
+        rows
+    }
+
     /// [`many_rows`] encoded as a V1 checkpoint file in a pool of `threads`.
     fn encode_in_pool(
         threads: usize,
@@ -1268,9 +1276,7 @@ mod tests {
         adds: &[Add],
         removes: &[Remove],
     ) -> Vec<u8> {
-        let mut rows = vec![Row::Protocol(protocol)];
-        rows.extend(adds.iter().map(|a| Row::Add(a.into())));
-        rows.extend(removes.iter().map(Row::Remove));
+        let rows = rows_of(protocol, adds, removes);
         let (schema, parsed) = plain(FileShape::V1);
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -1670,9 +1676,7 @@ mod tests {
     #[test]
     fn a_file_is_streamed_to_the_store_and_checked_a_row_group_at_a_time() {
         let (protocol, adds, removes) = many_rows();
-        let mut rows = vec![Row::Protocol(&protocol)];
-        rows.extend(adds.iter().map(|a| Row::Add(a.into())));
-        rows.extend(removes.iter().map(Row::Remove));
+        let rows = rows_of(&protocol, &adds, &removes);
         let (schema, parsed) = plain(FileShape::V1);
         let expected = encode(&schema, &[&rows], &parsed, Vec::new()).unwrap();
         let path = StorePath::parse("_delta_log/00000000000000000010.checkpoint.parquet").unwrap();
@@ -1766,9 +1770,7 @@ mod tests {
     #[test]
     fn a_file_that_reads_back_damaged_is_removed() {
         let (protocol, adds, removes) = many_rows();
-        let mut rows = vec![Row::Protocol(&protocol)];
-        rows.extend(adds.iter().map(|a| Row::Add(a.into())));
-        rows.extend(removes.iter().map(Row::Remove));
+        let rows = rows_of(&protocol, &adds, &removes);
         let (schema, parsed) = plain(FileShape::V1);
         let len = encode(&schema, &[&rows], &parsed, Vec::new())
             .unwrap()
@@ -1789,15 +1791,13 @@ mod tests {
         }
     }
 
-    /// Paths and statistics are written plain; columns that repeat values (partition
-    /// values here) keep their dictionary.
+    /// Paths and statistics are written plain; other columns (`add.size` here, whose values
+    /// fit a dictionary) keep theirs.
     #[test]
     fn distinct_columns_are_written_without_a_dictionary() {
         use parquet::file::reader::{FileReader, SerializedFileReader};
         let (protocol, adds, removes) = many_rows();
-        let mut rows = vec![Row::Protocol(&protocol)];
-        rows.extend(adds.iter().map(|a| Row::Add(a.into())));
-        rows.extend(removes.iter().map(Row::Remove));
+        let rows = rows_of(&protocol, &adds, &removes);
         let (schema, parsed) = plain(FileShape::V1);
         let bytes = Bytes::from(encode(&schema, &[&rows], &parsed, Vec::new()).unwrap());
         let reader = SerializedFileReader::new(bytes).unwrap();
