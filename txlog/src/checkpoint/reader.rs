@@ -543,8 +543,12 @@ fn open_footer(
     // The parquet crate can spin or overflow its stack on hostile Thrift: screen what it
     // will decode first, and read through guarded readers.
     thrift_check::check_footer(source.bytes()).map_err(|e| corrupt(&e))?;
-    let metadata = ArrowReaderMetadata::load(source, ArrowReaderOptions::default())
-        .map_err(|e| corrupt(&e))?;
+    // The Arrow schema an Arrow writer embeds in the footer (`ARROW:schema`) is skipped:
+    // the decoders take the types the Parquet schema maps to, as they must for the
+    // checkpoints of writers that embed none (Spark), and a small checkpoint's load spent
+    // about a twentieth of its time verifying and converting that IPC message.
+    let options = ArrowReaderOptions::default().with_skip_arrow_metadata(true);
+    let metadata = ArrowReaderMetadata::load(source, options.clone()).map_err(|e| corrupt(&e))?;
     let file_len = usize::try_from(source.len()).unwrap_or(usize::MAX);
     // Strings in structs are read as views into the decoded pages instead of being copied
     // into fresh offset buffers: every path and statistics string is copied once, into the
@@ -554,11 +558,10 @@ fn open_footer(
         false => None,
     };
     let metadata = match views {
-        Some(views) => ArrowReaderMetadata::try_new(
-            metadata.metadata().clone(),
-            ArrowReaderOptions::default().with_schema(views),
-        )
-        .unwrap_or(metadata),
+        Some(views) => {
+            ArrowReaderMetadata::try_new(metadata.metadata().clone(), options.with_schema(views))
+                .unwrap_or(metadata)
+        }
         None => metadata,
     };
     let roots: Vec<usize> = metadata
@@ -1792,6 +1795,45 @@ pub(super) mod tests {
         let actions = read_parquet_actions("x.parquet", Bytes::from(buf)).unwrap();
         assert_eq!(actions.len(), 3);
         assert!(matches!(&actions[2], Action::Txn(t) if t.app_id == "a" && t.version == 3));
+    }
+
+    /// The Arrow schema an Arrow writer embeds is not read: a checkpoint whose
+    /// `ARROW:schema` is not a valid IPC message (or describes other types) is read by its
+    /// Parquet schema, as one without it is.
+    #[test]
+    fn the_embedded_arrow_schema_is_not_read() {
+        use parquet::arrow::arrow_writer::ArrowWriterOptions;
+        use parquet::file::metadata::KeyValue;
+        use parquet::file::properties::WriterProperties;
+
+        let app: ArrayRef = Arc::new(StringArray::from(vec!["a"; 2]));
+        let version: ArrayRef = Arc::new(Int64Array::from(vec![7, 8]));
+        let txn = StructArray::from(vec![
+            (Arc::new(Field::new("appId", DataType::Utf8, true)), app),
+            (
+                Arc::new(Field::new("version", DataType::Int64, true)),
+                version,
+            ),
+        ]);
+        let schema = Schema::new(vec![Field::new("txn", txn.data_type().clone(), true)]);
+        let batch = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(txn)]).unwrap();
+        let props = WriterProperties::builder()
+            .set_key_value_metadata(Some(vec![KeyValue::new(
+                "ARROW:schema".to_string(),
+                "bm90IGFuIElQQyBtZXNzYWdl".to_string(),
+            )]))
+            .build();
+        let options = ArrowWriterOptions::new()
+            .with_properties(props)
+            .with_skip_arrow_metadata(true);
+        let mut buf = Vec::new();
+        let mut writer =
+            ArrowWriter::try_new_with_options(&mut buf, batch.schema(), options).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let actions = read_parquet_actions("x.parquet", Bytes::from(buf)).unwrap();
+        assert_eq!(actions.len(), 2);
+        assert!(matches!(&actions[1], Action::Txn(t) if t.app_id == "a" && t.version == 8));
     }
 
     /// A checkpoint of 4 rows in row groups of 2: `txn` in every row, `domainMetadata`
