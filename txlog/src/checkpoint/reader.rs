@@ -1726,17 +1726,7 @@ pub(super) mod tests {
         use parquet::file::properties::WriterProperties;
 
         let n = 64;
-        let app: ArrayRef = Arc::new(StringArray::from(vec!["a"; n]));
-        let version: ArrayRef = Arc::new(Int64Array::from((0..n as i64).collect::<Vec<_>>()));
-        let txn = StructArray::from(vec![
-            (Arc::new(Field::new("appId", DataType::Utf8, true)), app),
-            (
-                Arc::new(Field::new("version", DataType::Int64, true)),
-                version,
-            ),
-        ]);
-        let schema = Schema::new(vec![Field::new("txn", txn.data_type().clone(), true)]);
-        let batch = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(txn)]).unwrap();
+        let batch = txn_batch(&(0..n as i64).collect::<Vec<_>>());
         let props = WriterProperties::builder()
             .set_max_row_group_row_count(Some(4))
             .build();
@@ -1775,10 +1765,11 @@ pub(super) mod tests {
         spawned.join().unwrap().unwrap_err();
     }
 
-    #[test]
-    fn files_written_by_the_parquet_crate_pass_the_thrift_check() {
-        let app: ArrayRef = Arc::new(StringArray::from(vec!["a"; 3]));
-        let version: ArrayRef = Arc::new(Int64Array::from(vec![1, 2, 3]));
+    /// A batch of one `txn` column (appId "a") per version in `versions`, as an Arrow writer
+    /// would give it to a checkpoint.
+    fn txn_batch(versions: &[i64]) -> RecordBatch {
+        let app: ArrayRef = Arc::new(StringArray::from(vec!["a"; versions.len()]));
+        let version: ArrayRef = Arc::new(Int64Array::from(versions.to_vec()));
         let txn = StructArray::from(vec![
             (Arc::new(Field::new("appId", DataType::Utf8, true)), app),
             (
@@ -1787,7 +1778,12 @@ pub(super) mod tests {
             ),
         ]);
         let schema = Schema::new(vec![Field::new("txn", txn.data_type().clone(), true)]);
-        let batch = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(txn)]).unwrap();
+        RecordBatch::try_new(Arc::new(schema), vec![Arc::new(txn)]).unwrap()
+    }
+
+    #[test]
+    fn files_written_by_the_parquet_crate_pass_the_thrift_check() {
+        let batch = txn_batch(&[1, 2, 3]);
         let mut buf = Vec::new();
         let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), None).unwrap();
         writer.write(&batch).unwrap();
@@ -1806,17 +1802,7 @@ pub(super) mod tests {
         use parquet::file::metadata::KeyValue;
         use parquet::file::properties::WriterProperties;
 
-        let app: ArrayRef = Arc::new(StringArray::from(vec!["a"; 2]));
-        let version: ArrayRef = Arc::new(Int64Array::from(vec![7, 8]));
-        let txn = StructArray::from(vec![
-            (Arc::new(Field::new("appId", DataType::Utf8, true)), app),
-            (
-                Arc::new(Field::new("version", DataType::Int64, true)),
-                version,
-            ),
-        ]);
-        let schema = Schema::new(vec![Field::new("txn", txn.data_type().clone(), true)]);
-        let batch = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(txn)]).unwrap();
+        let batch = txn_batch(&[7, 8]);
         let props = WriterProperties::builder()
             .set_key_value_metadata(Some(vec![KeyValue::new(
                 "ARROW:schema".to_string(),
