@@ -1794,8 +1794,8 @@ pub(super) mod tests {
     }
 
     /// The Arrow schema an Arrow writer embeds is not read: a checkpoint whose
-    /// `ARROW:schema` is not a valid IPC message (or describes other types) is read by its
-    /// Parquet schema, as one without it is.
+    /// `ARROW:schema` is not a valid IPC message is read by its Parquet schema, as one
+    /// without it is.
     #[test]
     fn the_embedded_arrow_schema_is_not_read() {
         use parquet::arrow::arrow_writer::ArrowWriterOptions;
