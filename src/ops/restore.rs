@@ -39,7 +39,7 @@ use alluvium_txlog::properties::{
 use alluvium_txlog::schema::StructType;
 use alluvium_txlog::table::TableFeature;
 
-use crate::commit::WriteOptions;
+use crate::commit::{WriteOptions, WriteOutcome, finish, outcome_if_done};
 use crate::report::CommitSummary;
 use crate::rows::rules::identity::{HIGH_WATER_MARK, STEP};
 use crate::{Error, Result, Table};
@@ -176,7 +176,39 @@ impl Table {
     /// outside the table's history; unsupported writer features; a conflict when another
     /// commit lands first (the restore read the whole table).
     pub fn restore(&self, to: VersionSpec) -> Result<CommitSummary> {
-        let latest = self.read_snapshot(&WriteOptions::default())?;
+        match self.restore_with(to, &WriteOptions::default())? {
+            WriteOutcome::Committed(summary) => Ok(*summary),
+            // Only an application transaction already recorded skips a write, and the
+            // default options name none.
+            WriteOutcome::Skipped { app_id, .. } => Err(Error::InvalidArgument(format!(
+                "RESTORE was skipped for application {app_id} without being asked to be idempotent"
+            ))),
+        }
+    }
+
+    /// [`restore`](Self::restore) with the options every write takes: `commitInfo`
+    /// fields, an application transaction (a restore the application already committed
+    /// is [`WriteOutcome::Skipped`], nothing written) and the snapshot to read.
+    ///
+    /// ```no_run
+    /// # fn main() -> alluvium::Result<()> {
+    /// use alluvium::{AppTransaction, Table, VersionSpec, WriteOptions};
+    /// let table = Table::open("path/to/table")?;
+    /// let options = WriteOptions::default().with_app_transaction(AppTransaction {
+    ///     app_id: "rollback-job".into(),
+    ///     version: 7,
+    /// });
+    /// // Run twice (a retried job): the second run is skipped, not a second RESTORE.
+    /// let first = table.restore_with(VersionSpec::Version(3), &options)?;
+    /// let again = table.restore_with(VersionSpec::Version(3), &options)?;
+    /// assert!(first.report().is_some() && again.report().is_none());
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`restore`](Self::restore); options that are not valid for a write.
+    pub fn restore_with(&self, to: VersionSpec, options: &WriteOptions) -> Result<WriteOutcome> {
+        let latest = self.read_snapshot(options)?;
         let target = self.snapshot_at(to)?;
         if target.version() >= latest.version() {
             return Err(Error::InvalidArgument(format!(
@@ -216,6 +248,9 @@ impl Table {
 
         let size = |adds: &[FileRef<'_>]| adds.iter().map(|a| a.size().max(0)).sum::<i64>();
         let mut txn = Transaction::new(latest.inner(), "RESTORE");
+        if let Some(done) = outcome_if_done(&mut txn, &latest, options) {
+            return Ok(done);
+        }
         match to {
             VersionSpec::Timestamp(ms) => {
                 txn.set_parameter("version", serde_json::Value::Null);
@@ -272,7 +307,7 @@ impl Table {
         if then_columns != now_columns && clustering::is_clustered(&protocol) {
             txn.set_domain(clustering::domain_action(&then_columns));
         }
-        self.commit_with_policy(txn)
+        finish(self, txn, options)
     }
 }
 

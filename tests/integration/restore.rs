@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use alluvium::{
-    Error, ScanBuilder, Table, VacuumOptions, VersionSpec, WriteOptions, parse_column_definition,
+    AppTransaction, Error, ScanBuilder, Table, VacuumOptions, VersionSpec, WriteOptions,
+    WriteOutcome, parse_column_definition,
 };
 
 use crate::batches::id_batch as batch;
@@ -99,6 +100,53 @@ fn restore_brings_back_the_target_versions_rows_with_deltas_metrics() {
             rows(&t, VersionSpec::Version(1))
         );
     }
+}
+
+#[test]
+fn restore_with_an_application_transaction_runs_once_and_records_commit_fields() {
+    let (_d, t) = history(true);
+    let options = WriteOptions::default()
+        .with_app_transaction(AppTransaction::new("rollback-job", 7))
+        .with_commit_info([("ticket".to_string(), serde_json::json!("OPS-12"))].into());
+    let first = t.restore_with(VersionSpec::Version(2), &options).unwrap();
+    assert_eq!(first.report().map(|s| s.version), Some(5));
+    let actions = commit_json(&t, 5);
+    let txn = actions.iter().find_map(|a| a.get("txn")).unwrap();
+    assert_eq!(
+        (&txn["appId"], &txn["version"]),
+        (&serde_json::json!("rollback-job"), &serde_json::json!(7))
+    );
+    let ci = actions.iter().find_map(|a| a.get("commitInfo")).unwrap();
+    assert_eq!(
+        (&ci["operation"], &ci["ticket"]),
+        (&serde_json::json!("RESTORE"), &serde_json::json!("OPS-12"))
+    );
+    // A retried job: skipped, nothing committed, the rows still those of version 2.
+    let again = t.restore_with(VersionSpec::Version(2), &options).unwrap();
+    assert!(
+        matches!(
+            again,
+            WriteOutcome::Skipped {
+                recorded_version: 7,
+                table_version: 5,
+                ..
+            }
+        ),
+        "{again:?}"
+    );
+    assert_eq!(t.snapshot().unwrap().version(), 5);
+    assert_eq!(
+        rows(&t, VersionSpec::Latest),
+        rows(&t, VersionSpec::Version(2))
+    );
+    // A later application version restores again.
+    let later = options.with_app_transaction(AppTransaction::new("rollback-job", 8));
+    let third = t.restore_with(VersionSpec::Version(1), &later).unwrap();
+    assert_eq!(third.report().map(|s| s.version), Some(6));
+    assert_eq!(
+        rows(&t, VersionSpec::Latest),
+        rows(&t, VersionSpec::Version(1))
+    );
 }
 
 #[test]
