@@ -5,7 +5,8 @@ Reads the "checked by" column (the last) of the table under "## Traceability" an
 backticked citation there:
 
 * `path/to/file.rs` or `path/to/script.py`: the file (or directory) exists;
-* `path/to/file.rs::name` and `path/to/file.rs::{a, b}`: each `fn name` is in that file;
+* `path/to/file.rs::name` and `path/to/file.rs::{a, b}`: each `fn name` is in that file
+  (`def name` in a Python file, `path/to/test_file.py::name`);
 * `crate::module` and `crate::module::name` (crates storage, txlog, expr, datafile, mvcc,
   compaction, iceberg, alluvium_state, alluvium for the facade, alluvium_cli and alluvium_bench): the module file
   exists, and `fn name` is in it or its directory;
@@ -70,8 +71,9 @@ def text(path):
 
 
 def defines_fn(paths, name):
-    pattern = re.compile(r"\bfn\s+" + re.escape(name) + r"\b")
-    return any(pattern.search(text(p)) for p in paths)
+    rust = re.compile(r"\bfn\s+" + re.escape(name) + r"\b")
+    python = re.compile(r"^\s*(?:async\s+)?def\s+" + re.escape(name) + r"\b", re.M)
+    return any((python if p.endswith(".py") else rust).search(text(p)) for p in paths)
 
 
 def names_in(tail):
@@ -106,7 +108,8 @@ def check_path_citation(cite):
     if not tail:
         return []
     files = list(rust_files(head))
-    return [f"{cite}: no fn {n} in {head}" for n in names_in(tail) if not defines_fn(files, n)]
+    kind = "def" if head.endswith(".py") else "fn"
+    return [f"{cite}: no {kind} {n} in {head}" for n in names_in(tail) if not defines_fn(files, n)]
 
 
 def check_module_citation(cite):

@@ -482,6 +482,36 @@ class DeltaTable:
         hours = float(retention_hours) if retention_hours is not None else None
         return self._table.vacuum(hours, dry_run, enforce_retention_duration, full)
 
+    def restore(
+        self,
+        target: int | _dt.datetime | str,
+        *,
+        ignore_missing_files: bool = False,
+        protocol_downgrade_allowed: bool = False,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+    ) -> dict[str, Any]:
+        """RESTORE: one commit that makes the latest version hold the files and metadata of
+        ``target`` (a version number, or the latest version committed at or before a
+        datetime, naive datetimes being UTC, or ISO 8601 text). Nothing is rewritten: the
+        target's files missing now are added back, those it lacks are removed. Returns the
+        metrics: deltalake's ``numRestoredFile`` and ``numRemovedFile``, and Delta's
+        ``numRestoredFiles``, ``numRemovedFiles``, ``restoredFilesSize``,
+        ``removedFilesSize``, ``numOfFilesAfterRestore`` and ``tableSizeAfterRestore``.
+
+        A target whose files VACUUM has deleted is refused, naming them, and nothing is
+        committed; ``ignore_missing_files=True``, which would commit a table that names
+        missing files, is refused too. The protocol is never downgraded (time travel to the
+        versions in between must stay readable), so ``protocol_downgrade_allowed`` changes
+        nothing. ``commit_properties`` add ``commitInfo`` fields and an application
+        transaction (a restore the application already committed is skipped)."""
+        if ignore_missing_files:
+            raise InvalidInputError(
+                "ignore_missing_files=True is not supported: RESTORE never commits a version that names missing files"
+            )
+        v, ts = _version_arg(target)
+        return self._table.restore(v, ts, _commit_dict(commit_properties))
+
     def create_checkpoint(self) -> None:
         """Writes a checkpoint of the latest version."""
         self._table.create_checkpoint()

@@ -693,6 +693,48 @@ impl RawTable {
         Ok(ArrowStream::new(Box::new(batches)))
     }
 
+    /// RESTORE to `version`, or to the version as of `timestamp_ms`: returns Delta's
+    /// operation metrics (`numRestoredFiles`, `numRemovedFiles`, `restoredFilesSize`, ...)
+    /// as numbers, with deltalake's `numRestoredFile` and `numRemovedFile` beside them
+    /// (zeros when an application transaction already recorded made it a no-op).
+    #[pyo3(signature = (version=None, timestamp_ms=None, commit=None))]
+    fn restore<'py>(
+        &self,
+        py: Python<'py>,
+        version: Option<u64>,
+        timestamp_ms: Option<i64>,
+        commit: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let spec = match version_spec(version, timestamp_ms)? {
+            VersionSpec::Latest => {
+                return Err(invalid_input("RESTORE needs a version or a timestamp"));
+            }
+            spec => spec,
+        };
+        let options = commit_options(commit.as_ref())?;
+        let metrics = blocking::run(py, |_| {
+            let done = self.table.restore_with(spec, &options).py_err()?;
+            self.after_commit(&done).py_err()?;
+            Ok(done
+                .report()
+                .map(|s| s.operation_metrics.clone())
+                .unwrap_or_default())
+        })?;
+        let d = PyDict::new(py);
+        let number = |k: &str| {
+            metrics
+                .get(k)
+                .and_then(|v| v.parse::<i64>().ok())
+                .unwrap_or(0)
+        };
+        d.set_item("numRemovedFile", number("numRemovedFiles"))?;
+        d.set_item("numRestoredFile", number("numRestoredFiles"))?;
+        for k in metrics.keys() {
+            d.set_item(k, number(k))?;
+        }
+        Ok(d)
+    }
+
     /// Writes a checkpoint of the latest version.
     fn create_checkpoint(&self, py: Python<'_>) -> PyResult<u64> {
         blocking::run(py, |_| {

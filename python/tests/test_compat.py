@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
+import os
 import time
 
 import pytest
@@ -194,6 +195,55 @@ def test_alter_and_create(engine, table_path):
     t.alter.drop_constraint("id_positive")
     t.alter.drop_constraint("id_positive", raise_if_not_exists=False)
     assert "delta.constraints.id_positive" not in engine.DeltaTable(table_path).metadata().configuration
+
+
+def test_restore(engine, table_path):
+    engine.write_deltalake(table_path, data([1, 2]))
+    engine.write_deltalake(table_path, data([3]), mode="append")
+    engine.write_deltalake(table_path, data([9]), mode="overwrite")
+    t = engine.DeltaTable(table_path)
+    m = t.restore(1)
+    # Version 1 held two files, version 2 one: both engines' own metric names.
+    assert (m["numRestoredFile"], m["numRemovedFile"]) == (2, 1)
+    if engine.__name__ == "alluvium":
+        assert (m["numRestoredFiles"], m["numRemovedFiles"], m["numOfFilesAfterRestore"]) == (2, 1, 2)
+        assert m["restoredFilesSize"] > 0 and m["tableSizeAfterRestore"] > 0
+    assert t.version() == 3
+    assert rows(t.to_pyarrow_table(), "id") == [(1,), (2,), (3,)]
+    assert rows(engine.DeltaTable(table_path).to_pyarrow_table(), "id") == [(1,), (2,), (3,)]
+    assert t.history(1)[0]["operation"] == "RESTORE"
+    with pytest.raises(Exception):
+        t.restore(3)  # not older than the latest version
+    assert engine.DeltaTable(table_path).version() == 3
+
+
+def test_restore_refusals_and_idempotence(table_path):
+    import alluvium
+
+    alluvium.write_deltalake(table_path, data([1]))
+    alluvium.write_deltalake(table_path, data([2]), mode="append")
+    t = alluvium.DeltaTable(table_path)
+    with pytest.raises(alluvium.InvalidInputError, match="ignore_missing_files"):
+        t.restore(0, ignore_missing_files=True)
+    with pytest.raises(alluvium.InvalidInputError, match="not older than the latest version"):
+        t.restore(1)
+    assert alluvium.DeltaTable(table_path).version() == 1
+    props = alluvium.CommitProperties(
+        app_transactions=[alluvium.Transaction(app_id="rollback", version=1)],
+        custom_metadata={"ticket": "OPS-1"},
+    )
+    assert t.restore(0, commit_properties=props)["numRemovedFile"] == 1
+    assert t.version() == 2
+    assert t.history(1)[0]["ticket"] == "OPS-1"
+    assert t.transaction_version("rollback") == 1
+    # The same application version again: skipped, nothing committed.
+    assert t.restore(0, commit_properties=props)["numRemovedFile"] == 0
+    assert alluvium.DeltaTable(table_path).version() == 2
+    # By time: the latest version committed at or before version 1's commit.
+    when = dt.datetime.fromtimestamp(os.path.getmtime(os.path.join(table_path, "_delta_log", f"{1:020}.json")), dt.timezone.utc)
+    t.restore(when)
+    assert t.version() == 3
+    assert rows(t.to_pyarrow_table(), "id") == [(1,), (2,)]
 
 
 def test_change_data_feed(engine, table_path):
