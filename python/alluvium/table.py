@@ -207,6 +207,20 @@ class DeltaTable:
             out.append(f if "://" in f else f"{root}/{f}")
         return out
 
+    def partitions(
+        self, partition_filters: Any = None, *, file_pruning_predicate: Any = None
+    ) -> list[dict[str, str | None]]:
+        """The partitions of the loaded version's live files, each a dict of partition
+        column to value (its text in the log, ``None`` for null), e.g.
+        ``[{'year': '2021', 'month': '1'}, ...]``; none for an unpartitioned table. With a
+        filter (deltalake's filter lists or SQL text, as ``partition_filters`` or
+        ``file_pruning_predicate``), only the partitions of the files a scan with it reads
+        (pruned by partition values and statistics)."""
+        if partition_filters is not None and file_pruning_predicate is not None:
+            raise InvalidInputError("give partition_filters or file_pruning_predicate, not both")
+        chosen = partition_filters if partition_filters is not None else file_pruning_predicate
+        return [dict(p) for p in self._table.partitions(dnf_to_sql(chosen))]
+
     def get_add_actions(self, flatten: bool = False) -> list[dict[str, Any]]:
         """The loaded version's add actions as dicts (path, size, partition values,
         modification time, statistics, deletion vector)."""

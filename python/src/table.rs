@@ -91,6 +91,9 @@ pub(crate) fn is_table(
     })
 }
 
+/// One partition: `(column, value)` pairs in partition-column order, a null as `None`.
+type Partition = Vec<(String, Option<String>)>;
+
 /// A table handle with its loaded snapshot.
 #[pyclass(module = "alluvium._native", frozen)]
 pub(crate) struct RawTable {
@@ -380,6 +383,62 @@ impl RawTable {
             };
             out.sort();
             Ok(out)
+        })
+    }
+
+    /// The distinct partition values of the live files (of those a scan with `filter`
+    /// reads, when given): one list of `(column, value)` pairs per partition, in the
+    /// table's partition-column order, logical names (the log keys them by physical name
+    /// under column mapping), a null value as `None`; sorted; none for an unpartitioned
+    /// table.
+    #[pyo3(signature = (filter=None))]
+    fn partitions(&self, py: Python<'_>, filter: Option<String>) -> PyResult<Vec<Partition>> {
+        let s = self.loaded()?;
+        let filter = parse(filter.as_deref())?;
+        blocking::run(py, move |_| {
+            let mode = s.column_mapping();
+            let keys: Vec<(String, String)> = s
+                .partition_columns()
+                .iter()
+                .map(|c| {
+                    let physical = s
+                        .schema()
+                        .field(c)
+                        .map_or(c.as_str(), |f| mode.physical_name(f));
+                    (c.clone(), physical.to_string())
+                })
+                .collect();
+            if keys.is_empty() {
+                return Ok(Vec::new());
+            }
+            // One file's partition, its values looked up by physical name.
+            let of = |values: &alluvium::OptStringMap| -> Partition {
+                keys.iter()
+                    .map(|(logical, physical)| {
+                        let value = values.get(physical).flatten().map(str::to_string);
+                        (logical.clone(), value)
+                    })
+                    .collect()
+            };
+            let mut seen = std::collections::BTreeSet::new();
+            match filter {
+                None => {
+                    for a in s.files() {
+                        seen.insert(of(a.partition_values()));
+                    }
+                }
+                Some(f) => {
+                    let scan = ScanBuilder::new(s.clone())
+                        .with_columns(Vec::<String>::new())
+                        .with_filter(f)
+                        .build()
+                        .py_err()?;
+                    for a in scan.files() {
+                        seen.insert(of(&a.partition_values));
+                    }
+                }
+            }
+            Ok(seen.into_iter().collect())
         })
     }
 

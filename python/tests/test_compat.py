@@ -197,6 +197,37 @@ def test_alter_and_create(engine, table_path):
     assert "delta.constraints.id_positive" not in engine.DeltaTable(table_path).metadata().configuration
 
 
+def test_partitions(engine, table_path):
+    def key(p):
+        return sorted((k, v or "") for k, v in p.items())
+
+    t0 = pa.table({
+        "a": pa.array([1, 2, 3, 4], pa.int64()),
+        "y": pa.array([2020, 2021, None, 2021], pa.int32()),
+        "s": ["x y", "y", "x y", None],
+    })
+    engine.write_deltalake(table_path, t0, partition_by=["y", "s"])
+    t = engine.DeltaTable(table_path)
+    expected = [{"y": "2020", "s": "x y"}, {"y": None, "s": "x y"}, {"y": "2021", "s": "y"}, {"y": "2021", "s": None}]
+    assert sorted(t.partitions(), key=key) == sorted(expected, key=key)
+    assert sorted(t.partitions(file_pruning_predicate=[("y", "=", "2021")]), key=key) == sorted(expected[2:], key=key)
+    engine.write_deltalake(table_path + "-flat", pa.table({"a": pa.array([1], pa.int64())}))
+    assert engine.DeltaTable(table_path + "-flat").partitions() == []
+
+
+def test_partitions_under_column_mapping_use_logical_names(table_path):
+    import alluvium
+
+    schema = pa.schema([("a", pa.int64()), ("y", pa.string())])
+    alluvium.DeltaTable.create(table_path, schema, partition_by=["y"], configuration={"delta.columnMapping.mode": "name"})
+    alluvium.write_deltalake(table_path, pa.table({"a": pa.array([1, 2], pa.int64()), "y": ["p", "q"]}), mode="append")
+    t = alluvium.DeltaTable(table_path)
+    # The log keys the values by physical name; the partitions speak the table's names.
+    assert "y" not in t.get_add_actions()[0]["partitionValues"]
+    assert t.partitions() == [{"y": "p"}, {"y": "q"}]
+    assert t.partitions("y = 'q'") == [{"y": "q"}]
+
+
 def test_restore(engine, table_path):
     engine.write_deltalake(table_path, data([1, 2]))
     engine.write_deltalake(table_path, data([3]), mode="append")
