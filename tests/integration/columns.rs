@@ -146,6 +146,82 @@ fn add_column_refuses_what_delta_refuses() {
 }
 
 #[test]
+fn add_columns_adds_several_in_one_commit_or_none() {
+    let (_d, t) = table(&[("delta.columnMapping.mode", "name")]);
+    let before = t.snapshot().unwrap();
+    let max: i64 = before.metadata().configuration["delta.columnMapping.maxColumnId"]
+        .parse()
+        .unwrap();
+    let defs = |d: &[&str]| -> Vec<StructField> {
+        d.iter()
+            .map(|x| parse_column_definition(x).unwrap())
+            .collect()
+    };
+    // A name given twice (case-insensitively), or one the table has: refused whole.
+    for (cols, says) in [
+        (defs(&["a string", "A int"]), "already has a column `a`"),
+        (
+            defs(&["b string", "name string"]),
+            "already has a column `name`",
+        ),
+    ] {
+        let e = t
+            .add_columns(cols, &WriteOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(says), "{e}");
+    }
+    assert!(t.add_columns(Vec::new(), &WriteOptions::default()).is_err());
+    assert_eq!(t.snapshot().unwrap().version(), before.version());
+
+    let options =
+        WriteOptions::default().with_app_transaction(alluvium::AppTransaction::new("migrate", 2));
+    let done = t
+        .add_columns(defs(&["a string", "b double"]), &options)
+        .unwrap();
+    let s = t.snapshot().unwrap();
+    assert_eq!(done.report().map(|r| r.version), Some(before.version() + 1));
+    let names: Vec<&str> = s.schema().fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["id", "name", "part", "a", "b"]);
+    // Each its own id and physical name; the maximum id raised past both.
+    let (a, b) = (field(&s, "a"), field(&s, "b"));
+    assert_eq!(
+        (a.column_id(), b.column_id()),
+        (Some(max + 1), Some(max + 2))
+    );
+    assert_ne!(a.physical_name(), b.physical_name());
+    assert_eq!(
+        s.metadata().configuration["delta.columnMapping.maxColumnId"],
+        (max + 2).to_string()
+    );
+    let ci = s.commit_info().unwrap();
+    let columns: serde_json::Value = serde_json::from_str(
+        ci.operation_parameters().unwrap()["columns"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(columns.as_array().map(Vec::len), Some(2), "{columns}");
+    // The same application version again: skipped.
+    let again = t.add_columns(defs(&["c string"]), &options).unwrap();
+    assert!(again.report().is_none());
+    assert_eq!(t.snapshot().unwrap().version(), s.version());
+    // Old rows read both as NULL.
+    let rows = canon_rows(
+        &ScanBuilder::new(t.snapshot().unwrap())
+            .with_columns(["a", "b"])
+            .build()
+            .unwrap()
+            .execute_to_vec()
+            .unwrap(),
+    );
+    assert!(
+        !rows.is_empty() && rows.iter().all(|r| r == "∅ | ∅"),
+        "{rows:?}"
+    );
+}
+
+#[test]
 fn add_column_on_a_mapped_table_gets_a_fresh_id_and_physical_name() {
     let (_d, t) = table(&[("delta.columnMapping.mode", "name")]);
     let before = t.snapshot().unwrap();

@@ -12,7 +12,7 @@ use alluvium_txlog::schema::{
 };
 use alluvium_txlog::table::TableFeature;
 
-use crate::commit::WriteOptions;
+use crate::commit::{WriteOptions, WriteOutcome, finish, outcome_if_done};
 use crate::report::CommitSummary;
 use crate::{Error, Result, Table};
 
@@ -57,54 +57,108 @@ impl Table {
     /// case-insensitive), a non-nullable column on a table with data, a type the table
     /// cannot hold (IcebergCompat rules); unsupported writer features; commit conflicts.
     pub fn add_column(&self, field: StructField) -> Result<CommitSummary> {
-        let snapshot = self.read_snapshot(&WriteOptions::default())?;
-        let mut field = field;
-        field.name = field.name.trim().to_string();
-        if field.name.is_empty() {
-            return Err(Error::InvalidArgument("a column needs a name".into()));
+        match self.add_columns(vec![field], &WriteOptions::default())? {
+            WriteOutcome::Committed(summary) => Ok(*summary),
+            // Only an application transaction already recorded skips a write, and the
+            // default options name none.
+            WriteOutcome::Skipped { app_id, .. } => Err(Error::InvalidArgument(format!(
+                "ADD COLUMNS was skipped for application {app_id} without being asked to be idempotent"
+            ))),
         }
-        if let Some(existing) = snapshot.schema().field(&field.name) {
-            return Err(Error::InvalidArgument(format!(
-                "the table already has a column `{}`",
-                existing.name
-            )));
+    }
+
+    /// [`add_column`](Self::add_column) for several columns at once, in ONE commit, in the
+    /// order given (Delta's `ALTER TABLE ... ADD COLUMNS (a ..., b ...)`), with the
+    /// options every write takes (`commitInfo` fields, an application transaction: a
+    /// change the application already committed is [`WriteOutcome::Skipped`]). The rules
+    /// are `add_column`'s for each column; two columns of one name (case-insensitively)
+    /// are refused, and nothing is committed when any column is refused.
+    ///
+    /// ```no_run
+    /// # fn main() -> alluvium::Result<()> {
+    /// use alluvium::{Table, WriteOptions, parse_column_definition};
+    /// let table = Table::open("path/to/table")?;
+    /// let columns = vec![
+    ///     parse_column_definition("country string")?,
+    ///     parse_column_definition("score double")?,
+    /// ];
+    /// table.add_columns(columns, &WriteOptions::default())?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`add_column`](Self::add_column); no column, or a name given twice; options not
+    /// valid for a write.
+    pub fn add_columns(
+        &self,
+        fields: Vec<StructField>,
+        options: &WriteOptions,
+    ) -> Result<WriteOutcome> {
+        let snapshot = self.read_snapshot(options)?;
+        if fields.is_empty() {
+            return Err(Error::InvalidArgument(
+                "ADD COLUMNS needs at least one column".into(),
+            ));
         }
-        if !field.nullable && snapshot.num_files() > 0 {
-            return Err(Error::InvalidArgument(format!(
-                "cannot add NOT NULL column `{}`: the table has rows, which would hold NULL in it; add it as nullable",
-                field.name
-            )));
-        }
-        field.metadata.remove(COLUMN_MAPPING_ID);
-        field.metadata.remove(COLUMN_MAPPING_PHYSICAL_NAME);
         let mut md = snapshot.metadata().clone();
         let mut schema = snapshot.schema().clone();
-        if snapshot.column_mapping() != ColumnMappingMode::None {
-            let mut one = StructType::new(vec![field]);
-            let max_id = TableProperties(&md.configuration).column_mapping_max_id();
-            let max = assign_column_mapping(&mut one, max_id);
-            md.configuration
-                .insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
-            field = one.fields.remove(0);
+        let mut added: Vec<StructField> = Vec::with_capacity(fields.len());
+        for mut field in fields {
+            field.name = field.name.trim().to_string();
+            if field.name.is_empty() {
+                return Err(Error::InvalidArgument("a column needs a name".into()));
+            }
+            // The schema grows as columns are added: a name given twice is found too.
+            if let Some(existing) = schema.field(&field.name) {
+                return Err(Error::InvalidArgument(format!(
+                    "the table already has a column `{}`",
+                    existing.name
+                )));
+            }
+            if !field.nullable && snapshot.num_files() > 0 {
+                return Err(Error::InvalidArgument(format!(
+                    "cannot add NOT NULL column `{}`: the table has rows, which would hold NULL in it; add it as nullable",
+                    field.name
+                )));
+            }
+            field.metadata.remove(COLUMN_MAPPING_ID);
+            field.metadata.remove(COLUMN_MAPPING_PHYSICAL_NAME);
+            if snapshot.column_mapping() != ColumnMappingMode::None {
+                let mut one = StructType::new(vec![field]);
+                let max_id = TableProperties(&md.configuration).column_mapping_max_id();
+                let max = assign_column_mapping(&mut one, max_id);
+                md.configuration
+                    .insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
+                field = one.fields.remove(0);
+            }
+            schema.fields.push(field.clone());
+            added.push(field);
         }
-        let features = type_features(&field);
-        let shown = serde_json::json!([{ "column": {
-            "name": field.name,
-            "type": field.data_type.to_string(),
-            "nullable": field.nullable,
-            "metadata": field.metadata,
-        }}]);
-        schema.fields.push(field);
+        let features: Vec<TableFeature> = added.iter().flat_map(type_features).collect();
+        let shown: Vec<serde_json::Value> = added
+            .iter()
+            .map(|field| {
+                serde_json::json!({ "column": {
+                    "name": field.name,
+                    "type": field.data_type.to_string(),
+                    "nullable": field.nullable,
+                    "metadata": field.metadata,
+                }})
+            })
+            .collect();
         md.schema_string = schema.to_json();
         let protocol = upgrade_protocol(snapshot.protocol(), &features);
         check_write_supported(&protocol, &md, &schema)
             .map_err(|e| Error::InvalidArgument(format!("cannot add the column: {e}")))?;
         let mut txn = Transaction::new(snapshot.inner(), "ADD COLUMNS");
-        txn.set_parameter("columns", shown.to_string());
+        if let Some(done) = outcome_if_done(&mut txn, &snapshot, options) {
+            return Ok(done);
+        }
+        txn.set_parameter("columns", serde_json::Value::Array(shown).to_string());
         if &protocol != snapshot.protocol() {
             txn.set_protocol(protocol);
         }
         txn.set_metadata(md);
-        self.commit_with_policy(txn)
+        finish(self, txn, options)
     }
 }
