@@ -14,6 +14,7 @@ shared by threads; every call that touches storage or decodes data releases the 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
@@ -22,7 +23,7 @@ from . import _native
 from ._sql import conjoin, dnf_to_sql, timestamp_ms
 from .actions import AddAction
 from .exceptions import InvalidInputError
-from .schema import Schema
+from .schema import Field, Schema, _type_to_json
 from .writer import CommitProperties, PostCommitHookProperties, WriterProperties, _commit_dict, _location
 
 __all__ = ["DeltaTable", "Metadata", "ProtocolVersions", "TableMerger", "TableOptimizer", "TableAlterer"]
@@ -671,6 +672,17 @@ class TableOptimizer:
         return self._table._table.optimize(target_size, cols, dnf_to_sql(partition_filters), None)
 
 
+def _field_json(field: Any) -> dict[str, Any]:
+    """A field as Delta schema JSON: alluvium's :class:`Field`, or any field with deltalake's
+    ``to_json()``."""
+    if isinstance(field, Field):
+        return {"name": field.name, "type": _type_to_json(field.type), "nullable": field.nullable, "metadata": field.metadata}
+    to_json = getattr(field, "to_json", None)
+    if callable(to_json):
+        return json.loads(to_json())
+    raise InvalidInputError(f"add_columns takes Field objects, not {type(field).__name__}")
+
+
 class TableAlterer:
     """Table properties and CHECK constraints (see :attr:`DeltaTable.alter`)."""
 
@@ -687,6 +699,26 @@ class TableAlterer:
         """Sets table properties in one commit (``delta.*`` keys are checked; enabling a
         feature upgrades the protocol as Delta does)."""
         self._table._table.set_properties(dict(properties), [], _commit_dict(commit_properties))
+
+    def add_columns(
+        self,
+        fields: Field | list[Field],
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+    ) -> None:
+        """Adds ``fields`` (:class:`alluvium.schema.Field`, or deltalake's) after the
+        existing columns, in one commit; existing rows read them as NULL. A NOT NULL field
+        is refused on a table with data; under column mapping each gets a fresh id and
+        physical name; a type needing a table feature (``timestamp_ntz``, ``variant``)
+        upgrades the protocol in the same commit. ``commit_properties`` add ``commitInfo``
+        fields and an application transaction (a change the application already committed
+        is skipped)."""
+        listed = [fields] if not isinstance(fields, (list, tuple)) else list(fields)
+        if not listed:
+            raise InvalidInputError("add_columns needs at least one field")
+        struct = json.dumps({"type": "struct", "fields": [_field_json(f) for f in listed]})
+        self._table._table.add_columns(struct, _commit_dict(commit_properties))
 
     def add_constraint(
         self,

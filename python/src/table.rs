@@ -838,6 +838,27 @@ impl RawTable {
         })
     }
 
+    /// ADD COLUMNS: the fields of `struct_json` (a Delta struct type as JSON) appended to
+    /// the schema in one commit; the version committed, `None` when an application
+    /// transaction already recorded made it a no-op.
+    #[pyo3(signature = (struct_json, commit=None))]
+    fn add_columns(
+        &self,
+        py: Python<'_>,
+        struct_json: String,
+        commit: Option<Bound<'_, PyDict>>,
+    ) -> PyResult<Option<u64>> {
+        let options = commit_options(commit.as_ref())?;
+        let fields = alluvium::StructType::from_json(&struct_json)
+            .map_err(|e| invalid_input(format!("cannot add the columns: {e}")))?
+            .fields;
+        blocking::run(py, |_| {
+            let done = self.table.add_columns(fields, &options).py_err()?;
+            self.after_commit(&done).py_err()?;
+            Ok(done.report().map(|s| s.version))
+        })
+    }
+
     /// Adds the CHECK constraint `name`.
     fn add_constraint(&self, py: Python<'_>, name: String, expression: String) -> PyResult<u64> {
         blocking::run(py, |_| {

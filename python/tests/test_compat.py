@@ -277,6 +277,51 @@ def test_restore_refusals_and_idempotence(table_path):
     assert rows(t.to_pyarrow_table(), "id") == [(1,), (2,)]
 
 
+def test_add_columns(engine, table_path):
+    engine.write_deltalake(table_path, data([1, 2]))
+    t = engine.DeltaTable(table_path)
+    t.alter.add_columns([
+        engine.Field("country", engine.schema.PrimitiveType("string"), nullable=True),
+        engine.Field("score", engine.schema.PrimitiveType("double"), nullable=True),
+    ])
+    t = engine.DeltaTable(table_path)
+    assert t.version() == 1  # both columns in one commit
+    assert [f.name for f in t.schema().fields] == ["id", "part", "value", "country", "score"]
+    got = t.to_pyarrow_table()
+    assert got.column("country").to_pylist() == [None, None]
+    assert got.column("score").to_pylist() == [None, None]
+    engine.write_deltalake(table_path, pa.table({
+        "id": pa.array([3], pa.int64()), "part": ["p1"], "value": [3.0],
+        "country": ["NO"], "score": [0.5],
+    }), mode="append")
+    assert rows(engine.DeltaTable(table_path).to_pyarrow_table(), "id", "country") == [(1, None), (2, None), (3, "NO")]
+    with pytest.raises(Exception):
+        t.alter.add_columns(engine.Field("ID", engine.schema.PrimitiveType("long"), nullable=True))
+    assert engine.DeltaTable(table_path).version() == 2
+
+
+def test_add_columns_takes_either_packages_fields_and_commit_properties(table_path):
+    import alluvium
+
+    deltalake = pytest.importorskip("deltalake")
+    alluvium.write_deltalake(table_path, data([1]))
+    t = alluvium.DeltaTable(table_path)
+    props = alluvium.CommitProperties(
+        app_transactions=[alluvium.Transaction(app_id="migrate", version=1)], custom_metadata={"ticket": "OPS-2"}
+    )
+    t.alter.add_columns(deltalake.Field("a", deltalake.schema.PrimitiveType("integer"), nullable=True), commit_properties=props)
+    assert t.version() == 1 and t.history(1)[0]["ticket"] == "OPS-2"
+    assert t.schema().fields[-1].name == "a"
+    # The same application version again: skipped.
+    t.alter.add_columns(alluvium.Field("b", alluvium.PrimitiveType("string")), commit_properties=props)
+    assert alluvium.DeltaTable(table_path).version() == 1
+    with pytest.raises(alluvium.InvalidInputError, match="NOT NULL"):
+        t.alter.add_columns(alluvium.Field("c", alluvium.PrimitiveType("string"), nullable=False))
+    with pytest.raises(alluvium.InvalidInputError, match="Field"):
+        t.alter.add_columns(["d string"])
+    assert alluvium.DeltaTable(table_path).version() == 1
+
+
 def test_change_data_feed(engine, table_path):
     engine.write_deltalake(table_path, data([1, 2, 3]), configuration={"delta.enableChangeDataFeed": "true"})
     t = engine.DeltaTable(table_path)
