@@ -85,6 +85,17 @@ def _version_arg(version: int | str | _dt.datetime) -> tuple[int | None, int | N
     return None, timestamp_ms(version)
 
 
+def _refuse_app_transactions(commit_properties: CommitProperties | None, operation: str) -> None:
+    """``operation`` records no application transaction: one given is refused rather than
+    dropped, since a rerun relying on it would not be skipped. The rest of
+    ``commit_properties`` is accepted without effect for it."""
+    if commit_properties is not None and commit_properties.app_transactions:
+        raise InvalidInputError(
+            f"{operation} does not record application transactions, so a repeat would not be skipped;"
+            " pass commit_properties without app_transactions"
+        )
+
+
 class DeltaTable:
     """A Delta table at ``table_uri`` (a local path, ``file://``, ``s3://``, ``gs://`` or
     ``az://`` location), loaded at ``version`` (the latest when ``None``).
@@ -494,6 +505,7 @@ class DeltaTable:
         the candidates. Returns the files, relative to the table."""
         if keep_versions:
             raise InvalidInputError("keep_versions is not supported: VACUUM keeps every version inside the retention")
+        _refuse_app_transactions(commit_properties, "VACUUM")
         hours = float(retention_hours) if retention_hours is not None else None
         return self._table.vacuum(hours, dry_run, enforce_retention_duration, full)
 
@@ -648,6 +660,7 @@ class TableOptimizer:
         Concurrent appends are never blocked. Ctrl-C stops between files, keeping the
         commits already made. Returns the metrics (``numFilesAdded``,
         ``numFilesRemoved``, ``partitionsOptimized``, ...)."""
+        _refuse_app_transactions(commit_properties, "OPTIMIZE")
         return self._table._table.optimize(target_size, None, dnf_to_sql(partition_filters), None)
 
     def z_order(
@@ -666,6 +679,7 @@ class TableOptimizer:
     ) -> dict[str, Any]:
         """Rewrites each partition's files clustered by ``columns`` (a Z-order curve), so
         that min/max skipping prunes files on any of them."""
+        _refuse_app_transactions(commit_properties, "OPTIMIZE")
         cols = list(columns)
         if not cols:
             raise InvalidInputError("z_order needs at least one column")
@@ -698,6 +712,7 @@ class TableAlterer:
     ) -> None:
         """Sets table properties in one commit (``delta.*`` keys are checked; enabling a
         feature upgrades the protocol as Delta does)."""
+        _refuse_app_transactions(commit_properties, "SET TBLPROPERTIES")
         self._table._table.set_properties(dict(properties), [], _commit_dict(commit_properties))
 
     def add_columns(
@@ -729,6 +744,7 @@ class TableAlterer:
     ) -> None:
         """Adds CHECK constraints (name to SQL expression), each checked against every
         existing row first."""
+        _refuse_app_transactions(commit_properties, "ADD CONSTRAINT")
         for name, expression in constraints.items():
             self._table._table.add_constraint(name, expression)
 
@@ -741,4 +757,5 @@ class TableAlterer:
         post_commithook_properties: PostCommitHookProperties | None = None,
     ) -> None:
         """Drops the CHECK constraint ``name``."""
+        _refuse_app_transactions(commit_properties, "DROP CONSTRAINT")
         self._table._table.drop_constraint(name, raise_if_not_exists)

@@ -155,3 +155,27 @@ def test_an_exception_raised_by_the_data_comes_back_as_itself(table_path):
     with pytest.raises(Boom, match="the source broke"):
         alluvium.write_deltalake(table_path, batches(), mode="append")
     assert alluvium.DeltaTable(table_path).version() == 0
+
+
+def test_an_application_transaction_a_call_would_not_record_is_refused(table_path):
+    t = table(table_path)
+    props = alluvium.CommitProperties(app_transactions=[alluvium.Transaction(app_id="job", version=1)])
+    calls = {
+        "OPTIMIZE": lambda: t.optimize.compact(commit_properties=props),
+        "OPTIMIZE ": lambda: t.optimize.z_order(["id"], commit_properties=props),
+        "VACUUM": lambda: t.vacuum(dry_run=False, commit_properties=props),
+        "SET TBLPROPERTIES": lambda: t.alter.set_table_properties(
+            {"delta.appendOnly": "false"}, commit_properties=props),
+        "ADD CONSTRAINT": lambda: t.alter.add_constraint({"pos": "id > 0"}, commit_properties=props),
+        "DROP CONSTRAINT": lambda: t.alter.drop_constraint("pos", commit_properties=props),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ex.InvalidInputError, match=f"{name.strip()} does not record application transactions") as e:
+            call()
+        one_line(e.value)
+    assert alluvium.DeltaTable(table_path).version() == 0
+    assert t.transaction_version("job") is None
+    # Without one, the same calls go ahead.
+    t.alter.set_table_properties({"delta.appendOnly": "false"},
+                                 commit_properties=alluvium.CommitProperties(custom_metadata={"k": "v"}))
+    assert alluvium.DeltaTable(table_path).version() == 1
