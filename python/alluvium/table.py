@@ -22,7 +22,7 @@ from typing import Any, Literal
 from . import _native
 from ._sql import conjoin, dnf_to_sql, timestamp_ms
 from .actions import AddAction
-from .exceptions import InvalidInputError
+from .exceptions import InvalidInputError, UnsupportedFeatureError
 from .schema import Field, Schema, _type_to_json
 from .writer import CommitProperties, PostCommitHookProperties, WriterProperties, _commit_dict, _location
 
@@ -270,6 +270,76 @@ class DeltaTable:
             raise InvalidInputError("alluvium reads through its own storage; pass storage_options instead of a filesystem")
         pred = conjoin(dnf_to_sql(partitions), dnf_to_sql(filters))
         return self.scan(columns, pred).read_all()
+
+    def to_pyarrow_dataset(
+        self,
+        partitions: Any = None,
+        filesystem: Any = None,
+        parquet_read_options: Any = None,
+        schema: Any = None,
+        as_large_types: bool = False,
+        file_pruning_predicate: Any = None,
+    ) -> Any:
+        """The loaded version as a lazy ``pyarrow.dataset.Dataset`` over its Parquet files
+        (needs pyarrow), each file a fragment whose partition values are its expression, so
+        pyarrow, DuckDB and polars prune fragments and push filters down. ``partitions`` or
+        ``file_pruning_predicate`` (deltalake's filter lists or SQL text) keep only the
+        files a scan with them reads. ``filesystem`` is a pyarrow filesystem rooted at the
+        table (default: the local filesystem, or pyarrow's for the table's URI);
+        ``schema`` replaces the dataset schema, ``as_large_types`` widens strings, binaries
+        and lists to their large types.
+
+        A dataset reads files as they are: a table whose files have rows deleted by a
+        deletion vector, or whose columns are mapped to physical names, is refused with
+        :class:`UnsupportedFeatureError` (:meth:`scan` and :meth:`to_pyarrow_table` read
+        both)."""
+        try:
+            import pyarrow as pa
+            import pyarrow.dataset as ds
+            import pyarrow.fs as pa_fs
+        except ImportError as e:  # pragma: no cover - exercised in the pyarrow-free job
+            raise ImportError(
+                "to_pyarrow_dataset() needs pyarrow; without it, scan() returns an ArrowStream any Arrow consumer reads"
+            ) from e
+        if partitions is not None and file_pruning_predicate is not None:
+            raise InvalidInputError("give partitions or file_pruning_predicate, not both")
+        mode = self.metadata().configuration.get("delta.columnMapping.mode", "none")
+        if mode.strip().lower() != "none":
+            raise UnsupportedFeatureError(
+                f"to_pyarrow_dataset cannot read a table with column mapping ({mode}): its files name columns "
+                "by physical names; use scan() or to_pyarrow_table()"
+            )
+        chosen = partitions if partitions is not None else file_pruning_predicate
+        files = self._table.dataset_files(dnf_to_sql(chosen))
+        with_dv = sum(1 for f in files if f[3])
+        if with_dv:
+            raise UnsupportedFeatureError(
+                f"to_pyarrow_dataset cannot apply deletion vectors: {with_dv} of the {len(files)} files have rows "
+                "deleted by one; use scan() or to_pyarrow_table(), which apply them"
+            )
+        outside = [f[0] for f in files if "://" in f[0]]
+        if outside:
+            raise InvalidInputError(f"to_pyarrow_dataset reads files under the table's root only, not {outside[0]}")
+        if filesystem is None:
+            uri = self.table_uri
+            if "://" in uri:
+                fs, root = pa_fs.FileSystem.from_uri(uri)
+                filesystem = pa_fs.SubTreeFileSystem(root, fs)
+            else:
+                filesystem = pa_fs.SubTreeFileSystem(os.path.abspath(uri), pa_fs.LocalFileSystem())
+        elif isinstance(filesystem, str):
+            fs, root = pa_fs.FileSystem.from_uri(filesystem)
+            filesystem = pa_fs.SubTreeFileSystem(root, fs)
+        arrow_schema = schema if schema is not None else self.schema().to_arrow()
+        if schema is None and as_large_types:
+            arrow_schema = pa.schema([f.with_type(_large(f.type)) for f in arrow_schema], arrow_schema.metadata)
+        fmt = ds.ParquetFileFormat(read_options=parquet_read_options) if parquet_read_options else ds.ParquetFileFormat()
+        fragments = [
+            fmt.make_fragment(path, filesystem, partition_expression=_partition_expression(parts, arrow_schema),
+                              file_size=size)
+            for path, size, parts, _ in files
+        ]
+        return ds.FileSystemDataset(fragments, arrow_schema, fmt, filesystem)
 
     def to_pandas(
         self,
@@ -695,6 +765,43 @@ def _field_json(field: Any) -> dict[str, Any]:
     if callable(to_json):
         return json.loads(to_json())
     raise InvalidInputError(f"add_columns takes Field objects, not {type(field).__name__}")
+
+
+def _large(t: Any) -> Any:
+    """``t`` with every string, binary and list type inside it as its large variant."""
+    import pyarrow as pa
+
+    if pa.types.is_string(t):
+        return pa.large_string()
+    if pa.types.is_binary(t):
+        return pa.large_binary()
+    if pa.types.is_list(t):
+        return pa.large_list(t.value_field.with_type(_large(t.value_type)))
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_large(f.type)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(_large(t.key_type), t.item_field.with_type(_large(t.item_type)))
+    return t
+
+
+def _partition_expression(parts: list[tuple[str, str | None]], schema: Any) -> Any:
+    """The expression a fragment's partition values make: each column equal to its value,
+    the log's text cast to the column's type, or null."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    expr = ds.scalar(True)
+    for name, value in parts:
+        if value is None:
+            term = ds.field(name).is_null()
+        else:
+            t = schema.field(name).type
+            try:
+                term = ds.field(name) == ds.scalar(pa.scalar(value).cast(t))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise InvalidInputError(f"partition value {value!r} of column {name} is not a {t}: {e}") from e
+        expr = expr & term
+    return expr
 
 
 class TableAlterer:

@@ -177,6 +177,74 @@ fn snake_case(name: &str) -> String {
     out
 }
 
+/// What [`visit_live_files`] shows of one live file.
+struct LiveFile<'a> {
+    path: &'a str,
+    size: i64,
+    partition_values: &'a alluvium::OptStringMap,
+    has_deletion_vector: bool,
+}
+
+/// Calls `visit` with each live file of `s`, or with each file a scan with `filter` reads
+/// (pruned by partition values and statistics).
+fn visit_live_files(
+    s: &Snapshot,
+    filter: Option<Expr>,
+    mut visit: impl FnMut(LiveFile<'_>) -> PyResult<()>,
+) -> PyResult<()> {
+    match filter {
+        None => s.files().try_for_each(|a| {
+            visit(LiveFile {
+                path: a.path(),
+                size: a.size(),
+                partition_values: a.partition_values(),
+                has_deletion_vector: a.deletion_vector().is_some(),
+            })
+        }),
+        Some(f) => {
+            let scan = ScanBuilder::new(s.clone())
+                .with_columns(Vec::<String>::new())
+                .with_filter(f)
+                .build()
+                .py_err()?;
+            scan.files().iter().try_for_each(|a| {
+                visit(LiveFile {
+                    path: &a.path,
+                    size: a.size,
+                    partition_values: &a.partition_values,
+                    has_deletion_vector: a.deletion_vector.is_some(),
+                })
+            })
+        }
+    }
+}
+
+/// The partition columns of `s`: `(logical name, the key the log's partition values use)`
+/// (the physical name under column mapping).
+fn partition_keys(s: &Snapshot) -> Vec<(String, String)> {
+    let mode = s.column_mapping();
+    s.partition_columns()
+        .iter()
+        .map(|c| {
+            let physical = s
+                .schema()
+                .field(c)
+                .map_or(c.as_str(), |f| mode.physical_name(f));
+            (c.clone(), physical.to_string())
+        })
+        .collect()
+}
+
+/// One file's partition: its values looked up by the log's keys, named by the table's.
+fn partition_of(keys: &[(String, String)], values: &alluvium::OptStringMap) -> Partition {
+    keys.iter()
+        .map(|(logical, physical)| {
+            let value = values.get(physical).flatten().map(str::to_string);
+            (logical.clone(), value)
+        })
+        .collect()
+}
+
 fn parse(text: Option<&str>) -> PyResult<Option<Expr>> {
     text.map(parse_expr).transpose().py_err()
 }
@@ -396,49 +464,49 @@ impl RawTable {
         let s = self.loaded()?;
         let filter = parse(filter.as_deref())?;
         blocking::run(py, move |_| {
-            let mode = s.column_mapping();
-            let keys: Vec<(String, String)> = s
-                .partition_columns()
-                .iter()
-                .map(|c| {
-                    let physical = s
-                        .schema()
-                        .field(c)
-                        .map_or(c.as_str(), |f| mode.physical_name(f));
-                    (c.clone(), physical.to_string())
-                })
-                .collect();
+            let keys = partition_keys(&s);
             if keys.is_empty() {
                 return Ok(Vec::new());
             }
-            // One file's partition, its values looked up by physical name.
-            let of = |values: &alluvium::OptStringMap| -> Partition {
-                keys.iter()
-                    .map(|(logical, physical)| {
-                        let value = values.get(physical).flatten().map(str::to_string);
-                        (logical.clone(), value)
-                    })
-                    .collect()
-            };
             let mut seen = std::collections::BTreeSet::new();
-            match filter {
-                None => {
-                    for a in s.files() {
-                        seen.insert(of(a.partition_values()));
-                    }
-                }
-                Some(f) => {
-                    let scan = ScanBuilder::new(s.clone())
-                        .with_columns(Vec::<String>::new())
-                        .with_filter(f)
-                        .build()
-                        .py_err()?;
-                    for a in scan.files() {
-                        seen.insert(of(&a.partition_values));
-                    }
-                }
-            }
+            visit_live_files(&s, filter, |file| {
+                seen.insert(partition_of(&keys, file.partition_values));
+                Ok(())
+            })?;
             Ok(seen.into_iter().collect())
+        })
+    }
+
+    /// The live files (those a scan with `filter` reads, when given) as a Parquet dataset
+    /// sees them: `(location, size, partition, has a deletion vector)`, the location as
+    /// `files` gives it, the partition as `partitions` does; sorted by location.
+    #[pyo3(signature = (filter=None))]
+    fn dataset_files(
+        &self,
+        py: Python<'_>,
+        filter: Option<String>,
+    ) -> PyResult<Vec<(String, i64, Partition, bool)>> {
+        let s = self.loaded()?;
+        let filter = parse(filter.as_deref())?;
+        blocking::run(py, move |_| {
+            let keys = partition_keys(&s);
+            let mut out = Vec::new();
+            visit_live_files(&s, filter, |file| {
+                let location = s
+                    .file_location_ref(file.path)
+                    .py_err()?
+                    .as_str()
+                    .to_string();
+                out.push((
+                    location,
+                    file.size,
+                    partition_of(&keys, file.partition_values),
+                    file.has_deletion_vector,
+                ));
+                Ok(())
+            })?;
+            out.sort_by(|a, b| a.0.cmp(&b.0));
+            Ok(out)
         })
     }
 

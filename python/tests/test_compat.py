@@ -228,6 +228,47 @@ def test_partitions_under_column_mapping_use_logical_names(table_path):
     assert t.partitions("y = 'q'") == [{"y": "q"}]
 
 
+def test_to_pyarrow_dataset(engine, table_path):
+    import pyarrow.dataset as ds
+
+    t0 = pa.table({
+        "a": pa.array([1, 2, 3, 4], pa.int64()),
+        "y": pa.array([2020, 2021, None, 2021], pa.int32()),
+        "d": pa.array([dt.date(2024, 1, 1), dt.date(2024, 1, 2), dt.date(2024, 1, 1), None], pa.date32()),
+        "s": ["x y", "y", "x y", None],
+    })
+    engine.write_deltalake(table_path, t0, partition_by=["y", "d"])
+    t = engine.DeltaTable(table_path)
+    dataset = t.to_pyarrow_dataset()
+    assert isinstance(dataset, ds.Dataset)
+    assert rows(dataset.to_table(), "a", "y", "d", "s") == rows(t0, "a", "y", "d", "s")
+    # Filters reach the partition expressions and the files.
+    got = dataset.to_table(filter=(ds.field("y") == 2021) & (ds.field("a") > 2))
+    assert got.column("a").to_pylist() == [4]
+    assert rows(dataset.to_table(filter=ds.field("y").is_null()), "a") == [(3,)]
+    assert rows(dataset.to_table(columns=["a"], filter=ds.field("d") == dt.date(2024, 1, 1)), "a") == [(1,), (3,)]
+    some = t.to_pyarrow_dataset(file_pruning_predicate=[("y", "=", "2021")])
+    assert rows(some.to_table(), "a") == [(2,), (4,)]
+    large = t.to_pyarrow_dataset(as_large_types=True)
+    assert large.schema.field("s").type == pa.large_string()
+    assert rows(large.to_table(), "a") == [(1,), (2,), (3,), (4,)]
+
+
+def test_to_pyarrow_dataset_refuses_what_it_cannot_read(table_path):
+    import alluvium
+
+    alluvium.write_deltalake(table_path, data([1, 2, 3]), configuration={"delta.enableDeletionVectors": "true"})
+    t = alluvium.DeltaTable(table_path)
+    assert rows(t.to_pyarrow_dataset().to_table(), "id") == [(1,), (2,), (3,)]
+    t.delete("id = 2")
+    with pytest.raises(alluvium.UnsupportedFeatureError, match="deletion vectors"):
+        t.to_pyarrow_dataset()
+    mapped = table_path + "-mapped"
+    alluvium.DeltaTable.create(mapped, pa.schema([("a", pa.int64())]), configuration={"delta.columnMapping.mode": "name"})
+    with pytest.raises(alluvium.UnsupportedFeatureError, match="column mapping"):
+        alluvium.DeltaTable(mapped).to_pyarrow_dataset()
+
+
 def test_restore(engine, table_path):
     engine.write_deltalake(table_path, data([1, 2]))
     engine.write_deltalake(table_path, data([3]), mode="append")
