@@ -784,6 +784,23 @@ def _large(t: Any) -> Any:
     return t
 
 
+def _partition_value(name: str, value: str, t: Any) -> Any:
+    """The log's text of a partition value as a scalar of type ``t``. A timestamp's text
+    may carry no zone (``2021-01-01 12:30:00.000000``, what Delta Spark and delta-rs
+    write): PROTOCOL.md "Partition Value Serialization" reads it as UTC."""
+    import pyarrow as pa
+
+    try:
+        return pa.scalar(value).cast(t)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as first:
+        if pa.types.is_timestamp(t) and t.tz is not None:
+            try:
+                return pa.scalar(value).cast(pa.timestamp(t.unit)).cast(pa.timestamp(t.unit, "UTC")).cast(t)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass
+        raise InvalidInputError(f"partition value {value!r} of column {name} is not a {t}: {first}") from first
+
+
 def _partition_expression(parts: list[tuple[str, str | None]], schema: Any) -> Any:
     """The expression a fragment's partition values make: each column equal to its value,
     the log's text cast to the column's type, or null."""
@@ -795,11 +812,7 @@ def _partition_expression(parts: list[tuple[str, str | None]], schema: Any) -> A
         if value is None:
             term = ds.field(name).is_null()
         else:
-            t = schema.field(name).type
-            try:
-                term = ds.field(name) == ds.scalar(pa.scalar(value).cast(t))
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                raise InvalidInputError(f"partition value {value!r} of column {name} is not a {t}: {e}") from e
+            term = ds.field(name) == ds.scalar(_partition_value(name, value, schema.field(name).type))
         expr = expr & term
     return expr
 

@@ -254,6 +254,29 @@ def test_to_pyarrow_dataset(engine, table_path):
     assert rows(large.to_table(), "a") == [(1,), (2,), (3,), (4,)]
 
 
+def test_to_pyarrow_dataset_types_partition_values(engine, table_path):
+    import decimal
+
+    import pyarrow.dataset as ds
+
+    utc = dt.timezone.utc
+    t0 = pa.table({
+        "a": pa.array([1, 2], pa.int64()),
+        "t": pa.array([dt.datetime(2021, 1, 1, 12, 30, tzinfo=utc), dt.datetime(2022, 5, 1, 0, 0, 0, 123456, tzinfo=utc)],
+                      pa.timestamp("us", "UTC")),
+        "b": [True, False],
+        "dec": pa.array([decimal.Decimal("1.50"), None], pa.decimal128(10, 2)),
+    })
+    # Each engine writes timestamp partition values its own way (delta-rs without a zone).
+    engine.write_deltalake(table_path, t0, partition_by=["t", "b", "dec"])
+    import alluvium
+
+    dataset = alluvium.DeltaTable(table_path).to_pyarrow_dataset()
+    assert dataset.to_table().sort_by("a").to_pylist() == t0.to_pylist()
+    later = dataset.to_table(filter=ds.field("t") > dt.datetime(2022, 1, 1, tzinfo=utc))
+    assert later.column("a").to_pylist() == [2]
+
+
 def test_to_pyarrow_dataset_refuses_what_it_cannot_read(table_path):
     import alluvium
 
