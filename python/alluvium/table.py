@@ -786,8 +786,9 @@ def _large(t: Any) -> Any:
 
 def _partition_value(name: str, value: str, t: Any) -> Any:
     """The log's text of a partition value as a scalar of type ``t``. A timestamp's text
-    may carry no zone (``2021-01-01 12:30:00.000000``, what Delta Spark and delta-rs
-    write): PROTOCOL.md "Partition Value Serialization" reads it as UTC."""
+    may carry no zone (``2021-01-01 12:30:00.000000``, what delta-rs writes: PROTOCOL.md's
+    legacy form, in a writer's time zone the log does not record); it is read as UTC, as
+    alluvium's scan and delta-rs read it."""
     import pyarrow as pa
 
     try:
@@ -804,7 +805,6 @@ def _partition_value(name: str, value: str, t: Any) -> Any:
 def _partition_expression(parts: list[tuple[str, str | None]], schema: Any) -> Any:
     """The expression a fragment's partition values make: each column equal to its value,
     the log's text cast to the column's type, or null."""
-    import pyarrow as pa
     import pyarrow.dataset as ds
 
     expr = ds.scalar(True)
