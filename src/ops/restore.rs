@@ -209,6 +209,12 @@ impl Table {
     /// As [`restore`](Self::restore); options that are not valid for a write.
     pub fn restore_with(&self, to: VersionSpec, options: &WriteOptions) -> Result<WriteOutcome> {
         let latest = self.read_snapshot(options)?;
+        // Before anything about the target is checked: a retried job's restore has already
+        // moved the table, and the files it re-added may have been vacuumed since.
+        let mut txn = Transaction::new(latest.inner(), "RESTORE");
+        if let Some(done) = outcome_if_done(&mut txn, &latest, options) {
+            return Ok(done);
+        }
         let target = self.snapshot_at(to)?;
         if target.version() >= latest.version() {
             return Err(Error::InvalidArgument(format!(
@@ -247,10 +253,6 @@ impl Table {
         }
 
         let size = |adds: &[FileRef<'_>]| adds.iter().map(|a| a.size().max(0)).sum::<i64>();
-        let mut txn = Transaction::new(latest.inner(), "RESTORE");
-        if let Some(done) = outcome_if_done(&mut txn, &latest, options) {
-            return Ok(done);
-        }
         match to {
             VersionSpec::Timestamp(ms) => {
                 txn.set_parameter("version", serde_json::Value::Null);

@@ -100,6 +100,11 @@ impl Table {
                 "ADD COLUMNS needs at least one column".into(),
             ));
         }
+        // Before the fields are checked: a retried job's columns are already there.
+        let mut txn = Transaction::new(snapshot.inner(), "ADD COLUMNS");
+        if let Some(done) = outcome_if_done(&mut txn, &snapshot, options) {
+            return Ok(done);
+        }
         let mut md = snapshot.metadata().clone();
         let mut schema = snapshot.schema().clone();
         let mut added: Vec<StructField> = Vec::with_capacity(fields.len());
@@ -150,10 +155,6 @@ impl Table {
         let protocol = upgrade_protocol(snapshot.protocol(), &features);
         check_write_supported(&protocol, &md, &schema)
             .map_err(|e| Error::InvalidArgument(format!("cannot add the column: {e}")))?;
-        let mut txn = Transaction::new(snapshot.inner(), "ADD COLUMNS");
-        if let Some(done) = outcome_if_done(&mut txn, &snapshot, options) {
-            return Ok(done);
-        }
         txn.set_parameter("columns", serde_json::Value::Array(shown).to_string());
         if &protocol != snapshot.protocol() {
             txn.set_protocol(protocol);
