@@ -315,8 +315,13 @@ def test_restore(engine, table_path):
 def test_restore_refusals_and_idempotence(table_path):
     import alluvium
 
+    # Commits a few milliseconds apart: two in one millisecond have their times made
+    # increasing (PROTOCOL.md's monotonisation), which would move version 1's time past
+    # its file's and make the restore by time below land on version 0.
     alluvium.write_deltalake(table_path, data([1]))
+    time.sleep(0.02)
     alluvium.write_deltalake(table_path, data([2]), mode="append")
+    time.sleep(0.02)
     t = alluvium.DeltaTable(table_path)
     with pytest.raises(alluvium.InvalidInputError, match="ignore_missing_files"):
         t.restore(0, ignore_missing_files=True)
@@ -376,8 +381,8 @@ def test_add_columns_takes_either_packages_fields_and_commit_properties(table_pa
     t.alter.add_columns(deltalake.Field("a", deltalake.schema.PrimitiveType("integer"), nullable=True), commit_properties=props)
     assert t.version() == 1 and t.history(1)[0]["ticket"] == "OPS-2"
     assert t.schema().fields[-1].name == "a"
-    # The same application version again: skipped.
-    t.alter.add_columns(alluvium.Field("b", alluvium.PrimitiveType("string")), commit_properties=props)
+    # A retried job (the same field, the same application version): skipped.
+    t.alter.add_columns(alluvium.Field("a", alluvium.PrimitiveType("integer")), commit_properties=props)
     assert alluvium.DeltaTable(table_path).version() == 1
     with pytest.raises(alluvium.InvalidInputError, match="NOT NULL"):
         t.alter.add_columns(alluvium.Field("c", alluvium.PrimitiveType("string"), nullable=False))
