@@ -3,8 +3,9 @@
 //! ([`ObjectStore::put_new`]: no reader opens them before a commit names them).
 //!
 //! Where the store takes a new file as its bytes come ([`ObjectStore::put_new_streaming`]:
-//! the local filesystem), each row group goes to the file as soon as it is encoded, and an
-//! open file holds only its row group in progress. Elsewhere a file is encoded into memory
+//! the local filesystem), each row group goes to the file once it is encoded (while the
+//! next batch is, see the crate's `encode` module), and an open file holds only its row
+//! group in progress and the one closed last. Elsewhere a file is encoded into memory
 //! and uploaded whole when it is closed. Memory is bounded by the files open at once (one
 //! per partition being written: a row group each when streamed, at most the target size
 //! otherwise) plus, on object stores, the closed files waiting to be uploaded (at most
@@ -1242,6 +1243,56 @@ mod tests {
         let expected = writer.into_inner().unwrap();
         assert_eq!(files.len(), 1);
         assert_eq!(files[0].1.as_ref(), expected.as_slice());
+    }
+
+    #[test]
+    fn row_groups_spliced_while_the_next_batch_is_encoded_keep_their_order() {
+        // Several row groups per file and several files: each closed row group goes into
+        // its file while the next batch is encoded (or when the file ends), and the files
+        // are still those `ArrowWriter` writes batch by batch into one file after another.
+        let group_rows = 12_000;
+        let target = 600 << 10;
+        let (files, batches) = on_two_threads(|| {
+            write_wide_to(
+                &InMemoryStore::new(),
+                100_000,
+                10_000,
+                Some(target),
+                true,
+                Some(group_rows),
+            )
+        });
+        assert!(files.len() > 1, "{} files", files.len());
+        let store = InMemoryStore::new();
+        let (schema, config) = (wide_schema(), HashMap::new());
+        let sink = wide_sink(&store, &schema, &config, None).row_groups_of(group_rows);
+        let props = dictionary_choice(sink.props.clone(), &batches[0]).unwrap();
+        let mut batches = batches.iter();
+        for (i, (add, bytes)) in files.iter().enumerate() {
+            let mut writer = ArrowWriter::try_new(
+                Vec::new(),
+                sink.physical_schema.clone(),
+                Some(props.clone()),
+            )
+            .unwrap();
+            while writer.bytes_written() + writer.in_progress_size() < target as usize {
+                let Some(b) = batches.next() else { break };
+                let physical =
+                    RecordBatch::try_new(sink.physical_schema.clone(), b.columns().to_vec())
+                        .unwrap();
+                writer.write(&physical).unwrap();
+            }
+            let expected = writer.into_inner().unwrap();
+            let groups = SerializedFileReader::new(bytes.clone())
+                .unwrap()
+                .metadata()
+                .num_row_groups();
+            if i + 1 < files.len() {
+                assert!(groups > 1, "{} row groups in {}", groups, add.path);
+            }
+            assert_eq!(bytes.as_ref(), expected.as_slice(), "{}", add.path);
+        }
+        assert!(batches.next().is_none(), "every batch is in a file");
     }
 
     #[test]
