@@ -8,7 +8,8 @@
 //! | files written elsewhere, committed at once | [`files`] |
 //! | DELETE, UPDATE, MERGE | [`delete`], [`update`], [`merge`] |
 //! | properties, features, column mapping | [`alter`] |
-//! | columns: add, rename, drop, widen | [`columns`] |
+//! | the table's name and description | [`table_info`] |
+//! | columns: add, rename, drop, widen, metadata | [`columns`] |
 //! | CHECK constraints | [`constraints`] |
 //! | clustering columns | [`cluster`] |
 //! | checkpoint, log cleanup, OPTIMIZE, VACUUM | [`maintenance`] |
@@ -36,6 +37,7 @@ pub(crate) mod iceberg;
 pub(crate) mod maintenance;
 pub(crate) mod merge;
 pub(crate) mod restore;
+pub(crate) mod table_info;
 pub(crate) mod transaction;
 pub(crate) mod update;
 pub(crate) mod write;

@@ -444,3 +444,110 @@ fn widening_refuses_unsupported_changes() {
         .to_string();
     assert!(e.contains("delta.enableTypeWidening=false"), "{e}");
 }
+
+#[test]
+fn set_column_metadata_keeps_other_keys_and_refuses_reserved_ones() {
+    let (_d, t) = table(&[("delta.columnMapping.mode", "name")]);
+    let before = t.snapshot().unwrap();
+    let id_before = field(&before, "name").column_id();
+    // Found case-insensitively; refused whole for a reserved key or an unknown column.
+    for (column, key, says) in [
+        ("name", "delta.columnMapping.id", "reserved"),
+        ("name", "Parquet.Field.Id", "reserved"),
+        ("nope", "comment", "no column `nope`"),
+    ] {
+        let e = t
+            .set_column_metadata(column, [(key, "7")], &WriteOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(says), "{e}");
+    }
+    let none: [(&str, &str); 0] = [];
+    assert!(
+        t.set_column_metadata("name", none, &WriteOptions::default())
+            .is_err()
+    );
+    assert_eq!(t.snapshot().unwrap().version(), before.version());
+
+    let options =
+        WriteOptions::default().with_app_transaction(alluvium::AppTransaction::new("doc", 1));
+    let done = t
+        .set_column_metadata("NAME", [("comment", "who"), ("owner", "sales")], &options)
+        .unwrap();
+    let s = t.snapshot().unwrap();
+    assert_eq!(done.report().map(|r| r.version), Some(before.version() + 1));
+    let f = field(&s, "name");
+    assert_eq!(f.metadata["comment"], "who");
+    assert_eq!(f.metadata["owner"], "sales");
+    // The column mapping keys are untouched: the column still reads its data.
+    assert_eq!(f.column_id(), id_before);
+    let ci = s.commit_info().unwrap();
+    assert_eq!(ci.operation(), Some("UPDATE FIELD METADATA"));
+    // A second change replaces one key and keeps the other.
+    t.set_column_metadata(
+        "name",
+        [("comment", "who bought")],
+        &WriteOptions::default(),
+    )
+    .unwrap();
+    let f = field(&t.snapshot().unwrap(), "name");
+    assert_eq!(
+        (&f.metadata["comment"], &f.metadata["owner"]),
+        (&"who bought".into(), &"sales".into())
+    );
+    // A retried job with the same application version: skipped.
+    let again = t
+        .set_column_metadata("name", [("comment", "who")], &options)
+        .unwrap();
+    assert!(again.report().is_none());
+    let rows = canon_rows(
+        &ScanBuilder::new(t.snapshot().unwrap())
+            .with_columns(["name"])
+            .build()
+            .unwrap()
+            .execute_to_vec()
+            .unwrap(),
+    );
+    assert!(rows.iter().all(|r| r.starts_with('n')), "{rows:?}");
+}
+
+#[test]
+fn table_name_and_description_are_set_in_one_commit_each() {
+    let (_d, t) = table(&[]);
+    let before = t.snapshot().unwrap();
+    let fields = std::collections::BTreeMap::from([("job".to_string(), "nightly".into())]);
+    let options = WriteOptions::default()
+        .with_app_transaction(alluvium::AppTransaction::new("rename", 1))
+        .with_commit_info(fields);
+    t.set_table_name("orders", &options).unwrap();
+    t.set_table_description("one row per order", &WriteOptions::default())
+        .unwrap();
+    let s = t.snapshot().unwrap();
+    assert_eq!(s.version(), before.version() + 2);
+    assert_eq!(s.metadata().name.as_deref(), Some("orders"));
+    assert_eq!(
+        s.metadata().description.as_deref(),
+        Some("one row per order")
+    );
+    // Nothing else of the metadata changed.
+    assert_eq!(s.metadata().id, before.metadata().id);
+    assert_eq!(s.schema(), before.schema());
+    assert_eq!(s.metadata().configuration, before.metadata().configuration);
+    let named = t
+        .snapshot_at(alluvium::VersionSpec::Version(before.version() + 1))
+        .unwrap();
+    let ci = named.commit_info().unwrap();
+    assert_eq!(ci.operation(), Some("UPDATE TABLE METADATA"));
+    assert_eq!(
+        ci.operation_parameters().unwrap()["metadataUpdate"],
+        r#"{"name":"orders"}"#
+    );
+    // A retried job: skipped, the later description kept.
+    assert!(
+        t.set_table_name("orders", &options)
+            .unwrap()
+            .report()
+            .is_none()
+    );
+    assert_eq!(t.snapshot().unwrap().version(), s.version());
+}

@@ -6,6 +6,8 @@
 //!   "Column Mapping");
 //! * [`Table::change_column_type`]: type widening (`widen.rs`, PROTOCOL.md "Type
 //!   Widening");
+//! * [`Table::set_column_metadata`]: a column's comment and other metadata
+//!   (`metadata.rs`);
 //! * [`parse_column_definition`]: the `name TYPE [NOT NULL] [COMMENT '…']` text of a new
 //!   column (`definition.rs`).
 //!
@@ -15,6 +17,7 @@
 mod add;
 mod definition;
 mod mapping;
+mod metadata;
 mod widen;
 
 pub use definition::parse_column_definition;
