@@ -855,6 +855,46 @@ class TableAlterer:
         struct = json.dumps({"type": "struct", "fields": [_field_json(f) for f in listed]})
         self._table._table.add_columns(struct, _commit_dict(commit_properties))
 
+    def set_table_name(
+        self,
+        name: str,
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+    ) -> None:
+        """Sets the table's name (``metaData.name``) in one commit (operation
+        ``UPDATE TABLE METADATA``). ``commit_properties`` add ``commitInfo`` fields and an
+        application transaction (a change the application already committed is
+        skipped)."""
+        self._table._table.set_table_info("name", str(name), _commit_dict(commit_properties))
+
+    def set_table_description(
+        self,
+        description: str,
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+    ) -> None:
+        """Sets the table's description (``metaData.description``) in one commit, as
+        :meth:`set_table_name` sets its name."""
+        self._table._table.set_table_info("description", str(description), _commit_dict(commit_properties))
+
+    def set_column_metadata(
+        self,
+        column: str,
+        metadata: Mapping[str, str],
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+    ) -> None:
+        """Inserts or replaces entries of the top-level column ``column``'s metadata (its
+        other keys are kept), in one commit (operation ``UPDATE FIELD METADATA``).
+        ``comment`` is the column comment engines show. Keys the Delta protocol gives
+        meaning to (``delta.*``, ``parquet.field.*``) are refused, as is a column the table
+        does not have (:class:`InvalidInputError`)."""
+        entries = [(str(k), str(v)) for k, v in metadata.items()]
+        self._table._table.set_column_metadata(column, entries, _commit_dict(commit_properties))
+
     def add_constraint(
         self,
         constraints: Mapping[str, str],

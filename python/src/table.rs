@@ -927,6 +927,60 @@ impl RawTable {
         })
     }
 
+    /// Sets the table's `name` or `description` (`what`) to `value`, in one commit; the
+    /// version committed, `None` when an application transaction already recorded made it
+    /// a no-op.
+    #[pyo3(signature = (what, value, commit=None))]
+    fn set_table_info(
+        &self,
+        py: Python<'_>,
+        what: &str,
+        value: String,
+        commit: Option<Bound<'_, PyDict>>,
+    ) -> PyResult<Option<u64>> {
+        let options = commit_options(commit.as_ref())?;
+        let name = match what {
+            "name" => true,
+            "description" => false,
+            other => {
+                return Err(invalid_input(format!(
+                    "the table has a name and a description, not {other:?}"
+                )));
+            }
+        };
+        blocking::run(py, |_| {
+            let done = if name {
+                self.table.set_table_name(&value, &options)
+            } else {
+                self.table.set_table_description(&value, &options)
+            }
+            .py_err()?;
+            self.after_commit(&done).py_err()?;
+            Ok(done.report().map(|s| s.version))
+        })
+    }
+
+    /// Sets metadata entries of the top-level column `column`, in one commit; the version
+    /// committed, `None` when an application transaction already recorded made it a no-op.
+    #[pyo3(signature = (column, metadata, commit=None))]
+    fn set_column_metadata(
+        &self,
+        py: Python<'_>,
+        column: String,
+        metadata: Vec<(String, String)>,
+        commit: Option<Bound<'_, PyDict>>,
+    ) -> PyResult<Option<u64>> {
+        let options = commit_options(commit.as_ref())?;
+        blocking::run(py, |_| {
+            let done = self
+                .table
+                .set_column_metadata(&column, metadata, &options)
+                .py_err()?;
+            self.after_commit(&done).py_err()?;
+            Ok(done.report().map(|s| s.version))
+        })
+    }
+
     /// Adds the CHECK constraint `name`.
     fn add_constraint(&self, py: Python<'_>, name: String, expression: String) -> PyResult<u64> {
         blocking::run(py, |_| {

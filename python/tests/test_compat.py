@@ -391,6 +391,47 @@ def test_add_columns_takes_either_packages_fields_and_commit_properties(table_pa
     assert alluvium.DeltaTable(table_path).version() == 1
 
 
+def test_table_name_description_and_column_metadata(engine, table_path):
+    engine.write_deltalake(table_path, data([1, 2]))
+    t = engine.DeltaTable(table_path)
+    t.alter.set_table_name("orders")
+    t.alter.set_table_description("one row per order")
+    t.alter.set_column_metadata("value", {"comment": "in euros", "owner": "sales"})
+    t.alter.set_column_metadata("value", {"comment": "in EUR"})
+    t = engine.DeltaTable(table_path)
+    assert t.version() == 4  # one commit each
+    md = t.metadata()
+    assert (md.name, md.description) == ("orders", "one row per order")
+    value = next(f for f in t.schema().fields if f.name == "value")
+    assert value.metadata["comment"] == "in EUR" and value.metadata["owner"] == "sales"
+    assert rows(t.to_pyarrow_table(), "id", "value") == [(1, 1.0), (2, 2.0)]
+    with pytest.raises(Exception):
+        t.alter.set_column_metadata("missing", {"comment": "x"})
+    assert engine.DeltaTable(table_path).version() == 4
+
+
+def test_table_info_takes_commit_properties_and_refuses_reserved_keys(table_path):
+    import alluvium
+
+    alluvium.write_deltalake(table_path, data([1]))
+    t = alluvium.DeltaTable(table_path)
+    props = alluvium.CommitProperties(
+        app_transactions=[alluvium.Transaction(app_id="docs", version=1)], custom_metadata={"ticket": "OPS-3"}
+    )
+    t.alter.set_table_description("v1", commit_properties=props)
+    assert t.version() == 1 and t.history(1)[0]["ticket"] == "OPS-3"
+    assert t.history(1)[0]["operation"] == "UPDATE TABLE METADATA"
+    # A retried job (the same application version): skipped.
+    t.alter.set_table_description("v1", commit_properties=props)
+    assert alluvium.DeltaTable(table_path).version() == 1
+    for key in ("delta.columnMapping.id", "parquet.field.id"):
+        with pytest.raises(alluvium.InvalidInputError, match="reserved"):
+            t.alter.set_column_metadata("value", {key: "9"})
+    with pytest.raises(alluvium.InvalidInputError, match="no column"):
+        t.alter.set_column_metadata("missing", {"comment": "x"})
+    assert alluvium.DeltaTable(table_path).version() == 1
+
+
 def test_change_data_feed(engine, table_path):
     engine.write_deltalake(table_path, data([1, 2, 3]), configuration={"delta.enableChangeDataFeed": "true"})
     t = engine.DeltaTable(table_path)
