@@ -158,7 +158,7 @@ pub use alluvium_txlog::actions::{
 pub use alluvium_txlog::scalar::Scalar;
 pub use alluvium_txlog::schema::{
     DataType, EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, PrimitiveType, StructField, StructType,
-    VARIANT_EXTENSION, arrow_schema,
+    VARIANT_EXTENSION, arrow_schema, from_arrow_schema,
 };
 pub use alluvium_txlog::{FileRef, Version};
 // Maintenance:

@@ -182,3 +182,6 @@ def commit_files(
     """Commits add actions (JSON text) in one commit; the outcome (``version``, ``skipped``, counts)."""
 def discard_files(table: RawTable, paths: list[str]) -> int:
     """Deletes uncommitted data files by their add actions' paths (never a referenced file)."""
+
+def delta_schema_json(schema: object) -> str:
+    """The Delta schema JSON of an Arrow schema (what a table created with it has)."""

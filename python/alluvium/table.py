@@ -22,7 +22,7 @@ from typing import Any, Literal
 from . import _native
 from ._sql import conjoin, dnf_to_sql, timestamp_ms
 from .actions import AddAction
-from .exceptions import InvalidInputError, UnsupportedFeatureError
+from .exceptions import InvalidInputError, SchemaMismatchError, UnsupportedFeatureError
 from .schema import Field, Schema, _type_to_json
 from .writer import CommitProperties, PostCommitHookProperties, WriterProperties, _commit_dict, _location
 
@@ -535,6 +535,48 @@ class DeltaTable:
             allowed_locations=list(allowed_locations) if allowed_locations is not None else None,
         )
 
+    def create_write_transaction(
+        self,
+        actions: list[Any],
+        mode: str,
+        schema: Any,
+        partition_by: list[str] | str | None = None,
+        partition_filters: Any = None,
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+    ) -> None:
+        """deltalake's low-level commit of data files written elsewhere, on
+        :meth:`commit_files`: ``actions`` are deltalake's ``AddAction`` (``path``, ``size``,
+        ``partition_values``, ``modification_time``, ``data_change``, ``stats``) or
+        alluvium's, committed in ONE commit; ``mode`` is ``"append"`` or ``"overwrite"``
+        (every live file removed). Each action is checked as :meth:`commit_files` checks it
+        (its path in the log's form, relative to the table root).
+
+        What this call cannot do is refused before anything is committed, where deltalake
+        would change the table: ``schema`` (a Delta or Arrow schema) must have the table's
+        columns and their types (:class:`SchemaMismatchError` otherwise: the files are not
+        read, and the table's schema is not replaced), ``partition_by`` must be
+        the table's partitioning, ``partition_filters`` and remove actions are refused
+        (:class:`InvalidInputError`)."""
+        if partition_filters:
+            raise InvalidInputError(
+                "create_write_transaction: partition_filters (an overwrite of some partitions) is not supported; "
+                "overwrite the whole table, or use write_deltalake(..., predicate=...)"
+            )
+        if mode not in ("append", "overwrite"):
+            raise InvalidInputError(f"mode must be 'append' or 'overwrite', got {mode!r}")
+        if isinstance(partition_by, str):
+            partition_by = [partition_by]
+        table_parts = [c.lower() for c in self.metadata().partition_columns]
+        if partition_by is not None and [c.lower() for c in partition_by] != table_parts:
+            raise InvalidInputError(
+                f"partition_by {list(partition_by)} is not the table's partitioning {self.metadata().partition_columns}"
+            )
+        _check_same_columns(schema, self._table.schema_json())
+        adds = [_as_add_action(a, i) for i, a in enumerate(actions)]
+        self.commit_files(adds, mode=mode, commit_properties=commit_properties)  # type: ignore[arg-type]
+
     def discard_files(self, actions: Iterable[AddAction | str]) -> int:
         """Deletes data files that :meth:`write_data_files` wrote and that will not be
         committed (a failed distributed job's clean-up), given their actions or paths.
@@ -754,6 +796,71 @@ class TableOptimizer:
         if not cols:
             raise InvalidInputError("z_order needs at least one column")
         return self._table._table.optimize(target_size, cols, dnf_to_sql(partition_filters), None)
+
+
+def _as_add_action(action: Any, i: int) -> AddAction:
+    """alluvium's :class:`AddAction`, or one from deltalake's (its fields as attributes)."""
+    if isinstance(action, AddAction):
+        return action
+    names = ("path", "size", "partition_values", "modification_time", "data_change", "stats")
+    if not all(hasattr(action, n) for n in names):
+        raise InvalidInputError(
+            f"create_write_transaction commits add actions only; action {i} is a {type(action).__name__}"
+        )
+    fields: dict[str, Any] = {
+        "path": action.path,
+        "partitionValues": dict(action.partition_values or {}),
+        "size": int(action.size),
+        "modificationTime": int(action.modification_time),
+        "dataChange": bool(action.data_change),
+    }
+    if action.stats:
+        fields["stats"] = action.stats
+    return AddAction.from_dict(fields)
+
+
+def _check_same_columns(schema: Any, table_json: str) -> None:
+    """Raises :class:`SchemaMismatchError` unless ``schema`` has the table's top-level
+    columns (case-insensitively), with the same Delta types when it is a Delta schema
+    (alluvium's or deltalake's, anything with ``to_json()``, or an Arrow schema read as the
+    Delta schema a table created with it would have)."""
+    table = {f["name"].lower(): _bare(f["type"]) for f in json.loads(table_json).get("fields", [])}
+    to_json = getattr(schema, "to_json", None)
+    if callable(to_json):
+        given = {f["name"].lower(): _bare(f["type"]) for f in json.loads(to_json()).get("fields", [])}
+    elif hasattr(schema, "__arrow_c_schema__"):
+        converted = json.loads(_native.delta_schema_json(schema)).get("fields", [])
+        given = {f["name"].lower(): _bare(f["type"]) for f in converted}
+    else:
+        raise InvalidInputError(f"schema must be a Delta or Arrow schema, not {type(schema).__name__}")
+    missing = sorted(set(table) - set(given))
+    extra = sorted(set(given) - set(table))
+    differ = sorted(n for n, t in given.items() if n in table and table[n] != t)
+    if missing or extra or differ:
+        raise SchemaMismatchError(
+            "create_write_transaction does not change the table's schema: "
+            + "; ".join(
+                part
+                for part in (
+                    f"columns the table has and the schema lacks: {missing}" if missing else "",
+                    f"columns the table lacks: {extra}" if extra else "",
+                    f"columns of another type: {differ}" if differ else "",
+                )
+                if part
+            )
+        )
+
+
+def _bare(t: Any) -> Any:
+    """A Delta type's JSON without nullability and metadata (what files cannot disagree
+    on when they are committed without being read)."""
+    if isinstance(t, dict):
+        return {
+            k: _bare(v) for k, v in t.items() if k not in ("nullable", "containsNull", "valueContainsNull", "metadata")
+        }
+    if isinstance(t, list):
+        return [_bare(v) for v in t]
+    return t
 
 
 def _field_json(field: Any) -> dict[str, Any]:

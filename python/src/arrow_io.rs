@@ -204,6 +204,19 @@ pub(crate) fn import_schema(obj: &Bound<'_, PyAny>) -> PyResult<SchemaRef> {
     Ok(Arc::new(schema))
 }
 
+/// The Delta schema JSON (`schemaString`) of the Arrow schema `obj` exports through
+/// `__arrow_c_schema__`: the schema a table created with it has.
+#[pyfunction]
+pub(crate) fn delta_schema_json(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    let schema = import_schema(obj)?;
+    let delta = alluvium::from_arrow_schema(&schema).map_err(|e| {
+        invalid_input(format!(
+            "cannot read the Arrow schema as a Delta schema: {e}"
+        ))
+    })?;
+    Ok(delta.to_json())
+}
+
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .fully_qualified_name()

@@ -55,6 +55,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(files::write_data_files, m)?)?;
     m.add_function(wrap_pyfunction!(files::commit_files, m)?)?;
     m.add_function(wrap_pyfunction!(files::discard_files, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow_io::delta_schema_json, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ENGINE", alluvium::ENGINE)?;
     Ok(())

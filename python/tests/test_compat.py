@@ -432,6 +432,70 @@ def test_table_info_takes_commit_properties_and_refuses_reserved_keys(table_path
     assert alluvium.DeltaTable(table_path).version() == 1
 
 
+def _written_file(table_path, name, ids):
+    """A Parquet file of ``data(ids)`` (without ``part``) written under the table root, and
+    deltalake's add action for it in partition ``p9``."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    tx = pytest.importorskip("deltalake.transaction")
+    rel = f"part=p9/{name}.parquet"
+    os.makedirs(os.path.join(table_path, "part=p9"), exist_ok=True)
+    pq.write_table(data(ids).drop_columns(["part"]), os.path.join(table_path, rel))
+    stats = {
+        "numRecords": len(ids),
+        "minValues": {"id": min(ids), "value": float(min(ids))},
+        "maxValues": {"id": max(ids), "value": float(max(ids))},
+        "nullCount": {"id": 0, "value": 0},
+    }
+    return tx.AddAction(
+        rel, os.path.getsize(os.path.join(table_path, rel)), {"part": "p9"}, int(time.time() * 1000), True, json.dumps(stats)
+    )
+
+
+def test_create_write_transaction(engine, table_path):
+    engine.write_deltalake(table_path, data([1, 2]), partition_by=["part"])
+    t = engine.DeltaTable(table_path)
+    t.create_write_transaction([_written_file(table_path, "a", [10, 11])], "append", data([1]).schema, partition_by=["part"])
+    t = engine.DeltaTable(table_path)
+    assert t.version() == 1
+    assert rows(t.to_pyarrow_table(), "id", "part") == [(1, "p1"), (2, "p0"), (10, "p9"), (11, "p9")]
+    # The statistics skip the file for a filter outside its bounds.
+    assert rows(t.to_pyarrow_table(filters=[("id", ">", 5)]), "id") == [(10,), (11,)]
+    t.create_write_transaction([_written_file(table_path, "b", [20])], "overwrite", data([1]).schema, partition_by="part")
+    assert rows(engine.DeltaTable(table_path).to_pyarrow_table(), "id", "part") == [(20, "p9")]
+
+
+def test_create_write_transaction_refuses_what_would_change_the_table(table_path):
+    import alluvium
+
+    alluvium.write_deltalake(table_path, data([1, 2]), partition_by=["part"])
+    t = alluvium.DeltaTable(table_path)
+    add = _written_file(table_path, "a", [10])
+    props = alluvium.CommitProperties(app_transactions=[alluvium.Transaction(app_id="job", version=3)])
+    wider = data([1]).append_column("extra", pa.array([1], pa.int32())).schema
+    retyped = pa.schema([pa.field("id", pa.string()), pa.field("part", pa.string()), pa.field("value", pa.float64())])
+    with pytest.raises(alluvium.SchemaMismatchError, match="extra"):
+        t.create_write_transaction([add], "append", wider, partition_by=["part"])
+    with pytest.raises(alluvium.SchemaMismatchError, match="another type"):
+        t.create_write_transaction([add], "append", retyped, partition_by=["part"])
+    with pytest.raises(alluvium.InvalidInputError, match="partitioning"):
+        t.create_write_transaction([add], "append", data([1]).schema, partition_by=["id"])
+    with pytest.raises(alluvium.InvalidInputError, match="partition_filters"):
+        t.create_write_transaction(
+            [add], "overwrite", data([1]).schema, partition_by=["part"], partition_filters=[("part", "=", "p0")]
+        )
+    with pytest.raises(alluvium.InvalidInputError, match="add actions only"):
+        t.create_write_transaction([object()], "append", data([1]).schema, partition_by=["part"])
+    assert alluvium.DeltaTable(table_path).version() == 0
+    # A Delta schema (the table's own) is compared too; a retried job is skipped.
+    t.create_write_transaction([add], "append", t.schema(), partition_by=["part"], commit_properties=props)
+    t.create_write_transaction([add], "append", t.schema(), partition_by=["part"], commit_properties=props)
+    assert alluvium.DeltaTable(table_path).version() == 1
+    assert alluvium.DeltaTable(table_path).to_pyarrow_table().num_rows == 3
+
+
 def test_change_data_feed(engine, table_path):
     engine.write_deltalake(table_path, data([1, 2, 3]), configuration={"delta.enableChangeDataFeed": "true"})
     t = engine.DeltaTable(table_path)
