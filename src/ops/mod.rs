@@ -15,6 +15,7 @@
 //! | checkpoint, log cleanup, OPTIMIZE, VACUUM | [`maintenance`] |
 //! | one-commit transactions of the embedder | [`transaction`] |
 //! | RESTORE | [`restore`] |
+//! | FSCK: removing files the store lost | [`repair`] |
 //! | CONVERT TO DELTA | [`convert`] |
 //! | Iceberg metadata beside the log | [`iceberg`] |
 //!
@@ -36,6 +37,7 @@ pub(crate) mod files;
 pub(crate) mod iceberg;
 pub(crate) mod maintenance;
 pub(crate) mod merge;
+pub(crate) mod repair;
 pub(crate) mod restore;
 pub(crate) mod table_info;
 pub(crate) mod transaction;

@@ -58,6 +58,7 @@ mod materialize;
 mod merge_empty_source;
 mod merge_nested_loop;
 mod parallel_uploads;
+mod repair;
 mod restore;
 mod row_tracking;
 mod s3;

@@ -1,0 +1,139 @@
+//! FSCK (`repair`): removing from the table the data files its log names but its store no
+//! longer has (deleted by hand, lost with a bucket's lifecycle rule), so that scans, DML and
+//! OPTIMIZE stop failing on them. The rows of those files are gone already; the commit
+//! records that. Only a file the store says is absent is removed: any other failure to look
+//! (a network error, a permission) stops the repair with that error, since treating it as
+//! absence would drop live data from the table.
+
+use alluvium_mvcc::Transaction;
+use alluvium_storage::{FileLocation, StorageError, local_ref};
+use alluvium_txlog::actions::Remove;
+use alluvium_txlog::path::resolve;
+use rayon::prelude::*;
+
+use crate::commit::{WriteOptions, WriteOutcome, finish, outcome_if_done};
+use crate::{Result, Snapshot, Table};
+
+/// The operation recorded in `commitInfo` (Delta's and delta-rs' name).
+const OPERATION: &str = "FSCK";
+
+/// What [`Table::repair`] found and did.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RepairReport {
+    /// The log paths of the live data files the store does not have, in path order:
+    /// removed by the commit, or only listed on a dry run.
+    pub files_removed: Vec<String>,
+    /// Whether the repair only looked (nothing committed).
+    pub dry_run: bool,
+    /// The commit, when one was made: none on a dry run or when no file was missing;
+    /// [`WriteOutcome::Skipped`] when the application transaction was already recorded.
+    pub outcome: Option<WriteOutcome>,
+}
+
+impl Table {
+    /// Looks up every live data file of the latest version in the store and, unless
+    /// `dry_run`, removes the missing ones in ONE commit (operation `FSCK`, metric
+    /// `numFilesRemoved`; `remove` actions with `dataChange=true`, since their rows leave
+    /// the table). A file is missing only when the store answers that it does not exist;
+    /// nothing is committed when no file is. Deletion vector files are not looked up
+    /// (`verify` reports a missing one; removing its data file would drop the file's live
+    /// rows). Takes the options every write takes (`commitInfo` fields; an application
+    /// transaction already recorded skips the repair).
+    ///
+    /// ```no_run
+    /// # fn main() -> alluvium::Result<()> {
+    /// use alluvium::{Table, WriteOptions};
+    /// let table = Table::open("path/to/table")?;
+    /// let found = table.repair(true, &WriteOptions::default())?;
+    /// println!("{} files are missing", found.files_removed.len());
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// Any failure to look a file up other than its absence (naming the file), a path that
+    /// cannot be resolved; a missing table; unsupported writer features (unless
+    /// `dry_run`); commit conflicts (a concurrent commit that removed one of the files).
+    pub fn repair(&self, dry_run: bool, options: &WriteOptions) -> Result<RepairReport> {
+        let snapshot = self.read_snapshot(options)?;
+        let mut txn = Transaction::new(snapshot.inner(), OPERATION);
+        if !dry_run {
+            snapshot.check_writable()?;
+            if let Some(done) = outcome_if_done(&mut txn, &snapshot, options) {
+                return Ok(RepairReport {
+                    files_removed: Vec::new(),
+                    dry_run,
+                    outcome: Some(done),
+                });
+            }
+        }
+        let missing = missing_files(&snapshot)?;
+        let files_removed: Vec<String> = missing.iter().map(|r| r.path.clone()).collect();
+        if dry_run || missing.is_empty() {
+            return Ok(RepairReport {
+                files_removed,
+                dry_run,
+                outcome: None,
+            });
+        }
+        txn.set_metric("numFilesRemoved", missing.len());
+        for remove in missing {
+            txn.remove_file(remove);
+        }
+        let outcome = finish(self, txn, options)?;
+        Ok(RepairReport {
+            files_removed,
+            dry_run,
+            outcome: Some(outcome),
+        })
+    }
+}
+
+/// The `remove` actions of the live files of `snapshot` the store does not have, in path
+/// order. The files are looked up side by side on the current rayon pool (object stores
+/// answer one request per file).
+fn missing_files(snapshot: &Snapshot) -> Result<Vec<Remove>> {
+    let store = snapshot.store().as_ref();
+    let now = store.now_ms();
+    let mut files: Vec<_> = snapshot.files().collect();
+    files.sort_by(|a, b| a.path().cmp(b.path()));
+    let found: Vec<Result<bool>> = files
+        .par_iter()
+        .map(|f| {
+            let location = resolve(f.path(), snapshot.root())?;
+            match &location {
+                FileLocation::Table(path) => match store.head(path) {
+                    Ok(_) => Ok(false),
+                    Err(e) if e.is_not_found() => Ok(true),
+                    Err(e) => Err(e.into()),
+                },
+                FileLocation::External(uri) => {
+                    match local_ref(uri).and_then(|l| l.absolute().map(std::path::PathBuf::from)) {
+                        Some(local) => match std::fs::metadata(&local) {
+                            Ok(_) => Ok(false),
+                            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),
+                            Err(e) => Err(StorageError::Io {
+                                op: "stat",
+                                path: uri.clone(),
+                                source: e,
+                            }
+                            .into()),
+                        },
+                        None => match store.get_external(uri) {
+                            Ok(_) => Ok(false),
+                            Err(e) if e.is_not_found() => Ok(true),
+                            Err(e) => Err(e.into()),
+                        },
+                    }
+                }
+            }
+        })
+        .collect();
+    let mut missing = Vec::new();
+    for (f, gone) in files.into_iter().zip(found) {
+        if gone? {
+            missing.push(Remove::from_add(f, now, true));
+        }
+    }
+    Ok(missing)
+}

@@ -1,0 +1,133 @@
+//! FSCK (`Table::repair`, SPEC.md §39): the live files the store lost are found, removed in
+//! one commit, and the table reads again; a file is removed only when the store says it is
+//! absent, never because looking failed.
+
+use std::sync::Arc;
+
+use alluvium::{InMemoryStore, StoreRef, Table, WriteOptions};
+use alluvium_storage::{Fault, FaultyStore, StorePath};
+
+use crate::batches::{id_p_batch as batch, id_p_schema as schema};
+
+/// A table partitioned by `p` with three files, on `store`; their log paths, in order.
+fn table_on(store: StoreRef) -> (Table, Vec<String>) {
+    let t = Table::from_store(store);
+    t.create(&schema(), &["p".into()], alluvium::NO_PROPERTIES)
+        .unwrap();
+    for (ids, p) in [(&[1, 2][..], "x"), (&[3][..], "y"), (&[4, 5][..], "z")] {
+        t.append([batch(ids, p)], &WriteOptions::default()).unwrap();
+    }
+    let mut paths: Vec<String> = t
+        .snapshot()
+        .unwrap()
+        .files()
+        .map(|f| f.path().to_string())
+        .collect();
+    paths.sort();
+    (t, paths)
+}
+
+fn ids(t: &Table) -> Vec<i64> {
+    let mut out: Vec<i64> = crate::common::canon_rows(
+        &alluvium::ScanBuilder::new(t.snapshot().unwrap())
+            .with_columns(["id"])
+            .build()
+            .unwrap()
+            .execute_to_vec()
+            .unwrap(),
+    )
+    .iter()
+    .map(|r| r.parse().unwrap())
+    .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn repair_removes_the_files_the_store_lost_and_the_table_reads_again() {
+    let store: StoreRef = Arc::new(InMemoryStore::new());
+    let (t, paths) = table_on(store.clone());
+    let before = t.snapshot().unwrap().version();
+    // Nothing lost: nothing committed.
+    let clean = t.repair(false, &WriteOptions::default()).unwrap();
+    assert!(clean.files_removed.is_empty() && clean.outcome.is_none());
+    let lost = paths[1].clone();
+    store
+        .delete(&StorePath::parse(lost.as_str()).unwrap())
+        .unwrap();
+    assert!(
+        alluvium::ScanBuilder::new(t.snapshot().unwrap())
+            .build()
+            .unwrap()
+            .execute_to_vec()
+            .is_err(),
+        "a scan fails on the lost file"
+    );
+    // A dry run lists it and commits nothing.
+    let dry = t.repair(true, &WriteOptions::default()).unwrap();
+    assert_eq!(dry.files_removed, std::slice::from_ref(&lost));
+    assert!(dry.dry_run && dry.outcome.is_none());
+    assert_eq!(t.snapshot().unwrap().version(), before);
+    // The repair removes it, in one commit, and the other files' rows read again.
+    let options =
+        WriteOptions::default().with_app_transaction(alluvium::AppTransaction::new("fsck", 1));
+    let done = t.repair(false, &options).unwrap();
+    assert_eq!(done.files_removed, std::slice::from_ref(&lost));
+    let s = t.snapshot().unwrap();
+    assert_eq!(s.version(), before + 1);
+    let ci = s.commit_info().unwrap();
+    assert_eq!(ci.operation(), Some("FSCK"));
+    assert_eq!(ci.0["operationMetrics"]["numFilesRemoved"], "1");
+    assert!(s.files().all(|f| f.path() != lost));
+    assert_eq!(ids(&t), [1, 2, 4, 5]);
+    // A retried job is skipped.
+    let again = t.repair(false, &options).unwrap();
+    assert!(again.outcome.is_some_and(|o| o.report().is_none()));
+    assert_eq!(t.snapshot().unwrap().version(), s.version());
+}
+
+#[test]
+fn only_absence_removes_a_file_never_a_failed_look() {
+    // Every operation of a repair fails once in turn, as a request that never reached the
+    // store: the repair either fails, or removes exactly the lost file. A failed lookup is
+    // never taken for absence.
+    let mut failed = 0;
+    for at in 1.. {
+        let inner: StoreRef = Arc::new(InMemoryStore::new());
+        let (_, paths) = table_on(inner.clone());
+        let lost = paths[0].clone();
+        inner
+            .delete(&StorePath::parse(lost.as_str()).unwrap())
+            .unwrap();
+        let faulty = Arc::new(FaultyStore::new(inner.clone(), at, Fault::ErrorBefore));
+        let result = Table::from_store(faulty.clone()).repair(false, &WriteOptions::default());
+        if faulty.operations() < at {
+            assert_eq!(result.unwrap().files_removed, [lost]);
+            break;
+        }
+        let after = Table::from_store(inner);
+        let live: Vec<String> = after
+            .snapshot()
+            .unwrap()
+            .files()
+            .map(|f| f.path().to_string())
+            .collect();
+        match result {
+            Ok(report) => {
+                assert_eq!(
+                    report.files_removed,
+                    std::slice::from_ref(&lost),
+                    "fault at {at}"
+                );
+                assert_eq!(live.len(), 2, "fault at {at}");
+            }
+            Err(_) => {
+                failed += 1;
+                // Nothing removed, or (a commit whose response was lost) only the lost file.
+                assert!(live.len() >= 2, "fault at {at}: {live:?}");
+                assert!(paths[1..].iter().all(|p| live.contains(p)), "fault at {at}");
+            }
+        }
+    }
+    assert!(failed > 0, "some fault made the repair fail");
+}
