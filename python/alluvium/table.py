@@ -535,6 +535,23 @@ class DeltaTable:
             allowed_locations=list(allowed_locations) if allowed_locations is not None else None,
         )
 
+    def repair(
+        self,
+        dry_run: bool = False,
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+    ) -> dict[str, Any]:
+        """FSCK: finds the live data files the store no longer has and, unless ``dry_run``,
+        removes them from the table in one commit (operation ``FSCK``), so that reads stop
+        failing on them; their rows are gone already. A file counts as missing only when the
+        store says it does not exist: any other failure to look it up raises, commits
+        nothing. Returns deltalake's ``{"dry_run", "files_removed"}`` (log paths) plus the
+        ``version`` committed (``None`` when nothing was). ``commit_properties`` add
+        ``commitInfo`` fields and an application transaction (a repair the application
+        already committed is skipped)."""
+        return self._table.repair(bool(dry_run), _commit_dict(commit_properties))
+
     def create_write_transaction(
         self,
         actions: list[Any],

@@ -981,6 +981,38 @@ impl RawTable {
         })
     }
 
+    /// FSCK: the live files the store lost, removed in one commit unless `dry_run`;
+    /// deltalake's result (`dry_run`, `files_removed`) plus the `version` committed (`None`
+    /// when nothing was, or an application transaction already recorded skipped it).
+    #[pyo3(signature = (dry_run=false, commit=None))]
+    fn repair<'py>(
+        &self,
+        py: Python<'py>,
+        dry_run: bool,
+        commit: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let options = commit_options(commit.as_ref())?;
+        let report = blocking::run(py, |_| {
+            let report = self.table.repair(dry_run, &options).py_err()?;
+            if let Some(done) = &report.outcome {
+                self.after_commit(done).py_err()?;
+            }
+            Ok(report)
+        })?;
+        let d = PyDict::new(py);
+        d.set_item("dry_run", report.dry_run)?;
+        d.set_item("files_removed", &report.files_removed)?;
+        d.set_item(
+            "version",
+            report
+                .outcome
+                .as_ref()
+                .and_then(|o| o.report())
+                .map(|s| s.version),
+        )?;
+        Ok(d)
+    }
+
     /// Adds the CHECK constraint `name`.
     fn add_constraint(&self, py: Python<'_>, name: String, expression: String) -> PyResult<u64> {
         blocking::run(py, |_| {

@@ -536,3 +536,23 @@ def test_each_reads_what_the_other_wrote(writer, reader, table_path):
     assert rows(w.DeltaTable(table_path).to_pyarrow_table(), "id", "value") == [(2, 2.0), (3, 3.0), (4, 4.0), (5, 9.5)]
     # Commit timestamps are milliseconds either way.
     assert abs(w.DeltaTable(table_path).history(1)[0]["timestamp"] / 1000 - time.time()) < 600
+
+
+def test_repair(engine, table_path):
+    import pyarrow.parquet as pq
+
+    for ids in ([1, 2], [3], [4]):
+        engine.write_deltalake(table_path, data(ids), mode="append")
+    lost = sorted(f for f in os.listdir(table_path) if f.endswith(".parquet"))[0]
+    gone = set(pq.read_table(os.path.join(table_path, lost)).column("id").to_pylist())
+    os.remove(os.path.join(table_path, lost))
+    dry = engine.DeltaTable(table_path).repair(dry_run=True)
+    assert dry["dry_run"] is True and dry["files_removed"] == [lost]
+    assert engine.DeltaTable(table_path).version() == 2
+    done = engine.DeltaTable(table_path).repair()
+    assert done["files_removed"] == [lost]
+    t = engine.DeltaTable(table_path)
+    assert t.version() == 3 and t.history(1)[0]["operation"] == "FSCK"
+    # The other files' rows read again.
+    assert rows(t.to_pyarrow_table(), "id") == [(i,) for i in (1, 2, 3, 4) if i not in gone]
+    assert engine.DeltaTable(table_path).repair()["files_removed"] == []
