@@ -41,6 +41,7 @@ mod maintenance;
 mod optimize;
 mod output;
 mod progress;
+mod repair;
 pub mod report;
 mod restore;
 mod scan;
@@ -109,6 +110,9 @@ enum Command {
     /// Restore the table to an earlier version (Delta's RESTORE): one commit that brings
     /// back that version's files and schema; nothing is rewritten.
     Restore(restore::RestoreArgs),
+    /// Remove from the table the data files its store lost (FSCK): one commit of removes
+    /// for the files the store says do not exist; --dry-run only lists them.
+    Repair(repair::RepairArgs),
     /// Turn a directory of Parquet files into a Delta table in place (CONVERT TO DELTA),
     /// with Hive-style partition directories declared by --partition-by.
     Convert(convert::ConvertArgs),
@@ -200,6 +204,7 @@ pub fn run() -> Result<ExitCode> {
         Command::Merge(a) => dml::merge(a),
         Command::Alter(a) => write::alter(a),
         Command::Restore(a) => restore::run(a),
+        Command::Repair(a) => repair::run(a),
         Command::Convert(a) => convert::run(a),
         Command::Checkpoint(a) => maintenance::checkpoint(a),
         Command::CleanupLog(a) => maintenance::cleanup_log(a),

@@ -72,6 +72,35 @@ fn restore_brings_back_a_version_and_says_what_it_did() {
 }
 
 #[test]
+fn repair_removes_the_files_the_store_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(dir.path());
+    assert_eq!(ok(&["repair", &t]).trim(), "no data file is missing");
+    // A data file of partition p=a, by its path in the log.
+    let mut data: Vec<String> = std::fs::read_dir(Path::new(&t).join("p=a"))
+        .unwrap()
+        .map(|e| format!("p=a/{}", e.unwrap().file_name().into_string().unwrap()))
+        .filter(|n| n.ends_with(".parquet"))
+        .collect();
+    data.sort();
+    std::fs::remove_file(Path::new(&t).join(&data[0])).unwrap();
+    let dry = ok_json(&["repair", &t, "--dry-run"]);
+    assert_eq!(dry["operation"], "FSCK");
+    assert_eq!(dry["version"], serde_json::Value::Null);
+    assert_eq!(dry["files_removed"], serde_json::json!([data[0]]));
+    let out = ok(&["repair", &t]);
+    assert!(
+        out.starts_with("removed 1 missing file from the table ("),
+        "{out}"
+    );
+    assert_eq!(version_of(&out), 4);
+    // The rest reads again.
+    assert!(!csv_rows(&t, &[]).is_empty());
+    let e = fails(&["repair", &dir.path().join("nothing").to_string_lossy()]);
+    assert_eq!(e.lines().count(), 1, "{e}");
+}
+
+#[test]
 fn alter_adds_renames_widens_and_drops_columns() {
     let dir = tempfile::tempdir().unwrap();
     let t = table(dir.path());
