@@ -35,7 +35,15 @@ from .exceptions import (
 )
 from .schema import ArrayType, Field, MapType, PrimitiveType, Schema, StructType
 from .state import StateStore
-from .table import DeltaTable, Metadata, ProtocolVersions, TableAlterer, TableMerger, TableOptimizer
+from .table import (
+    DeltaTable,
+    Metadata,
+    ProtocolVersions,
+    TableAlterer,
+    TableFeatures,
+    TableMerger,
+    TableOptimizer,
+)
 from .writer import CommitProperties, PostCommitHookProperties, Transaction, WriterProperties, write_deltalake
 
 __all__ = [
@@ -47,6 +55,7 @@ __all__ = [
     "Metadata",
     "ProtocolVersions",
     "TableAlterer",
+    "TableFeatures",
     "TableMerger",
     "TableOptimizer",
     "write_deltalake",

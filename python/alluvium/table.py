@@ -14,6 +14,7 @@ shared by threads; every call that touches storage or decodes data releases the 
 from __future__ import annotations
 
 import datetime as _dt
+import enum
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -868,6 +869,61 @@ def _check_same_columns(schema: Any, table_json: str) -> None:
         )
 
 
+class TableFeatures(enum.Enum):
+    """Table features for :meth:`TableAlterer.add_feature`, as deltalake names them (each
+    value is deltalake's; :attr:`delta_name` is the protocol's)."""
+
+    ColumnMapping = "ColumnMapping"
+    DeletionVectors = "DeletionVectors"
+    TimestampWithoutTimezone = "TimestampWithoutTimezone"
+    V2Checkpoint = "V2Checkpoint"
+    AppendOnly = "AppendOnly"
+    Invariants = "Invariants"
+    CheckConstraints = "CheckConstraints"
+    ChangeDataFeed = "ChangeDataFeed"
+    GeneratedColumns = "GeneratedColumns"
+    IdentityColumns = "IdentityColumns"
+    RowTracking = "RowTracking"
+    DomainMetadata = "DomainMetadata"
+    IcebergCompatV1 = "IcebergCompatV1"
+    VariantType = "VariantType"
+    VariantTypePreview = "VariantTypePreview"
+
+    @property
+    def delta_name(self) -> str:
+        """The feature's name in the Delta protocol (``deletionVectors``)."""
+        return _FEATURE_NAMES[self.value]
+
+
+#: deltalake's ``TableFeatures`` values and the Delta protocol's names for them.
+_FEATURE_NAMES = {
+    "ColumnMapping": "columnMapping",
+    "DeletionVectors": "deletionVectors",
+    "TimestampWithoutTimezone": "timestampNtz",
+    "V2Checkpoint": "v2Checkpoint",
+    "AppendOnly": "appendOnly",
+    "Invariants": "invariants",
+    "CheckConstraints": "checkConstraints",
+    "ChangeDataFeed": "changeDataFeed",
+    "GeneratedColumns": "generatedColumns",
+    "IdentityColumns": "identityColumns",
+    "RowTracking": "rowTracking",
+    "DomainMetadata": "domainMetadata",
+    "IcebergCompatV1": "icebergCompatV1",
+    "VariantType": "variantType",
+    "VariantTypePreview": "variantType-preview",
+}
+
+
+def _delta_feature_name(feature: Any) -> str:
+    """The Delta name of a feature given as a :class:`TableFeatures` member (alluvium's or
+    deltalake's), its value, or a Delta name."""
+    name = getattr(feature, "value", feature)
+    if not isinstance(name, str) or not name:
+        raise InvalidInputError(f"a table feature is a TableFeatures member or a name, not {feature!r}")
+    return _FEATURE_NAMES.get(name, name)
+
+
 def _bare(t: Any) -> Any:
     """A Delta type's JSON without nullability and metadata (what files cannot disagree
     on when they are committed without being read)."""
@@ -978,6 +1034,26 @@ class TableAlterer:
             raise InvalidInputError("add_columns needs at least one field")
         struct = json.dumps({"type": "struct", "fields": [_field_json(f) for f in listed]})
         self._table._table.add_columns(struct, _commit_dict(commit_properties))
+
+    def add_feature(
+        self,
+        feature: Any,
+        allow_protocol_versions_increase: bool = False,
+        *,
+        commit_properties: CommitProperties | None = None,
+        post_commithook_properties: PostCommitHookProperties | None = None,
+    ) -> None:
+        """Lists table features in the protocol as supported, in one commit, without
+        enabling what they govern (``delta.enableDeletionVectors`` and the like stay as they
+        are). ``feature`` is one or a list of deltalake's ``TableFeatures`` (or their names,
+        ``"DeletionVectors"``), or Delta's own names (``"deletionVectors"``). When the
+        protocol must be raised for them (a legacy table goes to writer 7; a reader-writer
+        feature needs reader 3) and ``allow_protocol_versions_increase`` is false, nothing
+        is committed (:class:`InvalidInputError`)."""
+        _refuse_app_transactions(commit_properties, "ADD FEATURE")
+        listed = feature if isinstance(feature, (list, tuple)) else [feature]
+        names = [_delta_feature_name(f) for f in listed]
+        self._table._table.add_features(names, bool(allow_protocol_versions_increase))
 
     def set_table_name(
         self,

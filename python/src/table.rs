@@ -1013,6 +1013,25 @@ impl RawTable {
         Ok(d)
     }
 
+    /// Adds table features (Delta names) to the protocol as supported; the version
+    /// committed.
+    fn add_features(
+        &self,
+        py: Python<'_>,
+        names: Vec<String>,
+        allow_protocol_versions_increase: bool,
+    ) -> PyResult<u64> {
+        blocking::run(py, |_| {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let s = self
+                .table
+                .add_features(&names, allow_protocol_versions_increase)
+                .py_err()?;
+            self.reload_latest().py_err()?;
+            Ok(s.version)
+        })
+    }
+
     /// Adds the CHECK constraint `name`.
     fn add_constraint(&self, py: Python<'_>, name: String, expression: String) -> PyResult<u64> {
         blocking::run(py, |_| {

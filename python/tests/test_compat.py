@@ -556,3 +556,17 @@ def test_repair(engine, table_path):
     # The other files' rows read again.
     assert rows(t.to_pyarrow_table(), "id") == [(i,) for i in (1, 2, 3, 4) if i not in gone]
     assert engine.DeltaTable(table_path).repair()["files_removed"] == []
+
+
+def test_add_feature(engine, table_path):
+    engine.write_deltalake(table_path, data([1]))
+    t = engine.DeltaTable(table_path)
+    assert t.protocol().min_writer_version < 7
+    with pytest.raises(Exception):
+        t.alter.add_feature(engine.TableFeatures.DeletionVectors)
+    assert engine.DeltaTable(table_path).version() == 0
+    t.alter.add_feature([engine.TableFeatures.DeletionVectors], allow_protocol_versions_increase=True)
+    p = engine.DeltaTable(table_path).protocol()
+    assert (p.min_reader_version, p.min_writer_version) == (3, 7)
+    assert "deletionVectors" in p.writer_features and "deletionVectors" in p.reader_features
+    assert "delta.enableDeletionVectors" not in engine.DeltaTable(table_path).metadata().configuration

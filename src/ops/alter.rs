@@ -225,6 +225,56 @@ impl Table {
     }
 }
 
+impl Table {
+    /// Adds table features (their Delta names: `deletionVectors`, `changeDataFeed`,
+    /// `appendOnly`, ...) to the protocol as supported, without enabling what they govern
+    /// (deltalake's `alter.add_feature`): [`set_properties`](Self::set_properties) of
+    /// `delta.feature.<name>=supported` for each, one commit. When the protocol must be
+    /// raised for them (a legacy table goes to writer 7 to list features; a reader-writer
+    /// feature needs reader 3) and `allow_protocol_versions_increase` is false, nothing is
+    /// committed.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for no feature, or a raise not allowed (naming both
+    /// protocols); [`set_properties`](Self::set_properties)' errors, a feature alluvium
+    /// cannot write among them.
+    pub fn add_features(
+        &self,
+        names: &[&str],
+        allow_protocol_versions_increase: bool,
+    ) -> Result<CommitSummary> {
+        if names.is_empty() {
+            return Err(Error::InvalidArgument(
+                "add_features needs at least one feature".into(),
+            ));
+        }
+        let snapshot = self.snapshot()?;
+        let now = snapshot.protocol();
+        let features: Vec<TableFeature> =
+            names.iter().map(|n| TableFeature::from_name(n)).collect();
+        let then = upgrade_protocol(now, &features);
+        if !allow_protocol_versions_increase
+            && (then.min_reader_version > now.min_reader_version
+                || then.min_writer_version > now.min_writer_version)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "adding {} raises the protocol from reader {} / writer {} to reader {} / writer {}: allow the protocol versions to increase",
+                names.join(", "),
+                now.min_reader_version,
+                now.min_writer_version,
+                then.min_reader_version,
+                then.min_writer_version
+            )));
+        }
+        self.set_properties(
+            names
+                .iter()
+                .map(|n| (format!("{FEATURE_PREFIX}{n}"), "supported".to_string())),
+            &[],
+        )
+    }
+}
+
 /// Turns column mapping on in name mode for a table whose mode was `none`: every field
 /// keeps its current name as physical name (the name existing data files store it under)
 /// and gets an id above `delta.columnMapping.maxColumnId`, which is raised; the property

@@ -64,6 +64,7 @@ mod row_tracking;
 mod s3;
 mod scan_stream;
 mod stress;
+mod table_features;
 mod transaction;
 mod variant;
 mod verify;
