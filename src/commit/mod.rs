@@ -175,6 +175,19 @@ impl WriteOutcome {
             WriteOutcome::Skipped { .. } => None,
         }
     }
+
+    /// The commit report of a write made with no application transaction, which is never
+    /// skipped: for the calls that take no options and return a [`CommitSummary`].
+    /// A skip (impossible without an application transaction) is reported as an error
+    /// naming `operation`, never a panic.
+    pub(crate) fn into_committed(self, operation: &str) -> Result<CommitSummary> {
+        match self {
+            WriteOutcome::Committed(summary) => Ok(*summary),
+            WriteOutcome::Skipped { app_id, .. } => Err(Error::InvalidArgument(format!(
+                "{operation} was skipped for application {app_id} without being asked to be idempotent"
+            ))),
+        }
+    }
 }
 
 /// What a DELETE, UPDATE or MERGE did: the commit (or the skip of an idempotent write) and

@@ -176,14 +176,8 @@ impl Table {
     /// outside the table's history; unsupported writer features; a conflict when another
     /// commit lands first (the restore read the whole table).
     pub fn restore(&self, to: VersionSpec) -> Result<CommitSummary> {
-        match self.restore_with(to, &WriteOptions::default())? {
-            WriteOutcome::Committed(summary) => Ok(*summary),
-            // Only an application transaction already recorded skips a write, and the
-            // default options name none.
-            WriteOutcome::Skipped { app_id, .. } => Err(Error::InvalidArgument(format!(
-                "RESTORE was skipped for application {app_id} without being asked to be idempotent"
-            ))),
-        }
+        self.restore_with(to, &WriteOptions::default())?
+            .into_committed("RESTORE")
     }
 
     /// [`restore`](Self::restore) with the options every write takes: `commitInfo`

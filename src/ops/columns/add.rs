@@ -57,14 +57,8 @@ impl Table {
     /// case-insensitive), a non-nullable column on a table with data, a type the table
     /// cannot hold (IcebergCompat rules); unsupported writer features; commit conflicts.
     pub fn add_column(&self, field: StructField) -> Result<CommitSummary> {
-        match self.add_columns(vec![field], &WriteOptions::default())? {
-            WriteOutcome::Committed(summary) => Ok(*summary),
-            // Only an application transaction already recorded skips a write, and the
-            // default options name none.
-            WriteOutcome::Skipped { app_id, .. } => Err(Error::InvalidArgument(format!(
-                "ADD COLUMNS was skipped for application {app_id} without being asked to be idempotent"
-            ))),
-        }
+        self.add_columns(vec![field], &WriteOptions::default())?
+            .into_committed("ADD COLUMNS")
     }
 
     /// [`add_column`](Self::add_column) for several columns at once, in ONE commit, in the
