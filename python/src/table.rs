@@ -431,24 +431,11 @@ impl RawTable {
         blocking::run(py, move |_| {
             // Each path resolved where it lies (borrowed): one string per file, the one
             // handed to Python.
-            let located = |p: &str| -> PyResult<String> {
-                Ok(s.file_location_ref(p).py_err()?.as_str().to_string())
-            };
-            let mut out = match filter {
-                None => s
-                    .files()
-                    .map(|a| located(a.path()))
-                    .collect::<PyResult<Vec<String>>>()?,
-                Some(f) => ScanBuilder::new(s.clone())
-                    .with_columns(Vec::<String>::new())
-                    .with_filter(f)
-                    .build()
-                    .py_err()?
-                    .files()
-                    .iter()
-                    .map(|a| located(&a.path))
-                    .collect::<PyResult<Vec<String>>>()?,
-            };
+            let mut out = Vec::with_capacity(s.num_files());
+            visit_live_files(&s, filter, |f| {
+                out.push(s.file_location_ref(f.path).py_err()?.as_str().to_string());
+                Ok(())
+            })?;
             out.sort();
             Ok(out)
         })
