@@ -1090,7 +1090,7 @@ class TableAlterer:
         """Inserts or replaces entries of the top-level column ``column``'s metadata (its
         other keys are kept), in one commit (operation ``UPDATE FIELD METADATA``).
         ``comment`` is the column comment engines show. Keys the Delta protocol gives
-        meaning to (``delta.*``, ``parquet.field.*``) are refused, as is a column the table
+        meaning to (``delta.*``, ``CURRENT_DEFAULT``) are refused, as is a column the table
         does not have (:class:`InvalidInputError`)."""
         entries = [(str(k), str(v)) for k, v in metadata.items()]
         self._table._table.set_column_metadata(column, entries, _commit_dict(commit_properties))

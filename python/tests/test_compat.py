@@ -424,7 +424,7 @@ def test_table_info_takes_commit_properties_and_refuses_reserved_keys(table_path
     # A retried job (the same application version): skipped.
     t.alter.set_table_description("v1", commit_properties=props)
     assert alluvium.DeltaTable(table_path).version() == 1
-    for key in ("delta.columnMapping.id", "parquet.field.id"):
+    for key in ("delta.columnMapping.id", "CURRENT_DEFAULT"):
         with pytest.raises(alluvium.InvalidInputError, match="reserved"):
             t.alter.set_column_metadata("value", {key: "9"})
     with pytest.raises(alluvium.InvalidInputError, match="no column"):

@@ -453,7 +453,7 @@ fn set_column_metadata_keeps_other_keys_and_refuses_reserved_ones() {
     // Found case-insensitively; refused whole for a reserved key or an unknown column.
     for (column, key, says) in [
         ("name", "delta.columnMapping.id", "reserved"),
-        ("name", "Parquet.Field.Id", "reserved"),
+        ("name", "current_default", "reserved"),
         ("nope", "comment", "no column `nope`"),
     ] {
         let e = t

@@ -1,17 +1,15 @@
 //! A column's metadata (the `metadata` map of its field in the schema), changed in one
-//! commit: `comment` and the application's own keys. The keys Delta gives meaning to are
+//! commit: `comment` and the application's own keys. The keys Delta gives meaning to
+//! (`ColumnMetadataKey::is_reserved`: column mapping ids and physical names, identity,
+//! generation and default expressions, invariants, type changes, anything `delta.*`) are
 //! refused, since a change to them would change what the column is rather than describe it.
 
 use alluvium_mvcc::Transaction;
+use alluvium_txlog::schema::ColumnMetadataKey;
 use serde_json::Value;
 
 use crate::commit::{WriteOptions, WriteOutcome, finish, outcome_if_done};
 use crate::{Error, Result, Table};
-
-/// Key prefixes of field metadata the protocol reserves: column mapping ids and physical
-/// names, identity and generated columns, invariants, type changes
-/// (`delta.*`), and the Parquet field ids of IcebergCompat (`parquet.field.*`).
-const RESERVED_PREFIXES: [&str; 2] = ["delta.", "parquet.field."];
 
 /// The operation recorded in `commitInfo` (delta-rs' name for the same change).
 const OPERATION: &str = "UPDATE FIELD METADATA";
@@ -35,7 +33,7 @@ impl Table {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a column the table does not have, no entry, or a key
-    /// the protocol reserves (`delta.*`, `parquet.field.*`); a missing table; unsupported
+    /// the protocol reserves (`delta.*`, `CURRENT_DEFAULT`); a missing table; unsupported
     /// writer features; commit conflicts (every concurrent commit conflicts with a
     /// metadata change).
     pub fn set_column_metadata<K, V>(
@@ -57,13 +55,12 @@ impl Table {
                 "no metadata to set on column `{column}`"
             )));
         }
-        if let Some((key, _)) = entries.iter().find(|(k, _)| {
-            RESERVED_PREFIXES
-                .iter()
-                .any(|p| k.len() >= p.len() && k[..p.len()].eq_ignore_ascii_case(p))
-        }) {
+        if let Some((key, _)) = entries
+            .iter()
+            .find(|(k, _)| ColumnMetadataKey::is_reserved(k))
+        {
             return Err(Error::InvalidArgument(format!(
-                "column metadata key {key} is reserved by the Delta protocol (delta.*, parquet.field.*) and cannot be set"
+                "column metadata key {key} is reserved by the Delta protocol (delta.*, CURRENT_DEFAULT) and cannot be set"
             )));
         }
         let snapshot = self.read_snapshot(options)?;

@@ -76,6 +76,24 @@ impl ColumnMetadataKey {
         }
     }
 
+    /// The namespace of the protocol's keys: every key it defines but `CURRENT_DEFAULT`
+    /// starts with it, and so may any it defines later.
+    pub const PROTOCOL_PREFIX: &'static str = "delta.";
+
+    /// Whether `key` belongs to the protocol rather than the user, for a writer that sets
+    /// keys a user gives: a key of [`ALL`](Self::ALL) or any key in the `delta.` namespace,
+    /// compared case-insensitively so that no other spelling of a protocol key passes for a
+    /// user's.
+    pub fn is_reserved(key: &str) -> bool {
+        let prefix = Self::PROTOCOL_PREFIX.len();
+        ColumnMetadataKey::ALL
+            .iter()
+            .any(|k| k.as_str().eq_ignore_ascii_case(key))
+            || key
+                .get(..prefix)
+                .is_some_and(|p| p.eq_ignore_ascii_case(Self::PROTOCOL_PREFIX))
+    }
+
     /// The protocol key spelled exactly `key`, or `None` for any other (user) key.
     pub fn parse(key: &str) -> Option<ColumnMetadataKey> {
         ColumnMetadataKey::ALL
@@ -99,6 +117,22 @@ impl AsRef<str> for ColumnMetadataKey {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn protocol_keys_are_reserved_in_any_case_user_keys_are_not() {
+        for key in [
+            "delta.columnMapping.id",
+            "Delta.ColumnMapping.PhysicalName",
+            "delta.someFutureKey",
+            "CURRENT_DEFAULT",
+            "current_default",
+        ] {
+            assert!(ColumnMetadataKey::is_reserved(key), "{key}");
+        }
+        for key in ["comment", "owner", "deltas", "delta", ""] {
+            assert!(!ColumnMetadataKey::is_reserved(key), "{key}");
+        }
+    }
+
     use std::collections::HashSet;
 
     use super::*;
