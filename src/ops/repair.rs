@@ -107,8 +107,13 @@ fn missing_files(snapshot: &Snapshot) -> Result<Vec<Remove>> {
                     Err(e) if e.is_not_found() => Ok(true),
                     Err(e) => Err(e.into()),
                 },
+                // Where readers look: the local filesystem only when the table itself is
+                // local (as `verify` checks it); another store reads the URI itself.
                 FileLocation::External(uri) => {
-                    match local_ref(uri).and_then(|l| l.absolute().map(std::path::PathBuf::from)) {
+                    let local = |u: &str| {
+                        local_ref(u).and_then(|l| l.absolute().map(std::path::PathBuf::from))
+                    };
+                    match local(uri).filter(|_| local(&store.root_uri()).is_some()) {
                         Some(local) => match std::fs::metadata(&local) {
                             Ok(_) => Ok(false),
                             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),

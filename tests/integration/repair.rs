@@ -131,3 +131,39 @@ fn only_absence_removes_a_file_never_a_failed_look() {
     }
     assert!(failed > 0, "some fault made the repair fail");
 }
+
+#[test]
+fn a_lost_file_outside_the_table_root_is_found_where_readers_look() {
+    // A local table with one file of its own and one written under another directory
+    // (allowed by the commit): losing the outside one is found by a lookup on the local
+    // filesystem, as readers would fail on it; the file the table holds stays.
+    let root = tempfile::tempdir().unwrap();
+    let shared = tempfile::tempdir().unwrap();
+    let t = Table::open(root.path().to_str().unwrap()).unwrap();
+    t.create(&schema(), &["p".into()], alluvium::NO_PROPERTIES)
+        .unwrap();
+    t.append([batch(&[1], "x")], &WriteOptions::default())
+        .unwrap();
+    let written = t.write_data_files([batch(&[2], "y")], None).unwrap()[0].clone();
+    let moved = shared.path().join("moved.parquet");
+    std::fs::rename(root.path().join(&written.path), &moved).unwrap();
+    let mut outside = written;
+    outside.path = format!("file://{}", moved.display());
+    let shared_uri = format!("file://{}/", shared.path().display());
+    t.commit_files(
+        vec![outside.clone()],
+        &alluvium::CommitFilesOptions::default().with_allowed_locations(vec![shared_uri]),
+    )
+    .unwrap();
+    assert_eq!(ids(&t), [1, 2]);
+    assert!(
+        t.repair(true, &WriteOptions::default())
+            .unwrap()
+            .files_removed
+            .is_empty()
+    );
+    std::fs::remove_file(&moved).unwrap();
+    let done = t.repair(false, &WriteOptions::default()).unwrap();
+    assert_eq!(done.files_removed, std::slice::from_ref(&outside.path));
+    assert_eq!(ids(&t), [1]);
+}
