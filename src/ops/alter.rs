@@ -21,7 +21,7 @@ use alluvium_txlog::table::TableFeature;
 use crate::commit::WriteOptions;
 use crate::ops::create::check_properties;
 use crate::report::CommitSummary;
-use crate::{Error, Result, Table};
+use crate::{Error, Result, Snapshot, Table};
 
 impl Table {
     /// Sets the properties `set` (key-value pairs, in the shape [`create`](Self::create)
@@ -66,6 +66,17 @@ impl Table {
             ));
         }
         let snapshot = self.read_snapshot(&WriteOptions::default())?;
+        self.set_properties_on(&snapshot, set, unset)
+    }
+
+    /// [`set_properties`](Self::set_properties) on `snapshot`, already read (and checked
+    /// as a write's read snapshot is), with `set` not empty or `unset` not empty.
+    fn set_properties_on(
+        &self,
+        snapshot: &Snapshot,
+        set: Vec<(String, String)>,
+        unset: &[&str],
+    ) -> Result<CommitSummary> {
         let mut requested: HashMap<String, String> = HashMap::new();
         for (k, v) in &set {
             let k = k.trim();
@@ -248,7 +259,7 @@ impl Table {
                 "add_features needs at least one feature".into(),
             ));
         }
-        let snapshot = self.snapshot()?;
+        let snapshot = self.read_snapshot(&WriteOptions::default())?;
         let now = snapshot.protocol();
         let features: Vec<TableFeature> =
             names.iter().map(|n| TableFeature::from_name(n)).collect();
@@ -266,12 +277,13 @@ impl Table {
                 then.min_writer_version
             )));
         }
-        self.set_properties(
-            names
-                .iter()
-                .map(|n| (format!("{FEATURE_PREFIX}{n}"), "supported".to_string())),
-            &[],
-        )
+        // The snapshot the check read: one listing of the log, and the check holds for
+        // the version the commit is based on.
+        let set = names
+            .iter()
+            .map(|n| (format!("{FEATURE_PREFIX}{n}"), "supported".to_string()))
+            .collect();
+        self.set_properties_on(&snapshot, set, &[])
     }
 }
 

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use alluvium::Table;
+use alluvium_storage::ObjectStore;
 use arrow::array::{Int64Array, RecordBatch};
 
 use crate::batches::id_schema as schema;
@@ -55,4 +56,29 @@ fn add_features_lists_features_and_raises_the_protocol_only_when_allowed() {
     t.add_features(&["appendOnly"], false).unwrap();
     // A feature alluvium cannot write is refused.
     assert!(t.add_features(&["noSuchFeature"], true).is_err());
+}
+
+#[test]
+fn add_features_reads_the_table_once() {
+    // The protocol check and the commit share one snapshot: one listing of the log, the
+    // same a SET TBLPROPERTIES of the feature costs.
+    let store = Arc::new(alluvium_storage::CountingStore::new(Arc::new(
+        alluvium::InMemoryStore::new(),
+    )));
+    let t = Table::from_store(store.clone() as alluvium::StoreRef);
+    t.create(&rows(&[1]).schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap();
+    let lists = |f: &dyn Fn()| {
+        let before = store.request_counts().list;
+        f();
+        store.request_counts().list - before
+    };
+    let by_property = lists(&|| {
+        t.set_properties([("delta.feature.appendOnly", "supported")], &[])
+            .unwrap();
+    });
+    let by_feature = lists(&|| {
+        t.add_features(&["changeDataFeed"], true).unwrap();
+    });
+    assert_eq!(by_feature, by_property);
 }
