@@ -870,8 +870,8 @@ def _check_same_columns(schema: Any, table_json: str) -> None:
 
 
 class TableFeatures(enum.Enum):
-    """Table features for :meth:`TableAlterer.add_feature`, as deltalake names them (each
-    value is deltalake's; :attr:`delta_name` is the protocol's)."""
+    """Table features for :meth:`TableAlterer.add_feature`, with deltalake's names and
+    values (the protocol's names are in ``_FEATURE_NAMES``)."""
 
     ColumnMapping = "ColumnMapping"
     DeletionVectors = "DeletionVectors"
@@ -888,11 +888,6 @@ class TableFeatures(enum.Enum):
     IcebergCompatV1 = "IcebergCompatV1"
     VariantType = "VariantType"
     VariantTypePreview = "VariantTypePreview"
-
-    @property
-    def delta_name(self) -> str:
-        """The feature's name in the Delta protocol (``deletionVectors``)."""
-        return _FEATURE_NAMES[self.value]
 
 
 #: deltalake's ``TableFeatures`` values and the Delta protocol's names for them.

@@ -117,22 +117,6 @@ impl AsRef<str> for ColumnMetadataKey {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn protocol_keys_are_reserved_in_any_case_user_keys_are_not() {
-        for key in [
-            "delta.columnMapping.id",
-            "Delta.ColumnMapping.PhysicalName",
-            "delta.someFutureKey",
-            "CURRENT_DEFAULT",
-            "current_default",
-        ] {
-            assert!(ColumnMetadataKey::is_reserved(key), "{key}");
-        }
-        for key in ["comment", "owner", "deltas", "delta", ""] {
-            assert!(!ColumnMetadataKey::is_reserved(key), "{key}");
-        }
-    }
-
     use std::collections::HashSet;
 
     use super::*;
@@ -162,5 +146,21 @@ mod tests {
             ColumnMetadataKey::ColumnMappingPhysicalName.as_str(),
             "delta.columnMapping.physicalName"
         );
+    }
+
+    #[test]
+    fn protocol_keys_are_reserved_in_any_case_user_keys_are_not() {
+        for key in [
+            "delta.columnMapping.id",
+            "Delta.ColumnMapping.PhysicalName",
+            "delta.someFutureKey",
+            "CURRENT_DEFAULT",
+            "current_default",
+        ] {
+            assert!(ColumnMetadataKey::is_reserved(key), "{key}");
+        }
+        for key in ["comment", "owner", "deltas", "delta", ""] {
+            assert!(!ColumnMetadataKey::is_reserved(key), "{key}");
+        }
     }
 }
