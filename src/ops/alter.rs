@@ -18,7 +18,7 @@ use alluvium_txlog::row_tracking;
 use alluvium_txlog::schema::{COLUMN_MAPPING_PHYSICAL_NAME, DataType, StructField, StructType};
 use alluvium_txlog::table::TableFeature;
 
-use crate::commit::WriteOptions;
+use crate::commit::{WriteOptions, WriteOutcome, outcome_if_done};
 use crate::ops::create::check_properties;
 use crate::report::CommitSummary;
 use crate::{Error, Result, Snapshot, Table};
@@ -57,6 +57,27 @@ impl Table {
         K: Into<String>,
         V: Into<String>,
     {
+        self.set_properties_with(set, unset, &WriteOptions::default())?
+            .into_committed("SET TBLPROPERTIES")
+    }
+
+    /// [`set_properties`](Self::set_properties) with write options: the commit carries
+    /// `options`' commitInfo fields, and with an application transaction it is made once
+    /// (a repeat of a recorded version is [`WriteOutcome::Skipped`], nothing committed), as
+    /// the data writes are (SPEC.md §22).
+    ///
+    /// # Errors
+    /// As [`set_properties`](Self::set_properties).
+    pub fn set_properties_with<K, V>(
+        &self,
+        set: impl IntoIterator<Item = (K, V)>,
+        unset: &[&str],
+        options: &WriteOptions,
+    ) -> Result<WriteOutcome>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
         // Collected in the caller's order, so that the first bad key is the one reported.
         let set: Vec<(String, String)> =
             set.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
@@ -65,8 +86,8 @@ impl Table {
                 "alter: nothing to set or unset".into(),
             ));
         }
-        let snapshot = self.read_snapshot(&WriteOptions::default())?;
-        self.set_properties_on(&snapshot, set, unset)
+        let snapshot = self.read_snapshot(options)?;
+        self.set_properties_on(&snapshot, set, unset, options)
     }
 
     /// [`set_properties`](Self::set_properties) on `snapshot`, already read (and checked
@@ -76,7 +97,19 @@ impl Table {
         snapshot: &Snapshot,
         set: Vec<(String, String)>,
         unset: &[&str],
-    ) -> Result<CommitSummary> {
+        options: &WriteOptions,
+    ) -> Result<WriteOutcome> {
+        let operation = if set.is_empty() {
+            "UNSET TBLPROPERTIES"
+        } else {
+            "SET TBLPROPERTIES"
+        };
+        let mut txn = Transaction::new(snapshot.inner(), operation);
+        // A retried job is skipped before its change is checked against the table it
+        // already changed (an unset key would no longer be set).
+        if let Some(done) = outcome_if_done(&mut txn, snapshot, options) {
+            return Ok(done);
+        }
         let mut requested: HashMap<String, String> = HashMap::new();
         for (k, v) in &set {
             let k = k.trim();
@@ -182,12 +215,6 @@ impl Table {
         .map_err(|e| Error::InvalidArgument(format!("alter: {e}")))?;
         let protocol = upgrade_protocol(snapshot.protocol(), &features);
 
-        let operation = if set.is_empty() {
-            "UNSET TBLPROPERTIES"
-        } else {
-            "SET TBLPROPERTIES"
-        };
-        let mut txn = Transaction::new(snapshot.inner(), operation);
         if set.is_empty() {
             txn.set_parameter("propKeys", serde_json::to_string(unset).unwrap_or_default());
             txn.set_parameter("ifExists", false);
@@ -232,7 +259,7 @@ impl Table {
         }
         let mut summary = CommitSummary::new(commit, post);
         summary.snapshot = committed;
-        Ok(summary)
+        Ok(WriteOutcome::Committed(Box::new(summary)))
     }
 }
 
@@ -254,12 +281,31 @@ impl Table {
         names: &[&str],
         allow_protocol_versions_increase: bool,
     ) -> Result<CommitSummary> {
+        self.add_features_with(
+            names,
+            allow_protocol_versions_increase,
+            &WriteOptions::default(),
+        )?
+        .into_committed("ADD FEATURE")
+    }
+
+    /// [`add_features`](Self::add_features) with write options, as
+    /// [`set_properties_with`](Self::set_properties_with) takes them.
+    ///
+    /// # Errors
+    /// As [`add_features`](Self::add_features).
+    pub fn add_features_with(
+        &self,
+        names: &[&str],
+        allow_protocol_versions_increase: bool,
+        options: &WriteOptions,
+    ) -> Result<WriteOutcome> {
         if names.is_empty() {
             return Err(Error::InvalidArgument(
                 "add_features needs at least one feature".into(),
             ));
         }
-        let snapshot = self.read_snapshot(&WriteOptions::default())?;
+        let snapshot = self.read_snapshot(options)?;
         let now = snapshot.protocol();
         let features: Vec<TableFeature> =
             names.iter().map(|n| TableFeature::from_name(n)).collect();
@@ -283,7 +329,7 @@ impl Table {
             .iter()
             .map(|n| (format!("{FEATURE_PREFIX}{n}"), "supported".to_string()))
             .collect();
-        self.set_properties_on(&snapshot, set, &[])
+        self.set_properties_on(&snapshot, set, &[], options)
     }
 }
 

@@ -8,7 +8,7 @@ use alluvium_mvcc::Transaction;
 use alluvium_txlog::features::upgrade_protocol;
 use alluvium_txlog::table::TableFeature;
 
-use crate::commit::WriteOptions;
+use crate::commit::{WriteOptions, WriteOutcome, outcome_if_done};
 use crate::report::CommitSummary;
 use crate::rows::rules::check::{CONSTRAINT_PREFIX, bind_check, first_violation};
 use crate::rows::rules::row;
@@ -38,8 +38,29 @@ impl Table {
     /// [`Error::ConstraintViolation`] naming an existing row that violates it; unsupported
     /// writer features; commit conflicts.
     pub fn add_constraint(&self, name: &str, expression: &str) -> Result<CommitSummary> {
+        self.add_constraint_with(name, expression, &WriteOptions::default())?
+            .into_committed("ADD CONSTRAINT")
+    }
+
+    /// [`add_constraint`](Self::add_constraint) with write options: the commit carries
+    /// `options`' commitInfo fields, and with an application transaction it is made once
+    /// (a repeat of a recorded version is [`WriteOutcome::Skipped`], nothing committed).
+    ///
+    /// # Errors
+    /// As [`add_constraint`](Self::add_constraint).
+    pub fn add_constraint_with(
+        &self,
+        name: &str,
+        expression: &str,
+        options: &WriteOptions,
+    ) -> Result<WriteOutcome> {
         let key = key_of(name)?;
-        let snapshot = self.read_snapshot(&WriteOptions::default())?;
+        let snapshot = self.read_snapshot(options)?;
+        let mut txn = Transaction::new(snapshot.inner(), "ADD CONSTRAINT");
+        // A retried job is skipped before the constraint, now there, is found to exist.
+        if let Some(done) = outcome_if_done(&mut txn, &snapshot, options) {
+            return Ok(done);
+        }
         if snapshot.metadata().configuration.contains_key(&key) {
             return Err(Error::InvalidArgument(format!(
                 "constraint `{}` already exists",
@@ -53,7 +74,6 @@ impl Table {
             snapshot.column_mapping(),
         )
         .map_err(|e| Error::InvalidArgument(format!("constraint `{}`: {e}", name.trim())))?;
-        let mut txn = Transaction::new(snapshot.inner(), "ADD CONSTRAINT");
         txn.set_parameter("name", name.trim());
         txn.set_parameter("expr", expression);
         // Every existing row is checked; a concurrent commit adding rows conflicts.
@@ -77,7 +97,9 @@ impl Table {
         let mut md = snapshot.metadata().clone();
         md.configuration.insert(key, expression.to_string());
         txn.set_metadata(md);
-        self.commit_with_policy(txn)
+        Ok(WriteOutcome::Committed(Box::new(
+            self.commit_with_policy(txn)?,
+        )))
     }
 
     /// Drops the CHECK constraint `name` (operation `DROP CONSTRAINT`).
@@ -85,8 +107,23 @@ impl Table {
     /// # Errors
     /// [`Error::InvalidArgument`] if the table has no such constraint; commit conflicts.
     pub fn drop_constraint(&self, name: &str) -> Result<CommitSummary> {
+        self.drop_constraint_with(name, &WriteOptions::default())?
+            .into_committed("DROP CONSTRAINT")
+    }
+
+    /// [`drop_constraint`](Self::drop_constraint) with write options, as
+    /// [`add_constraint_with`](Self::add_constraint_with) takes them.
+    ///
+    /// # Errors
+    /// As [`drop_constraint`](Self::drop_constraint).
+    pub fn drop_constraint_with(&self, name: &str, options: &WriteOptions) -> Result<WriteOutcome> {
         let key = key_of(name)?;
-        let snapshot = self.read_snapshot(&WriteOptions::default())?;
+        let snapshot = self.read_snapshot(options)?;
+        let mut txn = Transaction::new(snapshot.inner(), "DROP CONSTRAINT");
+        // A retried job is skipped before the constraint, now gone, is found missing.
+        if let Some(done) = outcome_if_done(&mut txn, &snapshot, options) {
+            return Ok(done);
+        }
         let mut md = snapshot.metadata().clone();
         let Some(expr) = md.configuration.remove(&key) else {
             return Err(Error::InvalidArgument(format!(
@@ -94,10 +131,11 @@ impl Table {
                 name.trim()
             )));
         };
-        let mut txn = Transaction::new(snapshot.inner(), "DROP CONSTRAINT");
         txn.set_parameter("name", name.trim());
         txn.set_parameter("expr", expr);
         txn.set_metadata(md);
-        self.commit_with_policy(txn)
+        Ok(WriteOutcome::Committed(Box::new(
+            self.commit_with_policy(txn)?,
+        )))
     }
 }

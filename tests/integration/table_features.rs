@@ -82,3 +82,71 @@ fn add_features_reads_the_table_once() {
     });
     assert_eq!(by_feature, by_property);
 }
+
+#[test]
+fn alter_commits_record_commit_fields_and_run_once_per_application_version() {
+    // SET TBLPROPERTIES, ADD FEATURE, ADD CONSTRAINT and DROP CONSTRAINT take write options
+    // as the data writes do: the embedder's commitInfo fields are recorded, and a retried
+    // job (the same application version) commits nothing.
+    use alluvium::{AppTransaction, WriteOptions, WriteOutcome};
+    let dir = tempfile::tempdir().unwrap();
+    let t = Table::open(dir.path().to_str().unwrap()).unwrap();
+    t.create(&rows(&[1]).schema(), &[], alluvium::NO_PROPERTIES)
+        .unwrap();
+    t.append([rows(&[1, 2])], &WriteOptions::default()).unwrap();
+    let options = |app: &str| {
+        WriteOptions::default()
+            .with_app_transaction(AppTransaction::new(app, 3))
+            .with_commit_info([("ticket".to_string(), serde_json::json!("OPS-9"))].into())
+    };
+    type Alter<'a> = Box<dyn Fn(&WriteOptions) -> alluvium::Result<WriteOutcome> + 'a>;
+    let steps: Vec<(&str, &str, Alter<'_>)> = vec![
+        (
+            "props",
+            "SET TBLPROPERTIES",
+            Box::new(|o| t.set_properties_with([("delta.appendOnly", "false")], &[], o)),
+        ),
+        (
+            "feature",
+            "SET TBLPROPERTIES",
+            Box::new(|o| t.add_features_with(&["changeDataFeed"], true, o)),
+        ),
+        (
+            "check",
+            "ADD CONSTRAINT",
+            Box::new(|o| t.add_constraint_with("positive", "id > 0", o)),
+        ),
+        (
+            "uncheck",
+            "DROP CONSTRAINT",
+            Box::new(|o| t.drop_constraint_with("positive", o)),
+        ),
+    ];
+    for (app, operation, alter) in &steps {
+        let before = t.snapshot().unwrap().version();
+        let done = alter(&options(app)).unwrap();
+        assert_eq!(done.report().map(|s| s.version), Some(before + 1), "{app}");
+        let entry = t.history(Some(1)).unwrap().remove(0);
+        let ci = entry.commit_info.unwrap();
+        assert_eq!(ci.0["operation"], *operation, "{app}");
+        assert_eq!(ci.0["ticket"], "OPS-9", "{app}");
+        assert_eq!(
+            t.snapshot().unwrap().app_transaction_version(app, i64::MAX),
+            Some(3),
+            "{app}"
+        );
+        // The retry: skipped, nothing committed.
+        let again = alter(&options(app)).unwrap();
+        assert!(
+            matches!(
+                again,
+                WriteOutcome::Skipped {
+                    recorded_version: 3,
+                    ..
+                }
+            ),
+            "{app}: {again:?}"
+        );
+        assert_eq!(t.snapshot().unwrap().version(), before + 1, "{app}");
+    }
+}
