@@ -1006,8 +1006,9 @@ class TableAlterer:
         commit_properties: CommitProperties | None = None,
     ) -> None:
         """Sets table properties in one commit (``delta.*`` keys are checked; enabling a
-        feature upgrades the protocol as Delta does)."""
-        _refuse_app_transactions(commit_properties, "SET TBLPROPERTIES")
+        feature upgrades the protocol as Delta does). ``commit_properties`` add
+        ``commitInfo`` fields and an application transaction (a change the application
+        already committed is skipped)."""
         self._table._table.set_properties(dict(properties), [], _commit_dict(commit_properties))
 
     def add_columns(
@@ -1044,11 +1045,13 @@ class TableAlterer:
         ``"DeletionVectors"``), or Delta's own names (``"deletionVectors"``). When the
         protocol must be raised for them (a legacy table goes to writer 7; a reader-writer
         feature needs reader 3) and ``allow_protocol_versions_increase`` is false, nothing
-        is committed (:class:`InvalidInputError`)."""
-        _refuse_app_transactions(commit_properties, "ADD FEATURE")
+        is committed (:class:`InvalidInputError`). ``commit_properties`` as for
+        :meth:`set_table_properties`."""
         listed = feature if isinstance(feature, (list, tuple)) else [feature]
         names = [_delta_feature_name(f) for f in listed]
-        self._table._table.add_features(names, bool(allow_protocol_versions_increase))
+        self._table._table.add_features(
+            names, bool(allow_protocol_versions_increase), _commit_dict(commit_properties)
+        )
 
     def set_table_name(
         self,
@@ -1098,10 +1101,19 @@ class TableAlterer:
         post_commithook_properties: PostCommitHookProperties | None = None,
     ) -> None:
         """Adds CHECK constraints (name to SQL expression), each checked against every
-        existing row first."""
-        _refuse_app_transactions(commit_properties, "ADD CONSTRAINT")
+        existing row first, one commit each. ``commit_properties`` add ``commitInfo``
+        fields to each commit; an application transaction makes the change once (a repeat
+        is skipped), and so takes one constraint per call: the second commit of a call
+        would be taken for a repeat of the first (:class:`InvalidInputError`, nothing
+        committed)."""
+        if commit_properties is not None and commit_properties.app_transactions and len(constraints) > 1:
+            raise InvalidInputError(
+                "add_constraint with an application transaction takes one constraint per call:"
+                f" each is its own commit, and the second would be skipped as a repeat (got {len(constraints)})"
+            )
+        commit = _commit_dict(commit_properties)
         for name, expression in constraints.items():
-            self._table._table.add_constraint(name, expression)
+            self._table._table.add_constraint(name, expression, commit)
 
     def drop_constraint(
         self,
@@ -1111,6 +1123,6 @@ class TableAlterer:
         commit_properties: CommitProperties | None = None,
         post_commithook_properties: PostCommitHookProperties | None = None,
     ) -> None:
-        """Drops the CHECK constraint ``name``."""
-        _refuse_app_transactions(commit_properties, "DROP CONSTRAINT")
-        self._table._table.drop_constraint(name, raise_if_not_exists)
+        """Drops the CHECK constraint ``name``. ``commit_properties`` as for
+        :meth:`set_table_properties`."""
+        self._table._table.drop_constraint(name, raise_if_not_exists, _commit_dict(commit_properties))

@@ -875,7 +875,8 @@ impl RawTable {
         Ok(s.app_transaction_version(app_id, self.table.store().now_ms()))
     }
 
-    /// Sets table properties (and unsets `unset`) in one commit.
+    /// Sets table properties (and unsets `unset`) in one commit; the version committed,
+    /// `None` when an application transaction already recorded made it a no-op.
     #[pyo3(signature = (set, unset=Vec::new(), commit=None))]
     fn set_properties(
         &self,
@@ -883,13 +884,16 @@ impl RawTable {
         set: BTreeMap<String, String>,
         unset: Vec<String>,
         commit: Option<Bound<'_, PyDict>>,
-    ) -> PyResult<u64> {
-        let _ = commit_options(commit.as_ref())?;
+    ) -> PyResult<Option<u64>> {
+        let options = commit_options(commit.as_ref())?;
         blocking::run(py, |_| {
             let names: Vec<&str> = unset.iter().map(String::as_str).collect();
-            let s = self.table.set_properties(&set, &names).py_err()?;
-            self.reload_latest().py_err()?;
-            Ok(s.version)
+            let done = self
+                .table
+                .set_properties_with(&set, &names, &options)
+                .py_err()?;
+            self.after_commit(&done).py_err()?;
+            Ok(done.report().map(|s| s.version))
         })
     }
 
@@ -1001,42 +1005,60 @@ impl RawTable {
     }
 
     /// Adds table features (Delta names) to the protocol as supported; the version
-    /// committed.
+    /// committed, `None` when an application transaction already recorded made it a no-op.
+    #[pyo3(signature = (names, allow_protocol_versions_increase, commit=None))]
     fn add_features(
         &self,
         py: Python<'_>,
         names: Vec<String>,
         allow_protocol_versions_increase: bool,
-    ) -> PyResult<u64> {
+        commit: Option<Bound<'_, PyDict>>,
+    ) -> PyResult<Option<u64>> {
+        let options = commit_options(commit.as_ref())?;
         blocking::run(py, |_| {
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
-            let s = self
+            let done = self
                 .table
-                .add_features(&names, allow_protocol_versions_increase)
+                .add_features_with(&names, allow_protocol_versions_increase, &options)
                 .py_err()?;
-            self.reload_latest().py_err()?;
-            Ok(s.version)
+            self.after_commit(&done).py_err()?;
+            Ok(done.report().map(|s| s.version))
         })
     }
 
-    /// Adds the CHECK constraint `name`.
-    fn add_constraint(&self, py: Python<'_>, name: String, expression: String) -> PyResult<u64> {
+    /// Adds the CHECK constraint `name`; the version committed, `None` when an application
+    /// transaction already recorded made it a no-op.
+    #[pyo3(signature = (name, expression, commit=None))]
+    fn add_constraint(
+        &self,
+        py: Python<'_>,
+        name: String,
+        expression: String,
+        commit: Option<Bound<'_, PyDict>>,
+    ) -> PyResult<Option<u64>> {
+        let options = commit_options(commit.as_ref())?;
         blocking::run(py, |_| {
-            let s = self.table.add_constraint(&name, &expression).py_err()?;
-            self.reload_latest().py_err()?;
-            Ok(s.version)
+            let done = self
+                .table
+                .add_constraint_with(&name, &expression, &options)
+                .py_err()?;
+            self.after_commit(&done).py_err()?;
+            Ok(done.report().map(|s| s.version))
         })
     }
 
     /// Drops the CHECK constraint `name`; `None` when it does not exist and
-    /// `raise_if_not_exists` is false.
-    #[pyo3(signature = (name, raise_if_not_exists=true))]
+    /// `raise_if_not_exists` is false, or when an application transaction already recorded
+    /// made it a no-op.
+    #[pyo3(signature = (name, raise_if_not_exists=true, commit=None))]
     fn drop_constraint(
         &self,
         py: Python<'_>,
         name: String,
         raise_if_not_exists: bool,
+        commit: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Option<u64>> {
+        let options = commit_options(commit.as_ref())?;
         blocking::run(py, |_| {
             if !raise_if_not_exists {
                 let latest = self.table.snapshot().py_err()?;
@@ -1051,9 +1073,9 @@ impl RawTable {
                     return Ok(None);
                 }
             }
-            let s = self.table.drop_constraint(&name).py_err()?;
-            self.reload_latest().py_err()?;
-            Ok(Some(s.version))
+            let done = self.table.drop_constraint_with(&name, &options).py_err()?;
+            self.after_commit(&done).py_err()?;
+            Ok(done.report().map(|s| s.version))
         })
     }
 

@@ -432,6 +432,45 @@ def test_table_info_takes_commit_properties_and_refuses_reserved_keys(table_path
     assert alluvium.DeltaTable(table_path).version() == 1
 
 
+def test_alter_takes_commit_properties(table_path):
+    import alluvium
+
+    alluvium.write_deltalake(table_path, data([1, 2]))
+    t = alluvium.DeltaTable(table_path)
+
+    def props(app):
+        return alluvium.CommitProperties(
+            app_transactions=[alluvium.Transaction(app_id=app, version=2)], custom_metadata={"ticket": "OPS-4"}
+        )
+
+    calls = [
+        ("props", "SET TBLPROPERTIES", lambda p: t.alter.set_table_properties({"delta.appendOnly": "false"}, commit_properties=p)),
+        ("feature", "SET TBLPROPERTIES", lambda p: t.alter.add_feature(
+            "changeDataFeed", allow_protocol_versions_increase=True, commit_properties=p)),
+        ("check", "ADD CONSTRAINT", lambda p: t.alter.add_constraint({"positive": "id > 0"}, commit_properties=p)),
+        ("uncheck", "DROP CONSTRAINT", lambda p: t.alter.drop_constraint("positive", commit_properties=p)),
+    ]
+    for app, operation, call in calls:
+        before = t.version()
+        call(props(app))
+        assert t.version() == before + 1, app
+        last = t.history(1)[0]
+        assert (last["operation"], last["ticket"]) == (operation, "OPS-4"), app
+        assert t.transaction_version(app) == 2, app
+        # A retried job (the same application version): skipped, nothing committed.
+        call(props(app))
+        assert alluvium.DeltaTable(table_path).version() == before + 1, app
+    # Several constraints are several commits: with an application transaction the second
+    # would be taken for a repeat of the first, so the call is refused whole.
+    before = t.version()
+    with pytest.raises(alluvium.InvalidInputError, match="one constraint per call"):
+        t.alter.add_constraint({"a": "id > 0", "b": "id < 9"}, commit_properties=props("two"))
+    assert alluvium.DeltaTable(table_path).version() == before
+    t.alter.add_constraint({"a": "id > 0", "b": "id < 9"},
+                           commit_properties=alluvium.CommitProperties(custom_metadata={"ticket": "OPS-5"}))
+    assert [h["ticket"] for h in t.history(2)] == ["OPS-5", "OPS-5"]
+
+
 def _written_file(table_path, name, ids):
     """A Parquet file of ``data(ids)`` (without ``part``) written under the table root, and
     deltalake's add action for it in partition ``p9``."""

@@ -164,10 +164,6 @@ def test_an_application_transaction_a_call_would_not_record_is_refused(table_pat
         "OPTIMIZE": lambda: t.optimize.compact(commit_properties=props),
         "OPTIMIZE ": lambda: t.optimize.z_order(["id"], commit_properties=props),
         "VACUUM": lambda: t.vacuum(dry_run=False, commit_properties=props),
-        "SET TBLPROPERTIES": lambda: t.alter.set_table_properties(
-            {"delta.appendOnly": "false"}, commit_properties=props),
-        "ADD CONSTRAINT": lambda: t.alter.add_constraint({"pos": "id > 0"}, commit_properties=props),
-        "DROP CONSTRAINT": lambda: t.alter.drop_constraint("pos", commit_properties=props),
     }
     for name, call in calls.items():
         with pytest.raises(ex.InvalidInputError, match=f"{name.strip()} does not record application transactions") as e:
