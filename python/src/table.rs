@@ -340,6 +340,13 @@ impl RawTable {
     /// own write: the snapshot the commit carried (no I/O: on an object store this saves a
     /// listing and a read of the commit per call), or else the latest version loaded (a
     /// commit that landed after others', or a skipped write).
+    /// [`after_commit`](Self::after_commit), then the version committed: `None` when an
+    /// application transaction already recorded made the call a no-op.
+    fn committed_version(&self, outcome: &WriteOutcome) -> alluvium::Result<Option<u64>> {
+        self.after_commit(outcome)?;
+        Ok(outcome.report().map(|s| s.version))
+    }
+
     pub(crate) fn after_commit(&self, outcome: &WriteOutcome) -> alluvium::Result<()> {
         match outcome.report().and_then(|s| s.snapshot.clone()) {
             Some(committed) => {
@@ -892,8 +899,7 @@ impl RawTable {
                 .table
                 .set_properties_with(&set, &names, &options)
                 .py_err()?;
-            self.after_commit(&done).py_err()?;
-            Ok(done.report().map(|s| s.version))
+            self.committed_version(&done).py_err()
         })
     }
 
@@ -913,8 +919,7 @@ impl RawTable {
             .fields;
         blocking::run(py, |_| {
             let done = self.table.add_columns(fields, &options).py_err()?;
-            self.after_commit(&done).py_err()?;
-            Ok(done.report().map(|s| s.version))
+            self.committed_version(&done).py_err()
         })
     }
 
@@ -946,8 +951,7 @@ impl RawTable {
                 self.table.set_table_description(&value, &options)
             }
             .py_err()?;
-            self.after_commit(&done).py_err()?;
-            Ok(done.report().map(|s| s.version))
+            self.committed_version(&done).py_err()
         })
     }
 
@@ -967,8 +971,7 @@ impl RawTable {
                 .table
                 .set_column_metadata(&column, metadata, &options)
                 .py_err()?;
-            self.after_commit(&done).py_err()?;
-            Ok(done.report().map(|s| s.version))
+            self.committed_version(&done).py_err()
         })
     }
 
@@ -1021,8 +1024,7 @@ impl RawTable {
                 .table
                 .add_features_with(&names, allow_protocol_versions_increase, &options)
                 .py_err()?;
-            self.after_commit(&done).py_err()?;
-            Ok(done.report().map(|s| s.version))
+            self.committed_version(&done).py_err()
         })
     }
 
@@ -1042,8 +1044,7 @@ impl RawTable {
                 .table
                 .add_constraint_with(&name, &expression, &options)
                 .py_err()?;
-            self.after_commit(&done).py_err()?;
-            Ok(done.report().map(|s| s.version))
+            self.committed_version(&done).py_err()
         })
     }
 
@@ -1060,6 +1061,7 @@ impl RawTable {
     ) -> PyResult<Option<u64>> {
         let options = commit_options(commit.as_ref())?;
         blocking::run(py, |_| {
+            let mut options = options;
             if !raise_if_not_exists {
                 let latest = self.table.snapshot().py_err()?;
                 // vocabulary: the facade does not export txlog to this package (no internal-api)
@@ -1072,10 +1074,11 @@ impl RawTable {
                 if !exists {
                     return Ok(None);
                 }
+                // The drop is based on the version just checked: no second listing.
+                options = options.with_read_snapshot(latest);
             }
             let done = self.table.drop_constraint_with(&name, &options).py_err()?;
-            self.after_commit(&done).py_err()?;
-            Ok(done.report().map(|s| s.version))
+            self.committed_version(&done).py_err()
         })
     }
 

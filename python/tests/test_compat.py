@@ -469,6 +469,12 @@ def test_alter_takes_commit_properties(table_path):
     t.alter.add_constraint({"a": "id > 0", "b": "id < 9"},
                            commit_properties=alluvium.CommitProperties(custom_metadata={"ticket": "OPS-5"}))
     assert [h["ticket"] for h in t.history(2)] == ["OPS-5", "OPS-5"]
+    # raise_if_not_exists=False drops one that exists, based on the version it checked.
+    before = t.version()
+    t.alter.drop_constraint("a", raise_if_not_exists=False,
+                            commit_properties=alluvium.CommitProperties(custom_metadata={"ticket": "OPS-6"}))
+    assert t.version() == before + 1 and t.history(1)[0]["ticket"] == "OPS-6"
+    assert "delta.constraints.a" not in alluvium.DeltaTable(table_path).metadata().configuration
 
 
 def _written_file(table_path, name, ids):
