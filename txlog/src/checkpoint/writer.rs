@@ -7,7 +7,8 @@
 //!    `delta.deletedFileRetentionDuration`; all file actions with `dataChange=false`.
 //! 2. Encode rows in batches of [`BATCH_ROWS`] into Parquet, file by file: a batch is a row
 //!    group, built and encoded on a task of its own, several in parallel, and appended in
-//!    order (the bytes do not depend on the number of threads).
+//!    order (the bytes do not depend on the number of threads). A file of at most one batch
+//!    is one row group; a larger one is cut by action kind too.
 //! 3. Put each file atomically (a rename or a put-if-absent: never a torn file under a final
 //!    name), then read it back and check its row counts before reporting success. Only then
 //!    may the caller publish `_last_checkpoint`.
@@ -315,9 +316,10 @@ fn sub_fields(t: &DataType) -> Fields {
     }
 }
 
-/// The typed `partitionValues_parsed` of the adds.
+/// The typed `partitionValues_parsed` of the adds (one per row, `None` on rows of other
+/// actions, which are null).
 fn partition_parsed(
-    adds: &[FileRef<'_>],
+    adds: &[Option<FileRef<'_>>],
     t: &DataType,
     cols: &[(String, PrimitiveType)],
 ) -> Result<ArrayRef> {
@@ -326,17 +328,27 @@ fn partition_parsed(
     for ((name, ty), field) in cols.iter().zip(fields.iter()) {
         let values: Vec<Scalar> = adds
             .iter()
-            .map(|a| parse_partition_value(name, a.partition_values().get(name).flatten(), *ty))
+            .map(|a| match a {
+                Some(a) => {
+                    parse_partition_value(name, a.partition_values().get(name).flatten(), *ty)
+                }
+                None => Ok(Scalar::Null),
+            })
             .collect::<Result<_>>()?;
         children.push(scalars_to_array(&values, field.data_type())?);
     }
-    structure(&fields, children, vec![true; adds.len()])
+    structure(
+        &fields,
+        children,
+        adds.iter().map(Option::is_some).collect(),
+    )
 }
 
-/// The typed `stats_parsed` of the adds, decoded from their JSON statistics. `None` when
-/// some statistics do not fit the table's types (e.g. written before a type change): the
-/// JSON statistics remain authoritative then.
-fn stats_parsed(adds: &[FileRef<'_>], t: &DataType) -> Option<ArrayRef> {
+/// The typed `stats_parsed` of the adds (one per row, `None` on rows of other actions,
+/// which are null), decoded from their JSON statistics. `None` when some statistics do
+/// not fit the table's types (e.g. written before a type change): the JSON statistics
+/// remain authoritative then.
+fn stats_parsed(adds: &[Option<FileRef<'_>>], t: &DataType) -> Option<ArrayRef> {
     let fields = sub_fields(t);
     let schema = Arc::new(arrow_schema::Schema::new(fields.clone()));
     let mut decoder = arrow_json::ReaderBuilder::new(schema)
@@ -345,7 +357,7 @@ fn stats_parsed(adds: &[FileRef<'_>], t: &DataType) -> Option<ArrayRef> {
         .ok()?;
     let mut text = String::with_capacity(adds.len() * 64);
     for a in adds {
-        if !a.write_stats(&mut text) {
+        if !a.is_some_and(|a| a.write_stats(&mut text)) {
             text.push_str("{}");
         }
         text.push('\n');
@@ -355,7 +367,10 @@ fn stats_parsed(adds: &[FileRef<'_>], t: &DataType) -> Option<ArrayRef> {
     if batch.num_rows() != adds.len() {
         return None;
     }
-    let valid: Vec<bool> = adds.iter().map(|a| a.stats().is_some()).collect();
+    let valid: Vec<bool> = adds
+        .iter()
+        .map(|a| a.is_some_and(|a| a.stats().is_some()))
+        .collect();
     StructArray::try_new(
         fields,
         batch.columns().to_vec(),
@@ -405,12 +420,20 @@ fn described<A>(specs: &[Spec<A>], data_type: &DataType, items: &[Option<&A>]) -
     )
 }
 
-/// The actions of one kind among `rows`, row by row.
-fn pick<'r, A>(
-    rows: &'r [Row<'r>],
-    of: impl Fn(&'r Row<'r>) -> Option<&'r A>,
-) -> Vec<Option<&'r A>> {
-    rows.iter().map(of).collect()
+/// The rows of a row group: slices of the file's rows, one after the other.
+type Group<'g, 'r> = [&'g [Row<'r>]];
+
+/// The rows of `group` in order.
+fn rows_of_group<'g, 'r>(group: &'g Group<'g, 'r>) -> impl Iterator<Item = &'g Row<'r>> {
+    group.iter().flat_map(|part| part.iter())
+}
+
+/// The actions of one kind among the rows of `group`, row by row.
+fn pick<'g, 'r: 'g, A: ?Sized + 'g>(
+    group: &'g Group<'g, 'r>,
+    of: impl Fn(&'g Row<'r>) -> Option<&'g A>,
+) -> Vec<Option<&'g A>> {
+    rows_of_group(group).map(of).collect()
 }
 
 /// The top-level column of action `A` for `items`: all null when no row holds one.
@@ -431,19 +454,16 @@ fn add_column(
     if a.iter().all(Option::is_none) {
         return Ok(new_null_array(data_type, n));
     }
-    let adds_only: Vec<FileRef<'_>> = a.iter().flatten().copied().collect();
     let fields = sub_fields(data_type);
     let mut children = Vec::with_capacity(fields.len());
     for f in fields.iter() {
         children.push(match f.name().as_str() {
             PARTITION_VALUES_PARSED => match &parsed.partition {
-                Some((t, cols)) if adds_only.len() == n => partition_parsed(&adds_only, t, cols)?,
+                Some((t, cols)) => partition_parsed(a, t, cols)?,
                 _ => new_null_array(f.data_type(), n),
             },
             STATS_PARSED => match &parsed.stats {
-                Some(t) if adds_only.len() == n => {
-                    stats_parsed(&adds_only, t).unwrap_or_else(|| new_null_array(f.data_type(), n))
-                }
+                Some(t) => stats_parsed(a, t).unwrap_or_else(|| new_null_array(f.data_type(), n)),
                 _ => new_null_array(f.data_type(), n),
             },
             _ => add_field(f, a)?,
@@ -491,7 +511,12 @@ fn add_field(field: &Field, files: &[Option<FileRef<'_>>]) -> Result<ArrayRef> {
     })
 }
 
-fn column(name: &str, data_type: &DataType, rows: &[Row<'_>], parsed: &Parsed) -> Result<ArrayRef> {
+fn column(
+    name: &str,
+    data_type: &DataType,
+    rows: &Group<'_, '_>,
+    parsed: &Parsed,
+) -> Result<ArrayRef> {
     let t = data_type;
     match name {
         TXN => action_column(
@@ -499,8 +524,7 @@ fn column(name: &str, data_type: &DataType, rows: &[Row<'_>], parsed: &Parsed) -
             &pick(rows, |r| if let Row::Txn(x) = r { Some(*x) } else { None }),
         ),
         ADD => {
-            let adds: Vec<Option<FileRef<'_>>> = rows
-                .iter()
+            let adds: Vec<Option<FileRef<'_>>> = rows_of_group(rows)
                 .map(|r| match r {
                     Row::Add(f) => Some(*f),
                     _ => None,
@@ -587,10 +611,14 @@ const DISTINCT_COLUMNS: &[&[&str]] = &[
     &[REMOVE, "deletionVector", "pathOrInlineDv"],
 ];
 
-/// Encodes rows into one Parquet file written to `sink` as it is made, batch by batch
-/// (homogeneous batches: file actions of one kind, or non-file actions), and gives `sink`
-/// back. The file's rows are the slices of `rows` one after the other (so the caller
-/// need not copy its vectors of rows into one); a row group never spans two slices.
+/// Encodes rows into one Parquet file written to `sink` as it is made, batch by batch, and
+/// gives `sink` back. The file's rows are the slices of `rows` one after the other (so the
+/// caller need not copy its vectors of rows into one).
+///
+/// A file of at most [`BATCH_ROWS`] rows is one row group. A larger one is cut into
+/// homogeneous batches (file actions of one kind, or non-file actions, within one slice),
+/// so a reader decodes only the columns of the actions a row group holds, and decodes row
+/// groups in parallel.
 fn encode<W: std::io::Write + Send>(
     schema: &SchemaRef,
     rows: &[&[Row<'_>]],
@@ -611,23 +639,36 @@ fn encode<W: std::io::Write + Send>(
     let io = |e: parquet::errors::ParquetError| {
         LogError::Invalid(format!("cannot encode checkpoint: {e}"))
     };
-    // The row groups: runs of one action kind, at most a batch each.
+    // The row groups: runs of one action kind, at most a batch each; or, for a small file,
+    // all its rows. Splitting a small file by kind gains a reader nothing (a table of 100
+    // files gave two row groups, metadata and adds) and costs it a second set of column
+    // chunks in the footer it parses on every load, and a second task to decode.
     let kind = |r: &Row<'_>| match r {
         Row::Add(_) => 1,
         Row::Remove(_) => 2,
         _ => 0,
     };
-    let mut groups: Vec<&[Row<'_>]> = Vec::new();
-    for rows in rows {
-        let mut start = 0;
-        while start < rows.len() {
-            let k = kind(&rows[start]);
-            let mut end = start;
-            while end < rows.len() && end - start < BATCH_ROWS && kind(&rows[end]) == k {
-                end += 1;
+    let total: usize = rows.iter().map(|part| part.len()).sum();
+    let mut groups: Vec<Vec<&[Row<'_>]>> = Vec::new();
+    if (1..=BATCH_ROWS).contains(&total) {
+        groups.push(
+            rows.iter()
+                .copied()
+                .filter(|part| !part.is_empty())
+                .collect(),
+        );
+    } else {
+        for rows in rows {
+            let mut start = 0;
+            while start < rows.len() {
+                let k = kind(&rows[start]);
+                let mut end = start;
+                while end < rows.len() && end - start < BATCH_ROWS && kind(&rows[end]) == k {
+                    end += 1;
+                }
+                groups.push(vec![&rows[start..end]]);
+                start = end;
             }
-            groups.push(&rows[start..end]);
-            start = end;
         }
     }
     // The file writer the high-level writer sets up (schema, key-value metadata), driven a
@@ -637,7 +678,8 @@ fn encode<W: std::io::Write + Send>(
     let (mut writer, factory) = ArrowWriter::try_new(sink, schema.clone(), Some(props))
         .and_then(ArrowWriter::into_serialized_writer)
         .map_err(io)?;
-    let encode_group = |(index, group): (usize, &&[Row<'_>])| -> Result<_> {
+    let encode_group = |(index, group): (usize, &Vec<&[Row<'_>]>)| -> Result<_> {
+        let group_rows: usize = group.iter().map(|part| part.len()).sum();
         let mut writers = factory
             .create_column_writers(index)
             .map_err(io)?
@@ -648,7 +690,7 @@ fn encode<W: std::io::Write + Send>(
         // (its encoded chunks are all it keeps).
         for field in schema.fields() {
             let array = column(field.name(), field.data_type(), group, parsed)?;
-            if array.len() != group.len() || array.data_type() != field.data_type() {
+            if array.len() != group_rows || array.data_type() != field.data_type() {
                 return Err(LogError::Invalid(format!(
                     "cannot encode checkpoint: column {} was built as {} values of type {}",
                     field.name(),
@@ -678,7 +720,7 @@ fn encode<W: std::io::Write + Send>(
     } else {
         1
     };
-    let indexed: Vec<(usize, &&[Row<'_>])> = groups.iter().enumerate().collect();
+    let indexed: Vec<(usize, &Vec<&[Row<'_>]>)> = groups.iter().enumerate().collect();
     for chunk in indexed.chunks(window) {
         let encoded: Vec<Result<Vec<_>>> = if window == 1 {
             chunk.iter().copied().map(encode_group).collect()
@@ -1193,8 +1235,6 @@ mod tests {
         (schema, parsed)
     }
 
-    /// A protocol, 2 × [`BATCH_ROWS`] + 77 adds with statistics and 10 removes: five row
-    /// groups (the protocol's, three of adds, the removes').
     /// The parts and sidecars of a checkpoint are written side by side (each item waits,
     /// for a bounded time, until another is in flight, as two stores' puts overlap), come
     /// back in the items' order, and the first error is the answer.
@@ -1239,6 +1279,8 @@ mod tests {
         assert!(matches!(failed, Err(LogError::Invalid(m)) if m == "part 5"));
     }
 
+    /// A protocol, 2 × [`BATCH_ROWS`] + 77 adds with statistics and 10 removes: five row
+    /// groups (the protocol's, three of adds, the removes').
     fn many_rows() -> (Protocol, Vec<Add>, Vec<Remove>) {
         let adds: Vec<Add> = (0..(BATCH_ROWS * 2 + 77))
             .map(|i| {
@@ -1816,5 +1858,119 @@ mod tests {
             }
         }
         assert!(seen >= 5 * 3, "{seen}");
+    }
+
+    /// A file of at most a batch is one row group, whatever kinds of action it holds, and
+    /// its typed columns (`partitionValues_parsed`, `stats_parsed`) hold the adds' values on
+    /// the adds' rows and null on the others. It reads back as the rows it was made of.
+    #[test]
+    fn a_small_file_is_one_row_group_of_every_kind() {
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::Int64Type;
+        use arrow_array::{Array, RecordBatch};
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        let protocol = Protocol {
+            min_reader_version: 1,
+            min_writer_version: 2,
+            reader_features: None,
+            writer_features: None,
+        };
+        let txn = SetTransaction {
+            app_id: "app".into(),
+            version: 3,
+            last_updated: None,
+        };
+        let adds: Vec<Add> = (0..5)
+            .map(|i| {
+                let mut pv = OptStringMap::default();
+                pv.insert("p", Some(format!("{}", 10 + i)));
+                Add::builder(format!("p={}/f{i}.parquet", 10 + i), 100 + i, 7)
+                    .partition_values(pv)
+                    .stats(format!(
+                        r#"{{"numRecords":{i},"minValues":{{"x":{}}},"maxValues":{{"x":{}}},"nullCount":{{"x":0}}}}"#,
+                        i * 10,
+                        i * 10 + 9
+                    ))
+                    .build()
+            })
+            .collect();
+        let removes: Vec<Remove> = adds[..2]
+            .iter()
+            .map(|a| Remove::from_add(a, 5, false))
+            .collect();
+        let long = || DataType::Struct(Fields::from(vec![Field::new("x", DataType::Int64, true)]));
+        let stats = DataType::Struct(Fields::from(vec![
+            Field::new("numRecords", DataType::Int64, true),
+            Field::new("minValues", long(), true),
+            Field::new("maxValues", long(), true),
+            Field::new("nullCount", long(), true),
+        ]));
+        let partitions =
+            DataType::Struct(Fields::from(vec![Field::new("p", DataType::Int64, true)]));
+        let parsed = Parsed {
+            partition: Some((partitions.clone(), vec![("p".into(), PrimitiveType::Long)])),
+            stats: Some(stats.clone()),
+        };
+        let schema: SchemaRef = Arc::new(checkpoint_schema(
+            FileShape::V1,
+            add_fields(true, Some(&partitions), Some(&stats)),
+        ));
+        // Two slices, as a checkpoint's non-file and file rows come.
+        let head = vec![Row::Protocol(&protocol), Row::Txn(&txn)];
+        let mut files: Vec<Row<'_>> = adds.iter().map(|a| Row::Add(a.into())).collect();
+        files.extend(removes.iter().map(Row::Remove));
+        let bytes = Bytes::from(encode(&schema, &[&head, &files], &parsed, Vec::new()).unwrap());
+
+        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes.clone()).unwrap();
+        assert_eq!(reader.metadata().num_row_groups(), 1);
+        let batches: Vec<RecordBatch> = reader.build().unwrap().map(Result::unwrap).collect();
+        assert_eq!(batches.len(), 1);
+        let add = batches[0].column_by_name(ADD).unwrap().as_struct();
+        let rows = head.len() + files.len();
+        assert_eq!(add.len(), rows);
+        let stats = add.column_by_name(STATS_PARSED).unwrap().as_struct();
+        let records = stats
+            .column_by_name("numRecords")
+            .unwrap()
+            .as_primitive::<Int64Type>();
+        let min_x = stats
+            .column_by_name("minValues")
+            .unwrap()
+            .as_struct()
+            .column(0)
+            .clone();
+        let min_x = min_x.as_primitive::<Int64Type>();
+        let parts = add
+            .column_by_name(PARTITION_VALUES_PARSED)
+            .unwrap()
+            .as_struct();
+        let p = parts.column(0).as_primitive::<Int64Type>();
+        for row in 0..rows {
+            let nth_add = row
+                .checked_sub(head.len())
+                .filter(|i| *i < adds.len())
+                .and_then(|i| i64::try_from(i).ok());
+            match nth_add {
+                Some(i) => {
+                    assert!(stats.is_valid(row) && parts.is_valid(row), "row {row}");
+                    assert_eq!(records.value(row), i);
+                    assert_eq!(min_x.value(row), i * 10);
+                    assert_eq!(p.value(row), 10 + i);
+                }
+                None => {
+                    assert!(stats.is_null(row) && parts.is_null(row), "row {row}");
+                }
+            }
+        }
+        let read = read_parquet_actions("x.parquet", bytes).unwrap();
+        let mut want = vec![Action::Protocol(protocol.clone()), Action::Txn(txn.clone())];
+        want.extend(adds.iter().map(|a| {
+            Action::Add(Add {
+                data_change: false,
+                ..a.clone()
+            })
+        }));
+        want.extend(removes.iter().cloned().map(Action::Remove));
+        assert!(read == want, "the file reads back otherwise: {read:?}");
     }
 }
