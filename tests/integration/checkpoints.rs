@@ -607,6 +607,68 @@ fn refresh_reads_only_the_new_commits() {
     check(&mem, 1, 0);
 }
 
+/// A load from the hinted checkpoint reads the short tail after it (or, with none, the
+/// checkpoint version's own commit, for its `commitInfo`) on the listing's task while the
+/// checkpoint is read; a longer tail, or a listing that picks another checkpoint, is left
+/// to the replay. The snapshot is the same either way (SPEC.md §8).
+#[test]
+fn a_short_tail_is_read_while_the_hinted_checkpoint_is_read() {
+    let (dir, t) = table_with_checkpoint();
+    let log = dir.path().join("_delta_log");
+    let load = || {
+        let s = Table::open(dir.path().to_str().unwrap())
+            .unwrap()
+            .snapshot_at(VersionSpec::Latest)
+            .unwrap();
+        let m = crate::mvcc(&s);
+        assert_eq!(
+            digest(m.state()),
+            digest(&json_replay(m.store_ref(), s.version())),
+            "the load equals a replay of every commit"
+        );
+        s
+    };
+    let counts = |s: &Snapshot| {
+        let r = s.report();
+        (
+            r.checkpoint_files_read,
+            r.commits_read,
+            r.commits_read_ahead,
+        )
+    };
+    // Checkpoint 10, then commits 11 and 12: both read ahead, each once.
+    let s = load();
+    assert_eq!((s.version(), s.checkpoint_version()), (12, Some(10)));
+    assert_eq!(counts(&s), (1, 2, 2), "{:?}", s.report());
+
+    // Version 15 is a checkpoint: its own commit is read ahead, for its commitInfo.
+    for i in 0..3 {
+        t.append(
+            [batch(&[50 + i], Some("a"), false)],
+            &WriteOptions::default(),
+        )
+        .unwrap();
+    }
+    let s = load();
+    assert_eq!((s.version(), s.checkpoint_version()), (15, Some(15)));
+    assert_eq!(counts(&s), (1, 1, 1), "{:?}", s.report());
+    assert!(s.commit_info().is_some_and(|c| c.operation().is_some()));
+
+    // A stale hint (5): the listing picks checkpoint 15, nothing was read ahead for it.
+    std::fs::write(log.join("_last_checkpoint"), b"{\"version\":5,\"size\":9}").unwrap();
+    let s = load();
+    assert_eq!(s.checkpoint_version(), Some(15));
+    assert_eq!(counts(&s), (1, 1, 0), "{:?}", s.report());
+
+    // Checkpoint 5 is the only one left: a tail of ten commits is the replay's to read.
+    for v in [10, 15] {
+        std::fs::remove_file(log.join(format!("{v:020}.checkpoint.parquet"))).unwrap();
+    }
+    let s = load();
+    assert_eq!((s.version(), s.checkpoint_version()), (15, Some(5)));
+    assert_eq!(counts(&s), (1, 10, 0), "{:?}", s.report());
+}
+
 /// A load reads the checkpoint `_last_checkpoint` names while it lists the log, and keeps
 /// that read only when the listing picks the same checkpoint (SPEC.md §8).
 #[test]

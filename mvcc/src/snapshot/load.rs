@@ -9,7 +9,10 @@
 //!    read another complete form of its version if there is one (a classic file beside a
 //!    multi-part set), else exclude the version and rebuild the segment: the next older checkpoint, or JSON replay from 0
 //!    when the log still has every commit.
-//! 4. Read the commits after it in parallel and replay everything in order.
+//! 4. Read the commits after it in parallel and replay everything in order. A short tail
+//!    (the commits after the hinted checkpoint, or the checkpoint's own commit for its
+//!    `commitInfo`) is read right after the listing, on its task, while this thread
+//!    decodes the checkpoint ([`PreRead`]).
 //! 5. Refuse the snapshot if the protocol needs a reader feature alluvium lacks.
 
 use std::sync::Arc;
@@ -98,21 +101,36 @@ pub(super) fn load_version(
     let mut until = target;
     // The checkpoint the hint names is read while the log is listed: the listing decides
     // whether it is the one to use (the same files, and no newer complete checkpoint), and
-    // when it is, the load costs the longer of the two rather than their sum.
-    let (listed, (heads, mut early)) = match hint.as_ref() {
+    // when it is, the load costs the longer of the two rather than their sum. The listing's
+    // task then reads the short tail the replay will need.
+    let (listed, mut pre, (heads, mut early)) = match hint.as_ref() {
         Some(h) => {
             let (listed, early) = crate::par::join(
-                || list_log_range(store.as_ref(), from, until),
+                || {
+                    let listed = list_log_range(store.as_ref(), from, until);
+                    let pre = match &listed {
+                        Ok(l) => PreRead::tail(store.as_ref(), l, target, h.version),
+                        Err(_) => PreRead::default(),
+                    };
+                    (listed, pre)
+                },
                 || hinted_checkpoint(store.as_ref(), &root, h),
             );
-            let listed = listed.unwrap_or_else(|| {
-                Err(LogError::Invalid(
-                    "the log listing stopped unexpectedly".into(),
-                ))
+            let (listed, pre) = listed.unwrap_or_else(|| {
+                (
+                    Err(LogError::Invalid(
+                        "the log listing stopped unexpectedly".into(),
+                    )),
+                    PreRead::default(),
+                )
             });
-            (listed, early)
+            (listed, pre, early)
         }
-        None => (list_log_range(store.as_ref(), from, until), (0, None)),
+        None => (
+            list_log_range(store.as_ref(), from, until),
+            PreRead::default(),
+            (0, None),
+        ),
     };
     report.list_calls += 1;
     report.head_calls += heads;
@@ -158,7 +176,7 @@ pub(super) fn load_version(
                 .is_some_and(|cp| same_files(cp, &files))
         {
             report.checkpoint_files_read += u32::try_from(files.files.len()).unwrap_or(u32::MAX);
-            return replay_segment(store, root, segment, replay, report);
+            return replay_segment(store, root, segment, replay, &mut pre, report);
         }
         let mut replay = Replay::new(root.clone());
         if let Some(cp) = segment.checkpoint.clone() {
@@ -180,7 +198,7 @@ pub(super) fn load_version(
                         report.checkpoint_files_read +=
                             u32::try_from(other.files.len()).unwrap_or(u32::MAX);
                         segment.checkpoint = Some(other);
-                        return replay_segment(store, root, segment, filled, report);
+                        return replay_segment(store, root, segment, filled, &mut pre, report);
                     }
                     excluded.push(cp.version);
                     checkpoint_error = Some(e);
@@ -193,7 +211,97 @@ pub(super) fn load_version(
                 Err(e) => return Err(e.into()),
             }
         }
-        return replay_segment(store, root, segment, replay, report);
+        return replay_segment(store, root, segment, replay, &mut pre, report);
+    }
+}
+
+/// A commit file's actions, or why they could not be read.
+type CommitRead = std::result::Result<Vec<Action>, LogError>;
+
+/// Most commits [`PreRead::tail`] reads: a tail longer than this is read by the replay, a
+/// window at a time, in parallel.
+const PRE_READ_MAX: usize = 8;
+
+/// Commit files read ahead of the replay, each taken (moved out) by the replay step that
+/// needs it; reads it never takes are dropped with the load. A read that failed is kept
+/// as its error, which surfaces only if the replay needs that file, as reading it then
+/// would.
+#[derive(Default)]
+struct PreRead {
+    files: Vec<(LogFile, Option<CommitRead>)>,
+    /// Reads taken so far.
+    taken: u32,
+}
+
+impl PreRead {
+    /// Reads what replaying the segment that `listing` gives for `target` will read, when
+    /// that segment starts from checkpoint `hinted` (the one being read meanwhile) and
+    /// needs at most [`PRE_READ_MAX`] commits and no compaction: the commits after the
+    /// checkpoint, or, with none, the checkpoint version's own commit (its `commitInfo`
+    /// and in-commit timestamp). Otherwise reads nothing.
+    fn tail(
+        store: &dyn ObjectStore,
+        listing: &[LogFile],
+        target: Option<Version>,
+        hinted: Version,
+    ) -> PreRead {
+        let Ok(segment) = LogSegment::build(listing, target, &[]) else {
+            return PreRead::default();
+        };
+        if segment.checkpoint.as_ref().map(|c| c.version) != Some(hinted)
+            || !segment.compactions.is_empty()
+            || segment.commits.len() > PRE_READ_MAX
+        {
+            return PreRead::default();
+        }
+        let files: Vec<&LogFile> = match (segment.commits.is_empty(), &segment.end_commit) {
+            (true, Some(end)) => vec![end],
+            _ => segment.commits.iter().collect(),
+        };
+        let read = read_commits(store, &files);
+        PreRead {
+            files: files
+                .into_iter()
+                .cloned()
+                .zip(read.into_iter().map(Some))
+                .collect(),
+            taken: 0,
+        }
+    }
+
+    /// The read of `file`, if it was read ahead and not taken yet.
+    fn take(&mut self, file: &LogFile) -> Option<CommitRead> {
+        let read = self
+            .files
+            .iter_mut()
+            .find(|(f, _)| f.version == file.version && f.meta.path == file.meta.path)
+            .and_then(|(_, read)| read.take());
+        self.taken += u32::from(read.is_some());
+        read
+    }
+
+    /// Reads `files` in order: those read ahead from here, the others from `store`.
+    fn read(&mut self, store: &dyn ObjectStore, files: &[&LogFile]) -> Vec<CommitRead> {
+        let mut ahead: Vec<Option<CommitRead>> = files.iter().map(|f| self.take(f)).collect();
+        let missing: Vec<&LogFile> = files
+            .iter()
+            .zip(&ahead)
+            .filter(|(_, a)| a.is_none())
+            .map(|(f, _)| *f)
+            .collect();
+        let mut fetched = read_commits(store, &missing).into_iter();
+        files
+            .iter()
+            .zip(ahead.iter_mut())
+            .map(|(f, a)| {
+                a.take().or_else(|| fetched.next()).unwrap_or_else(|| {
+                    Err(LogError::Invalid(format!(
+                        "{} was planned but not read",
+                        f.meta.path
+                    )))
+                })
+            })
+            .collect()
     }
 }
 
@@ -322,6 +430,7 @@ fn replay_segment(
     root: TableRoot,
     segment: LogSegment,
     mut replay: Replay,
+    pre: &mut PreRead,
     report: &mut SnapshotReport,
 ) -> Result<Snapshot> {
     // Commits (or log compactions standing in for runs of them) are read in parallel a
@@ -344,7 +453,7 @@ fn replay_segment(
                 }
             }
         }
-        let mut read = read_commits(store.as_ref(), &files).into_iter();
+        let mut read = pre.read(store.as_ref(), &files).into_iter();
         let mut next = |f: &LogFile| {
             read.next().unwrap_or_else(|| {
                 Err(LogError::Invalid(format!(
@@ -426,11 +535,14 @@ fn replay_segment(
     // covers it); read it for the version's commitInfo and in-commit timestamp.
     if !end_read
         && let Some(f) = segment.end_commit.as_ref()
-        && let Ok(actions) = read_commit(store.as_ref(), f)
+        && let Ok(actions) = pre
+            .take(f)
+            .unwrap_or_else(|| read_commit(store.as_ref(), f))
     {
         report.commits_read += 1;
         end_commit_info = find_commit_info(&actions);
     }
+    report.commits_read_ahead += pre.taken;
     let file_time = segment
         .end_commit
         .as_ref()

@@ -43,6 +43,9 @@ pub struct SnapshotReport {
     pub head_calls: u32,
     /// Commit files read.
     pub commits_read: u32,
+    /// Of the commit files read, those read on the listing's task while this thread read
+    /// the hinted checkpoint (a short tail, or the checkpoint version's own commit).
+    pub commits_read_ahead: u32,
     /// Log compaction files read in place of the commits they cover.
     pub compactions_read: u32,
     /// Log compaction files that could not be read (the commits were read instead).
