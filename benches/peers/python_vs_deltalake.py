@@ -139,9 +139,11 @@ def build_tables(work: str, n: int, files: int) -> tuple[str, str]:
     deletion-vector table (alluvium: the same, on a table with
     delta.enableDeletionVectors=true). Version 0 is the empty table, so the timed operation
     commits version files + 1: not a checkpoint version for either engine (deltalake checkpoints every
-    100 commits, alluvium every 10), the timed work is the same."""
-    plain = os.path.join(work, f"plain-{n}-{files}-v2")
-    dv = os.path.join(work, f"dv-{n}-{files}-v2")
+    100 commits, alluvium every 10), the timed work is the same. The names carry the layout's
+    revision: a work directory kept from before a change to what alluvium writes (v3: one row
+    group in a small checkpoint) builds the tables again."""
+    plain = os.path.join(work, f"plain-{n}-{files}-v3")
+    dv = os.path.join(work, f"dv-{n}-{files}-v3")
     if os.path.exists(os.path.join(plain, "_delta_log")) and os.path.exists(os.path.join(dv, "_delta_log")):
         return plain, dv
     code = ROWS_SRC + f"""
