@@ -607,6 +607,21 @@ fn refresh_reads_only_the_new_commits() {
     check(&mem, 1, 0);
 }
 
+/// The latest snapshot of the table at `dir`, checked equal to a replay of every commit.
+fn load_checked(dir: &std::path::Path) -> Snapshot {
+    let s = Table::open(dir.to_str().unwrap())
+        .unwrap()
+        .snapshot_at(VersionSpec::Latest)
+        .unwrap();
+    let m = crate::mvcc(&s);
+    assert_eq!(
+        digest(m.state()),
+        digest(&json_replay(m.store_ref(), s.version())),
+        "the load equals a replay of every commit"
+    );
+    s
+}
+
 /// A load from the hinted checkpoint reads the short tail after it (or, with none, the
 /// checkpoint version's own commit, for its `commitInfo`) on the listing's task while the
 /// checkpoint is read; a longer tail, or a listing that picks another checkpoint, is left
@@ -615,19 +630,7 @@ fn refresh_reads_only_the_new_commits() {
 fn a_short_tail_is_read_while_the_hinted_checkpoint_is_read() {
     let (dir, t) = table_with_checkpoint();
     let log = dir.path().join("_delta_log");
-    let load = || {
-        let s = Table::open(dir.path().to_str().unwrap())
-            .unwrap()
-            .snapshot_at(VersionSpec::Latest)
-            .unwrap();
-        let m = crate::mvcc(&s);
-        assert_eq!(
-            digest(m.state()),
-            digest(&json_replay(m.store_ref(), s.version())),
-            "the load equals a replay of every commit"
-        );
-        s
-    };
+    let load = || load_checked(dir.path());
     let counts = |s: &Snapshot| {
         let r = s.report();
         (
@@ -675,19 +678,7 @@ fn a_short_tail_is_read_while_the_hinted_checkpoint_is_read() {
 fn the_hinted_checkpoint_is_read_while_the_log_is_listed() {
     let (dir, _t) = table_with_checkpoint();
     let log = dir.path().join("_delta_log");
-    let load = || {
-        let s = Table::open(dir.path().to_str().unwrap())
-            .unwrap()
-            .snapshot_at(VersionSpec::Latest)
-            .unwrap();
-        let m = crate::mvcc(&s);
-        assert_eq!(
-            digest(m.state()),
-            digest(&json_replay(m.store_ref(), s.version())),
-            "the load equals a replay of every commit"
-        );
-        s
-    };
+    let load = || load_checked(dir.path());
     // The hint names checkpoint 10, the listing picks it: one HEAD, one read, one listing.
     let s = load();
     let r = s.report();
