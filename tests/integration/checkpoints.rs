@@ -643,6 +643,17 @@ fn a_short_tail_is_read_while_the_hinted_checkpoint_is_read() {
     let s = load();
     assert_eq!((s.version(), s.checkpoint_version()), (12, Some(10)));
     assert_eq!(counts(&s), (1, 2, 2), "{:?}", s.report());
+    // A read ahead that fails fails the load as reading the file then would, naming it.
+    let c12 = log.join("00000000000000000012.json");
+    let good = std::fs::read(&c12).unwrap();
+    std::fs::write(&c12, &good[..good.len() / 2]).unwrap();
+    let err = Table::open(dir.path().to_str().unwrap())
+        .unwrap()
+        .snapshot_at(VersionSpec::Latest)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("00000000000000000012.json"), "{err}");
+    std::fs::write(&c12, &good).unwrap();
 
     // Version 15 is a checkpoint: its own commit is read ahead, for its commitInfo.
     for i in 0..3 {
@@ -656,6 +667,19 @@ fn a_short_tail_is_read_while_the_hinted_checkpoint_is_read() {
     assert_eq!((s.version(), s.checkpoint_version()), (15, Some(15)));
     assert_eq!(counts(&s), (1, 1, 1), "{:?}", s.report());
     assert!(s.commit_info().is_some_and(|c| c.operation().is_some()));
+    // That commit unreadable: the checkpoint holds the state, the version has no
+    // commitInfo, and nothing counts as read.
+    let c15 = log.join("00000000000000000015.json");
+    let good = std::fs::read(&c15).unwrap();
+    std::fs::write(&c15, &good[..good.len() / 2]).unwrap();
+    let s = Table::open(dir.path().to_str().unwrap())
+        .unwrap()
+        .snapshot_at(VersionSpec::Latest)
+        .unwrap();
+    assert_eq!(s.version(), 15);
+    assert!(s.commit_info().is_none());
+    assert_eq!(counts(&s), (1, 0, 0), "{:?}", s.report());
+    std::fs::write(&c15, &good).unwrap();
 
     // A stale hint (5): the listing picks checkpoint 15, nothing was read ahead for it.
     std::fs::write(log.join("_last_checkpoint"), b"{\"version\":5,\"size\":9}").unwrap();

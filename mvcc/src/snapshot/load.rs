@@ -229,7 +229,7 @@ const PRE_READ_MAX: usize = 8;
 #[derive(Default)]
 struct PreRead {
     files: Vec<(LogFile, Option<CommitRead>)>,
-    /// Reads taken so far.
+    /// Reads taken so far that succeeded.
     taken: u32,
 }
 
@@ -276,12 +276,17 @@ impl PreRead {
             .iter_mut()
             .find(|(f, _)| f.version == file.version && f.meta.path == file.meta.path)
             .and_then(|(_, read)| read.take());
-        self.taken += u32::from(read.is_some());
+        self.taken += u32::from(matches!(read, Some(Ok(_))));
         read
     }
 
     /// Reads `files` in order: those read ahead from here, the others from `store`.
     fn read(&mut self, store: &dyn ObjectStore, files: &[&LogFile]) -> Vec<CommitRead> {
+        // Nothing was read ahead (no hint, a long tail, another checkpoint): every window
+        // of a long replay reads as it did before.
+        if self.files.is_empty() {
+            return read_commits(store, files);
+        }
         let mut ahead: Vec<Option<CommitRead>> = files.iter().map(|f| self.take(f)).collect();
         let missing: Vec<&LogFile> = files
             .iter()
