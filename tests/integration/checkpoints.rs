@@ -607,12 +607,24 @@ fn refresh_reads_only_the_new_commits() {
     check(&mem, 1, 0);
 }
 
+/// The latest snapshot of the table at `dir`.
+fn open_latest(dir: &std::path::Path) -> alluvium::Result<Snapshot> {
+    Table::open(dir.to_str().unwrap())?.snapshot_at(VersionSpec::Latest)
+}
+
+/// What `f` returns while `file` holds only the first half of its bytes; the file is
+/// whole again afterwards.
+fn cut_short<T>(file: &std::path::Path, f: impl FnOnce() -> T) -> T {
+    let whole = std::fs::read(file).unwrap();
+    std::fs::write(file, &whole[..whole.len() / 2]).unwrap();
+    let out = f();
+    std::fs::write(file, &whole).unwrap();
+    out
+}
+
 /// The latest snapshot of the table at `dir`, checked equal to a replay of every commit.
 fn load_checked(dir: &std::path::Path) -> Snapshot {
-    let s = Table::open(dir.to_str().unwrap())
-        .unwrap()
-        .snapshot_at(VersionSpec::Latest)
-        .unwrap();
+    let s = open_latest(dir).unwrap();
     let m = crate::mvcc(&s);
     assert_eq!(
         digest(m.state()),
@@ -644,16 +656,10 @@ fn a_short_tail_is_read_while_the_hinted_checkpoint_is_read() {
     assert_eq!((s.version(), s.checkpoint_version()), (12, Some(10)));
     assert_eq!(counts(&s), (1, 2, 2), "{:?}", s.report());
     // A read ahead that fails fails the load as reading the file then would, naming it.
-    let c12 = log.join("00000000000000000012.json");
-    let good = std::fs::read(&c12).unwrap();
-    std::fs::write(&c12, &good[..good.len() / 2]).unwrap();
-    let err = Table::open(dir.path().to_str().unwrap())
-        .unwrap()
-        .snapshot_at(VersionSpec::Latest)
-        .unwrap_err()
-        .to_string();
+    let err = cut_short(&log.join("00000000000000000012.json"), || {
+        open_latest(dir.path()).unwrap_err().to_string()
+    });
     assert!(err.contains("00000000000000000012.json"), "{err}");
-    std::fs::write(&c12, &good).unwrap();
 
     // Version 15 is a checkpoint: its own commit is read ahead, for its commitInfo.
     for i in 0..3 {
@@ -669,17 +675,12 @@ fn a_short_tail_is_read_while_the_hinted_checkpoint_is_read() {
     assert!(s.commit_info().is_some_and(|c| c.operation().is_some()));
     // That commit unreadable: the checkpoint holds the state, the version has no
     // commitInfo, and nothing counts as read.
-    let c15 = log.join("00000000000000000015.json");
-    let good = std::fs::read(&c15).unwrap();
-    std::fs::write(&c15, &good[..good.len() / 2]).unwrap();
-    let s = Table::open(dir.path().to_str().unwrap())
-        .unwrap()
-        .snapshot_at(VersionSpec::Latest)
-        .unwrap();
+    let s = cut_short(&log.join("00000000000000000015.json"), || {
+        open_latest(dir.path()).unwrap()
+    });
     assert_eq!(s.version(), 15);
     assert!(s.commit_info().is_none());
     assert_eq!(counts(&s), (1, 0, 0), "{:?}", s.report());
-    std::fs::write(&c15, &good).unwrap();
 
     // A stale hint (5): the listing picks checkpoint 15, nothing was read ahead for it.
     std::fs::write(log.join("_last_checkpoint"), b"{\"version\":5,\"size\":9}").unwrap();
