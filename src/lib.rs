@@ -165,8 +165,8 @@ pub use alluvium_txlog::{FileRef, Version};
 // Maintenance:
 pub use alluvium_compaction::optimize::Progress;
 pub use alluvium_compaction::{
-    CheckpointConfig, CleanupReport, OptimizeOptions, OptimizeReport, VacuumMode, VacuumOptions,
-    VacuumReport,
+    CheckpointConfig, CleanupReport, CommitFields, OptimizeOptions, OptimizeReport, VacuumMode,
+    VacuumOptions, VacuumReport,
 };
 pub use alluvium_txlog::checkpoint::CheckpointOutput;
 pub use alluvium_txlog::dv::DeletionVectorDescriptor;

@@ -16,12 +16,14 @@
 #![warn(unreachable_pub)]
 
 pub mod checkpoint;
+mod commit_fields;
 mod error;
 pub mod log_cleanup;
 pub mod optimize;
 pub mod vacuum;
 
 pub use checkpoint::{CheckpointConfig, checkpoint, checkpoint_due, should_checkpoint};
+pub use commit_fields::CommitFields;
 pub use error::{MaintenanceError, Result};
 pub use log_cleanup::{CleanupReport, cleanup_log};
 pub use optimize::{OptimizeOptions, OptimizeReport, optimize};

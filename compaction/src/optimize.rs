@@ -33,7 +33,7 @@ use alluvium_txlog::actions::{Add, Remove};
 use rayon::prelude::*;
 use serde_json::json;
 
-use crate::{MaintenanceError, Result};
+use crate::{CommitFields, MaintenanceError, Result};
 
 /// `delta.targetFileSize` when the table does not set it: 128 MiB.
 pub const DEFAULT_OPTIMIZE_TARGET: u64 = 128 * 1024 * 1024;
@@ -61,6 +61,9 @@ pub struct OptimizeOptions {
     /// with their output files; groups committed before stay (each is whole). The run then
     /// fails with [`MaintenanceError::Interrupted`].
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// The embedder's `commitInfo` fields, on each commit; a name the engine writes itself
+    /// fails the run before any file is rewritten.
+    pub commit_fields: CommitFields,
 }
 
 /// A partition: its `column=value` pairs as the log spells them, sorted by column.
@@ -75,6 +78,7 @@ impl Default for OptimizeOptions {
             zorder_by: Vec::new(),
             max_commit_bytes: DEFAULT_MAX_COMMIT_BYTES,
             interrupt: None,
+            commit_fields: CommitFields::default(),
         }
     }
 }
@@ -124,6 +128,13 @@ impl OptimizeOptions {
     #[must_use]
     pub fn with_interrupt(mut self, interrupt: impl Into<Option<Arc<AtomicBool>>>) -> Self {
         self.interrupt = interrupt.into();
+        self
+    }
+
+    /// Sets [`commit_fields`](Self::commit_fields).
+    #[must_use]
+    pub fn with_commit_fields(mut self, fields: CommitFields) -> Self {
+        self.commit_fields = fields;
         self
     }
 }
@@ -487,6 +498,7 @@ pub fn optimize(
     let started = Instant::now();
     // Before any file is rewritten: a refused commit would leave the rewrites behind.
     snapshot.check_writable()?;
+    options.commit_fields.check()?;
     let plan = plan(snapshot, options)?;
     let mut report = OptimizeReport {
         considered_files: plan.considered_files,
@@ -726,6 +738,7 @@ fn optimize_transaction(
     txn.set_metric("numAddedBytes", added_bytes);
     txn.set_metric("numPartitionsOptimized", partitions.len());
     txn.set_metric("numBins", outputs.len());
+    options.commit_fields.apply(&mut txn);
     txn
 }
 

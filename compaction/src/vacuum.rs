@@ -49,7 +49,7 @@ use alluvium_txlog::{FileRef, LogError, Version};
 use rayon::prelude::*;
 use serde_json::json;
 
-use crate::{MaintenanceError, Result};
+use crate::{CommitFields, MaintenanceError, Result};
 
 const HOUR_MS: i64 = 3_600_000;
 
@@ -81,6 +81,9 @@ pub struct VacuumOptions {
     /// table store's clock ([`alluvium_storage::ObjectStore::now_ms`]) when the run starts;
     /// `Some` is an explicit clock for tests and tools that replay a point in time.
     pub now_ms: Option<i64>,
+    /// The embedder's `commitInfo` fields, on the `VACUUM START` and `VACUUM END`
+    /// commits; a name the engine writes itself fails the run before anything is deleted.
+    pub commit_fields: CommitFields,
 }
 
 impl Default for VacuumOptions {
@@ -92,6 +95,7 @@ impl Default for VacuumOptions {
             mode: VacuumMode::Full,
             parallelism: 16,
             now_ms: None,
+            commit_fields: CommitFields::default(),
         }
     }
 }
@@ -138,6 +142,13 @@ impl VacuumOptions {
     #[must_use]
     pub fn with_now_ms(mut self, now_ms: impl Into<Option<i64>>) -> Self {
         self.now_ms = now_ms.into();
+        self
+    }
+
+    /// Sets [`commit_fields`](Self::commit_fields).
+    #[must_use]
+    pub fn with_commit_fields(mut self, fields: CommitFields) -> Self {
+        self.commit_fields = fields;
         self
     }
 }
@@ -353,8 +364,10 @@ fn record(
     operation: &str,
     parameters: &[(&str, serde_json::Value)],
     metrics: &[(&str, String)],
+    fields: &CommitFields,
 ) -> Result<Version> {
     let mut txn = Transaction::new(snapshot, operation);
+    fields.apply(&mut txn);
     for (k, v) in parameters {
         txn.set_parameter(k, v.clone());
     }
@@ -385,6 +398,7 @@ fn ignores_young_files() -> bool {
 pub fn vacuum(latest: &Snapshot, options: &VacuumOptions) -> Result<VacuumReport> {
     let started = Instant::now();
     latest.check_writable()?;
+    options.commit_fields.check()?;
     let table_ms = latest.properties().deleted_file_retention_ms();
     let retention_ms = match options.retention_hours {
         Some(h) if !(h.is_finite() && h >= 0.0) => {
@@ -446,6 +460,7 @@ pub fn vacuum(latest: &Snapshot, options: &VacuumOptions) -> Result<VacuumReport
             ("numFilesToDelete", doomed.len().to_string()),
             ("sizeOfDataToDelete", report.bytes.to_string()),
         ],
+        &options.commit_fields,
     )?;
     report.versions.push(start_version);
 
@@ -487,6 +502,7 @@ pub fn vacuum(latest: &Snapshot, options: &VacuumOptions) -> Result<VacuumReport
             ("numDeletedFiles", deleted.to_string()),
             ("numVacuumedDirectories", "0".to_string()),
         ],
+        &options.commit_fields,
     )?;
     report.versions.push(end_version);
     report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

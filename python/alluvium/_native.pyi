@@ -78,6 +78,7 @@ class RawTable:
         zorder_by: list[str] | None = None,
         partition_filter: str | None = None,
         max_commit_bytes: int | None = None,
+        commit: dict[str, Any] | None = None,
     ) -> dict[str, Any]: ...
     def vacuum(
         self,
@@ -85,6 +86,7 @@ class RawTable:
         dry_run: bool = True,
         enforce_retention_duration: bool = True,
         full: bool = False,
+        commit: dict[str, Any] | None = None,
     ) -> list[str]: ...
     def load_cdf(
         self,

@@ -88,8 +88,8 @@ def _version_arg(version: int | str | _dt.datetime) -> tuple[int | None, int | N
 
 def _refuse_app_transactions(commit_properties: CommitProperties | None, operation: str) -> None:
     """``operation`` records no application transaction: one given is refused rather than
-    dropped, since a rerun relying on it would not be skipped. The rest of
-    ``commit_properties`` is accepted without effect for it."""
+    dropped, since a rerun relying on it would not be skipped. Each caller says what the
+    rest of ``commit_properties`` does for it."""
     if commit_properties is not None and commit_properties.app_transactions:
         raise InvalidInputError(
             f"{operation} does not record application transactions, so a repeat would not be skipped;"
@@ -632,12 +632,15 @@ class DeltaTable:
         (``retention_hours``, else ``delta.deletedFileRetentionDuration``, 7 days) reads.
         ``dry_run`` (the default) only lists them. ``full`` lists the table's directory
         (also finding files no commit ever referenced); otherwise the log's tombstones are
-        the candidates. Returns the files, relative to the table."""
+        the candidates. Returns the files, relative to the table. A run that deletes
+        commits ``VACUUM START`` and ``VACUUM END``; ``commit_properties``'
+        ``custom_metadata`` goes into both, and application transactions are refused
+        (VACUUM records none)."""
         if keep_versions:
             raise InvalidInputError("keep_versions is not supported: VACUUM keeps every version inside the retention")
         _refuse_app_transactions(commit_properties, "VACUUM")
         hours = float(retention_hours) if retention_hours is not None else None
-        return self._table.vacuum(hours, dry_run, enforce_retention_duration, full)
+        return self._table.vacuum(hours, dry_run, enforce_retention_duration, full, _commit_dict(commit_properties))
 
     def restore(
         self,
@@ -788,10 +791,14 @@ class TableOptimizer:
         """Compacts files below ``target_size`` (else ``delta.targetFileSize``, else
         128 MiB) within each partition (only those matching ``partition_filters``).
         Concurrent appends are never blocked. Ctrl-C stops between files, keeping the
-        commits already made. Returns the metrics (``numFilesAdded``,
-        ``numFilesRemoved``, ``partitionsOptimized``, ...)."""
+        commits already made. ``commit_properties``' ``custom_metadata`` goes into each
+        commit's ``commitInfo``; application transactions are refused (OPTIMIZE records
+        none). Returns the metrics (``numFilesAdded``, ``numFilesRemoved``,
+        ``partitionsOptimized``, ...)."""
         _refuse_app_transactions(commit_properties, "OPTIMIZE")
-        return self._table._table.optimize(target_size, None, dnf_to_sql(partition_filters), None)
+        return self._table._table.optimize(
+            target_size, None, dnf_to_sql(partition_filters), None, _commit_dict(commit_properties)
+        )
 
     def z_order(
         self,
@@ -808,12 +815,15 @@ class TableOptimizer:
         post_commithook_properties: PostCommitHookProperties | None = None,
     ) -> dict[str, Any]:
         """Rewrites each partition's files clustered by ``columns`` (a Z-order curve), so
-        that min/max skipping prunes files on any of them."""
+        that min/max skipping prunes files on any of them. ``commit_properties`` as for
+        :meth:`compact`."""
         _refuse_app_transactions(commit_properties, "OPTIMIZE")
         cols = list(columns)
         if not cols:
             raise InvalidInputError("z_order needs at least one column")
-        return self._table._table.optimize(target_size, cols, dnf_to_sql(partition_filters), None)
+        return self._table._table.optimize(
+            target_size, cols, dnf_to_sql(partition_filters), None, _commit_dict(commit_properties)
+        )
 
 
 def _as_add_action(action: Any, i: int) -> AddAction:

@@ -11,9 +11,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::RwLock;
 
 use alluvium::{
-    AppTransaction, CheckpointConfig, DmlOutcome, Expr, OptimizeOptions, RetryPolicy, ScanBuilder,
-    Snapshot, Table, VacuumMode, VacuumOptions, VersionSpec, WriteOptions, WriteOutcome,
-    parse_expr,
+    AppTransaction, CheckpointConfig, CommitFields, DmlOutcome, Expr, OptimizeOptions, RetryPolicy,
+    ScanBuilder, Snapshot, Table, VacuumMode, VacuumOptions, VersionSpec, WriteOptions,
+    WriteOutcome, parse_expr,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -137,6 +137,17 @@ pub(crate) fn commit_options(commit: Option<&Bound<'_, PyDict>>) -> PyResult<Wri
         options.retry = Some(RetryPolicy::default().with_max_attempts(retries.saturating_add(1)));
     }
     Ok(options)
+}
+
+/// `operation` (a maintenance run) records no application transaction: one given is refused
+/// rather than dropped, since a rerun relying on it would not be skipped.
+fn refuse_app_transaction(options: &WriteOptions, operation: &str) -> PyResult<()> {
+    match options.app_transaction {
+        Some(_) => Err(invalid_input(format!(
+            "{operation} does not record application transactions, so a repeat would not be skipped; pass commit_properties without app_transactions"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// DELETE's, UPDATE's and MERGE's metrics as deltalake names them: Delta's metric names in
@@ -685,8 +696,10 @@ impl RawTable {
         metrics_dict(py, &done)
     }
 
-    /// OPTIMIZE: bin-packing compaction, or Z-order clustering by `zorder_by`.
-    #[pyo3(signature = (target_size=None, zorder_by=None, partition_filter=None, max_commit_bytes=None))]
+    /// OPTIMIZE: bin-packing compaction, or Z-order clustering by `zorder_by`; `commit`
+    /// (as for writes) adds `commitInfo` fields to each commit. An application transaction
+    /// is refused: OPTIMIZE records none, so a repeat would not be skipped.
+    #[pyo3(signature = (target_size=None, zorder_by=None, partition_filter=None, max_commit_bytes=None, commit=None))]
     fn optimize<'py>(
         &self,
         py: Python<'py>,
@@ -694,14 +707,21 @@ impl RawTable {
         zorder_by: Option<Vec<String>>,
         partition_filter: Option<String>,
         max_commit_bytes: Option<u64>,
+        commit: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let filter = parse(partition_filter.as_deref())?;
+        let commit = commit_options(commit.as_ref())?;
+        refuse_app_transaction(&commit, "OPTIMIZE")?;
         let summary = blocking::run(py, |interrupt| {
             let mut options = OptimizeOptions::default()
                 .with_partition_filter(filter)
                 .with_target_size(target_size)
                 .with_zorder_by(zorder_by.unwrap_or_default())
-                .with_interrupt(interrupt.flag());
+                .with_interrupt(interrupt.flag())
+                .with_commit_fields(CommitFields::new(
+                    commit.user_metadata.clone(),
+                    commit.commit_info.clone(),
+                ));
             if let Some(m) = max_commit_bytes {
                 options.max_commit_bytes = m;
             }
@@ -728,8 +748,10 @@ impl RawTable {
         Ok(d)
     }
 
-    /// VACUUM: the files deleted (or, with `dry_run`, that would be), relative to the table.
-    #[pyo3(signature = (retention_hours=None, dry_run=true, enforce_retention_duration=true, full=false))]
+    /// VACUUM: the files deleted (or, with `dry_run`, that would be), relative to the table;
+    /// `commit` (as for writes) adds `commitInfo` fields to its `VACUUM START` and `VACUUM
+    /// END` commits.
+    #[pyo3(signature = (retention_hours=None, dry_run=true, enforce_retention_duration=true, full=false, commit=None))]
     fn vacuum(
         &self,
         py: Python<'_>,
@@ -737,8 +759,12 @@ impl RawTable {
         dry_run: bool,
         enforce_retention_duration: bool,
         full: bool,
+        commit: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Vec<String>> {
+        let commit = commit_options(commit.as_ref())?;
+        refuse_app_transaction(&commit, "VACUUM")?;
         let options = VacuumOptions::default()
+            .with_commit_fields(CommitFields::new(commit.user_metadata, commit.commit_info))
             .with_retention_hours(retention_hours)
             .with_force(!enforce_retention_duration)
             .with_dry_run(dry_run)

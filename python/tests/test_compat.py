@@ -174,6 +174,18 @@ def test_optimize_vacuum_checkpoint_cleanup(engine, table_path):
     assert sorted(engine.DeltaTable(table_path).to_pyarrow_table().column("id").to_pylist()) == [0, 1, 2, 3, 4]
 
 
+def test_optimize_records_custom_metadata(engine, table_path):
+    for i in range(4):
+        engine.write_deltalake(table_path, data([i]), mode="append")
+    t = engine.DeltaTable(table_path)
+    t.optimize.compact(commit_properties=engine.CommitProperties(custom_metadata={"ticket": "OPS-7"}))
+    last = engine.DeltaTable(table_path).history(1)[0]
+    assert (last["operation"], last["ticket"]) == ("OPTIMIZE", "OPS-7")
+    t = engine.DeltaTable(table_path)
+    t.optimize.z_order(["id"], commit_properties=engine.CommitProperties(custom_metadata={"ticket": "OPS-8"}))
+    last = engine.DeltaTable(table_path).history(1)[0]
+    assert (last["operation"], last["ticket"]) == ("OPTIMIZE", "OPS-8")
+
 def test_alter_and_create(engine, table_path):
     schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
     t = engine.DeltaTable.create(table_path, schema, partition_by=["name"], configuration={"delta.appendOnly": "false"})
@@ -430,6 +442,32 @@ def test_table_info_takes_commit_properties_and_refuses_reserved_keys(table_path
     with pytest.raises(alluvium.InvalidInputError, match="no column"):
         t.alter.set_column_metadata("missing", {"comment": "x"})
     assert alluvium.DeltaTable(table_path).version() == 1
+
+
+def test_optimize_refuses_engine_fields_and_app_transactions_before_rewriting(table_path):
+    import alluvium
+
+    for i in range(3):
+        alluvium.write_deltalake(table_path, data([i]), mode="append")
+    t = alluvium.DeltaTable(table_path)
+    files = sorted(os.listdir(table_path))
+    with pytest.raises(alluvium.InvalidInputError, match="commitInfo.operation"):
+        t.optimize.compact(commit_properties=alluvium.CommitProperties(custom_metadata={"operation": "X"}))
+    app = alluvium.CommitProperties(app_transactions=[alluvium.Transaction(app_id="nightly", version=1)])
+    with pytest.raises(alluvium.InvalidInputError, match="application transactions"):
+        t.optimize.z_order(["id"], commit_properties=app)
+    assert alluvium.DeltaTable(table_path).version() == 2
+    assert sorted(os.listdir(table_path)) == files
+    with pytest.raises(alluvium.InvalidInputError, match="commitInfo.timestamp"):
+        t.vacuum(retention_hours=0, dry_run=False, enforce_retention_duration=False,
+                 commit_properties=alluvium.CommitProperties(custom_metadata={"timestamp": 1}))
+    # VACUUM's two commits carry the fields too.
+    t.optimize.compact()
+    ticket = alluvium.CommitProperties(custom_metadata={"ticket": "OPS-9"})
+    assert len(t.vacuum(retention_hours=0, dry_run=False, enforce_retention_duration=False,
+                        commit_properties=ticket)) == 3
+    assert [(h["operation"], h["ticket"]) for h in alluvium.DeltaTable(table_path).history(2)] == [
+        ("VACUUM END", "OPS-9"), ("VACUUM START", "OPS-9")]
 
 
 def test_alter_takes_commit_properties(table_path):

@@ -306,8 +306,15 @@ pub(crate) fn set_options(txn: &mut Transaction, options: &WriteOptions) {
 
 /// Refuses options that could only fail later: `commitInfo` fields the engine writes.
 pub(crate) fn check_options(options: &WriteOptions) -> Result<()> {
-    match options
-        .commit_info
+    check_commit_info(&options.commit_info)
+}
+
+/// Refuses embedder `commitInfo` fields the engine writes itself (`operation`, ...), before
+/// an operation writes anything.
+pub(crate) fn check_commit_info(
+    fields: &std::collections::BTreeMap<String, serde_json::Value>,
+) -> Result<()> {
+    match fields
         .keys()
         .find(|k| alluvium_mvcc::transaction::RESERVED_COMMIT_INFO_KEYS.contains(&k.as_str()))
     {

@@ -104,6 +104,7 @@ impl Table {
         options: &OptimizeOptions,
         progress: &(dyn Fn(Progress) + Sync),
     ) -> Result<OptimizeSummary> {
+        super::check_commit_info(&options.commit_fields.commit_info)?;
         let snapshot = self.snapshot()?;
         let report = self.run(|| optimize(snapshot.inner(), options, progress))?;
         let mut post_commits: Vec<(Version, PostCommit)> = report

@@ -80,6 +80,7 @@ impl Table {
     /// files only they referenced are deleted: they are counted in the report's `deleted`
     /// and `iceberg_snapshots_expired`, and an expiry failure is one of its `failed` lines.
     pub fn vacuum(&self, options: &VacuumOptions) -> Result<VacuumReport> {
+        crate::commit::check_commit_info(&options.commit_fields.commit_info)?;
         let snapshot = self.snapshot()?;
         let mut report = self.run(|| vacuum(snapshot.inner(), options))?;
         if !report.dry_run {

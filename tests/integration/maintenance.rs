@@ -7,7 +7,7 @@ use crate::common;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::{Error, ScanBuilder, Table, VersionSpec, WriteOptions};
+use alluvium::{CommitFields, Error, ScanBuilder, Table, VersionSpec, WriteOptions};
 use alluvium_compaction::MaintenanceError;
 use alluvium_compaction::optimize::OptimizeOptions;
 use alluvium_compaction::vacuum::{VacuumMode, VacuumOptions};
@@ -188,6 +188,85 @@ fn filters_select_partitions_and_budgets_split_commits() {
         rows_at(&t, VersionSpec::Latest),
         rows_at(&t, VersionSpec::Version(v))
     );
+}
+
+/// The commits of OPTIMIZE and VACUUM record the embedder's `commitInfo` fields and
+/// `userMetadata`, as writes do; a field the engine writes itself is refused before anything
+/// is rewritten or deleted.
+#[test]
+fn maintenance_commits_carry_the_embedders_commit_info_and_refuse_reserved_names_first() {
+    let (t, store) = table(&[]);
+    append_small_files(&t, 20);
+    let v = t.snapshot().unwrap().version();
+    let files = data_files(store.as_ref());
+    let reserved = CommitFields::new(
+        None,
+        [("operation".to_string(), serde_json::json!("FAKE"))].into(),
+    );
+    let e = t
+        .optimize(&OptimizeOptions::default().with_commit_fields(reserved.clone()))
+        .unwrap_err();
+    assert_eq!(e.kind(), alluvium::ErrorKind::InvalidInput, "{e}");
+    assert!(e.to_string().contains("commitInfo.operation"), "{e}");
+    assert_eq!(t.snapshot().unwrap().version(), v);
+    assert_eq!(data_files(store.as_ref()), files);
+
+    let fields = CommitFields::new(
+        Some("nightly".to_string()),
+        [
+            ("ticket".to_string(), serde_json::json!("OPS-3")),
+            ("job".to_string(), serde_json::json!({"run": 7})),
+        ]
+        .into(),
+    );
+    let r = t
+        .optimize(
+            &OptimizeOptions::default()
+                .with_commit_fields(fields.clone())
+                .with_max_commit_bytes(1),
+        )
+        .unwrap();
+    assert!(r.versions.len() >= 2, "{r:?}");
+    let info = |version: u64| {
+        commit_actions(&t, version)
+            .into_iter()
+            .find_map(|a| match a {
+                Action::CommitInfo(ci) => Some(ci),
+                _ => None,
+            })
+            .unwrap()
+    };
+    for version in &r.versions {
+        let info = info(*version);
+        assert_eq!(info.0["operation"], "OPTIMIZE");
+        assert_eq!(info.0["userMetadata"], "nightly");
+        assert_eq!(info.0["ticket"], "OPS-3");
+        assert_eq!(info.0["job"]["run"], 7);
+    }
+
+    // VACUUM: refused before deleting; then both of its commits carry the fields.
+    let now = t.store().now_ms() + 1000;
+    let vacuum = VacuumOptions::default()
+        .with_retention_hours(0.0)
+        .with_force(true)
+        .with_now_ms(now);
+    let files = data_files(store.as_ref());
+    let v = t.snapshot().unwrap().version();
+    let e = t
+        .vacuum(&vacuum.clone().with_commit_fields(reserved))
+        .unwrap_err();
+    assert_eq!(e.kind(), alluvium::ErrorKind::InvalidInput, "{e}");
+    assert_eq!(t.snapshot().unwrap().version(), v);
+    assert_eq!(data_files(store.as_ref()), files);
+    let report = t.vacuum(&vacuum.with_commit_fields(fields)).unwrap();
+    assert!(!report.deleted.is_empty());
+    assert_eq!(report.versions.len(), 2, "{report:?}");
+    for (version, operation) in report.versions.iter().zip(["VACUUM START", "VACUUM END"]) {
+        let info = info(*version);
+        assert_eq!(info.0["operation"], operation);
+        assert_eq!(info.0["userMetadata"], "nightly");
+        assert_eq!(info.0["ticket"], "OPS-3");
+    }
 }
 
 /// An interrupted OPTIMIZE stops between bins: the commit groups before the interrupt
