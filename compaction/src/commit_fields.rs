@@ -6,14 +6,14 @@
 use std::collections::BTreeMap;
 
 use alluvium_mvcc::Transaction;
-use alluvium_mvcc::transaction::RESERVED_COMMIT_INFO_KEYS;
+use alluvium_mvcc::transaction::reserved_commit_info_key;
 use serde_json::Value;
 
 use crate::{MaintenanceError, Result};
 
 /// `commitInfo` fields of the embedder's own, set on every commit of a run.
 ///
-/// A name the engine writes itself ([`RESERVED_COMMIT_INFO_KEYS`]: `operation`,
+/// A name the engine writes itself (`alluvium_mvcc`'s `RESERVED_COMMIT_INFO_KEYS`: `operation`,
 /// `timestamp`, ...) fails the run before it changes anything.
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
@@ -38,11 +38,7 @@ impl CommitFields {
     /// # Errors
     /// [`MaintenanceError::Refused`] naming the field.
     pub(crate) fn check(&self) -> Result<()> {
-        match self
-            .commit_info
-            .keys()
-            .find(|k| RESERVED_COMMIT_INFO_KEYS.contains(&k.as_str()))
-        {
+        match reserved_commit_info_key(self.commit_info.keys().map(String::as_str)) {
             Some(key) => Err(MaintenanceError::Refused(format!(
                 "commitInfo.{key} is written by the engine; choose another name for your field"
             ))),

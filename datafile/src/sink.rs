@@ -135,8 +135,9 @@ const DICTIONARY_SAMPLE: usize = 512;
 /// 17 ms and 4 MB PLAIN with snappy, 5 ms and 6.5 KB delta-packed. Readers still in use
 /// cannot decode them: Spark's vectorized reader before 3.3 (SPARK-36879) and Iceberg's
 /// Java one until mid-2025 fail on `DELTA_BINARY_PACKED`, and vectorized
-/// `BYTE_STREAM_SPLIT` readers for both came in 2026. Spark's own writer (Parquet v1
-/// pages) writes PLAIN and dictionary pages only, and so does this one.
+/// `BYTE_STREAM_SPLIT` readers were only proposed for Spark and added to Iceberg in 2026.
+/// Spark's own writer (Parquet v1 pages) writes PLAIN and dictionary pages only, and so
+/// does this one.
 fn dictionary_choice(props: WriterProperties, first: &RecordBatch) -> Result<WriterProperties> {
     let n = first.num_rows().min(DICTIONARY_SAMPLE);
     if n < 64 {

@@ -186,6 +186,7 @@ def test_optimize_records_custom_metadata(engine, table_path):
     last = engine.DeltaTable(table_path).history(1)[0]
     assert (last["operation"], last["ticket"]) == ("OPTIMIZE", "OPS-8")
 
+
 def test_alter_and_create(engine, table_path):
     schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
     t = engine.DeltaTable.create(table_path, schema, partition_by=["name"], configuration={"delta.appendOnly": "false"})

@@ -314,10 +314,7 @@ pub(crate) fn check_options(options: &WriteOptions) -> Result<()> {
 pub(crate) fn check_commit_info(
     fields: &std::collections::BTreeMap<String, serde_json::Value>,
 ) -> Result<()> {
-    match fields
-        .keys()
-        .find(|k| alluvium_mvcc::transaction::RESERVED_COMMIT_INFO_KEYS.contains(&k.as_str()))
-    {
+    match alluvium_mvcc::transaction::reserved_commit_info_key(fields.keys().map(String::as_str)) {
         Some(k) => Err(Error::InvalidArgument(format!(
             "commitInfo.{k} is written by the engine; choose another name for your field"
         ))),

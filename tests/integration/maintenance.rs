@@ -227,7 +227,7 @@ fn maintenance_commits_carry_the_embedders_commit_info_and_refuse_reserved_names
         )
         .unwrap();
     assert!(r.versions.len() >= 2, "{r:?}");
-    let info = |version: u64| {
+    let commit_info = |version: u64| {
         commit_actions(&t, version)
             .into_iter()
             .find_map(|a| match a {
@@ -237,7 +237,7 @@ fn maintenance_commits_carry_the_embedders_commit_info_and_refuse_reserved_names
             .unwrap()
     };
     for version in &r.versions {
-        let info = info(*version);
+        let info = commit_info(*version);
         assert_eq!(info.0["operation"], "OPTIMIZE");
         assert_eq!(info.0["userMetadata"], "nightly");
         assert_eq!(info.0["ticket"], "OPS-3");
@@ -262,7 +262,7 @@ fn maintenance_commits_carry_the_embedders_commit_info_and_refuse_reserved_names
     assert!(!report.deleted.is_empty());
     assert_eq!(report.versions.len(), 2, "{report:?}");
     for (version, operation) in report.versions.iter().zip(["VACUUM START", "VACUUM END"]) {
-        let info = info(*version);
+        let info = commit_info(*version);
         assert_eq!(info.0["operation"], operation);
         assert_eq!(info.0["userMetadata"], "nightly");
         assert_eq!(info.0["ticket"], "OPS-3");

@@ -51,6 +51,15 @@ pub const RESERVED_COMMIT_INFO_KEYS: &[&str] = &[
     "txnId",
 ];
 
+/// The first of `names` the engine writes itself ([`RESERVED_COMMIT_INFO_KEYS`]), if any:
+/// what an operation checks before it writes anything, so that an embedder's field cannot
+/// fail a commit late.
+pub fn reserved_commit_info_key<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    names
+        .into_iter()
+        .find(|name| RESERVED_COMMIT_INFO_KEYS.contains(name))
+}
+
 /// A transaction being built. Dropping it without committing has no effect on the table.
 #[derive(Debug)]
 pub struct Transaction {
