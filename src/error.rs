@@ -560,7 +560,7 @@ fn log_kind(e: &LogError) -> ErrorKind {
         _ => ErrorKind::Other,
     }
 }
-/// Why an add was refused (see [`Error::FileRefused`]).
+/// Why an add, or a removal, was refused (see [`Error::FileRefused`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FileRefusal {
@@ -595,6 +595,12 @@ pub enum FileRefusal {
     /// The add carries what only a commit may give a new file (a deletion vector, row ids)
     /// or what a new file cannot be (`dataChange=false`, a negative size).
     NotANewFile(String),
+    /// The add's partition values do not satisfy the predicate of the partitions an
+    /// overwrite replaces (the predicate's text): its rows would outlive the overwrite
+    /// they were written for.
+    OutsideReplacedPartitions(String),
+    /// A file asked to be removed is not live in the version committed on.
+    NotLive,
 }
 
 impl std::fmt::Display for FileRefusal {
@@ -621,6 +627,13 @@ impl std::fmt::Display for FileRefusal {
             FileRefusal::DuplicatePath => f.write_str("the file is listed twice"),
             FileRefusal::AlreadyLive => f.write_str("the file is already in the table"),
             FileRefusal::NotANewFile(why) => write!(f, "not a new data file: {why}"),
+            FileRefusal::OutsideReplacedPartitions(predicate) => write!(
+                f,
+                "its partition values do not satisfy {predicate}, the partitions the overwrite replaces"
+            ),
+            FileRefusal::NotLive => {
+                f.write_str("the file to remove is not in the table's latest version")
+            }
         }
     }
 }

@@ -186,8 +186,12 @@ def commit_files(
     mode_text: Literal["append", "overwrite"] = "append",
     commit: dict[str, Any] | None = None,
     allowed_locations: list[str] | None = None,
+    predicate: str | None = None,
+    removes: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Commits add actions (JSON text) in one commit; the outcome (``version``, ``skipped``, counts)."""
+    """Commits add actions (JSON text) in one commit, an overwrite replacing the partitions
+    ``predicate`` names (all without it), an append removing the live files ``removes`` names;
+    the outcome (``version``, ``skipped``, counts)."""
 def discard_files(table: RawTable, paths: list[str]) -> int:
     """Deletes uncommitted data files by their add actions' paths (never a referenced file)."""
 

@@ -500,17 +500,27 @@ class DeltaTable:
         mode: Literal["append", "overwrite"] = "append",
         commit_properties: CommitProperties | None = None,
         allowed_locations: list[str] | None = None,
+        *,
+        predicate: str | None = None,
+        removes: Iterable[str] | None = None,
     ) -> dict[str, Any]:
         """Commits data files written elsewhere (the :class:`~alluvium.AddAction` s that
         :meth:`write_data_files` returned, from any number of workers) in ONE commit on the
         table's latest version: ``mode="append"`` adds them, ``"overwrite"`` replaces the
         table's rows with them. The driver's half of a distributed write.
 
+        ``predicate`` (with ``"overwrite"``) replaces only some partitions: a predicate over
+        partition columns only (``"region = 'eu'"``, the language of :meth:`scan`'s filter).
+        The live files whose partition values satisfy it are removed, and every action's
+        partition values must satisfy it. ``removes`` (with ``"append"``) are paths of live
+        files (as :meth:`files` lists them) removed in the same commit: the files a job
+        replaced with the ones it adds.
+
         Every action is checked before anything is committed: a path inside the table root
         (or under one of ``allowed_locations``, absolute URI prefixes), partition values that
         are the table's partition columns and parse as their types, well-formed statistics
-        naming only the table's columns, no path listed twice or already in the table. One
-        bad action refuses the whole commit with
+        naming only the table's columns, no path listed twice or already in the table; every
+        path in ``removes`` live. One bad action refuses the whole commit with
         :class:`~alluvium.exceptions.InvalidInputError` naming its file; nothing is deleted
         then (the files stay for a retry, :meth:`discard_files` or VACUUM).
 
@@ -528,12 +538,19 @@ class DeltaTable:
             if not isinstance(a, AddAction):
                 raise TypeError(f"commit_files takes AddAction objects; item {i} is {type(a).__name__}")
             texts.append(a.json)
+        removed = None
+        if removes is not None:
+            if isinstance(removes, str):
+                raise TypeError("removes takes a list of paths, not one string")
+            removed = [str(p) for p in removes]
         return _native.commit_files(
             self._table,
             texts,
             mode,
             commit=_commit_dict(commit_properties),
             allowed_locations=list(allowed_locations) if allowed_locations is not None else None,
+            predicate=predicate,
+            removes=removed,
         )
 
     def repair(
@@ -567,23 +584,31 @@ class DeltaTable:
         """deltalake's low-level commit of data files written elsewhere, on
         :meth:`commit_files`: ``actions`` are deltalake's ``AddAction`` (``path``, ``size``,
         ``partition_values``, ``modification_time``, ``data_change``, ``stats``) or
-        alluvium's, committed in ONE commit; ``mode`` is ``"append"`` or ``"overwrite"``
-        (every live file removed). Each action is checked as :meth:`commit_files` checks it
-        (its path in the log's form, relative to the table root).
+        alluvium's, and deltalake's ``RemoveAction`` (``path``, ``data_change``,
+        ``deletion_timestamp``), committed in ONE commit. ``mode`` is ``"append"`` (remove
+        actions allowed) or ``"overwrite"``: every live file removed, or with
+        ``partition_filters`` (deltalake's ``(column, op, value)`` tuples, a list of them or
+        a list of such lists) those of the partitions they select. Each add is checked as
+        :meth:`commit_files` checks it (its path in the log's form, relative to the table
+        root); each remove must name a live file.
 
-        What this call cannot do is refused before anything is committed, where deltalake
-        would change the table: ``schema`` (a Delta or Arrow schema) must have the table's
+        Where deltalake would change the table in other ways, this call refuses before
+        anything is committed: ``schema`` (a Delta or Arrow schema) must have the table's
         columns and their types (:class:`SchemaMismatchError` otherwise: the files are not
-        read, and the table's schema is not replaced), ``partition_by`` must be
-        the table's partitioning, ``partition_filters`` and remove actions are refused
-        (:class:`InvalidInputError`)."""
-        if partition_filters:
-            raise InvalidInputError(
-                "create_write_transaction: partition_filters (an overwrite of some partitions) is not supported; "
-                "overwrite the whole table, or use write_deltalake(..., predicate=...)"
-            )
+        read, and the table's schema is not replaced), ``partition_by`` must be the table's
+        partitioning. Stricter than deltalake, as Delta's ``replaceWhere`` is: an add
+        outside the partitions an overwrite replaces is refused, as are remove actions
+        without data change (the adds are new data) and the deletion timestamp is the
+        commit's time, not the action's (VACUUM's retention counts from it)."""
         if mode not in ("append", "overwrite"):
             raise InvalidInputError(f"mode must be 'append' or 'overwrite', got {mode!r}")
+        predicate = None
+        if partition_filters:
+            if mode != "overwrite":
+                raise InvalidInputError(
+                    "partition_filters select the partitions an overwrite replaces: they need mode='overwrite'"
+                )
+            predicate = dnf_to_sql(partition_filters)
         if isinstance(partition_by, str):
             partition_by = [partition_by]
         table_parts = [c.lower() for c in self.metadata().partition_columns]
@@ -592,8 +617,29 @@ class DeltaTable:
                 f"partition_by {list(partition_by)} is not the table's partitioning {self.metadata().partition_columns}"
             )
         _check_same_columns(schema, self._table.schema_json())
-        adds = [_as_add_action(a, i) for i, a in enumerate(actions)]
-        self.commit_files(adds, mode=mode, commit_properties=commit_properties)  # type: ignore[arg-type]
+        adds: list[AddAction] = []
+        removes: list[str] = []
+        for i, a in enumerate(actions):
+            if _is_remove_action(a):
+                if mode != "append":
+                    raise InvalidInputError(
+                        "remove actions go with mode='append': an overwrite removes the files it replaces itself"
+                    )
+                if not a.data_change:
+                    raise InvalidInputError(
+                        f"remove action {i} ({a.path}) has data_change=False: a commit of new data "
+                        "removes files as a change of data"
+                    )
+                removes.append(str(a.path))
+            else:
+                adds.append(_as_add_action(a, i))
+        self.commit_files(
+            adds,
+            mode=mode,  # type: ignore[arg-type]
+            commit_properties=commit_properties,
+            predicate=predicate,
+            removes=removes or None,
+        )
 
     def discard_files(self, actions: Iterable[AddAction | str]) -> int:
         """Deletes data files that :meth:`write_data_files` wrote and that will not be
@@ -826,6 +872,16 @@ class TableOptimizer:
         )
 
 
+def _is_remove_action(action: Any) -> bool:
+    """Whether ``action`` is deltalake's ``RemoveAction`` (duck-typed: deltalake is not
+    imported): a path and a deletion timestamp, no modification time."""
+    return (
+        hasattr(action, "path")
+        and hasattr(action, "deletion_timestamp")
+        and not hasattr(action, "modification_time")
+    )
+
+
 def _as_add_action(action: Any, i: int) -> AddAction:
     """alluvium's :class:`AddAction`, or one from deltalake's (its fields as attributes)."""
     if isinstance(action, AddAction):
@@ -833,7 +889,7 @@ def _as_add_action(action: Any, i: int) -> AddAction:
     names = ("path", "size", "partition_values", "modification_time", "data_change", "stats")
     if not all(hasattr(action, n) for n in names):
         raise InvalidInputError(
-            f"create_write_transaction commits add actions only; action {i} is a {type(action).__name__}"
+            f"create_write_transaction commits add and remove actions; action {i} is a {type(action).__name__}"
         )
     fields: dict[str, Any] = {
         "path": action.path,

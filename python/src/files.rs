@@ -74,12 +74,16 @@ fn parse_adds(actions: &[String]) -> PyResult<Vec<Add>> {
 }
 
 /// Commits `actions` (add actions' JSON text) in one commit, appending them or (mode
-/// `overwrite`) replacing the table's contents with them. Returns what happened:
+/// `overwrite`) replacing the table's contents with them, or only the partitions
+/// `predicate` names; an append also removes the live files `removes` names. Returns what
+/// happened:
 /// `version`, `skipped` (the application transaction was already committed; then
 /// `app_id`, `recorded_version` and nothing else was written), and for a commit the
 /// counts `num_added_files`, `num_removed_files`, `num_added_bytes`, `num_removed_bytes`.
+// The Python signature is the keyword list; a struct would only rename it.
+#[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (table, actions, mode_text="append", commit=None, allowed_locations=None))]
+#[pyo3(signature = (table, actions, mode_text="append", commit=None, allowed_locations=None, predicate=None, removes=None))]
 pub(crate) fn commit_files<'py>(
     py: Python<'py>,
     table: &Bound<'py, RawTable>,
@@ -87,6 +91,8 @@ pub(crate) fn commit_files<'py>(
     mode_text: &str,
     commit: Option<Bound<'py, PyDict>>,
     allowed_locations: Option<Vec<String>>,
+    predicate: Option<String>,
+    removes: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mode = match mode_text {
         "append" => CommitMode::Append,
@@ -97,10 +103,14 @@ pub(crate) fn commit_files<'py>(
             )));
         }
     };
-    let options = CommitFilesOptions::default()
+    let mut options = CommitFilesOptions::default()
         .with_mode(mode)
         .with_allowed_locations(allowed_locations.unwrap_or_default())
+        .with_removes(removes.unwrap_or_default())
         .with_write(commit_options(commit.as_ref())?);
+    if let Some(p) = predicate {
+        options = options.with_replace_where(p);
+    }
     let adds = parse_adds(&actions)?;
     let handle = table.get();
     let outcome = blocking::run(py, |_| {

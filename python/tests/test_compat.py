@@ -516,16 +516,16 @@ def test_alter_takes_commit_properties(table_path):
     assert "delta.constraints.a" not in alluvium.DeltaTable(table_path).metadata().configuration
 
 
-def _written_file(table_path, name, ids):
+def _written_file(table_path, name, ids, part="p9"):
     """A Parquet file of ``data(ids)`` (without ``part``) written under the table root, and
-    deltalake's add action for it in partition ``p9``."""
+    deltalake's add action for it in partition ``part``."""
     import json
 
     import pyarrow.parquet as pq
 
     tx = pytest.importorskip("deltalake.transaction")
-    rel = f"part=p9/{name}.parquet"
-    os.makedirs(os.path.join(table_path, "part=p9"), exist_ok=True)
+    rel = f"part={part}/{name}.parquet"
+    os.makedirs(os.path.join(table_path, f"part={part}"), exist_ok=True)
     pq.write_table(data(ids).drop_columns(["part"]), os.path.join(table_path, rel))
     stats = {
         "numRecords": len(ids),
@@ -534,7 +534,7 @@ def _written_file(table_path, name, ids):
         "nullCount": {"id": 0, "value": 0},
     }
     return tx.AddAction(
-        rel, os.path.getsize(os.path.join(table_path, rel)), {"part": "p9"}, int(time.time() * 1000), True, json.dumps(stats)
+        rel, os.path.getsize(os.path.join(table_path, rel)), {"part": part}, int(time.time() * 1000), True, json.dumps(stats)
     )
 
 
@@ -566,11 +566,7 @@ def test_create_write_transaction_refuses_what_would_change_the_table(table_path
         t.create_write_transaction([add], "append", retyped, partition_by=["part"])
     with pytest.raises(alluvium.InvalidInputError, match="partitioning"):
         t.create_write_transaction([add], "append", data([1]).schema, partition_by=["id"])
-    with pytest.raises(alluvium.InvalidInputError, match="partition_filters"):
-        t.create_write_transaction(
-            [add], "overwrite", data([1]).schema, partition_by=["part"], partition_filters=[("part", "=", "p0")]
-        )
-    with pytest.raises(alluvium.InvalidInputError, match="add actions only"):
+    with pytest.raises(alluvium.InvalidInputError, match="add and remove actions"):
         t.create_write_transaction([object()], "append", data([1]).schema, partition_by=["part"])
     assert alluvium.DeltaTable(table_path).version() == 0
     # A Delta schema (the table's own) is compared too; a retried job is skipped.
@@ -578,6 +574,65 @@ def test_create_write_transaction_refuses_what_would_change_the_table(table_path
     t.create_write_transaction([add], "append", t.schema(), partition_by=["part"], commit_properties=props)
     assert alluvium.DeltaTable(table_path).version() == 1
     assert alluvium.DeltaTable(table_path).to_pyarrow_table().num_rows == 3
+
+
+def test_create_write_transaction_replaces_partitions_and_removes_files(engine, table_path):
+    tx = pytest.importorskip("deltalake.transaction")
+    engine.write_deltalake(table_path, data([1, 2, 3, 4]), partition_by=["part"])
+    t = engine.DeltaTable(table_path)
+    schema = data([1]).schema
+    # An overwrite with partition filters replaces those partitions only.
+    t.create_write_transaction(
+        [_written_file(table_path, "a", [10], part="p0")],
+        "overwrite",
+        schema,
+        partition_by=["part"],
+        partition_filters=[("part", "=", "p0")],
+    )
+    t = engine.DeltaTable(table_path)
+    assert t.version() == 1
+    assert rows(t.to_pyarrow_table(), "id", "part") == [(1, "p1"), (3, "p1"), (10, "p0")]
+    # An append with remove actions replaces the files it names in the same commit.
+    removes = [
+        tx.RemoveAction(path=f, data_change=True, deletion_timestamp=int(time.time() * 1000))
+        for f in (os.path.relpath(u.removeprefix("file://"), table_path) for u in t.file_uris())
+        if f.startswith("part=p1/")
+    ]
+    assert removes
+    t.create_write_transaction([_written_file(table_path, "b", [20], part="p1"), *removes], "append", schema)
+    t = engine.DeltaTable(table_path)
+    assert t.version() == 2
+    assert rows(t.to_pyarrow_table(), "id", "part") == [(10, "p0"), (20, "p1")]
+
+
+def test_create_write_transaction_refuses_what_deltalake_would_let_through(table_path):
+    """Stricter than deltalake, as Delta's replaceWhere is: nothing is committed."""
+    import alluvium
+
+    tx = pytest.importorskip("deltalake.transaction")
+    alluvium.write_deltalake(table_path, data([1, 2]), partition_by=["part"])
+    t = alluvium.DeltaTable(table_path)
+    schema = data([1]).schema
+    live = t.files()[0]
+    now = int(time.time() * 1000)
+    p0 = [("part", "=", "p0")]
+    cases = [
+        # An add outside the partitions the overwrite replaces.
+        (([_written_file(table_path, "a", [10])], "overwrite"), {"partition_filters": p0}, "partitions the overwrite replaces"),
+        # Filters name partitions an overwrite replaces; a data column is not one.
+        (([_written_file(table_path, "b", [10], part="p0")], "append"), {"partition_filters": p0}, "mode='overwrite'"),
+        (([_written_file(table_path, "c", [10], part="p0")], "overwrite"), {"partition_filters": [("id", "=", 1)]}, "partition columns"),
+        # Remove actions: with an append, of a live file, as a change of data.
+        (([tx.RemoveAction(path=live, data_change=True, deletion_timestamp=now)], "overwrite"), {}, "mode='append'"),
+        (([tx.RemoveAction(path=live, data_change=False, deletion_timestamp=now)], "append"), {}, "data_change=False"),
+        (([tx.RemoveAction(path="part=p0/gone.parquet", data_change=True, deletion_timestamp=now)], "append"), {},
+         "not in the table's latest version"),
+    ]
+    for (actions, mode), kwargs, message in cases:
+        with pytest.raises(alluvium.InvalidInputError, match=message):
+            t.create_write_transaction(actions, mode, schema, partition_by=["part"], **kwargs)
+    assert alluvium.DeltaTable(table_path).version() == 0
+    assert alluvium.DeltaTable(table_path).files() == t.files()
 
 
 def test_change_data_feed(engine, table_path):

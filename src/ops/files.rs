@@ -18,15 +18,22 @@
 //!    idempotent: a driver that retries after a failure it could not interpret is
 //!    `Skipped` when its first attempt had landed.
 //!
+//! An overwrite may replace some partitions only
+//! ([`CommitFilesOptions::replace_where`], deltalake's `partition_filters`), and an append
+//! may remove live files in the same commit ([`CommitFilesOptions::removes`], deltalake's
+//! `RemoveAction`s): both judge whole files, which are not read.
+//!
 //! A failed or refused commit deletes nothing: the files are the workers', and a retry may
 //! still commit them. Files no commit references are VACUUM's to delete.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::Snapshot;
 use alluvium_datafile::sink::{FileSink, FileSinkOptions, SinkTable};
+use alluvium_expr::{FileSummary, Predicate, all_match, parse_expr};
 use alluvium_mvcc::Transaction;
 use alluvium_storage::FileLocation;
+use alluvium_txlog::FileRef;
 use alluvium_txlog::actions::{Add, Remove};
 use alluvium_txlog::column_mapping::ColumnMappingMode;
 use alluvium_txlog::path::{canonical_path, resolve};
@@ -46,7 +53,8 @@ pub enum CommitMode {
     /// Add the files to the table (a blind append).
     #[default]
     Append,
-    /// Replace the table's contents: every live file is removed in the same commit.
+    /// Replace the table's contents: every live file is removed in the same commit, or,
+    /// with [`CommitFilesOptions::replace_where`], those of the partitions it names.
     Overwrite,
 }
 
@@ -56,6 +64,21 @@ pub enum CommitMode {
 pub struct CommitFilesOptions {
     /// Append or overwrite.
     pub mode: CommitMode,
+    /// With [`CommitMode::Overwrite`], the partitions replaced, as a predicate in the
+    /// `--filter` language over partition columns only (`region = 'eu' AND day >=
+    /// '2026-01-01'`): only the live files whose partition values satisfy it are removed,
+    /// and every added file's partition values must satisfy it (as Delta's `replaceWhere`
+    /// requires of new rows), else the commit is refused. The predicate is recorded in
+    /// `commitInfo` as a replaceWhere write's is, and concurrent commits that add or remove
+    /// files in those partitions conflict with it. `None` replaces the whole table.
+    pub replace_where: Option<String>,
+    /// With [`CommitMode::Append`], live files this commit removes, by their paths as the
+    /// log names them (relative to the table root, or absolute URIs): deltalake's
+    /// `RemoveAction`s, the files a job replaced with the ones it adds. Each must be live
+    /// in the version committed on (a concurrent commit that removed one makes this one
+    /// conflict); they are removed with `dataChange: true` and the store's time as their
+    /// deletion timestamp (which VACUUM's retention counts from).
+    pub removes: Vec<String>,
     /// Absolute locations outside the table root under which added files may lie, as URI
     /// prefixes (`s3://bucket/shared/`, `file:///mnt/data/`). Empty by default: every
     /// file must be inside the table root.
@@ -73,6 +96,20 @@ impl CommitFilesOptions {
     #[must_use]
     pub fn with_mode(mut self, mode: CommitMode) -> Self {
         self.mode = mode;
+        self
+    }
+
+    /// Sets [`replace_where`](Self::replace_where).
+    #[must_use]
+    pub fn with_replace_where(mut self, predicate: impl Into<String>) -> Self {
+        self.replace_where = Some(predicate.into());
+        self
+    }
+
+    /// Sets [`removes`](Self::removes).
+    #[must_use]
+    pub fn with_removes(mut self, paths: Vec<String>) -> Self {
+        self.removes = paths;
         self
     }
 
@@ -149,25 +186,46 @@ impl Table {
 
     /// Commits data files written elsewhere (by [`write_data_files`](Self::write_data_files)
     /// on workers, or by the embedder) in ONE commit, appending them or replacing the
-    /// table's contents with them: the driver's half of a distributed write (SPEC.md §36).
-    /// Every add is checked first (see [`FileRefusal`]); one bad add refuses the whole
-    /// commit. The files themselves are not read: their size and statistics are trusted
-    /// once well formed. With `options.write.app_transaction` the commit is idempotent: a
-    /// driver that runs again after its commit landed is `Skipped`.
+    /// table's contents (or some partitions, [`CommitFilesOptions::replace_where`]) with
+    /// them: the driver's half of a distributed write (SPEC.md §36). An append may also
+    /// remove live files ([`CommitFilesOptions::removes`]). Every add and removal is checked
+    /// first (see [`FileRefusal`]); one bad one refuses the whole commit. The files
+    /// themselves are not read: their size and statistics are trusted once well formed.
+    /// With `options.write.app_transaction` the commit is idempotent: a driver that runs
+    /// again after its commit landed is `Skipped`.
     ///
     /// Nothing is deleted when the commit fails or is refused: the files stay for a retry
     /// (or for VACUUM, once no commit will reference them).
     ///
     /// # Errors
-    /// [`Error::FileRefused`] naming the add and why; the write options' refusals; the
-    /// commit's errors (an overwrite conflicts with concurrent writes as
-    /// [`overwrite`](Self::overwrite) does; append-only tables refuse it).
+    /// [`Error::FileRefused`] naming the add or removal and why; a `replace_where` that
+    /// does not parse, names a column that is not a partition column or comes without
+    /// overwrite, and `removes` with overwrite ([`Error::InvalidArgument`]); the write
+    /// options' refusals; the commit's errors (an overwrite conflicts with concurrent
+    /// writes as [`overwrite`](Self::overwrite) does; append-only tables refuse removals).
     pub fn commit_files(
         &self,
         adds: Vec<Add>,
         options: &CommitFilesOptions,
     ) -> Result<WriteOutcome> {
         let snapshot = self.read_snapshot(&options.write)?;
+        let replace = match (&options.replace_where, options.mode) {
+            (None, _) => None,
+            (Some(text), CommitMode::Overwrite) => {
+                Some((replaced_partitions(&snapshot, text)?, text))
+            }
+            (Some(_), CommitMode::Append) => {
+                return Err(Error::InvalidArgument(
+                    "replace_where names the partitions an overwrite replaces: it needs mode overwrite".into(),
+                ));
+            }
+        };
+        if !options.removes.is_empty() && options.mode == CommitMode::Overwrite {
+            return Err(Error::InvalidArgument(
+                "an overwrite removes the files it replaces itself: removes go with mode append"
+                    .into(),
+            ));
+        }
         let mut txn = Transaction::new(snapshot.inner(), "WRITE");
         txn.set_parameter(
             "mode",
@@ -180,6 +238,12 @@ impl Table {
             "partitionBy",
             serde_json::to_string(snapshot.partition_columns()).unwrap_or_default(),
         );
+        if let Some((_, text)) = &replace {
+            txn.set_parameter(
+                "predicate",
+                serde_json::to_string(&vec![text]).unwrap_or_default(),
+            );
+        }
         if let Some(done) = outcome_if_done(&mut txn, &snapshot, &options.write) {
             return Ok(done);
         }
@@ -189,15 +253,50 @@ impl Table {
             &options.allowed_locations,
             &HashSet::new(),
         )?;
-        if options.mode == CommitMode::Overwrite {
-            txn.read_whole_table();
-            let now = self.store().now_ms();
-            let removes: Vec<Remove> = snapshot
-                .files()
-                .map(|a| Remove::from_add(a, now, true))
-                .collect();
-            for r in removes {
-                txn.remove_file(r);
+        let removed = live_files_named(&snapshot, &options.removes)?;
+        let now = self.store().now_ms();
+        match (options.mode, &replace) {
+            (CommitMode::Append, _) => {
+                for a in &removed {
+                    txn.read_file(a);
+                    txn.remove_file(Remove::from_add(a, now, true));
+                }
+            }
+            (CommitMode::Overwrite, None) => {
+                txn.read_whole_table();
+                let removes: Vec<Remove> = snapshot
+                    .files()
+                    .map(|a| Remove::from_add(a, now, true))
+                    .collect();
+                for r in removes {
+                    txn.remove_file(r);
+                }
+            }
+            (CommitMode::Overwrite, Some((pred, text))) => {
+                for add in &adds {
+                    let summary = FileSummary {
+                        partition_values: &add.partition_values,
+                        stats: None,
+                    };
+                    if !all_match(pred, &summary) {
+                        return Err(Error::FileRefused {
+                            path: add.path.clone(),
+                            reason: FileRefusal::OutsideReplacedPartitions((*text).clone()),
+                        });
+                    }
+                }
+                // The predicate is exact on partition values: a file it keeps is replaced
+                // whole, one it skips holds no row of the partitions.
+                txn.read_predicate(pred.clone());
+                let replaced: Vec<Add> = snapshot
+                    .inner()
+                    .files_matching(pred)
+                    .map(|m| m.file.to_add())
+                    .collect();
+                for a in &replaced {
+                    txn.read_file(a);
+                    txn.remove_file(Remove::from_add(a, now, true));
+                }
             }
         }
         set_file_metrics(&mut txn, &adds);
@@ -210,6 +309,58 @@ impl Table {
             self.commit_with_policy(txn)?,
         )))
     }
+}
+
+/// `text` parsed and bound as the predicate of the partitions an overwrite of files
+/// written elsewhere replaces: over partition columns only, so that it judges whole files
+/// from their partition values exactly.
+///
+/// # Errors
+/// A predicate that does not parse or bind; one naming a column that is not a partition
+/// column, or using an expression skipping cannot judge exactly ([`Error::InvalidArgument`]).
+fn replaced_partitions(snapshot: &Snapshot, text: &str) -> Result<Predicate> {
+    let pred = snapshot.inner().bind(&parse_expr(text)?)?;
+    if !pred.only_partition_columns() {
+        return Err(Error::InvalidArgument(format!(
+            "replace_where {text} must compare partition columns ({:?}) with values: files written elsewhere are replaced whole, unread",
+            snapshot.partition_columns()
+        )));
+    }
+    Ok(pred)
+}
+
+/// The live files of `snapshot` that `paths` name (as the log does, relative or absolute),
+/// in the order given.
+///
+/// # Errors
+/// [`Error::FileRefused`] for a path that is not live ([`FileRefusal::NotLive`]) or is
+/// listed twice.
+fn live_files_named(snapshot: &Snapshot, paths: &[String]) -> Result<Vec<Add>> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let root = snapshot.root();
+    let mut live: HashMap<String, FileRef<'_>> = snapshot
+        .files()
+        .map(|f| (canonical_path(f.path(), root).into_owned(), f))
+        .collect();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out = Vec::with_capacity(paths.len());
+    for path in paths {
+        let key = canonical_path(path, root).into_owned();
+        let refuse = |reason: FileRefusal| Error::FileRefused {
+            path: path.clone(),
+            reason,
+        };
+        if !seen.insert(key.clone()) {
+            return Err(refuse(FileRefusal::DuplicatePath));
+        }
+        match live.remove(&key) {
+            Some(f) => out.push(f.to_add()),
+            None => return Err(refuse(FileRefusal::NotLive)),
+        }
+    }
+    Ok(out)
 }
 
 /// `numFiles`, `numOutputRows` (when every file records its rows) and `numOutputBytes`.

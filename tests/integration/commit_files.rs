@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use alluvium::{
-    Add, AppTransaction, CommitFilesOptions, CommitMode, Error, ErrorKind, FileRefusal,
-    InMemoryStore, ScanBuilder, StorePath, StoreRef, Table, WriteOptions, WriteOutcome,
+    Add, AppTransaction, CommitFilesOptions, CommitMode, ConflictKind, Error, ErrorKind,
+    FileRefusal, InMemoryStore, ScanBuilder, StorePath, StoreRef, Table, WriteOptions,
+    WriteOutcome,
 };
 use arrow::array::Int64Array;
 
@@ -366,4 +367,182 @@ fn a_transaction_stages_written_files_after_the_same_checks() {
     txn.add_files(own);
     txn.commit().unwrap();
     assert_eq!(ids(&t), vec![1, 2]);
+}
+
+/// The paths of the latest version's live files, sorted.
+fn live_paths(t: &Table) -> Vec<String> {
+    let mut out: Vec<String> = t
+        .snapshot()
+        .unwrap()
+        .files()
+        .map(|f| f.path().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+/// An overwrite with `replace_where` (deltalake's `partition_filters`) removes the live
+/// files of the partitions it names only, records the predicate, refuses an add outside
+/// those partitions, and a predicate that would need the files read.
+#[test]
+fn an_overwrite_of_some_partitions_replaces_only_those() {
+    let (t, _) = table(&["p"], &[]);
+    t.append(
+        [batch(&[1, 2], "a"), batch(&[3], "b"), batch(&[4], "c")],
+        &WriteOptions::default(),
+    )
+    .unwrap();
+    let overwrite = |p: &str| {
+        CommitFilesOptions::default()
+            .with_mode(CommitMode::Overwrite)
+            .with_replace_where(p)
+    };
+    let before = t.snapshot().unwrap().version();
+    // An add outside the replaced partitions is refused, nothing committed.
+    let adds = t
+        .write_data_files([batch(&[10], "a"), batch(&[30], "b")], None)
+        .unwrap();
+    let e = t.commit_files(adds, &overwrite("p = 'a'")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    assert!(
+        matches!(&e, Error::FileRefused { reason: FileRefusal::OutsideReplacedPartitions(p), .. } if p == "p = 'a'"),
+        "{e}"
+    );
+    assert_eq!(t.snapshot().unwrap().version(), before);
+    // A predicate over a data column, or with an append, is refused.
+    let adds = t.write_data_files([batch(&[10], "a")], None).unwrap();
+    for (options, what) in [
+        (overwrite("id > 1"), "must compare partition columns"),
+        (
+            CommitFilesOptions::default().with_replace_where("p = 'a'"),
+            "needs mode overwrite",
+        ),
+    ] {
+        let e = t.commit_files(adds.clone(), &options).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+        assert!(e.to_string().contains(what), "{e}");
+    }
+    assert_eq!(t.snapshot().unwrap().version(), before);
+    // Partitions a and b replaced: c stays, its file untouched.
+    let c_file: Vec<String> = live_paths(&t)
+        .into_iter()
+        .filter(|p| p.starts_with("p=c/"))
+        .collect();
+    let adds = t
+        .write_data_files([batch(&[10, 11], "a"), batch(&[30], "b")], None)
+        .unwrap();
+    let r = t.commit_files(adds, &overwrite("p IN ('a', 'b')")).unwrap();
+    assert_eq!(r.report().unwrap().files_removed, 2);
+    assert_eq!(ids(&t), vec![4, 10, 11, 30]);
+    assert!(live_paths(&t).contains(&c_file[0]));
+    let ci = t.history(Some(1)).unwrap()[0].commit_info.clone().unwrap();
+    let params = ci.operation_parameters().unwrap();
+    assert_eq!(params["mode"], "Overwrite");
+    assert_eq!(params["predicate"], r#"["p IN ('a', 'b')"]"#);
+}
+
+/// A file with a NULL partition value is not in `p = 'a'` or `p != 'a'` (SQL's three
+/// values): an overwrite of either keeps it, and refuses a new file with a NULL value.
+#[test]
+fn a_null_partition_is_replaced_only_by_a_predicate_that_holds_for_null() {
+    let (t, _) = table(&["p"], &[]);
+    let nulls = arrow::record_batch::RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from(vec![5])),
+            Arc::new(arrow::array::StringArray::from(vec![None::<&str>])),
+        ],
+    )
+    .unwrap();
+    t.append([batch(&[1], "a"), nulls.clone()], &WriteOptions::default())
+        .unwrap();
+    let overwrite = |p: &str| {
+        CommitFilesOptions::default()
+            .with_mode(CommitMode::Overwrite)
+            .with_replace_where(p)
+    };
+    let adds = t.write_data_files([batch(&[2], "b")], None).unwrap();
+    t.commit_files(adds, &overwrite("p != 'a'")).unwrap();
+    assert_eq!(ids(&t), vec![1, 2, 5]);
+    let adds = t.write_data_files([nulls], None).unwrap();
+    let e = t
+        .commit_files(adds.clone(), &overwrite("p = 'b'"))
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::FileRefused {
+                reason: FileRefusal::OutsideReplacedPartitions(_),
+                ..
+            }
+        ),
+        "{e}"
+    );
+    t.commit_files(adds, &overwrite("p IS NULL")).unwrap();
+    assert_eq!(ids(&t), vec![1, 2, 5]);
+    assert_eq!(live_paths(&t).len(), 3);
+}
+
+/// An append may remove live files in the same commit (deltalake's `RemoveAction`s): the
+/// files named go, a path that is not live or is named twice refuses the commit, removals
+/// with an overwrite are refused, and a removal of a file a concurrent commit removed
+/// conflicts.
+#[test]
+fn an_append_removes_the_live_files_it_names() {
+    let (t, _) = table(&[], &[]);
+    t.append([batch(&[1, 2], "a")], &WriteOptions::default())
+        .unwrap();
+    let first = live_paths(&t);
+    t.append([batch(&[3], "a")], &WriteOptions::default())
+        .unwrap();
+    let old: Vec<String> = live_paths(&t)
+        .into_iter()
+        .filter(|p| !first.contains(p))
+        .collect();
+    let before = t.snapshot().unwrap().version();
+    let adds = t.write_data_files([batch(&[7], "z")], None).unwrap();
+    let removing = |paths: &[&str]| {
+        CommitFilesOptions::default().with_removes(paths.iter().map(|p| p.to_string()).collect())
+    };
+    for (paths, reason) in [
+        (vec!["part-missing.parquet"], FileRefusal::NotLive),
+        (
+            vec![old[0].as_str(), old[0].as_str()],
+            FileRefusal::DuplicatePath,
+        ),
+    ] {
+        let e = t.commit_files(adds.clone(), &removing(&paths)).unwrap_err();
+        match e {
+            Error::FileRefused { reason: r, .. } => assert_eq!(r, reason),
+            other => panic!("{other}"),
+        }
+    }
+    let e = t
+        .commit_files(
+            adds.clone(),
+            &removing(&[old[0].as_str()]).with_mode(CommitMode::Overwrite),
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    assert_eq!(t.snapshot().unwrap().version(), before);
+    // Pinned before a concurrent DELETE removes the same file: the removal conflicts.
+    let pinned = t.snapshot().unwrap();
+    let r = t.commit_files(adds, &removing(&[old[0].as_str()])).unwrap();
+    assert_eq!(r.report().unwrap().files_removed, 1);
+    assert_eq!(ids(&t), vec![1, 2, 7]);
+    let adds = t.write_data_files([batch(&[8], "z")], None).unwrap();
+    let e = t
+        .commit_files(
+            adds,
+            &removing(&[old[0].as_str()])
+                .with_write(WriteOptions::default().with_read_snapshot(pinned)),
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+    assert_eq!(
+        e.conflict_kind(),
+        Some(ConflictKind::ConcurrentDeleteRead),
+        "{e}"
+    );
+    assert_eq!(ids(&t), vec![1, 2, 7]);
 }
