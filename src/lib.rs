@@ -137,7 +137,7 @@ pub use ops::create::NO_PROPERTIES;
 pub use ops::files::{CommitFilesOptions, CommitMode};
 pub use ops::merge::clause::{ClauseKind, MergeAction, MergeClause};
 pub use ops::merge::{MergeBuilder, MergeOn};
-pub use ops::repair::RepairReport;
+pub use ops::repair::{RepairEntry, RepairReport};
 pub use ops::transaction::Transaction;
 pub use report::{CommitSummary, OptimizeSummary, PostCommit, StepOutcome};
 pub use rows::assign::Assignment;

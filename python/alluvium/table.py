@@ -560,12 +560,17 @@ class DeltaTable:
         commit_properties: CommitProperties | None = None,
         post_commithook_properties: PostCommitHookProperties | None = None,
     ) -> dict[str, Any]:
-        """FSCK: finds the live data files the store no longer has and, unless ``dry_run``,
-        removes them from the table in one commit (operation ``FSCK``), so that reads stop
-        failing on them; their rows are gone already. A file counts as missing only when the
-        store says it does not exist: any other failure to look it up raises, commits
-        nothing. Returns deltalake's ``{"dry_run", "files_removed"}`` (log paths) plus the
-        ``version`` committed (``None`` when nothing was). ``commit_properties`` add
+        """FSCK: finds the live data files the store no longer has, or whose deletion vector
+        file it no longer has, and, unless ``dry_run``, removes them from the table in one
+        commit (operation ``FSCK``), so that reads stop failing on them. A data file's rows
+        are gone already; a file whose deletion vector is lost goes with its live rows, as
+        Databricks' FSCK removes it (no reader can tell which of its rows were deleted). A
+        file counts as missing only when the store says it does not exist: any other failure
+        to look it up raises, commits nothing. Returns deltalake's ``{"dry_run",
+        "files_removed"}`` (log paths) plus the ``version`` committed (``None`` when nothing
+        was) and ``entries``, one per file removed (Databricks' DRY RUN rows):
+        ``{"data_file_path", "data_file_missing", "deletion_vector_path",
+        "deletion_vector_file_missing"}``. ``commit_properties`` add
         ``commitInfo`` fields and an application transaction (a repair the application
         already committed is skipped)."""
         return self._table.repair(bool(dry_run), _commit_dict(commit_properties))

@@ -1022,6 +1022,16 @@ impl RawTable {
         let d = PyDict::new(py);
         d.set_item("dry_run", report.dry_run)?;
         d.set_item("files_removed", &report.files_removed)?;
+        let entries = PyList::empty(py);
+        for e in &report.entries {
+            let entry = PyDict::new(py);
+            entry.set_item("data_file_path", &e.data_file_path)?;
+            entry.set_item("data_file_missing", e.data_file_missing)?;
+            entry.set_item("deletion_vector_path", &e.deletion_vector_path)?;
+            entry.set_item("deletion_vector_file_missing", e.deletion_vector_missing)?;
+            entries.append(entry)?;
+        }
+        d.set_item("entries", entries)?;
         d.set_item(
             "version",
             report

@@ -697,6 +697,27 @@ def test_repair(engine, table_path):
     assert engine.DeltaTable(table_path).repair()["files_removed"] == []
 
 
+def test_repair_removes_a_file_whose_deletion_vector_is_lost(table_path):
+    """alluvium looks up deletion vector files too (deltalake does not): a file whose vector
+    is lost is removed with its live rows, as Databricks' FSCK removes it."""
+    import alluvium
+
+    alluvium.write_deltalake(table_path, data(list(range(1000))), configuration={"delta.enableDeletionVectors": "true"})
+    alluvium.write_deltalake(table_path, data([5000]), mode="append")
+    alluvium.DeltaTable(table_path).delete("id < 1000 AND id % 2 = 0")
+    dvs = [f for f in os.listdir(table_path) if f.startswith("deletion_vector_")]
+    assert len(dvs) == 1, "the vector of 500 scattered rows goes to a file"
+    assert alluvium.DeltaTable(table_path).repair(dry_run=True)["entries"] == []
+    os.remove(os.path.join(table_path, dvs[0]))
+    dry = alluvium.DeltaTable(table_path).repair(dry_run=True)
+    [entry] = dry["entries"]
+    assert entry["data_file_missing"] is False and entry["deletion_vector_file_missing"] is True
+    assert entry["deletion_vector_path"] == dvs[0] and dry["files_removed"] == [entry["data_file_path"]]
+    done = alluvium.DeltaTable(table_path).repair()
+    assert done["version"] == 3 and done["entries"] == dry["entries"]
+    assert rows(alluvium.DeltaTable(table_path).to_pyarrow_table(), "id") == [(5000,)]
+
+
 def test_add_feature(engine, table_path):
     engine.write_deltalake(table_path, data([1]))
     t = engine.DeltaTable(table_path)

@@ -167,3 +167,112 @@ fn a_lost_file_outside_the_table_root_is_found_where_readers_look() {
     assert_eq!(done.files_removed, std::slice::from_ref(&outside.path));
     assert_eq!(ids(&t), [1]);
 }
+
+/// A data file whose deletion vector file the store lost cannot be read right (its deleted
+/// rows are indistinguishable from its live ones): the repair removes it, as Databricks'
+/// FSCK does, and its entry says the vector was missing. An inline vector is never looked
+/// up; a lost data file's entry names no vector when it has none.
+#[test]
+fn a_file_whose_deletion_vector_file_is_lost_is_removed() {
+    let store: StoreRef = Arc::new(InMemoryStore::new());
+    let t = Table::from_store(store.clone());
+    let props: std::collections::HashMap<String, String> = [(
+        "delta.enableDeletionVectors".to_string(),
+        "true".to_string(),
+    )]
+    .into();
+    t.create(&schema(), &["p".into()], &props).unwrap();
+    for (ids, p) in [(&[1, 2, 3][..], "x"), (&[4, 5][..], "y"), (&[6][..], "z")] {
+        t.append([batch(ids, p)], &WriteOptions::default()).unwrap();
+    }
+    t.delete_str("id = 1", &WriteOptions::default().with_dv_files_only(true))
+        .unwrap();
+    t.delete_str("id = 4", &WriteOptions::default()).unwrap();
+    let s = t.snapshot().unwrap();
+    let path_of = |p: &str| {
+        s.files()
+            .find(|f| f.path().starts_with(&format!("p={p}/")))
+            .unwrap()
+    };
+    let (x, y, z) = (path_of("x"), path_of("y"), path_of("z"));
+    assert_eq!(y.deletion_vector().unwrap().storage_type, "i");
+    let dv_path = match x.deletion_vector().unwrap().location().unwrap() {
+        alluvium_txlog::dv::DvLocation::Relative { path, .. } => path,
+        other => panic!("{other:?}"),
+    };
+    // Nothing lost: a vector file found is not an entry.
+    assert!(
+        t.repair(true, &WriteOptions::default())
+            .unwrap()
+            .entries
+            .is_empty()
+    );
+    store
+        .delete(&StorePath::parse(dv_path.as_str()).unwrap())
+        .unwrap();
+    store.delete(&StorePath::parse(z.path()).unwrap()).unwrap();
+    let dry = t.repair(true, &WriteOptions::default()).unwrap();
+    let mut want = vec![x.path().to_string(), z.path().to_string()];
+    want.sort();
+    assert_eq!(dry.files_removed, want);
+    let entry = |path: &str| {
+        dry.entries
+            .iter()
+            .find(|e| e.data_file_path == path)
+            .unwrap()
+    };
+    let ex = entry(x.path());
+    assert!(!ex.data_file_missing && ex.deletion_vector_missing);
+    assert_eq!(ex.deletion_vector_path.as_deref(), Some(dv_path.as_str()));
+    let ez = entry(z.path());
+    assert!(ez.data_file_missing && !ez.deletion_vector_missing);
+    assert_eq!(ez.deletion_vector_path, None);
+    let y_path = y.path().to_string();
+    let done = t.repair(false, &WriteOptions::default()).unwrap();
+    assert_eq!(done.files_removed, want);
+    let after = t.snapshot().unwrap();
+    assert_eq!(
+        after
+            .files()
+            .map(|f| f.path().to_string())
+            .collect::<Vec<_>>(),
+        vec![y_path]
+    );
+    assert_eq!(ids(&t), [5]);
+}
+
+/// With every operation failing once in turn, a deletion vector file the store has is
+/// never taken for lost: the repair fails or finds nothing, and removes nothing.
+#[test]
+fn a_failed_look_at_a_deletion_vector_removes_nothing() {
+    let inner: StoreRef = Arc::new(InMemoryStore::new());
+    let t = Table::from_store(inner.clone());
+    let props: std::collections::HashMap<String, String> = [(
+        "delta.enableDeletionVectors".to_string(),
+        "true".to_string(),
+    )]
+    .into();
+    t.create(&schema(), &["p".into()], &props).unwrap();
+    for p in ["x", "y"] {
+        t.append([batch(&[1, 2], p)], &WriteOptions::default())
+            .unwrap();
+    }
+    t.delete_str("id = 1", &WriteOptions::default().with_dv_files_only(true))
+        .unwrap();
+    let version = t.snapshot().unwrap().version();
+    let mut failed = 0;
+    for at in 1.. {
+        let faulty = Arc::new(FaultyStore::new(inner.clone(), at, Fault::ErrorBefore));
+        let result = Table::from_store(faulty.clone()).repair(false, &WriteOptions::default());
+        match result {
+            Ok(report) => assert!(report.files_removed.is_empty(), "fault at {at}"),
+            Err(_) => failed += 1,
+        }
+        assert_eq!(t.snapshot().unwrap().version(), version, "fault at {at}");
+        if faulty.operations() < at {
+            break;
+        }
+    }
+    assert!(failed > 0, "some fault made the repair fail");
+    assert_eq!(ids(&t), [2, 2]);
+}

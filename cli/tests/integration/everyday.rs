@@ -88,6 +88,15 @@ fn repair_removes_the_files_the_store_lost() {
     assert_eq!(dry["operation"], "FSCK");
     assert_eq!(dry["version"], serde_json::Value::Null);
     assert_eq!(dry["files_removed"], serde_json::json!([data[0]]));
+    assert_eq!(
+        dry["entries"],
+        serde_json::json!([{
+            "data_file_path": data[0],
+            "data_file_missing": true,
+            "deletion_vector_path": null,
+            "deletion_vector_file_missing": false,
+        }])
+    );
     let out = ok(&["repair", &t]);
     assert!(
         out.starts_with("removed 1 missing file from the table ("),
