@@ -71,8 +71,16 @@ pub struct OverwriteArgs {
     /// Data file: `.parquet`, `.csv` or `.jsonl`.
     file: String,
     /// Replace only the rows matching this predicate (every new row must match it).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "overwrite_schema")]
     filter: Option<String>,
+    /// Replace the table's schema with the file's too (Delta's overwriteSchema); CSV
+    /// columns are then typed from the file, not from the table.
+    #[arg(long)]
+    overwrite_schema: bool,
+    /// With --overwrite-schema: the new partition columns, comma-separated (default: the
+    /// table's).
+    #[arg(long, value_delimiter = ',', requires = "overwrite_schema")]
+    partition_by: Option<Vec<String>>,
 }
 
 /// Arguments of `delete`.
@@ -300,13 +308,27 @@ pub fn overwrite(a: OverwriteArgs) -> Result<()> {
     let table = open(&a.table)?;
     let known = table_arrow_schema(&table)?.ok_or_else(|| missing_table(&table, false))?;
     let progress = input_progress(&a.file, "overwrite");
-    let input = open_input(&a.file, Some(&known), progress.clone())?;
-    let result = table.overwrite_str(input.batches, a.filter.as_deref(), &WriteOptions::default());
+    let input = open_input(
+        &a.file,
+        (!a.overwrite_schema).then_some(&known),
+        progress.clone(),
+    )?;
+    let result = if a.overwrite_schema {
+        table.overwrite_with_schema(
+            &input.schema,
+            input.batches,
+            a.partition_by.as_deref(),
+            &WriteOptions::default(),
+        )
+    } else {
+        table.overwrite_str(input.batches, a.filter.as_deref(), &WriteOptions::default())
+    };
     if let Some(p) = progress {
         p.finish_and_clear();
     }
     let done = result?;
     let filter = a.filter.clone();
+    let schema_too = a.overwrite_schema;
     print_write(
         &done,
         "WRITE",
@@ -314,6 +336,7 @@ pub fn overwrite(a: OverwriteArgs) -> Result<()> {
         |o| {
             let what = match &filter {
                 Some(f) => format!("replaced the rows matching {f}"),
+                None if schema_too => "overwrote the table and its schema".to_string(),
                 None => "overwrote the table".to_string(),
             };
             format!(

@@ -158,6 +158,7 @@ def write_table(
     storage_options: dict[str, str] | None = None,
     commit: dict[str, Any] | None = None,
     table: RawTable | None = None,
+    overwrite_schema: bool = False,
 ) -> int | None: ...
 def create_table(
     uri: str,

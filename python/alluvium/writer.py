@@ -132,7 +132,10 @@ def write_deltalake(
     new row must match: Delta's ``replaceWhere``), ``"ignore"`` does nothing when a table
     exists. A new table is created with the data in one commit, partitioned by
     ``partition_by`` and with the table properties in ``configuration``.
-    ``schema_mode="merge"`` adds the data's new columns to the table.
+    ``schema_mode="merge"`` adds the data's new columns to the table;
+    ``schema_mode="overwrite"`` (with ``mode="overwrite"``, no predicate) replaces the table's
+    schema with the data's, and its partitioning with ``partition_by`` when given (Delta's
+    ``overwriteSchema``): the table's id, properties and history stay.
 
     On a table with ``delta.enableDeletionVectors=true`` a predicate overwrite deletes the
     old rows with deletion vectors instead of rewriting files.
@@ -147,9 +150,10 @@ def write_deltalake(
 
     if name is not None or description is not None:
         raise _native_invalid("alluvium does not set a table name or description; leave name and description unset")
-    if schema_mode not in (None, "merge"):
+    if schema_mode not in (None, "merge", "overwrite"):
         raise _native_invalid(
-            f"schema_mode={schema_mode!r} is not supported: None (the schema must match) or 'merge' (new columns are added)"
+            f"schema_mode={schema_mode!r} is not supported: None (the schema must match), 'merge' (new columns are added) "
+            "or 'overwrite' (the data's schema replaces the table's)"
         )
     if isinstance(partition_by, str):
         partition_by = [partition_by]
@@ -175,6 +179,7 @@ def write_deltalake(
         storage_options=storage_options,
         commit=_commit_dict(commit_properties),
         table=handle._table if handle is not None else None,
+        overwrite_schema=schema_mode == "overwrite",
     )
 
 

@@ -50,7 +50,7 @@ fn exists_error(table: &Table) -> PyErr {
 /// version committed, or `None` when nothing was (mode `ignore` on an existing table, or an
 /// application transaction already recorded).
 #[pyfunction]
-#[pyo3(signature = (uri, data, mode_text="error", partition_by=None, predicate=None, merge_schema=false, configuration=None, target_file_size=None, storage_options=None, commit=None, table=None))]
+#[pyo3(signature = (uri, data, mode_text="error", partition_by=None, predicate=None, merge_schema=false, configuration=None, target_file_size=None, storage_options=None, commit=None, table=None, overwrite_schema=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn write_table(
     py: Python<'_>,
@@ -65,11 +65,17 @@ pub(crate) fn write_table(
     storage_options: Option<HashMap<String, String>>,
     commit: Option<Bound<'_, PyDict>>,
     table: Option<Bound<'_, RawTable>>,
+    overwrite_schema: bool,
 ) -> PyResult<Option<u64>> {
     let mode = mode(mode_text)?;
     if predicate.is_some() && mode != Mode::Overwrite {
         return Err(invalid_input(
             "a predicate (replaceWhere) needs mode='overwrite'",
+        ));
+    }
+    if overwrite_schema && (mode != Mode::Overwrite || predicate.is_some() || merge_schema) {
+        return Err(invalid_input(
+            "schema_mode='overwrite' replaces the whole table's schema: it needs mode='overwrite' and no predicate",
         ));
     }
     let mut options: WriteOptions = commit_options(commit.as_ref())?;
@@ -112,6 +118,14 @@ pub(crate) fn write_table(
                     Mode::Error => return Err(exists_error(&target)),
                     Mode::Ignore => return Ok(None),
                     Mode::Append | Mode::Overwrite => {}
+                }
+                if overwrite_schema {
+                    let schema = source.schema();
+                    let options = options.with_read_snapshot(snapshot);
+                    return target
+                        .overwrite_with_schema(&schema, source, partition_by.as_deref(), &options)
+                        .py_err()
+                        .map(Some);
                 }
                 if let Some(p) = &partition_by {
                     let same = p.len() == snapshot.partition_columns().len()

@@ -635,6 +635,34 @@ def test_create_write_transaction_refuses_what_deltalake_would_let_through(table
     assert alluvium.DeltaTable(table_path).files() == t.files()
 
 
+def test_overwrite_schema(engine, table_path):
+    engine.write_deltalake(table_path, data([1, 2, 3]), partition_by=["part"], configuration={"delta.logRetentionDuration": "interval 3 days"})
+    new = pa.table({"name": ["x", "y"], "score": [1.5, 2.5], "bucket": ["hot", "cold"]})
+    engine.write_deltalake(table_path, new, mode="overwrite", schema_mode="overwrite", partition_by=["bucket"])
+    t = engine.DeltaTable(table_path)
+    assert t.version() == 1
+    assert [f.name for f in t.schema().fields] == ["name", "score", "bucket"]
+    assert t.metadata().partition_columns == ["bucket"]
+    assert t.metadata().configuration.get("delta.logRetentionDuration") == "interval 3 days"
+    assert rows(t.to_pyarrow_table(), "name", "score", "bucket") == [("x", 1.5, "hot"), ("y", 2.5, "cold")]
+    # The old version still reads with its schema.
+    assert rows(engine.DeltaTable(table_path, version=0).to_pyarrow_table(), "id") == [(1,), (2,), (3,)]
+
+
+def test_overwrite_schema_needs_a_whole_overwrite(table_path):
+    import alluvium
+
+    alluvium.write_deltalake(table_path, data([1, 2]))
+    new = pa.table({"name": ["x"]})
+    for kwargs in ({"mode": "append"}, {"mode": "overwrite", "predicate": "id = 1"}):
+        with pytest.raises(alluvium.InvalidInputError, match="schema_mode='overwrite'"):
+            alluvium.write_deltalake(table_path, new, schema_mode="overwrite", **kwargs)
+    # Without it the schema is enforced.
+    with pytest.raises(alluvium.SchemaMismatchError):
+        alluvium.write_deltalake(table_path, new, mode="overwrite")
+    assert alluvium.DeltaTable(table_path).version() == 0
+
+
 def test_change_data_feed(engine, table_path):
     engine.write_deltalake(table_path, data([1, 2, 3]), configuration={"delta.enableChangeDataFeed": "true"})
     t = engine.DeltaTable(table_path)

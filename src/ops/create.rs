@@ -227,29 +227,7 @@ impl Table {
         }
         // At any depth: a nested field named twice is a schema every reader refuses.
         crate::rows::input::check_distinct_fields(&schema)?;
-        let mut partitions: Vec<String> = Vec::new();
-        for p in partition_by {
-            let f = schema.field(p).ok_or_else(|| {
-                Error::InvalidArgument(format!("partition column `{p}` is not in the schema"))
-            })?;
-            // Column names are case-insensitive: `a,A` names one column twice.
-            if partitions.iter().any(|q| q.eq_ignore_ascii_case(&f.name)) {
-                return Err(Error::InvalidArgument(format!(
-                    "partition column `{p}` is listed twice"
-                )));
-            }
-            if f.data_type.as_primitive().is_none() {
-                return Err(Error::InvalidArgument(format!(
-                    "partition column `{p}` must be of a primitive type"
-                )));
-            }
-            partitions.push(f.name.clone());
-        }
-        if partitions.len() == schema.fields.len() {
-            return Err(Error::InvalidArgument(
-                "every column is a partition column: a table needs at least one data column".into(),
-            ));
-        }
+        let partitions = check_partition_columns(&schema, partition_by)?;
         let mut configuration: HashMap<String, String> = properties
             .iter()
             .filter(|(k, _)| !is_protocol_request(k))
@@ -295,4 +273,40 @@ fn set_create_parameters(
         "properties",
         serde_json::to_string(properties).unwrap_or_default(),
     );
+}
+
+/// The partition columns `partition_by` names, as `schema` spells them: each a top-level
+/// column of a primitive type, none listed twice (case-insensitively), and at least one
+/// data column left.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming the column and the rule.
+pub(crate) fn check_partition_columns(
+    schema: &StructType,
+    partition_by: &[String],
+) -> Result<Vec<String>> {
+    let mut partitions: Vec<String> = Vec::new();
+    for p in partition_by {
+        let f = schema.field(p).ok_or_else(|| {
+            Error::InvalidArgument(format!("partition column `{p}` is not in the schema"))
+        })?;
+        // Column names are case-insensitive: `a,A` names one column twice.
+        if partitions.iter().any(|q| q.eq_ignore_ascii_case(&f.name)) {
+            return Err(Error::InvalidArgument(format!(
+                "partition column `{p}` is listed twice"
+            )));
+        }
+        if f.data_type.as_primitive().is_none() {
+            return Err(Error::InvalidArgument(format!(
+                "partition column `{p}` must be of a primitive type"
+            )));
+        }
+        partitions.push(f.name.clone());
+    }
+    if partitions.len() == schema.fields.len() {
+        return Err(Error::InvalidArgument(
+            "every column is a partition column: a table needs at least one data column".into(),
+        ));
+    }
+    Ok(partitions)
 }

@@ -57,6 +57,7 @@ mod maintenance_faults;
 mod materialize;
 mod merge_empty_source;
 mod merge_nested_loop;
+mod overwrite_schema;
 mod parallel_uploads;
 mod repair;
 mod restore;

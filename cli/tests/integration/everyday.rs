@@ -361,3 +361,59 @@ fn errors_name_the_flag_that_fixes_them() {
     let e = fails(&["demo", &t]);
     assert!(e.contains("pick another directory"), "{e}");
 }
+
+#[test]
+fn overwrite_schema_replaces_columns_and_partitioning() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(dir.path());
+    let new = dir.path().join("new.csv");
+    std::fs::write(&new, "name,score\nx,1.5\ny,2.5\n").unwrap();
+    // Without the flag the table's schema is enforced; --partition-by needs the flag, and
+    // --filter excludes it.
+    fails(&["overwrite", &t, new.to_str().unwrap()]);
+    for usage in [
+        vec![
+            "overwrite",
+            &t,
+            new.to_str().unwrap(),
+            "--partition-by",
+            "name",
+        ],
+        vec![
+            "overwrite",
+            &t,
+            new.to_str().unwrap(),
+            "--overwrite-schema",
+            "--filter",
+            "p = 'a'",
+        ],
+    ] {
+        assert_eq!(
+            super::common::run(&usage).status.code(),
+            Some(2),
+            "{usage:?}"
+        );
+    }
+    // The table's partitioning `p` is not a column of the file: named again or refused.
+    let e = fails(&["overwrite", &t, new.to_str().unwrap(), "--overwrite-schema"]);
+    assert!(e.contains("`p`"), "{e}");
+    let out = ok(&[
+        "overwrite",
+        &t,
+        new.to_str().unwrap(),
+        "--overwrite-schema",
+        "--partition-by",
+        "name",
+    ]);
+    assert!(
+        out.starts_with("overwrote the table and its schema: wrote 2 rows in 2 files"),
+        "{out}"
+    );
+    let inspect: serde_json::Value = serde_json::from_str(&ok(&["inspect", &t, "--json"])).unwrap();
+    assert_eq!(
+        inspect["partition_columns"],
+        serde_json::json!(["name"]),
+        "{inspect}"
+    );
+    assert_eq!(csv_rows(&t, &[]), ["x,1.5", "y,2.5"]);
+}

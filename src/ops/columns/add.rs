@@ -18,7 +18,7 @@ use crate::{Error, Result, Table};
 
 /// The table features a column of `field`'s type needs (PROTOCOL.md "Timestamp without
 /// timezone (TimestampNtz)", "Variant Data Type", "Geospatial").
-fn type_features(field: &StructField) -> Vec<TableFeature> {
+pub(crate) fn type_features(field: &StructField) -> Vec<TableFeature> {
     let mut out = Vec::new();
     let has = |p: PrimitiveType| field.data_type.any_primitive(&mut |t| t == p);
     if has(PrimitiveType::TimestampNtz) {

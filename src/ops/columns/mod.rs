@@ -20,6 +20,8 @@ mod mapping;
 mod metadata;
 mod widen;
 
+pub(crate) use add::type_features;
+
 pub use definition::parse_column_definition;
 
 use crate::Snapshot;

@@ -10,6 +10,7 @@
 //! returned to the caller, typed and saying whether re-running the operation is safe. It
 //! must not know the other operations.
 
+mod overwrite_schema;
 mod plan;
 mod replace_dv;
 
@@ -156,7 +157,15 @@ impl Table {
             .unwrap_or_default();
         // Built before any file is written: a rule alluvium cannot apply exactly refuses
         // the write here.
-        let column_rules = rules::ColumnRules::new(snapshot, schema, &configuration)?;
+        // Of the protocol, partitioning and schema the commit will have (an overwrite of the
+        // schema changes all three).
+        let column_rules = rules::ColumnRules::of_table(
+            txn.effective_protocol().unwrap_or(snapshot.protocol()),
+            partitions,
+            snapshot.column_mapping(),
+            schema,
+            &configuration,
+        )?;
         // replaceWhere removes the matching rows first, so that it knows whether the commit
         // needs change-data files before the new rows are written: Delta Spark's
         // WriteIntoDelta runs its DELETE first and, when that DELETE wrote cdc files, writes
