@@ -189,6 +189,7 @@ def commit_files(
     allowed_locations: list[str] | None = None,
     predicate: str | None = None,
     removes: list[str] | None = None,
+    schema_json: str | None = None,
 ) -> dict[str, Any]:
     """Commits add actions (JSON text) in one commit, an overwrite replacing the partitions
     ``predicate`` names (all without it), an append removing the live files ``removes`` names;

@@ -597,10 +597,11 @@ class DeltaTable:
         :meth:`commit_files` checks it (its path in the log's form, relative to the table
         root); each remove must name a live file.
 
-        Where deltalake would change the table in other ways, this call refuses before
-        anything is committed: ``schema`` (a Delta or Arrow schema) must have the table's
-        columns and their types (:class:`SchemaMismatchError` otherwise: the files are not
-        read, and the table's schema is not replaced), ``partition_by`` must be the table's
+        ``schema`` (a Delta or Arrow schema) is the files' schema: in an overwrite of the
+        whole table one whose columns or types differ from the table's replaces its schema
+        in the same commit, as deltalake does (not on a table with column mapping); anywhere
+        else it must have the table's columns and types (:class:`SchemaMismatchError`
+        otherwise: the files are not read). ``partition_by`` must be the table's
         partitioning. Stricter than deltalake, as Delta's ``replaceWhere`` is: an add
         outside the partitions an overwrite replaces is refused, as are remove actions
         without data change (the adds are new data) and the deletion timestamp is the
@@ -621,7 +622,16 @@ class DeltaTable:
             raise InvalidInputError(
                 f"partition_by {list(partition_by)} is not the table's partitioning {self.metadata().partition_columns}"
             )
-        _check_same_columns(schema, self._table.schema_json())
+        given = _delta_schema_json(schema)
+        differences = _column_differences(given, self._table.schema_json())
+        new_schema = None
+        if differences is not None:
+            if mode != "overwrite" or predicate is not None:
+                raise SchemaMismatchError(
+                    "create_write_transaction changes the table's schema only in an overwrite of the whole "
+                    f"table: {differences}"
+                )
+            new_schema = given
         adds: list[AddAction] = []
         removes: list[str] = []
         for i, a in enumerate(actions):
@@ -638,12 +648,15 @@ class DeltaTable:
                 removes.append(str(a.path))
             else:
                 adds.append(_as_add_action(a, i))
-        self.commit_files(
-            adds,
-            mode=mode,  # type: ignore[arg-type]
-            commit_properties=commit_properties,
+        texts = [a.json for a in adds]
+        _native.commit_files(
+            self._table,
+            texts,
+            mode,
+            commit=_commit_dict(commit_properties),
             predicate=predicate,
             removes=removes or None,
+            schema_json=new_schema,
         )
 
     def discard_files(self, actions: Iterable[AddAction | str]) -> int:
@@ -908,36 +921,33 @@ def _as_add_action(action: Any, i: int) -> AddAction:
     return AddAction.from_dict(fields)
 
 
-def _check_same_columns(schema: Any, table_json: str) -> None:
-    """Raises :class:`SchemaMismatchError` unless ``schema`` has the table's top-level
-    columns (case-insensitively), with the same Delta types when it is a Delta schema
-    (alluvium's or deltalake's, anything with ``to_json()``, or an Arrow schema read as the
-    Delta schema a table created with it would have)."""
-    table = {f["name"].lower(): _bare(f["type"]) for f in json.loads(table_json).get("fields", [])}
+def _delta_schema_json(schema: Any) -> str:
+    """The Delta schema JSON of ``schema``: alluvium's or deltalake's (anything with
+    ``to_json()``), or an Arrow schema read as the Delta schema a table created with it
+    would have."""
     to_json = getattr(schema, "to_json", None)
     if callable(to_json):
-        given = {f["name"].lower(): _bare(f["type"]) for f in json.loads(to_json()).get("fields", [])}
-    elif hasattr(schema, "__arrow_c_schema__"):
-        converted = json.loads(_native.delta_schema_json(schema)).get("fields", [])
-        given = {f["name"].lower(): _bare(f["type"]) for f in converted}
-    else:
-        raise InvalidInputError(f"schema must be a Delta or Arrow schema, not {type(schema).__name__}")
+        return str(to_json())
+    if hasattr(schema, "__arrow_c_schema__"):
+        return _native.delta_schema_json(schema)
+    raise InvalidInputError(f"schema must be a Delta or Arrow schema, not {type(schema).__name__}")
+
+
+def _column_differences(given_json: str, table_json: str) -> str | None:
+    """How the schema ``given_json`` differs from the table's in its top-level columns
+    (case-insensitively) and their Delta types, nullability and metadata aside; ``None``
+    when it does not."""
+    table = {f["name"].lower(): _bare(f["type"]) for f in json.loads(table_json).get("fields", [])}
+    given = {f["name"].lower(): _bare(f["type"]) for f in json.loads(given_json).get("fields", [])}
     missing = sorted(set(table) - set(given))
     extra = sorted(set(given) - set(table))
     differ = sorted(n for n, t in given.items() if n in table and table[n] != t)
-    if missing or extra or differ:
-        raise SchemaMismatchError(
-            "create_write_transaction does not change the table's schema: "
-            + "; ".join(
-                part
-                for part in (
-                    f"columns the table has and the schema lacks: {missing}" if missing else "",
-                    f"columns the table lacks: {extra}" if extra else "",
-                    f"columns of another type: {differ}" if differ else "",
-                )
-                if part
-            )
-        )
+    parts = [
+        f"columns the table has and the schema lacks: {missing}" if missing else "",
+        f"columns the table lacks: {extra}" if extra else "",
+        f"columns of another type: {differ}" if differ else "",
+    ]
+    return "; ".join(p for p in parts if p) or None
 
 
 class TableFeatures(enum.Enum):

@@ -75,7 +75,8 @@ fn parse_adds(actions: &[String]) -> PyResult<Vec<Add>> {
 
 /// Commits `actions` (add actions' JSON text) in one commit, appending them or (mode
 /// `overwrite`) replacing the table's contents with them, or only the partitions
-/// `predicate` names; an append also removes the live files `removes` names. Returns what
+/// `predicate` names, and the table's schema with `schema_json` (Delta schema JSON); an
+/// append also removes the live files `removes` names. Returns what
 /// happened:
 /// `version`, `skipped` (the application transaction was already committed; then
 /// `app_id`, `recorded_version` and nothing else was written), and for a commit the
@@ -83,7 +84,7 @@ fn parse_adds(actions: &[String]) -> PyResult<Vec<Add>> {
 // The Python signature is the keyword list; a struct would only rename it.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (table, actions, mode_text="append", commit=None, allowed_locations=None, predicate=None, removes=None))]
+#[pyo3(signature = (table, actions, mode_text="append", commit=None, allowed_locations=None, predicate=None, removes=None, schema_json=None))]
 pub(crate) fn commit_files<'py>(
     py: Python<'py>,
     table: &Bound<'py, RawTable>,
@@ -93,6 +94,7 @@ pub(crate) fn commit_files<'py>(
     allowed_locations: Option<Vec<String>>,
     predicate: Option<String>,
     removes: Option<Vec<String>>,
+    schema_json: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mode = match mode_text {
         "append" => CommitMode::Append,
@@ -110,6 +112,11 @@ pub(crate) fn commit_files<'py>(
         .with_write(commit_options(commit.as_ref())?);
     if let Some(p) = predicate {
         options = options.with_replace_where(p);
+    }
+    if let Some(text) = schema_json {
+        let schema = alluvium::StructType::from_json(&text)
+            .map_err(|e| invalid_input(format!("schema is not a Delta schema: {e}")))?;
+        options = options.with_schema(schema);
     }
     let adds = parse_adds(&actions)?;
     let handle = table.get();

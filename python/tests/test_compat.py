@@ -564,6 +564,11 @@ def test_create_write_transaction_refuses_what_would_change_the_table(table_path
         t.create_write_transaction([add], "append", wider, partition_by=["part"])
     with pytest.raises(alluvium.SchemaMismatchError, match="another type"):
         t.create_write_transaction([add], "append", retyped, partition_by=["part"])
+    # Only an overwrite of the whole table replaces the schema.
+    with pytest.raises(alluvium.SchemaMismatchError, match="whole table"):
+        t.create_write_transaction(
+            [add], "overwrite", wider, partition_by=["part"], partition_filters=[("part", "=", "p9")]
+        )
     with pytest.raises(alluvium.InvalidInputError, match="partitioning"):
         t.create_write_transaction([add], "append", data([1]).schema, partition_by=["id"])
     with pytest.raises(alluvium.InvalidInputError, match="add and remove actions"):
@@ -661,6 +666,30 @@ def test_overwrite_schema_needs_a_whole_overwrite(table_path):
     with pytest.raises(alluvium.SchemaMismatchError):
         alluvium.write_deltalake(table_path, new, mode="overwrite")
     assert alluvium.DeltaTable(table_path).version() == 0
+
+
+def test_create_write_transaction_overwrite_replaces_the_schema(engine, table_path):
+    import json
+
+    import pyarrow.parquet as pq
+
+    tx = pytest.importorskip("deltalake.transaction")
+    engine.write_deltalake(table_path, data([1, 2]), partition_by=["part"])
+    t = engine.DeltaTable(table_path)
+    # Files of another schema (a column added, one dropped), written by another engine.
+    wider = pa.table({"id": pa.array([7], pa.int64()), "score": pa.array([0.5])})
+    rel = "part=p9/wider.parquet"
+    os.makedirs(os.path.join(table_path, "part=p9"), exist_ok=True)
+    pq.write_table(wider, os.path.join(table_path, rel))
+    stats = {"numRecords": 1, "minValues": {"id": 7, "score": 0.5}, "maxValues": {"id": 7, "score": 0.5},
+             "nullCount": {"id": 0, "score": 0}}
+    add = tx.AddAction(rel, os.path.getsize(os.path.join(table_path, rel)), {"part": "p9"}, int(time.time() * 1000),
+                       True, json.dumps(stats))
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("score", pa.float64()), pa.field("part", pa.string())])
+    t.create_write_transaction([add], "overwrite", schema, partition_by=["part"])
+    t = engine.DeltaTable(table_path)
+    assert sorted(f.name for f in t.schema().fields) == ["id", "part", "score"]
+    assert rows(t.to_pyarrow_table(), "id", "score", "part") == [(7, 0.5, "p9")]
 
 
 def test_change_data_feed(engine, table_path):

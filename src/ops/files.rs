@@ -42,6 +42,7 @@ use alluvium_txlog::stats::stat_scalar;
 use serde_json::{Map, Value};
 
 use crate::commit::{WriteOptions, WriteOutcome, outcome_if_done};
+use crate::ops::write::overwrite_schema::stage_schema;
 use crate::rows::rules::ColumnRules;
 use crate::rows::source::{self, IntoBatch};
 use crate::rows::{Conform, feed, input, materializes};
@@ -79,6 +80,14 @@ pub struct CommitFilesOptions {
     /// conflict); they are removed with `dataChange: true` and the store's time as their
     /// deletion timestamp (which VACUUM's retention counts from).
     pub removes: Vec<String>,
+    /// With [`CommitMode::Overwrite`] of the whole table, the table's new schema, the one
+    /// the files were written with (Delta's `overwriteSchema`, deltalake's
+    /// `create_write_transaction` with another schema): committed in the same commit, the
+    /// partition columns unchanged (they must be columns of it), the adds' statistics and
+    /// partition values checked against it. Refused on a table with column mapping (files
+    /// written elsewhere name their columns by the logical names, which a mapped schema
+    /// does not read) and on a clustered one.
+    pub schema: Option<StructType>,
     /// Absolute locations outside the table root under which added files may lie, as URI
     /// prefixes (`s3://bucket/shared/`, `file:///mnt/data/`). Empty by default: every
     /// file must be inside the table root.
@@ -103,6 +112,13 @@ impl CommitFilesOptions {
     #[must_use]
     pub fn with_replace_where(mut self, predicate: impl Into<String>) -> Self {
         self.replace_where = Some(predicate.into());
+        self
+    }
+
+    /// Sets [`schema`](Self::schema).
+    #[must_use]
+    pub fn with_schema(mut self, schema: StructType) -> Self {
+        self.schema = Some(schema);
         self
     }
 
@@ -226,6 +242,17 @@ impl Table {
                     .into(),
             ));
         }
+        if options.schema.is_some() && (options.mode != CommitMode::Overwrite || replace.is_some())
+        {
+            return Err(Error::InvalidArgument(
+                "a new schema replaces the table's in an overwrite of the whole table: it needs mode overwrite and no replace_where".into(),
+            ));
+        }
+        if options.schema.is_some() && snapshot.column_mapping() != ColumnMappingMode::None {
+            return Err(Error::InvalidArgument(
+                "the table maps its columns: files written elsewhere cannot take a new schema's physical names; overwrite it with rows instead".into(),
+            ));
+        }
         let mut txn = Transaction::new(snapshot.inner(), "WRITE");
         txn.set_parameter(
             "mode",
@@ -247,8 +274,21 @@ impl Table {
         if let Some(done) = outcome_if_done(&mut txn, &snapshot, &options.write) {
             return Ok(done);
         }
+        let new_schema = match &options.schema {
+            Some(schema) => Some(
+                stage_schema(
+                    &snapshot,
+                    &mut txn,
+                    schema.clone(),
+                    snapshot.partition_columns(),
+                )?
+                .0,
+            ),
+            None => None,
+        };
         check_adds(
             &snapshot,
+            new_schema.as_ref(),
             &adds,
             &options.allowed_locations,
             &HashSet::new(),
@@ -426,19 +466,21 @@ where
 }
 
 /// Checks adds written elsewhere before they are committed on `snapshot` (module
-/// documentation, step 2). `staged` holds the canonical paths a transaction already adds.
+/// documentation, step 2), against `schema` when the commit replaces the table's schema
+/// with it. `staged` holds the canonical paths a transaction already adds.
 ///
 /// # Errors
 /// [`Error::FileRefused`] for the first add refused, naming it and why.
 pub(crate) fn check_adds(
     snapshot: &Snapshot,
+    schema: Option<&StructType>,
     adds: &[Add],
     allowed_locations: &[String],
     staged: &HashSet<String>,
 ) -> Result<()> {
     let root = snapshot.root();
     let mode = snapshot.column_mapping();
-    let schema = snapshot.schema();
+    let schema = schema.unwrap_or(snapshot.schema());
     let partition_fields: Vec<&StructField> = snapshot
         .partition_columns()
         .iter()

@@ -123,7 +123,7 @@ impl Transaction {
                 alluvium_txlog::path::canonical_path(&a.path, self.snapshot.root()).into_owned()
             })
             .collect();
-        crate::ops::files::check_adds(&self.snapshot, &adds, allowed_locations, &staged)?;
+        crate::ops::files::check_adds(&self.snapshot, None, &adds, allowed_locations, &staged)?;
         self.txn.set_discard_on_failure(false);
         self.add_files(adds);
         Ok(())

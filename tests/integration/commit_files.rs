@@ -546,3 +546,88 @@ fn an_append_removes_the_live_files_it_names() {
     );
     assert_eq!(ids(&t), vec![1, 2, 7]);
 }
+
+/// An overwrite of the whole table may carry the schema its files were written with
+/// (deltalake's `create_write_transaction` with another schema): committed with them, the
+/// adds checked against it; refused with an append and on a column-mapped table.
+#[test]
+fn an_overwrite_may_replace_the_schema_with_the_files_one() {
+    use arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+
+    let (t, store) = table(&["p"], &[]);
+    t.append([batch(&[1, 2], "a")], &WriteOptions::default())
+        .unwrap();
+    let before = t.snapshot().unwrap().version();
+    // Files of `id, p, score` written by another engine (here: another table) into the root.
+    let wider = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("p", DataType::Utf8, true),
+        Field::new("score", DataType::Float64, true),
+    ]));
+    let elsewhere: StoreRef = Arc::new(InMemoryStore::new());
+    let other = Table::from_store(elsewhere.clone());
+    other
+        .create(&wider, &["p".to_string()], alluvium::NO_PROPERTIES)
+        .unwrap();
+    let rows = RecordBatch::try_new(
+        wider,
+        vec![
+            Arc::new(Int64Array::from(vec![7, 8])) as ArrayRef,
+            Arc::new(StringArray::from(vec!["b", "b"])),
+            Arc::new(Float64Array::from(vec![0.5, 1.5])),
+        ],
+    )
+    .unwrap();
+    let adds = other.write_data_files([rows], None).unwrap();
+    for a in &adds {
+        let key = alluvium::StorePath::parse(a.path.as_str()).unwrap();
+        store.put(&key, elsewhere.get(&key).unwrap()).unwrap();
+    }
+    let new_schema = other.snapshot().unwrap().schema().clone();
+    // The table's schema does not know `score`: its statistics refuse the files.
+    let e = t
+        .commit_files(
+            adds.clone(),
+            &CommitFilesOptions::default().with_mode(CommitMode::Overwrite),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::FileRefused { reason: FileRefusal::UnknownStatsColumn(c), .. } if c == "score"),
+        "{e}"
+    );
+    // A new schema goes with a whole-table overwrite only.
+    for options in [
+        CommitFilesOptions::default().with_schema(new_schema.clone()),
+        CommitFilesOptions::default()
+            .with_mode(CommitMode::Overwrite)
+            .with_replace_where("p = 'b'")
+            .with_schema(new_schema.clone()),
+    ] {
+        let e = t.commit_files(adds.clone(), &options).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    }
+    assert_eq!(t.snapshot().unwrap().version(), before);
+    t.commit_files(
+        adds.clone(),
+        &CommitFilesOptions::default()
+            .with_mode(CommitMode::Overwrite)
+            .with_schema(new_schema.clone()),
+    )
+    .unwrap();
+    let s = t.snapshot().unwrap();
+    assert_eq!(s.schema(), &new_schema);
+    assert_eq!(s.partition_columns(), ["p"]);
+    assert_eq!(ids(&t), vec![7, 8]);
+    // A column-mapped table refuses it: the files name their columns logically.
+    let (m, _) = table(&[], &[("delta.columnMapping.mode", "name")]);
+    let e = m
+        .commit_files(
+            Vec::new(),
+            &CommitFilesOptions::default()
+                .with_mode(CommitMode::Overwrite)
+                .with_schema(new_schema),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("maps its columns"), "{e}");
+}

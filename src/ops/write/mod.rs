@@ -10,7 +10,7 @@
 //! returned to the caller, typed and saying whether re-running the operation is safe. It
 //! must not know the other operations.
 
-mod overwrite_schema;
+pub(crate) mod overwrite_schema;
 mod plan;
 mod replace_dv;
 

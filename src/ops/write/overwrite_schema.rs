@@ -8,7 +8,7 @@ use alluvium_mvcc::Transaction;
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
 use alluvium_txlog::features::{check_write_supported, upgrade_protocol};
 use alluvium_txlog::properties::{COLUMN_MAPPING_MAX_ID, TableProperties};
-use alluvium_txlog::schema::from_arrow_schema;
+use alluvium_txlog::schema::{StructType, from_arrow_schema};
 use alluvium_txlog::table::{TableFeature, clustering};
 use arrow_schema::Schema;
 
@@ -17,7 +17,7 @@ use crate::commit::{WriteOptions, WriteOutcome, outcome_if_done};
 use crate::ops::columns::type_features;
 use crate::ops::create::check_partition_columns;
 use crate::rows::source::{self, IntoBatch};
-use crate::{Error, Result, Table};
+use crate::{Error, Result, Snapshot, Table};
 
 impl Table {
     /// Replaces the table's rows AND its schema with `batches` of Arrow `schema` (Delta's
@@ -81,57 +81,14 @@ impl Table {
         if let Some(o) = outcome_if_done(&mut txn, &snapshot, options) {
             return Ok(o);
         }
-        if let Some(paths) = clustering::clustering_columns(snapshot.protocol(), |d| {
-            snapshot.state().domains().get(d)
-        })? && !paths.is_empty()
-        {
-            return Err(Error::InvalidArgument(
-                "the table is clustered: overwriting its schema would leave clustering columns of the old schema; recluster it by nothing first"
-                    .into(),
-            ));
-        }
         let mut new_schema = from_arrow_schema(schema)?;
         for f in &mut new_schema.fields {
             f.metadata.clear();
         }
-        if new_schema.fields.is_empty() {
-            return Err(Error::InvalidArgument(
-                "a table needs at least one column".into(),
-            ));
-        }
-        crate::rows::input::check_distinct_fields(&new_schema)?;
-        let partitions = check_partition_columns(
-            &new_schema,
-            partition_by.unwrap_or(snapshot.partition_columns()),
-        )?;
-        let mut md = snapshot.metadata().clone();
-        if snapshot.column_mapping() != ColumnMappingMode::None {
-            let max = TableProperties(&md.configuration).column_mapping_max_id();
-            let max = assign_column_mapping(&mut new_schema, max);
-            md.configuration
-                .insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
-        }
-        md.schema_string = new_schema.to_json();
-        md.partition_columns = partitions.clone();
-        let features: Vec<TableFeature> =
-            new_schema.fields.iter().flat_map(type_features).collect();
-        let protocol = upgrade_protocol(snapshot.protocol(), &features);
-        check_write_supported(&protocol, &md, &new_schema)
-            .map_err(|e| Error::InvalidArgument(format!("cannot overwrite the schema: {e}")))?;
-        // The table's constraints must hold over the new schema: one naming a dropped column
-        // is the caller's to drop first (the write would build the same rules later).
-        crate::rows::rules::ColumnRules::of_table(
-            &protocol,
-            &partitions,
-            snapshot.column_mapping(),
-            &new_schema,
-            &md.configuration,
-        )
-        .map_err(|e| Error::InvalidArgument(format!("cannot overwrite the schema: {e}")))?;
-        if &protocol != snapshot.protocol() {
-            txn.set_protocol(protocol);
-        }
-        txn.set_metadata(md);
+        let partitions = partition_by
+            .unwrap_or(snapshot.partition_columns())
+            .to_vec();
+        let (new_schema, partitions) = stage_schema(&snapshot, &mut txn, new_schema, &partitions)?;
         txn.set_parameter("mode", "Overwrite");
         txn.set_parameter(
             "partitionBy",
@@ -147,4 +104,65 @@ impl Table {
         };
         self.write_planned(&snapshot, txn, source::batches(batches), plan, options)
     }
+}
+
+/// Stages in `txn` the `metaData` (and, when a type needs a table feature, the `protocol`)
+/// of `snapshot`'s table with `schema` and `partition_by` in place of its own, after the
+/// checks a new schema needs; returns the schema as committed (with column-mapping ids and
+/// physical names on a mapped table) and the partition columns as it spells them.
+///
+/// # Errors
+/// A clustered table; a schema without columns or naming one twice; partition columns that
+/// are not primitive columns of it; a schema the table's features forbid; constraints that
+/// do not bind to it ([`Error::InvalidArgument`]).
+pub(crate) fn stage_schema(
+    snapshot: &Snapshot,
+    txn: &mut Transaction,
+    mut schema: StructType,
+    partition_by: &[String],
+) -> Result<(StructType, Vec<String>)> {
+    if let Some(paths) =
+        clustering::clustering_columns(snapshot.protocol(), |d| snapshot.state().domains().get(d))?
+        && !paths.is_empty()
+    {
+        return Err(Error::InvalidArgument(
+            "the table is clustered: overwriting its schema would leave clustering columns of the old schema; recluster it by nothing first"
+                .into(),
+        ));
+    }
+    if schema.fields.is_empty() {
+        return Err(Error::InvalidArgument(
+            "a table needs at least one column".into(),
+        ));
+    }
+    crate::rows::input::check_distinct_fields(&schema)?;
+    let partitions = check_partition_columns(&schema, partition_by)?;
+    let mut md = snapshot.metadata().clone();
+    if snapshot.column_mapping() != ColumnMappingMode::None {
+        let max = TableProperties(&md.configuration).column_mapping_max_id();
+        let max = assign_column_mapping(&mut schema, max);
+        md.configuration
+            .insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
+    }
+    md.schema_string = schema.to_json();
+    md.partition_columns = partitions.clone();
+    let features: Vec<TableFeature> = schema.fields.iter().flat_map(type_features).collect();
+    let protocol = upgrade_protocol(snapshot.protocol(), &features);
+    check_write_supported(&protocol, &md, &schema)
+        .map_err(|e| Error::InvalidArgument(format!("cannot overwrite the schema: {e}")))?;
+    // The table's constraints must hold over the new schema: one naming a dropped column is
+    // the caller's to drop first (a write builds the same rules when it writes rows).
+    crate::rows::rules::ColumnRules::of_table(
+        &protocol,
+        &partitions,
+        snapshot.column_mapping(),
+        &schema,
+        &md.configuration,
+    )
+    .map_err(|e| Error::InvalidArgument(format!("cannot overwrite the schema: {e}")))?;
+    if &protocol != snapshot.protocol() {
+        txn.set_protocol(protocol);
+    }
+    txn.set_metadata(md);
+    Ok((schema, partitions))
 }
