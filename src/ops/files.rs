@@ -43,6 +43,7 @@ use serde_json::{Map, Value};
 
 use crate::commit::{WriteOptions, WriteOutcome, outcome_if_done};
 use crate::ops::write::overwrite_schema::stage_schema;
+use crate::ops::write::remove_every_file;
 use crate::rows::rules::ColumnRules;
 use crate::rows::source::{self, IntoBatch};
 use crate::rows::{Conform, feed, input, materializes};
@@ -302,16 +303,7 @@ impl Table {
                     txn.remove_file(Remove::from_add(a, now, true));
                 }
             }
-            (CommitMode::Overwrite, None) => {
-                txn.read_whole_table();
-                let removes: Vec<Remove> = snapshot
-                    .files()
-                    .map(|a| Remove::from_add(a, now, true))
-                    .collect();
-                for r in removes {
-                    txn.remove_file(r);
-                }
-            }
+            (CommitMode::Overwrite, None) => remove_every_file(&snapshot, &mut txn, now),
             (CommitMode::Overwrite, Some((pred, text))) => {
                 for add in &adds {
                     let summary = FileSummary {

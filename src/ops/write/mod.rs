@@ -293,17 +293,7 @@ impl Table {
         }
         match plan.removal {
             Removal::Nothing => {}
-            Removal::WholeTable => {
-                txn.read_whole_table();
-                let now = self.store().now_ms();
-                let removes: Vec<Remove> = snapshot
-                    .files()
-                    .map(|a| Remove::from_add(a, now, true))
-                    .collect();
-                for r in removes {
-                    txn.remove_file(r);
-                }
-            }
+            Removal::WholeTable => remove_every_file(snapshot, &mut txn, self.store().now_ms()),
             // The rows matching the predicate were removed before the new rows were written.
             Removal::DeletionVectors | Removal::CopyOnWrite => {}
         }
@@ -317,6 +307,19 @@ impl Table {
             txn.add_file(a);
         }
         finish(self, txn, options)
+    }
+}
+
+/// Stages the removal of every live file of `snapshot` (`dataChange: true`, deleted at
+/// `now`), and records the whole table as read: a whole-table overwrite's removals.
+pub(crate) fn remove_every_file(snapshot: &Snapshot, txn: &mut Transaction, now: i64) {
+    txn.read_whole_table();
+    let removes: Vec<Remove> = snapshot
+        .files()
+        .map(|a| Remove::from_add(a, now, true))
+        .collect();
+    for r in removes {
+        txn.remove_file(r);
     }
 }
 
