@@ -230,18 +230,59 @@ fn data_page_row_limit(configuration: &HashMap<String, String>) -> Option<usize>
         .filter(|&n| n > 0)
 }
 
+/// The codec of the table's `delta.parquet.compression.codec` ([`parse_codec`]); Snappy,
+/// the default of Delta writers, when it is unset or not one alluvium writes.
 fn compression(configuration: &HashMap<String, String>) -> (Compression, &'static str) {
-    match configuration
+    configuration
         .get(alluvium_txlog::properties::PARQUET_COMPRESSION_CODEC)
-        .map(|s| s.to_ascii_lowercase())
-        .as_deref()
-    {
-        Some("zstd") => (Compression::ZSTD(ZstdLevel::default()), "zstd"),
-        Some("uncompressed" | "none") => (Compression::UNCOMPRESSED, "uncompressed"),
-        Some("lz4" | "lz4_raw") => (Compression::LZ4_RAW, "lz4raw"),
-        Some("gzip") => (Compression::GZIP(Default::default()), "gz"),
-        _ => (Compression::SNAPPY, "snappy"),
-    }
+        .and_then(|text| parse_codec(text))
+        .unwrap_or((Compression::SNAPPY, "snappy"))
+}
+
+/// A Parquet codec named as the table property `delta.parquet.compression.codec` (and
+/// Spark's `compression` option) name it, case-insensitively: `snappy`, `zstd`, `gzip`,
+/// `brotli`, `lz4` (written as `LZ4_RAW`: Parquet's framing-free LZ4, which every current
+/// reader takes, not the deprecated Hadoop framing), `lz4_raw`, `uncompressed` or `none`;
+/// `zstd`, `gzip` and `brotli` optionally with a level, `zstd(9)`. With the name data files
+/// carry (`part-...<name>.parquet`, as Spark names them). `None` for anything else,
+/// including a level out of the codec's range.
+pub fn parse_codec(text: &str) -> Option<(Compression, &'static str)> {
+    let text = text.trim().to_ascii_lowercase();
+    let (name, level) = match text.split_once('(') {
+        Some((name, rest)) => (
+            name.trim(),
+            Some(rest.strip_suffix(')')?.trim().parse::<i32>().ok()?),
+        ),
+        None => (text.as_str(), None),
+    };
+    let level_u32 = || level.map(u32::try_from).transpose().ok();
+    Some(match (name, level) {
+        ("snappy", None) => (Compression::SNAPPY, "snappy"),
+        ("uncompressed" | "none", None) => (Compression::UNCOMPRESSED, "uncompressed"),
+        ("lz4" | "lz4_raw", None) => (Compression::LZ4_RAW, "lz4raw"),
+        ("zstd", _) => (
+            Compression::ZSTD(match level {
+                Some(l) => ZstdLevel::try_new(l).ok()?,
+                None => ZstdLevel::default(),
+            }),
+            "zstd",
+        ),
+        ("gzip", _) => (
+            Compression::GZIP(match level_u32()? {
+                Some(l) => parquet::basic::GzipLevel::try_new(l).ok()?,
+                None => Default::default(),
+            }),
+            "gz",
+        ),
+        ("brotli", _) => (
+            Compression::BROTLI(match level_u32()? {
+                Some(l) => parquet::basic::BrotliLevel::try_new(l).ok()?,
+                None => Default::default(),
+            }),
+            "br",
+        ),
+        _ => return None,
+    })
 }
 
 /// Re-labels a logical array with the physical nested field names.
@@ -836,6 +877,33 @@ mod tests {
     use parquet::arrow::ArrowWriter;
     use parquet::basic::Encoding;
     use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    #[test]
+    fn codecs_parse_as_the_table_property_names_them() {
+        let name = |t: &str| parse_codec(t).map(|(c, n)| (c.to_string(), n));
+        assert_eq!(name("SNAPPY"), Some(("SNAPPY".into(), "snappy")));
+        assert_eq!(name(" zstd "), Some(("ZSTD(ZstdLevel(1))".into(), "zstd")));
+        assert_eq!(name("ZSTD(9)"), Some(("ZSTD(ZstdLevel(9))".into(), "zstd")));
+        assert_eq!(name("gzip(6)"), Some(("GZIP(GzipLevel(6))".into(), "gz")));
+        assert_eq!(
+            name("brotli"),
+            Some(("BROTLI(BrotliLevel(1))".into(), "br"))
+        );
+        assert_eq!(name("lz4"), Some(("LZ4_RAW".into(), "lz4raw")));
+        assert_eq!(name("none"), Some(("UNCOMPRESSED".into(), "uncompressed")));
+        // Unknown names, levels out of range or on codecs without levels, bad syntax.
+        for bad in [
+            "lzo",
+            "zstd(99)",
+            "gzip(-1)",
+            "snappy(1)",
+            "zstd(",
+            "zstd(x)",
+            "",
+        ] {
+            assert_eq!(name(bad), None, "{bad}");
+        }
+    }
 
     /// Whether each column chunk of the one file written from `batch` has a dictionary.
     fn dictionaries_of(batch: &RecordBatch) -> Vec<(String, bool)> {

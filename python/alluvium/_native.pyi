@@ -159,6 +159,7 @@ def write_table(
     commit: dict[str, Any] | None = None,
     table: RawTable | None = None,
     overwrite_schema: bool = False,
+    compression: str | None = None,
 ) -> int | None: ...
 def create_table(
     uri: str,

@@ -60,11 +60,35 @@ class PostCommitHookProperties:
 
 
 class WriterProperties:
-    """Accepted for compatibility with deltalake; Parquet settings come from the table's
-    properties."""
+    """deltalake's Parquet writer settings. ``compression`` (``"SNAPPY"``, ``"ZSTD"``,
+    ``"GZIP"``, ``"BROTLI"``, ``"LZ4_RAW"``, ``"LZ4"``, ``"UNCOMPRESSED"``) and
+    ``compression_level`` choose the codec of the data files :func:`write_deltalake`
+    writes, in place of the table's ``delta.parquet.compression.codec`` for that write;
+    the other settings are accepted without effect (pages, row groups and statistics
+    follow the table's properties)."""
 
     def __init__(self, **kwargs: Any) -> None:
         self.options = kwargs
+
+
+
+def _writer_codec(properties: Any) -> str | None:
+    """The codec ``properties`` (alluvium's :class:`WriterProperties`, or deltalake's, read
+    through its attributes) ask for, as alluvium names it (``zstd(3)``); ``None`` for the
+    table's."""
+    if properties is None:
+        return None
+    if isinstance(properties, WriterProperties):
+        compression = properties.options.get("compression")
+        level = properties.options.get("compression_level")
+    else:
+        compression = getattr(properties, "compression", None)
+        level = getattr(properties, "compression_level", None)
+    if compression is None:
+        if level is not None:
+            raise _native_invalid("compression_level needs a compression")
+        return None
+    return f"{compression}({int(level)})" if level is not None else str(compression)
 
 
 def _commit_dict(commit_properties: CommitProperties | None) -> dict[str, Any] | None:
@@ -180,6 +204,7 @@ def write_deltalake(
         commit=_commit_dict(commit_properties),
         table=handle._table if handle is not None else None,
         overwrite_schema=schema_mode == "overwrite",
+        compression=_writer_codec(writer_properties),
     )
 
 

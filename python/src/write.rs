@@ -50,7 +50,7 @@ fn exists_error(table: &Table) -> PyErr {
 /// version committed, or `None` when nothing was (mode `ignore` on an existing table, or an
 /// application transaction already recorded).
 #[pyfunction]
-#[pyo3(signature = (uri, data, mode_text="error", partition_by=None, predicate=None, merge_schema=false, configuration=None, target_file_size=None, storage_options=None, commit=None, table=None, overwrite_schema=false))]
+#[pyo3(signature = (uri, data, mode_text="error", partition_by=None, predicate=None, merge_schema=false, configuration=None, target_file_size=None, storage_options=None, commit=None, table=None, overwrite_schema=false, compression=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn write_table(
     py: Python<'_>,
@@ -66,6 +66,7 @@ pub(crate) fn write_table(
     commit: Option<Bound<'_, PyDict>>,
     table: Option<Bound<'_, RawTable>>,
     overwrite_schema: bool,
+    compression: Option<String>,
 ) -> PyResult<Option<u64>> {
     let mode = mode(mode_text)?;
     if predicate.is_some() && mode != Mode::Overwrite {
@@ -81,6 +82,7 @@ pub(crate) fn write_table(
     let mut options: WriteOptions = commit_options(commit.as_ref())?;
     options.merge_schema = merge_schema;
     options.target_file_size = target_file_size;
+    options.compression = compression;
     let handle = table.map(Bound::unbind);
     let target = match &handle {
         Some(h) => h.get().table.clone(),

@@ -692,6 +692,29 @@ def test_create_write_transaction_overwrite_replaces_the_schema(engine, table_pa
     assert rows(t.to_pyarrow_table(), "id", "score", "part") == [(7, 0.5, "p9")]
 
 
+def test_writer_properties_choose_the_codec(engine, table_path):
+    import pyarrow.parquet as pq
+
+    props = engine.WriterProperties(compression="ZSTD", compression_level=3)
+    engine.write_deltalake(table_path, data([1, 2, 3]), writer_properties=props)
+    engine.write_deltalake(table_path, data([4]), mode="append")
+    files = sorted(
+        os.path.join(d, f) for d, _, fs in os.walk(table_path) for f in fs if f.endswith(".parquet")
+    )
+    codecs = sorted(pq.ParquetFile(f).metadata.row_group(0).column(0).compression for f in files)
+    assert codecs == ["SNAPPY", "ZSTD"]
+    assert "delta.parquet.compression.codec" not in engine.DeltaTable(table_path).metadata().configuration
+    assert rows(engine.DeltaTable(table_path).to_pyarrow_table(), "id") == [(1,), (2,), (3,), (4,)]
+
+
+def test_writer_properties_refuse_an_unknown_codec(table_path):
+    import alluvium
+
+    with pytest.raises(alluvium.InvalidInputError, match="LZO"):
+        alluvium.write_deltalake(table_path, data([1]), writer_properties=alluvium.WriterProperties(compression="LZO"))
+    assert not alluvium.DeltaTable.is_deltatable(table_path)
+
+
 def test_change_data_feed(engine, table_path):
     engine.write_deltalake(table_path, data([1, 2, 3]), configuration={"delta.enableChangeDataFeed": "true"})
     t = engine.DeltaTable(table_path)

@@ -57,6 +57,13 @@ pub struct WriteOptions {
     /// bitmap takes at most [`INLINE_DV_MAX_BYTES`](alluvium_txlog::dv::INLINE_DV_MAX_BYTES)
     /// goes inline in the log instead (SPEC §21).
     pub dv_files_only: bool,
+    /// The Parquet codec of the data files a write of rows (append, overwrite, replaceWhere,
+    /// create with data) writes, named as `delta.parquet.compression.codec` names it
+    /// (`zstd`, `zstd(9)`, `gzip(6)`, `brotli`, `lz4_raw`, `snappy`, `uncompressed`), in
+    /// place of that table property for this write only: deltalake's
+    /// `WriterProperties(compression=...)`. Refused before anything is written when it
+    /// names no codec alluvium writes. DML rewrites and OPTIMIZE follow the table property.
+    pub compression: Option<String>,
 }
 
 impl WriteOptions {
@@ -110,6 +117,13 @@ impl WriteOptions {
     #[must_use]
     pub fn with_read_snapshot(mut self, snapshot: impl Into<Option<Snapshot>>) -> Self {
         self.read_snapshot = snapshot.into();
+        self
+    }
+
+    /// Sets [`compression`](Self::compression).
+    #[must_use]
+    pub fn with_compression(mut self, codec: impl Into<String>) -> Self {
+        self.compression = Some(codec.into());
         self
     }
 
@@ -306,7 +320,29 @@ pub(crate) fn set_options(txn: &mut Transaction, options: &WriteOptions) {
 
 /// Refuses options that could only fail later: `commitInfo` fields the engine writes.
 pub(crate) fn check_options(options: &WriteOptions) -> Result<()> {
+    if let Some(codec) = &options.compression
+        && alluvium_datafile::sink::parse_codec(codec).is_none()
+    {
+        return Err(Error::InvalidArgument(format!(
+            "compression {codec:?} is not a codec alluvium writes: snappy, zstd, gzip, brotli, lz4_raw or uncompressed (zstd, gzip and brotli take a level: zstd(9))"
+        )));
+    }
     check_commit_info(&options.commit_info)
+}
+
+/// `configuration` with the write's codec ([`WriteOptions::compression`]) in place of the
+/// table's: what the data files of a write of rows are written under (never committed).
+pub(crate) fn with_write_codec(
+    mut configuration: std::collections::HashMap<String, String>,
+    options: &WriteOptions,
+) -> std::collections::HashMap<String, String> {
+    if let Some(codec) = &options.compression {
+        configuration.insert(
+            alluvium_txlog::properties::PARQUET_COMPRESSION_CODEC.into(),
+            codec.clone(),
+        );
+    }
+    configuration
 }
 
 /// Refuses embedder `commitInfo` fields the engine writes itself (`operation`, ...), before

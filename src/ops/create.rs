@@ -17,6 +17,7 @@ use arrow_schema::Schema;
 
 use crate::commit::{
     AppTransaction, WriteOptions, WriteOutcome, check_options, finish, set_options,
+    with_write_codec,
 };
 use crate::report::{CommitSummary, PostCommit};
 use crate::rows::source::{self, IntoBatch};
@@ -166,12 +167,15 @@ impl Table {
             &metadata.configuration,
         )?;
         let target = input::logical_schema(&schema)?;
+        // The data files take the write's codec, when it names one; the table's properties
+        // are committed as given.
+        let file_configuration = with_write_codec(metadata.configuration.clone(), options);
         let mut sink = FileSink::new(
             SinkTable {
                 store: self.store().as_ref(),
                 schema: &schema,
                 partition_columns: &partitions,
-                configuration: &metadata.configuration,
+                configuration: &file_configuration,
                 column_mapping: mapping,
             },
             FileSinkOptions {

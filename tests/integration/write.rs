@@ -626,3 +626,97 @@ fn commit_info_fields_of_the_embedder_are_recorded_and_reserved_names_refused() 
     assert!(e.to_string().contains("commitInfo.operation"), "{e}");
     assert_eq!(t.snapshot().unwrap().version(), v);
 }
+
+/// The codecs of a table's data files' column chunks, by file name.
+fn codecs(dir: &std::path::Path) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = walk(dir)
+        .into_iter()
+        .filter(|p| p.ends_with(".parquet") && !p.contains("_delta_log"))
+        .map(|p| {
+            let file = std::fs::File::open(&p).unwrap();
+            let reader = parquet::file::serialized_reader::SerializedFileReader::new(file).unwrap();
+            let meta = parquet::file::reader::FileReader::metadata(&reader);
+            let codec = meta.row_group(0).column(0).compression().to_string();
+            let name = std::path::Path::new(&p)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (name, codec)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A write may choose its data files' codec (deltalake's `WriterProperties(compression=)`)
+/// for its own files only: the table's properties are not changed, the next write takes
+/// the table's codec again, and a name that is no codec is refused before anything is
+/// written.
+#[test]
+fn a_write_chooses_the_codec_of_its_own_files() {
+    let (dir, t) = new_table(false);
+    t.append(
+        [batch(&[(1, None, "a")])],
+        &WriteOptions::default().with_compression("ZSTD(3)"),
+    )
+    .unwrap();
+    let first = codecs(dir.path());
+    assert_eq!(first.len(), 1);
+    assert!(first[0].0.ends_with(".zstd.parquet"), "{first:?}");
+    // (Parquet records the codec, not its level.)
+    assert!(first[0].1.starts_with("ZSTD"), "{first:?}");
+    assert!(
+        !t.snapshot()
+            .unwrap()
+            .metadata()
+            .configuration
+            .contains_key("delta.parquet.compression.codec")
+    );
+    t.append([batch(&[(2, None, "b")])], &WriteOptions::default())
+        .unwrap();
+    let both = codecs(dir.path());
+    assert!(
+        both.iter()
+            .any(|(n, c)| n.ends_with(".snappy.parquet") && c == "SNAPPY"),
+        "{both:?}"
+    );
+    let version = t.snapshot().unwrap().version();
+    let e = t
+        .append(
+            [batch(&[(3, None, "c")])],
+            &WriteOptions::default().with_compression("lzo"),
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), alluvium::ErrorKind::InvalidInput, "{e}");
+    assert!(e.to_string().contains("lzo"), "{e}");
+    assert_eq!(t.snapshot().unwrap().version(), version);
+    assert_eq!(codecs(dir.path()).len(), 2, "no file written");
+    // A table created with its data: the files take the write's codec, the properties
+    // are those given.
+    let created = Table::open(dir.path().join("c").to_str().unwrap()).unwrap();
+    created
+        .create_with_data(
+            &schema(),
+            &[],
+            alluvium::NO_PROPERTIES,
+            [batch(&[(1, None, "a")])],
+            &WriteOptions::default().with_compression("gzip"),
+        )
+        .unwrap();
+    let files = codecs(&dir.path().join("c"));
+    assert!(
+        files
+            .iter()
+            .all(|(n, c)| n.ends_with(".gz.parquet") && c.starts_with("GZIP")),
+        "{files:?}"
+    );
+    assert!(
+        created
+            .snapshot()
+            .unwrap()
+            .metadata()
+            .configuration
+            .is_empty()
+    );
+}

@@ -22,7 +22,9 @@ use alluvium_txlog::actions::{Add, Remove};
 use alluvium_txlog::stats::FileStats;
 use arrow_array::{BooleanArray, RecordBatch};
 
-use crate::commit::{WriteOptions, WriteOutcome, evolve_schema, finish, outcome_if_done};
+use crate::commit::{
+    WriteOptions, WriteOutcome, evolve_schema, finish, outcome_if_done, with_write_codec,
+};
 use crate::rows::change_data::{self, ChangeDataWriter, ChangeType};
 use crate::rows::source::{self, IntoBatch};
 use crate::rows::{Conform, feed, input, rules};
@@ -206,6 +208,8 @@ impl Table {
                 }
             }
         }
+        // The new rows' files take the write's codec, when it names one.
+        let file_configuration = with_write_codec(configuration.clone(), options);
         // The new files' names are made durable by the commit, once for all of them (and
         // once for a whole group commit), not once per file.
         let mut sink = FileSink::new(
@@ -213,7 +217,7 @@ impl Table {
                 store: self.store().as_ref(),
                 schema,
                 partition_columns: partitions,
-                configuration: &configuration,
+                configuration: &file_configuration,
                 column_mapping: snapshot.column_mapping(),
             },
             FileSinkOptions {
