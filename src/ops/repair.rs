@@ -8,6 +8,8 @@
 //! error, a permission) stops the repair with that error, since treating it as absence
 //! would drop live data from the table.
 
+use std::collections::BTreeMap;
+
 use alluvium_mvcc::Transaction;
 use alluvium_storage::{FileLocation, StorageError, StorePath, local_ref};
 use alluvium_txlog::actions::Remove;
@@ -120,52 +122,75 @@ impl Table {
 
 /// The `remove` actions of the live files of `snapshot` the store does not have, or whose
 /// deletion vector file it does not have, with what is missing of each, in path order. The
-/// files are looked up side by side on the current rayon pool (object stores answer one
+/// data files, then the distinct vector files (one file may hold the vectors of many data
+/// files), are looked up side by side on the current rayon pool (object stores answer one
 /// request per file).
 fn missing_files(snapshot: &Snapshot) -> Result<Vec<(Remove, RepairEntry)>> {
     let now = snapshot.store().now_ms();
     let mut files: Vec<_> = snapshot.files().collect();
     files.sort_by(|a, b| a.path().cmp(b.path()));
-    let found: Vec<Result<Option<RepairEntry>>> =
-        files.par_iter().map(|f| look_up(snapshot, *f)).collect();
+    let data_gone: Vec<Result<bool>> = files
+        .par_iter()
+        .map(|f| is_missing(snapshot, resolve(f.path(), snapshot.root())?))
+        .collect();
+    let vectors: Vec<Option<(String, FileLocation)>> = files
+        .iter()
+        .map(|f| vector_location(*f))
+        .collect::<Result<_>>()?;
+    let distinct: BTreeMap<&str, &FileLocation> = vectors
+        .iter()
+        .flatten()
+        .map(|(shown, at)| (shown.as_str(), at))
+        .collect();
+    let distinct: Vec<(&str, &FileLocation)> = distinct.into_iter().collect();
+    let looked: Vec<Result<bool>> = distinct
+        .par_iter()
+        .map(|(_, at)| is_missing(snapshot, (*at).clone()))
+        .collect();
+    let mut vector_gone: BTreeMap<&str, bool> = BTreeMap::new();
+    for ((shown, _), gone) in distinct.iter().zip(looked) {
+        vector_gone.insert(shown, gone?);
+    }
     let mut missing = Vec::new();
-    for (f, entry) in files.into_iter().zip(found) {
-        if let Some(entry) = entry? {
+    for ((f, data_gone), vector) in files.into_iter().zip(data_gone).zip(&vectors) {
+        let data_file_missing = data_gone?;
+        let deletion_vector_missing = vector
+            .as_ref()
+            .is_some_and(|(shown, _)| vector_gone.get(shown.as_str()) == Some(&true));
+        if data_file_missing || deletion_vector_missing {
+            let entry = RepairEntry {
+                data_file_path: f.path().to_string(),
+                data_file_missing,
+                deletion_vector_path: vector.as_ref().map(|(shown, _)| shown.clone()),
+                deletion_vector_missing,
+            };
             missing.push((Remove::from_add(f, now, true), entry));
         }
     }
     Ok(missing)
 }
 
-/// What the store lacks of the live file `f`: `None` when it has the data file and its
-/// deletion vector file (if any).
-fn look_up(snapshot: &Snapshot, f: FileRef<'_>) -> Result<Option<RepairEntry>> {
-    let data_file_missing = is_missing(snapshot, resolve(f.path(), snapshot.root())?)?;
-    // Where readers read the vector from (`read_deletion_vector_bitmap`): a relative path
-    // is a key of the table's store, an absolute one a URI.
-    let dv = match f.deletion_vector().map(|d| d.location()).transpose()? {
-        None | Some(DvLocation::Inline(_)) => None,
-        Some(DvLocation::Relative { path, .. }) => {
-            let key =
-                StorePath::parse(path.as_str()).map_err(|e| LogError::CorruptDeletionVector {
-                    location: path.clone(),
-                    reason: e.to_string(),
-                })?;
-            Some((path, is_missing(snapshot, FileLocation::Table(key))?))
-        }
-        Some(DvLocation::Absolute { uri, .. }) => {
-            let gone = is_missing(snapshot, FileLocation::External(uri.clone()))?;
-            Some((uri, gone))
-        }
-    };
-    let deletion_vector_missing = dv.as_ref().is_some_and(|(_, gone)| *gone);
+/// Where the deletion vector of the live file `f` is stored, as the log names it and as
+/// the store finds it (where readers read it, `read_deletion_vector_bitmap`: a relative
+/// path is a key of the table's store, an absolute one a URI); `None` without one or for an
+/// inline vector.
+fn vector_location(f: FileRef<'_>) -> Result<Option<(String, FileLocation)>> {
     Ok(
-        (data_file_missing || deletion_vector_missing).then(|| RepairEntry {
-            data_file_path: f.path().to_string(),
-            data_file_missing,
-            deletion_vector_path: dv.map(|(p, _)| p),
-            deletion_vector_missing,
-        }),
+        match f.deletion_vector().map(|d| d.location()).transpose()? {
+            None | Some(DvLocation::Inline(_)) => None,
+            Some(DvLocation::Relative { path, .. }) => {
+                let key = StorePath::parse(path.as_str()).map_err(|e| {
+                    LogError::CorruptDeletionVector {
+                        location: path.clone(),
+                        reason: e.to_string(),
+                    }
+                })?;
+                Some((path, FileLocation::Table(key)))
+            }
+            Some(DvLocation::Absolute { uri, .. }) => {
+                Some((uri.clone(), FileLocation::External(uri)))
+            }
+        },
     )
 }
 

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use alluvium::{InMemoryStore, StoreRef, Table, WriteOptions};
-use alluvium_storage::{Fault, FaultyStore, StorePath};
+use alluvium_storage::{Fault, FaultyStore, ObjectStore, StorePath};
 
 use crate::batches::{id_p_batch as batch, id_p_schema as schema};
 
@@ -275,4 +275,43 @@ fn a_failed_look_at_a_deletion_vector_removes_nothing() {
     }
     assert!(failed > 0, "some fault made the repair fail");
     assert_eq!(ids(&t), [2, 2]);
+}
+
+/// A deletion vector file that holds the vectors of several data files (one per DELETE
+/// that touches them) is looked up once, not once per data file.
+#[test]
+fn a_shared_deletion_vector_file_is_looked_up_once() {
+    let counting = Arc::new(alluvium_storage::CountingStore::new(Arc::new(
+        InMemoryStore::new(),
+    )));
+    let t = Table::from_store(counting.clone() as StoreRef);
+    let props: std::collections::HashMap<String, String> = [(
+        "delta.enableDeletionVectors".to_string(),
+        "true".to_string(),
+    )]
+    .into();
+    t.create(&schema(), &["p".into()], &props).unwrap();
+    for p in ["x", "y", "z"] {
+        t.append([batch(&[1, 2], p)], &WriteOptions::default())
+            .unwrap();
+    }
+    t.delete_str("id = 1", &WriteOptions::default().with_dv_files_only(true))
+        .unwrap();
+    let s = t.snapshot().unwrap();
+    let dv_files: std::collections::HashSet<String> = s
+        .files()
+        .filter_map(|f| match f.deletion_vector()?.location().ok()? {
+            alluvium_txlog::dv::DvLocation::Relative { path, .. } => Some(path),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        dv_files.len(),
+        1,
+        "one DELETE, one vector file for its three data files"
+    );
+    let before = counting.request_counts().head;
+    let report = t.repair(true, &WriteOptions::default()).unwrap();
+    assert!(report.entries.is_empty());
+    assert_eq!(counting.request_counts().head - before, 3 + 1);
 }
