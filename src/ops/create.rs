@@ -224,14 +224,7 @@ impl Table {
         properties: &HashMap<String, String>,
     ) -> Result<(alluvium_txlog::actions::Protocol, Metadata)> {
         check_properties(properties)?;
-        if schema.fields.is_empty() {
-            return Err(Error::InvalidArgument(
-                "a table needs at least one column".into(),
-            ));
-        }
-        // At any depth: a nested field named twice is a schema every reader refuses.
-        crate::rows::input::check_distinct_fields(&schema)?;
-        let partitions = check_partition_columns(&schema, partition_by)?;
+        let partitions = check_table_schema(&schema, partition_by)?;
         let mut configuration: HashMap<String, String> = properties
             .iter()
             .filter(|(k, _)| !is_protocol_request(k))
@@ -279,16 +272,24 @@ fn set_create_parameters(
     );
 }
 
-/// The partition columns `partition_by` names, as `schema` spells them: each a top-level
-/// column of a primitive type, none listed twice (case-insensitively), and at least one
-/// data column left.
+/// Checks `schema` and `partition_by` as a table's (a new one's, or the one an overwrite
+/// of the schema gives): at least one column, no field named twice at any depth (a schema
+/// every reader refuses), and partition columns that are top-level columns of a primitive
+/// type, none listed twice (case-insensitively), with at least one data column left.
+/// Returns the partition columns as `schema` spells them.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] naming the column and the rule.
-pub(crate) fn check_partition_columns(
+/// [`Error::InvalidArgument`] naming the column and the rule; the duplicate-field error.
+pub(crate) fn check_table_schema(
     schema: &StructType,
     partition_by: &[String],
 ) -> Result<Vec<String>> {
+    if schema.fields.is_empty() {
+        return Err(Error::InvalidArgument(
+            "a table needs at least one column".into(),
+        ));
+    }
+    crate::rows::input::check_distinct_fields(schema)?;
     let mut partitions: Vec<String> = Vec::new();
     for p in partition_by {
         let f = schema.field(p).ok_or_else(|| {

@@ -15,7 +15,7 @@ use arrow_schema::Schema;
 use super::plan::{Removal, WriteMode, WritePlan};
 use crate::commit::{WriteOptions, WriteOutcome, outcome_if_done};
 use crate::ops::columns::type_features;
-use crate::ops::create::check_partition_columns;
+use crate::ops::create::check_table_schema;
 use crate::rows::source::{self, IntoBatch};
 use crate::{Error, Result, Snapshot, Table};
 
@@ -130,13 +130,7 @@ pub(crate) fn stage_schema(
                 .into(),
         ));
     }
-    if schema.fields.is_empty() {
-        return Err(Error::InvalidArgument(
-            "a table needs at least one column".into(),
-        ));
-    }
-    crate::rows::input::check_distinct_fields(&schema)?;
-    let partitions = check_partition_columns(&schema, partition_by)?;
+    let partitions = check_table_schema(&schema, partition_by)?;
     let mut md = snapshot.metadata().clone();
     if snapshot.column_mapping() != ColumnMappingMode::None {
         let max = TableProperties(&md.configuration).column_mapping_max_id();
