@@ -503,6 +503,7 @@ class DeltaTable:
         *,
         predicate: str | None = None,
         removes: Iterable[str] | None = None,
+        schema: Any = None,
     ) -> dict[str, Any]:
         """Commits data files written elsewhere (the :class:`~alluvium.AddAction` s that
         :meth:`write_data_files` returned, from any number of workers) in ONE commit on the
@@ -514,7 +515,10 @@ class DeltaTable:
         The live files whose partition values satisfy it are removed, and every action's
         partition values must satisfy it. ``removes`` (with ``"append"``) are paths of live
         files (as :meth:`files` lists them) removed in the same commit: the files a job
-        replaced with the ones it adds.
+        replaced with the ones it adds. ``schema`` (a Delta or Arrow schema, with a
+        whole-table ``"overwrite"``) is the files' schema, committed as the table's in the
+        same commit (Delta's ``overwriteSchema``; partition columns unchanged; not on a
+        table with column mapping); the actions' statistics are checked against it.
 
         Every action is checked before anything is committed: a path inside the table root
         (or under one of ``allowed_locations``, absolute URI prefixes), partition values that
@@ -551,6 +555,7 @@ class DeltaTable:
             allowed_locations=list(allowed_locations) if allowed_locations is not None else None,
             predicate=predicate,
             removes=removed,
+            schema_json=_delta_schema_json(schema) if schema is not None else None,
         )
 
     def repair(
@@ -622,16 +627,12 @@ class DeltaTable:
             raise InvalidInputError(
                 f"partition_by {list(partition_by)} is not the table's partitioning {self.metadata().partition_columns}"
             )
-        given = _delta_schema_json(schema)
-        differences = _column_differences(given, self._table.schema_json())
-        new_schema = None
-        if differences is not None:
-            if mode != "overwrite" or predicate is not None:
-                raise SchemaMismatchError(
-                    "create_write_transaction changes the table's schema only in an overwrite of the whole "
-                    f"table: {differences}"
-                )
-            new_schema = given
+        differences = _column_differences(_delta_schema_json(schema), self._table.schema_json())
+        if differences is not None and (mode != "overwrite" or predicate is not None):
+            raise SchemaMismatchError(
+                "create_write_transaction changes the table's schema only in an overwrite of the whole "
+                f"table: {differences}"
+            )
         adds: list[AddAction] = []
         removes: list[str] = []
         for i, a in enumerate(actions):
@@ -648,15 +649,15 @@ class DeltaTable:
                 removes.append(str(a.path))
             else:
                 adds.append(_as_add_action(a, i))
-        texts = [a.json for a in adds]
-        _native.commit_files(
-            self._table,
-            texts,
-            mode,
-            commit=_commit_dict(commit_properties),
+        self.commit_files(
+            adds,
+            mode=mode,  # type: ignore[arg-type]
+            commit_properties=commit_properties,
             predicate=predicate,
             removes=removes or None,
-            schema_json=new_schema,
+            # Only a schema that differs is a change of schema (a metadata action, which
+            # concurrent writers conflict with).
+            schema=schema if differences is not None else None,
         )
 
     def discard_files(self, actions: Iterable[AddAction | str]) -> int:
