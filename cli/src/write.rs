@@ -33,6 +33,11 @@ pub struct CreateArgs {
     /// Table properties, `key=value` (repeatable).
     #[arg(long = "property", value_parser = parse_property)]
     properties: Vec<(String, String)>,
+    /// Replace the table if one exists (CREATE OR REPLACE TABLE): a new, empty table with
+    /// this schema, partitioning and these properties only, committed on the same log, so
+    /// earlier versions stay readable.
+    #[arg(long)]
+    replace: bool,
 }
 
 /// Arguments of `append`.
@@ -210,32 +215,54 @@ pub fn create(a: CreateArgs) -> Result<()> {
     let started = Instant::now();
     let table = open(&a.table)?;
     let props = a.properties;
-    let report = if a.schema_from.to_ascii_lowercase().ends_with(".json")
+    let delta_schema = if a.schema_from.to_ascii_lowercase().ends_with(".json")
         && !a.schema_from.ends_with(".jsonl")
     {
         let text = std::fs::read_to_string(&a.schema_from).map_err(|e| Error::Io {
             context: a.schema_from.clone(),
             source: e,
         })?;
-        let schema = StructType::from_json(&text)?;
-        table.create_with_schema(schema, &a.partition_by, props)?
+        Some(StructType::from_json(&text)?)
     } else {
-        let schema = infer_schema(&a.schema_from)?;
-        table.create(&schema, &a.partition_by, props)?
+        None
+    };
+    let parts = &a.partition_by;
+    let (operation, verb, outcome) = match (delta_schema, a.replace) {
+        (Some(schema), false) => (
+            "CREATE TABLE",
+            "created",
+            WriteOutcome::Committed(Box::new(table.create_with_schema(schema, parts, props)?)),
+        ),
+        (None, false) => {
+            let schema = infer_schema(&a.schema_from)?;
+            let report = table.create(&schema, parts, props)?;
+            (
+                "CREATE TABLE",
+                "created",
+                WriteOutcome::Committed(Box::new(report)),
+            )
+        }
+        (Some(schema), true) => {
+            let o = table.replace_with_schema(schema, parts, props, &WriteOptions::default())?;
+            ("CREATE OR REPLACE TABLE", "replaced", o)
+        }
+        (None, true) => {
+            let schema = infer_schema(&a.schema_from)?;
+            let o = table.replace(&schema, parts, props, &WriteOptions::default())?;
+            ("CREATE OR REPLACE TABLE", "replaced", o)
+        }
     };
     let columns = table.snapshot().map_or(0, |s| s.schema().fields.len());
     let partitioned = match a.partition_by.is_empty() {
         true => String::new(),
         false => format!(", partitioned by {}", a.partition_by.join(", ")),
     };
-    Outcome::new("CREATE TABLE", started)
-        .commit(&report)
-        .line(format!(
-            "created table {} ({}{partitioned})",
-            table.uri(),
-            count(columns as u64, "column")
-        ))
-        .emit(a.out.json);
+    let line = format!(
+        "{verb} table {} ({}{partitioned})",
+        table.uri(),
+        count(columns as u64, "column")
+    );
+    print_write(&outcome, operation, started, |_| line.clone(), a.out.json);
     Ok(())
 }
 

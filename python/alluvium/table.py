@@ -143,7 +143,12 @@ class DeltaTable:
     ) -> DeltaTable:
         """Creates an empty table with ``schema`` (a pyarrow schema, or anything exporting
         ``__arrow_c_schema__``). ``mode="ignore"`` (or ``"append"``) opens the table when
-        one exists; ``"error"`` refuses it."""
+        one exists; ``"error"`` refuses it; ``"overwrite"`` replaces it (CREATE OR REPLACE
+        TABLE): a new, empty table with this schema, partitioning and configuration only,
+        committed as the next version, so earlier versions stay readable. The protocol is
+        never downgraded, column-mapping ids and row ids continue above the old ones, and an
+        append-only table with rows is refused. ``commit_properties``' ``custom_metadata``
+        goes into the commit's ``commitInfo``."""
         if name is not None or description is not None:
             raise InvalidInputError("alluvium does not set a table name or description; leave them unset")
         if isinstance(partition_by, str):

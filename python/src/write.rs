@@ -168,7 +168,8 @@ pub(crate) fn write_table(
 }
 
 /// Creates an empty table at `uri` with `schema` (anything exporting `__arrow_c_schema__`);
-/// with mode `ignore` (or `append`) an existing table is opened instead.
+/// with mode `ignore` (or `append`) an existing table is opened instead, with mode
+/// `overwrite` it is replaced (CREATE OR REPLACE TABLE).
 #[pyfunction]
 #[pyo3(signature = (uri, schema, mode_text="error", partition_by=None, configuration=None, storage_options=None, commit=None))]
 #[allow(clippy::too_many_arguments)]
@@ -183,22 +184,20 @@ pub(crate) fn create_table(
     commit: Option<Bound<'_, PyDict>>,
 ) -> PyResult<RawTable> {
     let mode = mode(mode_text)?;
-    if mode == Mode::Overwrite {
-        return Err(invalid_input(
-            "DeltaTable.create(mode='overwrite') would replace the table's schema: alluvium does not replace tables; create it at a new location, or write with mode='overwrite' to replace its rows",
-        ));
-    }
-    let _ = commit_options(commit.as_ref())?;
+    let options = commit_options(commit.as_ref())?;
     let schema = import_schema(schema)?;
     let table = open(uri, storage_options)?;
     let t = table.clone();
     let snapshot = blocking::run(py, move |_| {
-        let created = t.create(
-            &schema,
-            &partition_by.unwrap_or_default(),
-            &configuration.unwrap_or_default(),
-        );
-        match created {
+        let partition_by = partition_by.unwrap_or_default();
+        let configuration = configuration.unwrap_or_default();
+        let done = if mode == Mode::Overwrite {
+            // CREATE OR REPLACE TABLE: a new, empty table on top of the old one's log.
+            t.replace(&schema, &partition_by, &configuration, &options)
+        } else {
+            t.create_with_options(&schema, &partition_by, &configuration, &options)
+        };
+        match done {
             Ok(_) => {}
             Err(e) if e.kind() == ErrorKind::AlreadyExists && mode != Mode::Error => {}
             Err(e) => return Err(to_py(e)),

@@ -210,6 +210,57 @@ def test_alter_and_create(engine, table_path):
     assert "delta.constraints.id_positive" not in engine.DeltaTable(table_path).metadata().configuration
 
 
+def test_create_overwrite_replaces_the_table(engine, table_path):
+    engine.write_deltalake(table_path, data([1, 2, 3]), partition_by=["part"], configuration={"delta.enableChangeDataFeed": "true"})
+    old_id = engine.DeltaTable(table_path).metadata().id
+    schema = pa.schema([("name", pa.string()), ("score", pa.float64())])
+    t = engine.DeltaTable.create(
+        table_path,
+        schema,
+        mode="overwrite",
+        configuration={"delta.logRetentionDuration": "interval 2 days"},
+        commit_properties=engine.CommitProperties(custom_metadata={"ticket": "OPS-9"}),
+    )
+    assert t.version() == 1
+    assert [f.name for f in t.schema().fields] == ["name", "score"]
+    assert t.metadata().partition_columns == []
+    assert t.metadata().configuration == {"delta.logRetentionDuration": "interval 2 days"}
+    assert t.metadata().id != old_id
+    assert t.to_pyarrow_table().num_rows == 0
+    last = t.history(1)[0]
+    assert (last["operation"], last["ticket"]) == ("CREATE OR REPLACE TABLE", "OPS-9")
+    # The old version still reads with its own schema.
+    assert rows(engine.DeltaTable(table_path, version=0).to_pyarrow_table(), "id") == [(1,), (2,), (3,)]
+    engine.write_deltalake(table_path, pa.table({"name": ["x"], "score": [0.5]}), mode="append")
+    assert rows(engine.DeltaTable(table_path).to_pyarrow_table(), "name", "score") == [("x", 0.5)]
+
+
+def test_create_records_commit_properties(engine, table_path):
+    schema = pa.schema([("id", pa.int64())])
+    t = engine.DeltaTable.create(table_path, schema, commit_properties=engine.CommitProperties(custom_metadata={"ticket": "OPS-10"}))
+    last = t.history(1)[0]
+    assert (last["operation"], last["ticket"]) == ("CREATE TABLE", "OPS-10")
+
+
+def test_create_overwrite_keeps_what_old_versions_need(table_path):
+    import alluvium
+
+    alluvium.write_deltalake(table_path, data([1, 2]), configuration={"delta.appendOnly": "true"})
+    schema = pa.schema([("name", pa.string())])
+    # An append-only table's rows may not be removed, by a replace either.
+    with pytest.raises(alluvium.AlluviumError, match="append"):
+        alluvium.DeltaTable.create(table_path, schema, mode="overwrite")
+    assert alluvium.DeltaTable(table_path).version() == 0
+    other = table_path + "-cdf"
+    alluvium.write_deltalake(other, data([1]), configuration={"delta.enableChangeDataFeed": "true"})
+    t = alluvium.DeltaTable.create(other, schema, mode="overwrite")
+    # The protocol is never downgraded: version 0's readers and writers still need it.
+    assert t.protocol().min_writer_version >= 4
+    # No table there yet: created.
+    fresh = alluvium.DeltaTable.create(table_path + "-new", schema, mode="overwrite")
+    assert fresh.version() == 0
+
+
 def test_partitions(engine, table_path):
     def key(p):
         return sorted((k, v or "") for k, v in p.items())

@@ -46,6 +46,17 @@ where
 /// an empty array of pairs, typed, since a bare `[]` leaves the pair type to infer.
 pub const NO_PROPERTIES: [(&str, &str); 0] = [];
 
+/// The Delta schema of an Arrow schema given to create or replace a table, without the
+/// Arrow fields' metadata: a table's column rules (generated and identity columns,
+/// defaults) and column-mapping ids come from its own log, never from the data's schema.
+pub(crate) fn schema_of_arrow(schema: &Schema) -> Result<StructType> {
+    let mut delta_schema = from_arrow_schema(schema)?;
+    for f in &mut delta_schema.fields {
+        f.metadata.clear();
+    }
+    Ok(delta_schema)
+}
+
 /// Refuses property values the engine would ignore (see
 /// [`alluvium_txlog::properties::validate_property`]).
 pub(crate) fn check_properties(props: &HashMap<String, String>) -> Result<()> {
@@ -88,10 +99,7 @@ impl Table {
         K: Into<String>,
         V: Into<String>,
     {
-        let mut delta_schema = from_arrow_schema(schema)?;
-        for f in &mut delta_schema.fields {
-            f.metadata.clear();
-        }
+        let delta_schema = schema_of_arrow(schema)?;
         self.create_with_schema(delta_schema, partition_by, properties)
     }
 
@@ -110,13 +118,77 @@ impl Table {
         V: Into<String>,
     {
         let properties = collect_properties(properties);
-        let (protocol, metadata) = self.new_table(schema, partition_by, &properties)?;
+        let (protocol, metadata) = self.new_table(schema, partition_by, &properties, 0)?;
         let mut txn = Transaction::create(self.store().clone(), "CREATE TABLE");
         set_create_parameters(&mut txn, &metadata.partition_columns, &properties);
         txn.set_protocol(protocol);
         txn.set_metadata(metadata);
         // Creating runs no post-commit work: version 0 is never due a checkpoint.
         Ok(CommitSummary::new(txn.commit()?, PostCommit::default()))
+    }
+
+    /// [`create`](Self::create) with the commit fields of `options`: `user_metadata`,
+    /// `commit_info` (deltalake's `CommitProperties.custom_metadata`), an `app_transaction`
+    /// recorded in version 0, the retry policy. The settings for rows (codec, file size)
+    /// have nothing to apply to.
+    ///
+    /// ```no_run
+    /// # fn main() -> alluvium::Result<()> {
+    /// use alluvium::arrow::datatypes::{DataType, Field, Schema};
+    /// use alluvium::{NO_PROPERTIES, Table, WriteOptions};
+    /// let table = Table::open("path/to/table")?;
+    /// let schema = Schema::new(vec![Field::new("id", DataType::Int64, false)]);
+    /// let options = WriteOptions::default().with_user_metadata("nightly load");
+    /// table.create_with_options(&schema, &[], NO_PROPERTIES, &options)?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`create`](Self::create); a reserved `commit_info` name.
+    pub fn create_with_options<K, V>(
+        &self,
+        schema: &Schema,
+        partition_by: &[String],
+        properties: impl IntoIterator<Item = (K, V)>,
+        options: &WriteOptions,
+    ) -> Result<WriteOutcome>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let delta_schema = schema_of_arrow(schema)?;
+        let properties = collect_properties(properties);
+        self.create_empty(
+            delta_schema,
+            partition_by,
+            &properties,
+            options,
+            "CREATE TABLE",
+        )
+    }
+
+    /// Commits version 0 of an empty table under `operation`, with `options`' commit
+    /// fields.
+    pub(crate) fn create_empty(
+        &self,
+        schema: StructType,
+        partition_by: &[String],
+        properties: &HashMap<String, String>,
+        options: &WriteOptions,
+        operation: &str,
+    ) -> Result<WriteOutcome> {
+        check_options(options)?;
+        alluvium_mvcc::transaction::check_can_commit(self.store().as_ref())?;
+        let (protocol, metadata) = self.new_table(schema, partition_by, properties, 0)?;
+        let mut txn = Transaction::create(self.store().clone(), operation);
+        set_create_parameters(&mut txn, &metadata.partition_columns, properties);
+        set_options(&mut txn, options);
+        if let Some(AppTransaction { app_id, version }) = &options.app_transaction {
+            txn.set_app_transaction(app_id, *version, self.store().now_ms());
+        }
+        txn.set_protocol(protocol);
+        txn.set_metadata(metadata);
+        finish(self, txn, options)
     }
 
     /// Creates the table with `batches` as its first rows, in one commit (version 0,
@@ -144,11 +216,8 @@ impl Table {
         let properties = &collect_properties(properties);
         check_options(options)?;
         alluvium_mvcc::transaction::check_can_commit(self.store().as_ref())?;
-        let mut delta_schema = from_arrow_schema(schema)?;
-        for f in &mut delta_schema.fields {
-            f.metadata.clear();
-        }
-        let (protocol, metadata) = self.new_table(delta_schema, partition_by, properties)?;
+        let delta_schema = schema_of_arrow(schema)?;
+        let (protocol, metadata) = self.new_table(delta_schema, partition_by, properties, 0)?;
         // With column mapping on, the schema now carries ids and physical names.
         let schema = StructType::from_json(&metadata.schema_string)?;
         let partitions = metadata.partition_columns.clone();
@@ -216,12 +285,14 @@ impl Table {
     /// The protocol and metadata of a new table, once `schema`, `partition_by` and
     /// `properties` are checked: the minimal protocol for what they use, column-mapping ids
     /// and physical names assigned when the properties ask for a mapping mode, row
-    /// tracking's hidden column names.
-    fn new_table(
+    /// tracking's hidden column names. Column ids start above `column_id_floor` (0 for a
+    /// new table; a replaced table's `maxColumnId`, so that no id is handed out twice).
+    pub(crate) fn new_table(
         &self,
         mut schema: StructType,
         partition_by: &[String],
         properties: &HashMap<String, String>,
+        column_id_floor: i64,
     ) -> Result<(alluvium_txlog::actions::Protocol, Metadata)> {
         check_properties(properties)?;
         let partitions = check_table_schema(&schema, partition_by)?;
@@ -239,7 +310,7 @@ impl Table {
             .and_then(|m| ColumnMappingMode::parse(m))
             .is_some_and(ColumnMappingMode::is_mapped)
         {
-            let max = assign_column_mapping(&mut schema, 0);
+            let max = assign_column_mapping(&mut schema, column_id_floor);
             configuration.insert(COLUMN_MAPPING_MAX_ID.into(), max.to_string());
         }
         let metadata = Metadata {
@@ -257,7 +328,7 @@ impl Table {
 }
 
 /// The `commitInfo` parameters of a new table.
-fn set_create_parameters(
+pub(crate) fn set_create_parameters(
     txn: &mut Transaction,
     partitions: &[String],
     properties: &HashMap<String, String>,

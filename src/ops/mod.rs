@@ -4,6 +4,7 @@
 //! | operation | module |
 //! |---|---|
 //! | CREATE TABLE (also AS SELECT) | [`create`] |
+//! | CREATE OR REPLACE TABLE | [`replace`] |
 //! | append, overwrite, replaceWhere | [`write`] |
 //! | files written elsewhere, committed at once | [`files`] |
 //! | DELETE, UPDATE, MERGE | [`delete`], [`update`], [`merge`] |
@@ -38,6 +39,7 @@ pub(crate) mod iceberg;
 pub(crate) mod maintenance;
 pub(crate) mod merge;
 pub(crate) mod repair;
+pub(crate) mod replace;
 pub(crate) mod restore;
 pub(crate) mod table_info;
 pub(crate) mod transaction;

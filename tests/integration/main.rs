@@ -60,6 +60,7 @@ mod merge_nested_loop;
 mod overwrite_schema;
 mod parallel_uploads;
 mod repair;
+mod replace;
 mod restore;
 mod row_tracking;
 mod s3;

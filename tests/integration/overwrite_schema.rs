@@ -12,8 +12,9 @@ use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 
 use crate::batches::{id_p_batch, id_p_schema};
 
-/// A table of `id BIGINT, p STRING` partitioned by `p`, with `properties`, holding ids 1..=3.
-fn table(properties: &[(&str, &str)]) -> (tempfile::TempDir, Table) {
+/// A table of `id BIGINT, p STRING` partitioned by `p`, with `properties`, holding ids 1..=3
+/// in two files (also the fixture of `replace`).
+pub(crate) fn table(properties: &[(&str, &str)]) -> (tempfile::TempDir, Table) {
     let dir = tempfile::tempdir().unwrap();
     let t = Table::open(dir.path().to_str().unwrap()).unwrap();
     t.create(
@@ -57,7 +58,8 @@ fn new_batch(rows: &[(&str, f64, &str)]) -> RecordBatch {
     .unwrap()
 }
 
-fn rows_at(t: &Table, version: Option<u64>) -> Vec<String> {
+/// The rows of `t` (at `version`, else the latest), in canonical text, sorted.
+pub(crate) fn rows_at(t: &Table, version: Option<u64>) -> Vec<String> {
     let s = match version {
         Some(v) => t.snapshot_at(VersionSpec::Version(v)).unwrap(),
         None => t.snapshot().unwrap(),

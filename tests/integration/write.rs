@@ -429,6 +429,40 @@ fn create_refuses_bad_partitioning_and_out_of_range_properties() {
     t.create(&schema(), &["part".to_string()], &ok).unwrap();
 }
 
+/// `create_with_options` records the commit fields (and the application transaction) in
+/// version 0, and refuses a reserved field before anything is created.
+#[test]
+fn create_with_options_records_the_commit_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Table::open(dir.path().join("t").to_str().unwrap()).unwrap();
+    let mut options = WriteOptions::default()
+        .with_user_metadata("first load")
+        .with_app_transaction(alluvium::AppTransaction::new("loader", 1));
+    options
+        .commit_info
+        .insert("job".into(), serde_json::json!("nightly"));
+    let o = t
+        .create_with_options(&schema(), &[], alluvium::NO_PROPERTIES, &options)
+        .unwrap();
+    assert!(matches!(o, WriteOutcome::Committed(_)));
+    let s = t.snapshot().unwrap();
+    let ci = s.commit_info().unwrap();
+    assert_eq!(ci.operation(), Some("CREATE TABLE"));
+    assert_eq!(ci.0["userMetadata"], "first load");
+    assert_eq!(ci.0["job"], "nightly");
+    assert_eq!(s.app_transaction_version("loader", 0), Some(1));
+    let mut reserved = WriteOptions::default();
+    reserved
+        .commit_info
+        .insert("operation".into(), serde_json::json!("X"));
+    let other = Table::open(dir.path().join("u").to_str().unwrap()).unwrap();
+    let e = other
+        .create_with_options(&schema(), &[], alluvium::NO_PROPERTIES, &reserved)
+        .unwrap_err();
+    assert_eq!(e.kind(), alluvium::ErrorKind::InvalidInput, "{e}");
+    assert!(other.snapshot().is_err(), "nothing may have been created");
+}
+
 /// The `predicate` a commit recorded in `commitInfo.operationParameters`.
 fn recorded_predicate(t: &Table, version: u64) -> String {
     let entries = t.history(None).unwrap();

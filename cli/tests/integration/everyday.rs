@@ -417,3 +417,37 @@ fn overwrite_schema_replaces_columns_and_partitioning() {
     );
     assert_eq!(csv_rows(&t, &[]), ["x,1.5", "y,2.5"]);
 }
+
+#[test]
+fn create_replace_gives_a_new_empty_table_on_the_same_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(dir.path());
+    let schema = dir.path().join("new.csv");
+    std::fs::write(&schema, "name,score\nx,1.5\n").unwrap();
+    let s = schema.to_str().unwrap();
+    // Without the flag an existing table is refused.
+    fails(&["create", &t, "--schema-from", s]);
+    let out = ok(&[
+        "create",
+        &t,
+        "--schema-from",
+        s,
+        "--replace",
+        "--property",
+        "delta.logRetentionDuration=interval 2 days",
+    ]);
+    assert!(out.starts_with("replaced table "), "{out}");
+    assert!(out.contains("(2 columns)"), "{out}");
+    let replaced_at = version_of(&out);
+    let j = ok_json(&["create", &t, "--schema-from", s, "--replace"]);
+    assert_eq!(j["operation"], "CREATE OR REPLACE TABLE", "{j}");
+    assert_eq!(j["version"], replaced_at + 1, "{j}");
+    assert_eq!(csv_rows(&t, &[]), Vec::<String>::new());
+    // The version before the replace still reads its rows.
+    let before = (replaced_at - 1).to_string();
+    assert_eq!(csv_rows(&t, &["--version", &before]).len(), 30);
+    // Where there is no table, it is created.
+    let fresh = dir.path().join("fresh").to_string_lossy().into_owned();
+    let line = ok(&["create", &fresh, "--schema-from", s, "--replace"]);
+    assert_eq!(version_of(&line), 0);
+}

@@ -8,14 +8,14 @@ use alluvium_mvcc::Transaction;
 use alluvium_txlog::column_mapping::{ColumnMappingMode, assign_column_mapping};
 use alluvium_txlog::features::{check_write_supported, upgrade_protocol};
 use alluvium_txlog::properties::{COLUMN_MAPPING_MAX_ID, TableProperties};
-use alluvium_txlog::schema::{StructType, from_arrow_schema};
+use alluvium_txlog::schema::StructType;
 use alluvium_txlog::table::{TableFeature, clustering};
 use arrow_schema::Schema;
 
 use super::plan::{Removal, WriteMode, WritePlan};
 use crate::commit::{WriteOptions, WriteOutcome, outcome_if_done};
 use crate::ops::columns::type_features;
-use crate::ops::create::check_table_schema;
+use crate::ops::create::{check_table_schema, schema_of_arrow};
 use crate::rows::source::{self, IntoBatch};
 use crate::{Error, Result, Snapshot, Table};
 
@@ -81,10 +81,7 @@ impl Table {
         if let Some(o) = outcome_if_done(&mut txn, &snapshot, options) {
             return Ok(o);
         }
-        let mut new_schema = from_arrow_schema(schema)?;
-        for f in &mut new_schema.fields {
-            f.metadata.clear();
-        }
+        let new_schema = schema_of_arrow(schema)?;
         let partitions = partition_by
             .unwrap_or(snapshot.partition_columns())
             .to_vec();

@@ -444,12 +444,59 @@ pub fn upgrade_protocol(protocol: &Protocol, features: &[TableFeature]) -> Proto
     }
 }
 
+/// The protocol that supports every feature `current` or `wanted` supports: `current`
+/// upgraded by `wanted`'s features ([`upgrade_protocol`]), never lower than `current`.
+/// REPLACE TABLE takes it: the new table's minimal protocol may ask for less than the old
+/// one, and a protocol is never downgraded by a replace (Delta Spark's default), since
+/// readers of the table's earlier versions still need what those versions used.
+pub fn merge_protocols(current: &Protocol, wanted: &Protocol) -> Protocol {
+    let mut features = wanted.writer_features_in_force();
+    for f in wanted.reader_table_features() {
+        push(&mut features, &f);
+    }
+    if wanted.min_reader_version == 2 {
+        push(&mut features, &TableFeature::ColumnMapping);
+    }
+    upgrade_protocol(current, &features)
+}
+
 #[cfg(test)]
 mod upgrade_tests {
     use super::*;
     use crate::table::TableFeature as F;
 
     use crate::actions::test_protocol as p;
+
+    #[test]
+    fn a_merged_protocol_keeps_the_current_features_and_adds_the_wanted_ones() {
+        // Asking for less keeps what the table has.
+        let cdf = p(1, 4, None, None);
+        assert_eq!(merge_protocols(&cdf, &p(1, 2, None, None)), cdf);
+        // Legacy on legacy stays legacy.
+        assert_eq!(
+            merge_protocols(&p(1, 3, None, None), &p(2, 5, None, None)),
+            p(2, 5, None, None)
+        );
+        // A table feature on a legacy table lists the implied ones too.
+        let dv = p(
+            3,
+            7,
+            Some(&["deletionVectors"]),
+            Some(&["appendOnly", "invariants", "deletionVectors"]),
+        );
+        let merged = merge_protocols(&cdf, &dv);
+        assert_eq!(merged.min_reader_version, 3);
+        assert_eq!(merged.reader_features.unwrap(), vec!["deletionVectors"]);
+        assert!(
+            merged
+                .writer_features
+                .unwrap()
+                .iter()
+                .any(|f| f == "changeDataFeed")
+        );
+        // Table features kept when the wanted protocol is legacy.
+        assert_eq!(merge_protocols(&dv, &p(1, 2, None, None)), dv);
+    }
 
     #[test]
     fn deletion_vectors_on_a_legacy_table_list_its_implied_features() {
