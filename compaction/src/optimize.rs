@@ -64,6 +64,11 @@ pub struct OptimizeOptions {
     /// The embedder's `commitInfo` fields, on each commit; a name the engine writes itself
     /// fails the run before any file is rewritten.
     pub commit_fields: CommitFields,
+    /// The Parquet codec of the rewritten files, named as `delta.parquet.compression.codec`
+    /// names it (`zstd`, `zstd(9)`, `gzip(6)`, ...), in place of that table property for
+    /// this run only (deltalake's `WriterProperties(compression=...)`). A name alluvium
+    /// does not write fails the run before any file is rewritten.
+    pub compression: Option<String>,
 }
 
 /// A partition: its `column=value` pairs as the log spells them, sorted by column.
@@ -79,6 +84,7 @@ impl Default for OptimizeOptions {
             max_commit_bytes: DEFAULT_MAX_COMMIT_BYTES,
             interrupt: None,
             commit_fields: CommitFields::default(),
+            compression: None,
         }
     }
 }
@@ -100,6 +106,13 @@ impl OptimizeOptions {
         only_partitions: impl Into<Option<BTreeSet<PartitionKey>>>,
     ) -> Self {
         self.only_partitions = only_partitions.into();
+        self
+    }
+
+    /// Sets [`compression`](Self::compression) (a codec name, or an `Option`).
+    #[must_use]
+    pub fn with_compression(mut self, compression: impl Into<Option<String>>) -> Self {
+        self.compression = compression.into();
         self
     }
 
@@ -499,6 +512,15 @@ pub fn optimize(
     // Before any file is rewritten: a refused commit would leave the rewrites behind.
     snapshot.check_writable()?;
     options.commit_fields.check()?;
+    if let Some(codec) = &options.compression
+        && alluvium_datafile::sink::parse_codec(codec).is_none()
+    {
+        return Err(MaintenanceError::Rewrite(
+            alluvium_datafile::DataFileError::InvalidArgument(format!(
+                "compression {codec:?} is not a codec alluvium writes"
+            )),
+        ));
+    }
     let plan = plan(snapshot, options)?;
     let mut report = OptimizeReport {
         considered_files: plan.considered_files,
@@ -529,7 +551,13 @@ pub fn optimize(
         let (group, gone): (Vec<Bin>, Vec<Bin>) =
             group.into_iter().partition(|bin| inputs_live(&base, bin));
         report.bins_dropped += gone.len();
-        let layout = rewrite_layout(&base);
+        let mut layout = rewrite_layout(&base);
+        if let Some(codec) = &options.compression {
+            layout.configuration.insert(
+                alluvium_txlog::properties::PARQUET_COMPRESSION_CODEC.into(),
+                codec.clone(),
+            );
+        }
         let zorder_by = clustering.as_ref().unwrap_or(&options.zorder_by);
         // A bin not started before the interrupt is not rewritten (an empty output); the
         // group is then dropped whole below.

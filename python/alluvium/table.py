@@ -412,7 +412,7 @@ class DeltaTable:
         deleted with deletion vectors, otherwise those files are rewritten. Returns the
         metrics (``num_deleted_rows``, ``num_removed_files``, ``num_added_files``,
         ``num_copied_rows``, ``num_deletion_vectors_added``, ``execution_time_ms``, ...)."""
-        return self._table.delete(predicate, _commit_dict(commit_properties))
+        return self._table.delete(predicate, _commit_dict(commit_properties, writer_properties))
 
     def update(
         self,
@@ -436,7 +436,7 @@ class DeltaTable:
         else:
             assert new_values is not None
             sets = [(c, None, v) for c, v in new_values.items()]
-        return self._table.update(sets, predicate, _commit_dict(commit_properties))
+        return self._table.update(sets, predicate, _commit_dict(commit_properties, writer_properties))
 
     def merge(
         self,
@@ -468,6 +468,7 @@ class DeltaTable:
             target_alias,
             merge_schema,
             commit_properties,
+            writer_properties,
         )
 
     # ---- distributed writes: workers write files, a driver commits them once ----------
@@ -768,6 +769,7 @@ class TableMerger:
         target_alias: str | None,
         merge_schema: bool,
         commit_properties: CommitProperties | None,
+        writer_properties: Any = None,
     ) -> None:
         self._table = table
         self._source = source
@@ -776,6 +778,7 @@ class TableMerger:
         self._target_alias = target_alias
         self._merge_schema = merge_schema
         self._commit = commit_properties
+        self._writer_properties = writer_properties
         self._clauses: list[tuple[str, str, str | None, dict[str, str] | None, list[str] | None]] = []
 
     def _add(
@@ -835,7 +838,7 @@ class TableMerger:
             self._source_alias,
             self._target_alias,
             self._merge_schema,
-            _commit_dict(self._commit),
+            _commit_dict(self._commit, self._writer_properties),
         )
 
 
@@ -867,7 +870,7 @@ class TableOptimizer:
         ``partitionsOptimized``, ...)."""
         _refuse_app_transactions(commit_properties, "OPTIMIZE")
         return self._table._table.optimize(
-            target_size, None, dnf_to_sql(partition_filters), None, _commit_dict(commit_properties)
+            target_size, None, dnf_to_sql(partition_filters), None, _commit_dict(commit_properties, writer_properties)
         )
 
     def z_order(
@@ -892,7 +895,7 @@ class TableOptimizer:
         if not cols:
             raise InvalidInputError("z_order needs at least one column")
         return self._table._table.optimize(
-            target_size, cols, dnf_to_sql(partition_filters), None, _commit_dict(commit_properties)
+            target_size, cols, dnf_to_sql(partition_filters), None, _commit_dict(commit_properties, writer_properties)
         )
 
 

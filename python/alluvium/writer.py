@@ -62,8 +62,9 @@ class PostCommitHookProperties:
 class WriterProperties:
     """deltalake's Parquet writer settings. ``compression`` (``"SNAPPY"``, ``"ZSTD"``,
     ``"GZIP"``, ``"BROTLI"``, ``"LZ4_RAW"``, ``"LZ4"``, ``"UNCOMPRESSED"``) and
-    ``compression_level`` choose the codec of the data files :func:`write_deltalake`
-    writes, in place of the table's ``delta.parquet.compression.codec`` for that write;
+    ``compression_level`` choose the codec of the data files an operation writes
+    (:func:`write_deltalake`, DELETE, UPDATE, MERGE and OPTIMIZE), in place of the
+    table's ``delta.parquet.compression.codec`` for that operation;
     the other settings are accepted without effect (pages, row groups and statistics
     follow the table's properties)."""
 
@@ -91,9 +92,12 @@ def _writer_codec(properties: Any) -> str | None:
     return f"{compression}({int(level)})" if level is not None else str(compression)
 
 
-def _commit_dict(commit_properties: CommitProperties | None) -> dict[str, Any] | None:
+def _commit_dict(commit_properties: CommitProperties | None, writer_properties: Any = None) -> dict[str, Any] | None:
+    """What the native layer takes of ``commit_properties`` and of ``writer_properties``
+    (its codec, for the files the operation writes); ``None`` when neither says anything."""
+    codec = _writer_codec(writer_properties)
     if commit_properties is None:
-        return None
+        return None if codec is None else {"compression": codec}
     apps = None
     if commit_properties.app_transactions is not None:
         apps = [(t.app_id, t.version) for t in commit_properties.app_transactions]
@@ -101,6 +105,7 @@ def _commit_dict(commit_properties: CommitProperties | None) -> dict[str, Any] |
         "app_transactions": apps,
         "custom_metadata": commit_properties.custom_metadata,
         "max_commit_retries": commit_properties.max_commit_retries,
+        "compression": codec,
     }
 
 

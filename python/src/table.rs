@@ -136,6 +136,11 @@ pub(crate) fn commit_options(commit: Option<&Bound<'_, PyDict>>) -> PyResult<Wri
         let retries: u32 = retries.extract()?;
         options.retry = Some(RetryPolicy::default().with_max_attempts(retries.saturating_add(1)));
     }
+    if let Some(codec) = commit.get_item("compression")?
+        && !codec.is_none()
+    {
+        options.compression = Some(codec.extract()?);
+    }
     Ok(options)
 }
 
@@ -697,7 +702,8 @@ impl RawTable {
     }
 
     /// OPTIMIZE: bin-packing compaction, or Z-order clustering by `zorder_by`; `commit`
-    /// (as for writes) adds `commitInfo` fields to each commit. An application transaction
+    /// (as for writes) adds `commitInfo` fields to each commit, and its `compression`
+    /// names the rewritten files' codec. An application transaction
     /// is refused: OPTIMIZE records none, so a repeat would not be skipped.
     #[pyo3(signature = (target_size=None, zorder_by=None, partition_filter=None, max_commit_bytes=None, commit=None))]
     fn optimize<'py>(
@@ -721,7 +727,8 @@ impl RawTable {
                 .with_commit_fields(CommitFields::new(
                     commit.user_metadata.clone(),
                     commit.commit_info.clone(),
-                ));
+                ))
+                .with_compression(commit.compression.clone());
             if let Some(m) = max_commit_bytes {
                 options.max_commit_bytes = m;
             }

@@ -758,6 +758,49 @@ def test_writer_properties_choose_the_codec(engine, table_path):
     assert rows(engine.DeltaTable(table_path).to_pyarrow_table(), "id") == [(1,), (2,), (3,), (4,)]
 
 
+def test_writer_properties_apply_to_dml_and_optimize(engine, table_path):
+    import pyarrow.parquet as pq
+
+    def codecs():
+        return {
+            os.path.join(d, f): pq.ParquetFile(os.path.join(d, f)).metadata.row_group(0).column(0).compression
+            for d, _, fs in os.walk(table_path)
+            for f in fs
+            if f.endswith(".parquet") and "_delta_log" not in d
+        }
+
+    seen = {}
+
+    def added():
+        now = codecs()
+        new = sorted(c for f, c in now.items() if f not in seen)
+        seen.update(now)
+        return new
+
+    engine.write_deltalake(table_path, data([1, 2]))
+    engine.write_deltalake(table_path, data([3, 4]), mode="append")
+    added()
+    t = engine.DeltaTable(table_path)
+    t.delete("id = 1", writer_properties=engine.WriterProperties(compression="ZSTD"))
+    assert set(added()) == {"ZSTD"}
+    t = engine.DeltaTable(table_path)
+    t.update(updates={"value": "0.5"}, predicate="id = 3", writer_properties=engine.WriterProperties(compression="GZIP"))
+    assert set(added()) == {"GZIP"}
+    t = engine.DeltaTable(table_path)
+    (
+        t.merge(data([4, 5]), "t.id = s.id", source_alias="s", target_alias="t",
+                writer_properties=engine.WriterProperties(compression="LZ4_RAW"))
+        .when_matched_update_all()
+        .when_not_matched_insert_all()
+        .execute()
+    )
+    assert set(added()) == {"LZ4"}  # pyarrow names LZ4_RAW so
+    t = engine.DeltaTable(table_path)
+    t.optimize.compact(writer_properties=engine.WriterProperties(compression="BROTLI"))
+    assert set(added()) == {"BROTLI"}
+    assert rows(engine.DeltaTable(table_path).to_pyarrow_table(), "id", "value") == [(2, 2.0), (3, 0.5), (4, 4.0), (5, 5.0)]
+
+
 def test_writer_properties_refuse_an_unknown_codec(table_path):
     import alluvium
 

@@ -57,12 +57,14 @@ pub struct WriteOptions {
     /// bitmap takes at most [`INLINE_DV_MAX_BYTES`](alluvium_txlog::dv::INLINE_DV_MAX_BYTES)
     /// goes inline in the log instead (SPEC §21).
     pub dv_files_only: bool,
-    /// The Parquet codec of the data files a write of rows (append, overwrite, replaceWhere,
-    /// create with data) writes, named as `delta.parquet.compression.codec` names it
-    /// (`zstd`, `zstd(9)`, `gzip(6)`, `brotli`, `lz4_raw`, `snappy`, `uncompressed`), in
-    /// place of that table property for this write only: deltalake's
-    /// `WriterProperties(compression=...)`. Refused before anything is written when it
-    /// names no codec alluvium writes. DML rewrites and OPTIMIZE follow the table property.
+    /// The Parquet codec of the data files the operation writes (the new rows of an append,
+    /// overwrite, replaceWhere or create with data; DELETE's, UPDATE's and MERGE's new and
+    /// rewritten files; change-data files), named as `delta.parquet.compression.codec`
+    /// names it (`zstd`, `zstd(9)`, `gzip(6)`, `brotli`, `lz4_raw`, `snappy`,
+    /// `uncompressed`), in place of that table property for this operation only:
+    /// deltalake's `WriterProperties(compression=...)`. Refused before anything is written
+    /// when it names no codec alluvium writes. OPTIMIZE takes its own
+    /// (`OptimizeOptions::compression`).
     pub compression: Option<String>,
 }
 
@@ -320,14 +322,21 @@ pub(crate) fn set_options(txn: &mut Transaction, options: &WriteOptions) {
 
 /// Refuses options that could only fail later: `commitInfo` fields the engine writes.
 pub(crate) fn check_options(options: &WriteOptions) -> Result<()> {
-    if let Some(codec) = &options.compression
-        && alluvium_datafile::sink::parse_codec(codec).is_none()
-    {
-        return Err(Error::InvalidArgument(format!(
-            "compression {codec:?} is not a codec alluvium writes: snappy, zstd, gzip, brotli, lz4_raw or uncompressed (zstd, gzip and brotli take a level: zstd(9))"
-        )));
-    }
+    check_codec(options.compression.as_deref())?;
     check_commit_info(&options.commit_info)
+}
+
+/// Refuses a codec name alluvium does not write (an operation's `compression`), before
+/// anything is written.
+pub(crate) fn check_codec(codec: Option<&str>) -> Result<()> {
+    match codec {
+        Some(codec) if alluvium_datafile::sink::parse_codec(codec).is_none() => {
+            Err(Error::InvalidArgument(format!(
+                "compression {codec:?} is not a codec alluvium writes: snappy, zstd, gzip, brotli, lz4_raw or uncompressed (zstd, gzip and brotli take a level: zstd(9))"
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `configuration` with the write's codec ([`WriteOptions::compression`]) in place of the

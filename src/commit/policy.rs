@@ -105,6 +105,7 @@ impl Table {
         progress: &(dyn Fn(Progress) + Sync),
     ) -> Result<OptimizeSummary> {
         super::check_commit_info(&options.commit_fields.commit_info)?;
+        super::check_codec(options.compression.as_deref())?;
         let snapshot = self.snapshot()?;
         let report = self.run(|| optimize(snapshot.inner(), options, progress))?;
         let mut post_commits: Vec<(Version, PostCommit)> = report

@@ -17,9 +17,13 @@ use alluvium_txlog::actions::{Add, Remove};
 use rayon::prelude::*;
 use roaring::RoaringTreemap;
 
-use crate::commit::{DmlOutcome, MetricSet, WriteOptions, finish_dml, outcome_if_done};
+use crate::commit::{
+    DmlOutcome, MetricSet, WriteOptions, finish_dml, outcome_if_done, with_write_codec,
+};
 use crate::read::scan::table_layout;
-use crate::rows::{FileDeletes, apply_deletes, change_data, live_rows, writes_deletion_vectors};
+use crate::rows::{
+    FileDeletes, RewriteSettings, apply_deletes, change_data, live_rows, writes_deletion_vectors,
+};
 use crate::{Result, Table};
 
 impl Table {
@@ -63,13 +67,12 @@ impl Table {
         if let Some(o) = outcome_if_done(&mut txn, &snapshot, options) {
             return Ok(DmlOutcome::skipped(o));
         }
-        let metrics = stage_delete(
-            self,
-            &snapshot,
-            &mut txn,
-            expr,
-            options.inline_dv_max_bytes(),
-        )?;
+        let configuration = with_write_codec(snapshot.metadata().configuration.clone(), options);
+        let settings = RewriteSettings {
+            inline_dv_max_bytes: options.inline_dv_max_bytes(),
+            configuration: &configuration,
+        };
+        let metrics = stage_delete(self, &snapshot, &mut txn, expr, &settings)?;
         finish_dml(self, txn, options, metrics)
     }
 }
@@ -78,7 +81,7 @@ impl Table {
 /// Delta's `operationMetrics` for it (numDeletedRows, numRemovedFiles, numAddedFiles,
 /// numDeletionVectorsAdded, numCopiedRows, numAddedChangeFiles, executionTimeMs,
 /// scanTimeMs, rewriteTimeMs). Records the predicate and every candidate file as read.
-/// DVs of at most `inline_dv_max_bytes` go inline (`apply_deletes`).
+/// DVs go inline and files are rewritten as `settings` say (`apply_deletes`).
 ///
 /// # Errors
 /// Predicates over unknown columns, unreadable files, upload failures.
@@ -87,7 +90,7 @@ fn stage_delete(
     snapshot: &Snapshot,
     txn: &mut Transaction,
     expr: &Expr,
-    inline_dv_max_bytes: usize,
+    settings: &RewriteSettings<'_>,
 ) -> Result<MetricSet> {
     let started = Instant::now();
     let pred = snapshot.inner().bind(expr)?;
@@ -116,7 +119,7 @@ fn stage_delete(
             table,
             snapshot,
             snapshot.schema(),
-            &snapshot.metadata().configuration,
+            settings.configuration,
             None,
         )?,
     };
@@ -158,14 +161,7 @@ fn stage_delete(
         }
     }
     let scan_time = started.elapsed();
-    let stats = match apply_deletes(
-        table,
-        snapshot,
-        txn,
-        deletes,
-        changes.as_ref(),
-        inline_dv_max_bytes,
-    ) {
+    let stats = match apply_deletes(table, snapshot, txn, deletes, changes.as_ref(), settings) {
         Ok(s) => s,
         Err(e) => {
             if let Some(c) = changes {

@@ -77,6 +77,17 @@ pub(crate) struct DeleteStats {
     pub rewrite_time: Duration,
 }
 
+/// How deletions write their files: deletion vectors inline in the log up to a size, and
+/// copy-on-write rewrites under a configuration (the table's, with the operation's codec in
+/// place of its own: `WriteOptions::compression`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RewriteSettings<'a> {
+    /// The largest serialized DV written inline (0: every DV goes to a file).
+    pub(crate) inline_dv_max_bytes: usize,
+    /// The table properties rewritten files are written under (codec, statistics columns).
+    pub(crate) configuration: &'a std::collections::HashMap<String, String>,
+}
+
 /// Whether new deletions are written as deletion vectors: `delta.enableDeletionVectors`
 /// is true (PROTOCOL.md l. 1030), the protocol supports the `deletionVectors` reader and
 /// writer feature (l. 1025-1027), the table is not append-only (l. 2381-2390) and no
@@ -89,8 +100,9 @@ pub(crate) fn writes_deletion_vectors(snapshot: &Snapshot) -> bool {
 /// `writes_deletion_vectors(snapshot)`, else by rewriting each file without them
 /// (copy-on-write). Files whose every row is deleted are simply removed. Every touched file
 /// is recorded as read. Files whose positions add nothing to their current DV are left
-/// alone. A DV whose serialized bitmap takes at most `inline_dv_max_bytes` goes inline in
-/// the log; the others share one DV file.
+/// alone. A DV whose serialized bitmap takes at most `settings.inline_dv_max_bytes` goes
+/// inline in the log; the others share one DV file. Rewritten files are written under
+/// `settings.configuration`.
 ///
 /// With `changes`, a copy-on-write rewrite records the old values of every row it drops:
 /// as `update_preimage` for the rows in [`FileDeletes::updated`], as `delete` for the
@@ -107,12 +119,19 @@ pub(crate) fn apply_deletes(
     txn: &mut Transaction,
     deletes: Vec<FileDeletes>,
     changes: Option<&ChangeDataWriter<'_>>,
-    inline_dv_max_bytes: usize,
+    settings: &RewriteSettings<'_>,
 ) -> Result<DeleteStats> {
     if writes_deletion_vectors(snapshot) {
-        apply_with_dvs(table, snapshot, txn, deletes, inline_dv_max_bytes)
+        apply_with_dvs(table, snapshot, txn, deletes, settings.inline_dv_max_bytes)
     } else {
-        apply_copy_on_write(table, snapshot, txn, deletes, changes)
+        apply_copy_on_write(
+            table,
+            snapshot,
+            txn,
+            deletes,
+            changes,
+            settings.configuration,
+        )
     }
 }
 
@@ -260,6 +279,7 @@ fn apply_copy_on_write(
     txn: &mut Transaction,
     deletes: Vec<FileDeletes>,
     changes: Option<&ChangeDataWriter<'_>>,
+    configuration: &std::collections::HashMap<String, String>,
 ) -> Result<DeleteStats> {
     let now = table.store().now_ms();
     // Kept rows keep their row ids and commit versions (row tracking).
@@ -291,6 +311,7 @@ fn apply_copy_on_write(
         stop: &stop,
         now,
         changes,
+        configuration,
     };
     let results: Vec<Result<Rewritten>> = if workers == 1 {
         vec![ctx.run()]
@@ -345,6 +366,8 @@ struct Worker<'a, 'w> {
     stop: &'a AtomicBool,
     now: i64,
     changes: Option<&'a ChangeDataWriter<'w>>,
+    /// What the rewritten files are written under.
+    configuration: &'a std::collections::HashMap<String, String>,
 }
 
 impl Worker<'_, '_> {
@@ -356,7 +379,7 @@ impl Worker<'_, '_> {
                 store: self.table.store().as_ref(),
                 schema: &self.plan.layout().schema,
                 partition_columns: self.snapshot.partition_columns(),
-                configuration: &self.snapshot.metadata().configuration,
+                configuration: self.configuration,
                 column_mapping: self.snapshot.column_mapping(),
             },
             FileSinkOptions {

@@ -23,7 +23,7 @@ mod stage;
 use alluvium_datafile::sink::FileSink;
 use arrow_array::RecordBatch;
 
-pub(crate) use deletes::{FileDeletes, apply_deletes, writes_deletion_vectors};
+pub(crate) use deletes::{FileDeletes, RewriteSettings, apply_deletes, writes_deletion_vectors};
 pub(crate) use stage::{Staged, for_each_file_read, live_rows, stage_changes, with_appended};
 
 use crate::{Error, Result, Snapshot};

@@ -18,7 +18,7 @@ use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::{Field, Schema};
 
 use super::change_data;
-use super::deletes::{DeleteStats, FileDeletes, apply_deletes};
+use super::deletes::{DeleteStats, FileDeletes, RewriteSettings, apply_deletes};
 use crate::read::read_ahead::{Depth, ReadAhead};
 use crate::{Result, Table};
 
@@ -54,7 +54,7 @@ pub(crate) fn stage_changes(
     deletes: Vec<FileDeletes>,
     changes: Option<change_data::ChangeDataWriter<'_>>,
     old_by_rewrite: bool,
-    inline_dv_max_bytes: usize,
+    settings: &RewriteSettings<'_>,
 ) -> Result<Staged> {
     let store = table.store().as_ref();
     // The change writer stays open through the rewrite only when the rewrite records.
@@ -85,14 +85,7 @@ pub(crate) fn stage_changes(
     };
     txn.add_write_time(elapsed);
     let staged_before = txn.added_files().len();
-    let stats = match apply_deletes(
-        table,
-        snapshot,
-        txn,
-        deletes,
-        late.as_ref(),
-        inline_dv_max_bytes,
-    ) {
+    let stats = match apply_deletes(table, snapshot, txn, deletes, late.as_ref(), settings) {
         Ok(s) => s,
         Err(e) => {
             discard(store, &adds);

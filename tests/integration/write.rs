@@ -7,7 +7,9 @@ use crate::common;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use alluvium::{Error, ScanBuilder, Table, VersionSpec, WriteOptions, WriteOutcome};
+use alluvium::{
+    Error, OptimizeOptions, ScanBuilder, Table, VersionSpec, WriteOptions, WriteOutcome,
+};
 use alluvium_txlog::LogError;
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
@@ -427,6 +429,82 @@ fn create_refuses_bad_partitioning_and_out_of_range_properties() {
         ),
     ]);
     t.create(&schema(), &["part".to_string()], &ok).unwrap();
+}
+
+/// DELETE, UPDATE, MERGE and OPTIMIZE write their new and rewritten files (and change-data
+/// files) in the codec their options name, as deltalake's `writer_properties` asks; the
+/// next operation takes the table's codec again.
+#[test]
+fn dml_and_optimize_write_their_files_in_the_chosen_codec() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Table::open(dir.path().join("t").to_str().unwrap()).unwrap();
+    t.create(&schema(), &[], [("delta.enableChangeDataFeed", "true")])
+        .unwrap();
+    for rows in [
+        [(1, None, "a"), (2, None, "b")],
+        [(3, None, "c"), (4, None, "d")],
+    ] {
+        t.append([batch(&rows)], &WriteOptions::default()).unwrap();
+    }
+    // The files each step added, with their codecs.
+    let mut seen = codecs(dir.path());
+    let added = |seen: &mut Vec<(String, String)>| {
+        let now = codecs(dir.path());
+        let new: Vec<(String, String)> =
+            now.iter().filter(|f| !seen.contains(f)).cloned().collect();
+        *seen = now;
+        new
+    };
+    let opts = |codec: &str| WriteOptions::default().with_compression(codec);
+    t.delete_str("id = 1", &opts("zstd")).unwrap();
+    let new = added(&mut seen);
+    // The rewritten file and the change-data file.
+    assert_eq!(new.len(), 2, "{new:?}");
+    assert!(
+        new.iter()
+            .all(|(n, c)| n.ends_with(".zstd.parquet") && c.starts_with("ZSTD")),
+        "{new:?}"
+    );
+    t.update_str("value = 'x'", Some("id = 3"), &opts("gzip"))
+        .unwrap();
+    let new = added(&mut seen);
+    assert!(!new.is_empty());
+    assert!(new.iter().all(|(_, c)| c.starts_with("GZIP")), "{new:?}");
+    t.merge([batch(&[(4, None, "y"), (5, None, "z")])], "t.id = s.id")
+        .when_matched_update_all(None)
+        .when_not_matched_insert_all(None)
+        .execute(&opts("lz4_raw"))
+        .unwrap();
+    let new = added(&mut seen);
+    assert!(!new.is_empty());
+    assert!(new.iter().all(|(_, c)| c == "LZ4_RAW"), "{new:?}");
+    t.optimize(&OptimizeOptions::default().with_compression("brotli".to_string()))
+        .unwrap();
+    let new = added(&mut seen);
+    assert_eq!(new.len(), 1, "{new:?}");
+    assert!(new[0].1.starts_with("BROTLI"), "{new:?}");
+    // replaceWhere rewrites the files it partly matches, in the write's codec too.
+    t.overwrite_str([batch(&[(6, None, "w")])], Some("id >= 5"), &opts("zstd"))
+        .unwrap();
+    let new = added(&mut seen);
+    assert!(new.len() >= 2, "{new:?}");
+    assert!(new.iter().all(|(_, c)| c.starts_with("ZSTD")), "{new:?}");
+    // Without a codec, the table's (Snappy).
+    t.delete_str("id = 2", &WriteOptions::default()).unwrap();
+    let new = added(&mut seen);
+    assert!(new.iter().all(|(_, c)| c == "SNAPPY"), "{new:?}");
+    // A name that is no codec is refused before anything is written.
+    let version = t.snapshot().unwrap().version();
+    let e = t
+        .optimize(&OptimizeOptions::default().with_compression("lzo".to_string()))
+        .unwrap_err();
+    assert_eq!(e.kind(), alluvium::ErrorKind::InvalidInput, "{e}");
+    // The facade names the codecs it writes.
+    assert!(e.to_string().contains("zstd(9)"), "{e}");
+    let e = t.delete_str("id = 3", &opts("lzo")).unwrap_err();
+    assert_eq!(e.kind(), alluvium::ErrorKind::InvalidInput, "{e}");
+    assert_eq!(t.snapshot().unwrap().version(), version);
+    assert!(added(&mut seen).is_empty());
 }
 
 /// `create_with_options` records the commit fields (and the application transaction) in

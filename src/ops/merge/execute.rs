@@ -29,9 +29,11 @@ use super::pairs::{PAIR_CHUNK, matching_pairs};
 use super::plan::{ChangeCapture, MergePlan, MergeRequest, PlanTable, TableFacts};
 use super::scope::Scope;
 use super::source::Source;
-use crate::commit::{DmlOutcome, MetricSet, evolve_schema, finish_dml, outcome_if_done};
+use crate::commit::{
+    DmlOutcome, MetricSet, evolve_schema, finish_dml, outcome_if_done, with_write_codec,
+};
 use crate::rows::change_data::{self, ChangeDataWriter, ChangeType};
-use crate::rows::deletes::{FileDeletes, writes_deletion_vectors};
+use crate::rows::deletes::{FileDeletes, RewriteSettings, writes_deletion_vectors};
 use crate::rows::row_ids::TrackedRows;
 use crate::rows::rules::ColumnRules;
 use crate::rows::{Staged, stage_changes};
@@ -301,10 +303,13 @@ fn execute(
     } = reads(&plan, snapshot)?;
 
     // Run.
-    let configuration = txn
-        .effective_metadata()
-        .map(|m| m.configuration.clone())
-        .unwrap_or_default();
+    // New and rewritten files take the operation's codec, when it names one.
+    let configuration = with_write_codec(
+        txn.effective_metadata()
+            .map(|m| m.configuration.clone())
+            .unwrap_or_default(),
+        options,
+    );
     let mut sink = FileSink::new(
         SinkTable {
             store: table.store().as_ref(),
@@ -495,7 +500,10 @@ fn execute(
         deletes,
         changes,
         old_by_rewrite,
-        options.inline_dv_max_bytes(),
+        &RewriteSettings {
+            inline_dv_max_bytes: options.inline_dv_max_bytes(),
+            configuration: &configuration,
+        },
     )?;
     let times = Times {
         scan_ms,

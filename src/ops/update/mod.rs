@@ -14,11 +14,11 @@ use alluvium_expr::{Expr, parse_expr};
 use alluvium_mvcc::Transaction;
 use roaring::RoaringTreemap;
 
-use crate::commit::{DmlOutcome, MetricSet, finish_dml, outcome_if_done};
+use crate::commit::{DmlOutcome, MetricSet, finish_dml, outcome_if_done, with_write_codec};
 use crate::read::scan::rewrite_layout;
 use crate::rows::assign::{Assignment, parse_assignments};
 use crate::rows::change_data::{self, ChangeType};
-use crate::rows::deletes::FileDeletes;
+use crate::rows::deletes::{FileDeletes, RewriteSettings};
 use crate::rows::row_ids::TrackedRows;
 use crate::rows::rules::ColumnRules;
 use crate::rows::{Staged, for_each_file_read, stage_changes};
@@ -141,12 +141,14 @@ fn execute(
     // them (see `row_ids`).
     let layout = rewrite_layout(snapshot);
     let tracked = TrackedRows::new(schema.fields.len(), layout.schema.fields.len());
+    // New and rewritten files take the operation's codec, when it names one.
+    let configuration = with_write_codec(snapshot.metadata().configuration.clone(), options);
     let mut sink = FileSink::new(
         SinkTable {
             store: table.store().as_ref(),
             schema: &layout.schema,
             partition_columns: partitions,
-            configuration: &snapshot.metadata().configuration,
+            configuration: &configuration,
             column_mapping: mode,
         },
         FileSinkOptions {
@@ -160,7 +162,7 @@ fn execute(
             table,
             snapshot,
             schema,
-            &snapshot.metadata().configuration,
+            &configuration,
             options.target_file_size,
         )?,
         ChangeCapture::Off => None,
@@ -208,7 +210,10 @@ fn execute(
         deletes,
         changes,
         false,
-        options.inline_dv_max_bytes(),
+        &RewriteSettings {
+            inline_dv_max_bytes: options.inline_dv_max_bytes(),
+            configuration: &configuration,
+        },
     )?;
     let mut m = MetricSet::default();
     m.set("numUpdatedRows", updated);

@@ -173,9 +173,12 @@ impl Table {
         // WriteIntoDelta runs its DELETE first and, when that DELETE wrote cdc files, writes
         // the new rows as `insert` change rows too (a commit with cdc files must hold all
         // its changes, PROTOCOL.md "Change Data Files").
+        // The new rows' files (and change-data files) take the write's codec, when it names
+        // one.
+        let file_configuration = with_write_codec(configuration.clone(), options);
         let changes = match plan.removal {
             Removal::CopyOnWrite => {
-                change_data::writer_for(self, snapshot, schema, &configuration, None)?
+                change_data::writer_for(self, snapshot, schema, &file_configuration, None)?
             }
             _ => None,
         };
@@ -208,8 +211,6 @@ impl Table {
                 }
             }
         }
-        // The new rows' files take the write's codec, when it names one.
-        let file_configuration = with_write_codec(configuration.clone(), options);
         // The new files' names are made durable by the commit, once for all of them (and
         // once for a whole group commit), not once per file.
         let mut sink = FileSink::new(
@@ -364,12 +365,14 @@ fn remove_matching(
     // Copied rows keep their row ids and commit versions (row tracking).
     let layout = crate::read::scan::rewrite_layout(snapshot);
     let plan = alluvium_datafile::ReadPlan::all(layout.clone())?;
+    // Rewritten files take the write's codec, as its new files do.
+    let configuration = with_write_codec(snapshot.metadata().configuration.clone(), options);
     let mut sink = FileSink::new(
         SinkTable {
             store: table.store().as_ref(),
             schema: &layout.schema,
             partition_columns: snapshot.partition_columns(),
-            configuration: &snapshot.metadata().configuration,
+            configuration: &configuration,
             column_mapping: snapshot.column_mapping(),
         },
         FileSinkOptions {

@@ -16,7 +16,7 @@ use roaring::RoaringTreemap;
 
 use crate::read::scan::table_layout;
 use crate::rows::live_rows;
-use crate::rows::{FileDeletes, apply_deletes};
+use crate::rows::{FileDeletes, RewriteSettings, apply_deletes};
 use crate::{Result, Table};
 
 /// Stages in `txn` the deletion of the live rows matching `pred` with deletion vectors
@@ -58,6 +58,11 @@ pub(super) fn delete_matching_with_dvs(
     }
     // Deletion vectors need no change-data files: readers derive the deleted rows from
     // the two DVs of each re-added file, and the overwrite's new files read as inserts.
-    let stats = apply_deletes(table, snapshot, txn, deletes, None, inline_dv_max_bytes)?;
+    // Only deletion vectors are written: nothing is rewritten under the configuration.
+    let settings = RewriteSettings {
+        inline_dv_max_bytes,
+        configuration: &snapshot.metadata().configuration,
+    };
+    let stats = apply_deletes(table, snapshot, txn, deletes, None, &settings)?;
     Ok(deleted + stats.rows_deleted)
 }
