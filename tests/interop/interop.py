@@ -94,6 +94,12 @@ Cases:
                     carry deletion vectors, one before the DV upgrade: the protocol stays
                     3/7); alluvium must read each restored version exactly as it read the
                     target, and delta-rs, DuckDB and polars exactly what alluvium reads.
+  alluvium_replace  alluvium writes a partitioned change-data-feed table, deletes, then
+                    replaces it (`create --replace`) with another schema, partitioning and
+                    deletion vectors, appends and deletes; delta-rs and DuckDB must read
+                    exactly what alluvium reads before the replace (time travel), right after
+                    it (empty), after the append and after the delete; polars too at the last
+                    version.
   alluvium_convert  (issue 27) pyarrow writes a Hive-partitioned Parquet directory (every
                     primitive and nested type, partition values needing escapes, a NULL
                     partition) plus Spark's `_SUCCESS`; `alluvium convert --partition-by`
@@ -784,6 +790,37 @@ def case_alluvium_restore() -> None:
         FAILURES.append(f"alluvium_restore: RESTORE downgraded the protocol: {proto}")
 
 
+def case_alluvium_replace() -> None:
+    print("alluvium CREATE OR REPLACE TABLE, peers read both sides of it")
+    table = os.path.join(WORK, "alluvium_replace")
+    first = os.path.join(WORK, "replace_first.parquet")
+    pq.write_table(all_types(0, 40), first)
+    alluvium("create", table, "--schema-from", first, "--partition-by", "part",
+             "--property", "delta.enableChangeDataFeed=true")
+    alluvium("append", table, first)                                   # v1
+    alluvium("delete", table, "--filter", "id < 10")                   # v2 (copy-on-write)
+    second = os.path.join(WORK, "replace_second.parquet")
+    n = 30
+    pq.write_table(pa.table({
+        "name": pa.array([f"n{i}" if i % 7 else None for i in range(n)], pa.string()),
+        "score": pa.array([i * 0.5 for i in range(n)], pa.float64()),
+        "bucket": pa.array([f"b{i % 3}" for i in range(n)], pa.string()),
+    }), second)
+    alluvium("create", table, "--schema-from", second, "--partition-by", "bucket", "--replace",
+             "--property", "delta.enableDeletionVectors=true")          # v3
+    alluvium("append", table, second)                                  # v4
+    alluvium("delete", table, "--filter", "score < 3")                 # v5 (deletion vectors)
+    proto = protocol_of(table)
+    if "deletionVectors" not in proto.get("readerFeatures", []) or \
+            "changeDataFeed" not in proto.get("writerFeatures", []):
+        FAILURES.append(f"alluvium_replace: the protocol lost or lacks a feature: {proto}")
+    # Before the replace (time travel), the empty replaced table, after the append and
+    # after the deletion-vector DELETE.
+    for v in (2, 3, 4, 5):
+        compare("alluvium_replace", table, v)
+    compare("alluvium_replace", table, None, engines=["polars"])
+
+
 def case_alluvium_convert() -> None:
     print("alluvium CONVERT TO DELTA of a Hive-partitioned Parquet directory, peers read")
     import pyarrow.dataset as ds
@@ -1385,7 +1422,8 @@ def main() -> int:
                  case_checkpoints, case_optimize_vacuum, case_alluvium_dv, case_spark_dv_tables,
                  case_alluvium_merge, case_alluvium_row_tracking, case_alluvium_cdf,
                  case_alluvium_clustered, case_column_rules, case_state_store,
-                 case_append_own_row, case_alluvium_restore, case_alluvium_convert,
+                 case_append_own_row, case_alluvium_restore, case_alluvium_replace,
+                 case_alluvium_convert,
                  case_alluvium_columns, case_iceberg):
         # INTEROP_ONLY=case_a,case_b runs only those cases (local runs).
         only = os.environ.get("INTEROP_ONLY")
