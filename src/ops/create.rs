@@ -180,12 +180,8 @@ impl Table {
         check_options(options)?;
         alluvium_mvcc::transaction::check_can_commit(self.store().as_ref())?;
         let (protocol, metadata) = self.new_table(schema, partition_by, properties, 0)?;
-        let mut txn = Transaction::create(self.store().clone(), operation);
-        set_create_parameters(&mut txn, &metadata.partition_columns, properties);
-        set_options(&mut txn, options);
-        if let Some(AppTransaction { app_id, version }) = &options.app_transaction {
-            txn.set_app_transaction(app_id, *version, self.store().now_ms());
-        }
+        let mut txn =
+            self.begin_create(operation, &metadata.partition_columns, properties, options);
         txn.set_protocol(protocol);
         txn.set_metadata(metadata);
         finish(self, txn, options)
@@ -222,12 +218,7 @@ impl Table {
         let schema = StructType::from_json(&metadata.schema_string)?;
         let partitions = metadata.partition_columns.clone();
         let mapping = ColumnMappingMode::of(&protocol, &metadata);
-        let mut txn = Transaction::create(self.store().clone(), "CREATE TABLE AS SELECT");
-        set_create_parameters(&mut txn, &partitions, properties);
-        set_options(&mut txn, options);
-        if let Some(AppTransaction { app_id, version }) = &options.app_transaction {
-            txn.set_app_transaction(app_id, *version, self.store().now_ms());
-        }
+        let mut txn = self.begin_create("CREATE TABLE AS SELECT", &partitions, properties, options);
         let rules = rules::ColumnRules::of_table(
             &protocol,
             &partitions,
@@ -280,6 +271,24 @@ impl Table {
         }
         // A failed commit (another writer created the table first) deletes the files.
         finish(self, txn, options)
+    }
+
+    /// The transaction of version 0 under `operation`: the new table's `commitInfo`
+    /// parameters and `options`' commit fields, its application transaction recorded.
+    fn begin_create(
+        &self,
+        operation: &str,
+        partitions: &[String],
+        properties: &HashMap<String, String>,
+        options: &WriteOptions,
+    ) -> Transaction {
+        let mut txn = Transaction::create(self.store().clone(), operation);
+        set_create_parameters(&mut txn, partitions, properties);
+        set_options(&mut txn, options);
+        if let Some(AppTransaction { app_id, version }) = &options.app_transaction {
+            txn.set_app_transaction(app_id, *version, self.store().now_ms());
+        }
+        txn
     }
 
     /// The protocol and metadata of a new table, once `schema`, `partition_by` and
