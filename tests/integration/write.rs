@@ -501,6 +501,17 @@ fn dml_and_optimize_write_their_files_in_the_chosen_codec() {
     assert_eq!(e.kind(), alluvium::ErrorKind::InvalidInput, "{e}");
     // The facade names the codecs it writes.
     assert!(e.to_string().contains("zstd(9)"), "{e}");
+    // The compaction crate refuses it too, for its direct users, before any rewrite.
+    let e = alluvium_compaction::optimize::optimize(
+        &crate::mvcc(&t.snapshot().unwrap()),
+        &OptimizeOptions::default().with_compression("lzo".to_string()),
+        &|_| {},
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, alluvium_compaction::MaintenanceError::Rewrite(_)),
+        "{e}"
+    );
     let e = t.delete_str("id = 3", &opts("lzo")).unwrap_err();
     assert_eq!(e.kind(), alluvium::ErrorKind::InvalidInput, "{e}");
     assert_eq!(t.snapshot().unwrap().version(), version);
